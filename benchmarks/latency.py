@@ -1,0 +1,278 @@
+"""Card latency: from the card leaving the emulated shoe to the MQTT event at a subscriber.
+
+One run, two paths, cards alternated so they never queue behind each other:
+- controller: emulated shoe (own process) -> pty -> ShoeDriver -> TableController (core + one journal COMMIT,
+  WAL synchronous=FULL) -> OutboxPublisher -> MqttLink -> mosquitto -> `mosquitto_sub` (own process);
+- baseline: a second emulated shoe -> pty -> ShoeDriver -> `mosquitto_pub -l` -> mosquitto -> `mosquitto_sub`.
+"Leaving the shoe" is the emulator's wall-clock stamp when it sends CARD_OUT (control op ``card_times``); the
+arrival is mosquitto_sub's ``%U`` stamp. Also: the cost of each stage per card (parse, state machine, journal
+commit, publish hand-off), fsync on this disk, and the controller's CPU per card.
+
+    python benchmarks/latency.py [--quick] [--cards N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks._common import (
+    BASELINE_TABLE,
+    SITE,
+    TABLE,
+    InProcTable,
+    Subscriber,
+    control,
+    cpu_seconds,
+    measure_fsync,
+    print_table,
+    start_broker,
+    start_emulator,
+    stop_process,
+    summary_ms,
+)
+from benchmarks._workload import is_card
+from drivers import events as ev
+from drivers.protocol import messages as msg
+from drivers.protocol.framing import FrameDecoder, encode_frame
+
+SEATS = {1: 500, 3: 500, 5: 500}
+
+
+def parse_cost(n: int = 20_000) -> list[float]:
+    """Bytes of one CARD_OUT frame -> Frame -> CardOut (what ShoeDriver does per card, minus the acks)."""
+    data = encode_frame(7, *msg.encode_event(ev.CardOut("A", "S", 7, device_time_ms=123)))
+    dec = FrameDecoder()
+    out = []
+    for _ in range(n):
+        t = time.perf_counter()
+        for frame in dec.feed(data):
+            msg.decode_event(frame.type, frame.payload)
+        out.append(time.perf_counter() - t)
+    return out
+
+
+class Stages:
+    """Wraps the table's own methods to time each stage for card inputs only."""
+
+    def __init__(self, t: InProcTable) -> None:
+        self.apply: list[float] = []
+        self.commit: list[float] = []
+        self.publish: list[float] = []
+        core, tc, link = t.tc.core, t.tc, t.link
+        apply, commit, publish = core.apply, tc._commit_many, link.publish
+
+        def timed_apply(inp: dict[str, Any], now: float) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return apply(inp, now)
+            finally:
+                if is_card(inp):
+                    self.apply.append(time.perf_counter() - t0)
+
+        def timed_commit(batch: list[tuple[dict[str, Any], float, Any]]) -> None:
+            t0 = time.perf_counter()
+            commit(batch)  # one transaction for a burst of queued events (usually one card here)
+            if any(is_card(inp) for inp, _, _ in batch):
+                self.commit.append(time.perf_counter() - t0)
+
+        def timed_publish(topic: str, payload: Any, **kw: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return publish(topic, payload, **kw)
+            finally:
+                if topic.endswith("events/card"):
+                    self.publish.append(time.perf_counter() - t0)
+
+        core.apply, tc._commit_many, link.publish = timed_apply, timed_commit, timed_publish  # type: ignore[method-assign]
+
+
+class Bench:
+    def __init__(self, t: InProcTable, ctl_a: Any, ctl_b: Any, sub: Subscriber) -> None:
+        self.t, self.ctl_a, self.ctl_b, self.sub = t, ctl_a, ctl_b, sub
+        self.controller: list[float] = []
+        self.baseline: list[float] = []
+        self.base_drawn = 0
+
+    async def _arrival(self, table: str, seq: int) -> float:
+        while True:
+            ts, topic, payload = await asyncio.wait_for(self.sub.messages.get(), 10)
+            doc = json.loads(payload)
+            got = doc.get("data", doc).get("shoe_seq")
+            if f"/table/{table}/" in topic and got == seq:
+                return ts
+
+    async def card(self) -> None:
+        """One controller card, then one baseline card, each waited for end to end."""
+        await self.ctl_a.draw(1)
+        sent = (await self.ctl_a.call("card_times"))["card_times"][-1]
+        self.controller.append(await self._arrival(TABLE, sent[0]) - sent[1])
+        if self.base_drawn and self.base_drawn % 250 == 0:  # refill the baseline shoe (nobody else opens it)
+            await self.ctl_b.force_lid()
+            await self.ctl_b.insert()
+            await self.ctl_b.close_lid()
+        await self.ctl_b.draw(1)
+        self.base_drawn += 1
+        sent = (await self.ctl_b.call("card_times"))["card_times"][-1]
+        self.baseline.append(await self._arrival(BASELINE_TABLE, sent[0]) - sent[1])
+
+    async def load(self) -> None:
+        t, ctl = self.t, self.ctl_a
+        total = int((await ctl.state())["cards_inside"])
+        await ctl.draw(total)
+        await t.until(lambda: t.tc.core.shoe["last_seq"] >= total, "all cards out")
+        await t.tc.supervisor_action(
+            "chief-bench", "open_table", {"profile": "pt-2001", "shuffler": "continuous"}
+        )
+        await t.until(lambda: t.tc.core.lid["state"] == "open", "lid open for loading")
+        await ctl.insert(total // 2)
+        await ctl.insert(total - total // 2)
+        await ctl.close_lid()
+        await t.until(lambda: t.state == "betting", "table open")
+        await ctl.call("card_times")  # forget the loading draws
+        while not self.sub.messages.empty():
+            self.sub.messages.get_nowait()
+
+    def _lid_refused(self) -> bool:
+        last = self.t.journal.last_seq
+        recent = self.t.journal.records(after_seq=max(0, last - 20), kinds=("lid_not_opened",))
+        return any(True for _ in recent)
+
+    async def round(self) -> None:
+        t = self.t
+        for seat, amount in SEATS.items():
+            await t.tc.dealer_input("place_bet", {"seat": seat, "amount": amount})
+        await t.tc.dealer_input("no_more_bets")
+        while t.state in ("dealing", "players", "dealer"):
+            engine = t.tc.core.round.engine
+            if engine.expected_recipient() is not None:
+                await self.card()
+                continue
+            allowed = {str(a) for a in engine.allowed_actions()}
+            action = next(a for a in ("no_insurance", "stand", "hit") if a in allowed)
+            await t.tc.dealer_input("decline_insurance" if action == "no_insurance" else action)
+        # The lid opens by itself after settlement (PT-2001 r.60); if the shuffler is still busy it stays shut
+        # and the cards are carried to the next round (r.61): the next lid cycle takes them.
+        await t.until(
+            lambda: t.tc.core.lid["state"] == "open" or self._lid_refused(), "lid opening or refusal"
+        )
+        if t.tc.core.lid["state"] == "open":
+            await self.ctl_a.insert()
+            await t.until(lambda: t.state == "cards_returned", "cards returned")
+            await self.ctl_a.close_lid()
+            await t.until(lambda: t.tc.core.lid["state"] == "locked", "lid locked")
+        await t.until(lambda: not t.tc.core.shoe["shuffling"], "shuffle finished")
+        await t.tc.dealer_input("next_round")
+
+
+async def run(cards: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="bench-latency-") as tmp:
+        work = Path(tmp)
+        broker = start_broker(work)
+        procs: list[subprocess.Popen[Any]] = []
+        t: InProcTable | None = None
+        sub: Subscriber | None = None
+        try:
+            scenario = {"kind": "continuous", "decks": 6, "seed": 7, "timings": {"shuffle_s": 0.05}}
+            emu_a, link_a, ctl_path_a = start_emulator(work, "shoe", scenario)
+            emu_b, link_b, ctl_path_b = start_emulator(work, "base", {**scenario, "seed": 8})
+            procs += [emu_a, emu_b]
+            passthrough = subprocess.Popen(
+                [
+                    sys.executable,
+                    str(Path(__file__).with_name("passthrough.py")),
+                    "--shoe",
+                    link_b,
+                    "--host",
+                    broker.host,
+                    "--port",
+                    str(broker.port),
+                    "--user",
+                    f"table-{BASELINE_TABLE}",
+                    "--password",
+                    "bench-base",
+                    "--topic",
+                    f"casino/{SITE}/table/{BASELINE_TABLE}/events/card",
+                ],
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            procs.append(passthrough)
+            assert passthrough.stdout is not None
+            passthrough.stdout.readline()
+            sub = Subscriber(broker, [f"casino/{SITE}/table/+/events/card"])
+            await sub.start()
+            t = InProcTable(work, link_a, broker)
+            await t.start()
+            await t.until(lambda: t.shoe.connected, "shoe link up")
+            ctl_a, ctl_b = await control(ctl_path_a), await control(ctl_path_b)
+            bench = Bench(t, ctl_a, ctl_b, sub)
+            await bench.load()
+            stages = Stages(t)
+            cpu0 = cpu_seconds()
+            while len(bench.controller) < cards:
+                await bench.round()
+            cpu = cpu_seconds() - cpu0
+            rounds_inputs = t.journal.last_seq
+            await sub.stop()
+            return {
+                "controller": bench.controller,
+                "baseline": bench.baseline,
+                "stages": stages,
+                "cpu_per_card_us": cpu / len(bench.controller) * 1e6,
+                "fsync": measure_fsync(work),
+                "journal_records": rounds_inputs,
+            }
+        finally:
+            if sub is not None:
+                await sub.stop()
+            if t is not None:
+                await t.stop()
+            for p in procs:
+                stop_process(p)
+            broker.stop()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="a short run (~30 cards)")
+    ap.add_argument("--cards", type=int, default=None, help="controller cards to measure (default 2000)")
+    a = ap.parse_args()
+    cards = a.cards or (30 if a.quick else 2000)
+    r = asyncio.run(run(cards))
+    st: Stages = r["stages"]
+    print_table(
+        f"card latency, shoe -> subscriber ({len(r['controller'])} cards each, same run, alternated)",
+        {
+            "controller (core+journal+outbox)": summary_ms(r["controller"]),
+            "baseline (pty -> mosquitto_pub -l)": summary_ms(r["baseline"]),
+        },
+    )
+    print_table(
+        "stage cost per card (ms)",
+        {
+            "parse (frame -> CardOut)": summary_ms(parse_cost(2000 if a.quick else 20_000)),
+            "state machine (core.apply)": summary_ms(st.apply),
+            "journal commit (incl. fsync)": summary_ms(st.commit),
+            "publish hand-off (paho)": summary_ms(st.publish),
+            "fsync 4 KiB on this disk": r["fsync"],
+        },
+    )
+    print(
+        f"\n  controller process CPU per card: {r['cpu_per_card_us']:.0f} us "
+        "(all inputs of the rounds, the driver and the emulator clients included)"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,78 @@
+"""`tablectl bench`: the hardware-in-the-loop bench from the command line (docs/bench.md).
+
+tablectl bench soak --rounds N [--seed S] [--faults] [--bench FILE] [--outage-seconds S] [--workdir DIR]
+tablectl bench show [--bench FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import tempfile
+from pathlib import Path
+
+from controller.bench.config import BenchError, load_bench
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="bench_cmd", metavar="ACTION")
+    soak = sub.add_parser("soak", help="play N rounds (optionally with random faults), then reconcile")
+    soak.add_argument("--rounds", type=int, default=20, help="rounds to play (default 20)")
+    soak.add_argument("--seed", type=int, default=1, help="seed of bets, card orders and faults")
+    soak.add_argument("--faults", action="store_true", help="inject faults at random moments")
+    soak.add_argument("--fault-rate", type=float, default=0.2, help="share of rounds with a fault (0..1)")
+    soak.add_argument("--outage-seconds", type=float, default=2.0, help="length of each broker outage")
+    soak.add_argument("--profile", help="rule profile (default: the bench file's)")
+    soak.add_argument(
+        "--skip-fault",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="leave this fault out (repeatable): jam, forced_lid, kill_controller, broker_outage, unplug, "
+        "lose_acks, unreadable, noisy_line",
+    )
+    soak.add_argument("--bench", help="bench description (default hil_tests/benches/emulated.toml)")
+    soak.add_argument("--workdir", help="keep the run's files here (default: a temporary directory)")
+    show = sub.add_parser("show", help="print the parsed bench description")
+    show.add_argument("--bench", help="bench description (TOML)")
+
+
+def main(args: argparse.Namespace) -> int:
+    try:
+        bench = load_bench(getattr(args, "bench", None))
+    except BenchError as exc:
+        print(f"tablectl bench: {exc}")
+        return 2
+    if args.bench_cmd == "show":
+        for key, value in vars(bench).items():
+            print(f"{key:14} {value}")
+        return 0
+    if args.bench_cmd != "soak":
+        print("tablectl bench: choose an action: soak, show")
+        return 2
+    if args.rounds < 1 or not 0 <= args.fault_rate <= 1 or args.outage_seconds < 0:
+        print("tablectl bench soak: --rounds >= 1, --fault-rate in 0..1, --outage-seconds >= 0")
+        return 2
+    if not bench.emulated_shoe:
+        print(
+            "tablectl bench soak: needs the emulated shoe (scripted cards, faults); this bench has a real one"
+        )
+        return 2
+    from controller.bench.soak import SoakOptions, run_soak
+
+    opts = SoakOptions(
+        rounds=args.rounds,
+        seed=args.seed,
+        faults=args.faults,
+        fault_rate=args.fault_rate,
+        outage_s=args.outage_seconds,
+        profile=args.profile,
+        skip_faults=tuple(args.skip_fault),
+    )
+    with tempfile.TemporaryDirectory(prefix="tablectl-soak-") as tmp:
+        workdir = Path(args.workdir) if args.workdir else Path(tmp)
+        print(f"bench {bench.name}: soak {opts.rounds} rounds, seed {opts.seed}, faults {opts.faults}")
+        result = asyncio.run(run_soak(bench, workdir, opts, progress=lambda s: print(s, flush=True)))
+        for line in result.lines():
+            print(line)
+    return 0 if result.ok else 1

@@ -1,0 +1,276 @@
+"""The bench dealer: plays sessions and rounds on the real service through MQTT and the shoe's control
+channel.
+
+Card orders are scripted through the emulator (`queue`), cards come out when the dealer draws (`draw`), every
+dealer input goes through `cmd/dealer` and every supervisor action is signed. Decisions are taken from the
+retained `state/round` (`allowed_actions`, `turn`), never from the controller's internals.
+
+Synchronisation without timing: after each action the bench waits until its MQTT consumer has received every
+event the controller committed so far (`barrier`: the journal's highest event id, read-only from SQLite; the
+service always runs on the bench machine).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import re
+import sqlite3
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from controller.bench.rig import Rig
+from controller.client import CommandFailed, TableView
+
+TIMEOUT = 30.0
+ROUND_STATES = ("dealing", "players", "dealer", "insurance")
+DONE_STATES = (
+    "settled",
+    "cards_returned",
+)  # generous bounds for a loaded CI machine; never a timing assertion
+
+
+class BenchTimeout(AssertionError):
+    pass
+
+
+def _last_committed_event_id(path: str) -> int:
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
+    try:
+        row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'outbox'").fetchone()
+        return int(row[0]) if row else 0
+    finally:
+        conn.close()
+
+
+class Dealer:
+    def __init__(self, rig: Rig, *, seed: int = 0) -> None:
+        self.rig = rig
+        self.rng = random.Random(seed)
+        self.rounds: list[str] = []
+        self.cut_seat = 1
+
+    # ---- views ----
+    @property
+    def view(self) -> TableView:
+        return self.rig.monitor.view
+
+    def table(self) -> dict[str, Any]:
+        return self.view.states.get("table", {})
+
+    def round(self) -> dict[str, Any]:
+        return self.view.states.get("round", {})
+
+    @property
+    def state(self) -> str:
+        return str(self.table().get("state", "unknown"))
+
+    async def until(self, pred: Callable[[TableView], bool], what: str, timeout: float = TIMEOUT) -> None:
+        try:
+            await self.rig.monitor.wait_for(pred, timeout)
+        except TimeoutError:
+            raise BenchTimeout(
+                f"timed out waiting for {what}: table state {self.state!r}, lid {self.view.states.get('lid')}"
+                f"\ncontroller log:\n{self.rig.stack.controller_log(15)}"
+            ) from None
+
+    async def barrier(self) -> None:
+        """Wait until the consumer has seen every event committed so far (QoS 1, in event_id order)."""
+        target = await asyncio.to_thread(_last_committed_event_id, str(self.rig.journal_path))
+        rec = self.rig.monitor.received
+        await self.until(lambda v: rec.contiguous >= target, f"events up to {target} on MQTT")
+
+    async def wait_state(self, *states: str, timeout: float = TIMEOUT) -> None:
+        await self.until(
+            lambda v: v.states.get("table", {}).get("state") in states, f"state {states}", timeout
+        )
+
+    async def wait_lid(self, *states: str) -> None:
+        await self.until(lambda v: v.states.get("lid", {}).get("state") in states, f"lid {states}")
+
+    # ---- inputs ----
+    async def cmd(self, action: str, **args: Any) -> dict[str, Any]:
+        res = await self.rig.dealer.dealer(action, **args)
+        await self.barrier()
+        return res
+
+    async def draw(self, n: int = 1) -> int:
+        """The dealer draws ``n`` cards; returns once the controller has reported each of them."""
+        ctl = self.rig.ctl()
+        drawn = await ctl.draw(n)
+        seq = int((await ctl.state())["shoe_seq"])
+        await self.until(lambda v: v.states.get("table", {}).get("last_shoe_seq", -1) >= seq, f"card {seq}")
+        await self.barrier()
+        return drawn
+
+    # ---- sessions ----
+    async def open_session(self, profile: str | None = None) -> None:
+        """Open the table (the chief inspector), load the shoe (PT-2001 r.53-54) or wait for the cut."""
+        profile = profile or self.rig.stack.opts.profile
+        shuffler = self.rig.shuffler
+        ctl = self.rig.ctl()
+        if shuffler == "continuous":
+            st = await ctl.state()
+            if st["cards_inside"]:  # a full machine: the cards come out first, then are loaded properly
+                await self.draw(int(st["cards_inside"]))
+            await self.rig.sv("open_table", profile=profile, shuffler="continuous")
+            await self.wait_lid("open")
+            total = int((await ctl.state())["cards_out"])
+            await ctl.insert(count=total // 2)  # two packets, r.54
+            await ctl.insert(count=total - total // 2)
+            await ctl.close_lid()
+            await self.wait_state("betting")
+        else:
+            await self.rig.sv("open_table", profile=profile, shuffler="batch")
+            await self.wait_state("cut")
+            await self.cut(profile)
+        await self.barrier()
+
+    async def cut(self, profile: str | None = None) -> None:
+        """PT-2001 r.8: the seat with the right cuts; MO-2004 art.2.1.1: the dealer may."""
+        if (profile or self.rig.stack.opts.profile).startswith("mo-"):
+            await self.cmd("cut", dealer=True)
+        else:
+            try:
+                await self.cmd("cut", seat=self.cut_seat)
+            except CommandFailed as exc:
+                m = re.search(r"seat (\d+) has the right to cut", exc.reason)
+                if not m:
+                    raise
+                self.cut_seat = int(m.group(1))
+                await self.cmd("cut", seat=self.cut_seat)
+        await self.wait_state("betting")
+
+    async def close_session(self) -> None:
+        await self.rig.sv("close_table")
+        await self.wait_state("closed")
+        await self.barrier()
+
+    # ---- rounds ----
+    def choose(self, rnd: dict[str, Any]) -> str:
+        """A plausible dealer input among the allowed ones (seeded: splits, doubles, hits, stands)."""
+        allowed = list(rnd.get("allowed_actions") or [])
+        if "decline_insurance" in allowed:
+            return "decline_insurance"
+        total = 0
+        turn = rnd.get("turn") or {}
+        for seat in rnd.get("seats", []):
+            if seat.get("seat") == turn.get("seat"):
+                for hand in seat.get("hands", []):
+                    if hand.get("hand") == turn.get("hand"):
+                        total = int(hand.get("total", 0))
+        if "split" in allowed and self.rng.random() < 0.5:
+            return "split"
+        if "double" in allowed and total in (9, 10, 11) and self.rng.random() < 0.7:
+            return "double"
+        if "hit" in allowed and (total < 12 or (total < 17 and self.rng.random() < 0.7)):
+            return "hit"
+        if "stand" in allowed:
+            return "stand"
+        return allowed[0]
+
+    def needs_card(self) -> bool:
+        rnd = self.round()
+        return not rnd.get("complete") and not rnd.get("allowed_actions") and rnd.get("phase") != "void"
+
+    async def replace_unreadable(self) -> None:
+        """PT-2001 r.51: the inspector reads the unreadable card and enters it (the emulator knows it)."""
+        last = (await self.rig.ctl().dealt(max(0, int((await self.rig.ctl().state())["cards_drawn"]) - 1)))[
+            -1
+        ]
+        await self.rig.sv("replace_card", card=str(last["code"]))
+        await self.barrier()
+
+    async def press(self, button: str) -> None:
+        """A dealer button on the table (the fake GPIO board), then wait for what it caused."""
+        await self.rig.gpio("press", name=f"button_{button}")
+        await self.barrier()
+
+    async def play_round(
+        self,
+        bets: dict[int, int],
+        order: list[str] | None = None,
+        *,
+        hook: Callable[[int], Awaitable[None]] | None = None,
+        chips: tuple[int, ...] = (),
+        max_steps: int = 200,
+    ) -> str:
+        """Bets, no more bets, then draw whenever a card is due and decide when a decision is due.
+        ``hook(step)`` runs before each step (the soak injects faults there)."""
+        if order:
+            await self.rig.ctl().queue(order)
+        for seat, amount in bets.items():
+            await self.cmd("place_bet", seat=seat, amount=amount)
+        for seat in chips:  # PT-2001 r.41a, r.45: the chip slot senses the jackpot chip beside a main bet
+            await self.rig.gpio("set", name=f"chip_slot_{seat}", value=True)
+        rid = str((await self.cmd("no_more_bets"))["result"]["round_id"])
+        for seat in chips:  # r.48: the chips are collected at "no more bets"
+            await self.rig.gpio("set", name=f"chip_slot_{seat}", value=False)
+        for step in range(max_steps):
+            if hook is not None:
+                await hook(step)
+            if self.table().get("awaiting_card_replacement"):
+                await self.replace_unreadable()
+                continue
+            if self.state in DONE_STATES:
+                break
+            if self.state not in ROUND_STATES:  # a fault (link down, resync, jam, tamper): wait it out
+                await self.wait_state(*ROUND_STATES, *DONE_STATES, timeout=120)
+                continue
+            if self.needs_card():
+                await self.draw(1)
+            else:
+                await self.cmd(self.choose(self.round()))
+        else:
+            raise BenchTimeout(f"round {rid} did not finish in {max_steps} steps: {self.round()}")
+        self.rounds.append(rid)
+        return rid
+
+    async def pay_jackpot_hits(self) -> list[int]:
+        """PT-2001 r.49-50: a supervisor verifies and pays each pending hit, smaller prizes first (r.50a)."""
+        await self.barrier()
+        hits = list(self.view.states.get("jackpot", {}).get("pending_hits") or [])
+        hits.sort(key=lambda h: (bool(h.get("top")), int(h.get("amount", 0)), int(h.get("seat", 0))))
+        for h in hits:  # all verified first: tied top winners share only once all are verified (r.50b)
+            await self.rig.sv("jackpot_verify", hit_id=h["hit_id"])
+        for h in hits:
+            await self.rig.sv("jackpot_pay", hit_id=h["hit_id"])
+        await self.barrier()
+        return [int(h["hit_id"]) for h in hits]
+
+    async def finish_round(self) -> None:
+        """After the settlement: the continuous lid cycle (PT-2001 r.59-60) or the batch next round."""
+        await self.wait_state(*DONE_STATES, timeout=120)  # e.g. a restart resynchronising with the shoe
+        await self.pay_jackpot_hits()
+        if self.rig.shuffler == "continuous":
+            await self.lid_cycle()
+            await self.wait_state(*DONE_STATES, timeout=120)
+            await self.cmd("next_round")
+            await self.wait_state("betting")
+        else:
+            await self.cmd("next_round")
+            await self.wait_state("betting", "cut", "reshuffle")
+            if self.state != "betting":
+                await self.wait_state("cut")
+                await self.cut()
+
+    async def lid_cycle(self) -> bool:
+        """The lid opens by itself after the settlement; the cards go in; the dealer closes it. If the lid
+        cannot open (the machine still shuffling), the cards stay in the discard and go in with the next
+        round's (PT-2001 r.61): returns False."""
+        ctl = self.rig.ctl()
+        rid = self.rounds[-1] if self.rounds else ""
+        carried = self.rig.monitor.received.carried
+        await self.until(
+            lambda v: v.states.get("lid", {}).get("state") == "open" or rid in carried,
+            "lid open or r.61 carry",
+        )
+        if self.view.states.get("lid", {}).get("state") != "open":
+            await self.barrier()
+            return False
+        await ctl.insert()
+        await self.wait_state("cards_returned")
+        await ctl.close_lid()
+        await self.wait_lid("locked")
+        await self.barrier()
+        return True

@@ -1,0 +1,114 @@
+"""Faults the bench injects into a running table, each with the recovery a floor would do.
+
+Every function leaves the table where it found it (same state, dealing possible again), so a soak can
+inject them at random moments and carry on playing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+from controller.bench.driver import Dealer
+from controller.client import CommandFailed
+
+Fault = Callable[[Dealer], Awaitable[None]]
+
+
+async def _retry_sv(d: Dealer, action: str, attempts: int = 100) -> None:
+    """A supervisor action the table may refuse until the device reported back (e.g. the jam cleared)."""
+    for i in range(attempts):
+        try:
+            await d.rig.sv(action)
+            return
+        except CommandFailed:
+            if i == attempts - 1:
+                raise
+            await d.barrier()
+            await asyncio.sleep(0.05)
+
+
+async def jam(d: Dealer, location: str = "output") -> None:
+    """PT-2001 r.51: light on, dealing blocked; the inspector unlocks, the jam is cleared, dealing resumes."""
+    before = d.state
+    ctl = d.rig.ctl()
+    await ctl.jam(location)
+    await d.wait_state("jammed")
+    await d.rig.sv("unlock_lid")
+    for _ in range(200):
+        if not (await ctl.state())["locked"]:
+            break
+        await asyncio.sleep(0.02)
+    await ctl.clear_jam()
+    await _retry_sv(d, "clear_jam")
+    await d.wait_state(before)
+    await d.barrier()
+
+
+async def forced_lid(d: Dealer) -> None:
+    """PT-2001 r.60: a forced lid is a tamper alarm; the lid is closed and a supervisor locks it again."""
+    before = d.state
+    ctl = d.rig.ctl()
+    await ctl.force_lid()
+    await d.wait_state("tamper")
+    await ctl.close_lid()
+    await d.wait_lid("closed", "locked")
+    await _retry_sv(d, "lock_lid")
+    await d.wait_state(before)
+    await d.barrier()
+
+
+async def kill_controller(d: Dealer) -> None:
+    """kill -9 (power loss) and restart: the service recovers from its journal."""
+    await d.rig.kill_controller()
+    await d.barrier()
+
+
+async def broker_outage(d: Dealer, seconds: float = 1.0) -> None:
+    await d.rig.broker_outage(seconds)
+    await d.barrier()
+
+
+async def unplug(d: Dealer, seconds: float = 0.5) -> None:
+    """The shoe's USB cable out and back: the link goes down, comes back, nothing is lost."""
+    ctl = d.rig.ctl()
+    await ctl.unplug(seconds)
+    await asyncio.sleep(seconds)
+    for _ in range(500):
+        st = await ctl.state()
+        if st["host_present"] and not st["unplugged"]:
+            break
+        await asyncio.sleep(0.02)
+    await d.until(lambda v: v.states.get("shoe", {}).get("linked") is True, "shoe linked again")
+
+
+async def lose_acks(d: Dealer) -> None:
+    """The next acks from the host are lost: the shoe retransmits, the host must drop the duplicates."""
+    await d.rig.ctl().lose_acks(2)
+
+
+async def unreadable(d: Dealer) -> None:
+    """The next card cannot be read (PT-2001 r.51): the play loop has the inspector enter it."""
+    await d.rig.ctl().unreadable(damaged=True)
+
+
+async def noisy_line(d: Dealer) -> None:
+    """A bit-error rate of 1e-3 on the line for the rest of the round (CRC + retransmission)."""
+    await d.rig.ctl().set_error_rate(bit_error_rate=1e-3)
+
+
+async def quiet_line(d: Dealer) -> None:
+    await d.rig.ctl().set_error_rate(bit_error_rate=0.0, byte_error_rate=0.0, drop_rate=0.0)
+
+
+# Faults a soak may inject at a random step of a round (names appear in its report).
+MID_ROUND: dict[str, Fault] = {
+    "jam": jam,
+    "forced_lid": forced_lid,
+    "kill_controller": kill_controller,
+    "broker_outage": broker_outage,
+    "unplug": unplug,
+    "lose_acks": lose_acks,
+    "unreadable": unreadable,
+    "noisy_line": noisy_line,
+}

@@ -1,0 +1,120 @@
+"""The bench's MQTT consumer: a TableClient that validates every message against its schema and records
+every event id it receives, with a persistent session so that nothing published while it was away is lost.
+
+`validate_message` (controller/mqtt/schemas.py) runs on the raw payload of every message the bench sees;
+a message that fails is kept in ``invalid`` (topic, error) and the tests assert the list is empty.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+from dataclasses import dataclass, field
+from typing import Any
+
+import paho.mqtt.client as mqtt
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+
+from controller.client import TableClient
+from controller.mqtt.schemas import MessageInvalid, validate_message
+
+
+@dataclass
+class Received:
+    """Every message in arrival order: (event_id or None, relative topic, retained flag)."""
+
+    log: list[tuple[int | None, str, bool]] = field(default_factory=list)
+    invalid: list[tuple[str, str]] = field(default_factory=list)
+    state_gen: dict[str, int] = field(default_factory=dict)  # per state topic: messages received so far
+    responses: int = 0
+    max_event_id: int = 0
+    contiguous: int = 0  # every event id <= this one has arrived (the barrier waits on it)
+    seen: set[int] = field(default_factory=set)
+    state_ids: dict[str, int] = field(default_factory=dict)  # newest event id applied per state topic
+    stale_states: int = 0  # older state documents that arrived after newer ones (docs/reliability.md F1)
+    carried: set[str] = field(default_factory=set)  # rounds whose cards stayed out (PT-2001 r.61)
+
+
+class BenchClient(TableClient):
+    def __init__(self, *args: Any, persistent: bool = False, **kwargs: Any) -> None:
+        if persistent and "client_id" not in kwargs:
+            kwargs["client_id"] = f"bench-{secrets.token_hex(4)}"
+        super().__init__(*args, **kwargs)
+        self.persistent = persistent
+        self.received = Received()
+        self._client.on_message = self._on_raw
+
+    async def connect(self, timeout: float = 10.0) -> None:
+        if not self.persistent:
+            await super().connect(timeout)
+            return
+        self._loop = asyncio.get_running_loop()
+        props = Properties(PacketTypes.CONNECT)
+        props.SessionExpiryInterval = 24 * 3600  # the broker queues QoS 1 messages while we are away
+        self._client.connect_async(
+            self._host,
+            self._port,
+            keepalive=15,
+            clean_start=mqtt.MQTT_CLEAN_START_FIRST_ONLY,
+            properties=props,
+        )
+        self._client.loop_start()
+        await asyncio.wait_for(self._connected.wait(), timeout)
+
+    def _on_raw(self, client: Any, userdata: Any, msg: Any) -> None:
+        props = getattr(msg, "properties", None)
+        corr = getattr(props, "CorrelationData", None) if props else None
+        self._call(self._record, msg.topic, bytes(msg.payload), bool(msg.retain), corr)
+
+    def _record(self, topic: str, payload: bytes, retain: bool, corr: bytes | None) -> None:
+        rel = topic[len(self.prefix) + 1 :] if topic.startswith(self.prefix + "/") else topic
+        try:
+            validate_message(rel, payload)
+        except MessageInvalid as exc:
+            self.received.invalid.append((rel, str(exc)))
+        event_id: int | None = None
+        if rel.startswith("cmd/"):
+            self.received.responses += "/response" in rel
+        elif rel != "status":
+            doc: Any = None
+            try:
+                doc = json.loads(payload)
+                event_id = doc.get("event_id") if isinstance(doc, dict) else None
+            except ValueError:
+                pass
+            self.received.log.append((event_id, rel, retain))
+            if isinstance(event_id, int):
+                r = self.received
+                r.max_event_id = max(r.max_event_id, event_id)
+                r.seen.add(event_id)
+                while r.contiguous + 1 in r.seen:
+                    r.contiguous += 1
+                if rel.startswith("state/"):
+                    if event_id < r.state_ids.get(rel, 0):
+                        r.stale_states += 1
+                        self._changed(None)  # the view stays, but waiters (e.g. contiguous ids) look again
+                        return  # never let an older state document overwrite a newer one in the view
+                    r.state_ids[rel] = event_id
+            if rel == "events/shoe" and isinstance(doc, dict):
+                data = doc.get("data") or {}
+                if data.get("procedure") == "cards_carried":
+                    self.received.carried.update(str(r) for r in data.get("rounds") or [])
+            if rel.startswith("state/"):
+                name = rel[len("state/") :]
+                self.received.state_gen[name] = self.received.state_gen.get(name, 0) + 1
+        self._deliver(topic, payload, corr)
+
+    def gen(self, state: str) -> int:
+        return self.received.state_gen.get(state, 0)
+
+    def first_seen_ids(self) -> list[int]:
+        """Event ids in the order they first arrived (the consumer's view after dedupe)."""
+        seen: set[int] = set()
+        out: list[int] = []
+        for event_id, _rel, _retain in self.received.log:
+            if isinstance(event_id, int) and event_id not in seen:
+                seen.add(event_id)
+                out.append(event_id)
+        return out

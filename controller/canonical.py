@@ -1,0 +1,13 @@
+"""The one JSON text form for anything journaled or published: sorted keys, no spaces, UTF-8 as is.
+
+The journal hashes this text (the chain must be reproducible from the stored text) and the core compares
+state documents by it, so both must produce exactly the same bytes for the same data."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+def canonical(data: Any) -> str:
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)

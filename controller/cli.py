@@ -1,0 +1,67 @@
+"""`tablectl`: one command line with a subcommand per job.
+
+Each subcommand lives in its own module exposing ``add_arguments(parser)`` and ``main(args) -> int``; this
+file only registers them, so a module that fails to import breaks its own subcommand and nothing else."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# name -> (module, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "demo": ("controller.demo", "run the demo: emulated shoe + controller + broker + pit terminal"),
+    "run": ("controller.service", "run the table controller service (what systemd starts)"),
+    "emulate-shoe": ("drivers.emulator.cli", "run the emulated shuffler-shoe on a pseudo-terminal"),
+    "emulate-display": (
+        "drivers.display.emulator_cli",
+        "run the emulated jackpot display on a pseudo-terminal",
+    ),
+    "replay": ("controller.rules.replay_cli", "settle a round description (JSON) and report dealer errors"),
+    "jackpot-math": ("controller.jackpot.math_cli", "exact jackpot combination probabilities and returns"),
+    "rtp": ("controller.rules.rtp_cli", "exact RTP of side bets (perfect pairs, insurance) for a deck count"),
+    "journal": ("controller.journal.cli", "verify the journal's hash chain or export rounds"),
+    "config": ("controller.config.cli", "validate a table configuration and print its digest"),
+    "terminal": ("controller.terminal.pit_cli", "dealer pit terminal (MQTT)"),
+    "alerts": ("controller.terminal.alerts_cli", "floor supervisor alert console (MQTT)"),
+    "sign": ("controller.mqtt.sign_cli", "sign a supervisor command for the MQTT command topics"),
+    "bench": ("controller.bench.cli", "hardware-in-the-loop bench: soak and scripted runs"),
+}
+
+
+def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
+    """Build the parser; only the selected subcommand's module is imported (start-up stays fast)."""
+    parser = argparse.ArgumentParser(prog="tablectl", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module_name, help_text) in COMMANDS.items():
+        sp = sub.add_parser(name, help=help_text, description=help_text)
+        sp.set_defaults(_module=module_name)
+        if name != selected:
+            continue
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            sp.set_defaults(_unavailable=f"{name}: not available in this build ({exc})")
+            continue
+        module.add_arguments(sp)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    selected = next((a for a in argv if not a.startswith("-")), None)
+    parser = build_parser(selected)
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help()
+        return 2
+    if getattr(args, "_unavailable", None):
+        print(args._unavailable, file=sys.stderr)
+        return 2
+    module = importlib.import_module(args._module)
+    return int(module.main(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,254 @@
+"""An MQTT client of one table, for the people and programs around it: the pit terminal, the alert console,
+the demo's auto-dealer and the HIL bench.
+
+It keeps the latest retained documents (``state/<name>``, ``status``, ``alerts/open``), queues every event,
+deduplicates by ``event_id`` (QoS 1 may redeliver), and sends commands with the request/response pattern of
+docs/mqtt.md: dealer commands plain, supervisor/technician commands signed with the user's PIN-derived key.
+paho's network thread hands everything to the asyncio loop; nothing blocks in a callback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import paho.mqtt.client as mqtt
+from paho.mqtt.enums import CallbackAPIVersion
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+
+from controller.mqtt.auth import DEFAULT_ITERATIONS, derive_key
+from controller.mqtt.sign_cli import build_command
+
+
+class CommandFailed(Exception):
+    """The controller answered ``ok: false``; ``reason`` is its explanation (it cites the rule)."""
+
+    def __init__(self, action: str, reason: str, response: dict[str, Any]) -> None:
+        super().__init__(f"{action}: {reason}")
+        self.reason = reason
+        self.response = response
+
+
+@dataclass
+class Event:
+    topic: str  # relative to the table prefix
+    doc: dict[str, Any]
+
+    @property
+    def type(self) -> str:
+        return str(self.doc.get("type", ""))
+
+    @property
+    def data(self) -> dict[str, Any]:
+        return self.doc.get("data") or {}
+
+
+@dataclass
+class TableView:
+    """What the client has seen so far."""
+
+    status: str = "unknown"  # online | offline | unknown
+    states: dict[str, dict[str, Any]] = field(default_factory=dict)  # "round" -> data
+    state_ids: dict[str, int] = field(default_factory=dict)  # "round" -> event_id of the document held
+    alerts_open: list[dict[str, Any]] = field(default_factory=list)
+    last_event_id: int = 0
+    duplicates: int = 0
+
+
+class TableClient:
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        *,
+        username: str,
+        password: str,
+        prefix: str,
+        client_id: str | None = None,
+        keep_events: int = 10_000,
+    ) -> None:
+        self.prefix = prefix.rstrip("/")
+        self.view = TableView()
+        self.events: asyncio.Queue[Event] = asyncio.Queue(maxsize=keep_events)
+        self.on_change: list[Callable[[Event | None], None]] = []
+        self._host, self._port = host, port
+        self._seen_ids: set[int] = set()
+        self._pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._connected = asyncio.Event()
+        self._reply_base = f"{self.prefix}/cmd/{{role}}/response/{secrets.token_hex(4)}"
+        self._client = mqtt.Client(
+            CallbackAPIVersion.VERSION2,
+            client_id=client_id or f"{username}-{secrets.token_hex(3)}",
+            protocol=mqtt.MQTTv5,
+        )
+        self._client.username_pw_set(username, password)
+        self._client.on_connect = self._on_connect
+        self._client.on_disconnect = self._on_disconnect
+        self._client.on_message = self._on_message
+        self._client.reconnect_delay_set(0.2, 5)
+        self._keys: dict[str, bytes] = {}
+
+    # ---- life cycle ----
+    async def connect(self, timeout: float = 10.0) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._client.connect_async(self._host, self._port, keepalive=15)
+        self._client.loop_start()
+        await asyncio.wait_for(self._connected.wait(), timeout)
+
+    async def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self._client.disconnect()
+        await asyncio.to_thread(self._client.loop_stop)
+
+    @property
+    def connected(self) -> bool:
+        return self._connected.is_set()
+
+    # ---- paho thread -> loop ----
+    def _on_connect(self, client, userdata, flags, reason_code, properties) -> None:
+        if reason_code.is_failure:
+            return
+        client.subscribe(f"{self.prefix}/#", qos=1)
+        self._call(self._connected.set)
+
+    def _on_disconnect(self, client, userdata, flags, reason_code, properties) -> None:
+        self._call(self._connected.clear)
+
+    def _on_message(self, client, userdata, msg) -> None:
+        props = getattr(msg, "properties", None)
+        corr = getattr(props, "CorrelationData", None) if props else None
+        self._call(self._deliver, msg.topic, bytes(msg.payload), corr)
+
+    def _call(self, fn: Callable[..., Any], *args: Any) -> None:
+        if self._loop is not None and not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(fn, *args)
+
+    # ---- loop side ----
+    def _deliver(self, topic: str, payload: bytes, corr: bytes | None) -> None:
+        rel = topic[len(self.prefix) + 1 :] if topic.startswith(self.prefix + "/") else topic
+        if "/response" in rel and rel.startswith("cmd/"):
+            self._response(payload, corr)
+            return
+        if rel.startswith("cmd/"):
+            return  # other clients' commands
+        if rel == "status":
+            self.view.status = payload.decode(errors="replace")
+            self._changed(None)
+            return
+        try:
+            doc = json.loads(payload)
+        except ValueError:
+            return
+        if not isinstance(doc, dict):
+            return
+        if rel.startswith("state/"):
+            name, event_id = rel[len("state/") :], doc.get("event_id")
+            held = self.view.state_ids.get(name, 0)
+            if isinstance(event_id, int) and event_id < held:
+                self._changed(None)  # an older copy (a retained republish) never overwrites newer state,
+                return  # but waiters still look again: what they wait for may have changed meanwhile
+            self.view.state_ids[name] = event_id if isinstance(event_id, int) else held
+            self.view.states[name] = doc.get("data") or {}
+        elif rel == "alerts/open":
+            self.view.alerts_open = list((doc.get("data") or {}).get("alerts", []))
+        event_id = doc.get("event_id")
+        if isinstance(event_id, int) and not rel.startswith("state/") and rel != "alerts/open":
+            if event_id in self._seen_ids:
+                self.view.duplicates += 1  # QoS 1 redelivery: consumers dedupe by event_id
+                return
+            self._seen_ids.add(event_id)
+            self.view.last_event_id = max(self.view.last_event_id, event_id)
+        event = Event(rel, doc)
+        if self.events.full():
+            self.events.get_nowait()  # keep the newest; the view above is always current
+        self.events.put_nowait(event)
+        self._changed(event)
+
+    def _changed(self, event: Event | None) -> None:
+        for cb in list(self.on_change):
+            cb(event)
+
+    def _response(self, payload: bytes, corr: bytes | None) -> None:
+        try:
+            doc = json.loads(payload)
+        except ValueError:
+            return
+        request_id = (corr.decode(errors="replace") if corr else None) or doc.get("request_id")
+        fut = self._pending.pop(str(request_id), None)
+        if fut is not None and not fut.done():
+            fut.set_result(doc)
+
+    # ---- commands ----
+    async def request(self, role: str, body: dict[str, Any], timeout: float = 10.0) -> dict[str, Any]:
+        """Publish a command and wait for its response (MQTT v5 response topic + correlation data)."""
+        request_id = str(body["request_id"])
+        fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = fut
+        props = Properties(PacketTypes.PUBLISH)
+        props.ResponseTopic = self._reply_base.format(role=role)
+        props.CorrelationData = request_id.encode()
+        self._client.publish(f"{self.prefix}/cmd/{role}", json.dumps(body), qos=1, properties=props)
+        try:
+            return await asyncio.wait_for(fut, timeout)
+        finally:
+            self._pending.pop(request_id, None)
+
+    async def dealer(self, action: str, **args: Any) -> dict[str, Any]:
+        """A dealer input; raises CommandFailed with the controller's reason when refused."""
+        body = {"request_id": f"d-{secrets.token_hex(6)}", "action": action, "args": args}
+        return self._checked(action, await self.request("dealer", body))
+
+    async def signed(
+        self, role: str, user: str, pin: str, action: str, iterations: int = DEFAULT_ITERATIONS, **args: Any
+    ) -> dict[str, Any]:
+        """A supervisor/technician action signed with the key derived from the user's PIN."""
+        key = self._keys.get(f"{user}:{pin}:{iterations}")
+        if key is None:
+            key = await asyncio.to_thread(derive_key, user, pin, iterations)
+            self._keys[f"{user}:{pin}:{iterations}"] = key
+        body = build_command(user, pin, role, action, args, key=key)
+        return self._checked(action, await self.request(role, body))
+
+    async def supervisor(self, user: str, pin: str, action: str, **args: Any) -> dict[str, Any]:
+        return await self.signed("supervisor", user, pin, action, **args)
+
+    @staticmethod
+    def _checked(action: str, response: dict[str, Any]) -> dict[str, Any]:
+        if not response.get("ok"):
+            raise CommandFailed(action, str(response.get("reason", "refused")), response)
+        return response
+
+    # ---- waiting ----
+    async def wait_for(self, predicate: Callable[[TableView], bool], timeout: float = 10.0) -> None:
+        """Wait until ``predicate(view)`` holds (checked on every message)."""
+        if predicate(self.view):
+            return
+        done = asyncio.get_running_loop().create_future()
+
+        def check(_: Event | None) -> None:
+            if not done.done() and predicate(self.view):
+                done.set_result(None)
+
+        self.on_change.append(check)
+        try:
+            await asyncio.wait_for(done, timeout)
+        finally:
+            self.on_change.remove(check)
+
+    async def next_event(self, topic: str | None = None, timeout: float = 10.0) -> Event:
+        """The next queued event (optionally of one relative topic, e.g. "events/card")."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        while True:
+            remaining = deadline - asyncio.get_running_loop().time()
+            if remaining <= 0:
+                raise TimeoutError(f"no {topic or 'event'} within {timeout} s")
+            event = await asyncio.wait_for(self.events.get(), remaining)
+            if topic is None or event.topic == topic:
+                return event

@@ -1,0 +1,328 @@
+"""``load_config(path) -> TableConfig``: read the table TOML, check it, return typed frozen dataclasses.
+
+Order: TOML syntax -> merge separate firmware files (``file = ...`` in [shoe]/[reader]/[display]) -> JSON
+Schema (shape) -> cross-field rules, rule-profile agreement and the jackpot section's own validation. Every
+problem found is reported at once (file, dotted key, reason) in one ``ConfigError``; nothing here raises
+anything else.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from controller.config import profile as profile_mod
+from controller.config.errors import ConfigError, Problem
+from controller.config.model import (
+    CHIP_SLOT_PREFIX,
+    OUTPUT_SAFE_VALUES,
+    AlertsConfig,
+    DisplayConfig,
+    GpioBackend,
+    GpioConfig,
+    JackpotSection,
+    MqttConfig,
+    PinConfig,
+    ReaderConfig,
+    ShoeConfig,
+    ShoeMode,
+    SupervisorsConfig,
+    TableConfig,
+    TableSection,
+    TlsConfig,
+)
+from controller.config.schema import ROOT, schema_problems
+
+DEFAULT_PROFILES_DIR = ROOT / "firmware_configs" / "profiles"
+FIRMWARE_SECTIONS = ("shoe", "reader", "display")
+
+
+def read_toml(path: Path, *, file_label: str | None = None, key: str = "") -> dict[str, Any]:
+    label = file_label or str(path)
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        raise ConfigError.one(label, key, f"file not found: {path}") from None
+    except IsADirectoryError:
+        raise ConfigError.one(label, key, f"is a directory, not a file: {path}") from None
+    except PermissionError:
+        raise ConfigError.one(label, key, f"permission denied reading {path}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError.one(label if not key else path, "", f"not valid TOML: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError.one(label, key, f"cannot read {path}: {exc}") from None
+
+
+def resolve_path(base: Path, value: str) -> Path:
+    p = Path(value).expanduser()
+    return p if p.is_absolute() else base / p
+
+
+def _merge_firmware_files(
+    data: dict[str, Any], path: Path, file: str
+) -> tuple[dict[str, str], dict[str, Path], list[Problem]]:
+    """Inline each ``[section] file = ...``; a key set in both places is refused (which one would win?)."""
+    origins: dict[str, str] = {}
+    sources: dict[str, Path] = {}
+    problems: list[Problem] = []
+    for name in FIRMWARE_SECTIONS:
+        section = data.get(name)
+        if not isinstance(section, dict) or "file" not in section:
+            continue
+        ref = section.pop("file")
+        if not isinstance(ref, str) or not ref:
+            problems.append(Problem(file, f"{name}.file", "expected a file path (string)"))
+            continue
+        fw_path = resolve_path(path.parent, ref)
+        try:
+            fw = read_toml(fw_path, file_label=file, key=f"{name}.file")
+        except ConfigError as exc:
+            problems.extend(exc.problems)
+            continue
+        if name in fw and isinstance(fw[name], dict) and len(fw) == 1:
+            fw = fw[name]  # the firmware file may also wrap its keys in a [shoe] table
+        for key in sorted(set(fw) & set(section)):
+            problems.append(
+                Problem(file, f"{name}.{key}", f"also set in {fw_path}; set it in one place only")
+            )
+        data[name] = {**fw, **section}
+        origins[name] = str(fw_path)
+        sources[name] = fw_path
+    return origins, sources, problems
+
+
+def load_config(path: str | os.PathLike[str], *, check_files: bool = True) -> TableConfig:
+    """Load and check a table configuration.
+
+    ``check_files``: also require the credentials, MQTT password and TLS files to exist and be readable (what
+    the service needs at start-up; ``tablectl config check --no-file-check`` skips it on a workstation).
+    Raises ``ConfigError`` listing every problem (file, key, reason).
+    """
+    file = str(path)
+    path = Path(os.path.abspath(path))  # absolute, symlinks kept: /opt/tablectl/current stays "current"
+    data = read_toml(path, file_label=file)
+    origins, sources, problems = _merge_firmware_files(data, path, file)
+    problems += schema_problems(data, file, origins)
+    if problems:
+        raise ConfigError(problems)
+    return _build(data, path, file, sources, check_files)
+
+
+def _build(
+    data: dict[str, Any], path: Path, file: str, sources: dict[str, Path], check_files: bool
+) -> TableConfig:
+    base = path.parent
+    problems: list[Problem] = []
+
+    t = data["table"]
+    profiles_dir = resolve_path(base, t["profiles_dir"]) if "profiles_dir" in t else DEFAULT_PROFILES_DIR
+    table = TableSection(
+        id=t["id"],
+        site=t["site"],
+        profile=t["profile"],
+        profile_path=profile_mod.profile_path(t["profile"], profiles_dir),
+        state_dir=resolve_path(base, t["state_dir"]),
+        integrity_manifest=resolve_path(base, t.get("integrity_manifest", "integrity.json")),
+        min_bet=t.get("min_bet"),
+        max_bet=t.get("max_bet"),
+    )
+    if table.min_bet is not None and table.max_bet is not None and table.max_bet < table.min_bet:
+        problems.append(
+            Problem(file, "table.max_bet", f"{table.max_bet} is below table.min_bet {table.min_bet}")
+        )
+
+    shoe = _shoe(data["shoe"], sources.get("shoe"))
+    if shoe.silence_timeout_ms <= 2 * shoe.heartbeat_interval_ms:
+        problems.append(
+            Problem(
+                str(sources.get("shoe", file)),
+                "shoe.silence_timeout_ms",
+                f"{shoe.silence_timeout_ms} must exceed twice heartbeat_interval_ms "
+                f"({shoe.heartbeat_interval_ms}) "
+                "so one lost heartbeat does not drop the link",
+            )
+        )
+    reader = _reader(data.get("reader"), sources.get("reader"), problems, file)
+    display = _display(data.get("display"), sources.get("display"), problems, file)
+    mqtt = _mqtt(data["mqtt"], table, base, problems, file)
+    gpio = _gpio(data["gpio"], problems, file)
+    jackpot = _jackpot(data.get("jackpot", {"enabled": False}), gpio, problems, file)
+    supervisors = SupervisorsConfig(
+        credentials_file=resolve_path(base, data["supervisors"]["credentials_file"])
+    )
+    alerts = AlertsConfig(escalate_after_s=data.get("alerts", {}).get("escalate_after_s", 120))
+
+    try:
+        prof = profile_mod.read_profile(table.profile_path, file)
+        problems += profile_mod.shoe_problems(shoe, prof, table.profile_path, file)
+        problems += profile_mod.bet_problems(table, prof, file)
+    except ConfigError as exc:
+        problems += exc.problems
+
+    if check_files:
+        wanted = [("supervisors.credentials_file", supervisors.credentials_file)]
+        if mqtt.password_file:
+            wanted.append(("mqtt.password_file", mqtt.password_file))
+        if mqtt.tls:
+            wanted += [
+                ("mqtt.tls.ca", mqtt.tls.ca),
+                ("mqtt.tls.cert", mqtt.tls.cert),
+                ("mqtt.tls.key", mqtt.tls.key),
+            ]
+        for key, p in wanted:
+            if p is not None and not os.access(p, os.R_OK):
+                reason = "file not found" if not p.exists() else "not readable by this user"
+                problems.append(Problem(file, key, f"{reason}: {p}"))
+
+    if problems:
+        raise ConfigError(problems)
+    return TableConfig(path, table, shoe, reader, display, mqtt, gpio, jackpot, supervisors, alerts)
+
+
+def _shoe(s: dict[str, Any], source: Path | None) -> ShoeConfig:
+    return ShoeConfig(
+        port=s["port"],
+        baudrate=s.get("baudrate", 115200),
+        ack_timeout_ms=s.get("ack_timeout_ms", 200),
+        retries=s.get("retries", 3),
+        silence_timeout_ms=s.get("silence_timeout_ms", 3000),
+        heartbeat_interval_ms=s.get("heartbeat_interval_ms", 1000),
+        mode=ShoeMode(s["mode"]),
+        decks=s["decks"],
+        burn_cards=s.get("burn_cards", 1),  # PT-2001 r.10: one card burned before dealing starts
+        burn_each_round=s.get("burn_each_round", 0),
+        cut_card=s.get("cut_card", False),
+        warning_card_from_end=s.get("warning_card_from_end", 0),
+        source=source,
+    )
+
+
+def _reader(
+    r: dict[str, Any] | None, source: Path | None, problems: list[Problem], file: str
+) -> ReaderConfig:
+    r = r if r is not None else {"enabled": False}
+    enabled = r.get("enabled", True)
+    if enabled:
+        for key in ("vendor_id", "product_id"):
+            if key not in r:
+                problems.append(
+                    Problem(str(source or file), f"reader.{key}", "missing (required when enabled)")
+                )
+    return ReaderConfig(
+        enabled=enabled,
+        vendor_id=r.get("vendor_id", 0),
+        product_id=r.get("product_id", 0),
+        serial=r.get("serial"),
+        read_timeout_ms=r.get("read_timeout_ms", 1000),
+        source=source,
+    )
+
+
+def _display(
+    d: dict[str, Any] | None, source: Path | None, problems: list[Problem], file: str
+) -> DisplayConfig:
+    d = d if d is not None else {"enabled": False}
+    enabled = d.get("enabled", True)
+    if enabled and "port" not in d:
+        problems.append(Problem(str(source or file), "display.port", "missing (required when enabled)"))
+    return DisplayConfig(
+        enabled=enabled,
+        port=d.get("port", ""),
+        baudrate=d.get("baudrate", 115200),
+        ack_timeout_ms=d.get("ack_timeout_ms", 200),
+        retries=d.get("retries", 3),
+        source=source,
+    )
+
+
+def _mqtt(
+    m: dict[str, Any], table: TableSection, base: Path, problems: list[Problem], file: str
+) -> MqttConfig:
+    tls = None
+    if "tls" in m:
+        t = m["tls"]
+        if ("cert" in t) != ("key" in t):
+            problems.append(
+                Problem(file, "mqtt.tls", "set both cert and key (client certificate) or neither")
+            )
+        tls = TlsConfig(
+            ca=resolve_path(base, t["ca"]),
+            cert=resolve_path(base, t["cert"]) if "cert" in t else None,
+            key=resolve_path(base, t["key"]) if "key" in t else None,
+        )
+    if "password_file" in m and "username" not in m:
+        problems.append(
+            Problem(file, "mqtt.password_file", "set mqtt.username too (a password needs a user)")
+        )
+    return MqttConfig(
+        host=m["host"],
+        port=m.get("port", 8883 if tls else 1883),
+        prefix=m.get("prefix", f"casino/{table.site}/table/{table.id}"),
+        client_id=m.get("client_id", f"tablectl-{table.site}-{table.id}"),
+        keepalive_s=m.get("keepalive_s", 30),
+        username=m.get("username"),
+        password_file=resolve_path(base, m["password_file"]) if "password_file" in m else None,
+        tls=tls,
+    )
+
+
+_CHIP_SLOT = re.compile(rf"^{CHIP_SLOT_PREFIX}(\d+)$")
+
+
+def _gpio(g: dict[str, Any], problems: list[Problem], file: str) -> GpioConfig:
+    pins: list[PinConfig] = []
+    used: dict[int, str] = {}
+    for name, p in g["pins"].items():
+        output = name in OUTPUT_SAFE_VALUES
+        key = f"gpio.pins.{name}"
+        if output and "debounce_ms" in p:
+            problems.append(Problem(file, f"{key}.debounce_ms", "only inputs are debounced; remove it"))
+        if p["pin"] in used:
+            problems.append(
+                Problem(file, f"{key}.pin", f"BCM {p['pin']} is already used by {used[p['pin']]}")
+            )
+        used.setdefault(p["pin"], name)
+        pins.append(PinConfig(name, p["pin"], output, p.get("active_low", False), p.get("debounce_ms", 20)))
+    slots = sorted(int(m.group(1)) for n in g["pins"] if (m := _CHIP_SLOT.match(n)))
+    if slots and slots != list(range(1, len(slots) + 1)):
+        problems.append(
+            Problem(file, "gpio.pins", f"chip slots must be numbered 1..N without gaps, got {slots}")
+        )
+    return GpioConfig(backend=GpioBackend(g["backend"]), pins=tuple(pins))
+
+
+def _jackpot(j: dict[str, Any], gpio: GpioConfig, problems: list[Problem], file: str) -> JackpotSection:
+    parsed = None
+    if j["enabled"] or len(j) > 1:
+        try:
+            from controller.jackpot.config import JackpotConfig
+        except ImportError:
+            JackpotConfig = None
+        if JackpotConfig is not None:
+            try:
+                parsed = JackpotConfig.from_dict(dict(j))
+            except ValueError as exc:  # JackpotError is a ValueError; its message starts "jackpot.key: "
+                key, _, reason = str(exc).partition(": ")
+                problems.append(
+                    Problem(file, key if key.startswith("jackpot") else "jackpot", reason or str(exc))
+                )
+    section = JackpotSection(
+        enabled=j["enabled"],
+        mode=j.get("mode", "manual"),
+        bet_value=j.get("bet_value", 0),
+        increment_bp=j.get("increment_bp", 0),
+        reserve_bp=j.get("reserve_bp", 0),
+        seed=j.get("seed", 0),
+        currency=j.get("currency", ""),
+        parsed=parsed,
+    )
+    # PT-2001 r.41a: in automatic mode the slot senses the chip, so there must be slots to sense it.
+    if section.enabled and section.mode == "automatic" and gpio.chip_slots == 0:
+        problems.append(
+            Problem(file, "jackpot.mode", "automatic mode needs chip_slot_N inputs in [gpio.pins]")
+        )
+    return section

@@ -1,0 +1,219 @@
+"""The table configuration as typed, frozen dataclasses (what ``load_config`` returns).
+
+Money is integer minor units (cents). Durations carry their unit in the name (``_ms``, ``_s``).
+"""
+
+from __future__ import annotations
+
+import glob
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from controller.gpio.base import PinSpec
+
+
+class ShoeMode(StrEnum):
+    CONTINUOUS = "continuous"  # cards stay inside for the whole session (PT-2001 r.57)
+    BATCH = "batch"  # a shoe is shuffled, dealt to the cut card, reshuffled
+
+
+class GpioBackend(StrEnum):
+    FAKE = "fake"
+    RPI = "rpi"
+
+
+# Outputs and their safe values (Klipper's shutdown value): a dead controller leaves the lid locked and
+# the warning light on (PT-2001 r.60: the lid never opens by hand; r.51: the light signals a fault). Fixed in
+# code, not configurable, so no configuration can make a fault unlock the lid.
+OUTPUT_SAFE_VALUES: dict[str, bool] = {"lid_lock": True, "warning_light": True}
+REQUIRED_SIGNALS = ("lid_lock", "warning_light", "lid_switch")
+BUTTONS = (
+    "hit",
+    "stand",
+    "double",
+    "split",
+    "surrender",
+    "insurance",
+    "even_money",
+    "no_more_bets",
+    "next_round",
+)
+INPUT_SIGNALS = ("lid_switch", *(f"button_{b}" for b in BUTTONS))
+CHIP_SLOT_PREFIX = "chip_slot_"
+
+
+@dataclass(frozen=True, slots=True)
+class TableSection:
+    id: str
+    site: str
+    profile: str  # rule profile name, e.g. "pt-2001" -> <profiles_dir>/pt-2001.toml
+    profile_path: Path
+    state_dir: Path
+    integrity_manifest: Path
+    min_bet: int | None = None  # minor units; overrides the profile when set
+    max_bet: int | None = None
+
+
+def resolve_port(port: str) -> str:
+    """``port`` itself if it has no glob characters, else its single match; ValueError naming it otherwise."""
+    if not glob.has_magic(port):
+        return port
+    matches = sorted(glob.glob(port))
+    if len(matches) != 1:
+        found = ", ".join(matches) if matches else "no device"
+        raise ValueError(f"serial port pattern {port!r} must match exactly one device, found {found}")
+    return matches[0]
+
+
+@dataclass(frozen=True, slots=True)
+class ShoeConfig:
+    port: str  # device path, or a glob (e.g. /dev/serial/by-id/usb-FTDI_*) that must match exactly one device
+    baudrate: int
+    ack_timeout_ms: int
+    retries: int
+    silence_timeout_ms: int
+    heartbeat_interval_ms: int
+    mode: ShoeMode
+    decks: int
+    burn_cards: int  # burned after each shuffle before dealing (PT-2001 r.10; MO-2004 art.4)
+    burn_each_round: int  # extra burn at the start of each round (MO-2004 art.4 option)
+    cut_card: bool  # batch only (PT-2001 r.8)
+    warning_card_from_end: int  # batch only, 0 = none (PT-2001 r.9: about the 50th card from the end)
+    source: Path | None = None  # separate firmware file the section was read from, if any
+
+    @property
+    def continuous(self) -> bool:
+        return self.mode is ShoeMode.CONTINUOUS
+
+    def resolve_port(self) -> str:
+        """The device to open: ``port`` itself, or the one device its glob matches (e.g. a by-id pattern)."""
+        return resolve_port(self.port)
+
+
+@dataclass(frozen=True, slots=True)
+class ReaderConfig:
+    enabled: bool
+    vendor_id: int
+    product_id: int
+    serial: str | None
+    read_timeout_ms: int
+    source: Path | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DisplayConfig:
+    enabled: bool
+    port: str
+    baudrate: int
+    ack_timeout_ms: int
+    retries: int
+    source: Path | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TlsConfig:
+    ca: Path
+    cert: Path | None = None  # client certificate and key: both or neither
+    key: Path | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MqttConfig:
+    host: str
+    port: int
+    prefix: str  # default "casino/<site>/table/<id>"
+    client_id: str
+    keepalive_s: int
+    username: str | None = None
+    password_file: Path | None = None
+    tls: TlsConfig | None = None
+
+    def password(self) -> str | None:
+        """Read the password at connect time (never kept in the config object or its repr)."""
+        if self.password_file is None:
+            return None
+        return self.password_file.read_text(encoding="utf-8").strip()
+
+
+@dataclass(frozen=True, slots=True)
+class PinConfig:
+    name: str
+    pin: int  # BCM
+    output: bool
+    active_low: bool = False
+    debounce_ms: int = 20
+
+    def spec(self) -> PinSpec:
+        return PinSpec(
+            name=self.name,
+            pin=self.pin,
+            output=self.output,
+            safe_value=OUTPUT_SAFE_VALUES.get(self.name, False),
+            active_low=self.active_low,
+            debounce_ms=self.debounce_ms,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class GpioConfig:
+    backend: GpioBackend
+    pins: tuple[PinConfig, ...]
+
+    def pin(self, name: str) -> PinConfig:
+        for p in self.pins:
+            if p.name == name:
+                return p
+        raise KeyError(f"no GPIO signal named {name!r}")
+
+    @property
+    def chip_slots(self) -> int:
+        return sum(1 for p in self.pins if p.name.startswith(CHIP_SLOT_PREFIX))
+
+
+@dataclass(frozen=True, slots=True)
+class JackpotSection:
+    enabled: bool
+    mode: str  # "automatic" (chip slots sense the chip, PT-2001 r.41a) or "manual" (r.41b)
+    bet_value: int  # minor units (PT-2001 r.47)
+    increment_bp: int  # basis points of each jackpot bet added to the jackpot (r.40)
+    reserve_bp: int
+    seed: int  # minor units, at least 10,000 x bet_value (PT-2001 r.44)
+    currency: str
+    parsed: Any = field(
+        default=None, compare=False
+    )  # controller.jackpot.config.JackpotConfig when importable
+
+
+@dataclass(frozen=True, slots=True)
+class SupervisorsConfig:
+    credentials_file: Path  # format owned by controller.mqtt (roles, salted PIN hashes / HMAC keys)
+
+
+@dataclass(frozen=True, slots=True)
+class AlertsConfig:
+    escalate_after_s: int
+
+
+@dataclass(frozen=True, slots=True)
+class TableConfig:
+    path: Path
+    table: TableSection
+    shoe: ShoeConfig
+    reader: ReaderConfig
+    display: DisplayConfig
+    mqtt: MqttConfig
+    gpio: GpioConfig
+    jackpot: JackpotSection
+    supervisors: SupervisorsConfig
+    alerts: AlertsConfig
+
+    def firmware_files(self) -> dict[str, Path]:
+        """Separate firmware configuration files (``file = ...`` in [shoe]/[reader]/[display]) by section."""
+        out: dict[str, Path] = {}
+        for name in ("shoe", "reader", "display"):
+            src = getattr(self, name).source
+            if src is not None:
+                out[name] = src
+        return out

@@ -1,0 +1,49 @@
+"""Generate docs from code (state diagram, schemas index) and, with --check, fail when docs/ is stale."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# output path (relative to the repo root) -> function returning the file's text
+GENERATORS: dict[str, Callable[[], str]] = {}
+
+
+def _register() -> None:
+    try:
+        from controller.table.diagram import render_mermaid_doc
+    except ImportError:
+        return
+    GENERATORS["docs/state-machine.md"] = render_mermaid_doc
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--check", action="store_true", help="exit 1 if a generated file differs")
+    args = parser.parse_args(argv)
+    _register()
+    stale = []
+    for rel, make in GENERATORS.items():
+        path = ROOT / rel
+        text = make()
+        if args.check:
+            if not path.exists() or path.read_text() != text:
+                stale.append(rel)
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+            print(f"wrote {rel}")
+    if stale:
+        print(
+            "stale generated docs (run: python -m controller.docs_gen): " + ", ".join(stale), file=sys.stderr
+        )
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,90 @@
+"""The table configuration's ``[jackpot]`` section (PT-2001 r.38-50), validated.
+
+The regulator fixes the jackpot bet value, the increment percentage and the conditions (PT-2001 r.40); the
+starting value must be at least 10,000 x the jackpot bet (PT-2001 r.44). Money is integer minor units; shares
+are basis points (1 bp = 0.01 %), so every contribution is an exact integer number of 1/10,000 minor units.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+from enum import StrEnum
+from typing import Any
+
+from controller.jackpot import JackpotError
+
+BP_DENOMINATOR = 10_000  # basis points in 100 %
+MIN_SEED_MULTIPLE = 10_000  # PT-2001 r.44: seed >= 10,000 x bet value
+KEYS = ("enabled", "mode", "bet_value", "increment_bp", "reserve_bp", "seed", "currency")
+_CURRENCY = re.compile(r"^[A-Z]{3}$")
+
+
+class Mode(StrEnum):
+    AUTOMATIC = "automatic"  # PT-2001 r.41a: slot senses the chip, display increments automatically
+    MANUAL = "manual"  # PT-2001 r.41b: dealer collects, leaves a marker and increments by hand
+
+
+@dataclass(frozen=True, slots=True)
+class JackpotConfig:
+    enabled: bool
+    mode: Mode
+    bet_value: int  # minor units, one chip per player per hand (PT-2001 r.47)
+    increment_bp: int  # share of each jackpot bet added to the meter (PT-2001 r.40)
+    reserve_bp: int  # share diverted to the next-seed reserve pool (may be 0)
+    seed: int  # minor units, >= 10,000 x bet_value (PT-2001 r.44)
+    currency: str  # ISO 4217 code
+
+    @classmethod
+    def from_dict(cls, d: Any) -> JackpotConfig:
+        """Validate a ``[jackpot]`` section; raise ``JackpotError`` naming the first bad key."""
+        if not isinstance(d, dict):
+            raise JackpotError(f"jackpot: expected a table (dict), got {type(d).__name__}")
+        unknown = sorted(set(d) - set(KEYS))
+        if unknown:
+            raise JackpotError(f"jackpot: unknown key(s) {', '.join(map(str, unknown))}")
+        missing = [k for k in KEYS if k not in d]
+        if missing:
+            raise JackpotError(f"jackpot.{missing[0]}: missing")
+        enabled = d["enabled"]
+        if not isinstance(enabled, bool):
+            raise JackpotError(f"jackpot.enabled: expected true or false, got {enabled!r}")
+        try:
+            mode = Mode(d["mode"])
+        except ValueError:
+            raise JackpotError(f"jackpot.mode: expected 'automatic' or 'manual', got {d['mode']!r}") from None
+        bet_value = _int(d, "bet_value", minimum=1)
+        increment_bp = _int(d, "increment_bp", minimum=0, maximum=BP_DENOMINATOR)
+        reserve_bp = _int(d, "reserve_bp", minimum=0, maximum=BP_DENOMINATOR)
+        if increment_bp + reserve_bp > BP_DENOMINATOR:
+            raise JackpotError(
+                f"jackpot.reserve_bp: increment_bp + reserve_bp = {increment_bp + reserve_bp} exceeds "
+                f"{BP_DENOMINATOR} (100 % of the bet)"
+            )
+        seed = _int(d, "seed", minimum=0)
+        if seed < MIN_SEED_MULTIPLE * bet_value:
+            raise JackpotError(
+                f"jackpot.seed: {seed} is below the minimum {MIN_SEED_MULTIPLE} x bet_value = "
+                f"{MIN_SEED_MULTIPLE * bet_value} (PT-2001 r.44)"
+            )
+        currency = d["currency"]
+        if not isinstance(currency, str) or not _CURRENCY.fullmatch(currency):
+            raise JackpotError(f"jackpot.currency: expected a 3-letter ISO 4217 code, got {currency!r}")
+        return cls(enabled, mode, bet_value, increment_bp, reserve_bp, seed, currency)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["mode"] = str(self.mode)
+        return d
+
+
+def _int(d: dict[str, Any], key: str, *, minimum: int, maximum: int | None = None) -> int:
+    value = d[key]
+    # bool is an int subclass: refuse it explicitly so `bet_value = true` is not 1 cent.
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise JackpotError(f"jackpot.{key}: expected an integer, got {value!r}")
+    if value < minimum:
+        raise JackpotError(f"jackpot.{key}: {value} is below the minimum {minimum}")
+    if maximum is not None and value > maximum:
+        raise JackpotError(f"jackpot.{key}: {value} is above the maximum {maximum}")
+    return value

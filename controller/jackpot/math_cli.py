@@ -1,0 +1,149 @@
+"""`tablectl jackpot-math`: exact jackpot combination probabilities and returns (PT-2001 r.42-44)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tomllib
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from controller.jackpot.config import MIN_SEED_MULTIPLE
+from controller.jackpot.math import (
+    Odds,
+    break_even_meter,
+    combination_odds,
+    long_run_return,
+    meter_drift_per_bet,
+    return_at_meter,
+)
+
+PROFILES_DIR = Path(__file__).resolve().parents[2] / "firmware_configs" / "profiles"
+
+
+class CliError(Exception):
+    pass
+
+
+def profile_decks(name: str, profiles_dir: Path = PROFILES_DIR) -> int:
+    """Deck count of a rule profile: from the rules engine if present, else the TOML file's ``decks`` key."""
+    try:
+        from controller.rules.profiles import load_profile  # the rules engine owns profiles
+    except ImportError:
+        load_profile = None
+    if load_profile is not None and profiles_dir == PROFILES_DIR:
+        try:
+            return int(load_profile(name).decks)
+        except Exception as exc:  # the engine names what is wrong; report it, never a traceback
+            raise CliError(f"profile {name!r}: {exc}") from None
+    path = profiles_dir / f"{name}.toml"
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CliError(f"profile {name!r}: no file {path}") from None
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise CliError(f"profile {name!r}: cannot read {path}: {exc}") from None
+    decks = data.get("decks")
+    if isinstance(decks, bool) or not isinstance(decks, int) or decks < 1:
+        raise CliError(f"profile {name!r}: 'decks' must be a positive integer, got {decks!r}")
+    return decks
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--profile", default="pt-2001", help="rule profile giving the deck count")
+    parser.add_argument("--decks", type=int, help="deck count (overrides the profile)")
+    parser.add_argument("--bet-value", type=int, help="jackpot bet, minor units (PT-2001 r.47)")
+    parser.add_argument("--increment-bp", type=int, help="share of the bet to the meter, basis points (r.40)")
+    parser.add_argument("--reserve-bp", type=int, default=0, help="share to the reserve pool, basis points")
+    parser.add_argument("--seed", type=int, help="meter starting value, minor units (>= 10,000 x bet, r.44)")
+    parser.add_argument(
+        "--meter", type=int, help="meter value for the return at a given meter (default: seed)"
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def _num(x: Fraction) -> dict[str, Any]:
+    return {"fraction": f"{x.numerator}/{x.denominator}", "decimal": float(x), "one_in": _one_in(x)}
+
+
+def _one_in(x: Fraction) -> float | None:
+    return None if x == 0 else float(1 / x)
+
+
+def report(odds: Odds, args: argparse.Namespace) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "decks": odds.decks,
+        "model": "first 4 cards of a seat from a full shoe, without replacement; highest combination only",
+        "combinations": {
+            c.name: {"multiplier": c.multiplier, **_num(p)} for c, p in odds.probabilities.items()
+        },
+        "hit_frequency": _num(odds.hit_frequency),
+        "fixed_prizes_ev_bets": _num(odds.fixed_ev),
+    }
+    if args.bet_value is not None:
+        bet = args.bet_value
+        if bet <= 0:
+            raise CliError("--bet-value must be a positive integer (minor units)")
+        be = break_even_meter(odds, bet)
+        out["bet_value"] = bet
+        out["break_even_meter"] = None if be is None else {"minor_units": float(be), "fraction": str(be)}
+        if args.seed is not None:
+            if args.seed < MIN_SEED_MULTIPLE * bet:
+                raise CliError(
+                    f"--seed {args.seed} is below {MIN_SEED_MULTIPLE} x bet = {MIN_SEED_MULTIPLE * bet}"
+                )
+            meter = args.seed if args.meter is None else args.meter
+            out["seed"] = args.seed
+            out["return_at_meter"] = {"meter": meter, **_num(return_at_meter(odds, bet, meter))}
+            if args.increment_bp is not None:
+                bps = (args.increment_bp, args.reserve_bp)
+                if min(bps) < 0 or sum(bps) > 10_000:  # PT-2001 r.40: shares of the bet
+                    raise CliError("--increment-bp/--reserve-bp must be basis points summing to 0..10000")
+                out["increment_bp"], out["reserve_bp"] = args.increment_bp, args.reserve_bp
+                lr = long_run_return(odds, bet, args.increment_bp, args.reserve_bp, args.seed)
+                out["long_run_return"] = _num(lr)
+                out["meter_drift_per_bet"] = float(meter_drift_per_bet(odds, bet, args.increment_bp))
+    return out
+
+
+def _text(r: dict[str, Any]) -> str:
+    lines = [f"decks: {r['decks']}  ({r['model']})", ""]
+    lines.append(f"{'combination':<22} {'pays':>6} {'probability':>16} {'1 in':>14}  exact")
+    for name, c in r["combinations"].items():
+        pays = "100 %" if c["multiplier"] is None else f"{c['multiplier']}x"
+        one_in = "never" if c["one_in"] is None else f"{c['one_in']:,.1f}"
+        lines.append(f"{name:<22} {pays:>6} {c['decimal']:>16.10f} {one_in:>14}  {c['fraction']}")
+    hf = r["hit_frequency"]
+    lines.append(f"hit frequency per seat-round: {hf['decimal']:.10f} (1 in {hf['one_in']:,.1f})")
+    lines.append(f"fixed prizes EV: {r['fixed_prizes_ev_bets']['decimal']:.6f} bets per jackpot bet")
+    if "break_even_meter" in r:
+        be = r["break_even_meter"]
+        shown = "n/a (top prize impossible)" if be is None else f"{be['minor_units']:,.0f} minor units"
+        lines.append(f"break-even meter (return 100 %): {shown}")
+    if "return_at_meter" in r:
+        rm = r["return_at_meter"]
+        lines.append(f"return at meter {rm['meter']:,}: {rm['decimal'] * 100:.4f} %")
+    if "long_run_return" in r:
+        lines.append(
+            f"long-run return (increment {r['increment_bp']} bp + reserve {r['reserve_bp']} bp"
+            f" + seed per top hit): {r['long_run_return']['decimal'] * 100:.4f} %"
+        )
+        drift = r["meter_drift_per_bet"]
+        note = "" if drift >= 0 else "  (the meter drifts DOWN between top hits: increment < fixed prizes)"
+        lines.append(f"meter drift per bet between top hits: {drift:+.4f} minor units{note}")
+    return "\n".join(lines)
+
+
+def main(args: argparse.Namespace) -> int:
+    try:
+        decks = args.decks if args.decks is not None else profile_decks(args.profile)
+        if decks < 1:
+            raise CliError(f"--decks must be a positive integer, got {decks}")
+        r = report(combination_odds(decks), args)
+    except CliError as exc:
+        print(f"jackpot-math: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(r, indent=2) if args.json else _text(r))
+    return 0

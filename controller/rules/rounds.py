@@ -1,0 +1,238 @@
+"""Round files (docs/rounds.md): validate, then replay them through the RoundEngine the live table uses."""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from controller.rules.cards import Card, CardError
+from controller.rules.engine import RoundEngine
+from controller.rules.profiles import ROOT, ProfileError, load_profile
+from controller.rules.settlement import Settlement
+from controller.rules.types import (
+    INSURANCE_ACTIONS,
+    Action,
+    Recipient,
+    RoundError,
+    RoundPhase,
+    RuleViolation,
+    SeatBet,
+)
+
+SCHEMA_PATH = ROOT / "schemas" / "round.schema.json"
+
+
+class InvalidRound(ValueError):
+    """A round file that cannot be replayed: the message names the card or decision, `rule` the rule."""
+
+    def __init__(self, message: str, rule: str | None = None) -> None:
+        super().__init__(f"{message} ({rule})" if rule else message)
+        self.message = message
+        self.rule = rule
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    engine: RoundEngine
+    settlement: Settlement
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "valid": True,
+            "profile": self.engine.profile.name,
+            "settlement": self.settlement.to_json(),
+            "dealer_errors": [e.to_json() for e in self.engine.dealer_errors],
+            # Where every card went (a hand, the dealer, burn, held or void), in shoe order, and the
+            # decisions as applied (implicit hits / stands included): what the engine understood of the file.
+            "cards": [{"card": c["card"], "to": c["recipient"]} for c in self.engine.description()["cards"]],
+            "decisions": [
+                {k: d[k] for k in ("seat", "hand", "action", "amount", "implicit") if k in d}
+                for d in self.engine.description()["decisions"]
+            ],
+        }
+
+
+@cache
+def _validator() -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(json.loads(SCHEMA_PATH.read_text(encoding="utf-8")))
+
+
+def load_round_file(path: str | Path) -> dict[str, Any]:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InvalidRound(f"cannot read {path}: {exc.strerror or exc}") from exc
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidRound(f"{path}: not valid JSON: {exc}") from exc
+
+
+def validate_round(doc: Any) -> None:
+    errors = sorted(_validator().iter_errors(doc), key=lambda e: list(e.absolute_path))
+    if errors:
+        err = errors[0]
+        where = "/".join(str(p) for p in err.absolute_path) or "(top level)"
+        raise InvalidRound(f"round file: at {where}: {err.message}")
+
+
+def _decision_ready(engine: RoundEngine, action: Action, seat: int, hand: int) -> bool:
+    """Whether the decision at the head of the list applies now (else the next card comes first)."""
+    if engine.phase is RoundPhase.INSURANCE and action in INSURANCE_ACTIONS:
+        return True
+    if action is Action.SURRENDER and engine.surrender_window_open:
+        return True  # PT-2001 r.36: surrenders are decided right after the first two cards
+    if engine.phase is RoundPhase.INSURANCE:  # a hand decision closes the insurance window
+        return engine.next_hand() == Recipient.player(seat, hand)
+    t = engine.turn()
+    return engine.phase is RoundPhase.PLAYERS and t is not None and (t.seat, t.hand) == (seat, hand)
+
+
+def replay(doc: dict[str, Any]) -> ReplayResult:
+    """Replay a round description; raises InvalidRound naming the offending card or decision."""
+    validate_round(doc)
+    try:
+        profile = load_profile(doc["profile"])
+    except ProfileError as exc:
+        raise InvalidRound(f"profile: {exc}") from exc
+    bets = [
+        SeatBet(b["seat"], b["amount"], dict(b.get("side_bets", {})), bool(b.get("jackpot_chip", False)))
+        for b in doc["bets"]
+    ]
+    burns = doc.get("burn_before_deal")
+    if burns is None:
+        burns = _leading_burns(doc["cards"]) if profile.burn_before_round(shoe_start=True) else 0
+    else:
+        # The profile says how many cards may be burnt before a round: none, the per-round burn, or the
+        # shoe-start burn (PT-2001 r.10; MO-2004 art.4.1-4.2; the online books burn nothing).
+        allowed = {0, profile.burn_before_round(shoe_start=False), profile.burn_before_round(shoe_start=True)}
+        if burns not in allowed:
+            raise InvalidRound(
+                f"burn_before_deal: {burns} card(s), but {profile.name} burns "
+                + " or ".join(str(n) for n in sorted(allowed))
+                + " before a round",
+                profile.citations.get("burn") or profile.cite("deal_order"),
+            )
+    try:
+        engine = RoundEngine(
+            profile, bets, burn_before_deal=burns, first_of_game=doc.get("first_of_game", False)
+        )
+    except RoundError as exc:
+        raise InvalidRound(f"bets: {exc.message}", exc.rule) from exc
+    cards = deque(enumerate(doc["cards"], 1))
+    decisions = deque(enumerate(doc.get("decisions", []), 1))
+    # A file with `after_cards` / `implicit` (written by description()) is replayed exactly. A hand-written
+    # file lists decisions only: a hand with no decision left in the file stands when a card comes.
+    exact = any("after_cards" in d or "implicit" in d for _, d in decisions)
+    fed = 0
+    while cards or decisions:
+        if decisions:
+            i, d = decisions[0]
+            action, seat, hand = Action(d["action"]), d["seat"], d.get("hand", 0)
+            at = d.get("after_cards")
+            if at is not None and at < fed:
+                raise InvalidRound(
+                    f"decision #{i} ({action}) comes after {at} cards, but {fed} were already out"
+                )
+            ready = at == fed if at is not None else _decision_ready(engine, action, seat, hand)
+            if ready or not cards:
+                decisions.popleft()
+                if d.get("implicit") and action is Action.HIT and cards:
+                    _feed_card(engine, *cards.popleft())  # the hand drew without asking first
+                    fed += 1
+                else:
+                    _apply_decision(engine, i, d, action, seat, hand)
+                continue
+        if not exact and _implicit_stand(engine, decisions):
+            continue
+        i, c = cards.popleft()
+        _feed_card(engine, i, c)
+        fed += 1
+    engine.close_insurance()  # no insurance decision recorded for a seat: it declined
+    # Hand-written files: no card left and no decision left, so each hand still to play stood (no card came
+    # out for it). A hand that may not stand, or a dealer still owed a card, leaves the round incomplete.
+    while not exact and _implicit_stand(engine, decisions):
+        pass
+    if not engine.is_complete():
+        raise InvalidRound(_incomplete(engine))
+    return ReplayResult(engine, engine.settle())
+
+
+def _leading_burns(cards: list[Any]) -> int:
+    """Cards marked `"to": "burn"` at the start of the file: the round's burns (PT-2001 r.10, MO art.4)."""
+    n = 0
+    for c in cards:
+        if not (isinstance(c, dict) and c.get("to") == "burn"):
+            break
+        n += 1
+    return n
+
+
+def _implicit_stand(engine: RoundEngine, decisions: deque[tuple[int, dict[str, Any]]]) -> bool:
+    """Hand-written files: the next card is not for a hand that has no decision left in the file.
+
+    A card closes the insurance window (seats without a decision decline); the hand whose turn it is stands
+    if the file lists no further decision for it and the profile lets it stand (PT-2001 r.18: above 11). A
+    hand that may not stand takes the card (an implicit hit). Returns True when something changed.
+    """
+    if engine.phase is RoundPhase.INSURANCE:
+        engine.close_insurance()
+        return True
+    t = engine.turn()
+    if engine.phase is not RoundPhase.PLAYERS or t is None or t.kind != "player":
+        return False
+    pending = any(
+        d["seat"] == t.seat and d.get("hand", 0) == t.hand and Action(d["action"]) not in INSURANCE_ACTIONS
+        for _, d in decisions
+    )
+    if pending or Action.STAND not in engine.allowed_actions():
+        return False
+    engine.act(Action.STAND, seat=t.seat, hand=t.hand)
+    return True
+
+
+def _apply_decision(
+    engine: RoundEngine, i: int, d: dict[str, Any], action: Action, seat: int, hand: int
+) -> None:
+    label = f"decision #{i} (seat {seat} hand {hand}: {action})"
+    if engine.is_complete():
+        why = engine.explain(action, seat, hand)  # name the book's rule when the decision is forbidden anyway
+        if why is not None:
+            raise InvalidRound(f"{label} not allowed: {why.message}", why.rule)
+        raise InvalidRound(f"{label} after the round ended", engine.profile.cite("deal_order"))
+    kwargs: dict[str, Any] = {"seat": seat, "amount": d.get("amount")}
+    if action not in INSURANCE_ACTIONS:
+        kwargs["hand"] = hand
+    try:
+        engine.act(action, **kwargs)
+    except RuleViolation as exc:
+        raise InvalidRound(f"{label} not allowed: {exc.message}", exc.rule) from exc
+
+
+def _feed_card(engine: RoundEngine, i: int, c: Any) -> None:
+    entry = {"card": c} if isinstance(c, str) else c
+    try:
+        card = Card.parse(entry["card"])
+        to = Recipient.from_json(entry["to"]) if "to" in entry else None
+    except (CardError, ValueError) as exc:
+        raise InvalidRound(f"card #{i} ({entry.get('card')}): {exc}") from exc
+    try:
+        engine.on_card(card, face_up=bool(entry.get("face_up", False)), to=to)
+    except RoundError as exc:
+        raise InvalidRound(f"card #{i} ({card}): {exc.message}", exc.rule) from exc
+
+
+def _incomplete(engine: RoundEngine) -> str:
+    t = engine.turn()
+    if t is not None and t.kind == "insurance":
+        return f"round incomplete: seat {t.seat} has not decided on insurance / even money"
+    if t is not None and t.kind == "player":
+        return f"round incomplete: seat {t.seat} hand {t.hand} must decide (no decision left in the file)"
+    exp = engine.expected_recipient()
+    return f"round incomplete (phase {engine.phase}): a card for {exp} is missing"

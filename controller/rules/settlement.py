@@ -1,0 +1,162 @@
+"""Settlement of a complete round: every hand, insurance, side bets and special prizes in minor units.
+
+Rounding: amounts that are not whole minor units (3:2 on an odd bet, half a bet) are rounded down in the
+house's favour: a blackjack on 25 wins 37, a surrender of 25 gets 12 back, five cards on 25 wins 12.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
+
+from controller.rules.hands import hand_value
+from controller.rules.sidebets import side_bet_net, side_bet_result, special_prize
+
+if TYPE_CHECKING:
+    from controller.rules.engine import HandState, RoundEngine
+
+
+def _floor(x: Fraction) -> int:
+    return x.numerator // x.denominator
+
+
+@dataclass(frozen=True)
+class HandResult:
+    seat: int
+    hand: int
+    cards: list[str]
+    total: int
+    stake: int
+    doubled: bool
+    outcome: str  # blackjack | win | push | lose | bust | surrender | even_money | five_card
+    net: int
+
+
+@dataclass(frozen=True)
+class InsuranceResult:
+    seat: int
+    amount: int
+    won: bool
+    net: int
+
+
+@dataclass(frozen=True)
+class SideBetResult:
+    seat: int
+    name: str
+    stake: int
+    result: str | None  # the winning pay-table entry, None = lost
+    net: int
+
+
+@dataclass(frozen=True)
+class PrizeResult:
+    seat: int
+    hand: int
+    name: str  # six_seven_eight_suited | three_sevens
+    net: int
+
+
+@dataclass(frozen=True)
+class Settlement:
+    profile: str
+    dealer_cards: list[str]
+    dealer_total: int
+    dealer_blackjack: bool
+    dealer_bust: bool
+    hands: list[HandResult]
+    insurance: list[InsuranceResult]
+    side_bets: list[SideBetResult]
+    prizes: list[PrizeResult]
+    jackpot: list[dict[str, Any]]  # seats with a jackpot chip and their first four cards (PT-2001 r.42)
+    seat_nets: dict[int, int]
+    total_net: int  # players' total; the house's result is its negative
+    dealer_errors: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["seat_nets"] = {str(k): v for k, v in self.seat_nets.items()}
+        return out
+
+
+def _hand_outcome(engine: RoundEngine, h: HandState) -> tuple[str, int]:
+    p = engine.profile
+    dealer_bj = engine.dealer_blackjack()
+    if h.status == "surrendered":
+        return "surrender", -(h.stake - h.stake // 2)  # PT-2001 r.36: loses half
+    if h.status == "even_money":
+        return "even_money", h.base_bet  # PT-2001 r.34
+    if h.status == "five_card":
+        return "five_card", h.base_bet // 2  # MO-2004 art.19: paid half the bet
+    if h.status == "bust":
+        return "bust", -h.stake  # MO-2004 art.7.2: loses even if the dealer busts
+    if h.status == "blackjack":
+        if dealer_bj:
+            return "push", 0  # PT-2001 r.21
+        return "blackjack", _floor(h.base_bet * p.blackjack_pays)
+    if dealer_bj:
+        if p.original_bet_only == "doubles" and h.doubled:
+            return "lose", -h.base_bet  # MO-2004 art.10.7: loss limited to the original bet
+        return "lose", -h.stake  # PT-2001 r.20: blackjack beats any 21
+    total, dealer = h.value.total, hand_value(engine.dealer).total
+    if dealer > 21 or total > dealer:
+        return "win", _floor(h.stake * p.win_pays)
+    if total == dealer:
+        return "push", 0  # PT-2001 r.24
+    return "lose", -h.stake
+
+
+def settle(engine: RoundEngine) -> Settlement:
+    p = engine.profile
+    hands: list[HandResult] = []
+    insurance: list[InsuranceResult] = []
+    side: list[SideBetResult] = []
+    prizes: list[PrizeResult] = []
+    jackpot: list[dict[str, Any]] = []
+    seat_nets: dict[int, int] = {}
+    dealer_bj = engine.dealer_blackjack()
+    for seat, st in engine.seats.items():
+        net = 0
+        for i, h in enumerate(st.hands):
+            outcome, n = _hand_outcome(engine, h)
+            hands.append(
+                HandResult(seat, i, [str(c) for c in h.cards], h.value.total, h.stake, h.doubled, outcome, n)
+            )
+            net += n
+            prize = special_prize(h.cards)
+            mult = p.special_prizes.get(prize, 0) if prize else 0
+            if mult:  # PT-2001 r.35: 3 x the bet, whatever the hand's result
+                prizes.append(PrizeResult(seat, i, prize, mult * h.base_bet))
+                net += mult * h.base_bet
+        if st.insurance:
+            won = dealer_bj
+            n = _floor(st.insurance * p.insurance_pays) if won else -st.insurance  # PT-2001 r.33: wins double
+            insurance.append(InsuranceResult(seat, st.insurance, won, n))
+            net += n
+        for name, stake in st.bet.side_bets.items():
+            rule = p.side_bets[name]
+            result = side_bet_result(rule, st.dealt, st.pairs_formed, st.first_pair_split)
+            times = st.pairs_formed if name == "any_pair" and result else 1
+            n = side_bet_net(rule, result, stake, times=times)
+            side.append(SideBetResult(seat, name, stake, result, n))
+            net += n
+        if st.bet.jackpot_chip:
+            jackpot.append({"seat": seat, "first_cards": [str(c) for c in st.dealt[:4]]})
+        seat_nets[seat] = net
+    total = hand_value(engine.dealer).total if engine.dealer else 0
+    return Settlement(
+        profile=p.name,
+        dealer_cards=[str(c) for c in engine.dealer],
+        dealer_total=total,
+        dealer_blackjack=dealer_bj,
+        dealer_bust=total > 21,
+        hands=hands,
+        insurance=insurance,
+        side_bets=side,
+        prizes=prizes,
+        jackpot=jackpot,
+        seat_nets=seat_nets,
+        total_net=sum(seat_nets.values()),
+        dealer_errors=[e.to_json() for e in engine.dealer_errors],
+    )

@@ -1,0 +1,27 @@
+"""The table: a pure ``transitions`` state machine (core.py) behind an async shell (controller.py).
+
+table = TableController(journal, shoe, board=board, alerts=alerts)
+await table.start()                                   # recover, safe outputs, resync with the shoe
+await table.dealer_input("place_bet", {"seat": 1, "amount": 500})
+await table.supervisor_action("ana", "clear_jam", {})  # raises Rejected(reason) when not allowed
+"""
+
+from controller.table.controller import AlertSink, LogAlerts, TableController
+from controller.table.core import JackpotSeam, Step, TableCore
+from controller.table.effects import Alert, Effect, GpioWrite, JournalRecord, Publish, Rejected, ShoeCommand
+
+__all__ = [
+    "Alert",
+    "AlertSink",
+    "Effect",
+    "GpioWrite",
+    "JackpotSeam",
+    "JournalRecord",
+    "LogAlerts",
+    "Publish",
+    "Rejected",
+    "ShoeCommand",
+    "Step",
+    "TableController",
+    "TableCore",
+]

@@ -1,0 +1,145 @@
+"""What the table publishes: pure projections of the core's state onto the MQTT documents (docs/mqtt.md).
+
+Two rules shape these documents:
+- nothing reveals a card still inside the shoe (only counts of what is inside);
+- the dealer's hole card (PT-2001 r.17: dealt face down) is withheld from every published document until the
+  dealer turns it over: its card event carries ``hidden: true`` and no code, and the round state shows it as
+  ``"??"``. The journal keeps the real card (it is not published).
+Hand indices are 0-based everywhere (0 = the original hand, split hands 1, 2, …), as in `tablectl replay`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from controller.rules.hands import hand_value
+
+HIDDEN_CARD = "??"
+
+
+def recipient_text(recipient: Any) -> str:
+    """'seat:3:0', 'dealer', 'burn', 'held' (PT-2001 r.18) or 'void'."""
+    if isinstance(recipient, dict) and "seat" in recipient:
+        return f"seat:{recipient['seat']}:{recipient.get('hand', 0)}"
+    if recipient in ("dealer", "burn", "held", "void"):
+        return str(recipient)
+    return "void"
+
+
+def hole_card_hidden(engine: Any) -> bool:
+    """True while the dealer's face-down second card must stay unpublished (PT-2001 r.17)."""
+    if engine is None or not engine.profile.hole_card or len(engine.dealer) < 2:
+        return False
+    return str(getattr(engine.phase, "value", engine.phase)) not in ("dealer", "complete")
+
+
+def is_hole_card(engine: Any, entry: dict[str, Any]) -> bool:
+    """The card just dealt is the dealer's face-down second card, still unrevealed (PT-2001 r.17)."""
+    return entry.get("recipient") == "dealer" and len(engine.dealer) == 2 and hole_card_hidden(engine)
+
+
+def card_event(round_id: str, entry: dict[str, Any], *, hidden: bool) -> dict[str, Any]:
+    """Data of an ``events/card`` message for one card out of the shoe."""
+    data: dict[str, Any] = {
+        "round_id": round_id,
+        "shoe_seq": entry["shoe_seq"],
+        "face_up": entry["face_up"],
+        "recipient": recipient_text(entry["recipient"]),
+        "counts": bool(entry["counts"]),
+    }
+    if hidden:
+        data["hidden"] = True  # the hole card: revealed by an events/round "hole_card_revealed"
+    else:
+        code = entry["card"]
+        data.update(code=code, rank=code[0], suit=code[1])
+    if entry.get("errors"):
+        data["errors"] = entry["errors"]
+    return data
+
+
+def _phase(engine: Any) -> str:
+    return str(getattr(engine.phase, "value", engine.phase))
+
+
+def round_state(tracker: Any, *, void: bool, contestable: bool) -> dict[str, Any]:
+    """Data of the retained ``state/round``: seats, hands, dealer, whose turn and which inputs are allowed."""
+    if tracker is None:
+        return {"round_id": None, "phase": "none"}
+    engine = tracker.engine
+    hide = hole_card_hidden(engine)
+    seats = []
+    for seat_no, st in engine.seats.items():
+        hands = []
+        for idx, h in enumerate(st.hands):
+            value = h.value
+            hands.append(
+                {
+                    "hand": idx,
+                    "cards": [str(c) for c in h.cards],
+                    "total": value.total,
+                    "soft": value.soft,
+                    "blackjack": h.blackjack,
+                    "stake": h.stake,
+                    "doubled": h.doubled,
+                    "status": h.status,
+                }
+            )
+        seats.append(
+            {
+                "seat": seat_no,
+                "bet": st.bet.amount,
+                "side_bets": dict(st.bet.side_bets),
+                "jackpot_chip": bool(st.bet.jackpot_chip),
+                "insurance": st.insurance,
+                "hands": hands,
+            }
+        )
+    dealer_cards = [str(c) for c in engine.dealer]
+    if hide:
+        dealer_cards[1] = HIDDEN_CARD
+    shown = engine.dealer[:1] if hide else engine.dealer
+    turn = engine.turn()
+    return {
+        "round_id": tracker.round_id,
+        "phase": "void" if void else _phase(engine),
+        "seats": seats,
+        "dealer": {
+            "cards": dealer_cards,
+            "total": hand_value(shown).total if shown else 0,
+            "hole_card_hidden": hide,
+        },
+        "turn": _turn(turn),
+        "allowed_actions": [] if void else allowed_commands(engine),
+        "complete": engine.is_complete(),
+        "contestable": contestable,  # PT-2001 r.62: final but open to complaint until the cards go in
+        "dealer_errors": [
+            {"rule": e.rule, "message": e.message, "card": str(e.card) if e.card else None}
+            for e in engine.dealer_errors
+        ],
+    }
+
+
+# The engine's action names -> the dealer command names (docs/mqtt.md) where they differ.
+COMMAND_NAMES = {"no_insurance": "decline_insurance"}
+
+
+def allowed_commands(engine: Any) -> list[str]:
+    """The dealer inputs the rules allow now, by their command names (the pit terminal enables these)."""
+    names = (str(getattr(a, "value", a)) for a in engine.allowed_actions())
+    return sorted(COMMAND_NAMES.get(n, n) for n in names)
+
+
+def _turn(turn: Any) -> dict[str, Any] | None:
+    """{"kind": "player", "seat": 2, "hand": 0} | {"kind": "insurance", "seat": 1} | {"kind": "dealer"}."""
+    if turn is None:
+        return None
+    out: dict[str, Any] = {"kind": str(turn.kind)}
+    if turn.seat is not None:
+        out["seat"] = turn.seat
+        if turn.kind == "player":
+            out["hand"] = turn.hand
+    return out
+
+
+def settlement_event(round_id: str, settlement: dict[str, Any]) -> dict[str, Any]:
+    return {"round_id": round_id, **settlement}

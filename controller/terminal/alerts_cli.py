@@ -1,0 +1,29 @@
+"""`tablectl alerts`: the floor supervisor's alert console over every table of a site (docs/terminal.md)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from controller.terminal.alerts import AlertsApp
+from controller.terminal.fleet import FleetAlerts
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--host", default="127.0.0.1", help="MQTT broker host")
+    p.add_argument("--port", type=int, default=1883, help="MQTT broker port")
+    p.add_argument("--user", default="supervisor1", help="broker account (supervisor role)")
+    p.add_argument("--password", help="its broker password (default: $TABLECTL_MQTT_PASSWORD)")
+    p.add_argument("--site", default="+", help="one site, or every site (default)")
+
+
+def main(args: argparse.Namespace) -> int:
+    password = args.password or os.environ.get("TABLECTL_MQTT_PASSWORD")
+    if not password:
+        print("alerts: --password (or $TABLECTL_MQTT_PASSWORD) is required", flush=True)
+        return 2
+    if "/" in args.site or "#" in args.site:
+        print(f"alerts: --site must be a site name or '+', got {args.site!r}", flush=True)
+        return 2
+    AlertsApp(FleetAlerts(args.host, args.port, username=args.user, password=password, site=args.site)).run()
+    return 0

@@ -1,0 +1,79 @@
+"""The credential prompt for supervisor actions: user + PIN (the PIN signs the command, docs/mqtt.md
+"Signed commands"; it is never stored or shown) and, for actions that need one, an argument."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label
+
+
+@dataclass(frozen=True)
+class Credential:
+    user: str
+    pin: str
+    arg: str = ""
+
+
+class CredentialScreen(ModalScreen[Credential | None]):
+    """Modal: returns a Credential, or None when cancelled (Escape)."""
+
+    DEFAULT_CSS = """
+    CredentialScreen { align: center middle; }
+    CredentialScreen > Vertical { width: 60; height: auto; border: thick $warning; background: $surface;
+                                  padding: 1 2; }
+    CredentialScreen Input { margin-bottom: 1; }
+    CredentialScreen #cred-error { color: $error; }
+    """
+    BINDINGS: ClassVar[list[Binding]] = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, action: str, arg_label: str | None = None, arg_default: str = "") -> None:
+        super().__init__()
+        self.action_name = action
+        self.arg_label = arg_label
+        self.arg_default = arg_default
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(f"Supervisor action: [b]{self.action_name}[/b]", id="cred-title")
+            yield Input(placeholder="user", id="cred-user")
+            yield Input(placeholder="PIN", password=True, id="cred-pin")
+            if self.arg_label:
+                yield Label(self.arg_label)
+                yield Input(value=self.arg_default, id="cred-arg")
+            yield Label("", id="cred-error")
+            with Horizontal():
+                yield Button("Sign and send", variant="warning", id="cred-ok")
+                yield Button("Cancel", id="cred-cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#cred-user", Input).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "cred-user":
+            self.query_one("#cred-pin", Input).focus()
+        else:
+            self._submit()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "cred-ok":
+            self._submit()
+        else:
+            self.dismiss(None)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+    def _submit(self) -> None:
+        user = self.query_one("#cred-user", Input).value.strip()
+        pin = self.query_one("#cred-pin", Input).value
+        arg = self.query_one("#cred-arg", Input).value.strip() if self.arg_label else ""
+        if not user or not pin:
+            self.query_one("#cred-error", Label).update("user and PIN are both required")
+            return
+        self.dismiss(Credential(user, pin, arg))

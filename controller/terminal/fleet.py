@@ -1,0 +1,125 @@
+"""A small multi-table MQTT subscriber for the floor supervisor console: the open alerts of every table
+(``casino/<site>/table/+/alerts/open``, retained) and the alert events (for the history of acknowledgements).
+Acknowledging goes to that table's ``cmd/supervisor`` as a signed ``ack_alert`` through a per-table
+:class:`controller.client.TableClient` opened on first use (same broker account)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import paho.mqtt.client as mqtt
+from paho.mqtt.enums import CallbackAPIVersion
+
+from controller.client import TableClient
+
+
+@dataclass(frozen=True)
+class TableAlert:
+    prefix: str  # casino/<site>/table/<id>
+    alert: dict[str, Any]
+
+    @property
+    def table(self) -> str:
+        return self.prefix.rsplit("/", 1)[-1]
+
+    @property
+    def alert_id(self) -> int:
+        return int(self.alert["alert_id"])
+
+
+class FleetAlerts:
+    def __init__(self, host: str, port: int, *, username: str, password: str, site: str = "+") -> None:
+        self.site = site
+        self.open: dict[str, list[dict[str, Any]]] = {}  # table prefix -> open alerts
+        self.history: list[TableAlert] = []  # acknowledged, newest first
+        self.on_change: list[Callable[[], None]] = []
+        self._host, self._port, self._user, self._password = host, port, username, password
+        self._tables: dict[str, TableClient] = {}
+        self._seen: set[tuple[str, int]] = set()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._connected = asyncio.Event()
+        self._client = mqtt.Client(
+            CallbackAPIVersion.VERSION2,
+            client_id=f"{username}-alerts-{secrets.token_hex(3)}",
+            protocol=mqtt.MQTTv5,
+        )
+        self._client.username_pw_set(username, password)
+        self._client.on_connect = self._on_connect
+        self._client.on_disconnect = lambda *a: self._call(self._connected.clear)
+        self._client.on_message = self._on_message
+        self._client.reconnect_delay_set(0.2, 5)
+
+    @property
+    def connected(self) -> bool:
+        return self._connected.is_set()
+
+    async def connect(self, timeout: float = 10.0) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._client.connect_async(self._host, self._port, keepalive=15)
+        self._client.loop_start()
+        await asyncio.wait_for(self._connected.wait(), timeout)
+
+    async def close(self) -> None:
+        for client in self._tables.values():
+            with contextlib.suppress(Exception):
+                await client.close()
+        with contextlib.suppress(Exception):
+            self._client.disconnect()
+        await asyncio.to_thread(self._client.loop_stop)
+
+    def _on_connect(
+        self, client: mqtt.Client, userdata: Any, flags: Any, reason_code: Any, props: Any
+    ) -> None:
+        if reason_code.is_failure:
+            return
+        client.subscribe(f"casino/{self.site}/table/+/alerts/#", qos=1)
+        self._call(self._connected.set)
+
+    def _on_message(self, client: mqtt.Client, userdata: Any, msg: mqtt.MQTTMessage) -> None:
+        self._call(self._deliver, msg.topic, bytes(msg.payload))
+
+    def _call(self, fn: Callable[..., Any], *args: Any) -> None:
+        if self._loop is not None and not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(fn, *args)
+
+    def _deliver(self, topic: str, payload: bytes) -> None:
+        prefix, _, rel = topic.partition("/alerts/")
+        try:
+            doc = json.loads(payload)
+            data = doc["data"]
+        except (ValueError, KeyError, TypeError):
+            return  # not an alert document: ignored, never a crash
+        if rel == "open" and isinstance(data.get("alerts"), list):
+            self.open[prefix] = [a for a in data["alerts"] if isinstance(a, dict) and "alert_id" in a]
+        elif rel == "events" and data.get("action") == "acknowledged" and isinstance(data.get("alert"), dict):
+            alert = data["alert"]
+            key = (prefix, int(alert.get("alert_id", 0)))
+            if key not in self._seen:  # QoS 1 may redeliver
+                self._seen.add(key)
+                self.history.insert(0, TableAlert(prefix, alert))
+        else:
+            return
+        for cb in list(self.on_change):
+            cb()
+
+    def open_alerts(self) -> list[TableAlert]:
+        from controller.terminal.view import alert_sort_key
+
+        rows = [TableAlert(p, a) for p, alerts in self.open.items() for a in alerts]
+        return sorted(rows, key=lambda r: alert_sort_key(r.alert))
+
+    async def acknowledge(self, prefix: str, user: str, pin: str, alert_id: int) -> dict[str, Any]:
+        """Signed ``ack_alert {alert_id}`` to that table's cmd/supervisor; raises CommandFailed if refused."""
+        client = self._tables.get(prefix)
+        if client is None:
+            client = TableClient(self._host, self._port, username=self._user, password=self._password,
+                                 prefix=prefix)  # fmt: skip
+            await client.connect()
+            self._tables[prefix] = client
+        return await client.supervisor(user, pin, "ack_alert", alert_id=alert_id)

@@ -1,0 +1,50 @@
+"""`tablectl terminal`: the dealer pit terminal (docs/terminal.md)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from controller.terminal.pit import PitApp, PitConnection
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--host", default="127.0.0.1", help="MQTT broker host")
+    p.add_argument("--port", type=int, default=1883, help="MQTT broker port")
+    p.add_argument("--user", default="dealer", help="broker account of the pit terminal (dealer role)")
+    p.add_argument("--password", help="its broker password (default: $TABLECTL_MQTT_PASSWORD)")
+    p.add_argument("--site", required=True, help="site of the topic prefix casino/<site>/table/<id>")
+    p.add_argument("--table", required=True, help="table id")
+    p.add_argument(
+        "--supervisor-account",
+        help="broker account (supervisor role) for signed supervisor actions (else refused)",
+    )
+    p.add_argument(
+        "--supervisor-password", help="its broker password (default: $TABLECTL_SUPERVISOR_MQTT_PASSWORD)"
+    )
+    p.add_argument("--profile", default="pt-2001", help="rule profile proposed by 'open table'")
+    p.add_argument("--seats", type=int, default=7, help="number of seats at the table")
+
+
+def main(args: argparse.Namespace) -> int:
+    password = args.password or os.environ.get("TABLECTL_MQTT_PASSWORD")
+    if not password:
+        print("terminal: --password (or $TABLECTL_MQTT_PASSWORD) is required", flush=True)
+        return 2
+    if not 1 <= args.seats <= 9:
+        print(f"terminal: --seats must be 1..9, got {args.seats}", flush=True)
+        return 2
+    sup_password = args.supervisor_password or os.environ.get("TABLECTL_SUPERVISOR_MQTT_PASSWORD")
+    conn = PitConnection(
+        host=args.host,
+        port=args.port,
+        user=args.user,
+        password=password,
+        prefix=f"casino/{args.site}/table/{args.table}",
+        supervisor_account=args.supervisor_account,
+        supervisor_password=sup_password if args.supervisor_account else None,
+        profile=args.profile,
+        seats=args.seats,
+    )
+    PitApp(conn).run()
+    return 0

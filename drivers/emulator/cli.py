@@ -1,0 +1,69 @@
+"""`tablectl emulate-shoe`: run the emulated shuffler-shoe on a pseudo-terminal (docs/emulator.md).
+
+Prints one JSON line on stdout once ready:
+    {"device": "/dev/pts/N", "link": LINK, "control": SOCKET, "pid": N}
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import signal
+import sys
+
+from drivers.emulator.control import ControlServer
+from drivers.emulator.device import EmulatedShoe
+from drivers.emulator.scenario import ScenarioError, load_scenario, parse_scenario
+
+DEFAULT_LINK = "/tmp/tablectl-shoe"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--scenario", help="scenario file (.json or .toml); default: 6-deck continuous shuffler"
+    )
+    parser.add_argument(
+        "--link", default=DEFAULT_LINK, help=f"symlink to the pty slave (default {DEFAULT_LINK})"
+    )
+    parser.add_argument("--control", help="control socket path (default: LINK.ctl)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log to stderr")
+
+
+async def _serve(shoe: EmulatedShoe, control: ControlServer) -> None:
+    await shoe.start()
+    await control.start()
+    print(
+        json.dumps(
+            {"device": shoe.device_path, "link": shoe.link_path, "control": control.path, "pid": os.getpid()}
+        ),
+        flush=True,
+    )
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        await control.stop()
+        await shoe.stop()
+
+
+def main(args: argparse.Namespace) -> int:
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr)
+    try:
+        scenario = load_scenario(args.scenario) if args.scenario else parse_scenario({})
+    except ScenarioError as exc:
+        print(f"emulate-shoe: {exc}", file=sys.stderr)
+        return 2
+    shoe = EmulatedShoe(scenario, link_path=args.link)
+    control = ControlServer(shoe, args.control or f"{args.link}.ctl")
+    try:
+        asyncio.run(_serve(shoe, control))
+    except OSError as exc:
+        print(f"emulate-shoe: {exc}", file=sys.stderr)
+        return 1
+    return 0

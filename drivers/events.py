@@ -1,0 +1,193 @@
+"""Typed device events (shoe/reader -> controller) and commands (controller -> shoe).
+
+This is the vocabulary between drivers/ and controller/: the driver turns frames into these objects and the
+table state machine consumes them. Nothing here does I/O. Card ranks are "A23456789TJQK", suits "SHDC".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+RANKS = "A23456789TJQK"
+SUITS = "SHDC"
+
+
+class LidState(StrEnum):
+    OPEN = "open"
+    CLOSED = "closed"
+    LOCKED = "locked"
+    UNLOCKED = "unlocked"
+    FORCED_OPEN = "forced_open"
+
+
+class JamLocation(StrEnum):
+    INPUT = "input"  # discard window / loading tray
+    SHUFFLER = "shuffler"
+    OUTPUT = "output"  # dealing path / card reader
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceEvent:
+    """Base class. ``device_seq`` is the device's per-link event sequence (after duplicate suppression)."""
+
+    device_time_ms: int = field(default=0, kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Identified(DeviceEvent):
+    protocol_version: int
+    model: str
+    firmware: str
+    serial_number: str
+    decks_loaded: int
+    continuous: bool  # True: continuous shuffler; False: batch shoe
+
+
+@dataclass(frozen=True, slots=True)
+class CardOut(DeviceEvent):
+    rank: str
+    suit: str
+    shoe_seq: int  # per-shoe card sequence number, 1-based, assigned by the device
+    face_up: bool = False
+    confidence: int = 100  # read confidence, percent
+
+    @property
+    def code(self) -> str:
+        return f"{self.rank}{self.suit}"
+
+
+@dataclass(frozen=True, slots=True)
+class CardUnreadable(DeviceEvent):
+    shoe_seq: int
+    damaged: bool = False  # True: the reader reports physical damage (PT-2001 r.51)
+
+
+@dataclass(frozen=True, slots=True)
+class CutCardOut(DeviceEvent):
+    """Batch shoe only: the cut card reached the output (end of the playable shoe)."""
+
+
+@dataclass(frozen=True, slots=True)
+class WarningCardOut(DeviceEvent):
+    """Batch shoe only: the warning card ('carta-aviso', PT-2001 r.9/r.11) came out."""
+
+
+@dataclass(frozen=True, slots=True)
+class LidChanged(DeviceEvent):
+    state: LidState
+
+
+@dataclass(frozen=True, slots=True)
+class ShuffleStarted(DeviceEvent):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class ShuffleFinished(DeviceEvent):
+    cards_inside: int
+
+
+@dataclass(frozen=True, slots=True)
+class Jammed(DeviceEvent):
+    location: JamLocation
+
+
+@dataclass(frozen=True, slots=True)
+class JamCleared(DeviceEvent):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class CardsInside(DeviceEvent):
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class DiscardInserted(DeviceEvent):
+    """Cards put in through the discard window while the lid was open (PT-2001 r.59)."""
+
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class DeckCheckResult(DeviceEvent):
+    """Inventory of the cards inside: ``counts`` maps card code ("AS") to how many were read."""
+
+    counts: dict[str, int]
+    unreadable: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceError(DeviceEvent):
+    code: int
+    text: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class LinkUp(DeviceEvent):
+    """Emitted by the driver (not the device) when the link is (re)established and identified."""
+
+
+@dataclass(frozen=True, slots=True)
+class LinkDown(DeviceEvent):
+    """Emitted by the driver when the link is declared down (silence timeout, unplug)."""
+
+    reason: str = ""
+
+
+# ---- commands -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class LockLid(Command):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class UnlockLid(Command):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class OpenLid(Command):
+    """Automatic opening by the machine (PT-2001 r.60); never by the dealer's hand."""
+
+
+@dataclass(frozen=True, slots=True)
+class StartShuffle(Command):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Dispense(Command):
+    count: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class ReportCounts(Command):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class RunDeckCheck(Command):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class SetWarningLight(Command):
+    on: bool
+    blink: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class CommandResult:
+    ok: bool
+    error_code: int = 0
+    text: str = ""

@@ -1,0 +1,295 @@
+"""The shoe driver: serial port -> reliable link -> typed device events; commands -> results.
+
+``ShoeDriver`` keeps the link up on its own: it opens the port (exclusively), says HELLO, waits for IDENTIFY,
+then heartbeats; a silence longer than ``silence_timeout``, an unplug or exhausted retries take the link down
+(``LinkDown`` event) and it reconnects with exponential backoff (``Identified`` then ``LinkUp`` on success).
+Device events are delivered exactly once and in order through ``events()`` (docs/protocol.md §5).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+from collections.abc import AsyncIterator
+from typing import Protocol, runtime_checkable
+
+from drivers import events as ev
+from drivers.link import LinkError, LinkStats, ReliableLink
+from drivers.protocol import messages as msg
+from drivers.protocol.framing import Frame
+from drivers.protocol.messages import MsgType
+from drivers.serial_port import open_serial, resolve_port
+
+log = logging.getLogger(__name__)
+
+__all__ = ["LinkError", "LinkStats", "ShoeDevice", "ShoeDriver"]
+
+
+@runtime_checkable
+class ShoeDevice(Protocol):
+    """What the layers above need from a shoe (ShoeDriver, or drivers.fake_shoe.FakeShoe in unit tests)."""
+
+    async def start(self) -> None: ...
+    async def stop(self) -> None: ...
+    def events(self) -> AsyncIterator[ev.DeviceEvent]: ...
+    def drain_events(self, limit: int) -> list[ev.DeviceEvent]: ...
+    async def command(self, cmd: ev.Command) -> ev.CommandResult: ...
+    @property
+    def stats(self) -> LinkStats: ...
+    @property
+    def identity(self) -> ev.Identified | None: ...
+    @property
+    def connected(self) -> bool: ...
+
+
+class _SerialProtocol(asyncio.Protocol):
+    def __init__(self, owner: ShoeDriver) -> None:
+        self.owner = owner
+        self.lost: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+
+    def data_received(self, data: bytes) -> None:
+        self.owner._on_bytes(data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.lost.done():
+            self.lost.set_result(f"port closed ({exc})" if exc else "port closed")
+        self.owner._wake.set()
+
+
+class ShoeDriver:
+    def __init__(
+        self,
+        port: str,
+        *,
+        baudrate: int = 115200,
+        ack_timeout: float = 0.2,
+        max_retries: int = 5,
+        silence_timeout: float = 3.0,
+        heartbeat_interval: float = 0.5,
+        reconnect_backoff: tuple[float, float] = (0.2, 5.0),
+        result_timeout: float = 10.0,
+    ) -> None:
+        self.port = port
+        self.baudrate = baudrate
+        self.silence_timeout = silence_timeout
+        self.heartbeat_interval = heartbeat_interval
+        self.reconnect_backoff = reconnect_backoff
+        self.result_timeout = result_timeout
+        self._host_session = random.getrandbits(32)
+        self._link = ReliableLink(
+            name=f"shoe:{port}",
+            ack_timeout=ack_timeout,
+            max_retries=max_retries,
+            on_exhausted=self._exhausted,
+        )
+        self._events: asyncio.Queue[ev.DeviceEvent] = asyncio.Queue()
+        self._results: dict[int, asyncio.Future[ev.CommandResult]] = {}
+        self._next_cid = 1
+        self._identity: ev.Identified | None = None
+        self._boot_id: int | None = None
+        self._connected = False
+        self._last_rx = 0.0
+        self._identified = asyncio.Event()
+        self._wake = asyncio.Event()  # connection lost or link declared down: end the heartbeat wait early
+        self._down: asyncio.Future[str] | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._transport: asyncio.Transport | None = None
+
+    # ---- public API -------------------------------------------------------------------------------------
+
+    @property
+    def stats(self) -> LinkStats:
+        return self._link.snapshot(self._connected)
+
+    @property
+    def identity(self) -> ev.Identified | None:
+        return self._identity
+
+    @property
+    def connected(self) -> bool:
+        return self._connected
+
+    async def start(self) -> None:
+        if self._task is None:
+            self._link.start()
+            self._task = asyncio.get_running_loop().create_task(self._run(), name=f"shoe-driver:{self.port}")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        self._go_down("driver stopped", emit=self._connected)
+        await self._link.close()
+
+    async def events(self) -> AsyncIterator[ev.DeviceEvent]:
+        """Every device event exactly once, in device order, plus LinkUp/LinkDown injected by the driver."""
+        while True:
+            yield await self._events.get()
+
+    def drain_events(self, limit: int) -> list[ev.DeviceEvent]:
+        """Events already received, without waiting (up to ``limit``): lets the table commit a burst at once."""
+        out: list[ev.DeviceEvent] = []
+        while len(out) < limit and not self._events.empty():
+            out.append(self._events.get_nowait())
+        return out
+
+    async def next_event(self, timeout: float | None = None) -> ev.DeviceEvent:
+        """Convenience for tests and scripts: the next event (asyncio.TimeoutError after ``timeout``)."""
+        return await asyncio.wait_for(self._events.get(), timeout)
+
+    async def command(self, cmd: ev.Command) -> ev.CommandResult:
+        """Send a command and wait for its result. Raises LinkError when the link is down or gives up."""
+        if not self._connected:
+            raise LinkError("shoe link is down")
+        cid = self._next_cid
+        self._next_cid = (self._next_cid % 0xFFFF) + 1
+        type_, payload = msg.encode_command(cid, cmd)
+        fut: asyncio.Future[ev.CommandResult] = asyncio.get_running_loop().create_future()
+        self._results[cid] = fut
+        try:
+            await self._link.send(type_, payload)
+            return await asyncio.wait_for(asyncio.shield(fut), self.result_timeout)
+        except TimeoutError as exc:
+            raise LinkError(f"no result for {type(cmd).__name__} within {self.result_timeout} s") from exc
+        finally:
+            self._results.pop(cid, None)
+
+    # ---- connection loop --------------------------------------------------------------------------------
+
+    async def _run(self) -> None:
+        low, high = self.reconnect_backoff
+        delay = low
+        while True:
+            try:
+                path = resolve_port(self.port)
+                transport, proto = await open_serial(
+                    path, lambda: _SerialProtocol(self), baudrate=self.baudrate
+                )
+            except Exception as exc:  # PortNotFound, SerialException (busy, vanished), OSError
+                log.info("shoe: cannot open %s: %s (retry in %.1f s)", self.port, exc, delay)
+                await asyncio.sleep(delay)
+                delay = min(high, delay * 2)
+                continue
+            assert isinstance(proto, _SerialProtocol)
+            try:
+                was_up = await self._session(transport, proto)
+            finally:
+                if not transport.is_closing():  # a read error closed it already: a second close races
+                    transport.abort()  # pyserial-asyncio-fast's first one ("Task exception was never retrieved")
+                self._link.attach(None)
+                self._transport = None
+            if was_up:
+                delay = low
+            else:
+                await asyncio.sleep(delay)
+                delay = min(high, delay * 2)
+
+    async def _session(self, transport: asyncio.Transport, proto: _SerialProtocol) -> bool:
+        """One connection: handshake, then heartbeat until something takes the link down."""
+        loop = asyncio.get_running_loop()
+        self._transport = transport
+        self._down = loop.create_future()
+        self._identified.clear()
+        self._link.accept_reliable = False
+        self._link.attach(transport.write)
+        self._last_rx = time.monotonic()
+        hello = msg.encode_hello(msg.Hello(msg.PROTOCOL_VERSION, self._host_session))
+        # Handshake: HELLO every heartbeat until IDENTIFY, for at most one silence timeout.
+        deadline = time.monotonic() + self.silence_timeout
+        while not self._identified.is_set():
+            if proto.lost.done() or time.monotonic() > deadline:
+                log.info("shoe: no IDENTIFY from %s", self.port)
+                return False
+            self._link.send_unreliable(MsgType.HELLO, hello)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._identified.wait(), self.heartbeat_interval)
+        self._link.counters.connects += 1
+        self._connected = True
+        self._link.accept_reliable = True
+        self._link.resume_tx()
+        assert self._identity is not None
+        self._events.put_nowait(self._identity)
+        self._events.put_nowait(ev.LinkUp())
+        log.info("shoe: link up: %s", self._identity)
+        while True:
+            if proto.lost.done():
+                self._go_down(f"unplugged: {proto.lost.result()}")
+                return True
+            if self._down.done():
+                return True
+            if time.monotonic() - self._last_rx > self.silence_timeout:
+                self._go_down(f"silence for more than {self.silence_timeout} s")
+                return True
+            self._link.send_unreliable(MsgType.HEARTBEAT)
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self.heartbeat_interval)
+
+    def _exhausted(self) -> None:
+        self._go_down("retries exhausted")
+
+    def _go_down(self, reason: str, *, emit: bool = True) -> None:
+        if self._down is not None and not self._down.done():
+            self._down.set_result(reason)
+        self._wake.set()
+        self._link.accept_reliable = False
+        self._link.pause_tx()
+        self._link.fail_pending(LinkError(f"shoe link down: {reason}"))
+        for fut in self._results.values():
+            if not fut.done():
+                fut.set_exception(LinkError(f"shoe link down: {reason}"))
+        if self._connected:
+            self._connected = False
+            self._link.counters.link_downs += 1
+            log.warning("shoe: link down: %s", reason)
+            if emit:
+                self._events.put_nowait(ev.LinkDown(reason=reason))
+
+    # ---- receiving --------------------------------------------------------------------------------------
+
+    def _on_bytes(self, data: bytes) -> None:
+        for frame in self._link.feed(data):
+            self._last_rx = time.monotonic()
+            try:
+                self._on_frame(frame)
+            except msg.DecodeError as exc:
+                self._link.counters.payload_errors += 1
+                log.warning("shoe: bad payload: %s", exc)
+
+    def _on_frame(self, frame: Frame) -> None:
+        t = frame.type
+        if t == MsgType.HEARTBEAT:
+            return
+        if t == MsgType.IDENTIFY:
+            ident = msg.decode_identify(frame.payload)
+            if ident.identified.protocol_version != msg.PROTOCOL_VERSION:
+                log.error(
+                    "shoe: device speaks protocol v%d, this driver v%d: link stays down",
+                    ident.identified.protocol_version,
+                    msg.PROTOCOL_VERSION,
+                )
+                return
+            if ident.boot_id != self._boot_id:
+                self._link.reset_rx()  # the device restarted: its SEQs start again
+                self._boot_id = ident.boot_id
+            self._identity = ident.identified
+            self._identified.set()
+            return
+        if t == MsgType.COMMAND_RESULT:
+            res = msg.decode_result(frame.payload)
+            fut = self._results.get(res.command_id)
+            if fut is not None and not fut.done():
+                fut.set_result(res.result)
+            else:
+                log.warning("shoe: result for unknown command id %d", res.command_id)
+            return
+        if msg.MsgType.CARD_OUT <= t < msg.MsgType.COMMAND_RESULT:
+            self._events.put_nowait(msg.decode_event(t, frame.payload))
+            return
+        self._link.counters.unknown_types += 1
+        log.warning("shoe: unknown or unexpected frame type 0x%02X dropped", t)

@@ -1,0 +1,21 @@
+"""One list of command names (controller/actions.py): the MQTT dealer schema and the terminal agree with it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from controller.actions import DEALER_ACTIONS, SUPERVISOR_ACTIONS
+from controller.terminal.pit import DEALER_KEYS, SUPERVISOR_KEYS
+
+SCHEMAS = Path(__file__).resolve().parents[1] / "schemas" / "mqtt"
+
+
+def test_dealer_schema_accepts_exactly_the_dealer_actions() -> None:
+    schema = json.loads((SCHEMAS / "cmd_dealer.schema.json").read_text())
+    assert set(schema["properties"]["action"]["enum"]) == set(DEALER_ACTIONS)
+
+
+def test_the_pit_terminal_has_a_key_for_every_dealer_decision_and_known_supervisor_actions() -> None:
+    assert set(DEALER_ACTIONS) - {"cut"} <= set(DEALER_KEYS)  # the cut is asked on the batch-shoe screen
+    assert set(SUPERVISOR_KEYS) <= set(SUPERVISOR_ACTIONS)

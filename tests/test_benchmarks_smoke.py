@@ -1,0 +1,77 @@
+"""Each benchmark runs in ``--quick`` mode and prints its figures (and the baseline's where there is one).
+
+No timing is asserted (CONTRIBUTING: timings belong in benchmarks/ and docs/performance.md). What is asserted
+is what a benchmark must get right whatever the machine: it exits 0, every figure it promises is printed as a
+number, and the throughput run loses no card (every events/card reached the subscriber).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+pytestmark = [
+    pytest.mark.timeout(180),
+    pytest.mark.skipif(shutil.which("mosquitto") is None, reason="needs mosquitto"),
+]
+NUM = r"-?\d+(?:\.\d+)?"
+
+
+def run_quick(name: str) -> str:
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / f"{name}.py"), "--quick"],
+        capture_output=True, text=True, cwd=ROOT, timeout=170,
+    )  # fmt: skip
+    assert proc.returncode == 0, f"{name} failed:\n{proc.stdout}\n{proc.stderr[-3000:]}"
+    return proc.stdout
+
+
+def figure(out: str, line_start: str, key: str) -> float:
+    for line in out.splitlines():
+        if line.strip().startswith(line_start):
+            m = re.search(rf"\b{key}=({NUM})", line)
+            assert m, f"{key} missing on {line!r}"
+            return float(m.group(1))
+    raise AssertionError(f"no line starting with {line_start!r} in:\n{out}")
+
+
+def test_latency_prints_controller_baseline_and_stage_figures() -> None:
+    out = run_quick("latency")
+    for row in ("controller", "baseline", "parse", "state machine", "journal commit", "publish", "fsync"):
+        for key in ("p50", "p99", "max"):
+            figure(out, row, key)
+    assert figure(out, "controller", "n") == figure(out, "baseline", "n") >= 30  # same run, same count
+    assert re.search(rf"CPU per card: {NUM} us", out)
+
+
+def test_throughput_prints_rates_and_loses_no_card() -> None:
+    out = run_quick("throughput")
+    for row in ("offered 500/s", "flat out"):
+        assert figure(out, row, "cards") > 0
+        figure(out, row, "cards_per_s")
+        figure(out, row, "cpu_per_card_us")
+        figure(out, row, "max_outbox")
+        assert figure(out, row, "lost") == 0  # every events/card reached mosquitto_sub
+
+
+def test_memory_prints_rss_samples_and_growth() -> None:
+    out = run_quick("memory")
+    assert len(re.findall(r"\d+:\d+MiB", out)) >= 10
+    assert re.search(rf"{NUM} KiB per 1000 rounds", out)
+
+
+def test_startup_prints_ready_and_online_for_start_and_restart_after_kill9() -> None:
+    out = run_quick("startup")
+    for key in (
+        "start_ready_s",
+        "start_online_s",
+        "restart_after_kill9_ready_s",
+        "restart_after_kill9_online_s",
+    ):
+        assert figure(out, "events=20000", key) > 0  # "none" (never ready) would not match a number

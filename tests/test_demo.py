@@ -1,0 +1,58 @@
+"""`tablectl demo` as a user runs it: a subprocess starting the whole table (broker, shoe, service)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.timeout(120)
+
+
+def run(*args: str, timeout: float = 100) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "controller.cli", "demo", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def test_demo_auto_plays_two_rounds_over_mqtt(tmp_path: Path) -> None:
+    """Session prepared (PT-2001 r.53-54), two rounds dealt by the scripted dealer; every card event and both
+    settlements printed as they arrived over MQTT; exit 0 and every process stopped."""
+    proc = run("--auto", "2", "--workdir", str(tmp_path / "demo"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = proc.stdout
+    assert "loaded in two packets by alice" in out
+    settlements = re.findall(r"^settlement (\S+): dealer .+ = \d+ \| seat 1 .+ net -?[\d,]+\.\d\d", out, re.M)
+    assert len(set(settlements)) == 2
+    cards = re.findall(r"^card #(\d+) (seat:\d:\d|dealer|burn): (\w\w|face down \(hole card\))$", out, re.M)
+    assert len(cards) >= 2 * 5  # two seats and the dealer, two cards each at least, per round
+    seqs = [int(c[0]) for c in cards]
+    assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)  # in shoe order, each once (deduped)
+    assert "2 round(s) dealt and settled" in out
+    log = (tmp_path / "demo" / "controller.log").read_text(errors="replace")
+    assert "Traceback" not in log
+
+
+def test_demo_without_a_tty_plays_three_rounds(tmp_path: Path) -> None:
+    """stdout is a pipe here: no terminal UI, the scripted dealer plays three rounds."""
+    proc = run("--workdir", str(tmp_path / "demo"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert len(re.findall(r"^settlement ", proc.stdout, re.M)) == 3
+    assert "3 round(s) dealt and settled" in proc.stdout
+
+
+def test_demo_refuses_bad_options_with_a_reason() -> None:
+    bad = run("--profile", "it-online", timeout=30)
+    assert bad.returncode == 2 and "does not allow the emulated continuous shuffler" in bad.stderr
+    assert run("--profile", "nope", timeout=30).returncode == 2
+    zero = run("--auto", "0", timeout=30)
+    assert zero.returncode == 2 and "--auto needs a positive number" in zero.stderr

@@ -1,0 +1,129 @@
+"""The real service process (`tablectl run`) with a real broker and the emulated shoe on a pty (Stack)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from controller.client import CommandFailed
+from controller.gpio.fake_server import call as gpio_call
+from controller.mqtt.schemas import validate_message
+from controller.stack import DEMO_PINS, Stack, StackOptions
+
+
+async def _online(stack: Stack, user: str = "dealer"):
+    client = stack.client(user)
+    await client.connect()
+    try:
+        wanted = {"table", "round", "lid", "jam", "shoe"}
+        await client.wait_for(lambda v: v.status == "online" and wanted <= set(v.states), 20)
+    except TimeoutError:
+        raise AssertionError("service not online:\n" + stack.controller_log()) from None
+    return client
+
+
+@pytest.fixture
+def stack(tmp_path):
+    st = Stack(tmp_path, StackOptions(jackpot=False)).start()
+    yield st
+    st.stop()
+
+
+async def test_service_comes_up_publishes_valid_state_and_stops_safe(stack: Stack) -> None:
+    client = await _online(stack)
+    try:
+        for name, data in client.view.states.items():
+            doc = {"event_id": 1, "ts": "2026-01-01T00:00:00.000Z", "type": "state", "table": "demo1"}
+            validate_message(f"state/{name}", json.dumps({**doc, "data": data}).encode())
+        assert client.view.states["lid"]["locked"] is True  # PT-2001 r.60: locked until the rules open it
+        assert (await gpio_call(stack.gpio_socket, "read", name="lid_lock"))["value"] is True
+        assert stack.stop_controller() == 0  # SIGTERM: clean stop
+        await client.wait_for(lambda v: v.status == "offline", 10)
+    finally:
+        await client.close()
+
+
+async def test_changed_configuration_keeps_the_table_closed_with_an_alert(stack: Stack) -> None:
+    """issue 6: configuration and profiles are checked against the recorded SHA-256 digests at start-up."""
+    stack.stop_controller()
+    with stack.config_path.open("a") as f:
+        f.write("# edited after the digests were recorded\n")
+    stack.start_controller()
+    client = await _online(stack, "supervisor1")
+    try:
+        await client.wait_for(lambda v: any(a["kind"] == "config_integrity" for a in v.alerts_open), 10)
+        with pytest.raises(CommandFailed, match="integrity"):
+            await client.supervisor("alice", DEMO_PINS["alice"], "open_table", profile="pt-2001")
+        assert client.view.states["table"]["state"] == "closed"
+    finally:
+        await client.close()
+
+
+async def test_dealer_input_refused_with_the_rule_and_nothing_changes(stack: Stack) -> None:
+    client = await _online(stack)
+    try:
+        before = dict(client.view.states["table"])
+        with pytest.raises(CommandFailed, match="not allowed in state closed"):
+            await client.dealer("place_bet", seat=1, amount=1000)
+        await asyncio.sleep(0.3)
+        assert client.view.states["table"]["state"] == before["state"] == "closed"
+    finally:
+        await client.close()
+
+
+async def test_service_restarts_after_the_table_raised_an_alert(stack: Stack) -> None:
+    """The core's alert requests and the AlertManager's alert records share one journal: a restart reads
+    both."""
+    from drivers.emulator.control_client import ControlClient
+
+    client = await _online(stack, "supervisor1")
+    ctl = await ControlClient.connect(stack.shoe_control)
+    try:
+        await ctl.jam()  # a jam while the table is closed: an alert (PT-2001 r.51)
+        await client.wait_for(lambda v: any(a["kind"] == "jam" for a in v.alerts_open), 10)
+        stack.kill_controller()
+        stack.start_controller()
+        await client.wait_for(lambda v: v.status == "offline", 10)
+        await client.wait_for(lambda v: v.status == "online", 20)
+        assert any(a["kind"] == "jam" for a in client.view.alerts_open)  # still open after the restart
+    finally:
+        await ctl.close()
+        await client.close()
+
+
+async def test_ready_after_links_up_and_watchdog_fed_through_a_broker_outage(tmp_path, monkeypatch) -> None:
+    """sd_notify (issue 9): READY once shoe, journal and broker are up; a broker outage degrades STATUS but
+    keeps WATCHDOG=1 coming (a restart cannot mend an outage); the messages arrive on a real unix socket."""
+    import socket
+
+    sock_path = str(tmp_path / "notify.sock")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(sock_path)
+    sock.setblocking(False)
+    monkeypatch.setenv("NOTIFY_SOCKET", sock_path)
+    monkeypatch.setenv("WATCHDOG_USEC", "400000")  # fed every 0.2 s
+    received: list[str] = []
+
+    async def collect(until, timeout: float = 20.0) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while not until() and loop.time() < deadline:
+            try:
+                received.extend(sock.recv(4096).decode().splitlines())
+            except BlockingIOError:
+                await asyncio.sleep(0.05)
+        assert until(), f"notifications so far: {received[-10:]}\n{st.controller_log()}"
+
+    st = Stack(tmp_path / "stack", StackOptions(jackpot=False)).start()
+    try:
+        await collect(lambda: "READY=1" in received)
+        st.broker.stop()
+        mark = len(received)
+        await collect(lambda: any("broker unreachable" in m for m in received[mark:]))
+        after = len(received)
+        await collect(lambda: received[after:].count("WATCHDOG=1") >= 3)  # still fed during the outage
+    finally:
+        st.stop()
+        sock.close()

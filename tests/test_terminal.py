@@ -1,0 +1,229 @@
+"""The pit terminal and the alert console driven by Textual's pilot against the whole table: a real
+mosquitto, the real service process and the emulated shoe on a pty (controller.stack.Stack). Everything goes
+over MQTT as in production; the emulator's control socket plays the dealer's hands (drawing a card, the jam).
+
+Set TABLECTL_SCREENSHOTS=1 to (re)write docs/screenshots/*.svg from these runs."""
+
+from __future__ import annotations
+
+import html
+import os
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from controller.demo import prepare_session, terminal_connection
+from controller.stack import Stack, StackOptions
+from controller.terminal.alerts import AlertsApp
+from controller.terminal.fleet import FleetAlerts
+from controller.terminal.pit import PitApp, PitConnection
+from drivers.emulator.control_client import ControlClient
+
+pytestmark = pytest.mark.timeout(90)
+SIZE = (140, 46)
+WAIT = 30.0  # a generous bound for the table to process a step (never a timing assertion)
+SHOTS = Path(__file__).resolve().parent.parent / "docs" / "screenshots"
+
+
+@pytest.fixture
+async def table(tmp_path: Path) -> AsyncIterator[Stack]:
+    """A fresh table, opened and loaded in two packets by the demo supervisor (PT-2001 r.53-54)."""
+    stack = Stack(tmp_path / "stack", StackOptions(profile="pt-2001")).start()
+    try:
+        await prepare_session(stack, "pt-2001", lambda line: None)
+        yield stack
+    finally:
+        stack.stop()
+
+
+def screen_text(app: Any) -> str:
+    """What the screen shows, as text (from Textual's own SVG export)."""
+    svg = app.export_screenshot()
+    rows: dict[float, list[tuple[float, str]]] = {}
+    for m in re.finditer(r'<text class="[^"]*" x="([\d.]+)" y="([\d.]+)"[^>]*>(.*?)</text>', svg):
+        rows.setdefault(float(m.group(2)), []).append((float(m.group(1)), html.unescape(m.group(3))))
+    return "\n".join("".join(t for _, t in sorted(r)).replace("\xa0", " ") for _, r in sorted(rows.items()))
+
+
+def shot(app: Any, name: str, tmp_path: Path) -> None:
+    target = SHOTS if os.environ.get("TABLECTL_SCREENSHOTS") == "1" else tmp_path
+    app.save_screenshot(f"{name}.svg", str(target))
+    assert (target / f"{name}.svg").stat().st_size > 1000
+
+
+READY = {"table", "round", "shoe", "lid", "jam"}
+
+
+async def settle(app: Any, pilot: Any, predicate: Any) -> None:
+    """Wait until the terminal's client has seen what ``predicate`` expects, then let the screen refresh."""
+    await app.client.wait_for(lambda v: v.states.keys() >= READY and predicate(v), WAIT)
+    app._dirty = True
+    await pilot.pause(0.3)  # let the view refresh (the refresh runs on an interval)
+
+
+async def credential(pilot: Any, user: str, pin: str) -> None:
+    """Fill in the credential prompt (user, Enter moves to the PIN) and press its button."""
+    await pilot.pause()
+    await pilot.press(*user, "enter", *pin)
+    await pilot.click("#cred-ok")
+
+
+async def test_round_played_from_the_terminal_keys_pt2001(table: Stack, tmp_path: Path) -> None:
+    """Bets, no more bets, the cards (demo key: the emulated shoe deals), stand, settlement shown with the
+    dealer's result indicator (PT-ONLINE-2015 r.4c, r.31), the lid cycle (PT-2001 r.59-60), next round."""
+    app = PitApp(terminal_connection(table, "pt-2001"))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot, lambda v: v.status == "online" and v.states["table"]["state"] == "betting")
+        assert app.query_one("#in-hit").disabled and not app.query_one("#in-place_bet").disabled
+        await pilot.press("2", "right_square_bracket", "b")  # seat 2, chip 10.00 -> 25.00, bet
+        await settle(app, pilot, lambda v: "2" in v.states["table"]["bets"])
+        assert v_bet(app, "2") == 2500
+        await pilot.click("#in-no_more_bets")  # by click
+        await settle(app, pilot, lambda v: v.states["round"].get("round_id") is not None)
+        rid = app.client.view.states["round"]["round_id"]
+        while True:  # draw until the player must decide, then stand, then draw for the dealer
+            rnd = app.client.view.states["round"]
+            if rnd.get("complete"):
+                break
+            if "stand" in (rnd.get("allowed_actions") or []):
+                assert not app.query_one("#in-stand").disabled
+                assert rnd["dealer"]["cards"][1] == "??"  # hole card hidden until revealed (PT-2001 r.17)
+                assert "(hole card hidden)" in screen_text(app)
+                shot(app, "pit-terminal", tmp_path)
+                await pilot.press("s")
+                await settle(app, pilot, lambda v, r=rnd: v.states["round"] != r)
+            else:
+                seq = app.client.view.states["shoe"]["dealt_this_shoe"]
+                await pilot.press("c")
+                await settle(app, pilot, lambda v, s=seq: v.states["shoe"]["dealt_this_shoe"] > s)
+        await until(pilot, lambda: app.last_settlement.get("round_id") == rid)
+        text = screen_text(app)
+        assert f"round {rid}" in text and "seat 2:" in text and "net" in text
+        assert app.results.text() != "—" and app.results.text() in text
+        shot(app, "pit-terminal-settled", tmp_path)
+        await settle(app, pilot, lambda v: v.states["lid"]["state"] == "open")
+        await pilot.press("l")  # demo: the cards go in, the lid is closed
+        await settle(app, pilot, lambda v: v.states["lid"]["state"] == "locked")
+        await settle(app, pilot, lambda v: v.states["table"]["state"] == "cards_returned")
+        assert not app.query_one("#in-next_round").disabled
+        await pilot.press("g")
+        await settle(app, pilot, lambda v: v.states["table"]["state"] == "betting")
+
+
+async def test_controller_offline_is_shown_and_recovers(table: Stack) -> None:
+    """The controller stops (status offline): a clear banner, every dealer input disabled; it comes back
+    (journal recovery): online again and the inputs of the current state enabled."""
+    app = PitApp(terminal_connection(table, "pt-2001"))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot, lambda v: v.status == "online" and v.states["table"]["state"] == "betting")
+        assert not app.query_one("#in-place_bet").disabled
+        table.stop_controller()
+        await settle(app, pilot, lambda v: v.status == "offline")
+        assert "CONTROLLER OFFLINE" in screen_text(app)
+        assert all(b.disabled for b in app.query("#dealer-buttons Button"))
+        table.start_controller()
+        await settle(app, pilot, lambda v: v.status == "online")
+        await until(pilot, lambda: not app.query_one("#in-place_bet").disabled)
+        assert "controller online" in screen_text(app)
+
+
+async def test_broker_unreachable_is_shown_with_inputs_disabled(tmp_path: Path) -> None:
+    """No broker at all: the terminal says so (and keeps retrying) instead of failing."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # closed again below: nothing listens there
+    conn = PitConnection("127.0.0.1", port, "dealer", "x", "casino/demo/table/demo1")
+    app = PitApp(conn)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: "BROKER UNREACHABLE" in screen_text(app))
+        assert all(b.disabled for b in app.query("#dealer-buttons Button"))
+
+
+def v_bet(app: Any, seat: str) -> int:
+    return int(app.client.view.states["table"]["bets"][seat]["amount"])
+
+
+async def test_refused_input_shows_the_controllers_reason(table: Stack) -> None:
+    """A key the rules forbid now is still sent (the controller decides) and the controller's reason is shown
+    on the screen: hit while betting, next round before any round."""
+    app = PitApp(terminal_connection(table, "pt-2001"))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot, lambda v: v.status == "online" and v.states["table"]["state"] == "betting")
+        await pilot.press("h")
+        await until(pilot, lambda: app.message.startswith("refused"))
+        assert "hit is not allowed in state betting" in app.message
+        assert "hit is not allowed in state betting" in screen_text(app)
+        await pilot.press("g")
+        await until(pilot, lambda: "next_round" in app.message)
+        assert app.message.startswith("refused: next_round: next_round is not allowed")
+
+
+async def test_jam_cleared_by_supervisor_and_acknowledged_on_the_console_pt2001_r51(
+    table: Stack, tmp_path: Path
+) -> None:
+    """The emulator jams: the terminal shows it and refuses dealing (PT-2001 r.51); a wrong PIN is refused
+    with the reason; the inspector unlocks the lid and clears the jam through the credential prompt; the
+    alert console lists the jam alert and acknowledges it (signed ack_alert): it moves to the history."""
+    app = PitApp(terminal_connection(table, "pt-2001"))
+    ctl = await ControlClient.connect(table.shoe_control)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot, lambda v: v.status == "online" and not v.states["shoe"]["shuffling"])
+            await ctl.jam("shuffler")
+            await settle(app, pilot, lambda v: v.states["table"]["state"] == "jammed" and v.alerts_open)
+            assert "JAMMED at shuffler" in screen_text(app)
+            await pilot.press("1", "b")
+            await until(pilot, lambda: app.message.startswith("refused"))
+            assert "dealing blocked" in app.message and "r.51" in app.message
+            await pilot.press("f5")  # unlock lid, wrong PIN first
+            await credential(pilot, "alice", "9999")
+            await until(pilot, lambda: "unlock" in app.message.lower())
+            assert app.message.startswith("refused: unlock_lid:")
+            await pilot.press("f5")
+            await credential(pilot, "alice", "1234")
+            await settle(
+                app, pilot, lambda v: v.states["lid"]["state"] != "locked" or v.states["lid"]["unlocked_by"]
+            )
+            await ctl.clear_jam()  # the technician frees the cards (emulator)
+            await pilot.press("f4")
+            shot(app, "credential-prompt", tmp_path)
+            await credential(pilot, "alice", "1234")
+            await settle(app, pilot, lambda v: v.states["table"]["state"] == "betting")
+            await until(pilot, lambda: app.message == "ok: clear_jam")
+            assert "jam: no" in screen_text(app)
+    finally:
+        await ctl.close()
+
+    fleet = FleetAlerts(table.host, table.port, username="supervisor1", password=table.users["supervisor1"])
+    console = AlertsApp(fleet)
+    async with console.run_test(size=(140, 30)) as pilot:
+        await until(pilot, lambda: any(r.alert["kind"] == "jam" for r in fleet.open_alerts()))
+        rows = fleet.open_alerts()
+        jam = next(i for i, r in enumerate(rows) if r.alert["kind"] == "jam")
+        assert rows[0].alert["severity"] == "critical"  # most severe first
+        text = screen_text(console)
+        assert "jam" in text and "demo1" in text
+        shot(console, "alert-console", tmp_path)
+        for _ in range(jam):
+            await pilot.press("down")
+        await pilot.press("a")
+        await credential(pilot, "bob", "2345")
+        jam_id = rows[jam].alert_id
+        await until(pilot, lambda: any(h.alert_id == jam_id for h in fleet.history))
+        assert jam_id not in [r.alert_id for r in fleet.open_alerts()]
+        assert next(h for h in fleet.history if h.alert_id == jam_id).alert.get("acked_by") == "bob"
+        assert console.message.startswith("ok: alert")
+
+
+async def until(pilot: Any, cond: Any, timeout: float = WAIT) -> None:
+    for _ in range(int(timeout / 0.1)):
+        if cond():
+            await pilot.pause(0.3)
+            return
+        await pilot.pause(0.1)
+    raise AssertionError("the screen did not reach the expected state")

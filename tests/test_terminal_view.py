@@ -1,0 +1,95 @@
+"""The pit terminal's pure projections: money formatting, which inputs are enabled, the dealer's results
+indicator (PT-ONLINE-2015 r.4c), the last round's essentials (r.31) and the alert order."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from controller.terminal.view import (
+    DealerResults,
+    alert_age,
+    alert_sort_key,
+    card_text,
+    enabled_inputs,
+    hand_text,
+    money,
+    settlement_lines,
+)
+
+
+@given(st.integers(min_value=-(10**12), max_value=10**12))
+def test_money_is_exact_integer_minor_units(cents: int) -> None:
+    text = money(cents)
+    assert int(text.replace(",", "").replace(".", "")) == cents
+    assert text.split(".")[-1].isdigit() and len(text.split(".")[-1]) == 2
+
+
+def test_money_examples() -> None:
+    assert money(123450) == "1,234.50" and money(-5) == "-0.05" and money(None) == "—"
+
+
+def test_nothing_enabled_while_the_controller_or_broker_is_unreachable() -> None:
+    table = {"state": "betting", "bets": {"1": {"amount": 500}}}
+    assert enabled_inputs("offline", True, table, {}) == set()
+    assert enabled_inputs("online", False, table, {}) == set()
+    assert enabled_inputs("online", True, table, {}) == {"place_bet", "clear_bet", "no_more_bets"}
+
+
+def test_jackpot_chip_key_only_in_manual_mode_while_playable_pt2001_r41() -> None:
+    table = {"state": "betting", "bets": {"1": {"amount": 500}}}
+    manual = {"mode": "manual", "playable": True}
+    assert "jackpot_chip" in enabled_inputs("online", True, table, {}, manual)
+    assert "jackpot_chip" not in enabled_inputs("online", True, table, {}, {**manual, "playable": False})
+    assert "jackpot_chip" not in enabled_inputs(
+        "online", True, table, {}, {"mode": "automatic", "playable": True}
+    )
+
+
+def test_play_inputs_follow_the_controllers_allowed_actions() -> None:
+    rnd = {"allowed_actions": ["hit", "stand", "surrender", "cut_the_cards"]}
+    assert enabled_inputs("online", True, {"state": "players"}, rnd) == {"hit", "stand", "surrender"}
+    assert enabled_inputs("online", True, {"state": "dealing"}, {"allowed_actions": []}) == set()
+    assert enabled_inputs("online", True, {"state": "settled"}, {}) == {"next_round"}
+    assert enabled_inputs("online", True, {"state": "jammed"}, rnd) == set()
+
+
+@given(st.lists(st.integers(min_value=17, max_value=26), max_size=30), st.integers(min_value=1, max_value=12))
+def test_dealer_results_keep_the_last_n_newest_first_pt_online_2015_r4c(totals: list[int], size: int) -> None:
+    ind = DealerResults(size=size)
+    for i, total in enumerate(totals):
+        ind.add({"round_id": f"r{i}", "dealer_total": total, "dealer_bust": total > 21})
+        ind.add({"round_id": f"r{i}", "dealer_total": total})  # a QoS 1 redelivery counts once
+    expected = [f"{t} bust" if t > 21 else str(t) for t in reversed(totals)][:size]
+    assert list(ind.entries) == expected
+
+
+def test_last_round_essentials_pt_online_2015_r31() -> None:
+    lines = settlement_lines(
+        {
+            "round_id": "R1",
+            "dealer_cards": ["KD", "KS"],
+            "dealer_total": 20,
+            "hands": [{"seat": 2, "hand": 0, "cards": ["6S", "TS"], "total": 16, "stake": 1000,
+                       "outcome": "lose", "net": -1000}],
+        }
+    )  # fmt: skip
+    assert lines == ["round R1", "dealer: K♦ K♠ = 20", "seat 2: 6♠ 10♠ = 16  stake 10.00  lose  net -10.00"]
+    assert settlement_lines({}) == ["no round settled yet"]
+
+
+def test_hole_card_stays_hidden_pt2001_r17() -> None:
+    assert card_text("??") == "??"
+    assert hand_text({"cards": ["AS", "??"], "total": 11, "soft": True}) == "A♠ ?? = 11 (soft)"
+
+
+def test_alerts_most_severe_then_escalated_then_newest_first() -> None:
+    alerts = [
+        {"alert_id": 1, "severity": "warning", "raised_at": 100.0, "level": 0},
+        {"alert_id": 2, "severity": "critical", "raised_at": 50.0, "level": 0},
+        {"alert_id": 3, "severity": "critical", "raised_at": 90.0, "level": 0},
+        {"alert_id": 4, "severity": "critical", "raised_at": 10.0, "level": 2},
+        {"alert_id": 5, "severity": "info", "raised_at": 200.0, "level": 0},
+    ]
+    assert [a["alert_id"] for a in sorted(alerts, key=alert_sort_key)] == [4, 3, 2, 1, 5]
+    assert alert_age(0.0, now=3725.0) == "1h02m" and alert_age(100.0, now=165.0) == "1m05s"
