@@ -83,17 +83,20 @@ class TableClient:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._connected = asyncio.Event()
         self._reply_base = f"{self.prefix}/cmd/{{role}}/response/{secrets.token_hex(4)}"
-        self._client = mqtt.Client(
-            CallbackAPIVersion.VERSION2,
-            client_id=client_id or f"{username}-{secrets.token_hex(3)}",
-            protocol=mqtt.MQTTv5,
-        )
-        self._client.username_pw_set(username, password)
-        self._client.on_connect = self._on_connect
-        self._client.on_disconnect = self._on_disconnect
-        self._client.on_message = self._on_message
-        self._client.reconnect_delay_set(0.2, 5)
+        self._credentials = (username, password)
+        self._client = self._make_client(client_id or f"{username}-{secrets.token_hex(3)}")
         self._keys: dict[str, bytes] = {}
+
+    def _make_client(self, client_id: str, **options: Any) -> mqtt.Client:
+        client = mqtt.Client(
+            CallbackAPIVersion.VERSION2, client_id=client_id, **{"protocol": mqtt.MQTTv5, **options}
+        )
+        client.username_pw_set(*self._credentials)
+        client.on_connect = self._on_connect
+        client.on_disconnect = self._on_disconnect
+        client.on_message = self._on_message
+        client.reconnect_delay_set(0.2, 5)
+        return client
 
     # ---- life cycle ----
     async def connect(self, timeout: float = 10.0) -> None:

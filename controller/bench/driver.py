@@ -78,7 +78,13 @@ class Dealer:
         """Wait until the consumer has seen every event committed so far (QoS 1, in event_id order)."""
         target = await asyncio.to_thread(_last_committed_event_id, str(self.rig.journal_path))
         rec = self.rig.monitor.received
-        await self.until(lambda v: rec.contiguous >= target, f"events up to {target} on MQTT")
+        try:
+            await self.until(lambda v: rec.contiguous >= target, f"events up to {target} on MQTT")
+        except BenchTimeout as exc:
+            missing = [i for i in range(rec.contiguous + 1, target + 1) if i not in rec.seen]
+            raise BenchTimeout(
+                f"{exc}\nconsumer: contiguous {rec.contiguous}, newest {rec.max_event_id}, missing {missing[:20]}"
+            ) from None
 
     async def wait_state(self, *states: str, timeout: float = TIMEOUT) -> None:
         await self.until(

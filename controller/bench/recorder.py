@@ -1,21 +1,24 @@
 """The bench's MQTT consumer: a TableClient that validates every message against its schema and records
 every event id it receives, with a persistent session so that nothing published while it was away is lost.
 
+The persistent session is MQTT 3.1.1 with ``clean_session=False``, not v5 with a session expiry interval:
+mosquitto 2.0.11 (Debian 12) saves v5 sessions on a clean stop but does not restore them when it starts
+again, so a v5 consumer missed every event the controller resent before that consumer had subscribed again
+(docs/reliability.md, "Consumers across a broker restart"). The monitor sends no commands, so it needs no v5
+property.
+
 `validate_message` (controller/mqtt/schemas.py) runs on the raw payload of every message the bench sees;
 a message that fails is kept in ``invalid`` (topic, error) and the tests assert the list is empty.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
 import paho.mqtt.client as mqtt
-from paho.mqtt.packettypes import PacketTypes
-from paho.mqtt.properties import Properties
 
 from controller.client import TableClient
 from controller.mqtt.schemas import MessageInvalid, validate_message
@@ -43,25 +46,10 @@ class BenchClient(TableClient):
             kwargs["client_id"] = f"bench-{secrets.token_hex(4)}"
         super().__init__(*args, **kwargs)
         self.persistent = persistent
+        if persistent:
+            self._client = self._make_client(kwargs["client_id"], protocol=mqtt.MQTTv311, clean_session=False)
         self.received = Received()
         self._client.on_message = self._on_raw
-
-    async def connect(self, timeout: float = 10.0) -> None:
-        if not self.persistent:
-            await super().connect(timeout)
-            return
-        self._loop = asyncio.get_running_loop()
-        props = Properties(PacketTypes.CONNECT)
-        props.SessionExpiryInterval = 24 * 3600  # the broker queues QoS 1 messages while we are away
-        self._client.connect_async(
-            self._host,
-            self._port,
-            keepalive=15,
-            clean_start=mqtt.MQTT_CLEAN_START_FIRST_ONLY,
-            properties=props,
-        )
-        self._client.loop_start()
-        await asyncio.wait_for(self._connected.wait(), timeout)
 
     def _on_raw(self, client: Any, userdata: Any, msg: Any) -> None:
         props = getattr(msg, "properties", None)
