@@ -78,6 +78,34 @@ def measure_fsync(directory: Path, count: int = 200) -> dict[str, float]:
     return summary_ms(times)
 
 
+def measure_commit_floor(directory: Path, count: int = 1000) -> dict[str, float]:
+    """The cheapest durable commit on this disk, as the journal configures SQLite (WAL, synchronous=FULL):
+    one ~200-byte row per transaction, no hash chain, no outbox, no logic. Its CPU per commit is the floor
+    under "CPU per card" for any design that commits every card before publishing it."""
+    import sqlite3
+
+    path = directory / "floor.db"
+    conn = sqlite3.connect(str(path), isolation_level=None)
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=FULL")
+        conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, data TEXT NOT NULL)")
+        row = "x" * 200
+        for _ in range(50):  # warm-up
+            conn.execute("INSERT INTO t(data) VALUES (?)", (row,))
+        cpu0, wall0 = cpu_seconds(), time.perf_counter()
+        for _ in range(count):
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("INSERT INTO t(data) VALUES (?)", (row,))
+            conn.execute("COMMIT")
+        cpu, wall = cpu_seconds() - cpu0, time.perf_counter() - wall0
+    finally:
+        conn.close()
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+    return {"cpu_us": cpu / count * 1e6, "wall_us": wall / count * 1e6}
+
+
 def rss_kib(pid: int | None = None) -> int:
     with open(f"/proc/{pid or 'self'}/status") as fh:
         for line in fh:

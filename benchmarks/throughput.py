@@ -25,7 +25,15 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks._common import SITE, TABLE, InProcTable, Subscriber, cpu_seconds, start_broker
+from benchmarks._common import (
+    SITE,
+    TABLE,
+    InProcTable,
+    Subscriber,
+    cpu_seconds,
+    measure_commit_floor,
+    start_broker,
+)
 from benchmarks._workload import RoundWorkload, is_card, opening_inputs
 from controller.table import inputs
 from drivers.fake_shoe import FakeShoe
@@ -171,6 +179,12 @@ def main() -> int:
     a = ap.parse_args()
     seconds = a.seconds or (2.0 if a.quick else 60.0)
     print(f"\n== throughput: core + journal (fsync per input) + outbox + mosquitto, {seconds:.0f} s per rate")
+    with tempfile.TemporaryDirectory(prefix="bench-floor-") as tmp:
+        floor = measure_commit_floor(Path(tmp), 200 if a.quick else 2000)
+    print(
+        "  baseline: bare durable commit (SQLite WAL, synchronous=FULL, one row, same disk): "
+        f"cpu_per_commit_us={floor['cpu_us']:.1f}  wall_per_commit_us={floor['wall_us']:.1f}"
+    )
     for rate in (a.rate, 0.0) if a.rate else (0.0,):
         r = asyncio.run(run(rate, seconds))
         label = f"offered {rate:.0f}/s" if rate else "flat out"

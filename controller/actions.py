@@ -25,6 +25,7 @@ SUPERVISOR_ACTIONS = (
     "open_table",
     "close_table",
     "clear_jam",
+    "clear_link",  # the shoe link fault, once the link is back (product guide: an authorised person clears it)
     "unlock_lid",
     "lock_lid",
     "replace_card",
@@ -34,5 +35,6 @@ SUPERVISOR_ACTIONS = (
     "jackpot_pay",
     "jackpot_correct",
     "void_round",
+    "run_deck_check",  # PT-2001 r.55: the verification at close is done in a supervisor's presence
 )
-TECHNICIAN_ACTIONS = ("clear_jam", "run_deck_check")  # PT-2001 r.51: or a technician is called
+TECHNICIAN_ACTIONS = ("clear_jam", "clear_link", "run_deck_check")  # PT-2001 r.51: or a technician is called

@@ -142,6 +142,8 @@ async def test_serial_unplug_and_return_mid_round_loses_nothing(table) -> None:
         rep = await reconcile_rig(d)
     _clean(rep, 2)
     assert _journal(rig, "shoe_identified")  # the link came back and was identified again
+    # Product guide (safety first): each link fault was cleared by the inspector, not by the link coming back
+    assert [r["user"] for r in _journal(rig, "link_cleared")] == ["alice", "alice"]
 
 
 async def test_bit_error_rate_1e3_on_the_line(table) -> None:

@@ -58,6 +58,7 @@ def test_throughput_prints_rates_and_loses_no_card() -> None:
         figure(out, row, "cpu_per_card_us")
         figure(out, row, "max_outbox")
         assert figure(out, row, "lost") == 0  # every events/card reached mosquitto_sub
+    assert figure(out, "baseline: bare durable commit", "cpu_per_commit_us") > 0  # the floor, same run
 
 
 def test_memory_prints_rss_samples_and_growth() -> None:

@@ -333,6 +333,7 @@ def test_loading_shuffle_reported_during_a_link_fault_completes_the_loading_pt20
     h.dev(ev.LinkDown("usb reset"))
     h.dev(ev.ShuffleFinished(312))
     h.dev(ev.LinkUp())
+    h.sup("clear_link")  # the link fault is cleared by a supervisor, not by the link coming back
     h.dev(ev.CardsInside(312))
     assert h.core.state == "betting"
     assert h.records("session_loaded")[0]["packets"] == 2
@@ -406,6 +407,7 @@ def test_cards_unaccounted_for_after_a_link_fault_void_the_round_pt_online_r27_r
     h.card("TS")
     h.dev(ev.LinkDown("cable"))
     h.dev(ev.LinkUp())
+    h.sup("clear_link")  # the link fault is cleared by a supervisor, not by the link coming back
     h.dev(ev.CardsInside(h.core.inside - 1))
     assert h.core.state == "settled"
     assert h.records("round_void")[0]["bets_returned"] == {"1": 1000}

@@ -83,6 +83,7 @@ def start(h: Harness, where: str) -> None:
 ROLES = ["supervisor", "technician", "dealer", "pit", ""]
 SUPERVISOR_ACTIONS = [
     "clear_jam",
+    "clear_link",
     "unlock_lid",
     "lock_lid",
     "replace_card",
@@ -100,6 +101,7 @@ DEALER_ACTIONS = [
     "no_more_bets",
     "place_bet",
     "clear_jam",
+    "clear_link",
     "unlock_lid",
     "lock_lid",
 ]
@@ -178,7 +180,7 @@ def test_any_fault_keeps_the_light_on_and_the_lid_locked_until_authorised_cleari
     authorised opening is recorded; the GPIO board (fed the core's GpioWrite effects, and the safe state on
     restart as the shell does) equals the core's outputs; the shoe's own light follows; a dealer input never
     clears anything; a jam, a tamper, a failed deck check and a pending replacement clear only through a
-    supervisor (or, for a jam, a technician) action."""
+    supervisor (or, for a jam or a link fault, a technician) action."""
     h = Harness()
     start(h, where)
     board = dict(h.core.outputs)
@@ -211,7 +213,10 @@ def test_any_fault_keeps_the_light_on_and_the_lid_locked_until_authorised_cleari
         if inp["type"] == "dealer":
             assert not gone and (fault_active(h) or not before[0]), inp
         by_supervisor = inp["type"] == "supervisor"
-        assert not (gone & {"jam", "tamper"}) or by_supervisor, inp
+        assert not (gone & {"jam", "tamper", "link_down"}) or by_supervisor, inp
+        # never by the link coming back (product guide: an authorised person clears it)
+        if "link_down" in gone:
+            assert inp["action"] == "clear_link" and inp["role"] in ("supervisor", "technician"), inp
         if before[2] == "deck_check_failed" and c.state != "deck_check_failed":
             assert by_supervisor and inp["action"] == "ack_deck_check", inp
         if before[3] and c.pending_replacement is None:
@@ -245,7 +250,7 @@ def test_a_dealer_cannot_open_the_lid_or_clear_a_jam_pt2001_r51_r60() -> None:
         with pytest.raises(Rejected):
             h.dealer(action)
     assert h.core.state == "jammed" and h.core.outputs == {"lid_lock": True, "warning_light": True}
-    h.sup("clear_jam", user="tech-joao", role="technician")  # docs/mqtt.md: a technician may clear it
+    h.apply(inputs.supervisor("tech-joao", "clear_jam", role="technician"))  # docs/mqtt.md: a technician may
     assert h.core.state == "resync" and h.core.outputs["warning_light"] is True  # counts first
     h.dev(ev.CardsInside(h.core.inside))
     assert h.core.state == "betting" and h.core.outputs == {"lid_lock": True, "warning_light": False}

@@ -458,7 +458,8 @@ def test_unreadable_card_replaced_by_supervisor_recorded_and_reported_pt2001_r51
     )
 
 
-def test_link_down_blocks_dealing_and_resyncs_on_link_up() -> None:
+def test_link_down_blocks_dealing_until_a_supervisor_clears_it_after_link_up() -> None:
+    """Product guide (safety first): the link coming back does not clear the fault; a supervisor does."""
     h = Harness()
     start_round(h)
     h.dev(ev.LinkDown(reason="unplugged"))
@@ -466,6 +467,8 @@ def test_link_down_blocks_dealing_and_resyncs_on_link_up() -> None:
     with pytest.raises(Rejected, match="link_down"):
         h.dealer("stand")
     h.dev(ev.LinkUp())
+    assert h.core.state == "link_down" and h.core.outputs["warning_light"] is True
+    h.sup("clear_link")
     assert h.core.state == "resync"
     h.dev(ev.CardsInside(h.core.inside))
     assert h.core.state == "players"
@@ -594,10 +597,12 @@ def test_card_delivered_after_a_link_fault_is_dealt_when_known() -> None:
     h.card("2C")
     h.dev(ev.LinkDown(reason="unplugged"))
     h.dev(ev.LinkUp())
-    entry = h.card("TS")  # in resync: delivered late
+    entry = h.card("TS")  # still link_down (awaiting the supervisor): delivered late
     assert entry["recipient"] == {"seat": 1, "hand": 0}
     for code in ["6D", "7S", "8C"]:
         h.card(code)
+    assert h.core.state == "link_down" and h.core.resume_to == "players"
+    h.sup("clear_link")
     assert h.core.state == "resync" and h.core.resume_to == "players"
     h.dev(ev.CardsInside(h.core.inside))
     assert h.core.state == "players"

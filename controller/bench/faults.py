@@ -70,7 +70,10 @@ async def broker_outage(d: Dealer, seconds: float = 1.0) -> None:
 
 
 async def unplug(d: Dealer, seconds: float = 0.5) -> None:
-    """The shoe's USB cable out and back: the link goes down, comes back, nothing is lost."""
+    """The shoe's USB cable out and back: the link goes down, comes back, nothing is lost. Safety first (product
+    guide): the fault stays raised, light on and lid locked, until the inspector ``clear_link``s it (as a jam,
+    PT-2001 r.51); with no session (closed, failed deck check) no fault is raised and there is nothing to clear."""
+    raised = d.state not in ("closed", "deck_check_failed")
     ctl = d.rig.ctl()
     await ctl.unplug(seconds)
     await asyncio.sleep(seconds)
@@ -79,7 +82,17 @@ async def unplug(d: Dealer, seconds: float = 0.5) -> None:
         if st["host_present"] and not st["unplugged"]:
             break
         await asyncio.sleep(0.02)
-    await d.until(lambda v: v.states.get("shoe", {}).get("linked") is True, "shoe linked again")
+    if raised:
+        await d.wait_state("link_down")  # it stays there until cleared: no race
+        await _retry_sv(d, "clear_link")  # refused ("still down") until the controller has seen LinkUp
+    await d.until(
+        lambda v: (
+            v.states.get("shoe", {}).get("linked") is True
+            and v.states.get("table", {}).get("state") not in ("link_down", "resync")
+        ),
+        "shoe linked again and the table resumed",
+    )
+    await d.barrier()
 
 
 async def lose_acks(d: Dealer) -> None:

@@ -442,9 +442,17 @@ class TableCore:
             )
 
     def _on_LinkUp(self, e: ev.LinkUp) -> None:
-        if "link_down" in self.faults:
-            self._record("link_up")
-            self._clear_fault("link_down")
+        link = self.faults.get("link_down")
+        if link is not None:
+            # Safety first (product guide; as a jam, PT-2001 r.51): the link is back but the fault stays raised,
+            # light on and lid locked, until a chief inspector (or a technician) ``clear_link``s it.
+            link["restored"] = True
+            self._record("link_up", at=self._ts(), state=self.state)
+            if self.lid["unlock"] is None:
+                self._cmd(ev.LockLid())  # a shoe that rebooted during the outage is locked again (r.60)
+            if self.outputs.get("warning_light"):
+                self._cmd(ev.SetWarningLight(True))  # and shows its own light again
+            self._fault_event("link_down", "raised", link)  # "link back, awaiting supervisor"
         elif self.state == "resync":
             self._cmd(ev.ReportCounts())  # the count asked for before the link came up was lost
         elif self.state == "loading" and self.lid["unlock"] == "loading" and self.lid["state"] != "open":
@@ -452,10 +460,39 @@ class TableCore:
             self._cmd(ev.OpenLid())
 
     def _on_LinkDown(self, e: ev.LinkDown) -> None:
-        if self.state in ("closed", "deck_check_failed") or "link_down" in self.faults:
+        link = self.faults.get("link_down")
+        if link is not None:
+            if link.get("restored"):  # down again before a supervisor cleared it: no second alert
+                link["restored"], link["reason"] = False, e.reason
+                self._record("link_down_again", reason=e.reason, at=self._ts())
+                self._fault_event("link_down", "raised", link)
             return
-        self._enter_fault("link_down", "link_lost", {"reason": e.reason})
-        self._alert("link_down", "critical", "shoe link down: dealing blocked", reason=e.reason)
+        if self.state in ("closed", "deck_check_failed"):
+            return
+        self._enter_fault(
+            "link_down", "link_lost", {"reason": e.reason, "restored": False, "cleared_by": None}
+        )
+        self._alert(
+            "link_down",
+            "critical",
+            "shoe link down: dealing blocked; once the link is back a chief inspector (or a technician) "
+            "clears it (clear_link)",
+            reason=e.reason,
+        )
+
+    def _sv_clear_link(self, user: str, args: dict[str, Any]) -> None:
+        """Like ``clear_jam`` (PT-2001 r.51): an authorised person ends the link fault, recorded with who and when;
+        the resync that follows counts the cards inside (a round with cards unaccounted for is void)."""
+        link = self.faults.get("link_down")
+        if link is None:
+            raise Rejected("no shoe link fault to clear")
+        if not link.get("restored"):  # .get: a snapshot from before clear_link has no "restored"
+            raise Rejected(
+                f"the shoe link is still down: {link.get('reason')}; reconnect the shoe first, then clear it"
+            )
+        link["cleared_by"] = user
+        self._record("link_cleared", user=user, at=self._ts(), reason=link.get("reason"))
+        self._clear_fault("link_down")
 
     def _on_Jammed(self, e: ev.Jammed) -> None:
         self._record("jam", location=str(e.location), at=self._ts(), state=self.state)
@@ -1360,6 +1397,8 @@ class TableCore:
             self._lid_not_opened("controller restarted during the lid cycle")
         self.lid["unlock"], self.lid["deadline"] = None, None
         self.outputs = {"lid_lock": True, "warning_light": True}  # the shell applied the safe state
+        if "link_down" in self.faults:
+            self.faults["link_down"]["restored"] = False  # this process has not heard the shoe yet
         self._fx.extend(self.jackpot.on_restart())  # the jackpot sign must answer the new process first
         if self.tp and self.tp.continuous and self.lid["state"] not in ("open", "forced_open"):
             self._cmd(ev.LockLid())

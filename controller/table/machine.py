@@ -77,7 +77,12 @@ TRANSITIONS: list[T] = [
     T("jam", ("active", "faults"), "jammed", "Jammed (r.51)"),
     T("link_lost", ("active", "faults"), "link_down", "LinkDown"),
     T("forced", ("active", "faults"), "tamper", "lid forced open (r.60)"),
-    T("fault_cleared", ("jammed", "link_down", "tamper"), "resync", "cleared: count cards inside"),
+    T(
+        "fault_cleared",
+        ("jammed", "link_down", "tamper"),
+        "resync",
+        "authorised clear (clear_jam, clear_link, lock_lid): count cards inside",
+    ),
     T("restarted", "active", "resync", "service restarted: lid locked, count cards inside"),
     T("resume", "resync", "active", "counts agree (else round void)"),
 ]

@@ -62,6 +62,7 @@ SUPERVISOR_KEYS: dict[str, tuple[str, str, str | None]] = {
     "jackpot_pay": ("f8", "JP pay", "jackpot hit id"),
     "ack_alert": ("f9", "Ack alerts", "alert ids (comma separated, empty = all open)"),
     "ack_deck_check": ("f10", "Deck ack", None),
+    "clear_link": ("f12", "Clear link", None),  # once the link is back (F11: fullscreen in most terminals)
 }
 CHIPS = (500, 1000, 2500, 5000, 10000, 50000)
 
