@@ -146,6 +146,26 @@ async def test_serial_unplug_and_return_mid_round_loses_nothing(table) -> None:
     assert [r["user"] for r in _journal(rig, "link_cleared")] == ["alice", "alice"]
 
 
+async def test_a_link_loss_nobody_scripted_is_cleared_by_the_floor_supervisor(table) -> None:
+    """A link loss the scenario did not ask for (retries exhausted on a noisy line, a starved machine) keeps the
+    table in link_down until an authorised person clears it (product guide, safety first; as a jam, PT-2001
+    r.51). While the dealer waits, the bench's floor supervisor clears it once the link is back, as an
+    inspector called to the table would; the round goes on and nothing is lost."""
+    async with table(scenario=CONTINUOUS) as (rig, d):
+        await d.open_session()
+
+        async def hook(step: int) -> None:
+            if step == 2:
+                await rig.ctl().unplug(0.3)  # straight to the emulator: not the unplug fault, which clears it
+
+        await d.play_round({1: 1000, 2: 500}, hook=hook)
+        await d.finish_round()
+        rep = await reconcile_rig(d)
+    _clean(rep, 1)
+    assert d.link_faults_cleared == 1
+    assert [r["user"] for r in _journal(rig, "link_cleared")] == ["alice"]
+
+
 async def test_bit_error_rate_1e3_on_the_line(table) -> None:
     """CRC and retransmission keep every card right at a 1e-3 bit-error rate, both directions."""
     async with table(scenario={**CONTINUOUS, "errors": {"bit_error_rate": 0.001}}) as (rig, d):

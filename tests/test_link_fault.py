@@ -46,6 +46,12 @@ def fault_events(h: Harness) -> list[dict[str, Any]]:
     ]
 
 
+def retained(h: Harness, name: str) -> dict[str, Any]:
+    """The newest retained ``state/<name>`` document the core published."""
+    docs = [fx for fx in h.effects if isinstance(fx, Publish) and fx.retain and fx.topic == f"state/{name}"]
+    return json.loads(docs[-1].text)
+
+
 def sv(h: Harness, action: str, user: str = "chief-rui", role: str = "supervisor") -> None:
     h.apply(inputs.supervisor(user, action, {}, role=role))
 
@@ -57,6 +63,7 @@ def test_link_down_mid_round_blocks_dealing_light_on_lid_locked() -> None:
     assert h.core.state == "link_down" and h.core.resume_to == "players"
     assert h.core.outputs == SAFE and h.core.lid["unlock"] is None
     assert h.core.faults["link_down"] == {"reason": "unplugged", "restored": False, "cleared_by": None}
+    assert retained(h, "shoe")["linked"] is False
     (alert,) = h.alerts("link_down")
     assert alert.severity == "critical" and "clear_link" in alert.reason and "link is back" in alert.reason
     for action in ("hit", "stand"):
@@ -76,6 +83,8 @@ def test_link_up_keeps_the_fault_raised_relocks_the_shoe_and_publishes_awaiting_
     mid_round(h)
     h.dev(ev.LinkDown("unplugged"))
     h.clear()
+    # The driver reports the device's identity, then LinkUp, on every (re)connect (drivers/shoe.py).
+    h.dev(ev.Identified(1, "EMU-CSM", "1.0.0", "EMU0001", 6, True))
     h.dev(ev.LinkUp())
     assert h.core.state == "link_down" and h.core.outputs == SAFE
     assert h.core.faults["link_down"]["restored"] is True
@@ -85,6 +94,8 @@ def test_link_up_keeps_the_fault_raised_relocks_the_shoe_and_publishes_awaiting_
     assert h.records("link_up")
     (published,) = fault_events(h)
     assert published["state"] == "raised" and published["info"]["restored"] is True
+    # Retained, so a terminal that (re)connects now sees it too: the link is back, the fault still raised.
+    assert retained(h, "shoe")["linked"] is True and "link_down" in h.core.view()["faults"]
     with pytest.raises(Rejected, match="link_down"):
         h.dealer("stand")
 

@@ -74,6 +74,14 @@ async def unplug(d: Dealer, seconds: float = 0.5) -> None:
     guide): the fault stays raised, light on and lid locked, until the inspector ``clear_link``s it (as a jam,
     PT-2001 r.51); with no session (closed, failed deck check) no fault is raised and there is nothing to clear."""
     raised = d.state not in ("closed", "deck_check_failed")
+    d.floor_clears_link = False  # this fault clears it itself, below
+    try:
+        await _unplug_and_clear(d, seconds, raised)
+    finally:
+        d.floor_clears_link = True
+
+
+async def _unplug_and_clear(d: Dealer, seconds: float, raised: bool) -> None:
     ctl = d.rig.ctl()
     await ctl.unplug(seconds)
     await asyncio.sleep(seconds)

@@ -337,6 +337,8 @@ class TableCore:
         """Retained state documents, each published only when its content changed."""
         rnd = self.round
         jam = self.faults.get("jam")
+        link = self.faults.get("link_down")
+        link_back = link is None or bool(link.get("restored"))
         docs = {
             "table": self.view(),
             "round": {
@@ -359,7 +361,8 @@ class TableCore:
                 "dealt_this_shoe": self.shoe["dealt"],
                 "shoe_no": self.shoe["no"],
                 "shuffling": bool(self.shoe["shuffling"]),
-                "linked": "link_down" not in self.faults and bool(self.device),
+                # The link itself; a link fault stays in state/table "faults" until clear_link, even when back.
+                "linked": bool(self.device) and link_back,
                 "last_round_of_shoe": self.shoe["last_round"] is not None,
             },
         }

@@ -278,7 +278,7 @@ class PitApp(App[None]):
             (f"lid: {lid_state}", ""),
             (f"jam: {'JAMMED at ' + str(jam.get('location', '?')) if jam.get('jammed') else 'no'}",
              "bold red" if jam.get("jammed") else ""),
-            (f"link: {'ok' if linked else 'DOWN'}", "" if linked else "bold red"),
+            _link_line(linked, "link_down" in (table.get("faults") or [])),
             (f"faults: {', '.join(table.get('faults') or []) or 'none'}", ""),
             ("", ""),
             (f"Jackpot meter: {money(jackpot.get('meter')) if jackpot else '—'}", "bold"),
@@ -443,3 +443,12 @@ class PitApp(App[None]):
     def _show(self, message: str) -> None:
         self.message = message
         self._dirty = True
+
+
+def _link_line(linked: bool, fault: bool) -> tuple[str, str]:
+    """The shoe link: down, back but its fault not yet cleared by a supervisor (F12), or ok."""
+    if not linked:
+        return ("link: DOWN", "bold red")
+    if fault:
+        return ("link: back, fault raised: a supervisor clears it (F12)", "bold yellow")
+    return ("link: ok", "")
