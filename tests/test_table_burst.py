@@ -29,12 +29,18 @@ async def _open_table(tc: TableController) -> None:
     await tc.dealer_input("no_more_bets")
 
 
+def clock() -> float:
+    """One fixed time for both tables: round ids carry the time, and the two must be comparable whatever
+    second each one's round started in (a loaded machine crossed one)."""
+    return 1_790_000_000.0
+
+
 BURST = ["2C", "5S", "6D", "9H", "KC", "4H", "TS", "8D"]  # burn, then the initial deal of 3 seats + dealer
 
 
 async def test_burst_commits_once_and_equals_one_by_one(tmp_path: Path) -> None:
     journal = Journal(tmp_path / "burst.db")
-    tc = TableController(journal, None)
+    tc = TableController(journal, None, clock=clock)
     await _open_table(tc)
     commits: list[int] = []
     journal.add_commit_listener(lambda tx: commits.append(len(tx.records)))
@@ -42,13 +48,13 @@ async def test_burst_commits_once_and_equals_one_by_one(tmp_path: Path) -> None:
     await tc.handle_events(cards)
     assert len(commits) == 1  # one transaction (one fsync) for the whole burst
 
-    single = TableController(Journal(tmp_path / "single.db"), None)
+    single = TableController(Journal(tmp_path / "single.db"), None, clock=clock)
     await _open_table(single)
     for card in cards:
         await single.handle_event(card)
     assert tc.core.snapshot() == single.core.snapshot()
     # and recovery from the burst's journal gives the same state again
-    revived = TableController(Journal(tmp_path / "burst.db"), None)
+    revived = TableController(Journal(tmp_path / "burst.db"), None, clock=clock)
     revived.recover()
     assert revived.core.snapshot() == tc.core.snapshot()
 
@@ -57,11 +63,11 @@ async def test_burst_keeps_every_event_and_only_the_last_state_document_per_topi
     """A burst publishes every card event, but a state document superseded within the same commit is left
     out: the retained document after the burst is exactly the one the one-by-one table ends with."""
     cards = [ev.CardOut(c[0], c[1], i + 1) for i, c in enumerate(BURST)]
-    burst = TableController(Journal(tmp_path / "burst.db"), None)
+    burst = TableController(Journal(tmp_path / "burst.db"), None, clock=clock)
     await _open_table(burst)
     before = burst.journal.last_event_id
     await burst.handle_events(cards)
-    single = TableController(Journal(tmp_path / "single.db"), None)
+    single = TableController(Journal(tmp_path / "single.db"), None, clock=clock)
     await _open_table(single)
     for card in cards:
         await single.handle_event(card)
