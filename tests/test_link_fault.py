@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.table import SAFETY_PINS, open_continuous
 
 from controller.actions import DEALER_ACTIONS
-from controller.gpio import FakeBoard, PinSpec
+from controller.gpio import FakeBoard
 from controller.journal.store import Journal
 from controller.mqtt.auth import ROLE_ACTIONS
 from controller.table import TableController, inputs
@@ -36,6 +37,15 @@ def mid_round(h: Harness) -> None:
     for code in ("2C", "TS", "6D", "7S", "8C"):
         h.card(code)
     assert h.core.state == "players"
+
+
+def link_back_mid_round() -> Harness:
+    """Mid-round, the shoe link lost and back again: the fault still raised, awaiting ``clear_link``."""
+    h = Harness()
+    mid_round(h)
+    h.dev(ev.LinkDown("unplugged"))
+    h.dev(ev.LinkUp())
+    return h
 
 
 def fault_events(h: Harness) -> list[dict[str, Any]]:
@@ -112,10 +122,7 @@ def test_link_up_does_not_lock_a_lid_a_supervisor_unlocked_pt2001_r51() -> None:
 
 
 def test_a_second_link_down_before_clearing_marks_it_not_restored_without_a_second_alert() -> None:
-    h = Harness()
-    mid_round(h)
-    h.dev(ev.LinkDown("unplugged"))
-    h.dev(ev.LinkUp())
+    h = link_back_mid_round()
     h.dev(ev.LinkDown("silence 3 s"))
     h.dev(ev.LinkDown("silence 3 s"))  # repeated while down: nothing new
     assert len(h.alerts("link_down")) == 1
@@ -142,10 +149,7 @@ def test_clear_link_is_refused_while_the_link_is_down_and_without_a_link_fault()
 
 @pytest.mark.parametrize("role", ["dealer", "pit", ""])
 def test_only_a_supervisor_or_technician_clears_the_link_fault_pt2001_r51(role: str) -> None:
-    h = Harness()
-    mid_round(h)
-    h.dev(ev.LinkDown("unplugged"))
-    h.dev(ev.LinkUp())
+    h = link_back_mid_round()
     with pytest.raises(Rejected):
         h.dealer("clear_link")  # not a dealer command
     with pytest.raises(Rejected, match=r"needs a chief inspector .*PT-2001 r\.51"):
@@ -154,10 +158,7 @@ def test_only_a_supervisor_or_technician_clears_the_link_fault_pt2001_r51(role: 
 
 
 def test_supervisor_clear_link_after_link_up_resyncs_and_the_round_resumes() -> None:
-    h = Harness()
-    mid_round(h)
-    h.dev(ev.LinkDown("unplugged"))
-    h.dev(ev.LinkUp())
+    h = link_back_mid_round()
     h.clear()
     sv(h, "clear_link", user="chief-rui")
     (rec,) = h.records("link_cleared")
@@ -174,20 +175,14 @@ def test_supervisor_clear_link_after_link_up_resyncs_and_the_round_resumes() -> 
 
 
 def test_a_technician_may_clear_the_link_fault_pt2001_r51() -> None:
-    h = Harness()
-    mid_round(h)
-    h.dev(ev.LinkDown("unplugged"))
-    h.dev(ev.LinkUp())
+    h = link_back_mid_round()
     sv(h, "clear_link", user="tech-joao", role="technician")
     assert h.records("link_cleared")[0]["user"] == "tech-joao"
     assert h.core.state == "resync"
 
 
 def test_cards_missing_after_the_cleared_link_fault_void_the_round_pt_online_r27_r28() -> None:
-    h = Harness()
-    mid_round(h)
-    h.dev(ev.LinkDown("unplugged"))
-    h.dev(ev.LinkUp())
+    h = link_back_mid_round()
     sv(h, "clear_link")
     h.dev(ev.CardsInside(h.core.inside - 1))  # a card left the shoe unseen during the outage
     assert h.core.state == "settled"
@@ -195,10 +190,7 @@ def test_cards_missing_after_the_cleared_link_fault_void_the_round_pt_online_r27
 
 
 def test_a_jam_during_the_link_fault_still_needs_both_clearings_pt2001_r51() -> None:
-    h = Harness()
-    mid_round(h)
-    h.dev(ev.LinkDown("unplugged"))
-    h.dev(ev.LinkUp())
+    h = link_back_mid_round()
     h.dev(ev.Jammed(ev.JamLocation.OUTPUT))
     h.dev(ev.JamCleared())
     sv(h, "clear_jam")
@@ -210,24 +202,9 @@ def test_a_jam_during_the_link_fault_still_needs_both_clearings_pt2001_r51() -> 
 # ---------------------------------------------------------------- restart: journal replay and snapshot
 
 
-PINS = [
-    PinSpec("lid_lock", 17, True, safe_value=True),
-    PinSpec("warning_light", 27, True, safe_value=True),
-    PinSpec("lid_switch", 22, False),
-]
-
-
 async def _session_to_link_fault(tc: TableController, *, link_up: bool) -> None:
-    await tc.supervisor_action("ana", "open_table", {"profile": "pt-2001", "shuffler": "continuous"})
+    await open_continuous(tc)
     seq = iter(range(1, 100))
-    for e in (
-        ev.LidChanged(ev.LidState.OPEN),
-        ev.DiscardInserted(156),
-        ev.DiscardInserted(156),
-        ev.LidChanged(ev.LidState.CLOSED),
-        ev.ShuffleFinished(312),
-    ):
-        await tc.submit(inputs.encode_event(e))
     await tc.dealer_input("place_bet", {"seat": 1, "amount": 1000})
     await tc.dealer_input("no_more_bets")
     for code in ("2C", "TS", "6D", "7S", "8C"):
@@ -258,7 +235,7 @@ async def test_a_restart_keeps_the_link_fault_raised(
     check.journal.close()
 
     board = FakeBoard()
-    board.setup(PINS)
+    board.setup(SAFETY_PINS)
     revived = TableController(Journal(path, table_id="T1"), None, board=board, snapshot_every=snapshot_every)
     try:
         await revived.start()  # recover, safe outputs, then the ``restart`` input

@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.table import SAFETY_PINS, open_continuous
 
-from controller.gpio import FakeBoard, PinSpec
+from controller.gpio import FakeBoard
 from controller.journal.store import Journal
 from controller.mqtt.alerts import KINDS
 from controller.table import inputs
@@ -290,13 +291,6 @@ def test_device_error_is_journaled_and_alerted_not_dropped() -> None:
     assert "18" in h.alerts("device_error")[0].reason and "lid open" in h.alerts("device_error")[0].reason
 
 
-PINS = [
-    PinSpec("lid_lock", 17, True, safe_value=True),
-    PinSpec("warning_light", 27, True, safe_value=True),
-    PinSpec("lid_switch", 22, False),
-]
-
-
 async def test_gpio_board_gets_the_outputs_after_commit_and_safe_state_at_start_and_stop(
     tmp_path: Path,
 ) -> None:
@@ -305,22 +299,14 @@ async def test_gpio_board_gets_the_outputs_after_commit_and_safe_state_at_start_
     safe again at stop; a lid switch opening while locked is a tamper with the light on."""
     journal = Journal(tmp_path / "journal.db", table_id="T1")
     board = FakeBoard()
-    board.setup(PINS)
+    board.setup(SAFETY_PINS)
     board.values.update(lid_lock=False, warning_light=False)  # as if a previous process left them so
     tc = TableController(journal, None, board=board, alerts=LogAlerts())
     try:
         await tc.start()
         assert board.history[:2] == [("lid_lock", True), ("warning_light", True)]  # safe_state first
         assert board.values == {"lid_lock": True, "warning_light": False, "lid_switch": False}
-        await tc.supervisor_action("ana", "open_table", {"profile": "pt-2001", "shuffler": "continuous"})
-        for e in (
-            ev.LidChanged(ev.LidState.OPEN),
-            ev.DiscardInserted(156),
-            ev.DiscardInserted(156),
-            ev.LidChanged(ev.LidState.CLOSED),
-            ev.ShuffleFinished(312),
-        ):
-            await tc.submit(inputs.encode_event(e))
+        await open_continuous(tc)
         assert tc.core.state == "betting"
         await tc.submit(inputs.encode_event(ev.Jammed(ev.JamLocation.OUTPUT)))
         assert board.values["warning_light"] is True and board.values["lid_lock"] is True
