@@ -23,10 +23,11 @@ from controller.mqtt.auth import ROLE_ACTIONS
 from controller.table import TableController, inputs
 from controller.table.effects import Publish, Rejected
 from controller.table.testing import Harness
-from controller.terminal.pit import SUPERVISOR_KEYS
+from controller.terminal.pit import SUPERVISOR_KEYS, _link_line
 from drivers import events as ev
 
 SAFE = {"lid_lock": True, "warning_light": True}
+IDENTIFIED = ev.Identified(1, "EMU-CSM", "1.0.0", "EMU0001", 6, True)
 SCHEMAS = Path(__file__).resolve().parents[1] / "schemas" / "mqtt"
 
 
@@ -44,6 +45,7 @@ def link_back_mid_round() -> Harness:
     h = Harness()
     mid_round(h)
     h.dev(ev.LinkDown("unplugged"))
+    h.dev(IDENTIFIED)  # the driver reports the identity, then LinkUp, on every (re)connect (drivers/shoe.py)
     h.dev(ev.LinkUp())
     return h
 
@@ -93,8 +95,7 @@ def test_link_up_keeps_the_fault_raised_relocks_the_shoe_and_publishes_awaiting_
     mid_round(h)
     h.dev(ev.LinkDown("unplugged"))
     h.clear()
-    # The driver reports the device's identity, then LinkUp, on every (re)connect (drivers/shoe.py).
-    h.dev(ev.Identified(1, "EMU-CSM", "1.0.0", "EMU0001", 6, True))
+    h.dev(IDENTIFIED)  # the driver reports the identity, then LinkUp, on every (re)connect (drivers/shoe.py)
     h.dev(ev.LinkUp())
     assert h.core.state == "link_down" and h.core.outputs == SAFE
     assert h.core.faults["link_down"]["restored"] is True
@@ -268,3 +269,14 @@ def test_clear_link_is_a_signed_supervisor_and_technician_command_never_a_dealer
     assert "clear_link" not in dealer["properties"]["action"]["enum"] and "clear_link" not in DEALER_ACTIONS
     assert "clear_link" in ROLE_ACTIONS["supervisor"] and "clear_link" in ROLE_ACTIONS["technician"]
     assert "clear_link" in SUPERVISOR_KEYS
+
+
+def test_the_pit_terminal_tells_a_link_back_awaiting_a_supervisor_from_a_link_down() -> None:
+    """The shoe panel reads the retained documents: ``state/shoe.linked`` (the link itself) and
+    ``state/table.faults`` (raised until ``clear_link``), so after a restart it still shows what is wrong."""
+    h = link_back_mid_round()
+    shoe, faults = retained(h, "shoe"), h.core.view()["faults"]
+    text, style = _link_line(shoe["linked"], "link_down" in faults)
+    assert "F12" in text and "fault raised" in text and style == "bold yellow"
+    assert _link_line(False, True) == ("link: DOWN", "bold red")
+    assert _link_line(True, False) == ("link: ok", "")
