@@ -52,12 +52,15 @@ def test_latency_prints_controller_baseline_and_stage_figures() -> None:
 
 def test_throughput_prints_rates_and_loses_no_card() -> None:
     out = run_quick("throughput")
-    for row in ("offered 500/s", "flat out"):
+    for row in ("offered 500/s", "flat out", "lock-step flat out"):
         assert figure(out, row, "cards") > 0
         figure(out, row, "cards_per_s")
         figure(out, row, "cpu_per_card_us")
         figure(out, row, "max_outbox")
+        figure(out, row, "max_shoe_queue")
         assert figure(out, row, "lost") == 0  # every events/card reached mosquitto_sub
+        assert figure(out, row, "outbox_after") == 0  # the figures run until the broker acknowledged all
+    assert figure(out, "lock-step flat out", "events_per_commit") == 1.0  # one input, one commit
     assert figure(out, "baseline: bare durable commit", "cpu_per_commit_us") > 0  # the floor, same run
 
 

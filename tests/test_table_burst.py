@@ -7,7 +7,9 @@ import json
 from pathlib import Path
 
 from controller.journal import Journal
+from controller.table import inputs
 from controller.table.controller import TableController
+from controller.table.effects import Publish
 from drivers import events as ev
 from drivers.fake_shoe import FakeShoe
 
@@ -105,3 +107,21 @@ async def test_pump_drains_queued_events_into_bursts(tmp_path: Path) -> None:
         assert len(commits) < len(BURST)  # queued cards went in together
     finally:
         await tc.stop()
+
+
+async def test_documents_left_out_of_a_step_come_with_publish_states(tmp_path: Path) -> None:
+    """``apply(states=False)`` leaves only the retained documents out (every event stays, in order), and
+    ``publish_states()`` then gives exactly the documents the same input would have published."""
+    deferred = TableController(Journal(tmp_path / "a.db"), None, clock=clock)
+    direct = TableController(Journal(tmp_path / "b.db"), None, clock=clock)
+    for tc in (deferred, direct):
+        await _open_table(tc)
+    card = inputs.encode_event(ev.CardOut("2", "C", 1))
+    late = deferred.core.apply(card, clock(), states=False)
+    now = direct.core.apply(card, clock())
+    assert [fx for fx in late.effects if isinstance(fx, Publish) and fx.retain] == []
+    assert late.effects == [fx for fx in now.effects if not (isinstance(fx, Publish) and fx.retain)]
+    docs = deferred.core.publish_states()
+    assert docs and docs == [fx for fx in now.effects if isinstance(fx, Publish) and fx.retain]
+    assert deferred.core.publish_states() == []  # published once: nothing changed since
+    assert deferred.core.snapshot() == direct.core.snapshot()

@@ -159,7 +159,9 @@ class TableController:
 
     async def handle_events(self, events: list[ev.DeviceEvent]) -> None:
         """Device events in order, committed in ONE journal transaction (a burst costs one fsync, not one
-        per card); their effects run after that commit, in order. A bad event is logged, counted and
+        per card); their effects run after that commit, in order. Every event is published, the retained
+        state documents once, as they stand after the burst (an intermediate one would be overwritten in
+        the same commit, before anyone could read it: docs/mqtt.md). A bad event is logged, counted and
         skipped, never fatal (CONTRIBUTING); the others still count."""
         async with self._lock:
             batch: list[tuple[dict[str, Any], float, Step]] = []
@@ -167,7 +169,7 @@ class TableController:
             for event in events:
                 inp, now = inputs.encode_event(event), self._clock()
                 try:
-                    step = self.core.apply(inp, now)
+                    step = self.core.apply(inp, now, states=False)
                 except Exception:
                     self.errors += 1
                     log.exception("device event %r failed", event)
@@ -178,6 +180,7 @@ class TableController:
             if not batch:
                 return
             assert first_undo is not None
+            batch[-1][2].effects.extend(self.core.publish_states())
             self._commit_or_undo(batch, first_undo)  # on failure nothing of the burst happened
         for _, _, step in batch:
             await self._execute(step)
@@ -205,21 +208,13 @@ class TableController:
             raise
 
     def _commit_many(self, batch: list[tuple[dict[str, Any], float, Step]]) -> None:
-        # A retained state document superseded later in the same burst is left out: it would be overwritten
-        # in the same commit, before anyone could read it (events are all kept, docs/mqtt.md).
-        last_doc: dict[str, Publish] = {}
-        if len(batch) > 1:
-            for _, _, step in batch:
-                for fx in step.effects:
-                    if isinstance(fx, Publish) and fx.retain:
-                        last_doc[fx.topic] = fx
         with self.journal.transaction() as tx:
             for inp, now, step in batch:
                 tx.append("input", {"input": inp, "now": now})
                 for fx in step.effects:
                     if isinstance(fx, JournalRecord):
                         tx.append(fx.kind, fx.data)
-                    elif isinstance(fx, Publish) and (not fx.retain or last_doc.get(fx.topic, fx) is fx):
+                    elif isinstance(fx, Publish):
                         data = fx.data if fx.text is None else None  # the text is spliced as it is
                         tx.publish(fx.topic, fx.event_type, data, retain=fx.retain, data_text=fx.text)
         self._since_snapshot += len(batch)

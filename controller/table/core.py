@@ -178,6 +178,7 @@ class TableCore:
         self.deck_check: dict[str, Any] | None = None
         self.hole_revealed: str | None = None  # round whose hole card has been published (PT-2001 r.17)
         self._published: dict[str, str] = {}  # JSON text of the last retained state document per topic
+        self._states_now = True  # apply(states=False): the documents wait for publish_states()
         self.outputs: dict[str, bool] = {"lid_lock": True, "warning_light": True}
 
     def snapshot(self) -> dict[str, Any]:
@@ -276,11 +277,16 @@ class TableCore:
         }
 
     # ================================================================ entry point
-    def apply(self, inp: dict[str, Any], now: float) -> Step:
-        """Apply one input. Raises ``Rejected`` (state unchanged) for a forbidden dealer/supervisor input."""
+    def apply(self, inp: dict[str, Any], now: float, *, states: bool = True) -> Step:
+        """Apply one input. Raises ``Rejected`` (state unchanged) for a forbidden dealer/supervisor input.
+
+        ``states=False``: leave the retained state documents out of this step; the caller takes them with
+        ``publish_states()`` after the last input of a burst (a document superseded within one commit would
+        never be read by anyone, and building it is most of the core's cost per card)."""
         before = self._frozen()
         self.undo = before  # the shell restores this if the journal commit fails
         self._fx, self._result, self.now = [], {}, float(now)
+        self._states_now = states
         try:
             kind = inp.get("type")
             if kind == "device":
@@ -333,7 +339,19 @@ class TableCore:
             self._event("jam", **jam)
         self._event("fault", fault=name, state=state, info=info)
 
+    def publish_states(self) -> list[Publish]:
+        """The retained state documents whose content changed since they were last published (after inputs
+        applied with ``states=False``). Part of the state like any input's effects: ``undo`` covers it."""
+        self._fx = []
+        self._state_documents()
+        return [fx for fx in self._fx if isinstance(fx, Publish)]
+
     def _publish_states(self) -> None:
+        if self._states_now:
+            self._state_documents()
+        self._hole_card_event()
+
+    def _state_documents(self) -> None:
         """Retained state documents, each published only when its content changed."""
         rnd = self.round
         jam = self.faults.get("jam")
@@ -376,6 +394,10 @@ class TableCore:
             if self._published.get(name) != text:
                 self._published[name] = text
                 self._fx.append(Publish(state_topic(name), "state", retain=True, text=text))
+
+    def _hole_card_event(self) -> None:
+        """Every input, in order with the card events (never deferred with the documents)."""
+        rnd = self.round
         engine = rnd.engine if rnd is not None else None
         if (
             engine is not None
