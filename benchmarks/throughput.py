@@ -265,12 +265,8 @@ class Progress:
 
     async def deliver(self, inp: dict[str, Any]) -> None:
         """Lock-step: every input committed before the next is delivered."""
-        if inp["type"] == "device":
-            self.t.shoe.push(inputs.decode_event(inp))
-            self.sent += 1
-            await self.settle()
-        else:
-            await self.submit(inp)
+        await self.send(inp)
+        await self.settle()
 
     async def settle(self) -> None:
         """Until every device event sent is committed (no busy wait: CPU figures stay honest)."""

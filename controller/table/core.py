@@ -178,7 +178,6 @@ class TableCore:
         self.deck_check: dict[str, Any] | None = None
         self.hole_revealed: str | None = None  # round whose hole card has been published (PT-2001 r.17)
         self._published: dict[str, str] = {}  # JSON text of the last retained state document per topic
-        self._states_now = True  # apply(states=False): the documents wait for publish_states()
         self.outputs: dict[str, bool] = {"lid_lock": True, "warning_light": True}
 
     def snapshot(self) -> dict[str, Any]:
@@ -286,7 +285,6 @@ class TableCore:
         before = self._frozen()
         self.undo = before  # the shell restores this if the journal commit fails
         self._fx, self._result, self.now = [], {}, float(now)
-        self._states_now = states
         try:
             kind = inp.get("type")
             if kind == "device":
@@ -313,6 +311,9 @@ class TableCore:
             else:
                 raise Rejected(f"unknown input type {kind!r}")
             self._sync_outputs()
+            if states:
+                self._state_documents()
+            self._hole_card_event()  # every input, in order with the card events (never deferred)
         except BaseException:
             self.restore(before)
             raise
@@ -343,13 +344,8 @@ class TableCore:
         """The retained state documents whose content changed since they were last published (after inputs
         applied with ``states=False``). Part of the state like any input's effects: ``undo`` covers it."""
         self._fx = []
-        self._state_documents()
-        return [fx for fx in self._fx if isinstance(fx, Publish)]
-
-    def _publish_states(self) -> None:
-        if self._states_now:
-            self._state_documents()
-        self._hole_card_event()
+        self._state_documents()  # appends Publish effects only
+        return self._fx
 
     def _state_documents(self) -> None:
         """Retained state documents, each published only when its content changed."""
@@ -396,7 +392,7 @@ class TableCore:
                 self._fx.append(Publish(state_topic(name), "state", retain=True, text=text))
 
     def _hole_card_event(self) -> None:
-        """Every input, in order with the card events (never deferred with the documents)."""
+        """The dealer's hole card turned over: one events/round message, the first input it is seen after."""
         rnd = self.round
         engine = rnd.engine if rnd is not None else None
         if (
@@ -442,7 +438,6 @@ class TableCore:
                 self._fx.append(GpioWrite(name, value))
                 if name == "warning_light":
                     self._cmd(ev.SetWarningLight(value))
-        self._publish_states()
 
     def _ts(self) -> str:
         return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.now))
