@@ -19,6 +19,7 @@ from controller.journal.store import Journal
 from controller.table import inputs
 from controller.table.core import Step, TableCore
 from controller.table.effects import Alert, GpioWrite, JournalRecord, Publish, Rejected, ShoeCommand
+from controller.table.journal_io import JournalProblem, JournalWriteFailed, classify, is_write_failure
 from drivers import events as ev
 
 log = logging.getLogger(__name__)
@@ -62,6 +63,7 @@ class TableController:
         snapshot_every: int = 100,
         clock: Callable[[], float] = time.time,
         core: TableCore | None = None,
+        unjournaled: Callable[[Publish], None] | None = None,
     ) -> None:
         if load_profile is None:
             from controller.rules.profiles import load_profile as load_profile
@@ -77,15 +79,30 @@ class TableController:
         self._tasks: list[asyncio.Task[None]] = []
         self.replayed = 0  # inputs re-applied by the last recover()
         self.errors = 0  # inputs that failed inside the core (logged, never fatal)
+        # Issue 14 item 3: a failed journal write. The fault input's effects are carried out at once without
+        # the journal (``unjournaled`` publishes them, marked so) and the input is committed once it can be.
+        self.unjournaled = unjournaled
+        self.journal_problem: JournalProblem | None = None
+        self._deferred: list[tuple[dict[str, Any], float, Step]] = []
+        self._fault_step: Step | None = None  # the fault's effects, for the caller to carry out
+        self.uncommitted_events = 0  # shoe events whose commit failed: never acknowledged as committed
+        self.recovery_problems: list[str] = []  # a snapshot that could not be restored (start-up)
 
     # ---- life cycle ----
     def recover(self) -> int:
         """Snapshot + the inputs journaled after it, effects suppressed. Returns the inputs re-applied."""
-        snap = self.journal.latest_snapshot()
         after = 0
-        if snap is not None:
-            after, state = snap
-            self.core.restore(state)
+        try:
+            snap = self.journal.latest_snapshot()
+            if snap is not None:
+                after, state = snap
+                self.core.restore(state)
+        except Exception as exc:  # an unreadable or inconsistent snapshot: never a crash (issue 13 §1)
+            seq = self._newest_snapshot_seq()
+            self.recovery_problems.append(f"snapshot at record {seq} cannot be restored ({exc})")
+            log.error("snapshot at record %s cannot be restored (%s): replaying the whole journal", seq, exc)
+            self.core.restore(TableCore(lambda _n: None).snapshot())  # a fresh core, this core's loader
+            after = 0
         count = 0
         for rec in self.journal.records(after_seq=after, kinds=("input",)):
             try:
@@ -97,6 +114,12 @@ class TableController:
         self.replayed = count
         self._since_snapshot = count
         return count
+
+    def _newest_snapshot_seq(self) -> int | None:
+        with contextlib.suppress(Exception):
+            row = self.journal._conn.execute("SELECT MAX(seq) FROM snapshots").fetchone()
+            return row[0]
+        return None
 
     async def start(self) -> None:
         self.recover()
@@ -113,9 +136,10 @@ class TableController:
         return bool(self._tasks) and not any(t.done() for t in self._tasks)
 
     async def stop(self) -> None:
+        self._safe_outputs()  # first: nothing below may keep the lid unlocked
         for task in self._tasks:
             task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
+            with contextlib.suppress(asyncio.CancelledError, Exception):  # a task that died has said why
                 await task
         self._tasks.clear()
         self._safe_outputs()
@@ -157,12 +181,14 @@ class TableController:
     async def handle_event(self, event: ev.DeviceEvent) -> None:
         await self.handle_events([event])
 
-    async def handle_events(self, events: list[ev.DeviceEvent]) -> None:
+    async def handle_events(self, events: list[ev.DeviceEvent]) -> bool:
         """Device events in order, committed in ONE journal transaction (a burst costs one fsync, not one
         per card); their effects run after that commit, in order. Every event is published, the retained
         state documents once, as they stand after the burst (an intermediate one would be overwritten in
         the same commit, before anyone could read it: docs/mqtt.md). A bad event is logged, counted and
-        skipped, never fatal (CONTRIBUTING); the others still count."""
+        skipped, never fatal (CONTRIBUTING); the others still count. Returns True once the events are
+        committed, False if the journal could not commit them: then nothing of them happened and they must
+        not be acknowledged to the shoe as committed (issue 14 items 1 and 3)."""
         async with self._lock:
             batch: list[tuple[dict[str, Any], float, Step]] = []
             first_undo: bytes | None = None
@@ -178,12 +204,24 @@ class TableController:
                     first_undo = self.core.undo
                 batch.append((inp, now, step))
             if not batch:
-                return
+                return True
             assert first_undo is not None
             batch[-1][2].effects.extend(self.core.publish_states())
-            self._commit_or_undo(batch, first_undo)  # on failure nothing of the burst happened
+            try:
+                self._commit_or_undo(batch, first_undo)  # on failure nothing of the burst happened
+            except JournalWriteFailed:
+                self.uncommitted_events += len(events)
+                log.error("%d shoe event(s) not committed (%s)", len(events), self.journal_problem)
+                fault = self._take_fault_step()
+            else:
+                fault = None
+        if fault is not None:
+            await self._execute_unjournaled(fault)
+            return False
         for _, _, step in batch:
             await self._execute(step)
+        self._maybe_snapshot()
+        return True
 
     async def tick(self) -> None:
         await self.submit({"type": "tick"})
@@ -195,19 +233,109 @@ class TableController:
         async with self._lock:
             now = self._clock()
             step = self.core.apply(inp, now)  # Rejected: nothing changed, nothing journaled
-            self._commit_or_undo([(inp, now, step)], self.core.undo)
+            try:
+                self._commit_or_undo([(inp, now, step)], self.core.undo)
+            except JournalWriteFailed as exc:
+                fault, failure = self._take_fault_step(), exc
+            else:
+                fault, failure = None, None
+        if failure is not None:
+            if fault is not None:
+                await self._execute_unjournaled(fault)
+            raise failure  # a Rejected: the caller answers it with the reason
         await self._execute(step)
+        self._maybe_snapshot()
         return {"ok": True, "state": self.core.state, **step.result}
 
     def _commit_or_undo(self, batch: list[tuple[dict[str, Any], float, Step]], undo: bytes) -> None:
-        """Commit the batch, or put the core back to ``undo`` (its state before the batch) and re-raise."""
+        """Commit the batch (after the inputs whose commit is still owed), or put the core back to ``undo``
+        (its state before the batch) and re-raise; a journal write failure as ``JournalWriteFailed``."""
         try:
-            self._commit_many(batch)
-        except BaseException:
+            self._commit_many([*self._deferred, *batch])
+        except BaseException as exc:
             self.core.restore(undo)
+            if is_write_failure(exc):
+                raise JournalWriteFailed(self._journal_failed(exc)) from exc
             raise
+        self._journal_ok()
+
+    # ---- journal write failures (issue 14 item 3) ----
+    def _journal_failed(self, exc: BaseException) -> JournalProblem:
+        """The fault at once: the core enters ``journal_io`` (its effects are carried out by the caller with
+        ``_execute_unjournaled``, outside the lock) and the input is kept to be committed when it can be."""
+        problem = classify(exc, self.journal.path.parent)
+        first = self.journal_problem is None
+        self.journal_problem = problem
+        if first:
+            log.critical("%s: the table goes into the journal_io fault", problem.text)
+        if "journal_io" in self.core.faults:
+            return problem
+        inp = {"type": "journal_fault", "kind": problem.kind, "text": problem.text}
+        now = self._clock()
+        step = self.core.apply(inp, now)
+        self._deferred.append((inp, now, step))
+        self._fault_step = step
+        return problem
+
+    def _take_fault_step(self) -> Step | None:
+        step, self._fault_step = self._fault_step, None
+        return step
+
+    def _journal_ok(self) -> None:
+        if self._deferred:
+            log.warning("journal writes again: %d deferred input(s) committed", len(self._deferred))
+        self._deferred.clear()
+        if self.journal_problem is not None:
+            log.warning("journal writes again (was: %s)", self.journal_problem.text)
+        self.journal_problem = None
+
+    async def _execute_unjournaled(self, step: Step) -> None:
+        """The fault's effects without the journal: outputs first, the messages published directly (marked
+        as not journaled; the journal gets them once it writes again), then the shoe commands."""
+        self._safe_outputs()
+        if self.unjournaled is not None:
+            for fx in step.effects:
+                if isinstance(fx, Publish):
+                    try:
+                        self.unjournaled(fx)
+                    except Exception:
+                        log.exception("unjournaled publish of %s failed", fx.topic)
+        await self._execute(step)
+
+    async def retry_journal(self) -> bool:
+        """Commit what is owed (the fault's input) if the journal writes again; True if it did just now."""
+        if self.journal_problem is None and not self._deferred:
+            return False
+        async with self._lock:
+            try:
+                self._commit_many(list(self._deferred))
+            except Exception as exc:
+                if not is_write_failure(exc):
+                    raise
+                self.journal_problem = classify(exc, self.journal.path.parent)
+                return False
+            self._journal_ok()
+        return True
+
+    def _maybe_snapshot(self) -> None:
+        if self._since_snapshot < self.snapshot_every or self._deferred:
+            return
+        try:
+            self.journal.save_snapshot(self.core.snapshot())
+        except Exception as exc:  # committed already; the snapshot waits (start-up replays a little more)
+            if not is_write_failure(exc):
+                raise
+            log.error("snapshot not saved: %s", classify(exc, self.journal.path.parent).text)
+            return
+        self._since_snapshot = 0
 
     def _commit_many(self, batch: list[tuple[dict[str, Any], float, Step]]) -> None:
+        if not batch:  # a probe: does the journal take a record again?
+            with self.journal.transaction() as tx:
+                tx.append(
+                    "journal_check", {"problem": self.journal_problem.text if self.journal_problem else ""}
+                )
+            return
         with self.journal.transaction() as tx:
             for inp, now, step in batch:
                 tx.append("input", {"input": inp, "now": now})
@@ -218,9 +346,6 @@ class TableController:
                         data = fx.data if fx.text is None else None  # the text is spliced as it is
                         tx.publish(fx.topic, fx.event_type, data, retain=fx.retain, data_text=fx.text)
         self._since_snapshot += len(batch)
-        if self._since_snapshot >= self.snapshot_every:
-            self.journal.save_snapshot(self.core.snapshot())
-            self._since_snapshot = 0
 
     async def _execute(self, step: Step) -> None:
         """Local outputs first (GPIO, alerts: instant), then the shoe commands in order (awaiting results)."""
@@ -248,7 +373,7 @@ class TableController:
                 if not result.ok:
                     failed.append({"type": "command_failed", "command": name, "text": result.text})
         for inp in failed:
-            with contextlib.suppress(Rejected):
+            with contextlib.suppress(Rejected):  # incl. JournalWriteFailed: the fault is raised already
                 await self.submit(inp)
 
     # ---- background ----
@@ -256,7 +381,17 @@ class TableController:
         async for event in self.shoe.events():
             drain = getattr(self.shoe, "drain_events", None)
             more = drain(burst - 1) if drain is not None else []
-            await self.handle_events([event, *more])
+            try:
+                committed = await self.handle_events([event, *more])
+            except Exception:  # a bug: logged; the pump goes on (its death would stop the watchdog)
+                log.exception("shoe events failed")
+                committed = False
+            if committed:
+                self.events_committed([event, *more])
+
+    def events_committed(self, events: list[ev.DeviceEvent]) -> None:
+        """Called only after the events' COMMIT (never after a failed one): where the shoe may be told they
+        are safe (issue 14 item 1, ack after commit). Nothing to do while the driver acks on arrival."""
 
     async def _ticker(self, period: float = 0.25) -> None:
         """Ticks are journaled only when a deadline is due, so an idle table writes nothing."""
@@ -266,6 +401,8 @@ class TableController:
             if deadline is not None and self._clock() >= deadline:
                 try:
                     await self.tick()
+                except JournalWriteFailed:
+                    pass  # the journal_io fault is raised (and ends the lid cycle)
                 except Exception:
                     log.exception("tick failed")
 

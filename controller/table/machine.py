@@ -24,7 +24,10 @@ OPEN_STATES = [
     "cards_returned",
     "shuffling",  # batch shoe: reshuffle after the last round of the shoe (r.11)
 ]
-FAULT_STATES = ["jammed", "link_down", "tamper", "resync"]
+# journal_io: a journal write failed (disk full or read-only); integrity: the journal chain, a snapshot or the
+# configuration pinned by the open session does not check out (issue 13 §1-2, issue 14 item 3).
+FAULT_STATES = ["jammed", "link_down", "tamper", "journal_io", "integrity", "resync"]
+SERVICE_FAULTS = ("journal_io", "integrity")  # detected by the service itself, not reported by the shoe
 STATES = SESSION_STATES + OPEN_STATES + FAULT_STATES
 
 ROUND_ACTIVE = [
@@ -77,15 +80,27 @@ TRANSITIONS: list[T] = [
     T("jam", ("active", "faults"), "jammed", "Jammed (r.51)"),
     T("link_lost", ("active", "faults"), "link_down", "LinkDown"),
     T("forced", ("active", "faults"), "tamper", "lid forced open (r.60)"),
+    T("journal_failed", ("active", "faults"), "journal_io", "a journal write failed (disk full, read-only)"),
+    T("integrity_failed", ("active", "faults"), "integrity", "journal chain, snapshot or pinned config bad"),
+    T("integrity_close", "integrity", "closing", "supervisor close_table (the session ends)"),
     T(
         "fault_cleared",
-        ("jammed", "link_down", "tamper"),
+        ("jammed", "link_down", "tamper", "journal_io"),
         "resync",
-        "authorised clear (clear_jam, clear_link, lock_lid): count cards inside",
+        "authorised clear (clear_jam, clear_link, lock_lid, clear_journal_io): count cards inside",
     ),
     T("restarted", "active", "resync", "service restarted: lid locked, count cards inside"),
     T("resume", "resync", "active", "counts agree (else round void)"),
 ]
+
+
+FAULT_TRIGGERS = (
+    "jam",
+    "link_lost",
+    "forced",
+    "journal_failed",
+    "integrity_failed",
+)  # re-entered while in it
 
 
 def expand(source: str | tuple[str, ...]) -> list[str]:
@@ -113,7 +128,7 @@ def build_machine(model: Any) -> Machine:
                     }
                 )
             continue
-        sources = [s for s in expand(t.source) if s != t.dest or t.trigger in ("jam", "link_lost", "forced")]
+        sources = [s for s in expand(t.source) if s != t.dest or t.trigger in FAULT_TRIGGERS]
         transitions.append({"trigger": t.trigger, "source": sources, "dest": t.dest})
     return Machine(
         model=model,
