@@ -31,11 +31,13 @@ from controller.mqtt.commands import CommandIntake, CommandRejected, CommandRequ
 from controller.mqtt.link import LinkConfig, MqttLink
 from controller.mqtt.link import TlsConfig as LinkTls
 from controller.mqtt.publisher import OutboxPublisher
-from controller.mqtt.topics import Topics
+from controller.mqtt.topics import ALERT_TYPE, ALERTS_EVENTS, ALERTS_OPEN, ALERTS_OPEN_TYPE, Topics
+from controller.mqtt.unjournaled import UnjournaledPublisher
 from controller.table.controller import TableController
 from controller.table.core import TableCore
-from controller.table.effects import Rejected
+from controller.table.effects import Publish, Rejected
 from controller.table.jackpot import TableJackpot
+from controller.table.journal_io import JournalProblem, classify, is_write_failure
 from drivers.events import LockLid
 from drivers.serial_port import resolve_port
 from drivers.shoe import ShoeDriver
@@ -58,15 +60,53 @@ class Overrides:
     gpio_control: str | None = None  # unix socket through which a bench drives the fake GPIO board
 
 
-class AlertAdapter:
-    """The table controller's alert sink, backed by the journaled AlertManager."""
+class StartupError(Exception):
+    """The service cannot start at all; the message is the one line ``tablectl run`` prints."""
 
-    def __init__(self, manager: AlertManager) -> None:
+
+class AlertAdapter:
+    """The table controller's alert sink, backed by the journaled AlertManager. When the journal cannot be
+    written (issue 14 item 3) the alert goes out at once without it (``unjournaled``: marked so, with the id
+    it will most likely get) and is raised through the journal once that writes again (``flush``)."""
+
+    def __init__(self, manager: AlertManager, unjournaled: UnjournaledPublisher | None = None) -> None:
         self.manager = manager
+        self.unjournaled = unjournaled
+        self.owed: list[tuple[str, str, str, dict[str, Any]]] = []  # raised without the journal
 
     def raise_(self, kind: str, severity: str, reason: str, details: dict[str, Any]) -> None:
         rule = str(details.get("rule", "")) if isinstance(details, dict) else ""
-        self.manager.raise_alert(kind, severity, reason, rule=rule, details=details)
+        try:
+            self.manager.raise_alert(kind, severity, reason, rule=rule, details=details)
+        except Exception as exc:
+            if not is_write_failure(exc):
+                raise
+            self._without_journal(kind, severity, reason, rule, details)
+
+    def _without_journal(
+        self, kind: str, severity: str, reason: str, rule: str, details: dict[str, Any]
+    ) -> None:
+        self.owed.append((kind, severity, reason, details))
+        log.critical("alert %s [%s] not journaled: %s", kind, severity, reason)
+        if self.unjournaled is None:
+            return
+        book, alert = self.manager.book, None
+        for k, sev, why, det in self.owed:  # the open list as it will be once they are journaled
+            r = str(det.get("rule", "")) if isinstance(det, dict) else ""
+            book, alert = book.raised(k, sev, why, self.manager.clock(), rule=r, details=det)
+        assert alert is not None
+        self.unjournaled.publish(ALERTS_EVENTS, ALERT_TYPE, {"action": "raised", "alert": alert.to_dict()})
+        self.unjournaled.publish(
+            ALERTS_OPEN, ALERTS_OPEN_TYPE, {"alerts": [a.to_dict() for a in book.open]}, retain=True
+        )
+
+    def flush(self) -> None:
+        """The journal writes again: raise the owed alerts through it (journaled, published with ids)."""
+        while self.owed:
+            kind, severity, reason, details = self.owed[0]
+            rule = str(details.get("rule", "")) if isinstance(details, dict) else ""
+            self.manager.raise_alert(kind, severity, reason, rule=rule, details=details)
+            self.owed.pop(0)
 
 
 class TableService:
@@ -87,6 +127,11 @@ class TableService:
         self._ready_sent = False
         self._gpio_server: Any = None
         self.jackpot: JackpotWiring | None = None
+        self.unjournaled: UnjournaledPublisher | None = None
+        self.alert_sink: AlertAdapter | None = None
+        self.startup_problem: JournalProblem | None = None  # the journal failed a write during start-up
+        self._status_sent = ""
+        self._pending_faults: set[asyncio.Task[None]] = set()
 
     # ---- start-up ----
     async def start(self) -> None:
@@ -101,9 +146,7 @@ class TableService:
             self._gpio_server = FakeBoardServer(self.board, self.ov.gpio_control)
             await self._gpio_server.start()
 
-        state_dir = Path(cfg.table.state_dir)
-        state_dir.mkdir(parents=True, exist_ok=True)
-        self.journal = Journal(state_dir / "journal.db", table_id=cfg.table.id)
+        self.journal = self._open_journal(Path(cfg.table.state_dir))
         self.alerts = AlertManager(self.journal, escalate_after_s=cfg.alerts.escalate_after_s)
 
         port = self.ov.shoe_port or resolve_port(cfg.shoe.port)
@@ -117,30 +160,34 @@ class TableService:
         )
         from controller.rules.profiles import load_profile
 
+        self.link = MqttLink(self._link_config(), Topics(cfg.table.site, cfg.table.id, cfg.mqtt.prefix))
+        self.publisher = OutboxPublisher(self.journal, self.link)
+        self.unjournaled = UnjournaledPublisher(self.link, cfg.table.id)  # after the publisher: see its doc
+        self.alert_sink = AlertAdapter(self.alerts, self.unjournaled)
         self.table = TableController(
             self.journal,
             self.shoe,
             board=self.board,
-            alerts=AlertAdapter(self.alerts),
+            alerts=self.alert_sink,
             core=TableCore(load_profile, jackpot=TableJackpot()),  # the meter lives in the core's state
+            unjournaled=self._publish_unjournaled,
         )
         self.jackpot = JackpotWiring(cfg, self.table, self.board)
+        self.journal.add_failure_listener(self._journal_write_failed)
 
-        self.link = MqttLink(self._link_config(), Topics(cfg.table.site, cfg.table.id, cfg.mqtt.prefix))
-        self.publisher = OutboxPublisher(self.journal, self.link)
         self.publisher.start()
-        auth = Authenticator(CredentialStore.load(cfg.supervisors.credentials_file), NonceStore(self.journal))
+        auth = Authenticator(CredentialStore.load(cfg.supervisors.credentials_file), self._nonce_store())
         self.intake = CommandIntake(
             handler=self._handle_command, auth=auth, alerts=self.alerts, link=self.link
         )
         self.intake.start()
 
         if self.integrity_problems:
-            self.alerts.raise_alert(
+            self.alert_sink.raise_(
                 "config_integrity",
                 "critical",
                 "configuration or firmware profile differs from the recorded digests; the table stays closed",
-                details={"problems": self.integrity_problems},
+                {"problems": self.integrity_problems},
             )
 
         await self.table.start()  # recover from the journal, re-assert safe outputs
@@ -149,7 +196,50 @@ class TableService:
         await self.jackpot.start()  # after the recovery: the sign's link enters the core as an input
         self._tasks.append(asyncio.create_task(self.alerts.run(), name="alerts-escalation"))
         self._tasks.append(asyncio.create_task(self._health(), name="health"))
+        for task in self._tasks:
+            task.add_done_callback(_report_death)
+        problem = self.table.journal_problem or self.startup_problem
+        if (
+            problem is not None
+        ):  # one line an operator can act on (issue 14 item 3); the table is in the fault
+            log.critical("%s: started in the journal_io fault (docs/deploy.md)", problem.text)
         log.info("table %s started (profile %s)", cfg.table.id, cfg.table.profile)
+
+    def _open_journal(self, state_dir: Path) -> Journal:
+        """The journal, or ``StartupError`` with one line naming the cause (disk full, read-only)."""
+        try:
+            state_dir.mkdir(parents=True, exist_ok=True)
+            return Journal(state_dir / "journal.db", table_id=self.config.table.id)
+        except Exception as exc:
+            if not is_write_failure(exc):
+                raise
+            problem = classify(exc, state_dir if state_dir.exists() else state_dir.parent)
+            raise StartupError(f"{problem.text}: cannot open the journal {state_dir / 'journal.db'}") from exc
+
+    def _nonce_store(self) -> NonceStore:
+        assert self.journal is not None
+        try:
+            return NonceStore(self.journal)
+        except Exception as exc:  # its table exists already when the disk filled up or went read-only
+            if not is_write_failure(exc):
+                raise
+            self.startup_problem = classify(exc, self.journal.path.parent)
+            store = NonceStore.__new__(NonceStore)
+            store.journal = self.journal
+            return store
+
+    def _journal_write_failed(self, exc: BaseException) -> None:
+        """Any part's failed journal write (called inside the failing transaction): the fault, soon after."""
+        if not is_write_failure(exc) or self.table is None:
+            return
+        with contextlib.suppress(RuntimeError):  # no loop: start-up, handled there
+            task = asyncio.get_running_loop().create_task(self.table.journal_failed_elsewhere(exc))
+            self._pending_faults.add(task)
+            task.add_done_callback(self._pending_faults.discard)
+
+    def _publish_unjournaled(self, fx: Publish) -> None:
+        if self.unjournaled is not None:
+            self.unjournaled.publish(fx.topic, fx.event_type, fx.text or fx.data, retain=fx.retain)
 
     def _check_integrity(self) -> list[str]:
         manifest = self.config.table.integrity_manifest
@@ -206,16 +296,63 @@ class TableService:
         return problems
 
     def alive(self) -> bool:
-        """The service's own parts work: the journal answers and the table's tasks run. External links (shoe,
+        """The service's own parts work: the journal answers and every task runs. External links (shoe,
         broker) do not count: restarting cannot mend them, so an outage degrades STATUS but keeps the watchdog
-        fed; a hung event loop or a dead task stops it and systemd restarts the service."""
+        fed. Nor does a journal that cannot be written (disk full, read-only): a restart cannot mend it either,
+        and the running service keeps the table safe in the journal_io fault and answers commands. A hung
+        event loop or a dead task stops the pings and systemd restarts the service."""
         if self.journal is None or self.table is None:
             return False
         try:
             self.journal.last_seq_on_disk()
         except Exception:
             return False
-        return self.table.running()
+        return self.table.running() and not self.dead_tasks()
+
+    def dead_tasks(self) -> list[str]:
+        out = [t.get_name() for t in self._tasks if t.done()]
+        if self.intake is not None and self.intake._worker is not None and self.intake._worker.done():
+            out.append(self.intake._worker.get_name())
+        return out
+
+    def status_text(self) -> str:
+        """What ``systemctl status`` shows (sd_notify STATUS=): the faults first, then the links."""
+        parts: list[str] = []
+        table = self.table
+        if table is not None and table.journal_problem is not None:
+            parts.append(
+                f"FAULT journal_io: {table.journal_problem.text}: dealing refused, lid locked; "
+                "free space or remount, then a supervisor's clear_journal_io"
+            )
+        faults = table.core.faults if table is not None else {}
+        if table is not None and table.journal_problem is None and "journal_io" in faults:
+            parts.append(
+                "FAULT journal_io: the journal writes again; awaiting a supervisor's clear_journal_io"
+            )
+        if "integrity" in faults:
+            parts.append(f"FAULT integrity: {faults['integrity'].get('reason', '')}")
+        dead = self.dead_tasks()
+        if dead:
+            parts.append("task died: " + ", ".join(dead))
+        links = self.link_problems() if self.journal is not None else ["starting"]
+        if links:
+            parts.append("degraded: " + ", ".join(links))
+        return "; ".join(parts) or f"table {self.config.table.id}: shoe, journal and broker up"
+
+    async def _journal_back(self) -> None:
+        """While the journal fault's input is owed: commit it as soon as the journal writes again, then the
+        alerts raised without it; the unjournaled retained copies are superseded by the journaled ones."""
+        assert self.table is not None
+        if self.table.journal_problem is None and not self.table._deferred:
+            return
+        try:
+            if await self.table.retry_journal():
+                if self.alert_sink is not None:
+                    self.alert_sink.flush()
+                if self.unjournaled is not None:
+                    self.unjournaled.forget()
+        except Exception as exc:
+            log.debug("journal still failing: %s", exc)
 
     async def _health(self) -> None:
         interval = sdnotify.watchdog_interval()
@@ -223,43 +360,50 @@ class TableService:
         while True:
             if self.alive():
                 sdnotify.watchdog()
-            problems = self.link_problems() if self.journal is not None else ["starting"]
-            if not problems:
-                if not self._ready_sent:
-                    sdnotify.ready(f"table {self.config.table.id}: shoe, journal and broker up")
-                    self._ready_sent = True
-            else:
-                sdnotify.status("degraded: " + ", ".join(problems))
+            await self._journal_back()
+            text = self.status_text()
+            if not self.link_problems() and not self._ready_sent:
+                sdnotify.ready(text)  # the service is up (in a fault or not: STATUS says which)
+                self._ready_sent, self._status_sent = True, text
+            elif text != self._status_sent:
+                sdnotify.status(text)
+                self._status_sent = text
             # Until READY, look often: systemd (and a restart after kill -9) waits on it.
             await asyncio.sleep(period if self._ready_sent else 0.05)
 
     # ---- shutdown ----
     async def stop(self) -> None:
+        """Safe outputs first, then each part on its own: one that fails (a journal on a broken disk, a task
+        that died) is logged and never keeps the others from stopping (issue 14 item 3)."""
         sdnotify.stopping("stopping: lid locked, light on")
+        if self.table is not None:
+            self.table._safe_outputs()
         for task in self._tasks:
             task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         if self.jackpot is not None:
-            await self.jackpot.stop()
+            await _guarded("jackpot", self.jackpot.stop())
         if self.table is not None:
-            await self.table.stop()  # safe outputs
+            await _guarded("table", self.table.stop())  # safe outputs
         if self.shoe is not None:
             if self.shoe.connected:
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(self.shoe.command(LockLid()), 1.0)
-            await self.shoe.stop()
+            await _guarded("shoe", self.shoe.stop())
         if self.intake is not None:
-            await self.intake.stop()
+            await _guarded("intake", self.intake.stop())
         if self.link is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.link.stop(), 3.0)
         if self._gpio_server is not None:
-            await self._gpio_server.stop()
+            await _guarded("gpio control", self._gpio_server.stop())
         if self.board is not None:
-            self.board.close()
+            with contextlib.suppress(Exception):
+                self.board.close()
         if self.journal is not None:
-            self.journal.close()
+            with contextlib.suppress(Exception):
+                self.journal.close()
 
     async def run_forever(self) -> None:
         loop = asyncio.get_running_loop()
@@ -270,6 +414,21 @@ class TableService:
             await self._stopping.wait()
         finally:
             await self.stop()
+
+
+async def _guarded(what: str, coro: Any) -> None:
+    try:
+        await coro
+    except Exception:
+        log.exception("stopping %s failed", what)
+
+
+def _report_death(task: asyncio.Task[Any]) -> None:
+    """A background task must never end silently (issue 14 item 3: the shoe-event task died unnoticed)."""
+    if task.cancelled():
+        return
+    exc = task.exception()
+    log.critical("task %s ended%s", task.get_name(), f": {exc!r}" if exc else "")
 
 
 # ---- progressive jackpot (PT-2001 r.38-50) ----
@@ -355,6 +514,8 @@ class JackpotWiring:
             self._shown = None  # the sign may have restarted: show the meter again
         try:
             await self.table.submit({"type": "jackpot_display", "connected": connected})
+        except Rejected as exc:  # incl. a journal write failure: the journal_io fault is raised
+            log.error("jackpot display link input refused: %s", exc.reason)
         except Exception:
             log.exception("jackpot display link input failed")
         self._kick.set()
@@ -416,5 +577,9 @@ def main(args: argparse.Namespace) -> int:
         mqtt_password=args.mqtt_password,
         gpio_control=args.gpio_control,
     )
-    asyncio.run(TableService(config, overrides).run_forever())
+    try:
+        asyncio.run(TableService(config, overrides).run_forever())
+    except StartupError as exc:
+        print(f"tablectl run: {exc}", flush=True)
+        return 3
     return 0

@@ -124,7 +124,10 @@ class TableController:
     async def start(self) -> None:
         self.recover()
         self._safe_outputs()
-        await self.submit({"type": "restart"})
+        try:
+            await self.submit({"type": "restart"})
+        except JournalWriteFailed:  # comes up in the journal_io fault (issue 14 item 3), never a crash
+            log.critical("restart not journaled: %s", self.journal_problem)
         if self.board is not None:
             self._watch_gpio()
         if self.shoe is not None:
@@ -209,14 +212,15 @@ class TableController:
             batch[-1][2].effects.extend(self.core.publish_states())
             try:
                 self._commit_or_undo(batch, first_undo)  # on failure nothing of the burst happened
-            except JournalWriteFailed:
+            except JournalWriteFailed as exc:
                 self.uncommitted_events += len(events)
-                log.error("%d shoe event(s) not committed (%s)", len(events), self.journal_problem)
-                fault = self._take_fault_step()
+                log.error("%d shoe event(s) not committed: %s", len(events), exc.problem.text)
+                failed, fault = True, self._take_fault_step()
             else:
-                fault = None
-        if fault is not None:
-            await self._execute_unjournaled(fault)
+                failed, fault = False, None
+        if failed:  # none of their effects: they did not happen (only the fault's, if it is new)
+            if fault is not None:
+                await self._execute_unjournaled(fault)
             return False
         for _, _, step in batch:
             await self._execute(step)
@@ -276,6 +280,17 @@ class TableController:
         self._deferred.append((inp, now, step))
         self._fault_step = step
         return problem
+
+    async def journal_failed_elsewhere(self, exc: BaseException) -> None:
+        """Another part's journal write failed (an alert, a command's nonce, the outbox's deletes): the same
+        fault, at once."""
+        async with self._lock:
+            if "journal_io" in self.core.faults and self.journal_problem is not None:
+                return
+            self._journal_failed(exc)
+            step = self._take_fault_step()
+        if step is not None:
+            await self._execute_unjournaled(step)
 
     def _take_fault_step(self) -> Step | None:
         step, self._fault_step = self._fault_step, None

@@ -8,6 +8,7 @@ must not acknowledge it, and the table goes into the ``journal_io`` fault (docs/
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 from dataclasses import dataclass
@@ -69,8 +70,30 @@ def classify(exc: BaseException, directory: str | Path | None = None) -> Journal
             return JournalProblem(READ_ONLY, detail)
         if st is not None and st.f_bavail * st.f_frsize < 64 * 1024:
             return JournalProblem(DISK_FULL, detail)
+        probed = _probe_write(Path(directory))  # SQLite says "disk I/O error" for EROFS and ENOSPC alike
+        if probed is not None:
+            return JournalProblem(probed, detail)
     if "readonly" in detail or "read-only" in detail:
         return JournalProblem(READ_ONLY, detail)
     if "full" in detail:
         return JournalProblem(DISK_FULL, detail)
     return JournalProblem(IO_ERROR, detail)
+
+
+def _probe_write(directory: Path) -> str | None:
+    """Write one byte beside the journal: EROFS (ext4 remounted read-only after an error does not always show
+    in statvfs) or ENOSPC name the cause; None if the write works or fails otherwise."""
+    probe = directory / ".tablectl-write-probe"
+    try:
+        fd = os.open(probe, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
+        try:
+            os.write(fd, b"x")
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        return {28: DISK_FULL, 30: READ_ONLY}.get(exc.errno or 0)
+    finally:
+        with contextlib.suppress(OSError):
+            probe.unlink()
+    return None
