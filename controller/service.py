@@ -13,18 +13,20 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import hashlib
 import logging
 import signal
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from controller import sdnotify
 from controller.config import ConfigError, TableConfig, load_config
+from controller.config.integrity import PROFILE_NAME, approved_profiles, recorded_combined, sha256_file
 from controller.config.integrity import verify as verify_integrity
 from controller.gpio import GpioBoard
 from controller.gpio.factory import make_board
-from controller.journal import Journal
+from controller.journal import Journal, VerifyResult
 from controller.mqtt.alerts import AlertManager
 from controller.mqtt.auth import Authenticator, CredentialStore, NonceStore
 from controller.mqtt.commands import CommandIntake, CommandRejected, CommandRequest
@@ -191,6 +193,7 @@ class TableService:
             )
 
         await self.table.start()  # recover from the journal, re-assert safe outputs
+        await self._startup_integrity()  # chain, snapshot, the configuration pinned by the open session
         await self.shoe.start()
         await self.link.start()
         await self.jackpot.start()  # after the recovery: the sign's link enters the core as an input
@@ -241,6 +244,65 @@ class TableService:
         if self.unjournaled is not None:
             self.unjournaled.publish(fx.topic, fx.event_type, fx.text or fx.data, retain=fx.retain)
 
+    # ---- integrity at start-up (issue 13 §1-2): a fault, never a crash, never a silent start ----
+    async def _startup_integrity(self) -> None:
+        assert self.table is not None and self.journal is not None
+        try:
+            result = verify_journal(self.journal)
+        except Exception as exc:  # JournalIntegrityError(seq, reason), or an unreadable journal
+            seq = getattr(exc, "seq", None)
+            result = VerifyResult(False, 0, seq, str(getattr(exc, "reason", "") or exc))
+        if not result.ok:
+            where = f"record {result.first_bad_seq}" if result.first_bad_seq is not None else "the journal"
+            await self._integrity_fault(
+                f"journal chain broken at {where}: {result.reason}",
+                {"record": result.first_bad_seq, "check": "journal_chain"},
+            )
+        for problem in self.table.recovery_problems:
+            await self._integrity_fault(problem, {"check": "snapshot"})
+        problems = self._pinned_problems()
+        if problems:
+            await self._integrity_fault(
+                "the configuration differs from the one pinned when the open session began",
+                {"check": "pinned_configuration", "problems": problems},
+            )
+
+    def _pinned_problems(self) -> list[str]:
+        """The open session's pinned digests against the files now (issue 13 §2: every load checks them)."""
+        assert self.table is not None
+        core = self.table.core
+        pinned = core.session.get("pinned")
+        if not core.session.get("id") or core.state in ("closed", "deck_check_failed"):
+            return []
+        if not isinstance(pinned, dict):
+            return []  # a session opened before pinning existed: nothing recorded to compare
+        problems = []
+        name = str(pinned.get("profile"))
+        files = {
+            "profile": (self.config.table.profile_path.parent / f"{name}.toml", pinned.get("profile_sha256")),
+            "config": (Path(self.config.path), pinned.get("config_sha256")),
+        }
+        for role, (path, want) in files.items():
+            try:
+                now = sha256_file(path)
+            except OSError as exc:
+                problems.append(f"{role}: cannot read {path}: {exc.strerror or exc}")
+                continue
+            if now != want:
+                problems.append(
+                    f"{role}: {path} differs from the digest pinned by session {core.session.get('id')} "
+                    f"(pinned {str(want)[:16]}..., now {now[:16]}...)"
+                )
+        return problems
+
+    async def _integrity_fault(self, reason: str, details: dict[str, Any]) -> None:
+        assert self.table is not None
+        log.critical("integrity fault: %s %s", reason, details)
+        try:
+            await self.table.submit({"type": "integrity_fault", "reason": reason, "details": details})
+        except Rejected as exc:  # the journal cannot take it: the journal_io fault is raised instead
+            log.critical("integrity fault not journaled: %s", exc.reason)
+
     def _check_integrity(self) -> list[str]:
         manifest = self.config.table.integrity_manifest
         if not Path(manifest).exists():
@@ -278,12 +340,73 @@ class TableService:
                 "configuration integrity check failed: " + "; ".join(self.integrity_problems)
             )
         args = dict(req.args)
+        if req.action == "open_table":
+            args = self._pin_open_table(req, args)
         if req.action == "open_table" and self.jackpot is not None:
             args["jackpot"] = self.jackpot.config_for_open()  # the config, never the caller, sets it
         try:
             return await self.table.handle_command(req.role, req.user, req.action, args)
         except Rejected as exc:
             raise CommandRejected(exc.reason) from None
+
+    def _pin_open_table(self, req: CommandRequest, args: dict[str, Any]) -> dict[str, Any]:
+        """Issue 13 §2: only a profile NAME listed in the integrity manifest, whose file still has the recorded
+        digest; its digest, the configuration's and the profile's text are pinned in the session (journaled
+        with open_table): the session's rules come from the journal, never from the file again."""
+        name = args.get("profile") or self.config.table.profile
+        if not isinstance(name, str) or not PROFILE_NAME.match(name):
+            self._refuse(
+                req,
+                "open_table takes the name of a rule profile listed in the integrity manifest, never a path",
+            )
+        manifest = self.config.table.integrity_manifest
+        try:
+            approved = approved_profiles(manifest)
+        except (ValueError, OSError, KeyError, TypeError) as exc:
+            self._refuse(req, f"integrity manifest unreadable: {exc}")
+        if name not in approved:
+            listed = ", ".join(sorted(approved)) or "none"
+            self._refuse(req, f"profile {name!r} is not listed in the integrity manifest (listed: {listed})")
+        path, recorded = approved[name]
+        try:
+            data = path.read_bytes()
+            text = data.decode("utf-8")
+            config_sha = sha256_file(Path(self.config.path))
+        except (OSError, UnicodeDecodeError) as exc:
+            self._refuse(req, f"profile {name}: cannot read {path}: {exc}")
+        profile_sha = hashlib.sha256(data).hexdigest()
+        if profile_sha != recorded:
+            self._refuse(
+                req, f"profile {name}: {path} differs from its recorded digest; the table stays closed"
+            )
+        pinned = {
+            "profile": name,
+            "profile_sha256": profile_sha,
+            "config_sha256": config_sha,
+            "combined": recorded_combined(manifest),
+            "profile_text": text,
+        }
+        return {**args, "profile": name, "pinned": pinned}  # never the caller's "pinned"
+
+    def _refuse(self, req: CommandRequest, reason: str) -> NoReturn:
+        """Refused with the reason, and journaled with who (issue 13: every refusal answered and journaled)."""
+        assert self.journal is not None
+        shown = req.args.get("profile")
+        record = {
+            "user": req.user,
+            "role": req.role,
+            "action": req.action,
+            "request_id": req.request_id,
+            "profile": shown[:200] if isinstance(shown, str) else repr(shown)[:200],
+            "reason": reason,
+        }
+        try:
+            with self.journal.transaction() as tx:
+                tx.append("command_refused", record)
+        except Exception as exc:
+            log.error("refusal not journaled (%s): %s", exc, record)
+        log.warning("refused %s from %s: %s", req.action, req.user, reason)
+        raise CommandRejected(reason)
 
     # ---- health, readiness, watchdog ----
     def link_problems(self) -> list[str]:
@@ -414,6 +537,13 @@ class TableService:
             await self._stopping.wait()
         finally:
             await self.stop()
+
+
+def verify_journal(journal: Journal) -> VerifyResult:
+    """The journal's start-up verification, behind one function: the journal helper's incremental
+    ``Journal.verify_since_checkpoint()`` (same ``VerifyResult``; or ``JournalIntegrityError(seq, reason)``,
+    handled by the caller) replaces the full walk below at merge (issue 13 §1, contract 5)."""
+    return journal.verify()
 
 
 async def _guarded(what: str, coro: Any) -> None:
