@@ -9,6 +9,8 @@ import argparse
 import importlib
 import sys
 
+from controller import __version__
+
 # name -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("controller.demo", "run the demo: emulated shoe + controller + broker + pit terminal"),
@@ -33,6 +35,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
     """Build the parser; only the selected subcommand's module is imported (start-up stays fast)."""
     parser = argparse.ArgumentParser(prog="tablectl", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"tablectl {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, help_text) in COMMANDS.items():
         sp = sub.add_parser(name, help=help_text, description=help_text)

@@ -20,9 +20,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
-from controller import sdnotify
+from controller import __version__, sdnotify
 from controller.config import ConfigError, TableConfig, load_config
-from controller.config.integrity import PROFILE_NAME, approved_profiles, recorded_combined, sha256_file
+from controller.config.integrity import (
+    PROFILE_NAME,
+    approved_profiles,
+    combined_digest,
+    compute_digests,
+    recorded_combined,
+    sha256_file,
+)
 from controller.config.integrity import verify as verify_integrity
 from controller.gpio import GpioBoard
 from controller.gpio.factory import make_board
@@ -33,7 +40,15 @@ from controller.mqtt.commands import CommandIntake, CommandRejected, CommandRequ
 from controller.mqtt.link import LinkConfig, MqttLink
 from controller.mqtt.link import TlsConfig as LinkTls
 from controller.mqtt.publisher import OutboxPublisher
-from controller.mqtt.topics import ALERT_TYPE, ALERTS_EVENTS, ALERTS_OPEN, ALERTS_OPEN_TYPE, Topics
+from controller.mqtt.topics import (
+    ALERT_TYPE,
+    ALERTS_EVENTS,
+    ALERTS_OPEN,
+    ALERTS_OPEN_TYPE,
+    SOFTWARE_STATE,
+    STATE_TYPE,
+    Topics,
+)
 from controller.mqtt.unjournaled import UnjournaledPublisher
 from controller.table.controller import TableController
 from controller.table.core import TableCore
@@ -194,6 +209,7 @@ class TableService:
 
         await self.table.start()  # recover from the journal, re-assert safe outputs
         await self._startup_integrity()  # chain, snapshot, the configuration pinned by the open session
+        self._publish_software()
         await self.shoe.start()
         await self.link.start()
         await self.jackpot.start()  # after the recovery: the sign's link enters the core as an input
@@ -302,6 +318,34 @@ class TableService:
             await self.table.submit({"type": "integrity_fault", "reason": reason, "details": details})
         except Rejected as exc:  # the journal cannot take it: the journal_io fault is raised instead
             log.critical("integrity fault not journaled: %s", exc.reason)
+
+    def software_document(self) -> dict[str, Any]:
+        """Contract 8: ``state/software``: version, profile and book, the digests in force, the audit key."""
+        cfg = self.config
+        try:
+            digests = compute_digests(cfg.path)
+        except ConfigError as exc:  # a file gone unreadable: shown as such by the integrity check
+            log.error("state/software: %s", exc)
+            digests = {}
+        return {
+            "version": __version__,
+            "profile": cfg.table.profile,
+            "rule_book": _rule_book(cfg.table.profile_path),
+            "digests": digests,
+            "combined": combined_digest(digests),
+            "audit_public_key": audit_public_key(cfg),
+        }
+
+    def _publish_software(self) -> None:
+        assert self.journal is not None
+        data = self.software_document()
+        try:
+            with self.journal.transaction() as tx:
+                tx.publish(SOFTWARE_STATE, STATE_TYPE, data, retain=True)
+        except Exception as exc:
+            if not is_write_failure(exc) or self.unjournaled is None:
+                raise
+            self.unjournaled.publish(SOFTWARE_STATE, STATE_TYPE, data, retain=True)
 
     def _check_integrity(self) -> list[str]:
         manifest = self.config.table.integrity_manifest
@@ -537,6 +581,24 @@ class TableService:
             await self._stopping.wait()
         finally:
             await self.stop()
+
+
+def audit_public_key(config: TableConfig) -> str | None:
+    """AUDIT KEY HOOK (contracts 1 and 8): the table's audit checkpoint public key, hex. None until the
+    journal helper's ``controller.audit.keys`` gives it (``public_key_hex_of(<key path>)``): wire it here at
+    merge; ``state/software`` publishes whatever this returns."""
+    return None
+
+
+def _rule_book(profile_path: Path) -> str | None:
+    """The profile's ``book`` (e.g. "PT-2001"), read without trusting the file to parse."""
+    import tomllib
+
+    try:
+        book = tomllib.loads(profile_path.read_text(encoding="utf-8")).get("book")
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    return book[:64] if isinstance(book, str) else None
 
 
 def verify_journal(journal: Journal) -> VerifyResult:

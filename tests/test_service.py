@@ -127,3 +127,31 @@ async def test_ready_after_links_up_and_watchdog_fed_through_a_broker_outage(tmp
     finally:
         st.stop()
         sock.close()
+
+
+async def test_state_software_is_published_retained_and_matches_tablectl_version(stack: Stack) -> None:
+    """Contract 8 / issue 13 §2: the version (pyproject's, the same `tablectl --version` prints) and the
+    digests in force, retained on state/software, valid against its schema."""
+    import subprocess
+    from importlib.metadata import version
+
+    from controller.config.integrity import compute_digests, read_manifest
+    from controller.stack import ROOT, TABLECTL
+
+    client = await _online(stack)
+    try:
+        await client.wait_for(lambda v: "software" in v.states, 20)
+        doc = client.view.states["software"]
+        envelope = {"event_id": 1, "ts": "2026-01-01T00:00:00.000Z", "type": "state", "table": "demo1"}
+        validate_message("state/software", json.dumps({**envelope, "data": doc}).encode())
+        printed = subprocess.run(
+            [*TABLECTL, "--version"], capture_output=True, text=True, cwd=ROOT, check=True
+        )
+        assert printed.stdout.strip() == f"tablectl {doc['version']}"
+        assert doc["version"] == version("blackjack-table-controller")
+        assert doc["profile"] == "pt-2001" and doc["rule_book"] == "PT-2001"
+        assert doc["digests"] == compute_digests(stack.config_path)
+        assert doc["digests"] == read_manifest(stack.workdir / "integrity.json")
+        assert doc["audit_public_key"] is None  # until the table has an audit key (journal helper)
+    finally:
+        await client.close()
