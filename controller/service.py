@@ -213,7 +213,7 @@ class TableService:
         await self.shoe.start()
         await self.link.start()
         await self.jackpot.start()  # after the recovery: the sign's link enters the core as an input
-        self._tasks.append(asyncio.create_task(self.alerts.run(), name="alerts-escalation"))
+        self._tasks.append(asyncio.create_task(self._escalate(), name="alerts-escalation"))
         self._tasks.append(asyncio.create_task(self._health(), name="health"))
         for task in self._tasks:
             task.add_done_callback(_report_death)
@@ -505,6 +505,19 @@ class TableService:
         if links:
             parts.append("degraded: " + ", ".join(links))
         return "; ".join(parts) or f"table {self.config.table.id}: shoe, journal and broker up"
+
+    async def _escalate(self, every_s: float = 1.0) -> None:
+        """The alert book's escalation, paused while the journal cannot be written (nothing to record it in;
+        the journal_io alert itself is critical already)."""
+        assert self.alerts is not None and self.table is not None
+        while True:
+            await asyncio.sleep(every_s)
+            if self.table.journal_problem is not None:
+                continue
+            try:
+                self.alerts.escalate_due()
+            except Exception as exc:
+                log.error("alerts: escalation pass failed: %s", exc)
 
     async def _journal_back(self) -> None:
         """While the journal fault's input is owed: commit it as soon as the journal writes again, then the

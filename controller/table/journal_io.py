@@ -44,6 +44,9 @@ class JournalWriteFailed(Rejected):
 
 def is_write_failure(exc: BaseException) -> bool:
     """An error of the disk or the database file, as opposed to a bug (a constraint, a misuse of the API)."""
+    name = str(getattr(exc, "sqlite_errorname", "") or "")
+    if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
+        return False  # another process holds the lock for a moment: not the disk
     if isinstance(exc, sqlite3.OperationalError | OSError):
         return True
     return (
