@@ -520,19 +520,26 @@ class TableService:
                 log.error("alerts: escalation pass failed: %s", exc)
 
     async def _journal_back(self) -> None:
-        """While the journal fault's input is owed: commit it as soon as the journal writes again, then the
-        alerts raised without it; the unjournaled retained copies are superseded by the journaled ones."""
-        assert self.table is not None
-        if self.table.journal_problem is None and not self.table._deferred:
-            return
+        """While the journal fault's input is owed: commit it as soon as the journal writes again (any
+        successful commit does too); then the alerts raised without it; the unjournaled retained copies are
+        superseded by the journaled ones."""
+        table = self.table
+        assert table is not None
+        if table.journal_problem is not None or table._deferred:
+            try:
+                if not await table.retry_journal():
+                    return
+            except Exception as exc:
+                log.error("journal retry failed: %s", exc)
+                return
         try:
-            if await self.table.retry_journal():
-                if self.alert_sink is not None:
-                    self.alert_sink.flush()
-                if self.unjournaled is not None:
-                    self.unjournaled.forget()
+            if self.alert_sink is not None and self.alert_sink.owed:
+                self.alert_sink.flush()
         except Exception as exc:
-            log.debug("journal still failing: %s", exc)
+            log.error("owed alerts not journaled yet: %s", exc)
+            return
+        if self.unjournaled is not None and self.unjournaled.retained:
+            self.unjournaled.forget()
 
     async def _health(self) -> None:
         interval = sdnotify.watchdog_interval()

@@ -242,6 +242,8 @@ async def test_full_journal_disk_is_a_fault_at_once_and_the_service_answers_stop
                 kinds = [r.kind for r in journal.records(kinds=("input", "journal_io_cleared", "alert"))]
                 inputs = [r.data["input"]["type"] for r in journal.records(kinds=("input",))]
                 assert "journal_fault" in inputs and "journal_io_cleared" in kinds
+                alerts = [r.data["alert"]["kind"] for r in journal.records(kinds=("alert",))]
+                assert "journal_io" in alerts  # raised without the journal, journaled once it wrote again
                 assert journal.verify().ok
             finally:
                 journal.close()
