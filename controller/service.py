@@ -188,6 +188,7 @@ class TableService:
             alerts=self.alert_sink,
             core=TableCore(load_profile, jackpot=TableJackpot()),  # the meter lives in the core's state
             unjournaled=self._publish_unjournaled,
+            journal_back=self._journal_recovered,
         )
         self.jackpot = JackpotWiring(cfg, self.table, self.board)
         self.journal.add_failure_listener(self._journal_write_failed)
@@ -533,11 +534,15 @@ class TableService:
                 log.error("journal retry failed: %s", exc)
                 return
         try:
-            if self.alert_sink is not None and self.alert_sink.owed:
-                self.alert_sink.flush()
+            self._journal_recovered()
         except Exception as exc:
             log.error("owed alerts not journaled yet: %s", exc)
-            return
+
+    def _journal_recovered(self) -> None:
+        """The journal writes again: the alerts raised without it now through it; the unjournaled retained
+        copies are superseded by the journaled ones."""
+        if self.alert_sink is not None and self.alert_sink.owed:
+            self.alert_sink.flush()
         if self.unjournaled is not None and self.unjournaled.retained:
             self.unjournaled.forget()
 

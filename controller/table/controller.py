@@ -64,6 +64,7 @@ class TableController:
         clock: Callable[[], float] = time.time,
         core: TableCore | None = None,
         unjournaled: Callable[[Publish], None] | None = None,
+        journal_back: Callable[[], None] | None = None,
     ) -> None:
         if load_profile is None:
             from controller.rules.profiles import load_profile as load_profile
@@ -82,6 +83,7 @@ class TableController:
         # Issue 14 item 3: a failed journal write. The fault input's effects are carried out at once without
         # the journal (``unjournaled`` publishes them, marked so) and the input is committed once it can be.
         self.unjournaled = unjournaled
+        self.journal_back = journal_back  # called once the journal writes again (owed alerts, ...)
         self.journal_problem: JournalProblem | None = None
         self._deferred: list[tuple[dict[str, Any], float, Step]] = []
         self._fault_step: Step | None = None  # the fault's effects, for the caller to carry out
@@ -300,9 +302,15 @@ class TableController:
         if self._deferred:
             log.warning("journal writes again: %d deferred input(s) committed", len(self._deferred))
         self._deferred.clear()
-        if self.journal_problem is not None:
-            log.warning("journal writes again (was: %s)", self.journal_problem.text)
+        if self.journal_problem is None:
+            return
+        log.warning("journal writes again (was: %s)", self.journal_problem.text)
         self.journal_problem = None
+        if self.journal_back is not None:
+            try:
+                self.journal_back()
+            except Exception as exc:  # the service's health loop tries again
+                log.error("after the journal came back: %s", exc)
 
     async def _execute_unjournaled(self, step: Step) -> None:
         """The fault's effects without the journal: outputs first, the messages published directly (marked
