@@ -56,6 +56,12 @@ def _alert(view, kind: str) -> dict | None:
     return next((a for a in view.alerts_open if a.get("kind") == kind), None)
 
 
+def _no_invalid_messages(rig: Rig) -> None:
+    """Every message the bench's clients saw, unjournaled ones included, passed its schema (docs/mqtt.md)."""
+    for client in (rig.monitor, rig.dealer, rig.supervisor):
+        assert client.received.invalid == [], client.received.invalid
+
+
 async def _until(rig: Rig, pred, what: str, timeout: float = 30.0) -> None:
     try:
         await rig.monitor.wait_for(pred, timeout)
@@ -115,6 +121,7 @@ async def test_profile_changed_under_an_open_session_is_an_integrity_fault_not_a
         assert pinned and pinned[-1]["profile"] == "pt-2001" and len(pinned[-1]["profile_sha256"]) == 64
         cleared = _records(rig.journal_path, "integrity_cleared")
         assert cleared and cleared[-1]["user"] == "alice" and cleared[-1]["by"] == "close_table"
+        _no_invalid_messages(rig)
     finally:
         await rig.stop()
 
@@ -138,6 +145,7 @@ async def test_open_table_takes_only_a_listed_profile_name_never_a_path(bench, t
         refused = _records(rig.journal_path, "command_refused")
         assert [r["profile"] for r in refused] == [str(evil), "../../evil", "mo-2004"]
         assert all(r["user"] == "alice" and r["action"] == "open_table" and r["reason"] for r in refused)
+        _no_invalid_messages(rig)
     finally:
         await rig.stop()
 
@@ -207,5 +215,6 @@ async def test_broken_journal_at_start_up_is_an_integrity_fault_never_a_crash_or
         assert rig.stack.controller_proc.poll() is None  # running, not crashed
         await rig.sv("clear_integrity")  # closed table: a supervisor looked into it
         await _until(rig, lambda v: "integrity" not in _faults(v), "cleared")
+        _no_invalid_messages(rig)
     finally:
         await rig.stop()

@@ -109,6 +109,12 @@ def _alert(view, kind: str) -> dict | None:
     return next((a for a in view.alerts_open if a.get("kind") == kind), None)
 
 
+def _no_invalid_messages(rig: Rig) -> None:
+    """Every message the bench's clients saw, unjournaled ones included, passed its schema (docs/mqtt.md)."""
+    for client in (rig.monitor, rig.dealer, rig.supervisor):
+        assert client.received.invalid == [], client.received.invalid
+
+
 async def _until(rig: Rig, pred, what: str, timeout: float = 30.0) -> None:
     try:
         await rig.monitor.wait_for(pred, timeout)
@@ -247,6 +253,7 @@ async def test_full_journal_disk_is_a_fault_at_once_and_the_service_answers_stop
                 assert journal.verify().ok
             finally:
                 journal.close()
+            _no_invalid_messages(rig)
         finally:
             await rig.stop()
 
@@ -295,5 +302,6 @@ async def test_read_only_journal_disk_is_a_fault_at_once_and_a_restart_says_read
                 await _until(
                     rig, lambda v: "journal_io" in (v.states.get("table") or {}).get("faults", []), "up"
                 )
+            _no_invalid_messages(rig)
         finally:
             await rig.stop()
