@@ -175,8 +175,6 @@ class TableService:
             silence_timeout=cfg.shoe.silence_timeout_ms / 1000,
             heartbeat_interval=cfg.shoe.heartbeat_interval_ms / 1000,
         )
-        from controller.rules.profiles import load_profile
-
         self.link = MqttLink(self._link_config(), Topics(cfg.table.site, cfg.table.id, cfg.mqtt.prefix))
         self.publisher = OutboxPublisher(self.journal, self.link)
         self.unjournaled = UnjournaledPublisher(self.link, cfg.table.id)  # after the publisher: see its doc
@@ -186,7 +184,7 @@ class TableService:
             self.shoe,
             board=self.board,
             alerts=self.alert_sink,
-            core=TableCore(load_profile, jackpot=TableJackpot()),  # the meter lives in the core's state
+            core=TableCore(self._load_profile, jackpot=TableJackpot()),  # the meter lives in the core's state
             unjournaled=self._publish_unjournaled,
             journal_back=self._journal_recovered,
         )
@@ -257,6 +255,15 @@ class TableService:
             self._pending_faults.add(task)
             task.add_done_callback(self._pending_faults.discard)
 
+    def _load_profile(self, name: str) -> Any:
+        """For a session opened without pinning only (pinned sessions carry their profile's text): a name, from
+        the configured profiles directory, never a path."""
+        from controller.rules.profiles import ProfileError, load_profile
+
+        if not PROFILE_NAME.match(name):
+            raise ProfileError(f"profile {name[:64]!r}: a profile is named, never a path")
+        return load_profile(str(self.config.table.profile_path.parent / f"{name}.toml"))
+
     def _publish_unjournaled(self, fx: Publish) -> None:
         if self.unjournaled is not None:
             self.unjournaled.publish(fx.topic, fx.event_type, fx.text or fx.data, retain=fx.retain)
@@ -295,6 +302,8 @@ class TableService:
             return []  # a session opened before pinning existed: nothing recorded to compare
         problems = []
         name = str(pinned.get("profile"))
+        if not PROFILE_NAME.match(name):
+            return [f"the session's pinned profile name {name[:64]!r} is not a profile name"]
         files = {
             "profile": (self.config.table.profile_path.parent / f"{name}.toml", pinned.get("profile_sha256")),
             "config": (Path(self.config.path), pinned.get("config_sha256")),
