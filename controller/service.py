@@ -722,7 +722,7 @@ class JackpotWiring:
 
     async def _chip_edge(self, name: str, value: bool) -> None:
         try:
-            await self.table.submit({"type": "gpio", "name": name, "value": value})
+            await self.table.submit_or_hold({"type": "gpio", "name": name, "value": value})
         except Exception:
             log.exception("chip slot %s failed", name)
 

@@ -117,3 +117,26 @@ def test_causes_are_named(tmp_path: Path) -> None:
     busy.sqlite_errorname = "SQLITE_BUSY"  # type: ignore[attr-defined]
     assert not is_write_failure(busy)  # another writer for a moment, not the disk
     assert not is_write_failure(sqlite3.IntegrityError("UNIQUE constraint failed"))  # a bug, not the disk
+
+
+async def test_a_lid_switch_input_during_the_fault_is_held_and_applied_once_the_journal_writes(
+    tmp_path: Path,
+) -> None:
+    """Sensor inputs cannot be sent again by anyone: held, then committed in order (never forgotten)."""
+    import asyncio
+
+    table, journal, _, _ = await _table(tmp_path)
+    _fill(journal)
+    with pytest.raises(JournalWriteFailed):
+        await table.supervisor_action("ana", "lock_lid")
+    assert await table.submit_or_hold({"type": "gpio", "name": "lid_switch", "value": True}) is None
+    before = journal.last_seq
+    journal._conn.execute("PRAGMA max_page_count = 1073741823")
+    assert await table.retry_journal()
+    for _ in range(100):
+        if any(r.kind == "lid_switch" for r in journal.records(after_seq=before)):
+            break
+        await asyncio.sleep(0.01)
+    assert [r.data for r in journal.records(after_seq=before, kinds=("lid_switch",))] == [{"open": True}]
+    await table.stop()
+    journal.close()

@@ -24,6 +24,7 @@ from drivers import events as ev
 
 log = logging.getLogger(__name__)
 
+HELD_INPUTS_MAX = 1000
 # GPIO buttons -> dealer actions: the same interface as the MQTT dealer commands.
 BUTTON_ACTIONS = {
     "button_no_more_bets": "no_more_bets",
@@ -88,6 +89,10 @@ class TableController:
         self._deferred: list[tuple[dict[str, Any], float, Step]] = []
         self._fault_step: Step | None = None  # the fault's effects, for the caller to carry out
         self.uncommitted_events = 0  # shoe events whose commit failed: never acknowledged as committed
+        # Sensor inputs (lid switch, chip slots) that arrived while the journal could not take them: applied in
+        # order once it writes again. (Shoe events are not held here: the shoe keeps them until committed.)
+        self._held: list[dict[str, Any]] = []
+        self._background: set[asyncio.Task[None]] = set()
         self.recovery_problems: list[str] = []  # a snapshot that could not be restored (start-up)
 
     # ---- life cycle ----
@@ -283,6 +288,29 @@ class TableController:
         self._fault_step = step
         return problem
 
+    async def submit_or_hold(self, inp: dict[str, Any]) -> dict[str, Any] | None:
+        """``submit`` for sensor inputs nobody can send again: if the journal cannot take it, it is held and
+        submitted when the journal writes again (a lid switch opened during a disk fault is not forgotten)."""
+        try:
+            return await self.submit(inp)
+        except JournalWriteFailed:
+            if len(self._held) < HELD_INPUTS_MAX:
+                self._held.append(inp)
+            else:
+                log.error("held sensor inputs full: %s dropped", inp)
+            return None
+
+    async def _submit_held(self) -> None:
+        while self._held and self.journal_problem is None:
+            inp = self._held.pop(0)
+            try:
+                await self.submit(inp)
+            except JournalWriteFailed:
+                self._held.insert(0, inp)
+                return
+            except Rejected as exc:
+                log.info("held input %s refused: %s", inp, exc.reason)
+
     async def journal_failed_elsewhere(self, exc: BaseException) -> None:
         """Another part's journal write failed (an alert, a command's nonce, the outbox's deletes): the same
         fault, at once."""
@@ -311,6 +339,11 @@ class TableController:
                 self.journal_back()
             except Exception as exc:  # the service's health loop tries again
                 log.error("after the journal came back: %s", exc)
+        if self._held:
+            with contextlib.suppress(RuntimeError):  # no running loop: recovery, nothing held then
+                task = asyncio.get_running_loop().create_task(self._submit_held(), name="held-inputs")
+                self._background.add(task)  # a strong reference until it is done
+                task.add_done_callback(self._background.discard)
 
     async def _execute_unjournaled(self, step: Step) -> None:
         """The fault's effects without the journal: outputs first, the messages published directly (marked
@@ -445,7 +478,7 @@ class TableController:
                 if value:
                     await self.dealer_input(BUTTON_ACTIONS[name], {})
             else:
-                await self.submit({"type": "gpio", "name": name, "value": value})
+                await self.submit_or_hold({"type": "gpio", "name": name, "value": value})
         except Rejected as exc:
             log.info("button %s rejected: %s", name, exc.reason)
         except Exception:
