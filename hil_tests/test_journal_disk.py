@@ -305,3 +305,37 @@ async def test_read_only_journal_disk_is_a_fault_at_once_and_a_restart_says_read
             _no_invalid_messages(rig)
         finally:
             await rig.stop()
+
+
+@ROOT_ONLY
+def test_a_journal_that_cannot_even_be_opened_is_one_line_and_exit_status_3(tmp_path) -> None:
+    """A new state directory on a read-only filesystem: no journal to come up with. `tablectl run` says why in
+    one line and exits 3 (systemd's Restart= and ExecStopPost= take over; docs/deploy.md)."""
+    from controller.stack import ROOT, TABLECTL, Stack, StackOptions
+
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    res = _run("mount", "-t", "tmpfs", "-o", "size=1m,ro", "tmpfs", str(ro))
+    if res.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs: {res.stderr.strip()}")
+    stack = Stack(
+        tmp_path / "stack",
+        StackOptions(jackpot=False, config_overrides={"table": {"state_dir": str(ro / "state")}}),
+    )
+    try:
+        stack.start_broker()
+        stack.start_parts()
+        run = subprocess.run(
+            [*TABLECTL, "run", "--config", str(stack.config_path)],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=60,
+        )
+        assert run.returncode == 3, run.stdout + run.stderr
+        lines = [line for line in run.stdout.splitlines() if line.strip()]
+        assert len(lines) == 1 and lines[0].startswith("tablectl run: journal disk read-only"), run.stdout
+        assert "Traceback" not in run.stdout + run.stderr
+    finally:
+        stack.stop()
+        _run("umount", "-l", str(ro))
