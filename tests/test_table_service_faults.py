@@ -93,3 +93,18 @@ def test_journal_io_fault_locks_the_lid_and_clears_only_by_a_supervisor_then_res
     assert h.core.state == "resync" and h.commands(ev.ReportCounts)
     with pytest.raises(Rejected, match="no journal_io fault"):
         h.sup("clear_journal_io")
+
+
+@pytest.mark.parametrize("state", ["closed", "deck_check_failed"])
+def test_a_service_fault_without_a_session_is_listed_and_lights_the_light(state: str) -> None:
+    h = Harness()
+    h.core.machine.set_state(state)
+    h.apply({"type": "journal_fault", "kind": "read_only", "text": "journal disk read-only (x)"})
+    h.apply(
+        {"type": "integrity_fault", "reason": "journal chain broken at record 2", "details": {"record": 2}}
+    )
+    assert h.core.state == state and sorted(h.core.faults) == ["integrity", "journal_io"]
+    assert h.core.outputs == {"lid_lock": True, "warning_light": True}
+    h.sup("clear_journal_io")
+    h.sup("clear_integrity")
+    assert h.core.state == state and not h.core.faults

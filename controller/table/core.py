@@ -50,6 +50,7 @@ FAULT_TRIGGER = {
     "journal_io": "journal_failed",
     "integrity": "integrity_failed",
 }
+NO_SESSION = ("closed", "deck_check_failed")  # no fault state to enter: the fault is only listed
 PROFILE_NAME_CHARS = set("abcdefghijklmnopqrstuvwxyz0123456789-_")
 
 
@@ -1214,7 +1215,8 @@ class TableCore:
         if from_integrity:
             if self.resume_to not in closable:
                 raise Rejected(f"the interrupted round ({self.resume_to}) must be voided first (void_round)")
-            self.bets, self.chips = {}, []  # nothing was dealt on them: returned
+            returned = self.bets  # placed, nothing dealt on them: returned to the players
+            self.bets, self.chips = {}, []
         elif self.state == "betting" and self.bets:
             raise Rejected("bets are on the table: clear them before closing")
         else:
@@ -1225,7 +1227,9 @@ class TableCore:
         self.lid["deadline"] = None
         if from_integrity:
             info = self.faults.pop("integrity", {})
-            self._record("integrity_cleared", user=user, at=self._ts(), fault=info, by="close_table")
+            self._record(
+                "integrity_cleared", user=user, at=self._ts(), fault=info, by="close_table", bets=returned
+            )
             self._fault_event("integrity", "cleared", {"by": user})
             self.resume_to = None
             self._go("integrity_close")
@@ -1403,7 +1407,7 @@ class TableCore:
         info = self.faults.get("integrity")
         if info is None:
             raise Rejected("no integrity fault to clear")
-        if self.state != "closed":
+        if self.state not in NO_SESSION:
             raise Rejected("the integrity fault of an open session ends when a supervisor closes the table")
         self._record("integrity_cleared", user=user, at=self._ts(), fault=info, by="clear_integrity")
         self._clear_service_fault("integrity", user)
@@ -1417,7 +1421,7 @@ class TableCore:
             self.faults["journal_io"] = info
             return
         self._lock_for_service_fault()
-        self._enter_fault("journal_io", "journal_failed", info)
+        self._enter_service_fault("journal_io", "journal_failed", info)
         self._alert(
             "journal_io",
             "critical",
@@ -1433,7 +1437,7 @@ class TableCore:
             self.faults["integrity"] = info
             return
         self._lock_for_service_fault()
-        self._enter_fault("integrity", "integrity_failed", info)
+        self._enter_service_fault("integrity", "integrity_failed", info)
         self._alert(
             "integrity",
             "critical",
@@ -1446,8 +1450,15 @@ class TableCore:
             self.lid["unlock"] = None
             self._cmd(ev.LockLid())
 
+    def _enter_service_fault(self, name: str, trigger: str, info: dict[str, Any]) -> None:
+        if self.state in NO_SESSION:  # listed in state/table.faults, light on, open_table refused
+            self.faults[name] = info
+            self._fault_event(name, "raised", info)
+            return
+        self._enter_fault(name, trigger, info)
+
     def _clear_service_fault(self, name: str, user: str) -> None:
-        if self.state == "closed":  # no session: nothing to resume or count
+        if self.state in NO_SESSION:  # no session: nothing to resume or count
             self.faults.pop(name, None)
             self._fault_event(name, "cleared", {"by": user})
             return
