@@ -147,7 +147,7 @@ class TableController:
 
     async def stop(self) -> None:
         self._safe_outputs()  # first: nothing below may keep the lid unlocked
-        for task in self._tasks:
+        for task in [*self._tasks, *self._background]:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):  # a task that died has said why
                 await task
