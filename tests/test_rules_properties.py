@@ -36,6 +36,8 @@ def random_round(rng: random.Random, name: str, *, sloppy: bool = False) -> Roun
         amount = p.min_bet * 2 * rng.randint(1, 5)
         side = {}
         for sb, rule in p.side_bets.items():
+            if p.max_side_bets and len(side) >= p.max_side_bets:
+                break  # MO-2004 art.13: one side bet besides the main bet and insurance
             if rng.random() < 0.5:
                 side[sb] = amount // 2 if rule.stake == "half_main" else 100 * rng.randint(1, 5)
         jackpot = p.jackpot_allowed and rng.random() < 0.3

@@ -64,6 +64,7 @@ class SeatState:
     insurance: int = 0
     insurance_decided: bool = False
     pairs_formed: int = 0  # MO-2004 art.13.1: initial pair, then each new pair after a split
+    declined: set[int | str] = field(default_factory=set)  # MO-2004 art.16.5: pair values not split
     first_pair_split: bool = False  # MO-2004 art.13.2.2
 
 
@@ -106,6 +107,9 @@ class RoundEngine:
         self._errors: list[DealerError] = []
         self._held_log: list[dict[str, Any]] = []  # where held cards (PT-2001 r.18) finally went
         self._card_count = 0
+        self._dealt_count = 0  # cards dealt to a hand or the dealer (burns excluded): MO-2004 art.5.1.1
+        self._late_second = False  # the dealer's second card came after nobody was left in play (art.7.1)
+        self._burnt_late = False  # ... and the burn before it (MO-2004 art.4.2)
         self._in_card = False
 
     # ------------------------------------------------------------------ set-up
@@ -155,8 +159,57 @@ class RoundEngine:
                         f"{where}: side bet {name} stake {stake} must be half the main bet {b.amount}",
                         p.cite("side_bets"),
                     )
+            if p.max_side_bets and len(b.side_bets) > p.max_side_bets:
+                # MO-2004 art.13: "Para além da aposta inicial e aposta de seguro, o jogador pode ainda fazer
+                # uma das seguintes apostas" — one side bet besides the main bet and insurance.
+                raise RoundError(
+                    f"{where}: {len(b.side_bets)} side bets ({', '.join(sorted(b.side_bets))}); "
+                    f"{p.name} allows {p.max_side_bets} besides the main bet and insurance",
+                    p.cite("side_bets"),
+                )
             if b.jackpot_chip and not p.jackpot_allowed:
                 raise RoundError(f"{where}: {p.name} has no progressive jackpot", p.cite("jackpot"))
+        if p.round_limit:
+            # IT: "La somma delle puntate nel corso di una singola mano non potrà in ogni caso superare il limite
+            # stabilito dalla normativa in vigore" — all of one player's bets in the round, every position and
+            # side bet included.
+            totals: dict[str, int] = {}
+            for b in bets:
+                who = self._player_key(b)
+                totals[who] = totals.get(who, 0) + b.amount + sum(b.side_bets.values())
+            for who, total in totals.items():
+                if total > p.round_limit:
+                    raise RoundError(
+                        f"{who}: bets in this round total {total}, above the limit {p.round_limit} "
+                        "for one player's bets in a round (every position and side bet counted)",
+                        p.cite("round_limit"),
+                    )
+
+    def _player_key(self, b: SeatBet) -> str:
+        if b.player is not None:
+            return f"player {b.player!r}"
+        return "the player" if self.profile.single_player else f"seat {b.seat}"
+
+    def _committed(self, who: str) -> int:
+        """Everything one player has staked in this round so far (IT round limit)."""
+        total = 0
+        for st in self.seats.values():
+            if self._player_key(st.bet) == who:
+                total += sum(h.stake for h in st.hands) + st.insurance + sum(st.bet.side_bets.values())
+        return total
+
+    def _over_round_limit(self, seat: int, extra: int) -> RuleViolation | None:
+        p = self.profile
+        if not p.round_limit:
+            return None
+        who = self._player_key(self.seats[seat].bet)
+        total = self._committed(who) + extra
+        if total > p.round_limit:
+            return RuleViolation(
+                f"{who}: {extra} more would make this round's bets {total}, above the limit {p.round_limit}",
+                p.cite("round_limit"),
+            )
+        return None
 
     # ------------------------------------------------------------------ queries
 
@@ -296,7 +349,7 @@ class RoundEngine:
                 want = "9, 10 or 11" if play.double == "9-11" else "11"
                 rule = p.cite("double_after_split") if h.from_split else p.cite("double")
                 return RuleViolation(f"double only on {want}, not on {v.total}", rule)
-            return None
+            return self._over_round_limit(h.seat, h.base_bet)
         if action is Action.SPLIT:
             if len(h.cards) != 2:
                 return RuleViolation("split only a two-card pair", p.cite("split"))
@@ -310,7 +363,15 @@ class RoundEngine:
             if play.max_hands and n >= play.max_hands:
                 rule = p.cite("resplit") if h.from_split else p.cite("split")
                 return RuleViolation(f"split limit reached: at most {play.max_hands} hands", rule)
-            return None
+            key = self._pair_key(a)
+            if not play.resplit_after_declining and not a.is_ace and key in self.seats[h.seat].declined:
+                # MO-2004 art.16.5: "pode ser permitido separar mais uma vez, a não ser que, anteriormente,
+                # tenha já decidido não separar" (aces: art.16.3).
+                return RuleViolation(
+                    f"{a} and {b}: the player already declined to split this pair value in this round",
+                    p.cite("resplit"),
+                )
+            return self._over_round_limit(h.seat, h.base_bet)
         if action is Action.SURRENDER:
             return self._why_not_surrender(h)
         if action is Action.FIVE_CARD:
@@ -322,6 +383,19 @@ class RoundEngine:
                 return RuleViolation("not when the dealer's first open card is an ace", p.cite("five_card"))
             return None
         return RuleViolation(f"{action} is not a hand decision", p.cite("deal_order"))
+
+    def _pair_key(self, card: Card) -> int | str:
+        return card.value if self.profile.play.split_match == "value" else card.rank
+
+    def _note_decline(self, h: HandState) -> None:
+        """MO-2004 art.16.5: a pair the player could split and did not is remembered for the round."""
+        if (
+            len(h.cards) == 2
+            and h.status == OPEN
+            and not h.needs_card
+            and self._why_not(h, Action.SPLIT) is None
+        ):
+            self.seats[h.seat].declined.add(self._pair_key(h.cards[0]))
 
     def explain(self, action: Action | str, seat: int, hand: int = 0) -> RuleViolation | None:
         """Why `action` is forbidden for seat/hand whatever the moment (the profile or the cards).
@@ -377,6 +451,13 @@ class RoundEngine:
         lo = hi if ins.min == ins.max else -((-ins.min * bet).numerator // (ins.min * bet).denominator)
         return max(lo, 1), hi
 
+    def _default_insurance(self, seat: int) -> int:
+        """Insurance without an amount: the most the profile allows (a multiple of the minimum if required)."""
+        hi = self._insurance_bounds(seat)[1]
+        if self.profile.insurance.multiple_of_min:
+            hi -= hi % self.profile.min_bet
+        return hi
+
     def _why_not_insurance(self, seat: int, action: Action, amount: int | None) -> RuleViolation | None:
         p = self.profile
         st = self.seats.get(seat)
@@ -399,7 +480,14 @@ class RoundEngine:
                     f"seat {seat}: insurance {amount} outside {lo}-{hi} (bet {st.bet.amount})",
                     p.cite("insurance"),
                 )
-            return None
+            stake = amount if amount is not None else self._default_insurance(seat)
+            if p.insurance.multiple_of_min and stake % p.min_bet:
+                # PT-2001 r.14 ("igual ao mínimo ... ou múltiplo dele") applied to the insurance stake.
+                return RuleViolation(
+                    f"seat {seat}: insurance {stake} is not a multiple of the minimum {p.min_bet}",
+                    p.cite("bet_limits"),
+                )
+            return self._over_round_limit(seat, stake)
         if action is Action.EVEN_MONEY:
             if st.hands[0].status != BLACKJACK:
                 return RuleViolation(
@@ -469,7 +557,7 @@ class RoundEngine:
                 raise why
             st = self.seats[target]
             if action is Action.INSURANCE:
-                st.insurance = amount if amount is not None else self._insurance_bounds(target)[1]
+                st.insurance = amount if amount is not None else self._default_insurance(target)
                 record["amount"] = st.insurance
             elif action is Action.EVEN_MONEY:
                 st.hands[0].status = EVEN_MONEY  # PT-2001 r.34: paid 1:1 before the hole card is known
@@ -523,6 +611,8 @@ class RoundEngine:
         if why:
             raise why
         record.update(seat=ref.seat, hand=ref.hand)
+        if action is not Action.SPLIT:
+            self._note_decline(h)
         self._apply(h, action)
         self._record(record)
         self._advance()
@@ -589,7 +679,6 @@ class RoundEngine:
         if self._seen[card] > p.decks:
             self._seen[card] -= 1
             raise RoundError(f"more than {p.decks} {card} in {p.decks} deck(s)", p.cite("decks"))
-        first = self._card_count == 0
         self._card_count += 1
         entry: dict[str, Any] = {"card": str(card)}
         if face_up:
@@ -603,6 +692,7 @@ class RoundEngine:
         if expected is None and self.phase is RoundPhase.PLAYERS:
             h = self._current()
             if h is not None and self._why_not(h, Action.STAND) is None:
+                self._note_decline(h)
                 h.status = (
                     STOOD  # e.g. split aces with a resplit option: a card means the player did not resplit
                 )
@@ -610,6 +700,8 @@ class RoundEngine:
                 self._record({"action": "stand", "seat": ref.seat, "hand": ref.hand})
                 self._advance()
                 expected = self.expected_recipient()
+        # MO-2004 art.5.1.1 "a primeira do início do jogo": the first card *dealt*, after the burns of art.4.1.
+        first = self._dealt_count == 0 and expected is not None and expected.kind != "burn"
         try:
             self._in_card = True
             outcome = self._attribute(card, face_up, to, expected, first)
@@ -620,6 +712,8 @@ class RoundEngine:
         finally:
             self._in_card = False
         entry["recipient"] = outcome.recipient.to_json() if outcome.recipient else "void"
+        if outcome.recipient is not None and outcome.recipient.kind != "burn":
+            self._dealt_count += 1
         self._cards_in.append(entry)
         self._errors.extend(outcome.errors)
         self._advance()
@@ -639,6 +733,9 @@ class RoundEngine:
                 p.cite("face_up_card"), f"{card} came out of the shoe face up: invalid, to the discard", card
             )
             return CardOutcome(None, False, [err])
+        late = self._late_second_card(card, to) if expected is None else None
+        if late is not None:
+            return late
         if to is None or to == expected:
             if expected is None:
                 raise self._nothing_expected(card)
@@ -684,6 +781,32 @@ class RoundEngine:
             rule, f"{card} given to {to} ({why}), unseen: held for the next player who asks", card
         )
         return CardOutcome(Recipient("held"), True, [err])
+
+    def _late_second_card(self, card: Card, to: Recipient | None) -> CardOutcome | None:
+        """No hole card, nobody left in play, and the dealer still burns and deals himself his second card.
+
+        MO-2004 art.7.1: "No seguimento da decisão final dos jogadores ... distribui uma segunda carta para si
+        própria"; art.4.2: "outra antes de a banca receber a sua segunda carta". The round was already settled
+        (PT-2001 r.22 reading: nobody in play); these cards change no result: the burn goes to the discard and the
+        second card is shown in the dealer's hand, as the book describes. Anything after that is a dealer error.
+        """
+        p = self.profile
+        if (
+            self.phase is not RoundPhase.COMPLETE
+            or self._ended_by != "nobody"
+            or p.hole_card
+            or len(self.dealer) != 1
+            or self._late_second
+        ):
+            return None
+        if p.burn.before_dealer_second and not self._burnt_late and to in (None, Recipient.burn()):
+            self._burnt_late = True
+            return CardOutcome(Recipient.burn(), False, [])
+        if to in (None, Recipient.dealer()):
+            self._late_second = True
+            self.dealer.append(card)
+            return CardOutcome(Recipient.dealer(), True, [])
+        return None
 
     def _misdeal_reason(self, to: Recipient) -> tuple[str, str]:
         p = self.profile
@@ -742,6 +865,7 @@ class RoundEngine:
         h = st.hands[to.hand]
         if self.phase is RoundPhase.PLAYERS and not h.needs_card:
             # A card while the hand may hit is an implicit hit; recorded so the description replays exactly.
+            self._note_decline(h)
             self._record({"action": "hit", "seat": to.seat, "hand": to.hand, "implicit": True})
         self._give(st, h, card)
         return CardOutcome(to, True, [])
@@ -767,8 +891,14 @@ class RoundEngine:
             )
             if not can_resplit:
                 h.status = STOOD
-        elif v.total == 21:
+        elif v.total == 21 and not self._five_card_open(h):
             h.status = STOOD  # PT-2001 r.18: no card on 21
+
+    def _five_card_open(self, h: HandState) -> bool:
+        """MO-2004 art.19: "cinco cartas sem exceder 21 pontos": a five-card 21 may still ask to be paid half,
+        so the hand waits for that decision (or a stand) instead of standing by itself (art.6.4: no more cards)."""
+        up = self.up_card
+        return self.profile.play.five_card_rule and len(h.cards) == 5 and not (up is not None and up.is_ace)
 
     def _why_not_split_count(self, h: HandState) -> str | None:
         mx = self.profile.play.max_hands
@@ -838,7 +968,9 @@ class RoundEngine:
         self.phase = RoundPhase.INSURANCE
 
     def _start_players(self) -> None:
-        if self.profile.dealer_peek and self.dealer_blackjack():
+        up = self.up_card
+        peeks = up is not None and (up.is_ace or self.profile.peek_with_ten)
+        if self.profile.dealer_peek and peeks and self.dealer_blackjack():
             # RO: the dealer checks for blackjack; with one the round ends before the players act.
             self._complete("dealer")
             return
@@ -890,8 +1022,8 @@ class RoundEngine:
         out: dict[str, Any] = {"format": 1, "profile": self.profile.name}
         if self.burn_before_deal:
             out["burn_before_deal"] = self.burn_before_deal
-        if self.first_of_game:
-            out["first_of_game"] = True
+        if self.first_of_game or self.burn_before_deal:
+            out["first_of_game"] = self.first_of_game  # explicit: replay would infer it from the burn count
         out["bets"] = bets
         out["cards"] = [dict(c) for c in self._cards_in]
         out["decisions"] = [dict(d) for d in self._decisions]
