@@ -113,11 +113,20 @@ def card_code_problem(code: Any) -> str | None:
     return None
 
 
+def _card_owed(engine: RoundEngine) -> bool:
+    """A hand asked for a card (hit, double, split) that has not come yet: listed after that decision, a
+    surrender comes after the additional card (PT-2001 r.36, MO-2004 art.18.2)."""
+    nxt = engine.next_hand()
+    if nxt is None or engine.phase is not RoundPhase.PLAYERS:
+        return False
+    return engine.seats[nxt.seat].hands[nxt.hand].needs_card
+
+
 def _decision_ready(engine: RoundEngine, action: Action, seat: int, hand: int) -> bool:
     """Whether the decision at the head of the list applies now (else the next card comes first)."""
     if engine.phase is RoundPhase.INSURANCE and action in INSURANCE_ACTIONS:
         return True
-    if action is Action.SURRENDER and engine.surrender_window_open:
+    if action is Action.SURRENDER and engine.surrender_window_open and not _card_owed(engine):
         return True  # PT-2001 r.36: surrenders are decided right after the first two cards
     if engine.phase is RoundPhase.INSURANCE:  # a hand decision closes the insurance window
         return engine.next_hand() == Recipient.player(seat, hand)
@@ -228,6 +237,8 @@ def _refuse_if_stale(engine: RoundEngine, i: int, d: dict[str, Any]) -> None:
         stale = not any(h.status == "open" for h in st.hands)  # no hand left that could split into it
     if action is Action.SURRENDER and engine.surrender_window_open:
         stale = False
+    if st is not None and engine.phase is RoundPhase.COMPLETE and action not in INSURANCE_ACTIONS:
+        stale = True
     if not stale:
         return
     label = f"decision #{i} (seat {seat} hand {hand}: {action})"
@@ -279,6 +290,7 @@ def _apply_decision(
     engine: RoundEngine, i: int, d: dict[str, Any], action: Action, seat: int, hand: int
 ) -> None:
     label = f"decision #{i} (seat {seat} hand {hand}: {action})"
+    _refuse_if_stale(engine, i, d)
     if engine.is_complete():
         why = engine.explain(action, seat, hand)  # name the book's rule when the decision is forbidden anyway
         if why is not None:
