@@ -250,6 +250,8 @@ def _refuse_if_stale(engine: RoundEngine, i: int, d: dict[str, Any]) -> None:
             f"{label} comes too late: that hand is already {st.hands[hand].status}",
             engine.profile.cite("deal_order"),
         )
+    if engine.is_complete():
+        raise InvalidRound(f"{label} after the round ended", engine.profile.cite("deal_order"))
     raise InvalidRound(f"{label} comes too late (phase {engine.phase})", engine.profile.cite("deal_order"))
 
 

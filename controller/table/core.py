@@ -1013,7 +1013,7 @@ class TableCore:
                 self.rules_profile,
                 bets,
                 burn,
-                self.shoe["first_round"],  # MO-2004 art.5.1.1: the first card dealt after the shoe-start burns
+                self.shoe["first_round"],  # MO-2004 art.5.1.1: first card after the shoe-start burns
                 engine_factory=self._engine_factory,
                 make_card=self._make_card,
             )
