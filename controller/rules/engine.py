@@ -941,6 +941,11 @@ class RoundEngine:
                 self._start_dealer()
             elif self.phase is RoundPhase.DEALER:
                 if not self._dealer_needs_card():
+                    if self._held and self._dealer_plays and self.profile.play.unclaimed_card == "dealer":
+                        # PT-2001 r.18 read literally: "se nenhum vier a pedir cartas, a dita carta será para o
+                        # jogo da banca", even on 17 or more (house choice against r.19).
+                        self._deliver_held(Recipient.dealer())
+                        continue
                     self._complete("dealer" if self._dealer_plays else "nobody")
                     continue
                 if self._burns:
