@@ -156,7 +156,9 @@ def settle(engine: RoundEngine) -> Settlement:
                 net += mult * st.bet.amount
         if st.insurance:
             won = dealer_bj
-            n = _pay(st.insurance * p.insurance_pays, p.rounding) if won else -st.insurance  # PT-2001 r.33: wins double
+            n = (
+                _pay(st.insurance * p.insurance_pays, p.rounding) if won else -st.insurance
+            )  # PT-2001 r.33: wins double
             insurance.append(InsuranceResult(seat, st.insurance, won, n))
             net += n
         for name, stake in st.bet.side_bets.items():
