@@ -57,9 +57,20 @@ class HandState:
 
 
 @dataclass
+class CoBet:
+    """Another player's bet on a seat whose titular decides the play (PT-2001 r.15-16, MO-2004 art.20)."""
+
+    bet: SeatBet
+    follows_split: bool = False  # PT-2001 r.28: an equal bet joined to the titular's second hand
+    doubled: set[int] = field(default_factory=set)  # PT-2001 r.30: hands on which this bettor doubled too
+    insurance: int = 0  # PT-2001 r.15: "são livres de o fazer, ou não"
+
+
+@dataclass
 class SeatState:
     bet: SeatBet
     hands: list[HandState]
+    co_bets: list[CoBet] = field(default_factory=list)
     dealt: list[Card] = field(default_factory=list)  # every card this seat received, in order (PT-2001 r.42)
     insurance: int = 0
     insurance_decided: bool = False
@@ -84,9 +95,16 @@ class RoundEngine:
             raise RoundError(f"burn_before_deal must be >= 0, got {burn_before_deal}")
         self._validate_bets(bets)
         order = profile.seat_order({b.seat for b in bets})
-        by_seat = {b.seat: b for b in bets}
+        by_seat: dict[int, SeatBet] = {}
+        co: dict[int, list[CoBet]] = {}
+        for b in bets:  # the first bet on a seat is its titular's (PT-2001 r.15 "jogador titular do lugar")
+            if b.seat in by_seat:
+                co.setdefault(b.seat, []).append(CoBet(b))
+            else:
+                by_seat[b.seat] = b
         self.seats: dict[int, SeatState] = {
-            s: SeatState(by_seat[s], [HandState(s, by_seat[s].amount, by_seat[s].amount)]) for s in order
+            s: SeatState(by_seat[s], [HandState(s, by_seat[s].amount, by_seat[s].amount)], co.get(s, []))
+            for s in order
         }
         self.dealer: list[Card] = []
         self.phase = RoundPhase.INITIAL_DEAL
@@ -126,7 +144,7 @@ class RoundEngine:
                 rule = p.citations.get("seats") or p.cite("deal_order")
                 raise RoundError(f"unknown seat {b.seat!r}: {p.name} has seats 1-{p.seats}", rule)
             if b.seat in seen:
-                raise RoundError(f"{where}: more than one bet for the same seat")
+                self._validate_co_bet(b, [x for x in bets if x.seat == b.seat])
             seen.add(b.seat)
             if not isinstance(b.amount, int) or isinstance(b.amount, bool):
                 raise RoundError(f"{where}: bet must be an integer in minor units, got {b.amount!r}")
@@ -185,6 +203,29 @@ class RoundEngine:
                         p.cite("round_limit"),
                     )
 
+    def _validate_co_bet(self, b: SeatBet, on_seat: list[SeatBet]) -> None:
+        """Several players on one seat: PT-2001 r.15-16, MO-2004 art.20 (at most `table.max_players_per_seat`)."""
+        p, where = self.profile, f"seat {b.seat}"
+        rule = p.cite("multiple_players")
+        if p.max_players_per_seat == 1:
+            raise RoundError(
+                f"{where}: more than one bet for the same seat ({p.name}: one player per seat)", rule
+            )
+        names = [x.player for x in on_seat]
+        if any(n is None for n in names[1:]) or len(set(names)) != len(names):
+            raise RoundError(
+                f"{where}: several bets on one seat need a different `player` each (the first is the titular's)",
+                rule,
+            )
+        if p.max_players_per_seat and len(on_seat) > p.max_players_per_seat:
+            raise RoundError(
+                f"{where}: {len(on_seat)} players, at most {p.max_players_per_seat} may bet on one seat", rule
+            )
+        total = sum(x.amount for x in on_seat)
+        if total > p.max_bet:
+            # PT-2001 r.15: "desde que o valor da aposta ... ou o somatório ... não atinja ainda o máximo"
+            raise RoundError(f"{where}: the seat's bets total {total}, above the maximum {p.max_bet}", rule)
+
     def _player_key(self, b: SeatBet) -> str:
         if b.player is not None:
             return f"player {b.player!r}"
@@ -196,6 +237,10 @@ class RoundEngine:
         for st in self.seats.values():
             if self._player_key(st.bet) == who:
                 total += sum(h.stake for h in st.hands) + st.insurance + sum(st.bet.side_bets.values())
+            for cb in st.co_bets:
+                if self._player_key(cb.bet) == who:
+                    total += cb.bet.amount * (1 + cb.follows_split + len(cb.doubled)) + cb.insurance
+                    total += sum(cb.bet.side_bets.values())
         return total
 
     def _over_round_limit(self, seat: int, extra: int) -> RuleViolation | None:
@@ -531,8 +576,11 @@ class RoundEngine:
         amount: int | None = None,
         seat: int | None = None,
         hand: int | None = None,
+        player: str | None = None,
     ) -> None:
-        """Apply a decision for the hand whose turn it is (or `seat` for insurance / an early surrender)."""
+        """Apply a decision for the hand whose turn it is (or `seat` for insurance / an early surrender).
+
+        `player`: a co-bettor's own decision on a shared seat (insurance, following a split or a double)."""
         try:
             action = Action(action)
         except ValueError:
@@ -543,6 +591,9 @@ class RoundEngine:
                 f"no player decision possible during phase {self.phase}", p.cite("deal_order")
             )
         record: dict[str, Any] = {"action": str(action)}
+        if player is not None and seat is not None:
+            self._co_act(action, seat, player, amount, hand)
+            return
         if action in INSURANCE_ACTIONS:
             if self.phase is not RoundPhase.INSURANCE:
                 never = self._never_offered(action)  # say why rather than "too late"
@@ -647,6 +698,58 @@ class RoundEngine:
             h.status = SURRENDERED
         elif action is Action.FIVE_CARD:
             h.status = FIVE_CARD
+
+    def _co_act(self, action: Action, seat: int, player: str, amount: int | None, hand: int | None) -> None:
+        """A co-bettor's decision (PT-2001 r.15, r.28, r.30); every other decision is the titular's."""
+        p = self.profile
+        rule = p.cite("multiple_players")
+        st = self.seats.get(seat)
+        cb = next((c for c in st.co_bets if c.bet.player == player), None) if st else None
+        if st is None or cb is None:
+            raise RuleViolation(f"seat {seat}: no bet of player {player!r} besides the titular's", rule)
+        record: dict[str, Any] = {"action": str(action), "seat": seat, "player": player}
+        if action in (Action.INSURANCE, Action.NO_INSURANCE):
+            # r.15: "Se o titular do lugar fizer «seguro» da sua aposta, os donos das apostas complementares são
+            # livres de o fazer, ou não" — bounded like the titular's (r.33).
+            early = self.phase in (RoundPhase.INSURANCE, RoundPhase.PLAYERS) and not self._additional_dealt
+            if not early or not (p.insurance.offered and self.up_card and self.up_card.is_ace):
+                raise RuleViolation(
+                    "insurance only right after the initial deal, against an ace", p.cite("insurance")
+                )
+            if action is Action.INSURANCE:
+                ins = p.insurance
+                hi = (ins.max * cb.bet.amount).numerator // (ins.max * cb.bet.amount).denominator
+                stake = amount if amount is not None else hi
+                if not 1 <= stake <= hi:
+                    raise RuleViolation(
+                        f"player {player!r}: insurance {stake} above {hi}", p.cite("insurance")
+                    )
+                why = self._over_round_limit(seat, stake)
+                if why:
+                    raise why
+                cb.insurance = stake
+                record["amount"] = stake
+        elif action is Action.SPLIT:
+            # r.28: "poderão os outros jogadores ... fazer também, por seu lado, aposta igual à primeira e anexá-la
+            # à segunda aposta do titular do lugar".
+            if len(st.hands) < 2 or cb.follows_split:
+                raise RuleViolation(f"player {player!r}: nothing to follow: the titular has not split", rule)
+            cb.follows_split = True
+        elif action is Action.DOUBLE:
+            # r.30: "poderão usar também os apostadores complementares daquela aposta ... duplicar".
+            idx = hand or 0
+            if idx >= len(st.hands) or not st.hands[idx].doubled or idx in cb.doubled:
+                raise RuleViolation(f"player {player!r}: the titular did not double hand {idx}", rule)
+            if idx > 0 and not (idx == 1 and cb.follows_split):
+                raise RuleViolation(f"player {player!r} has no bet on hand {idx}", rule)
+            cb.doubled.add(idx)
+            record["hand"] = idx
+        else:
+            raise RuleViolation(
+                f"player {player!r}: the titular decides the play ({action} is not a co-bettor's decision)",
+                rule,
+            )
+        self._record(record)
 
     def close_insurance(self) -> None:
         """The dealer closes the insurance window: seats that have not decided decline."""
@@ -1018,12 +1121,15 @@ class RoundEngine:
         """The round so far in the round-file format (docs/rounds.md); replaying it reproduces this round."""
         bets = []
         for st in self.seats.values():
-            b: dict[str, Any] = {"seat": st.bet.seat, "amount": st.bet.amount}
-            if st.bet.side_bets:
-                b["side_bets"] = dict(st.bet.side_bets)
-            if st.bet.jackpot_chip:
-                b["jackpot_chip"] = True
-            bets.append(b)
+            for bet in [st.bet, *(cb.bet for cb in st.co_bets)]:
+                b: dict[str, Any] = {"seat": bet.seat, "amount": bet.amount}
+                if bet.side_bets:
+                    b["side_bets"] = dict(bet.side_bets)
+                if bet.jackpot_chip:
+                    b["jackpot_chip"] = True
+                if bet.player is not None:
+                    b["player"] = bet.player
+                bets.append(b)
         out: dict[str, Any] = {"format": 1, "profile": self.profile.name}
         if self.burn_before_deal:
             out["burn_before_deal"] = self.burn_before_deal

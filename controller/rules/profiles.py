@@ -154,6 +154,7 @@ class Profile:
     # of stopping at once (PT-2001 r.22).
     dealer_second_card_always: bool = False
     peek_with_ten: bool = True  # with dealer_peek: also check for blackjack with a ten-value card up
+    max_players_per_seat: int = 1  # PT-2001 r.15-16: several (0: no limit); MO-2004 art.20.1.2: three
     single_player: bool = False  # online table for one player: every position is that player's (IT, RO)
     round_limit: int = 0  # IT: one player's bets in a round, positions and side bets included (0: none)
     max_side_bets: int = 0  # MO-2004 art.13: side bets per main bet besides insurance (0: no limit)
@@ -261,6 +262,7 @@ def profile_from_dict(data: dict[str, Any], *, source: str = "<profile>", path: 
         dealer_second_card_always=t.get("dealer_second_card_always", False),
         peek_with_ten=t.get("peek_with_ten", True),
         single_player=t.get("single_player", False),
+        max_players_per_seat=t.get("max_players_per_seat", 1),
         round_limit=bets.get("round_limit", 0),
         max_side_bets=bets.get("max_side_bets", 0),
         rounding=pays.get("rounding", "down"),

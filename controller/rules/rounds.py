@@ -52,7 +52,7 @@ class ReplayResult:
             # decisions as applied (implicit hits / stands included): what the engine understood of the file.
             "cards": [{"card": c["card"], "to": c["recipient"]} for c in self.engine.description()["cards"]],
             "decisions": [
-                {k: d[k] for k in ("seat", "hand", "action", "amount", "implicit") if k in d}
+                {k: d[k] for k in ("seat", "hand", "player", "action", "amount", "implicit") if k in d}
                 for d in self.engine.description()["decisions"]
             ],
         }
@@ -190,7 +190,13 @@ def replay(doc: dict[str, Any]) -> ReplayResult:
                 raise InvalidRound(
                     f"decision #{i} ({action}) comes after {at} cards, but {fed} were already out"
                 )
-            ready = at == fed if at is not None else _decision_ready(engine, action, seat, hand)
+            if at is not None:
+                ready = at == fed
+            elif d.get("player") is not None:
+                # a co-bettor's decision follows the titular's, in file order (PT-2001 r.15)
+                ready = engine.phase is not RoundPhase.INITIAL_DEAL
+            else:
+                ready = _decision_ready(engine, action, seat, hand)
             if ready or not cards:
                 decisions.popleft()
                 if d.get("implicit") and action is Action.HIT and cards:
@@ -221,7 +227,7 @@ def _refuse_if_stale(engine: RoundEngine, i: int, d: dict[str, Any]) -> None:
     before the cards that follow it in the file are judged (they would be blamed for the decision)."""
     action, seat, hand = Action(d["action"]), d["seat"], d.get("hand", 0)
     st = engine.seats.get(seat)
-    if engine.phase is RoundPhase.INITIAL_DEAL:
+    if engine.phase is RoundPhase.INITIAL_DEAL or d.get("player") is not None:
         return
     if st is None:
         stale = True
@@ -299,8 +305,10 @@ def _apply_decision(
             raise InvalidRound(f"{label} not allowed: {why.message}", why.rule)
         raise InvalidRound(f"{label} after the round ended", engine.profile.cite("deal_order"))
     kwargs: dict[str, Any] = {"seat": seat, "amount": d.get("amount")}
-    if action not in INSURANCE_ACTIONS:
+    if action not in INSURANCE_ACTIONS or d.get("player") is not None:
         kwargs["hand"] = hand
+    if d.get("player") is not None:
+        kwargs["player"] = d["player"]
     try:
         engine.act(action, **kwargs)
     except RuleViolation as exc:

@@ -7,7 +7,7 @@ five cards on 25 wins 12; "up" rounds them in the player's favour (38, 13 back, 
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +36,18 @@ class HandResult:
     stake: int
     doubled: bool
     outcome: str  # blackjack | win | push | lose | bust | surrender | even_money | five_card
+    net: int
+
+
+@dataclass(frozen=True)
+class CoBetResult:
+    """Another player's bet on a shared seat, decided by the titular's hand (PT-2001 r.15-16, r.28, r.30)."""
+
+    seat: int
+    player: str
+    hand: int
+    stake: int
+    outcome: str
     net: int
 
 
@@ -79,6 +91,8 @@ class Settlement:
     seat_nets: dict[int, int]
     total_net: int  # players' total; the house's result is its negative
     dealer_errors: list[dict[str, Any]] = field(default_factory=list)
+    co_bets: list[CoBetResult] = field(default_factory=list)  # other players on a shared seat (in seat_nets)
+    co_side_bets: list[dict[str, Any]] = field(default_factory=list)  # their side bets, insurance and prizes
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
@@ -113,6 +127,43 @@ def _hand_outcome(engine: RoundEngine, h: HandState) -> tuple[str, int]:
     return "lose", -h.stake
 
 
+def _settle_co_bet(
+    engine: RoundEngine, seat: int, st: Any, cb: Any, out: list[CoBetResult], extra: list[dict[str, Any]]
+) -> int:
+    """PT-2001 r.28: a co-bettor who did not follow a split is decided "pelo resultado alcançado para a primeira
+    das duas apostas do titular"; one who followed has an equal bet on the second hand too. r.30: a double."""
+    p, amount, player = engine.profile, cb.bet.amount, cb.bet.player
+    total = 0
+    hands = [0, 1] if cb.follows_split and len(st.hands) > 1 else [0]
+    for i in hands:
+        h = st.hands[i]
+        doubled = i in cb.doubled
+        probe = replace(h, base_bet=amount, stake=amount * (2 if doubled else 1), doubled=doubled)
+        outcome, n = _hand_outcome(engine, probe)
+        out.append(CoBetResult(seat, player, i, probe.stake, outcome, n))
+        total += n
+        prize = _prize_of(engine, probe)
+        mult = p.special_prizes.get(prize, 0) if prize else 0
+        if mult:
+            base = probe.stake if doubled and p.prizes.after_double == "doubled_bet" else amount
+            extra.append({"seat": seat, "player": player, "kind": "prize", "name": prize, "net": mult * base})
+            total += mult * base
+    if cb.insurance:
+        won = engine.dealer_blackjack()
+        n = _pay(cb.insurance * p.insurance_pays, p.rounding) if won else -cb.insurance
+        extra.append({"seat": seat, "player": player, "kind": "insurance", "amount": cb.insurance, "net": n})
+        total += n
+    for name, stake in cb.bet.side_bets.items():
+        rule = p.side_bets[name]
+        result = side_bet_result(rule, st.dealt, st.pairs_formed, st.first_pair_split)
+        times = st.pairs_formed if name == "any_pair" and result and rule.each_pair else 1
+        n = side_bet_net(rule, result, stake, times=times)
+        extra.append({"seat": seat, "player": player, "kind": "side_bet", "name": name, "stake": stake,
+                      "result": result, "net": n})  # fmt: skip
+        total += n
+    return total
+
+
 def _prize_of(engine: RoundEngine, h: HandState) -> str | None:
     """The special prize of one hand's three cards, as the profile's `special_prizes` choices allow."""
     rules = engine.profile.prizes
@@ -130,6 +181,8 @@ def settle(engine: RoundEngine) -> Settlement:
     side: list[SideBetResult] = []
     prizes: list[PrizeResult] = []
     jackpot: list[dict[str, Any]] = []
+    co_bets: list[CoBetResult] = []
+    co_extra: list[dict[str, Any]] = []
     seat_nets: dict[int, int] = {}
     dealer_bj = engine.dealer_blackjack()
     for seat, st in engine.seats.items():
@@ -168,6 +221,8 @@ def settle(engine: RoundEngine) -> Settlement:
             n = side_bet_net(rule, result, stake, times=times)
             side.append(SideBetResult(seat, name, stake, result, n))
             net += n
+        for cb in st.co_bets:
+            net += _settle_co_bet(engine, seat, st, cb, co_bets, co_extra)
         if st.bet.jackpot_chip:
             jackpot.append({"seat": seat, "first_cards": [str(c) for c in st.dealt[:4]]})
         seat_nets[seat] = net
@@ -186,4 +241,6 @@ def settle(engine: RoundEngine) -> Settlement:
         seat_nets=seat_nets,
         total_net=sum(seat_nets.values()),
         dealer_errors=[e.to_json() for e in engine.dealer_errors],
+        co_bets=co_bets,
+        co_side_bets=co_extra,
     )
