@@ -271,3 +271,27 @@ def test_unknown_or_bad_profile_keys_are_errors(
 def test_a_setting_only_for_one_side_bet_is_refused_elsewhere(tmp_path: Path) -> None:
     with pytest.raises(ProfileError, match=r"side_bets\.sevens\.ace"):
         load_profile(profile_with(tmp_path, "mo-2004", "side_bets.sevens", ace="eleven"))
+
+
+# ---------------------------------------------------------------- MO-2004 art.6.1: an unshown extra dealer card
+
+EXTRA = ["TH", "9S", "9D", "3S", "8C", {"card": "2D", "to": "dealer"}]  # 19 v 17; the dealer draws on 17
+
+
+@pytest.mark.parametrize(("option", "total", "dealer"), [("void", 10000, 17), ("valid", 0, 19)])
+def test_mo2004_art6_1_an_unshown_card_drawn_on_17(
+    tmp_path, capsys, option: str, total: int, dealer: int
+) -> None:
+    """art.6.1 "Se a banca tomar, indevidamente, uma carta adicional, esta considera-se inválida e é retirada,
+    podendo, no entanto, considerar-se válida se não tiver sido mostrada": a dealer error either way."""
+    prof = profile_with(tmp_path, "mo-2004", "play", unshown_dealer_card=option)
+    rc, out = cli(tmp_path, capsys, R(prof, [(1, 10000)], EXTRA, [(1, "stand")]))
+    assert rc == 0 and (out["settlement"]["total_net"], out["settlement"]["dealer_total"]) == (total, dealer)
+    assert [e["rule"] for e in out["dealer_errors"]] == ["MO-2004 art.6.1"]
+
+
+def test_mo2004_art6_1_a_shown_card_is_always_void(tmp_path, capsys) -> None:
+    prof = profile_with(tmp_path, "mo-2004", "play", unshown_dealer_card="valid")
+    cards = [*EXTRA[:-1], {"card": "2D", "to": "dealer", "face_up": True}]
+    rc, out = cli(tmp_path, capsys, R(prof, [(1, 10000)], cards, [(1, "stand")]))
+    assert rc == 0 and out["settlement"]["total_net"] == 10000

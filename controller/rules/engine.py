@@ -850,6 +850,13 @@ class RoundEngine:
                     msg = f"{card}: dealer drew although nobody was left in play; not counted, to the discard"
                     return CardOutcome(None, False, [DealerError(p.cite("nobody_in_play"), msg, card)])
                 total = hand_value(self.dealer).total
+                if play.unshown_dealer_card == "valid" and not face_up:
+                    # MO-2004 art.6.1: "podendo, no entanto, considerar-se válida se não tiver sido mostrada".
+                    self.dealer.append(card)
+                    msg = f"{card}: dealer drew on {total}; not shown, kept as valid (house option)"
+                    return CardOutcome(
+                        Recipient.dealer(), True, [DealerError(p.cite("dealer_draw"), msg, card)]
+                    )
                 msg = f"{card}: dealer drew on {total}; the card does not count, to the discard"
                 return CardOutcome(None, False, [DealerError(p.cite("dealer_draw"), msg, card)])
             if to.kind == "seat" and to.seat in self.seats and self.phase is RoundPhase.COMPLETE:

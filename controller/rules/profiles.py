@@ -94,6 +94,9 @@ class PlayRules:
     # PT-2001 r.18 ("se nenhum vier a pedir cartas, a dita carta será para o jogo da banca") against r.19 (no
     # card on 17 or more): "void" when the dealer stands, or "dealer" (the card joins the dealer's hand anyway).
     unclaimed_card: str = "void"
+    # MO-2004 art.6.1: a card the dealer drew on 17 or more "considera-se inválida e é retirada, podendo, no
+    # entanto, considerar-se válida se não tiver sido mostrada": "void" always, or "valid" when not shown.
+    unshown_dealer_card: str = "void"
 
 
 @dataclass(frozen=True)
