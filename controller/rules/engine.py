@@ -124,6 +124,7 @@ class RoundEngine:
         self._decisions: list[dict[str, Any]] = []
         self._errors: list[DealerError] = []
         self._held_log: list[dict[str, Any]] = []  # where held cards (PT-2001 r.18) finally went
+        self._why: list[str] = []  # per card: where it went and why (the dispute report)
         self._card_count = 0
         self._dealt_count = 0  # cards dealt to a hand or the dealer (burns excluded): MO-2004 art.5.1.1
         self._late_second = False  # the dealer's second card came after nobody was left in play (art.7.1)
@@ -805,6 +806,7 @@ class RoundEngine:
                 expected = self.expected_recipient()
         # MO-2004 art.5.1.1 "a primeira do início do jogo": the first card *dealt*, after the burns of art.4.1.
         first = self._dealt_count == 0 and expected is not None and expected.kind != "burn"
+        before = self._situation(expected)
         try:
             self._in_card = True
             outcome = self._attribute(card, face_up, to, expected, first)
@@ -818,9 +820,46 @@ class RoundEngine:
         if outcome.recipient is not None and outcome.recipient.kind != "burn":
             self._dealt_count += 1
         self._cards_in.append(entry)
+        self._why.append(self._card_reason(outcome, before))
         self._errors.extend(outcome.errors)
         self._advance()
         return outcome
+
+    def _situation(self, expected: Recipient | None) -> dict[str, Any]:
+        """What the table was waiting for when a card came (for the dispute report, PT-2001 r.62)."""
+        out: dict[str, Any] = {"phase": self.phase, "expected": expected, "dealer": len(self.dealer)}
+        if expected is not None and expected.kind == "seat":
+            h = self.seats[expected.seat].hands[expected.hand]
+            out.update(cards=len(h.cards), doubled=h.doubled, from_split=h.from_split, owed=h.needs_card)
+        if self.dealer:
+            out["dealer_total"] = hand_value(self.dealer).total
+        return out
+
+    def _card_reason(self, outcome: CardOutcome, b: dict[str, Any]) -> str:
+        p = self.profile
+        to = outcome.recipient
+        if to is None:
+            why = outcome.errors[0].message if outcome.errors else "void"
+            return f"void, to the discard: {why}"
+        if to.kind == "held":
+            return f"held ({p.cite('misdeal')}): {outcome.errors[0].message}"
+        if to.kind == "burn":
+            return f"burn card, to the discard ({p.cite('burn')})"
+        note = f" — corrected: {outcome.errors[0].message}" if outcome.errors else ""
+        if to.kind == "dealer":
+            if b["phase"] is RoundPhase.INITIAL_DEAL:
+                what = "dealer's up card" if b["dealer"] == 0 else "dealer's hole card, face down"
+                return f"{what} ({p.cite('deal_order')}){note}"
+            if b["dealer"] == 1:
+                return f"dealer's second card, after the players ({p.cite('deal_order')}){note}"
+            return f"dealer draws on {b.get('dealer_total')}: 16 or less must draw ({p.cite('dealer_draw')}){note}"
+        if b["phase"] is RoundPhase.INITIAL_DEAL:
+            return f"initial deal ({p.cite('deal_order')}){note}"
+        if b.get("from_split") and b.get("cards") == 1:
+            return f"second card of a split hand ({p.cite('split')}){note}"
+        if b.get("doubled"):
+            return f"the one card after the double ({p.cite('double')}){note}"
+        return ("hit, as asked" if b.get("owed") else "hit: the hand took the card without standing") + note
 
     def _attribute(
         self, card: Card, face_up: bool, to: Recipient | None, expected: Recipient | None, first: bool
@@ -1123,6 +1162,14 @@ class RoundEngine:
         if not self.is_complete():
             raise RoundError(f"round not complete (phase {self.phase}); cannot settle yet")
         return settle(self)
+
+    def card_reasons(self) -> list[str]:
+        """Per card of `description()["cards"]`, in words: where it went and why (PT-2001 r.62 disputes)."""
+        return list(self._why)
+
+    @property
+    def held_log(self) -> list[dict[str, Any]]:
+        return [dict(h) for h in self._held_log]
 
     def description(self) -> dict[str, Any]:
         """The round so far in the round-file format (docs/rounds.md); replaying it reproduces this round."""
