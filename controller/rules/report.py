@@ -273,6 +273,8 @@ _COMPARED = (
     "dealer_cards",
     "dealer_total",
     "hands",
+    "co_bets",
+    "co_side_bets",
     "insurance",
     "side_bets",
     "prizes",

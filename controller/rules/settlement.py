@@ -97,6 +97,9 @@ class Settlement:
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
         out["seat_nets"] = {str(k): v for k, v in self.seat_nets.items()}
+        for key in ("co_bets", "co_side_bets"):  # only on a shared seat (the live table has none today)
+            if not out[key]:
+                del out[key]
         return out
 
 
