@@ -395,3 +395,10 @@ def test_mo2004_property_a_late_second_card_never_changes_the_money_art7_1(rng: 
         before.seat_nets,
         before.total_net,
     )
+
+
+def test_a_written_stand_on_a_hand_that_stood_by_itself_is_accepted(tmp_path, capsys) -> None:
+    """PT-2001 r.18: a hand on 21 stands by itself; a `stand` written for it says what happened, no refusal."""
+    cards = ["5S", "9H", "TH", "6D", "8C", "7C", "TD"]
+    doc = R(PT, [(1, 1000), (2, 1000)], cards, [(1, "hit"), (1, "stand"), (2, "stand")])
+    assert ok(tmp_path, capsys, doc)["settlement"]["seat_nets"] == {"1": 1000, "2": 0}

@@ -208,6 +208,9 @@ def replay(doc: dict[str, Any]) -> ReplayResult:
         if not exact and _implicit_stand(engine, decisions):
             continue
         if decisions and not exact:
+            if _redundant_stand(engine, decisions[0][1]):
+                decisions.popleft()
+                continue
             _refuse_if_stale(engine, *decisions[0])
         i, c = cards.popleft()
         _feed_card(engine, i, c)
@@ -220,6 +223,15 @@ def replay(doc: dict[str, Any]) -> ReplayResult:
     if not engine.is_complete():
         raise InvalidRound(_incomplete(engine))
     return ReplayResult(engine, engine.settle())
+
+
+def _redundant_stand(engine: RoundEngine, d: dict[str, Any]) -> bool:
+    """A hand-written `stand` for a hand that already stood by itself (21, a double's card, split aces) or is a
+    blackjack: it says what happened, nothing to apply (PT-2001 r.18: no card on 21)."""
+    if d["action"] != "stand" or d.get("player") is not None:
+        return False
+    st, hand = engine.seats.get(d["seat"]), d.get("hand", 0)
+    return st is not None and hand < len(st.hands) and st.hands[hand].status in ("stood", "blackjack")
 
 
 def _refuse_if_stale(engine: RoundEngine, i: int, d: dict[str, Any]) -> None:
@@ -298,6 +310,8 @@ def _apply_decision(
     engine: RoundEngine, i: int, d: dict[str, Any], action: Action, seat: int, hand: int
 ) -> None:
     label = f"decision #{i} (seat {seat} hand {hand}: {action})"
+    if "after_cards" not in d and _redundant_stand(engine, d):
+        return
     _refuse_if_stale(engine, i, d)
     if engine.is_complete():
         why = engine.explain(action, seat, hand)  # name the book's rule when the decision is forbidden anyway
