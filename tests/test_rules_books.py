@@ -402,3 +402,37 @@ def test_a_written_stand_on_a_hand_that_stood_by_itself_is_accepted(tmp_path, ca
     cards = ["5S", "9H", "TH", "6D", "8C", "7C", "TD"]
     doc = R(PT, [(1, 1000), (2, 1000)], cards, [(1, "hit"), (1, "stand"), (2, "stand")])
     assert ok(tmp_path, capsys, doc)["settlement"]["seat_nets"] == {"1": 1000, "2": 0}
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.randoms(use_true_random=False))
+def test_mo2004_property_a_declined_pair_value_is_never_split_later_art16_5(rng: random.Random) -> None:
+    """Tracked apart from the engine: once a seat played a splittable non-ace pair any other way, SPLIT is
+    never offered again for that value in the round (art.16.5); other values still split up to four hands."""
+    p = load_profile(MO)
+    shoe = [c for c in full_deck() * p.decks if c.rank in "89TK"]  # pairs everywhere
+    rng.shuffle(shoe)
+    eng = RoundEngine(p, [SeatBet(s, 10000) for s in rng.sample(range(1, 8), 2)])
+    declined: dict[int, set[int]] = {}
+    for _ in range(400):
+        if eng.is_complete():
+            return
+        t = eng.turn()
+        if t is not None and t.kind == "player":
+            h = eng.seats[t.seat].hands[t.hand]
+            allowed = eng.allowed_actions()
+            pair = len(h.cards) == 2 and h.cards[0].value == h.cards[1].value and not h.cards[0].is_ace
+            if pair and h.cards[0].value in declined.get(t.seat, set()):
+                assert Action.SPLIT not in allowed, (h.cards, declined)
+            elif pair and len(eng.seats[t.seat].hands) < p.play.max_hands:
+                assert Action.SPLIT in allowed, h.cards
+            action = rng.choice(sorted(allowed))
+            if pair and action is not Action.SPLIT and Action.SPLIT in allowed:
+                declined.setdefault(t.seat, set()).add(h.cards[0].value)
+            eng.act(action)
+            continue
+        if eng.phase is RoundPhase.INSURANCE:
+            eng.act(rng.choice(sorted(eng.allowed_actions())))
+            continue
+        eng.on_card(shoe.pop())
+    raise AssertionError("round did not finish")
