@@ -169,3 +169,27 @@ def test_a_tampered_journal_settlement_is_found_by_the_replay(tmp_path: Path) ->
     assert res.returncode == 1
     assert res.stdout.count("agrees with the journal's settlement") == 2
     assert "DISAGREES with the journal's settlement: total_net: journal" in res.stdout
+
+
+def test_the_hostile_page_in_a_real_browser_has_no_script_and_shows_the_text(tmp_path: Path) -> None:
+    """Debian's headless chromium parses the page: no element came from the file's strings."""
+    import shutil
+
+    import pytest
+
+    chromium = shutil.which("chromium") or "/usr/bin/chromium"
+    if not Path(chromium).exists():
+        pytest.skip("chromium is not installed")
+    doc = {"comment": HOSTILE, "profile": "pt-2001", "cards": ["TS", "TH", "9D", "7C"],
+           "bets": [{"seat": 1, "amount": 1000}, {"seat": 1, "amount": 500, "player": HOSTILE}]}  # fmt: skip
+    src, page = tmp_path / "r.json", tmp_path / "r.html"
+    src.write_text(json.dumps(doc))
+    assert tablectl("replay", str(src), "--html", str(page)).returncode == 0
+    dom = subprocess.run(
+        [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", page.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout
+    assert "<td>" in dom and "<script" not in dom.lower() and "<img" not in dom.lower()
+    assert dom.count("&lt;script&gt;alert(") >= 2  # the comment and the player, as text
