@@ -14,10 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from controller.jackpot.hits import Combination, evaluate
-from controller.rules.cards import Card
+from controller.rules.cards import RED_SUITS, Card
 
 SUIT_SYMBOL = {"S": "\u2660", "H": "\u2665", "D": "\u2666", "C": "\u2663"}
-RED_SUITS = frozenset("HD")
 _JACKPOT_WORDS = {
     Combination.FOUR_ACES_ONE_COLOUR: "r.43a: first four cards all red or all black aces, 100 % of the jackpot",
     Combination.THREE_ACES_SUITED: "r.43b: first three cards aces of one suit, 2,500 x the jackpot bet",

@@ -12,7 +12,7 @@ from typing import Any
 import jsonschema
 
 from controller.rules.cards import RANKS, SUITS, Card, CardError
-from controller.rules.engine import RoundEngine
+from controller.rules.engine import BLACKJACK, OPEN, STOOD, RoundEngine
 from controller.rules.profiles import ROOT, ProfileError, load_profile
 from controller.rules.settlement import Settlement
 from controller.rules.types import (
@@ -231,7 +231,7 @@ def _redundant_stand(engine: RoundEngine, d: dict[str, Any]) -> bool:
     if d["action"] != "stand" or d.get("player") is not None:
         return False
     st, hand = engine.seats.get(d["seat"]), d.get("hand", 0)
-    return st is not None and hand < len(st.hands) and st.hands[hand].status in ("stood", "blackjack")
+    return st is not None and hand < len(st.hands) and st.hands[hand].status in (STOOD, BLACKJACK)
 
 
 def _refuse_if_stale(engine: RoundEngine, i: int, d: dict[str, Any]) -> None:
@@ -246,13 +246,13 @@ def _refuse_if_stale(engine: RoundEngine, i: int, d: dict[str, Any]) -> None:
     elif action in INSURANCE_ACTIONS:
         stale = engine.phase is not RoundPhase.INSURANCE
     elif engine.phase is RoundPhase.INSURANCE:
-        stale = hand < len(st.hands) and st.hands[hand].status != "open"
+        stale = hand < len(st.hands) and st.hands[hand].status != OPEN
     elif engine.phase is not RoundPhase.PLAYERS:
         stale = True
     elif hand < len(st.hands):
-        stale = st.hands[hand].status != "open"
+        stale = st.hands[hand].status != OPEN
     else:
-        stale = not any(h.status == "open" for h in st.hands)  # no hand left that could split into it
+        stale = not any(h.status == OPEN for h in st.hands)  # no hand left that could split into it
     if action is Action.SURRENDER and engine.surrender_window_open:
         stale = False
     if st is not None and engine.phase is RoundPhase.COMPLETE and action not in INSURANCE_ACTIONS:
