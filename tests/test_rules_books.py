@@ -436,3 +436,10 @@ def test_mo2004_property_a_declined_pair_value_is_never_split_later_art16_5(rng:
             continue
         eng.on_card(shoe.pop())
     raise AssertionError("round did not finish")
+
+
+def test_a_decision_for_a_hand_that_never_existed_is_named(tmp_path, capsys) -> None:
+    """No split, so no hand 1 (PT-2001 r.26 makes the second hand): refused before the dealer's cards."""
+    doc = R(PT, [(1, 1000)], ["TS", "TH", "8D", "7C", "5C"], [H(1, "hit", 1)])
+    out = refused(tmp_path, capsys, doc)
+    assert "seat 1 has no hand 1" in out["error"] and out["rule"] == "PT-2001 r.26"

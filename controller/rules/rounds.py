@@ -263,6 +263,11 @@ def _refuse_if_stale(engine: RoundEngine, i: int, d: dict[str, Any]) -> None:
     why = engine.explain(action, seat, hand)
     if why is not None:
         raise InvalidRound(f"{label} not allowed: {why.message}", why.rule)
+    if st is not None and hand >= len(st.hands) and action not in INSURANCE_ACTIONS:
+        raise InvalidRound(
+            f"{label}: seat {seat} has no hand {hand} (hand 0 is the first; each split adds one)",
+            engine.profile.cite("split"),
+        )
     if st is not None and hand < len(st.hands) and engine.phase is RoundPhase.PLAYERS:
         raise InvalidRound(
             f"{label} comes too late: that hand is already {st.hands[hand].status}",
