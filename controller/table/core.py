@@ -1042,7 +1042,7 @@ class TableCore:
                 self.rules_profile,
                 bets,
                 burn,
-                self.session["rounds"] == 0,  # MO-2004 art.5.1.1: the game's first card may be face up
+                self.shoe["first_round"],  # MO-2004 art.5.1.1: first card after the shoe-start burns
                 engine_factory=self._engine_factory,
                 make_card=self._make_card,
             )
