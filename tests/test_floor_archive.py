@@ -1,0 +1,187 @@
+"""The floor archive (issue 18): a real mosquitto (the floor broker), real PostgreSQL, real archive workers.
+
+The table side of the re-fetch (contract 2) is played by ``tests.support.floor.StandInTable``, a small publisher
+implementing the contract exactly, because the real one is being built in parallel (journal helper)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import psycopg
+import pytest
+
+pytest.importorskip("psycopg")
+
+from controller.broker import Broker
+from controller.floor import store
+from controller.floor.archive import ArchiveConfig, ArchiveWorker
+from tests.support.floor import FLOOR_USERS, StandInTable, temp_database, wait_until
+
+
+@pytest.fixture
+def dsn():
+    with temp_database() as d:
+        yield d
+
+
+@pytest.fixture
+def floor_broker(tmp_path):
+    broker = Broker.start(tmp_path / "floor-broker", users=FLOOR_USERS, acl=False)
+    yield broker
+    broker.stop()
+
+
+def worker(dsn: str, broker: Broker, name: str = "1", **kw) -> ArchiveWorker:
+    cfg = ArchiveConfig(
+        dsn=dsn, host=broker.host, port=broker.port, username="archive", password=FLOOR_USERS["archive"],
+        worker=name, **{"grace": 0.3, "answer_timeout": 2.0, **kw},
+    )  # fmt: skip
+    return ArchiveWorker(cfg).start()
+
+
+def rows(dsn: str, sql: str, *params):
+    with psycopg.connect(dsn) as conn:
+        return conn.execute(sql, params).fetchall()
+
+
+def count(dsn: str, site: str, table: str) -> int:
+    return rows(dsn, "SELECT count(*) FROM events WHERE site = %s AND table_id = %s", site, table)[0][0]
+
+
+# ---- migrations ----
+def test_migrations_apply_once_in_order_and_refuse_an_edited_file(dsn, tmp_path):
+    with psycopg.connect(dsn) as conn:
+        assert store.migrate(conn) == [1]
+        assert store.migrate(conn) == []
+        assert store.schema_version(conn) == 1
+        edited = tmp_path / "migrations"
+        shutil.copytree(store.MIGRATIONS_DIR, edited)
+        first = edited / "0001_archive.sql"
+        first.write_text(first.read_text() + "\n-- edited after release\n")
+        with pytest.raises(store.MigrationError, match="changed since it was applied"):
+            store.migrate(conn, edited)
+        (edited / "0001_archive.sql").write_text((store.MIGRATIONS_DIR / "0001_archive.sql").read_text())
+        (edited / "0002_more.sql").write_text("CREATE TABLE extra (x int);")
+        assert store.migrate(conn, edited) == [2]
+        names = conn.execute("SELECT version, name FROM schema_migrations ORDER BY version").fetchall()
+        assert names == [(1, "archive"), (2, "more")]
+
+
+# ---- idempotence, several workers ----
+def test_three_workers_store_every_event_of_every_table_exactly_once(dsn, floor_broker):
+    workers = [worker(dsn, floor_broker, name) for name in ("w1", "w2", "w3")]
+    tables = [StandInTable(floor_broker.host, floor_broker.port, "S1", t) for t in ("T1", "T2", "T3")]
+    try:
+        n = 150
+        for i in range(n):
+            for t in tables:
+                eid = t.publish("events/card", "card", {"round_id": "r1", "code": "AS", "i": i})
+                if i % 10 == 0:  # a QoS 1 redelivery: the same envelope bytes again
+                    t.publish_raw("events/card", t.kept[eid])
+        for t in tables:
+            t.flush()
+        for t in tables:
+            wait_until(lambda t=t: count(dsn, "S1", t.table_id) == n, what=f"{t.table_id} archived")
+        for t in tables:
+            got = rows(
+                dsn, "SELECT event_id, raw FROM events WHERE site='S1' AND table_id=%s ORDER BY 1", t.table_id
+            )
+            assert [r[0] for r in got] == list(range(1, n + 1))
+            assert all(bytes(raw) == t.kept[eid] for eid, raw in got)  # stored byte for byte
+        stats = [w.stats for w in workers]
+        assert sum(s.stored for s in stats) == 3 * n
+        assert sum(s.duplicates for s in stats) >= 3 * (n // 10)  # the redeliveries arrived and were dropped
+        assert sum(1 for s in stats if s.stored > 0) >= 2, "the shared subscription did not split the load"
+    finally:
+        for t in tables:
+            t.close()
+        for w in workers:
+            w.stop()
+
+
+def test_a_killed_worker_loses_nothing_its_session_is_resumed(dsn, floor_broker):
+    w = worker(dsn, floor_broker, "solo")
+    table = StandInTable(floor_broker.host, floor_broker.port, "S1", "T1")
+    try:
+        for i in range(20):
+            table.publish("events/round", "round", {"round_id": f"r{i}", "phase": "betting"})
+        table.flush()
+        wait_until(lambda: count(dsn, "S1", "T1") == 20, what="first 20")
+        w.kill()  # crash: no clean disconnect
+        for i in range(20, 60):  # published while no worker runs: the broker queues them for the session
+            table.publish("events/round", "round", {"round_id": f"r{i}", "phase": "betting"})
+        table.flush()
+        floor_broker.restart()  # and the floor broker restarts meanwhile (3.1.1 session restored, F3)
+        w = worker(dsn, floor_broker, "solo")
+        wait_until(lambda: count(dsn, "S1", "T1") == 60, what="all 60 after the restart")
+        assert rows(dsn, "SELECT count(*) FROM replay_requests")[0][0] == 0  # the session, not a re-fetch
+    finally:
+        table.close()
+        w.stop()
+
+
+# ---- gaps ----
+def test_a_gap_is_refetched_from_the_table_and_one_no_longer_kept_raises_a_floor_alert(
+    dsn, floor_broker, capsys
+):
+    w = worker(dsn, floor_broker)
+    table = StandInTable(floor_broker.host, floor_broker.port, "S1", "T1")
+    try:
+        ids = []
+        for i in range(1, 21):
+            lost = i in (5, 6, 7, 12)  # never reached the floor (e.g. lost by a broker without persistence)
+            ids.append(table.publish("events/card", "card", {"round_id": "r", "n": i}, deliver=not lost))
+        table.forget(12)  # and 12 is past the table's retention
+        table.flush()
+        wait_until(lambda: count(dsn, "S1", "T1") == 19, what="repair of 5-7")
+        got = rows(dsn, "SELECT event_id, source, raw, topic FROM events WHERE event_id BETWEEN 5 AND 7")
+        assert [(r[0], r[1], r[3]) for r in got] == [(i, "replay", "events/card") for i in (5, 6, 7)]
+        assert all(bytes(r[2]) == table.kept[r[0]] for r in got)
+        assert table.requests and all(
+            set(r) == {"request_id", "from_event_id", "to_event_id"} for r in table.requests
+        )
+        wait_until(lambda: rows(dsn, "SELECT count(*) FROM missing_events")[0][0] == 1, what="alert for 12")
+        alert = rows(dsn, "SELECT kind, severity, details FROM floor_alerts WHERE kind = 'event_missing'")
+        assert alert[0][0:2] == ("event_missing", "critical") and alert[0][2]["event_ids"] == [12]
+        wait_until(lambda: rows(dsn, "SELECT contiguous_to FROM floor_tables")[0][0] == 20, what="watermark")
+        from controller.cli import main as tablectl
+
+        assert tablectl(["floor", "alerts", "--dsn", dsn]) == 0
+        out = capsys.readouterr().out
+        assert "event_missing" in out and "S1/T1" in out and "12" in out
+    finally:
+        table.close()
+        w.stop()
+
+
+# ---- hostile input ----
+def test_hostile_messages_are_refused_counted_and_never_stored(dsn, floor_broker):
+    w = worker(dsn, floor_broker)
+    table = StandInTable(floor_broker.host, floor_broker.port, "S1", "T1")
+    try:
+        good = {"data": {}, "event_id": 1, "table": "T1", "ts": "2026-11-23T10:00:00.000Z", "type": "card"}
+        bad = [
+            b"not json",
+            b"[1,2]",
+            json.dumps({**good, "table": "T2"}).encode(),  # another table's name
+            json.dumps({**good, "data": {"x": "a\u0000b"}}).encode(),  # NUL: jsonb would refuse it
+            json.dumps({**good, "event_id": -3}).encode(),
+            json.dumps({**good, "event_id": True}).encode(),
+            json.dumps({**good, "ts": "yesterday"}).encode(),
+            b"{" * 100_000,
+            b"[" * 300 + b"]" * 300,
+            b'{"event_id": NaN}',
+        ]
+        for payload in bad:
+            table.publish_raw("events/card", payload)
+        table.publish_raw("events/card", json.dumps(good).encode())
+        table.flush()
+        wait_until(
+            lambda: rows(dsn, "SELECT count(*) FROM rejected_messages")[0][0] == len(bad), what="refusals"
+        )
+        wait_until(lambda: count(dsn, "S1", "T1") == 1, what="the good one")
+        assert w.stats.rejected == len(bad)
+    finally:
+        table.close()
+        w.stop()
