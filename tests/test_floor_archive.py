@@ -185,3 +185,72 @@ def test_hostile_messages_are_refused_counted_and_never_stored(dsn, floor_broker
     finally:
         table.close()
         w.stop()
+
+
+# ---- audit checkpoints ----
+def _chain(dsn: str, table: str) -> dict[int, tuple[str, bool | None]]:
+    got = rows(dsn, "SELECT seq, chain, signature_ok FROM checkpoints WHERE table_id = %s ORDER BY seq", table)
+    return {seq: (chain, ok) for seq, chain, ok in got}
+
+
+def test_checkpoints_are_verified_against_the_state_software_key_and_must_chain(dsn, floor_broker):
+    """Key from the retained state/software ``audit_public_key`` (contract 8); a checkpoint signed by another key
+    (a forger who made his own key) is rejected; one naming a predecessor with another hash breaks the chain."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    w = worker(dsn, floor_broker)
+    table = StandInTable(floor_broker.host, floor_broker.port, "S1", "T1")
+    try:
+        sw = {"version": "0.1.0", "profile": "pt-2001", "audit_public_key": table.public_key}
+        table.publish("state/software", "state", sw, retain=True)
+        table.checkpoint(10)
+        table.publish("events/round", "round", {"round_id": "r1", "phase": "settled"})
+        table.checkpoint(20)
+        table.checkpoint(30)
+        table.flush()
+        wait_until(lambda: _chain(dsn, "T1").get(30, ("",))[0] == "linked", what="chain")
+        assert _chain(dsn, "T1") == {10: ("genesis", True), 20: ("linked", True), 30: ("linked", True)}
+        assert rows(dsn, "SELECT key_source FROM floor_tables")[0][0] == "state/software"
+        # attack 1: a checkpoint signed with a key the attacker made (valid against its own public_key)
+        table.checkpoint(40, key=Ed25519PrivateKey.generate())
+        # attack 2: a correctly signed checkpoint whose predecessor hash is not the archived one (rewritten log)
+        table.checkpoint(50, prev=(30, "f" * 64))
+        table.flush()
+        wait_until(lambda: 50 in _chain(dsn, "T1") and _chain(dsn, "T1")[50][0] != "pending", what="verdicts")
+        chain = _chain(dsn, "T1")
+        assert chain[40] == ("rejected", False) and chain[50] == ("broken", True)
+        kinds = {r[0] for r in rows(dsn, "SELECT kind FROM floor_alerts WHERE severity = 'critical'")}
+        assert {"checkpoint_invalid", "checkpoint_chain"} <= kinds
+    finally:
+        table.close()
+        w.stop()
+
+
+def test_without_state_software_the_first_checkpoint_key_is_trusted_on_first_use(dsn, floor_broker):
+    w = worker(dsn, floor_broker)
+    table = StandInTable(floor_broker.host, floor_broker.port, "S1", "T2")
+    try:
+        table.publish("events/round", "round", {"round_id": "r1", "phase": "betting"})
+        table.checkpoint(5)
+        table.checkpoint(9)
+        table.flush()
+        wait_until(lambda: _chain(dsn, "T2").get(9, ("",))[0] == "linked", what="chain")
+        assert rows(dsn, "SELECT public_key, key_source FROM floor_tables")[0] == (
+            table.public_key,
+            "first-checkpoint",
+        )
+        # state/software later names another key: the floor does not switch silently, it alerts
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+        from controller.audit.checkpoint import public_key_hex
+
+        sw = {"audit_public_key": public_key_hex(Ed25519PrivateKey.generate().public_key())}
+        table.publish("state/software", "state", sw, retain=True)
+        table.flush()
+        wait_until(
+            lambda: rows(dsn, "SELECT count(*) FROM floor_alerts WHERE kind = 'audit_key_mismatch'")[0][0] == 1,
+            what="key mismatch alert",
+        )
+    finally:
+        table.close()
+        w.stop()

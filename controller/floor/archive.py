@@ -270,6 +270,7 @@ class ArchiveWorker:
     # ---- maintenance (one worker at a time) ----
     def _maintenance(self) -> None:
         conn: psycopg.Connection | None = None
+        software_seen: dict[TableRef, int] = {}
         while not self._stop.wait(self.cfg.maintenance_every):
             try:
                 if conn is None or conn.closed:
@@ -280,7 +281,7 @@ class ArchiveWorker:
                     self.stats.repairs_held = bool(row and row[0])
                 if self.stats.repairs_held:
                     self.repairer.step(conn)
-                    check_chains(conn)
+                    check_chains(conn, software_seen)
             except psycopg.Error as exc:
                 log.warning("archive maintenance failed (%s)", exc)
                 if conn is not None:

@@ -132,16 +132,28 @@ def _trusted_key(cur: psycopg.Cursor, table: TableRef) -> str | None:
     return key
 
 
-def check_chains(conn: psycopg.Connection) -> None:
-    """Verify pending checkpoints of every table and place them in the chain (run by one worker at a time)."""
+def check_chains(conn: psycopg.Connection, software_seen: dict[TableRef, int] | None = None) -> None:
+    """Verify pending checkpoints of every table and place them in the chain (run by one worker at a time).
+
+    ``software_seen`` (kept by the caller between passes): the newest ``state/software`` event checked per
+    table; a newer one is compared with the trusted key even when no checkpoint is pending."""
+    software_seen = {} if software_seen is None else software_seen
     with conn.transaction():
         cur = conn.cursor()
-        tables = cur.execute(
-            "SELECT DISTINCT site, table_id FROM checkpoints WHERE chain = 'pending'"
-        ).fetchall()
-    for site, table_id in tables:
+        tables = {
+            TableRef(*r)
+            for r in cur.execute("SELECT DISTINCT site, table_id FROM checkpoints WHERE chain = 'pending'")
+        }
+        for site, table_id, newest in cur.execute(
+            "SELECT site, table_id, max(event_id) FROM events WHERE topic = %s GROUP BY 1, 2", (SOFTWARE_TOPIC,)
+        ).fetchall():
+            ref = TableRef(site, table_id)
+            if software_seen.get(ref) != newest:
+                software_seen[ref] = newest
+                tables.add(ref)
+    for table in sorted(tables, key=lambda t: (t.site, t.table_id)):
         with conn.transaction():
-            _check_table(conn.cursor(), TableRef(site, table_id))
+            _check_table(conn.cursor(), table)
 
 
 def _check_table(cur: psycopg.Cursor, table: TableRef) -> None:

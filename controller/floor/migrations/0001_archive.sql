@@ -17,6 +17,7 @@ CREATE TABLE events (
 );
 CREATE INDEX events_by_type ON events (site, table_id, type, event_id);
 CREATE INDEX events_by_ts ON events (ts);
+CREATE INDEX events_software ON events (site, table_id, event_id) WHERE topic = 'state/software';
 
 -- One row per table the floor has heard of.
 CREATE TABLE floor_tables (
