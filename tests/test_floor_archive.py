@@ -189,7 +189,9 @@ def test_hostile_messages_are_refused_counted_and_never_stored(dsn, floor_broker
 
 # ---- audit checkpoints ----
 def _chain(dsn: str, table: str) -> dict[int, tuple[str, bool | None]]:
-    got = rows(dsn, "SELECT seq, chain, signature_ok FROM checkpoints WHERE table_id = %s ORDER BY seq", table)
+    got = rows(
+        dsn, "SELECT seq, chain, signature_ok FROM checkpoints WHERE table_id = %s ORDER BY seq", table
+    )
     return {seq: (chain, ok) for seq, chain, ok in got}
 
 
@@ -248,7 +250,9 @@ def test_without_state_software_the_first_checkpoint_key_is_trusted_on_first_use
         table.publish("state/software", "state", sw, retain=True)
         table.flush()
         wait_until(
-            lambda: rows(dsn, "SELECT count(*) FROM floor_alerts WHERE kind = 'audit_key_mismatch'")[0][0] == 1,
+            lambda: (
+                rows(dsn, "SELECT count(*) FROM floor_alerts WHERE kind = 'audit_key_mismatch'")[0][0] == 1
+            ),
             what="key mismatch alert",
         )
     finally:

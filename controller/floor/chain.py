@@ -145,7 +145,8 @@ def check_chains(conn: psycopg.Connection, software_seen: dict[TableRef, int] | 
             for r in cur.execute("SELECT DISTINCT site, table_id FROM checkpoints WHERE chain = 'pending'")
         }
         for site, table_id, newest in cur.execute(
-            "SELECT site, table_id, max(event_id) FROM events WHERE topic = %s GROUP BY 1, 2", (SOFTWARE_TOPIC,)
+            "SELECT site, table_id, max(event_id) FROM events WHERE topic = %s GROUP BY 1, 2",
+            (SOFTWARE_TOPIC,),
         ).fetchall():
             ref = TableRef(site, table_id)
             if software_seen.get(ref) != newest:
