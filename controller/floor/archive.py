@@ -260,6 +260,8 @@ class ArchiveWorker:
                 store.store_status(cur, status)
             for r in rejected:
                 store.store_rejected(cur, r)
+            if new or statuses:
+                store.notify(cur)
         self.stats.received += len(batch)
         self.stats.stored += new
         self.stats.duplicates += len(envelopes) - new

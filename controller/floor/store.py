@@ -135,6 +135,14 @@ def store_envelopes(cur: psycopg.Cursor, envelopes: list[Envelope]) -> int:
     return new
 
 
+NOTIFY_CHANNEL = "floor_archive"  # the dashboard LISTENs (controller/floor/web.py)
+
+
+def notify(cur: psycopg.Cursor) -> None:
+    """Tell listeners the archive changed (delivered when the transaction commits)."""
+    cur.execute("SELECT pg_notify(%s, '')", (NOTIFY_CHANNEL,))
+
+
 def store_status(cur: psycopg.Cursor, status: Status) -> None:
     ensure_tables(cur, [status.table])
     cur.execute(
@@ -166,6 +174,8 @@ def raise_alert(
         (table.site, table.table_id, kind, severity, message, Jsonb(details), dedupe_key),
     )
     row = cur.fetchone()
+    if row:
+        notify(cur)
     return int(row[0]) if row else None
 
 
@@ -176,6 +186,8 @@ def acknowledge_alert(conn: psycopg.Connection, alert_id: int, user: str) -> boo
             " WHERE alert_id = %s AND acknowledged_at IS NULL",
             (user, alert_id),
         )
+        if cur.rowcount == 1:
+            notify(conn.cursor())
         return cur.rowcount == 1
 
 
