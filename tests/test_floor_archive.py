@@ -11,8 +11,6 @@ import shutil
 import psycopg
 import pytest
 
-pytest.importorskip("psycopg")
-
 from controller.broker import Broker
 from controller.floor import store
 from controller.floor.archive import ArchiveConfig, ArchiveWorker

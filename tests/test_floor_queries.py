@@ -11,8 +11,6 @@ from datetime import UTC, datetime
 import psycopg
 import pytest
 
-pytest.importorskip("psycopg")
-
 from controller.cli import main as tablectl
 from controller.floor import store
 from controller.floor.messages import Envelope, TableRef

@@ -9,6 +9,7 @@ data (strings, numbers); the page shows them with ``textContent`` only.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import psycopg
@@ -33,6 +34,15 @@ def _int(value: Any) -> int | None:
 
 def _text(value: Any, limit: int = 300) -> str:
     return str(value)[:limit] if value is not None else ""
+
+
+def _when(value: Any) -> str:
+    """A time as ``YYYY-MM-DD HH:MM:SS UTC`` (tables send epoch seconds; the floor has datetimes)."""
+    if isinstance(value, datetime):
+        return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    if isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value < 1e11:
+        return datetime.fromtimestamp(value, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return _text(value, 40)
 
 
 def snapshot(conn: psycopg.Connection) -> dict[str, Any]:
@@ -64,7 +74,7 @@ def snapshot(conn: psycopg.Connection) -> dict[str, Any]:
                 else {
                     "round_id": _text(last[2].get("round_id"), 64),
                     "total_net": _int(last[2].get("total_net")),
-                    "settled": last[1].isoformat(),
+                    "settled": _when(last[1]),
                 },
                 "archived_to": contiguous,
             }
@@ -82,7 +92,7 @@ def snapshot(conn: psycopg.Connection) -> dict[str, Any]:
                     "kind": _text(a.get("kind"), 40),
                     "severity": _text(a.get("severity"), 10),
                     "message": _text(a.get("reason")),
-                    "raised_at": _text(a.get("raised_at"), 40),
+                    "raised_at": _when(a.get("raised_at")),
                     "level": _int(a.get("level")) or 0,
                 }
             )
@@ -96,7 +106,7 @@ def snapshot(conn: psycopg.Connection) -> dict[str, Any]:
                 "kind": fa.kind,
                 "severity": fa.severity,
                 "message": fa.message,
-                "raised_at": fa.raised_at.isoformat(),
+                "raised_at": _when(fa.raised_at),
                 "level": 0,
             }
         )
