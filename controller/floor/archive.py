@@ -188,6 +188,10 @@ class ArchiveWorker:
         for t in self._threads:
             t.join(timeout=10)
 
+    def request_stop(self) -> None:
+        """From a signal handler: ``run_forever`` returns after a clean stop."""
+        self._stop.set()
+
     def run_forever(self) -> None:
         self.start()
         try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import sys
 
 import psycopg
@@ -48,8 +49,10 @@ def main(args: argparse.Namespace) -> int:
         ca=args.ca,
         grace=args.grace,
     )
+    worker = ArchiveWorker(cfg)
+    signal.signal(signal.SIGTERM, lambda *_: worker.request_stop())  # systemd stop: unacked stays queued
     try:
-        ArchiveWorker(cfg).run_forever()
+        worker.run_forever()
     except KeyboardInterrupt:
         return 0
     except (psycopg.Error, TimeoutError, OSError) as exc:

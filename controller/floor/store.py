@@ -112,11 +112,10 @@ def store_envelopes(cur: psycopg.Cursor, envelopes: list[Envelope]) -> int:
     if not envelopes:
         return 0
     ensure_tables(cur, (e.table for e in envelopes))
-    new = 0
-    for e in envelopes:
-        cur.execute(
-            "INSERT INTO events (site, table_id, event_id, topic, type, ts, data, raw, source)"
-            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+    cur.executemany(  # psycopg pipelines the batch: one round trip, not one per row
+        "INSERT INTO events (site, table_id, event_id, topic, type, ts, data, raw, source)"
+        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+        [
             (
                 e.table.site,
                 e.table.table_id,
@@ -127,9 +126,12 @@ def store_envelopes(cur: psycopg.Cursor, envelopes: list[Envelope]) -> int:
                 Jsonb(e.data),
                 e.raw,
                 e.source,
-            ),
-        )
-        new += cur.rowcount
+            )
+            for e in envelopes
+        ],
+    )
+    new = max(cur.rowcount, 0)
+    for e in envelopes:
         if e.type == CHECKPOINT_TYPE:
             record_checkpoint(cur, e)
     return new
