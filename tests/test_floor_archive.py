@@ -256,3 +256,50 @@ def test_without_state_software_the_first_checkpoint_key_is_trusted_on_first_use
     finally:
         table.close()
         w.stop()
+
+
+def test_a_table_that_does_not_answer_the_refetch_gets_a_warning_and_is_asked_again(dsn, floor_broker):
+    w = worker(dsn, floor_broker, answer_timeout=0.5)
+    table = StandInTable(floor_broker.host, floor_broker.port, "S1", "T1")
+    try:
+        table.client.unsubscribe(f"{table.prefix}/cmd/replay")  # a table whose re-fetch service is down
+        for i in range(1, 6):
+            table.publish("events/card", "card", {"round_id": "r", "n": i}, deliver=i != 3)
+        table.flush()
+        wait_until(
+            lambda: (
+                rows(dsn, "SELECT count(*) FROM floor_alerts WHERE kind = 'replay_unanswered'")[0][0] == 1
+            ),
+            what="replay_unanswered warning",
+        )
+        assert rows(dsn, "SELECT severity FROM floor_alerts")[0][0] == "warning"
+        assert rows(dsn, "SELECT count(*) FROM missing_events")[0][0] == 0  # not given up: it may come back
+        table.client.subscribe(f"{table.prefix}/cmd/replay", qos=1)  # the service is back: the next ask works
+        wait_until(lambda: count(dsn, "S1", "T1") == 5, what="event 3 re-fetched at last")
+    finally:
+        table.close()
+        w.stop()
+
+
+def test_floor_migrate_and_alert_acknowledgement_commands(dsn, capsys):
+    from controller.cli import main as tablectl
+    from controller.floor.messages import TableRef
+
+    assert tablectl(["floor", "migrate", "--dsn", dsn]) == 0
+    assert "applied now: [1]" in capsys.readouterr().out
+    assert tablectl(["floor", "migrate", "--dsn", dsn]) == 0
+    assert "applied now: nothing" in capsys.readouterr().out
+    with psycopg.connect(dsn) as conn, conn.transaction():
+        alert_id = store.raise_alert(conn.cursor(), TableRef("S1", "T1"), "event_missing", "critical",
+                                     "event 9 \x1b[2J never arrived", {}, "k1")  # fmt: skip
+    assert tablectl(["floor", "alerts", "--dsn", dsn]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\\u001b[2J" in out  # a terminal escape from a table is shown, not run
+    assert tablectl(["floor", "alerts", "--dsn", dsn, "--ack", str(alert_id)]) == 2  # who acknowledges?
+    assert tablectl(["floor", "alerts", "--dsn", dsn, "--ack", str(alert_id), "--user", "alice"]) == 0
+    assert tablectl(["floor", "alerts", "--dsn", dsn, "--ack", str(alert_id), "--user", "bob"]) == 1
+    capsys.readouterr()
+    assert tablectl(["floor", "alerts", "--dsn", dsn]) == 0
+    assert "no open floor alerts" in capsys.readouterr().out
+    assert tablectl(["floor", "alerts", "--dsn", dsn, "--all", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["acknowledged_by"] == "alice"
