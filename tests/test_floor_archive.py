@@ -303,3 +303,22 @@ def test_floor_migrate_and_alert_acknowledgement_commands(dsn, capsys):
     assert "no open floor alerts" in capsys.readouterr().out
     assert tablectl(["floor", "alerts", "--dsn", dsn, "--all", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["acknowledged_by"] == "alice"
+
+
+def test_an_altered_checkpoint_is_never_trusted_on_first_use(dsn, floor_broker):
+    """The attack: the first checkpoint the floor sees was altered after signing (its hash rewritten)."""
+    from controller.audit.checkpoint import GENESIS, sign_checkpoint
+
+    w = worker(dsn, floor_broker)
+    table = StandInTable(floor_broker.host, floor_broker.port, "S1", "T3")
+    try:
+        cp = sign_checkpoint(table.key, site="S1", table="T3", seq=4, hash="a" * 64, last_event_id=0, prev_seq=0,
+                             prev_hash=GENESIS, ts="2026-11-23T10:00:00.000Z").to_dict()  # fmt: skip
+        table.publish("audit/checkpoint", "checkpoint", {**cp, "hash": "b" * 64}, retain=True)
+        table.flush()
+        wait_until(lambda: _chain(dsn, "T3").get(4, ("",))[0] == "rejected", what="rejected")
+        assert rows(dsn, "SELECT public_key FROM floor_tables WHERE table_id = 'T3'")[0][0] is None
+        assert rows(dsn, "SELECT kind FROM floor_alerts")[0][0] == "checkpoint_invalid"
+    finally:
+        table.close()
+        w.stop()

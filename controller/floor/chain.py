@@ -121,7 +121,16 @@ def _trusted_key(cur: psycopg.Cursor, table: TableRef) -> str | None:
         for doc, event_id in first:
             try:
                 cp = verify_checkpoint(doc, None)
-            except CheckpointError:
+            except CheckpointError as exc:  # not even signed by the key it names: never a key to trust
+                seq = doc.get("seq")
+                _set(cur, table, seq, False, "rejected", str(exc))
+                _alert(
+                    cur,
+                    table,
+                    "checkpoint_invalid",
+                    f"checkpoint {seq} (event {event_id}): {exc}",
+                    {"seq": seq},
+                )
                 continue
             cur.execute(
                 "UPDATE floor_tables SET public_key = %s, key_source = 'first-checkpoint', key_event_id = %s"

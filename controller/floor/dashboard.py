@@ -20,9 +20,11 @@ MAX_ALERTS = 200
 
 
 def _latest(conn: psycopg.Connection, topic: str) -> dict[tuple[str, str], tuple[int, Any, Any]]:
+    """Each table's newest document on ``topic``: one index lookup per table (events_by_topic)."""
     rows = conn.execute(
-        "SELECT DISTINCT ON (site, table_id) site, table_id, event_id, ts, data FROM events WHERE topic = %s"
-        " ORDER BY site, table_id, event_id DESC",
+        "SELECT t.site, t.table_id, e.event_id, e.ts, e.data FROM floor_tables t CROSS JOIN LATERAL"
+        " (SELECT event_id, ts, data FROM events WHERE site = t.site AND table_id = t.table_id AND topic = %s"
+        " ORDER BY event_id DESC LIMIT 1) e",
         (topic,),
     ).fetchall()
     return {(r[0], r[1]): (r[2], r[3], r[4]) for r in rows}

@@ -15,7 +15,7 @@ CREATE TABLE events (
     received_at timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (site, table_id, event_id)
 );
-CREATE INDEX events_by_type ON events (site, table_id, type, event_id);
+CREATE INDEX events_by_topic ON events (site, table_id, topic, event_id);  -- latest document of a table
 CREATE INDEX events_by_ts ON events (ts);
 CREATE INDEX events_software ON events (site, table_id, event_id) WHERE topic = 'state/software';
 
