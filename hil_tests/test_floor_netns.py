@@ -12,6 +12,7 @@ The cut lasts ``FLOOR_HIL_CUT_S`` seconds (default 4 to keep the suite fast; the
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import random
@@ -27,9 +28,11 @@ import psycopg
 import pytest
 
 from controller.broker import Broker
+from controller.client import TableClient
 from controller.floor.archive import ArchiveConfig, ArchiveWorker
 from controller.floor.bridge import BridgeConfig, render
 from controller.mqtt.topics import Topics
+from controller.stack import DEMO_PINS, TABLECTL, Stack, StackOptions
 from tests.support.broker import Recorder
 from tests.support.floor import FLOOR_USERS, temp_database, wait_until
 
@@ -189,3 +192,82 @@ def stored_ids(dsn: str, table: str) -> list[int]:
     with psycopg.connect(dsn) as conn:
         return [r[0] for r in conn.execute(
             "SELECT event_id FROM events WHERE site = 'S1' AND table_id = %s ORDER BY event_id", (table,))]  # fmt: skip
+
+
+class NamespacedStack(Stack):
+    """The real table service (``tablectl run``) inside a table host's namespace; the emulated shoe and the
+    configuration stay on the file system both namespaces share (pty, unix sockets)."""
+
+    ns = ""
+
+    def start_controller(self) -> None:
+        cmd = ["ip", "netns", "exec", self.ns, *TABLECTL, "run", "--config", str(self.config_path),
+               "--gpio-control", self.gpio_socket]  # fmt: skip
+        with open(self.log_path, "ab") as log:
+            self.controller_proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
+
+
+async def test_the_real_table_service_behind_its_own_broker_reaches_the_floor_and_obeys_it(tmp_path):
+    """``tablectl run`` in a table namespace, its broker bridged to the floor: a supervisor on the floor opens
+    the table with a signed command (through the bridge, checked by the table); with the uplink cut the shoe
+    jams (the table journals and publishes the fault and its alert into its own broker); after healing, every
+    event the table published is archived once and gapless, and the floor sees the jam alert."""
+    from drivers.emulator.control_client import ControlClient
+
+    tag, net = uuid.uuid4().hex[:4], random.randint(100, 250)
+    users = FLOOR_USERS
+    with temp_database() as dsn:
+        floor = Broker.start(tmp_path / "floor", users=users, acl=False, host="0.0.0.0")
+        host = stack = worker = client = ctl = None
+        try:
+            worker = ArchiveWorker(ArchiveConfig(dsn, "127.0.0.1", floor.port, "archive", users["archive"],
+                                                 worker="real", grace=1.0)).start(timeout=30)  # fmt: skip
+            host = TableHost(tag, 4, net, tmp_path, floor.port)
+            stack = NamespacedStack(tmp_path / "stack", StackOptions(table_id="T4", site="S1", jackpot=False,
+                                                                     broker=("127.0.0.1", 1883)))  # fmt: skip
+            stack.ns = host.ns
+            stack.users = dict(users)
+            stack.start_broker()  # the broker of the options: the table host's own (inside its namespace)
+            stack.start_parts()
+            stack.start_controller()
+            client = TableClient("127.0.0.1", floor.port, username="supervisor1", password=users["supervisor1"],
+                                 prefix="casino/S1/table/T4")  # fmt: skip
+            await client.connect()
+            try:
+                await client.wait_for(lambda v: v.status == "online" and "table" in v.states, 60)
+            except TimeoutError:
+                raise AssertionError("table not online on the floor:\n" + stack.controller_log()) from None
+            await client.supervisor("alice", DEMO_PINS["alice"], "open_table", profile="pt-2001")
+            await client.wait_for(lambda v: v.states["table"].get("session_id"), 20)
+            host.link(False)  # the uplink is cut ...
+            ctl = await ControlClient.connect(stack.shoe_control)
+            await ctl.jam()  # ... and the shoe jams meanwhile (PT-2001 r.51)
+            await asyncio.sleep(CUT_S)
+            assert not any(a["kind"] == "jam" for a in client.view.alerts_open)  # the floor cannot know yet
+            host.link(True)
+            await client.wait_for(lambda v: any(a["kind"] == "jam" for a in v.alerts_open), 90)
+            top = client.view.last_event_id
+            with psycopg.connect(dsn) as conn:
+                deadline = time.monotonic() + 60
+                while time.monotonic() < deadline:
+                    ids = [r[0] for r in conn.execute(
+                        "SELECT event_id FROM events WHERE table_id = 'T4' ORDER BY event_id")]  # fmt: skip
+                    if ids and ids[-1] >= top and ids == list(range(1, ids[-1] + 1)):
+                        break
+                    await asyncio.sleep(0.2)
+                assert ids == list(range(1, ids[-1] + 1)) and ids[-1] >= top, "gap or loss in the archive"
+                kinds = {r[0] for r in conn.execute(
+                    "SELECT data->>'fault' FROM events WHERE table_id = 'T4' AND topic = 'events/fault'")}  # fmt: skip
+                assert "jam" in kinds
+        finally:
+            if ctl is not None:
+                await ctl.close()
+            if client is not None:
+                await client.close()
+            if stack is not None:
+                stack.stop()
+            if host is not None:
+                host.close()
+            if worker is not None:
+                worker.stop()
+            floor.stop()

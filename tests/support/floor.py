@@ -32,6 +32,7 @@ FLOOR_USERS = {
     "table-T1": "demo-table-T1",
     "table-T2": "demo-table-T2",
     "table-T3": "demo-table-T3",
+    "table-T4": "demo-table-T4",
     "archive": "demo-archive",
     "supervisor1": "demo-supervisor1",
     "monitor": "demo-monitor",
