@@ -108,3 +108,28 @@ def test_events_published_while_the_floor_is_down_reach_it_afterwards_in_order(t
         rec.stop()
         table_broker.stop()
         floor.stop()
+
+
+def test_the_bridge_fails_over_to_the_second_floor_broker(tmp_path):
+    """The primary floor broker is unreachable: the table's events reach the second one listed."""
+    from controller.broker import free_port
+
+    floor2 = Broker.start(tmp_path / "floor2", users=FLOOR_USERS, acl=False)
+    table_toml, bridge_toml = write_configs(tmp_path, [free_port(), floor2.port], insecure_no_tls=True)
+    section = render(load(table_toml, bridge_toml)).splitlines()
+    table_broker = Broker.start(tmp_path / "table", users=FLOOR_USERS, acl=False, extra_config=tuple(section))
+    rec = Recorder(floor2, "monitor", Topics("S1", "T1"), filters=("events/#",), validate=False)
+    table = None
+    try:
+        rec.start()
+        table = StandInTable(table_broker.host, table_broker.port, "S1", "T1")
+        for i in range(5):
+            table.publish("events/round", "round", {"round_id": f"r{i}", "phase": "betting"})
+        table.flush()
+        rec.wait_for(lambda m: len({json.loads(p)["event_id"] for _, p, _ in m}) == 5, timeout=60)
+    finally:
+        if table is not None:
+            table.close()
+        rec.stop()
+        table_broker.stop()
+        floor2.stop()
