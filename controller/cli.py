@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "alerts": ("controller.terminal.alerts_cli", "floor supervisor alert console (MQTT)"),
     "sign": ("controller.mqtt.sign_cli", "sign a supervisor command for the MQTT command topics"),
     "bench": ("controller.bench.cli", "hardware-in-the-loop bench: soak and scripted runs"),
+    "floor": ("controller.floor.cli", "the casino floor: archive, queries, report, bridge, dashboard"),
 }
 
 
