@@ -34,4 +34,6 @@ ALERT_KINDS: dict[str, str] = {
     # the service
     "config_integrity": "the configuration or a rule profile changed since it was recorded",
     "command_rejected": "a forged, stale, replayed or unauthorised command was refused",
+    "journal_integrity": "the journal contradicts its chain or its signed checkpoints, or a row it does not chain"
+    " was refused for publishing",
 }

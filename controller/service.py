@@ -20,11 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from controller import sdnotify
+from controller.audit import keys
+from controller.audit.checkpoint import public_key_hex
+from controller.audit.checkpointer import Checkpointer
 from controller.config import ConfigError, TableConfig, load_config
 from controller.config.integrity import verify as verify_integrity
 from controller.gpio import GpioBoard
 from controller.gpio.factory import make_board
-from controller.journal import Journal
+from controller.journal import Journal, VerifyResult
 from controller.mqtt.alerts import AlertManager
 from controller.mqtt.auth import Authenticator, CredentialStore, NonceStore
 from controller.mqtt.commands import CommandIntake, CommandRejected, CommandRequest
@@ -81,6 +84,8 @@ class TableService:
         self.alerts: AlertManager | None = None
         self.link: MqttLink | None = None
         self.publisher: OutboxPublisher | None = None
+        self.checkpointer: Checkpointer | None = None
+        self.journal_check: VerifyResult | None = None
         self.intake: CommandIntake | None = None
         self._tasks: list[asyncio.Task[Any]] = []
         self._stopping = asyncio.Event()
@@ -103,7 +108,15 @@ class TableService:
 
         state_dir = Path(cfg.table.state_dir)
         state_dir.mkdir(parents=True, exist_ok=True)
-        self.journal = Journal(state_dir / "journal.db", table_id=cfg.table.id)
+        audit_key = keys.load_or_create(cfg.audit.key_file if cfg.audit else keys.default_key_path(state_dir))
+        self.journal = Journal(
+            state_dir / "journal.db",
+            table_id=cfg.table.id,
+            audit_public_key=public_key_hex(audit_key.public_key()),
+        )
+        self.journal_check = (
+            self.journal.verify_since_checkpoint()
+        )  # contract 5: the service acts on ok=False
         self.alerts = AlertManager(self.journal, escalate_after_s=cfg.alerts.escalate_after_s)
 
         port = self.ov.shoe_port or resolve_port(cfg.shoe.port)
@@ -128,7 +141,10 @@ class TableService:
 
         self.link = MqttLink(self._link_config(), Topics(cfg.table.site, cfg.table.id, cfg.mqtt.prefix))
         self.publisher = OutboxPublisher(self.journal, self.link)
+        self.publisher.on_forged = self._publish_refused
         self.publisher.start()
+        self.checkpointer = Checkpointer(self.journal, audit_key, site=cfg.table.site, table=cfg.table.id)
+        self.checkpointer.start()
         auth = Authenticator(CredentialStore.load(cfg.supervisors.credentials_file), NonceStore(self.journal))
         self.intake = CommandIntake(
             handler=self._handle_command, auth=auth, alerts=self.alerts, link=self.link
@@ -143,13 +159,31 @@ class TableService:
                 details={"problems": self.integrity_problems},
             )
 
+        if not self.journal_check.ok:
+            self.alerts.raise_alert(
+                "journal_integrity",
+                "critical",
+                f"journal verification failed at record {self.journal_check.first_bad_seq}: "
+                f"{self.journal_check.reason}",
+                details={"seq": self.journal_check.first_bad_seq},
+            )
         await self.table.start()  # recover from the journal, re-assert safe outputs
+        for problem in self.journal.integrity_problems:  # snapshots not restored (not chained)
+            self.alerts.raise_alert(
+                "journal_integrity", "critical", problem.reason, details={"seq": problem.seq}
+            )
         await self.shoe.start()
         await self.link.start()
         await self.jackpot.start()  # after the recovery: the sign's link enters the core as an input
         self._tasks.append(asyncio.create_task(self.alerts.run(), name="alerts-escalation"))
         self._tasks.append(asyncio.create_task(self._health(), name="health"))
         log.info("table %s started (profile %s)", cfg.table.id, cfg.table.profile)
+
+    def _publish_refused(self, topic: str, event_id: int, reason: str) -> None:
+        if self.alerts is not None:
+            self.alerts.raise_alert(
+                "journal_integrity", "critical", reason, details={"topic": topic, "event_id": event_id}
+            )
 
     def _check_integrity(self) -> list[str]:
         manifest = self.config.table.integrity_manifest
@@ -244,6 +278,12 @@ class TableService:
             await self.jackpot.stop()
         if self.table is not None:
             await self.table.stop()  # safe outputs
+        if self.checkpointer is not None:
+            self.checkpointer.stop()
+            with contextlib.suppress(
+                Exception
+            ):  # anchor the last records (sent at the next start if not now)
+                self.checkpointer.write()
         if self.shoe is not None:
             if self.shoe.connected:
                 with contextlib.suppress(Exception):
