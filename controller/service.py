@@ -143,7 +143,13 @@ class TableService:
         self.publisher = OutboxPublisher(self.journal, self.link)
         self.publisher.on_forged = self._publish_refused
         self.publisher.start()
-        self.checkpointer = Checkpointer(self.journal, audit_key, site=cfg.table.site, table=cfg.table.id)
+        self.checkpointer = Checkpointer(
+            self.journal,
+            audit_key,
+            site=cfg.table.site,
+            table=cfg.table.id,
+            interval_s=cfg.audit.checkpoint_interval_s if cfg.audit else 60,
+        )
         self.checkpointer.start()
         auth = Authenticator(CredentialStore.load(cfg.supervisors.credentials_file), NonceStore(self.journal))
         self.intake = CommandIntake(

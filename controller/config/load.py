@@ -168,7 +168,10 @@ def _build(
         credentials_file=resolve_path(base, data["supervisors"]["credentials_file"])
     )
     alerts = AlertsConfig(escalate_after_s=data.get("alerts", {}).get("escalate_after_s", 120))
-    audit = AuditConfig(key_file=audit_key_path(data, base))
+    audit = AuditConfig(
+        key_file=audit_key_path(data, base),
+        checkpoint_interval_s=data.get("audit", {}).get("checkpoint_interval_s", 60),
+    )
     journal = JournalConfig(event_retention_days=data.get("journal", {}).get("event_retention_days", 30))
 
     try:

@@ -199,6 +199,9 @@ class AlertsConfig:
 @dataclass(frozen=True, slots=True)
 class AuditConfig:
     key_file: Path  # the table's Ed25519 checkpoint key (controller/audit/keys.py); made on first start
+    checkpoint_interval_s: int = (
+        60  # a checkpoint at least this often while records are written (and per round)
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -492,11 +492,19 @@ class Journal:
         """Walk the whole chain: a modified, inserted or deleted record is reported with its seq.
 
         On its own this cannot tell a journal rewritten with recomputed hashes (or truncated) from a true one:
-        that takes a signed checkpoint from outside the file (``verify_against_checkpoint``)."""
-        return self._walk(0, GENESIS_HASH)
+        that takes a signed checkpoint from outside the file (``verify_against_checkpoint``). With the table's
+        key known (``audit_public_key``), every checkpoint record on the way must be signed by it and match the
+        head it signs."""
+        return self._walk(0, GENESIS_HASH, key=self.audit_public_key)
 
-    def _walk(self, after_seq: int, prev: str, *, until_seq: int | None = None) -> VerifyResult:
-        """Check the records after ``after_seq`` (whose hash is ``prev``), up to ``until_seq`` or the end."""
+    def _walk(
+        self, after_seq: int, prev: str, *, until_seq: int | None = None, key: str | None = None
+    ) -> VerifyResult:
+        """Check the records after ``after_seq`` (whose hash is ``prev``), up to ``until_seq`` or the end; with
+        ``key``, also each checkpoint record's signature and signed head (a rewrite with recomputed hashes
+        cannot re-sign them)."""
+        from controller.audit.checkpoint import CheckpointError, verify_checkpoint
+
         expected_seq = after_seq + 1
         count = 0
         sql = "SELECT seq, ts, kind, data, prev_hash, hash FROM records WHERE seq > ?"
@@ -518,6 +526,20 @@ class Journal:
                 return VerifyResult(
                     False, count, seq, f"record {seq} was modified (hash mismatch)", after_seq
                 )
+            if key is not None and kind == CHECKPOINT_KIND:
+                try:
+                    cp = verify_checkpoint(json.loads(data), key)
+                except (CheckpointError, ValueError) as exc:
+                    return VerifyResult(False, count, seq, f"record {seq}: {exc}", after_seq)
+                if cp.seq != seq - 1 or cp.hash != prev:
+                    return VerifyResult(
+                        False,
+                        count,
+                        seq - 1,
+                        f"record {seq - 1} differs from the head signed in checkpoint record {seq}"
+                        " (the records up to it were rewritten)",
+                        after_seq,
+                    )
             prev = h
             expected_seq += 1
         return VerifyResult(True, count, from_seq=after_seq)
@@ -555,7 +577,7 @@ class Journal:
             return VerifyResult(
                 False, 0, cp.seq, f"record {cp.seq} differs from the head signed in checkpoint record {c_seq}"
             )
-        result = self._walk(cp.seq, cp.hash)
+        result = self._walk(cp.seq, cp.hash, key=key)
         if result.ok and result.records == 0 and self._last_seq > cp.seq:
             return VerifyResult(False, 0, cp.seq + 1, f"record {cp.seq + 1} is missing", cp.seq)
         return result
@@ -575,7 +597,7 @@ class Journal:
             return VerifyResult(False, 0, None, str(exc))
         if self.table_id and cp.table != self.table_id:
             return VerifyResult(False, 0, None, f"checkpoint is for table {cp.table}, not {self.table_id}")
-        result = self._walk(0, GENESIS_HASH, until_seq=cp.seq)
+        result = self._walk(0, GENESIS_HASH, until_seq=cp.seq, key=cp.public_key)
         if not result.ok:
             return result
         if result.records < cp.seq:
