@@ -28,6 +28,7 @@ from controller.config.integrity import verify as verify_integrity
 from controller.gpio import GpioBoard
 from controller.gpio.factory import make_board
 from controller.journal import Journal, VerifyResult
+from controller.journal.replay import ReplayServer
 from controller.mqtt.alerts import AlertManager
 from controller.mqtt.auth import Authenticator, CredentialStore, NonceStore
 from controller.mqtt.commands import CommandIntake, CommandRejected, CommandRequest
@@ -85,6 +86,7 @@ class TableService:
         self.link: MqttLink | None = None
         self.publisher: OutboxPublisher | None = None
         self.checkpointer: Checkpointer | None = None
+        self.replay: ReplayServer | None = None
         self.journal_check: VerifyResult | None = None
         self.intake: CommandIntake | None = None
         self._tasks: list[asyncio.Task[Any]] = []
@@ -151,6 +153,11 @@ class TableService:
             interval_s=cfg.audit.checkpoint_interval_s if cfg.audit else 60,
         )
         self.checkpointer.start()
+        self.replay = ReplayServer(
+            self.journal, self.link, retention_days=cfg.journal.event_retention_days
+        )  # cmd/replay: kept events served again (docs/reliability.md)
+        self.replay.on_forged = lambda event_id, reason: self._publish_refused("replay", event_id, reason)
+        self.replay.start()
         auth = Authenticator(CredentialStore.load(cfg.supervisors.credentials_file), NonceStore(self.journal))
         self.intake = CommandIntake(
             handler=self._handle_command, auth=auth, alerts=self.alerts, link=self.link
@@ -297,6 +304,8 @@ class TableService:
             await self.shoe.stop()
         if self.intake is not None:
             await self.intake.stop()
+        if self.replay is not None:
+            await self.replay.stop()
         if self.link is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.link.stop(), 3.0)

@@ -423,6 +423,7 @@ class Journal:
         their digests, so it stays verifiable. Returns the rows deleted."""
         if self._in_tx:
             raise JournalError("prune_events inside a journal transaction")
+        self.flush_acks()  # acknowledged rows have left the outbox
         cur = self._conn.execute(
             "DELETE FROM events WHERE ts < ? AND event_id NOT IN (SELECT event_id FROM outbox)",
             (older_than_ts,),
