@@ -21,6 +21,7 @@ from typing import Any
 
 from controller import sdnotify
 from controller.audit import keys
+from controller.audit.anchor import BrokerAnchor
 from controller.audit.checkpoint import public_key_hex
 from controller.audit.checkpointer import Checkpointer
 from controller.config import ConfigError, TableConfig, load_config
@@ -87,6 +88,7 @@ class TableService:
         self.publisher: OutboxPublisher | None = None
         self.checkpointer: Checkpointer | None = None
         self.replay: ReplayServer | None = None
+        self.anchor: BrokerAnchor | None = None
         self.journal_check: VerifyResult | None = None
         self.intake: CommandIntake | None = None
         self._tasks: list[asyncio.Task[Any]] = []
@@ -116,9 +118,9 @@ class TableService:
             table_id=cfg.table.id,
             audit_public_key=public_key_hex(audit_key.public_key()),
         )
-        self.journal_check = (
-            self.journal.verify_since_checkpoint()
-        )  # contract 5: the service acts on ok=False
+        head_at_open = self.journal.last_seq  # before anything is written (BrokerAnchor)
+        # Contract 5: the records since the last signed checkpoint; the service acts on ok=False.
+        self.journal_check = self.journal.verify_since_checkpoint()
         self.alerts = AlertManager(self.journal, escalate_after_s=cfg.alerts.escalate_after_s)
 
         port = self.ov.shoe_port or resolve_port(cfg.shoe.port)
@@ -158,6 +160,14 @@ class TableService:
         )  # cmd/replay: kept events served again (docs/reliability.md)
         self.replay.on_forged = lambda event_id, reason: self._publish_refused("replay", event_id, reason)
         self.replay.start()
+        self.anchor = BrokerAnchor(
+            self.journal,
+            self.link,
+            public_key_hex(audit_key.public_key()),
+            lambda seq, reason: self._journal_fault(seq, reason),
+            start_head=head_at_open,
+        )  # the broker's retained checkpoint: a journal cut short while stopped shows up
+        self.anchor.start()
         auth = Authenticator(CredentialStore.load(cfg.supervisors.credentials_file), NonceStore(self.journal))
         self.intake = CommandIntake(
             handler=self._handle_command, auth=auth, alerts=self.alerts, link=self.link
@@ -191,6 +201,10 @@ class TableService:
         self._tasks.append(asyncio.create_task(self.alerts.run(), name="alerts-escalation"))
         self._tasks.append(asyncio.create_task(self._health(), name="health"))
         log.info("table %s started (profile %s)", cfg.table.id, cfg.table.profile)
+
+    def _journal_fault(self, seq: int | None, reason: str) -> None:
+        if self.alerts is not None:
+            self.alerts.raise_alert("journal_integrity", "critical", reason, details={"seq": seq})
 
     def _publish_refused(self, topic: str, event_id: int, reason: str) -> None:
         if self.alerts is not None:

@@ -87,3 +87,47 @@ async def test_service_publishes_checkpoints_and_alerts_on_a_rewritten_journal(t
         rec.stop()
     finally:
         stack.stop()
+
+
+async def test_a_journal_cut_short_while_stopped_is_caught_by_the_brokers_checkpoint(tmp_path: Path) -> None:
+    """Truncating the tail (the last checkpoint records with it) leaves a chain that verifies on its own; the
+    checkpoint the broker still holds (retained) does not match it: critical journal_integrity alert."""
+    opts = StackOptions(jackpot=False, config_overrides={"audit": {"checkpoint_interval_s": 1}})
+    stack = Stack(tmp_path, opts).start()
+    try:
+        assert stack.broker is not None
+        topics = Topics(opts.site, opts.table_id)
+        rec = Recorder(stack.broker, "monitor", topics, filters=("audit/#", "alerts/open")).start()
+        await rec.await_for(lambda m: any(t == "audit/checkpoint" for t, _, _ in m), timeout=30)
+        assert stack.stop_controller() == 0
+        rec.stop()
+        last = Recorder(stack.broker, "monitor", topics, filters=("audit/checkpoint",)).start()
+        await last.await_for(lambda m: len(m) >= 1)  # the retained one: the newest the table published
+        cp = last.on("audit/checkpoint")[-1]["data"]
+        last.stop()
+        db = tmp_path / "state" / "journal.db"
+        conn = sqlite3.connect(db)
+        conn.execute("DROP TRIGGER records_no_delete")
+        conn.execute("DELETE FROM records WHERE seq >= ?", (cp["seq"] - 1,))
+        conn.execute("DELETE FROM snapshots WHERE seq >= ?", (cp["seq"] - 1,))
+        conn.commit()
+        conn.close()
+        assert tablectl("journal", "verify", "--db", str(db)).returncode == 0  # the cut chain still chains
+
+        rec = Recorder(stack.broker, "monitor", topics, filters=("alerts/open",)).start()
+        stack.start_controller()
+
+        def truncated(_m) -> bool:
+            docs = rec.on("alerts/open")
+            return bool(docs) and any(
+                a["kind"] == "journal_integrity" and "truncated" in a["reason"]
+                for a in docs[-1]["data"]["alerts"]
+            )
+
+        try:
+            await rec.await_for(truncated, timeout=30)
+        except AssertionError:
+            raise AssertionError("no journal_integrity alert:\n" + stack.controller_log()) from None
+        rec.stop()
+    finally:
+        stack.stop()
