@@ -8,6 +8,11 @@ this script listens on. Ready = the READY=1 datagram (sd_notify), and also the f
 ``online`` the service publishes (seen by mosquitto_sub). Then kill -9 and start again, measured the same way.
 The same is done with a small journal to show whether start-up grows with the journal.
 
+The journal carries signed checkpoints every 50,000 records (``checkpoint`` records signed with the table's audit
+key, as the Checkpointer writes them) and one after the snapshot, as a running table leaves it. Start-up verifies
+only the records after the last checkpoint (``Journal.verify_since_checkpoint``); the same run also times that
+walk in-process beside the baseline, the full walk (``Journal.verify``), on the same file.
+
     python benchmarks/startup.py [--quick] [--events N]
 """
 
@@ -27,6 +32,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks._workload import RoundWorkload, opening_inputs
+from controller.audit.checkpoint import public_key_hex
+from controller.audit.checkpointer import Checkpointer
+from controller.audit.keys import default_key_path, load_or_create
 from controller.journal import Journal
 from controller.rules.profiles import load_profile
 from controller.stack import Stack, StackOptions
@@ -49,22 +57,54 @@ def sample_records(rounds: int = 20) -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
+CHECKPOINT_EVERY = 50_000  # records between two signed checkpoints in the generated journal
+
+
 def generate_journal(path: Path, events: int, table_id: str) -> float:
+    """The journal, with the table's audit key (in the state directory, where `tablectl config record` and the
+    service find it) signing a checkpoint every CHECKPOINT_EVERY records and one after the snapshot."""
     t0 = time.monotonic()
     sample = sample_records()
+    key = load_or_create(default_key_path(path.parent))
     j = Journal(path, table_id=table_id)
     j._conn.execute("PRAGMA synchronous=OFF")  # generation only: one sync at the end
+    signer = Checkpointer(j, key, site="S1", table=table_id)
     written = 0
     while written < events:
         with j.transaction() as tx:
-            for _ in range(min(50_000, events - written)):
+            for _ in range(min(CHECKPOINT_EVERY, events - written)):
                 kind, data = sample[written % len(sample)]
                 tx.append(kind, data)
                 written += 1
+        signer.write()
     j.save_snapshot(TableCore(load_profile).snapshot())  # a closed table; nothing to replay after it
+    signer.write()
+    j.outbox_ack([r.event_id for r in j.outbox_pending(limit=100_000)])  # all published long ago
+    j.flush_acks()
     j._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     j.close()
     return time.monotonic() - t0
+
+
+def time_verification(path: Path) -> dict[str, Any]:
+    """In-process: the start-up walk (since the last checkpoint) beside the baseline, the full walk."""
+    public = public_key_hex(load_or_create(default_key_path(path.parent)).public_key())
+    j = Journal(path, audit_public_key=public)
+    try:
+        t0 = time.monotonic()
+        incremental = j.verify_since_checkpoint()
+        t1 = time.monotonic()
+        full = j.verify()
+        t2 = time.monotonic()
+    finally:
+        j.close()
+    assert incremental.ok and full.ok, (incremental, full)
+    return {
+        "verify_since_checkpoint_s": round(t1 - t0, 4),
+        "records_walked": incremental.records,
+        "baseline_full_verify_s": round(t2 - t1, 2),
+        "records": full.records,
+    }
 
 
 class Ready:
@@ -149,6 +189,7 @@ def measure(events: int) -> dict[str, Any]:
             ready.wait_next((0, 0), timeout=30)
             stack.stop_controller()
             figures: dict[str, Any] = {"events": events, "generate_s": round(gen, 1)}
+            figures.update(time_verification(work / "stack" / "state" / "journal.db"))
             for label in ("start", "restart_after_kill9"):
                 if label == "restart_after_kill9":
                     stack.kill_controller()

@@ -219,7 +219,9 @@ class Broker:
             lines.append(f"acl_file {self.workdir / 'acl'}")
         lines.append(f"persistence {'true' if self.persistence else 'false'}")
         if self.persistence:
-            lines += [f"persistence_location {self.workdir}/", "autosave_interval 0"]  # save on clean stop
+            # Saved every second as well as on a clean stop: a SIGKILL loses at most 1 s of session state
+            # (issue 14 item 5; docs/reliability.md).
+            lines += [f"persistence_location {self.workdir}/", "autosave_interval 1"]
         lines += [f"log_dest file {self.workdir / 'mosquitto.log'}", "log_type all"]
         if os.geteuid() == 0:
             lines.append("user root")  # otherwise mosquitto drops to 'mosquitto', who cannot read workdir

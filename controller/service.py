@@ -21,6 +21,10 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from controller import __version__, sdnotify
+from controller.audit import keys
+from controller.audit.anchor import BrokerAnchor
+from controller.audit.checkpoint import public_key_hex
+from controller.audit.checkpointer import Checkpointer
 from controller.config import ConfigError, TableConfig, load_config
 from controller.config.integrity import (
     PROFILE_NAME,
@@ -34,6 +38,7 @@ from controller.config.integrity import verify as verify_integrity
 from controller.gpio import GpioBoard
 from controller.gpio.factory import make_board
 from controller.journal import Journal, VerifyResult
+from controller.journal.replay import ReplayServer
 from controller.mqtt.alerts import AlertManager
 from controller.mqtt.auth import Authenticator, CredentialStore, NonceStore
 from controller.mqtt.commands import CommandIntake, CommandRejected, CommandRequest
@@ -138,6 +143,9 @@ class TableService:
         self.alerts: AlertManager | None = None
         self.link: MqttLink | None = None
         self.publisher: OutboxPublisher | None = None
+        self.checkpointer: Checkpointer | None = None
+        self.replay: ReplayServer | None = None
+        self.anchor: BrokerAnchor | None = None
         self.intake: CommandIntake | None = None
         self._tasks: list[asyncio.Task[Any]] = []
         self._stopping = asyncio.Event()
@@ -163,7 +171,10 @@ class TableService:
             self._gpio_server = FakeBoardServer(self.board, self.ov.gpio_control)
             await self._gpio_server.start()
 
-        self.journal = self._open_journal(Path(cfg.table.state_dir))
+        state_dir = Path(cfg.table.state_dir)
+        audit_key = self._audit_key(state_dir)
+        self.journal = self._open_journal(state_dir, public_key_hex(audit_key.public_key()))
+        head_at_open = self.journal.last_seq  # before anything is written (BrokerAnchor)
         self.alerts = AlertManager(self.journal, escalate_after_s=cfg.alerts.escalate_after_s)
 
         port = self.ov.shoe_port or resolve_port(cfg.shoe.port)
@@ -191,7 +202,29 @@ class TableService:
         self.jackpot = JackpotWiring(cfg, self.table, self.board)
         self.journal.add_failure_listener(self._journal_write_failed)
 
+        self.publisher.on_forged = self._publish_refused
         self.publisher.start()
+        self.checkpointer = Checkpointer(
+            self.journal,
+            audit_key,
+            site=cfg.table.site,
+            table=cfg.table.id,
+            interval_s=cfg.audit.checkpoint_interval_s if cfg.audit else 60,
+        )
+        self.checkpointer.start()
+        self.replay = ReplayServer(
+            self.journal, self.link, retention_days=cfg.journal.event_retention_days
+        )  # cmd/replay: kept events served again (docs/reliability.md)
+        self.replay.on_forged = lambda event_id, reason: self._publish_refused("replay", event_id, reason)
+        self.replay.start()
+        self.anchor = BrokerAnchor(
+            self.journal,
+            self.link,
+            public_key_hex(audit_key.public_key()),
+            self._anchor_mismatch,
+            start_head=head_at_open,
+        )  # the broker's retained checkpoint: a journal cut short while stopped shows up
+        self.anchor.start()
         auth = Authenticator(CredentialStore.load(cfg.supervisors.credentials_file), self._nonce_store())
         self.intake = CommandIntake(
             handler=self._handle_command, auth=auth, alerts=self.alerts, link=self.link
@@ -216,6 +249,10 @@ class TableService:
         self._tasks.append(asyncio.create_task(self._health(), name="health"))
         for task in self._tasks:
             task.add_done_callback(_report_death)
+        # One-off (not a watched task: it ends when done): the whole chain, in the background.
+        verify = asyncio.create_task(self._verify_whole_journal(), name="journal-full-verify")
+        self._pending_faults.add(verify)
+        verify.add_done_callback(self._pending_faults.discard)
         problem = self.table.journal_problem or self.startup_problem
         if (
             problem is not None
@@ -223,11 +260,18 @@ class TableService:
             log.critical("%s: started in the journal_io fault (docs/deploy.md)", problem.text)
         log.info("table %s started (profile %s)", cfg.table.id, cfg.table.profile)
 
-    def _open_journal(self, state_dir: Path) -> Journal:
+    def _audit_key(self, state_dir: Path) -> Any:
+        """The table's Ed25519 audit key (created 0600 on first start): it signs the checkpoints."""
+        cfg = self.config
+        return keys.load_or_create(cfg.audit.key_file if cfg.audit else keys.default_key_path(state_dir))
+
+    def _open_journal(self, state_dir: Path, audit_public_key: str) -> Journal:
         """The journal, or ``StartupError`` with one line naming the cause (disk full, read-only)."""
         try:
             state_dir.mkdir(parents=True, exist_ok=True)
-            return Journal(state_dir / "journal.db", table_id=self.config.table.id)
+            return Journal(
+                state_dir / "journal.db", table_id=self.config.table.id, audit_public_key=audit_public_key
+            )
         except Exception as exc:
             if not is_write_failure(exc):
                 raise
@@ -284,6 +328,8 @@ class TableService:
             )
         for problem in self.table.recovery_problems:
             await self._integrity_fault(problem, {"check": "snapshot"})
+        for bad in self.journal.integrity_problems:  # snapshots not restored: their digest is not chained
+            await self._integrity_fault(bad.reason, {"record": bad.seq, "check": "snapshot_chain"})
         problems = self._pinned_problems()
         if problems:
             await self._integrity_fault(
@@ -321,6 +367,26 @@ class TableService:
                 )
         return problems
 
+    async def _verify_whole_journal(self) -> None:
+        """After start-up, the whole chain on a connection of its own (a thread): the start-up check covers only
+        the records since the last signed checkpoint, so an old record edited while the service was stopped is
+        found here, seconds later, and is the same ``integrity`` fault (issue 13 §1)."""
+        assert self.journal is not None
+        try:
+            result = await asyncio.to_thread(
+                Journal.verify_file, self.journal.path, self.journal.audit_public_key
+            )
+        except Exception as exc:  # an unreadable file is a failed check, not a crash
+            result = VerifyResult(False, 0, None, f"cannot read the journal: {exc}")
+        if not result.ok:
+            where = f"record {result.first_bad_seq}" if result.first_bad_seq is not None else "the journal"
+            await self._integrity_fault(
+                f"journal chain broken at {where}: {result.reason}",
+                {"record": result.first_bad_seq, "check": "journal_chain_full"},
+            )
+        else:
+            log.info("journal: the whole chain verified (%d records)", result.records)
+
     async def _integrity_fault(self, reason: str, details: dict[str, Any]) -> None:
         assert self.table is not None
         log.critical("integrity fault: %s %s", reason, details)
@@ -356,6 +422,20 @@ class TableService:
             if not is_write_failure(exc) or self.unjournaled is None:
                 raise
             self.unjournaled.publish(SOFTWARE_STATE, STATE_TYPE, data, retain=True)
+
+    def _anchor_mismatch(self, seq: int | None, reason: str) -> None:
+        """The broker's retained checkpoint contradicts the journal (cut short while stopped): the fault."""
+        task = asyncio.get_running_loop().create_task(
+            self._integrity_fault(reason, {"record": seq, "check": "broker_checkpoint"})
+        )
+        self._pending_faults.add(task)
+        task.add_done_callback(self._pending_faults.discard)
+
+    def _publish_refused(self, topic: str, event_id: int, reason: str) -> None:
+        if self.alerts is not None:
+            self.alerts.raise_alert(
+                "journal_integrity", "critical", reason, details={"topic": topic, "event_id": event_id}
+            )
 
     def _check_integrity(self) -> list[str]:
         manifest = self.config.table.integrity_manifest
@@ -579,7 +659,7 @@ class TableService:
         sdnotify.stopping("stopping: lid locked, light on")
         if self.table is not None:
             self.table._safe_outputs()
-        for task in self._tasks:
+        for task in [*self._tasks, *self._pending_faults]:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
@@ -587,6 +667,12 @@ class TableService:
             await _guarded("jackpot", self.jackpot.stop())
         if self.table is not None:
             await _guarded("table", self.table.stop())  # safe outputs
+        if self.checkpointer is not None:
+            self.checkpointer.stop()
+            with contextlib.suppress(
+                Exception
+            ):  # anchor the last records (sent at the next start if not now)
+                self.checkpointer.write()
         if self.shoe is not None:
             if self.shoe.connected:
                 with contextlib.suppress(Exception):
@@ -594,6 +680,8 @@ class TableService:
             await _guarded("shoe", self.shoe.stop())
         if self.intake is not None:
             await _guarded("intake", self.intake.stop())
+        if self.replay is not None:
+            await _guarded("replay", self.replay.stop())
         if self.link is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.link.stop(), 3.0)
@@ -618,10 +706,13 @@ class TableService:
 
 
 def audit_public_key(config: TableConfig) -> str | None:
-    """AUDIT KEY HOOK (contracts 1 and 8): the table's audit checkpoint public key, hex. None until the
-    journal helper's ``controller.audit.keys`` gives it (``public_key_hex_of(<key path>)``): wire it here at
-    merge; ``state/software`` publishes whatever this returns."""
-    return None
+    """The table's audit checkpoint public key, hex (contracts 1 and 8), or None before the key exists."""
+    path = config.audit.key_file if config.audit else keys.default_key_path(Path(config.table.state_dir))
+    try:
+        return keys.public_key_hex_of(path)
+    except Exception as exc:  # an unusable key file: the checkpoints say so; the document shows none
+        log.error("state/software: audit key %s: %s", path, exc)
+        return None
 
 
 def _rule_book(profile_path: Path) -> str | None:
@@ -638,8 +729,9 @@ def _rule_book(profile_path: Path) -> str | None:
 def verify_journal(journal: Journal) -> VerifyResult:
     """The journal's start-up verification, behind one function: the journal helper's incremental
     ``Journal.verify_since_checkpoint()`` (same ``VerifyResult``; or ``JournalIntegrityError(seq, reason)``,
-    handled by the caller) replaces the full walk below at merge (issue 13 §1, contract 5)."""
-    return journal.verify()
+    handled by the caller): from the last signed checkpoint, so start-up does not grow with the journal
+    (issue 13 §1, contract 5)."""
+    return journal.verify_since_checkpoint()
 
 
 async def _guarded(what: str, coro: Any) -> None:

@@ -136,6 +136,7 @@ async def test_state_software_is_published_retained_and_matches_tablectl_version
     import subprocess
     from importlib.metadata import version
 
+    from controller.audit.keys import public_key_from_manifest
     from controller.config.integrity import compute_digests, read_manifest
     from controller.stack import ROOT, TABLECTL
 
@@ -153,7 +154,9 @@ async def test_state_software_is_published_retained_and_matches_tablectl_version
         assert doc["profile"] == "pt-2001" and doc["rule_book"] == "PT-2001"
         assert doc["digests"] == compute_digests(stack.config_path)
         assert doc["digests"] == read_manifest(stack.workdir / "integrity.json")
-        assert doc["audit_public_key"] is None  # until the table has an audit key (journal helper)
+        # the key that signs the audit checkpoints, as recorded in the manifest (contracts 1 and 8)
+        assert doc["audit_public_key"] == public_key_from_manifest(stack.workdir / "integrity.json")
+        assert doc["audit_public_key"] is not None
     finally:
         await client.close()
 

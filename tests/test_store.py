@@ -28,6 +28,7 @@ def _tamper(path, sql: str, params=()) -> None:
 
 
 def _fill(j: Journal, n: int) -> None:
+    """``n`` transactions of 2 records each: the card and the ``published`` record chaining its event."""
     for i in range(n):
         with j.transaction() as tx:
             tx.append("card", {"i": i, "code": "AS"})
@@ -41,9 +42,9 @@ def test_chain_verifies_and_survives_reopen(tmp_path):
     last = j.last_hash
     j.close()
     j2 = Journal(db, table_id="t1")
-    assert j2.last_seq == 20 and j2.last_hash == last
+    assert j2.last_seq == 40 and j2.last_hash == last
     _fill(j2, 5)
-    assert j2.verify().ok and j2.verify().records == 25
+    assert j2.verify().ok and j2.verify().records == 50
 
 
 def test_modified_record_is_detected(tmp_path):
@@ -82,7 +83,7 @@ def test_failed_transaction_leaves_no_record_and_no_event(tmp_path):
         tx.append("card", {"code": "2H"})
         tx.publish("events/card", "card", {"code": "2H"})
         raise RuntimeError("state machine refused")
-    assert j.last_seq == 2 and j.outbox_size() == 2
+    assert j.last_seq == 4 and j.outbox_size() == 2
     _fill(j, 1)  # the chain and the event ids carry on as if the failed transaction never happened
     assert j.verify().ok
     assert [r.event_id for r in j.outbox_pending()] == [1, 2, 3]
@@ -184,8 +185,10 @@ def test_snapshot_marks_position_in_chain(tmp_path):
     j.save_snapshot({"phase": "betting"})
     _fill(j, 3)
     seq, state = j.latest_snapshot()
-    assert seq == 5 and state == {"phase": "betting"}
-    assert [r.seq for r in j.records(after_seq=seq)] == [6, 7, 8]
+    assert seq == 10 and state == {"phase": "betting"}
+    # record 11 chains the snapshot's digest; then 3 transactions of 2 records
+    assert [r.seq for r in j.records(after_seq=seq)] == [11, 12, 13, 14, 15, 16, 17]
+    assert next(j.records(after_seq=seq)).kind == "snapshot"
 
 
 def test_nested_transaction_refused(tmp_path):
@@ -202,7 +205,7 @@ def test_commit_listener_runs_after_commit_only(tmp_path):
     with pytest.raises(ValueError), j.transaction() as tx:
         tx.append("x", {})
         raise ValueError
-    assert seen == [(1, 1)]
+    assert seen == [(2, 1)]  # the card and the ``published`` record
 
 
 @settings(max_examples=40, deadline=None)
@@ -249,5 +252,5 @@ def test_committed_records_survive_kill_9(tmp_path):
     assert j.verify().ok
     assert j.last_seq >= committed + 1  # everything reported as committed is there
     ids = [r.event_id for r in j.outbox_pending(limit=10_000)]
-    assert ids == list(range(1, len(ids) + 1)) and len(ids) == j.last_seq
+    assert ids == list(range(1, len(ids) + 1)) and 2 * len(ids) == j.last_seq  # + one ``published`` each
     assert j.last_hash != GENESIS_HASH

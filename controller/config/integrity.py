@@ -13,7 +13,7 @@ Manifest (JSON)::
 
     {"format": "tablectl-integrity/1", "recorded_at": "2026-11-22T10:00:00Z",
      "files": {"config": {"path": "/etc/tablectl/table.toml", "sha256": "<64 hex>"}, ...},
-     "combined": "<64 hex>"}
+     "combined": "<64 hex>", "audit_public_key": "<64 hex: the table's checkpoint key, or null>"}
 
 ``combined`` is the SHA-256 of the sorted lines ``"<role> <sha256>\\n"``: one number to read out or log.
 """
@@ -30,7 +30,13 @@ from pathlib import Path
 from typing import Any
 
 from controller.config.errors import ConfigError
-from controller.config.load import DEFAULT_PROFILES_DIR, FIRMWARE_SECTIONS, read_toml, resolve_path
+from controller.config.load import (
+    DEFAULT_PROFILES_DIR,
+    FIRMWARE_SECTIONS,
+    audit_key_path,
+    read_toml,
+    resolve_path,
+)
 from controller.config.profile import profile_path
 
 FORMAT = "tablectl-integrity/1"
@@ -98,7 +104,22 @@ def build_manifest(config_path: str | os.PathLike[str]) -> dict[str, Any]:
         "recorded_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "files": {role: {"path": str(files[role]), "sha256": digests[role]} for role in sorted(files)},
         "combined": combined_digest(digests),
+        "audit_public_key": _audit_public_key(config_path),
     }
+
+
+def _audit_public_key(config_path: str | os.PathLike[str]) -> str | None:
+    """The table's checkpoint key (made now if absent: controller/audit/keys.py); None if it cannot be made
+    here (e.g. recorded on a workstation without the state directory): record again on the table."""
+    from controller.audit.checkpoint import public_key_hex
+    from controller.audit.keys import KeyFileError, load_or_create
+
+    path = Path(os.path.abspath(config_path))
+    try:
+        key = load_or_create(audit_key_path(read_toml(path), path.parent))
+    except (OSError, KeyFileError):
+        return None
+    return public_key_hex(key.public_key())
 
 
 def write_manifest(

@@ -20,10 +20,12 @@ from controller.config.model import (
     CHIP_SLOT_PREFIX,
     OUTPUT_SAFE_VALUES,
     AlertsConfig,
+    AuditConfig,
     DisplayConfig,
     GpioBackend,
     GpioConfig,
     JackpotSection,
+    JournalConfig,
     MqttConfig,
     PinConfig,
     ReaderConfig,
@@ -60,6 +62,17 @@ def read_toml(path: Path, *, file_label: str | None = None, key: str = "") -> di
 def resolve_path(base: Path, value: str) -> Path:
     p = Path(value).expanduser()
     return p if p.is_absolute() else base / p
+
+
+def audit_key_path(data: dict[str, Any], base: Path) -> Path:
+    """``[audit] key_file``, or ``audit_key.pem`` in the table's state_dir (also read by the integrity manifest)."""
+    audit = data.get("audit")
+    ref = audit.get("key_file") if isinstance(audit, dict) else None
+    if isinstance(ref, str) and ref:
+        return resolve_path(base, ref)
+    table = data.get("table")
+    state_dir = table.get("state_dir") if isinstance(table, dict) else None
+    return resolve_path(base, state_dir if isinstance(state_dir, str) else ".") / "audit_key.pem"
 
 
 def _merge_firmware_files(
@@ -155,6 +168,11 @@ def _build(
         credentials_file=resolve_path(base, data["supervisors"]["credentials_file"])
     )
     alerts = AlertsConfig(escalate_after_s=data.get("alerts", {}).get("escalate_after_s", 120))
+    audit = AuditConfig(
+        key_file=audit_key_path(data, base),
+        checkpoint_interval_s=data.get("audit", {}).get("checkpoint_interval_s", 60),
+    )
+    journal = JournalConfig(event_retention_days=data.get("journal", {}).get("event_retention_days", 30))
 
     try:
         prof = profile_mod.read_profile(table.profile_path, file)
@@ -180,7 +198,20 @@ def _build(
 
     if problems:
         raise ConfigError(problems)
-    return TableConfig(path, table, shoe, reader, display, mqtt, gpio, jackpot, supervisors, alerts)
+    return TableConfig(
+        path,
+        table,
+        shoe,
+        reader,
+        display,
+        mqtt,
+        gpio,
+        jackpot,
+        supervisors,
+        alerts,
+        audit=audit,
+        journal=journal,
+    )
 
 
 def _shoe(s: dict[str, Any], source: Path | None) -> ShoeConfig:

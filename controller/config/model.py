@@ -197,6 +197,19 @@ class AlertsConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class AuditConfig:
+    key_file: Path  # the table's Ed25519 checkpoint key (controller/audit/keys.py); made on first start
+    checkpoint_interval_s: int = (
+        60  # a checkpoint at least this often while records are written (and per round)
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class JournalConfig:
+    event_retention_days: int = 30  # published events kept for re-fetch (cmd/replay) after the broker's ack
+
+
+@dataclass(frozen=True, slots=True)
 class TableConfig:
     path: Path
     table: TableSection
@@ -208,6 +221,8 @@ class TableConfig:
     jackpot: JackpotSection
     supervisors: SupervisorsConfig
     alerts: AlertsConfig
+    audit: AuditConfig | None = None  # load_config always sets it (default <state_dir>/audit_key.pem)
+    journal: JournalConfig = JournalConfig()
 
     def firmware_files(self) -> dict[str, Path]:
         """Separate firmware configuration files (``file = ...`` in [shoe]/[reader]/[display]) by section."""

@@ -1,22 +1,42 @@
-"""`tablectl journal verify --db PATH` and `tablectl journal export --db PATH [--session ID] [--out FILE]`."""
+"""`tablectl journal verify --db PATH [--checkpoint FILE [--public-key HEX | --manifest FILE]]` and
+`tablectl journal export --db PATH [--session ID] [--out FILE]`.
+
+Without a checkpoint, verify walks the hash chain: it finds a record changed, inserted or deleted in place, but
+not a journal truncated, emptied or rewritten with recomputed hashes. With a checkpoint saved from
+``<prefix>/audit/checkpoint`` (the MQTT payload as received, or only its ``data``) it also checks that the
+record the checkpoint names carries the hash the table signed, and that the table's key signed it (the key given
+with --public-key, or the ``audit_public_key`` of an integrity manifest)."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import re
 import sqlite3
 import sys
 from pathlib import Path
+from typing import Any
 
+from controller.audit.keys import public_key_from_manifest
 from controller.journal.export import ExportError, export_session
 from controller.journal.store import Journal
 
 SQLITE_HEADER = b"SQLite format 3\x00"
+_HEX64 = re.compile(r"^[0-9a-f]{64}$")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="journal_command", metavar="ACTION", required=True)
     verify = sub.add_parser("verify", help="walk the hash chain; exit 1 naming the first bad record")
     verify.add_argument("--db", required=True, help="journal database file")
+    verify.add_argument(
+        "--checkpoint",
+        default=None,
+        help="a signed checkpoint (JSON: the audit/checkpoint payload or its data)",
+    )
+    trust = verify.add_mutually_exclusive_group()
+    trust.add_argument("--public-key", default=None, help="the table's audit public key (64 hex)")
+    trust.add_argument("--manifest", default=None, help="integrity manifest holding audit_public_key")
     export = sub.add_parser("export", help="a session's rounds as JSON lines for `tablectl replay`")
     export.add_argument("--db", required=True, help="journal database file")
     export.add_argument("--session", default=None, help="session id (default: the latest session)")
@@ -53,12 +73,67 @@ def _open(db: str) -> Journal | None:
     return Journal(db)
 
 
+def read_checkpoint_file(path: str) -> dict[str, Any]:
+    """The checkpoint dict from a file holding the MQTT envelope or the bare checkpoint. ValueError says why."""
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"checkpoint {path}: cannot read: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"checkpoint {path}: not JSON: {exc}") from None
+    if isinstance(doc, dict) and doc.get("type") == "checkpoint" and isinstance(doc.get("data"), dict):
+        return doc["data"]
+    if not isinstance(doc, dict):
+        raise ValueError(f"checkpoint {path}: expected a JSON object")
+    return doc
+
+
+def _trusted_key(args: argparse.Namespace) -> tuple[str | None, str]:
+    if args.public_key:
+        key = args.public_key.strip().lower()
+        if not _HEX64.match(key):
+            raise ValueError("--public-key: expected 64 hex digits (the raw Ed25519 public key)")
+        return key, "the given public key"
+    if args.manifest:
+        key = public_key_from_manifest(args.manifest)
+        if key is None:
+            raise ValueError(f"manifest {args.manifest} records no audit_public_key")
+        return key, f"the key in {args.manifest}"
+    return None, ""
+
+
+def _verify_checkpoint(journal: Journal, args: argparse.Namespace) -> int:
+    try:
+        checkpoint = read_checkpoint_file(args.checkpoint)
+        key, source = _trusted_key(args)
+    except ValueError as exc:
+        print(f"journal verify: {exc}", file=sys.stderr)
+        return 2
+    result = journal.verify_against_checkpoint(checkpoint, key)
+    seq = checkpoint.get("seq")
+    if not result.ok:
+        where = f"record {result.first_bad_seq}" if result.first_bad_seq is not None else f"checkpoint {seq}"
+        print(f"journal BROKEN at {where}: {result.reason}", file=sys.stderr)
+        return 1
+    if key is None:
+        print(
+            "warning: checkpoint signature checked against its own key only; pass --public-key or --manifest"
+            " to know the table signed it",
+            file=sys.stderr,
+        )
+    trusted = f", signed by {source}" if key else ""
+    print(f"journal ok: {result.records} records up to checkpoint {seq} match the signed head{trusted}")
+    return 0
+
+
 def main(args: argparse.Namespace) -> int:
     journal = _open(args.db)
     if journal is None:
         return 2
     try:
         if args.journal_command == "verify":
+            if args.checkpoint is not None:
+                return _verify_checkpoint(journal, args)
             result = journal.verify()
             if result.ok:
                 print(f"journal ok: {result.records} records, hash chain intact")

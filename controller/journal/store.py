@@ -10,7 +10,16 @@ goes unpublished.
   (AUTOINCREMENT never reuses an id, even after rows are deleted on ack).
 - ``retained``: the latest payload of each retained state topic, republished after every reconnect.
 - ``snapshots``: the controller state as of a record ``seq``; start-up loads the newest one and replays
-  only the records after it, so start-up time does not grow with the journal.
+  only the records after it, so start-up time does not grow with the journal. Each snapshot's SHA-256 is in a
+  chained ``snapshot`` record; a snapshot that does not match one is never restored (``latest_snapshot``).
+- ``events``: every published envelope, exactly as first published, kept after the broker's ack for the
+  configured retention (``prune_events``) so a consumer can fetch a gap again (``cmd/replay``).
+
+Everything restored or published is covered by the chain: each transaction that publishes ends with a
+``published`` record holding the SHA-256 of every outbox row it created, and the publisher sends a row (or a
+retained document, or a replayed event) only when it matches (``is_chained``). A file-level attacker who inserts
+an outbox row cannot make the table publish it. Signed ``checkpoint`` records (controller/audit/) anchor the
+chain off the table; ``verify_since_checkpoint`` checks only the records after the last one at start-up.
 
 The connection belongs to one thread (the asyncio loop's); WAL + synchronous=FULL makes each COMMIT
 durable."""
@@ -65,11 +74,37 @@ CREATE TABLE IF NOT EXISTS snapshots (
     ts    REAL    NOT NULL,
     state TEXT    NOT NULL
 );
+-- Every published envelope (exact text) with the seq of the ``published`` record that chains its digest.
+CREATE TABLE IF NOT EXISTS events (
+    event_id INTEGER PRIMARY KEY,
+    ts       REAL    NOT NULL,
+    topic    TEXT    NOT NULL,
+    payload  TEXT    NOT NULL,
+    qos      INTEGER NOT NULL,
+    retain   INTEGER NOT NULL,
+    seq      INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_ts ON events(ts);
 """
+
+PUBLISHED_KIND = "published"  # the record chaining the digests of one transaction's outbox rows
+SNAPSHOT_KIND = "snapshot"  # the record chaining a snapshot's digest
+CHECKPOINT_KIND = "checkpoint"  # a signed checkpoint (controller/audit/checkpoint.py) of the head before it
+SNAPSHOT_FALLBACKS = 8  # older snapshots tried when the newest is not covered by the chain
 
 
 class JournalError(Exception):
     pass
+
+
+class JournalIntegrityError(JournalError):
+    """The journal's contents contradict its chain or its signed checkpoints (contract 5: the service turns it
+    into the ``integrity`` fault). ``seq`` names the record (or snapshot) concerned."""
+
+    def __init__(self, seq: int | None, reason: str) -> None:
+        super().__init__(reason)
+        self.seq = seq
+        self.reason = reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,9 +129,22 @@ class OutboxRow:
 @dataclass(frozen=True, slots=True)
 class VerifyResult:
     ok: bool
-    records: int
+    records: int  # records walked
     first_bad_seq: int | None = None
     reason: str = ""
+    from_seq: int = 0  # the walk started after this record (0: from the genesis)
+
+
+def event_digest(topic: str, payload: str, qos: int, retain: bool) -> str:
+    """What the chain records of one outbox row: the topic, QoS, retain flag and exact payload text."""
+    h = hashlib.sha256()
+    h.update(f"{topic}\n{int(qos)}\n{int(bool(retain))}\n".encode())
+    h.update(payload.encode())
+    return h.hexdigest()
+
+
+def text_digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def chain_hash(prev_hash: str, seq: int, ts: float, kind: str, data_text: str) -> str:
@@ -119,6 +167,7 @@ class Transaction:
         self._conn = journal._conn
         self.records: list[Record] = []
         self.events: list[OutboxRow] = []
+        self._digests: list[str] = []  # event_digest of each row in ``events``
 
     def append(self, kind: str, data: dict[str, Any]) -> Record:
         j = self._j
@@ -175,7 +224,20 @@ class Transaction:
         j._last_event_id = event_id
         row = OutboxRow(event_id, topic, payload, qos, retain)
         self.events.append(row)
+        self._digests.append(event_digest(topic, payload, qos, retain))
         return row
+
+    def _chain_events(self) -> None:
+        """Before COMMIT: one ``published`` record with the digest of every outbox row of this transaction (their
+        ids are consecutive), and the rows kept in ``events`` for re-fetch."""
+        first = self.events[0].event_id
+        rec = self.append(PUBLISHED_KIND, {"first_event_id": first, "sha256": list(self._digests)})
+        ts = self._j._clock()
+        self._conn.executemany(
+            "INSERT OR REPLACE INTO events(event_id, ts, topic, payload, qos, retain, seq)"
+            " VALUES (?,?,?,?,?,?,?)",
+            [(r.event_id, ts, r.topic, r.payload, r.qos, int(r.retain), rec.seq) for r in self.events],
+        )
 
     def execute(self, sql: str, params: tuple[Any, ...] = ()) -> sqlite3.Cursor:
         """For modules that keep auxiliary tables in the journal database (e.g. used command nonces)."""
@@ -183,8 +245,21 @@ class Transaction:
 
 
 class Journal:
-    def __init__(self, path: str | Path, *, table_id: str = "", clock=time.time) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        table_id: str = "",
+        clock=time.time,
+        audit_public_key: str | None = None,
+    ) -> None:
         self.path = Path(path)
+        # The table's trusted checkpoint key (hex): verify_since_checkpoint anchors on checkpoints it signed.
+        self.audit_public_key = audit_public_key
+        # Digests of the outbox rows this process committed (trusted: computed here), by event_id.
+        self._chained: dict[int, str] = {}
+        # Snapshots found not covered by the chain (never restored): for the service's integrity fault.
+        self.integrity_problems: list[JournalIntegrityError] = []
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.table_id = table_id
         self._clock = clock
@@ -215,6 +290,8 @@ class Journal:
         acked = list(self._acked)
         try:
             yield tx
+            if tx.events:
+                tx._chain_events()
             if acked:
                 self._conn.executemany("DELETE FROM outbox WHERE event_id = ?", [(e,) for e in acked])
             self._conn.execute("COMMIT")
@@ -228,6 +305,8 @@ class Journal:
         finally:
             self._in_tx = False
         self._acked.difference_update(acked)
+        for row, digest in zip(tx.events, tx._digests, strict=True):
+            self._chained[row.event_id] = digest
         for listener in list(self._listeners):
             listener(tx)
 
@@ -247,11 +326,15 @@ class Journal:
         self._listeners.append(callback)
 
     def save_snapshot(self, state: dict[str, Any]) -> None:
-        """Store the state as of the last record. Call between transactions."""
+        """Store the state as of the last record, its SHA-256 chained in a ``snapshot`` record right after it.
+        Call between transactions."""
+        text = canonical(state)
         with self.transaction() as tx:
+            as_of = self._last_seq
+            tx.append(SNAPSHOT_KIND, {"as_of_seq": as_of, "sha256": text_digest(text)})
             tx.execute(
                 "INSERT OR REPLACE INTO snapshots(seq, ts, state) VALUES (?,?,?)",
-                (self._last_seq, self._clock(), canonical(state)),
+                (as_of, self._clock(), text),
             )
 
     # ---- reading ----
@@ -273,8 +356,94 @@ class Journal:
         return self._last_event_id
 
     def latest_snapshot(self) -> tuple[int, dict[str, Any]] | None:
-        row = self._conn.execute("SELECT seq, state FROM snapshots ORDER BY seq DESC LIMIT 1").fetchone()
-        return (row[0], json.loads(row[1])) if row else None
+        """The newest snapshot whose digest is chained (the ``snapshot`` record right after its seq, itself
+        intact). One that is not is never restored: it is named in ``integrity_problems`` and an older one (or
+        none: replay from the first record) is used instead, so the state comes from chained data only."""
+        rows = self._conn.execute(
+            "SELECT seq, state FROM snapshots ORDER BY seq DESC LIMIT ?", (SNAPSHOT_FALLBACKS,)
+        ).fetchall()
+        for seq, text in rows:
+            problem = self._snapshot_problem(seq, text)
+            if problem is None:
+                return seq, json.loads(text)
+            self.integrity_problems.append(problem)
+        return None
+
+    def _snapshot_problem(self, seq: int, text: str) -> JournalIntegrityError | None:
+        rec = self._record_at(seq + 1)
+        if rec is None or rec[2] != SNAPSHOT_KIND:
+            return JournalIntegrityError(seq, f"snapshot as of record {seq} is not covered by the chain")
+        r_seq, ts, kind, data, prev, h = rec
+        if chain_hash(prev, r_seq, ts, kind, data) != h:
+            return JournalIntegrityError(r_seq, f"record {r_seq} (snapshot digest) was modified")
+        try:
+            chained = json.loads(data)
+        except ValueError:
+            chained = None
+        if (
+            not isinstance(chained, dict)
+            or chained.get("as_of_seq") != seq
+            or chained.get("sha256") != text_digest(text)
+        ):
+            return JournalIntegrityError(
+                seq, f"snapshot as of record {seq} does not match its chained digest (record {r_seq})"
+            )
+        return None
+
+    def _record_at(self, seq: int) -> tuple[int, float, str, str, str, str] | None:
+        return self._conn.execute(
+            "SELECT seq, ts, kind, data, prev_hash, hash FROM records WHERE seq = ?", (seq,)
+        ).fetchone()
+
+    # ---- what may be published ----
+    def is_chained(self, event_id: int, topic: str, payload: str, qos: int, retain: bool) -> bool:
+        """This exact row (an outbox row, a retained document, a kept event) is one the chain records: its
+        digest is in the ``published`` record of the transaction that created it. A row inserted or edited in
+        the file by anyone else is not."""
+        digest = event_digest(topic, payload, qos, retain)
+        known = self._chained.get(event_id)
+        if known is not None:
+            return known == digest
+        row = self._conn.execute("SELECT seq FROM events WHERE event_id = ?", (event_id,)).fetchone()
+        rec = self._record_at(row[0]) if row else None
+        if rec is None or rec[2] != PUBLISHED_KIND:
+            return False
+        r_seq, ts, kind, data, prev, h = rec
+        if chain_hash(prev, r_seq, ts, kind, data) != h:
+            return False
+        try:
+            chained = json.loads(data)
+            index = event_id - int(chained["first_event_id"])
+            return 0 <= index < len(chained["sha256"]) and chained["sha256"][index] == digest
+        except (ValueError, KeyError, TypeError):
+            return False
+
+    def forget_chained(self, event_ids: list[int]) -> None:
+        """Acknowledged rows: their digests need not stay in memory (a later look-up reads the chain)."""
+        for e in event_ids:
+            self._chained.pop(e, None)
+
+    # ---- kept events (re-fetch) ----
+    def kept_events(self, from_event_id: int, to_event_id: int) -> list[OutboxRow]:
+        """Kept envelopes with ids in [from, to], in id order (whether each is chained is the caller's check)."""
+        rows = self._conn.execute(
+            "SELECT event_id, topic, payload, qos, retain FROM events"
+            " WHERE event_id BETWEEN ? AND ? ORDER BY event_id",
+            (from_event_id, to_event_id),
+        ).fetchall()
+        return [OutboxRow(e, t, p, q, bool(r)) for e, t, p, q, r in rows]
+
+    def prune_events(self, older_than_ts: float) -> int:
+        """Forget kept envelopes published before ``older_than_ts`` and no longer in the outbox. The chain keeps
+        their digests, so it stays verifiable. Returns the rows deleted."""
+        if self._in_tx:
+            raise JournalError("prune_events inside a journal transaction")
+        self.flush_acks()  # acknowledged rows have left the outbox
+        cur = self._conn.execute(
+            "DELETE FROM events WHERE ts < ? AND event_id NOT IN (SELECT event_id FROM outbox)",
+            (older_than_ts,),
+        )
+        return cur.rowcount
 
     def records(self, after_seq: int = 0, kinds: tuple[str, ...] | None = None) -> Iterator[Record]:
         sql = "SELECT seq, ts, kind, data, prev_hash, hash FROM records WHERE seq > ?"
@@ -300,6 +469,7 @@ class Journal:
         next transaction, or by ``flush_acks()`` (the publisher calls it when the table goes quiet, and once
         ``ACK_FLUSH_ROWS`` are waiting); until then they are neither counted nor sent again."""
         self._acked.update(event_ids)
+        self.forget_chained(event_ids)
         if len(self._acked) >= ACK_FLUSH_ROWS and not self._in_tx:
             self.flush_acks()
 
@@ -338,23 +508,176 @@ class Journal:
         return dict(self._conn.execute("SELECT topic, payload FROM retained ORDER BY topic"))
 
     def verify(self) -> VerifyResult:
-        """Walk the whole chain: a modified, inserted or deleted record is reported with its seq."""
-        prev = GENESIS_HASH
-        expected_seq = 1
+        """Walk the whole chain: a modified, inserted or deleted record is reported with its seq.
+
+        On its own this cannot tell a journal rewritten with recomputed hashes (or truncated) from a true one:
+        that takes a signed checkpoint from outside the file (``verify_against_checkpoint``). With the table's
+        key known (``audit_public_key``), every checkpoint record on the way must be signed by it and match the
+        head it signs."""
+        return self._walk(0, GENESIS_HASH, key=self.audit_public_key)
+
+    def _walk(
+        self, after_seq: int, prev: str, *, until_seq: int | None = None, key: str | None = None
+    ) -> VerifyResult:
+        """Check the records after ``after_seq`` (whose hash is ``prev``), up to ``until_seq`` or the end; with
+        ``key``, also each checkpoint record's signature and signed head (a rewrite with recomputed hashes
+        cannot re-sign them)."""
+        from controller.audit.checkpoint import CheckpointError, verify_checkpoint
+
+        expected_seq = after_seq + 1
         count = 0
-        for seq, ts, kind, data, prev_hash, h in self._conn.execute(
-            "SELECT seq, ts, kind, data, prev_hash, hash FROM records ORDER BY seq"
-        ):
+        sql = "SELECT seq, ts, kind, data, prev_hash, hash FROM records WHERE seq > ?"
+        params: list[Any] = [after_seq]
+        if until_seq is not None:
+            sql += " AND seq <= ?"
+            params.append(until_seq)
+        for seq, ts, kind, data, prev_hash, h in self._conn.execute(sql + " ORDER BY seq", params):
             count += 1
             if seq != expected_seq:
-                return VerifyResult(False, count, expected_seq, f"record {expected_seq} is missing")
+                return VerifyResult(
+                    False, count, expected_seq, f"record {expected_seq} is missing", after_seq
+                )
             if prev_hash != prev:
-                return VerifyResult(False, count, seq, f"record {seq} does not chain to record {seq - 1}")
+                return VerifyResult(
+                    False, count, seq, f"record {seq} does not chain to record {seq - 1}", after_seq
+                )
             if chain_hash(prev, seq, ts, kind, data) != h:
-                return VerifyResult(False, count, seq, f"record {seq} was modified (hash mismatch)")
+                return VerifyResult(
+                    False, count, seq, f"record {seq} was modified (hash mismatch)", after_seq
+                )
+            if key is not None and kind == CHECKPOINT_KIND:
+                try:
+                    cp = verify_checkpoint(json.loads(data), key)
+                except (CheckpointError, ValueError) as exc:
+                    return VerifyResult(False, count, seq, f"record {seq}: {exc}", after_seq)
+                if cp.seq != seq - 1 or cp.hash != prev:
+                    return VerifyResult(
+                        False,
+                        count,
+                        seq - 1,
+                        f"record {seq - 1} differs from the head signed in checkpoint record {seq}"
+                        " (the records up to it were rewritten)",
+                        after_seq,
+                    )
             prev = h
             expected_seq += 1
-        return VerifyResult(True, count)
+        return VerifyResult(True, count, from_seq=after_seq)
+
+    @classmethod
+    def verify_file(cls, path: str | Path, public_key: str | None) -> VerifyResult:
+        """The full walk (``verify``) on a read-only connection of its own: safe to run on another thread while
+        the service writes (WAL readers see the last commit). The service runs it in the background after
+        start-up, so the records before the last checkpoint are checked too without slowing the start."""
+        reader = cls.__new__(cls)
+        reader._conn = sqlite3.connect(f"file:{Path(path)}?mode=ro", uri=True, check_same_thread=False)
+        reader.audit_public_key = public_key
+        try:
+            return reader.verify()
+        finally:
+            reader._conn.close()
+
+    def verify_since_checkpoint(self, public_key: str | None = None) -> VerifyResult:
+        """Start-up verification: only the records after the newest checkpoint record that the table's key signed
+        and that precedes the newest snapshot (so the snapshot restored and every input replayed after it are
+        inside the walk). With no such checkpoint (or no key), the whole chain is walked.
+
+        A checkpoint record not signed by the table's key, or whose signed head differs from the record it
+        names, is a failure (a file-level attacker cannot sign)."""
+        from controller.audit.checkpoint import CheckpointError, verify_checkpoint
+
+        key = public_key or self.audit_public_key
+        if not key:
+            return self.verify()
+        row = self._conn.execute("SELECT MAX(seq) FROM snapshots").fetchone()
+        limit = row[0] + 1 if row and row[0] is not None else self._last_seq
+        found = self._conn.execute(
+            "SELECT seq, ts, kind, data, prev_hash, hash FROM records"
+            " WHERE kind = ? AND seq <= ? ORDER BY seq DESC LIMIT 1",
+            (CHECKPOINT_KIND, limit),
+        ).fetchone()
+        if found is None:
+            return self.verify()
+        c_seq, ts, kind, data, prev, h = found
+        if chain_hash(prev, c_seq, ts, kind, data) != h:
+            return VerifyResult(False, 0, c_seq, f"record {c_seq} (checkpoint) was modified (hash mismatch)")
+        try:
+            cp = verify_checkpoint(json.loads(data), key)
+        except (CheckpointError, ValueError) as exc:
+            return VerifyResult(False, 0, c_seq, f"record {c_seq}: {exc}")
+        head = self._record_at(cp.seq)
+        if cp.seq != c_seq - 1 or head is None or head[5] != cp.hash or prev != cp.hash:
+            return VerifyResult(
+                False, 0, cp.seq, f"record {cp.seq} differs from the head signed in checkpoint record {c_seq}"
+            )
+        result = self._walk(cp.seq, cp.hash, key=key)
+        if result.ok and result.records == 0 and self._last_seq > cp.seq:
+            return VerifyResult(False, 0, cp.seq + 1, f"record {cp.seq + 1} is missing", cp.seq)
+        return result
+
+    def verify_against_checkpoint(self, checkpoint: dict[str, Any], public_key: str | None) -> VerifyResult:
+        """The whole chain, and the record the checkpoint names carries the hash it signed.
+
+        ``checkpoint`` is the checkpoint dict (``data`` of the MQTT envelope); ``public_key`` the table's
+        trusted key (hex). ``None`` checks the signature against the checkpoint's own key only (it proves the
+        journal matches the checkpoint, not who signed it). Catches truncation, rewriting with recomputed hashes,
+        deleting everything and a checkpoint re-signed with another key."""
+        from controller.audit.checkpoint import CheckpointError, verify_checkpoint
+
+        try:
+            cp = verify_checkpoint(checkpoint, public_key)
+        except CheckpointError as exc:
+            return VerifyResult(False, 0, None, str(exc))
+        if self.table_id and cp.table != self.table_id:
+            return VerifyResult(False, 0, None, f"checkpoint is for table {cp.table}, not {self.table_id}")
+        result = self._walk(0, GENESIS_HASH, until_seq=cp.seq, key=cp.public_key)
+        if not result.ok:
+            return result
+        if result.records < cp.seq:
+            missing = result.records + 1
+            return VerifyResult(
+                False,
+                result.records,
+                missing,
+                f"record {missing} is missing: the checkpoint covers records up to {cp.seq} (truncated)",
+            )
+        head = self._record_at(cp.seq)
+        assert head is not None
+        if head[5] != cp.hash:
+            first = self._first_rewritten(cp.seq, cp.public_key)
+            return VerifyResult(
+                False,
+                result.records,
+                first,
+                f"record {cp.seq} differs from the signed checkpoint: the records up to it were rewritten"
+                f" (hashes recomputed) from record {first} on",
+            )
+        return VerifyResult(True, result.records)
+
+    def _first_rewritten(self, up_to: int, key: str) -> int:
+        """Narrow a rewrite down with the signed checkpoint records inside the journal: the first record after
+        the newest one whose signed head still matches (an attacker cannot sign a new one)."""
+        from controller.audit.checkpoint import CheckpointError, verify_checkpoint
+
+        good = 0
+        for c_seq, data in self._conn.execute(
+            "SELECT seq, data FROM records WHERE kind = ? AND seq <= ? ORDER BY seq", (CHECKPOINT_KIND, up_to)
+        ):
+            try:
+                cp = verify_checkpoint(json.loads(data), key)
+            except (CheckpointError, ValueError):
+                break
+            head = self._record_at(cp.seq)
+            if head is None or head[5] != cp.hash:
+                break
+            good = c_seq
+        return good + 1
+
+    def last_checkpoint_record(self) -> dict[str, Any] | None:
+        """The newest checkpoint record's data (to chain the next checkpoint to it), unchecked."""
+        row = self._conn.execute(
+            "SELECT data FROM records WHERE kind = ? ORDER BY seq DESC LIMIT 1", (CHECKPOINT_KIND,)
+        ).fetchone()
+        return json.loads(row[0]) if row else None
 
     def close(self) -> None:
         with contextlib.suppress(sqlite3.Error, JournalError):

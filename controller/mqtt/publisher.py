@@ -7,6 +7,11 @@ still in the outbox is sent again from the oldest, so a broker outage of any len
 nothing; consumers dedupe by ``event_id`` (QoS 1 is at-least-once) and see the ids in order. Only then are the
 retained state topics republished (for a broker that lost them), and only those whose latest row had already
 left the outbox: a newer row just went out in order, and an old one sent first would overwrite it.
+
+Nothing is published that the journal's chain does not record (``Journal.is_chained``): an outbox row or retained
+document inserted or edited in the database file by anyone but this program is refused, counted (``forged``),
+logged and reported through ``on_forged`` (the service raises a critical alert), never sent under the table's
+identity. Rows this process committed itself are checked against the digests it computed.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import asyncio
 import json
 import logging
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from controller.journal.store import Journal, JournalError, OutboxRow, Transaction
@@ -32,6 +38,7 @@ class PublisherCounters:
     resent: int = 0  # rows sent again after a reconnect
     refused: int = 0  # PUBACKs with a failure reason code (e.g. ACL): the row stays in the outbox
     retained_republished: int = 0
+    forged: int = 0  # rows / retained documents refused because the chain does not record them
 
 
 class OutboxPublisher:
@@ -49,6 +56,9 @@ class OutboxPublisher:
         self._pump_scheduled = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self._flush_timer: asyncio.TimerHandle | None = None
+        self._forged_seen: set[tuple[str, int]] = set()  # reported once per process
+        # Called (on the loop, never inside a send) with (topic, event_id, reason) for each refused row.
+        self.on_forged: Callable[[str, int, str], None] | None = None
 
     def start(self) -> None:
         """Wire to the link and the journal; call from the asyncio loop before ``link.start()``."""
@@ -73,6 +83,7 @@ class OutboxPublisher:
             "acked": c.acked,
             "resent": c.resent,
             "refused": c.refused,
+            "forged": c.forged,
             "in_flight": self.in_flight,
             "outbox": self.outbox_size,
         }
@@ -96,8 +107,12 @@ class OutboxPublisher:
         """Once the outbox has been sent again after a connect (so the ids a consumer sees stay in order)."""
         below, self._republish_below = self._republish_below, None
         for topic, payload in self.journal.retained_state().items():
-            if _event_id(payload) >= below:
+            event_id = _event_id(payload)
+            if event_id >= below:
                 continue  # its latest row was still in the outbox and has just been sent, in order
+            if not self.journal.is_chained(event_id, topic, payload, 1, True):
+                self._forged("retained", topic, event_id)
+                continue
             if self.link.publish(topic, payload, qos=1, retain=True) is not None:
                 self.counters.retained_republished += 1
 
@@ -146,9 +161,30 @@ class OutboxPublisher:
                 if self._republish_below is not None:
                     self._republish_retained()
                 return
-            if not self._send(rows):
+            if not self._send(self._chained_only(rows)):
                 return  # link went down; the next on_connected starts over from the outbox
+            self._last_sent = max(self._last_sent, rows[-1].event_id)  # refused rows are passed over
             room = self.window - len(self._inflight)
+
+    def _chained_only(self, rows: list[OutboxRow]) -> list[OutboxRow]:
+        """The rows the chain records; the others are refused and reported (never sent)."""
+        good = []
+        for row in rows:
+            if self.journal.is_chained(row.event_id, row.topic, row.payload, row.qos, row.retain):
+                good.append(row)
+            else:
+                self._forged("outbox", row.topic, row.event_id)
+        return good
+
+    def _forged(self, where: str, topic: str, event_id: int) -> None:
+        if (where, event_id) in self._forged_seen:
+            return
+        self._forged_seen.add((where, event_id))
+        self.counters.forged += 1
+        reason = f"{where} row for event {event_id} on {topic!r} is not recorded in the journal's chain"
+        log.critical("mqtt: refusing to publish: %s", reason)
+        if self.on_forged is not None and self._loop is not None:
+            self._loop.call_soon(self.on_forged, topic, event_id, reason)
 
     def _on_commit(self, tx: Transaction) -> None:
         """Right after a COMMIT: its rows go out at once when they are the next in order and the window has

@@ -28,6 +28,8 @@ ALERTS_OPEN = "alerts/open"
 ALERTS_EVENTS = "alerts/events"
 ALERTS_OPEN_TYPE = "alerts_open"
 ALERT_TYPE = "alert"
+AUDIT_CHECKPOINT = "audit/checkpoint"  # signed chain head (controller/audit/checkpointer.py)
+CMD_REPLAY = "cmd/replay"  # event re-fetch requests (controller/journal/replay.py)
 
 
 def state_topic(name: str) -> str:
@@ -138,6 +140,34 @@ SPECS: tuple[TopicSpec, ...] = (
         1,
         "cmd_signed.schema.json",
         "technician actions, HMAC-signed",
+    ),
+    TopicSpec(
+        AUDIT_CHECKPOINT,
+        "controller",
+        True,
+        1,
+        "audit_checkpoint.schema.json",
+        "the journal's chain head signed with the table's Ed25519 key, at every round end and at least every 60 s"
+        " while records are written; `tablectl journal verify --checkpoint` (see [Audit checkpoints]"
+        "(#audit-checkpoints))",
+    ),
+    TopicSpec(
+        CMD_REPLAY,
+        "`monitor*`, `archive*`, `supervisor*`, `dealer*`",
+        False,
+        1,
+        "cmd_replay.schema.json",
+        "ask for kept events `{request_id, from_event_id, to_event_id}` again (not signed, rate-limited;"
+        " [reliability.md](reliability.md))",
+    ),
+    TopicSpec(
+        f"{CMD_REPLAY}/response/+",
+        "controller",
+        False,
+        1,
+        "cmd_replay_response.schema.json",
+        "the kept events asked for, byte-identical, in id order, then a closing `{request_id, ok, sent, missing}`;"
+        " the last level is the requester's MQTT username",
     ),
     TopicSpec(
         "cmd/+/response",
