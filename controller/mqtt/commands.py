@@ -14,10 +14,11 @@ that one open alert with a count, and beyond ``REJECTION_ALERT_CAP`` distinct op
 refusal aggregates into one overflow alert: no refusal goes without an alert. 5 failed signatures in 10
 minutes lock the user / source out for 15 minutes (``auth.Lockout``) with a critical ``command_lockout`` alert.
 
-Rate limits (``RateLimits``): per source (command topic + reply account) and per command topic, token buckets
-checked BEFORE a message is queued; a message over the limit is dropped, answered "rate limited" without
-being parsed, counted, and journaled in aggregate (one ``command_dropped`` record per source per flush, not
-one row per message), so a flood neither starves real commands nor grows the journal by a row per message.
+Rate limits (``RateLimits``): a token bucket per source (command topic + reply account), and one for sources
+not seen before, checked BEFORE a message is queued; a message over the limit is dropped, answered "rate
+limited" without being parsed, counted, and journaled in aggregate (one ``command_dropped`` record per source
+per flush, not one row per message), so a flood neither starves real commands nor grows the journal by a row per
+message.
 
 Responses go to the MQTT v5 response topic of the request, which must be
 ``<prefix>/cmd/<role>/response/<account>[/...]`` (the broker ACL lets each account read only its own
@@ -112,13 +113,15 @@ class TokenBucket:
 
 @dataclass(frozen=True, slots=True)
 class RateLimits:
-    """Per source (topic + reply account) and per command topic. A pit terminal sends a few per second."""
+    """Per source (command topic + reply account): a pit terminal sends a few per second. A source not seen
+    before needs a token of the new-source bucket, so inventing reply-account names does not buy fresh buckets
+    faster than ``new_source_rate``, and a known source is never held back by another source's flood."""
 
     source_rate: float = 5.0
     source_burst: float = 20.0
-    topic_rate: float = 20.0
-    topic_burst: float = 60.0
-    max_sources: int = 1024  # buckets kept (oldest forgotten: a flood of invented names cannot grow memory)
+    new_source_rate: float = 10.0
+    new_source_burst: float = 20.0
+    max_sources: int = 1024  # buckets kept (least recently used forgotten)
 
 
 def _text(value: Any, limit: int = 64) -> str:
@@ -184,6 +187,7 @@ class CommandIntake:
         self._queue: asyncio.Queue[tuple[str, InboundMessage]] = asyncio.Queue(queue_size)
         self._worker: asyncio.Task[None] | None = None
         self._buckets: OrderedDict[str, TokenBucket] = OrderedDict()
+        self._new_sources = TokenBucket(self.limits.new_source_rate, self.limits.new_source_burst)
         self._drops: dict[tuple[str, str], list[Any]] = {}  # (role, account) -> [count, first, last, reasons]
         self._flush_handle: asyncio.TimerHandle | None = None
         self._results: OrderedDict[tuple[str, str, str], dict[str, Any]] = OrderedDict()
@@ -222,23 +226,21 @@ class CommandIntake:
         name = msg.response_topic[len(base) :].split("/", 1)[0]
         return name if _ACCOUNT.match(name) else "-"
 
-    def _bucket(self, key: str, rate: float, burst: float) -> TokenBucket:
-        b = self._buckets.get(key)
-        if b is None:
-            b = self._buckets[key] = TokenBucket(rate, burst)
-            while len(self._buckets) > self.limits.max_sources:
+    def admit(self, role: str, account: str) -> bool:
+        """Rate limits: the source's own bucket (a new source first needs a new-source token)."""
+        now = time.monotonic()
+        lim = self.limits
+        key = f"{role}:{account}"
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            if not self._new_sources.take(now):
+                return False
+            bucket = self._buckets[key] = TokenBucket(lim.source_rate, lim.source_burst)
+            while len(self._buckets) > lim.max_sources:
                 self._buckets.popitem(last=False)
         else:
             self._buckets.move_to_end(key)
-        return b
-
-    def admit(self, role: str, account: str) -> bool:
-        """Rate limits: the source's bucket and the topic's; both must have a token."""
-        now = time.monotonic()
-        lim = self.limits
-        source = self._bucket(f"{role}:{account}", lim.source_rate, lim.source_burst)
-        topic = self._bucket(f"{role}:*", lim.topic_rate, lim.topic_burst)
-        return source.take(now) and topic.take(now)
+        return bucket.take(now)
 
     def _enqueue(self, role: str, msg: InboundMessage) -> None:
         account = self.account_of(role, msg)
