@@ -191,7 +191,7 @@ class TableService:
         if req.action == "open_table" and self.jackpot is not None:
             args["jackpot"] = self.jackpot.config_for_open()  # the config, never the caller, sets it
         try:
-            return await self.table.handle_command(req.role, req.user, req.action, args)
+            return await self.table.handle_command(req.role, req.user, req.action, args, req.request_id)
         except Rejected as exc:
             raise CommandRejected(exc.reason) from None
 

@@ -389,3 +389,36 @@ async def test_a_retried_request_id_returns_the_recorded_answer_and_acts_once(
     assert await intake.process("supervisor", signed) == sfirst
     assert [c.action for c in table.calls] == ["stand", "clear_jam"] and table2.calls == []
     assert intake.counters.repeated == 2
+
+
+async def test_a_command_committed_before_a_crash_is_not_run_again_by_its_retry(
+    tmp_path: Path, enrolled
+) -> None:
+    """The window issue 14 item 6 found: the table committed the `stand` (its input record carries the request
+    id, as TableController.handle_command journals it) and the controller died before recording or sending the
+    answer. After the restart the retry with the same request id is answered and does not act again."""
+    creds, _, _ = enrolled
+    clock = Clock()
+    journal = Journal(tmp_path / "j.db", table_id="T1", clock=clock)
+
+    async def commit_then_die(req: CommandRequest) -> dict[str, Any]:
+        with journal.transaction() as tx:
+            tx.append("input", {"input": {"type": "dealer", "action": req.action, "args": req.args,
+                                          "request": {"role": req.role, "user": req.user,
+                                                      "request_id": req.request_id}}, "now": clock()})  # fmt: skip
+        raise SystemExit("kill -9 between the commit and the answer")
+
+    auth = Authenticator(CredentialStore.load(creds), NonceStore(journal))
+    intake = CommandIntake(
+        handler=commit_then_die, auth=auth, alerts=AlertManager(journal, clock=clock), clock=clock
+    )
+    stand = b'{"request_id":"st-9","action":"stand","args":{}}'
+    with pytest.raises(SystemExit):
+        await intake.process("dealer", stand)
+    journal.close()
+    intake, table, journal = make(tmp_path / "j.db", creds, clock)
+    again = await intake.process("dealer", stand)
+    assert again["ok"] is True and again["request_id"] == "st-9" and again["result"]["recovered"] is True
+    assert table.calls == []  # the next seat is not stood
+    other = await intake.process("dealer", b'{"request_id":"st-10","action":"stand","args":{}}')
+    assert other["ok"] is True and len(table.calls) == 1  # a new request id acts as usual

@@ -200,6 +200,28 @@ class CommandIntake:
             with contextlib.suppress(ValueError, KeyError, TypeError):
                 doc = json.loads(data)
                 self._remember((doc["role"], doc["user"], doc["request_id"]), doc["response"])
+        self._recover_unanswered()
+
+    def _recover_unanswered(self) -> None:
+        """Inputs committed with a request id after the last recorded answer: the controller stopped between
+        the commit and the answer (kill -9). Their retry must not act again: it gets an answer saying so."""
+        with self.journal.transaction() as tx:
+            last = tx.execute("SELECT MAX(seq) FROM records WHERE kind = ?", (RESULT_RECORD,)).fetchone()[0]
+            rows = tx.execute(
+                "SELECT data FROM records WHERE kind = 'input' AND seq > ? ORDER BY seq", (last or 0,)
+            ).fetchall()
+        for (data,) in rows:
+            with contextlib.suppress(ValueError, KeyError, TypeError, AttributeError):
+                req = json.loads(data)["input"].get("request")
+                if not isinstance(req, dict):
+                    continue
+                key = (str(req["role"]), str(req["user"]), str(req["request_id"]))
+                if key not in self._results:
+                    self._remember(
+                        key,
+                        {"request_id": key[2], "ok": True,
+                         "result": {"recovered": True, "note": "committed before a restart; its answer was lost"}},
+                    )  # fmt: skip
 
     # ---- wiring ----
     def start(self) -> None:
