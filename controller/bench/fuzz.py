@@ -285,11 +285,14 @@ async def _fuzz_commands(n: int, seed: int, workdir: Path) -> FuzzReport:
             role = rng.choice(roles)
         payload = _payload(rng, doc)
         before = len(calls)
+        seq, repeats = journal.last_seq, intake.counters.repeated
         try:
             resp = await intake.process(role, payload)
         except Exception as exc:
             rep.crashes.append(f"input {i} ({role}): {type(exc).__name__}: {exc} ({payload[:120]!r})")
             continue
+        if journal.last_seq == seq and intake.counters.repeated == repeats:
+            rep.crashes.append(f"input {i} ({role}): answered without a journal row ({payload[:120]!r})")
         reached = len(calls) > before
         if not isinstance(resp, dict) or "ok" not in resp:
             rep.crashes.append(f"input {i}: response without ok: {resp!r}")

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 
 ROLES = ("dealer", "supervisor", "technician")
-SIGNED_ROLES = ("supervisor", "technician")  # actions that need an HMAC credential on top of the broker ACL
+SIGNED_ROLES = ("supervisor", "technician")  # actions that need a user's Ed25519 signature on top of the ACL
 
 STATUS = "status"
 STATE_NAMES = ("table", "shoe", "lid", "jam", "round", "jackpot")
@@ -49,7 +49,8 @@ def cmd_topic(role: str) -> str:
 
 
 def response_topic(role: str) -> str:
-    """Plain-topic fallback for command responses (MQTT 3.1.1 clients, or no response topic given)."""
+    """Base of the response topics: answers go to ``<this>/<account>`` (the request's MQTT v5 response topic);
+    the bare topic is the fallback when none is given, which no client account may read."""
     return f"{cmd_topic(role)}/response"
 
 
@@ -120,7 +121,7 @@ SPECS: tuple[TopicSpec, ...] = (
         False,
         1,
         "cmd_signed.schema.json",
-        "supervisor actions, HMAC-signed",
+        "supervisor actions, signed by the user (Ed25519)",
     ),
     TopicSpec(
         "cmd/technician",
@@ -128,7 +129,7 @@ SPECS: tuple[TopicSpec, ...] = (
         False,
         1,
         "cmd_signed.schema.json",
-        "technician actions, HMAC-signed",
+        "technician actions, signed by the user (Ed25519)",
     ),
     TopicSpec(
         "cmd/+/response",
@@ -136,7 +137,7 @@ SPECS: tuple[TopicSpec, ...] = (
         False,
         1,
         "cmd_response.schema.json",
-        "response fallback, `request_id` echoed",
+        "response fallback (no client account may read it), `request_id` echoed",
     ),
     TopicSpec(
         "cmd/+/response/#",
@@ -144,7 +145,7 @@ SPECS: tuple[TopicSpec, ...] = (
         False,
         1,
         "cmd_response.schema.json",
-        "MQTT v5 response topic chosen by the requester (must lie here), correlation data echoed",
+        "answers: `cmd/<role>/response/<account>`, readable by that account only; correlation data echoed",
     ),
 )
 
