@@ -67,7 +67,9 @@ def test_docs_worked_signing_example_is_exact() -> None:
         "ts": 1767225600,
         "nonce": "00112233445566778899aabbccddeeff",
     }
-    key = load_key_file(Path(__file__).resolve().parents[1] / "docs/examples/keys/alice.key", "alice", "123456")
+    key = load_key_file(
+        Path(__file__).resolve().parents[1] / "docs/examples/keys/alice.key", "alice", "123456"
+    )
     assert f"public key = {public_key_hex(key)}" in DOC
     assert f"canonical  = {canonical(cmd).decode()}" in DOC
     assert f'"sig":"{sign(cmd, key)}"' in DOC
