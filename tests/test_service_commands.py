@@ -130,3 +130,45 @@ async def test_lockout_refuses_the_right_pin_after_five_wrong_signatures(table: 
             await other.close()
     finally:
         await sup.close()
+
+
+@pytest.fixture
+def bare(tmp_path):
+    stack = Stack(tmp_path / "bare", StackOptions(jackpot=False)).start()
+    try:
+        yield stack
+    finally:
+        stack.stop()
+
+
+async def test_no_account_can_take_over_the_controllers_client_id(bare: Stack) -> None:
+    """Attack (issue 13 §3): a dealer account connected 17 times in 20 s under the controller's predictable
+    client id (tablectl-<site>-<id>), each time disconnecting it and firing its last will. The configured id is
+    now only a prefix of a random one: connecting under the predictable ids disconnects nothing."""
+    import asyncio
+
+    import paho.mqtt.client as mqtt
+    from paho.mqtt.enums import CallbackAPIVersion
+
+    watcher = await _connected(bare, "monitor")
+    statuses: list[str] = []
+    watcher.on_change.append(lambda _e: statuses.append(watcher.view.status))
+    site, table = bare.opts.site, bare.opts.table_id
+    try:
+        for cid in (f"tablectl-{site}-{table}", f"table-{table}", table):
+            thief = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=cid, protocol=mqtt.MQTTv5)
+            thief.username_pw_set("dealer", bare.users["dealer"])
+            thief.connect(bare.host, bare.port)
+            thief.loop_start()
+            await asyncio.sleep(1.0)  # a takeover would drop the controller at once and the will would follow
+            thief.disconnect()
+            thief.loop_stop()
+        assert "offline" not in statuses and watcher.view.status == "online"
+        dealer = await _connected(bare, "dealer")
+        try:  # and the controller still answers
+            with pytest.raises(CommandFailed, match="not allowed in state closed"):
+                await dealer.dealer("place_bet", seat=1, amount=1000)
+        finally:
+            await dealer.close()
+    finally:
+        await watcher.close()
