@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import json
@@ -271,6 +272,7 @@ async def test_handler_refusals_and_the_dealers_user_are_journaled(tmp_path: Pat
     assert r["reason"] == "lid already locked"
     d = b'{"request_id":"d1","action":"stand","args":{"seat":2},"user":"dealer-maria"}'
     assert (await intake.process("dealer", d))["ok"] is True
+    await asyncio.sleep(0)  # the results are journaled just after the answers
     results = [r.data for r in journal.records(kinds=("command_result",))]
     assert [(x["user"], x["action"], x["response"]["ok"]) for x in results] == [
         ("alice", "lock_lid", False),
@@ -301,6 +303,7 @@ async def test_hostile_payloads_get_an_answer_and_a_journal_row(
     intake, table, journal = make(tmp_path / "j.db", creds, Clock())
     before = journal.last_seq
     resp = await intake.process(role, payload)
+    intake.flush_results()
     assert resp["ok"] is False and resp["reason"], resp
     rows = [r.data for r in journal.records(after_seq=before, kinds=("command_refused", "command_result"))]
     assert len(rows) == 1 and rows[0].get("reason", rows[0].get("response", {}).get("reason"))
@@ -353,6 +356,7 @@ def test_intake_never_raises_property(
         intake, table, journal = make(tmp_path / f"{uuid.uuid4().hex}.db", creds, Clock())
         try:
             resp = await intake.process(role, payload)
+            intake.flush_results()
             assert isinstance(resp, dict) and "ok" in resp
             rows = list(journal.records(kinds=("command_refused", "command_result")))
             assert len(rows) == 1
@@ -382,6 +386,7 @@ async def test_a_retried_request_id_returns_the_recorded_answer_and_acts_once(
     signed = sign_with(key, request_id="sig-1", args={"alert_id": 4})
     sfirst = await intake.process("supervisor", signed)
     assert await intake.process("supervisor", signed) == sfirst  # same nonce: a retry, not a replay
+    await asyncio.sleep(0)  # the answers are journaled just after they went out
     journal.close()
     clock.t = NOW + 10
     intake, table2, journal = make(tmp_path / "j.db", creds, clock)

@@ -123,6 +123,7 @@ async def test_lockout_refuses_the_right_pin_after_five_wrong_signatures(table: 
             await sup.supervisor("bob", DEMO_PINS["bob"], "lock_lid")
         other = await _connected(table, "supervisor2")
         try:
+            await other.wait_for(lambda v: any(a["kind"] == "command_lockout" for a in v.alerts_open), WAIT)
             alert_id = next(a["alert_id"] for a in other.view.alerts_open if a["kind"] == "command_lockout")
             r = await other.supervisor("bob", DEMO_PINS["bob"], "ack_alert", alert_id=alert_id)
             assert r["ok"] is True

@@ -288,6 +288,7 @@ async def _fuzz_commands(n: int, seed: int, workdir: Path) -> FuzzReport:
         seq, repeats = journal.last_seq, intake.counters.repeated
         try:
             resp = await intake.process(role, payload)
+            intake.flush_results()
         except Exception as exc:
             rep.crashes.append(f"input {i} ({role}): {type(exc).__name__}: {exc} ({payload[:120]!r})")
             continue
