@@ -427,3 +427,19 @@ async def test_a_command_committed_before_a_crash_is_not_run_again_by_its_retry(
     assert table.calls == []  # the next seat is not stood
     other = await intake.process("dealer", b'{"request_id":"st-10","action":"stand","args":{}}')
     assert other["ok"] is True and len(table.calls) == 1  # a new request id acts as usual
+
+
+async def test_invented_names_cannot_grow_the_open_alerts_without_bound(tmp_path: Path, enrolled) -> None:
+    """Attack: lock out 30 invented users from 30 invented reply accounts: 60 lockouts. The critical lockout
+    alerts stay at the cap plus one overflow alert counting the rest (the retained alerts/open document must stay
+    far below the broker's packet limit)."""
+    creds, _, _ = enrolled
+    intake, _table, journal = make(tmp_path / "j.db", creds, Clock())
+    for i in range(30):
+        for _ in range(5):
+            msg = sign_with(Ed25519PrivateKey.generate(), user=f"ghost{i}")
+            await intake.process("supervisor", msg, account=f"acct{i}")
+    locks = [a for a in AlertManager(journal).open_alerts if a.kind == "command_lockout"]
+    assert len(locks) == REJECTION_ALERT_CAP + 1 and all(a.severity == "critical" for a in locks)
+    assert sum(a.details["count"] for a in locks) == 60
+    assert len(json.dumps([a.to_dict() for a in AlertManager(journal).open_alerts])) < 64 * 1024

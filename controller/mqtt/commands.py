@@ -314,10 +314,10 @@ class CommandIntake:
                         {"role": role, "account": account, "count": count, "first": first, "last": last,
                          "reasons": why},
                     )  # fmt: skip
-                    self.alerts.raise_or_repeat(
-                        "command_flood", "warning",
+                    self._aggregate(
+                        tx, "command_flood", "warning",
                         f"{count} commands on cmd/{role} from {account} dropped ({', '.join(sorted(why))})",
-                        key=f"{role}:{account}", details={"role": role, "account": account}, tx=tx,
+                        f"{role}:{account}", {"role": role, "account": account},
                     )  # fmt: skip
         except Exception:
             log.exception("commands: could not journal %d dropped-command counts", len(drops))
@@ -404,36 +404,35 @@ class CommandIntake:
                 tx.append(REFUSED_RECORD, record)
                 if role in SIGNED_ROLES:
                     self._alert_refusal(tx, role, user, account, detail)
-                for key in self.auth.failed(user or None, role, account, now) if failure else []:
-                    self.alerts.raise_or_repeat(
-                        "command_lockout", "critical",
-                        f"{key}: {LOCKOUT_TEXT}", key=key, details={"role": role, "account": account}, tx=tx,
-                    )  # fmt: skip
+                locks = self.auth.failed(user or None, role, account, now) if failure else []
                 if code == "locked":
-                    key = next(
-                        (k for k in self.auth.lockout_keys(user or None, role, account) if k in detail),
-                        detail,
-                    )
-                    self.alerts.raise_or_repeat(
-                        "command_lockout", "critical", f"{key}: {LOCKOUT_TEXT}",
-                        key=key, details={"role": role, "account": account}, tx=tx,
+                    keys = self.auth.lockout_keys(user or None, role, account)
+                    locks = [next((k for k in keys if k in detail), detail)]
+                for key in locks:
+                    self._aggregate(
+                        tx, "command_lockout", "critical", f"{key}: {LOCKOUT_TEXT}", key,
+                        {"role": role, "account": account},
                     )  # fmt: skip
         except Exception:  # the answer still goes out; the failure is logged
             log.exception("commands: could not journal a refusal")
         raise CommandRejected(public)
 
     def _alert_refusal(self, tx: Any, role: str, user: str, account: str, detail: str) -> None:
-        key = f"{role}:{user or '-'}:{account}"
-        book = self.alerts._current(tx)
-        if (
-            book.find("command_rejected", key) is None
-            and book.count("command_rejected") >= REJECTION_ALERT_CAP
-        ):
-            key = "*"  # overflow: every further refusal counts here, none goes unalerted
-        self.alerts.raise_or_repeat(
-            "command_rejected", "warning", detail[:300],
-            key=key, details={"role": role, "user": user, "account": account}, tx=tx,
+        self._aggregate(
+            tx, "command_rejected", "warning", detail[:300], f"{role}:{user or '-'}:{account}",
+            {"role": role, "user": user, "account": account},
         )  # fmt: skip
+
+    def _aggregate(
+        self, tx: Any, kind: str, severity: str, reason: str, key: str, details: dict[str, Any]
+    ) -> None:
+        """Raise ``kind`` for ``key`` or count one more in its open alert; beyond ``REJECTION_ALERT_CAP``
+        distinct open alerts of the kind, count in one overflow alert (key "*"): invented user or account
+        names can neither silence the alerts nor grow the retained alerts/open document without bound."""
+        book = self.alerts._current(tx)
+        if book.find(kind, key) is None and book.count(kind) >= REJECTION_ALERT_CAP:
+            key = "*"
+        self.alerts.raise_or_repeat(kind, severity, reason, key=key, details=details, tx=tx)
 
     def _remember(self, key: tuple[str, str, str], response: dict[str, Any]) -> None:
         self._results[key] = response
