@@ -28,6 +28,7 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
 from controller.mqtt import userkeys
+from controller.mqtt.commands import BUSY, RATE_LIMITED
 from controller.mqtt.sign_cli import build_command
 
 
@@ -210,17 +211,30 @@ class TableClient:
         payload = json.dumps(body)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
+        attempt = 0
         try:
-            for attempt in range(max(1, attempts)):
+            while True:
                 self._client.publish(f"{self.prefix}/cmd/{role}", payload, qos=1, properties=props)
+                attempt += 1
                 left = deadline - loop.time()
-                wait = left if attempt == attempts - 1 else min(left, timeout / attempts)
+                wait = left if attempt >= attempts else min(left, timeout / attempts)
                 try:
-                    return await asyncio.wait_for(asyncio.shield(fut), max(wait, 0.0))
+                    answer = await asyncio.wait_for(asyncio.shield(fut), max(wait, 0.0))
                 except TimeoutError:
                     if loop.time() >= deadline:
                         raise
-            raise TimeoutError(f"no answer to {request_id} within {timeout} s")
+                    continue
+                if (
+                    answer.get("ok") is False
+                    and answer.get("reason") in (RATE_LIMITED, BUSY)
+                    and loop.time() < deadline
+                ):
+                    # over the controller's rate limit (not parsed, not acted on): the same request again soon
+                    fut = loop.create_future()
+                    self._pending[request_id] = fut
+                    await asyncio.sleep(min(0.25 * attempt, max(deadline - loop.time(), 0.0)))
+                    continue
+                return answer
         finally:
             self._pending.pop(request_id, None)
             if not fut.done():

@@ -51,6 +51,8 @@ from controller.mqtt.schemas import MessageInvalid, check, parse_json
 from controller.mqtt.topics import ROLES, SIGNED_ROLES, cmd_topic, response_topic
 
 log = logging.getLogger(__name__)
+RATE_LIMITED = "rate limited, retry later"  # answers of messages not parsed nor acted on: safe to send again
+BUSY = "controller busy, retry"
 REJECTION_ALERT_CAP = 20  # distinct open command_rejected alerts; beyond it refusals aggregate into one
 MAX_DEPTH = 16  # nesting of a command document (the schemas need 3)
 RESULT_RECORD = "command_result"
@@ -117,8 +119,8 @@ class RateLimits:
     before needs a token of the new-source bucket, so inventing reply-account names does not buy fresh buckets
     faster than ``new_source_rate``, and a known source is never held back by another source's flood."""
 
-    source_rate: float = 5.0
-    source_burst: float = 20.0
+    source_rate: float = 20.0
+    source_burst: float = 50.0
     new_source_rate: float = 10.0
     new_source_burst: float = 20.0
     max_sources: int = 1024  # buckets kept (least recently used forgotten)
@@ -279,13 +281,13 @@ class CommandIntake:
             return
         if not self.admit(role, account):
             self._drop(role, account, "rate limited")
-            self._respond(role, msg, {"request_id": None, "ok": False, "reason": "rate limited, retry later"})
+            self._respond(role, msg, {"request_id": None, "ok": False, "reason": RATE_LIMITED})
             return
         try:
             self._queue.put_nowait((role, msg))
         except asyncio.QueueFull:
             self._drop(role, account, "queue full")
-            self._respond(role, msg, {"request_id": None, "ok": False, "reason": "controller busy, retry"})
+            self._respond(role, msg, {"request_id": None, "ok": False, "reason": BUSY})
 
     def _drop(self, role: str, account: str, why: str) -> None:
         self.counters.received += 1
