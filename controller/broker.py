@@ -6,8 +6,8 @@
 on a free port and waits until it accepts connections. ``restart()`` comes back on the SAME port (outage
 tests); ``kill()`` is a crash (SIGKILL).
 
-Also ``python -m controller.broker render --users USERS.toml --out DIR`` renders ``passwd`` and ``acl`` for a
-production broker.
+Also ``python -m controller.broker render --users USERS.toml --site SITE --out DIR`` renders ``passwd`` and
+``acl`` for a production broker (every ACL rule names the site; no wildcard site).
 """
 
 from __future__ import annotations
