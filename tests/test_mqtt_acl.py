@@ -110,7 +110,7 @@ async def test_only_the_controller_reads_commands_and_each_sender_only_its_own_a
         topics = ctl.topics
         spies = {
             u: Recorder(site_broker, u, topics, filters=("#",), validate=False).start()
-            for u in ("dealer", "monitor", "technician", "supervisor2")
+            for u in ("dealer", "monitor", "technician", "supervisor2", "archive")
         }
         sup = Recorder(site_broker, "supervisor1", topics, filters=("#",), validate=False).start()
         await asyncio.sleep(0.1)
