@@ -388,6 +388,7 @@ class CommandIntake:
         auth: AuthError | None = None,
     ) -> None:
         self._count_reject(code)
+        detail = _text(detail, 300)  # it may quote the payload: lone surrogates escaped before the journal
         user = _text(doc.get("user"), 32) if isinstance(doc, dict) else ""
         log.warning(
             "commands: refused %s command (user %r, account %s): %s", role, user, account, detail[:200]
