@@ -2,8 +2,10 @@
 
     .venv/bin/python benchmarks/fuzz_commands.py [--commands 100000] [--seed 1]
 
-Nothing may crash; no forged or replayed signed command may reach the handler; a dealer command reaches it
-only when schema-valid. Exit status 1 otherwise. Results: docs/reliability.md.
+Nothing may crash; every input gets an answer and a journal row (or is a retry answered from the record); no
+forged or replayed signed command may reach the handler; a dealer command reaches it only when schema-valid.
+Hostile inputs include invalid UTF-8, lone surrogates, nesting up to 100,000 levels, numbers beyond int()'s
+digit limit and infinities. Exit status 1 otherwise. Results: docs/reliability.md.
 """
 
 from __future__ import annotations

@@ -33,7 +33,9 @@ ALERT_KINDS: dict[str, str] = {
     "display_fault": "the jackpot sign is not connected: the jackpot is not playable (PT-2001 r.41)",
     # the service
     "config_integrity": "the configuration or a rule profile changed since it was recorded",
-    "command_rejected": "a forged, stale, replayed or unauthorised command was refused",
+    "command_rejected": "a forged, stale, replayed or unauthorised command was refused (repeats counted in one)",
+    "command_lockout": "5 failed signatures in 10 minutes: the user or source is refused for 15 minutes",
+    "command_flood": "commands dropped by the rate limit (counted in aggregate)",
     "journal_io": "a journal write failed (disk full, read-only, I/O error): dealing refused, lid locked",
     "integrity": "journal chain, snapshot or the session's pinned configuration does not check out",
     "journal_integrity": "the journal contradicts its chain or its signed checkpoints, or a row it does not chain"

@@ -6,8 +6,8 @@
 on a free port and waits until it accepts connections. ``restart()`` comes back on the SAME port (outage
 tests); ``kill()`` is a crash (SIGKILL).
 
-Also ``python -m controller.broker render --users USERS.toml --out DIR`` renders ``passwd`` and ``acl`` for a
-production broker.
+Also ``python -m controller.broker render --users USERS.toml --site SITE --out DIR`` renders ``passwd`` and
+``acl`` for a production broker (every ACL rule names the site; no wildcard site).
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ _GENERATED = {
     "user",
 }
 _USER_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+_SITE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
 
 class BrokerError(RuntimeError):
@@ -75,12 +76,12 @@ def role_of(user: str) -> tuple[str, str]:
     """(role, table) of an account: ``table-T1`` → ("controller", "T1"); ``dealer-T1`` → ("dealer", "T1")."""
     if user.startswith("table-") and len(user) > 6:
         return "controller", user[6:]
-    for role in ("dealer", "supervisor", "technician", "monitor"):
+    for role in ("dealer", "supervisor", "technician", "monitor", "archive"):
         if user.startswith(role):
             rest = user[len(role) :]
             return role, rest[1:] if rest.startswith("-") and len(rest) > 1 else "+"
     raise BrokerError(
-        f"account {user!r}: name must start with table-, dealer, supervisor, technician or monitor"
+        f"account {user!r}: name must start with table-, dealer, supervisor, technician, monitor or archive"
     )
 
 
@@ -100,15 +101,24 @@ def parse_acl_template(text: str) -> dict[str, list[str]]:
     return roles
 
 
-def render_acl(users: list[str], template: str | None = None) -> str:
+def render_acl(users: list[str], template: str | None = None, *, site: str) -> str:
+    """The acl_file for ``users`` at ``site`` (the table's own site; "+" only for the shared unit-test broker,
+    whose tests isolate themselves by a random site each)."""
+    if site != "+" and not _SITE.match(site):
+        raise BrokerError(f"site {site!r}: letters, digits, '_', '.', '-' only")
     roles = parse_acl_template(template if template is not None else SHIPPED_ACL.read_text())
     out = ["# Rendered by controller/broker.py from firmware_configs/mosquitto/acl; do not edit."]
     for user in sorted(users):
         role, table = role_of(user)
         if role not in roles:
             raise BrokerError(f"account {user!r}: role {role!r} has no section in the ACL template")
+        if not _USER_NAME.match(user):
+            raise BrokerError(f"account {user!r}: bad name characters")
         out.append(f"\nuser {user}")
-        out.extend(line.replace("{table}", table) for line in roles[role])
+        out.extend(
+            line.replace("{site}", site).replace("{table}", table).replace("{user}", user)
+            for line in roles[role]
+        )
     return "\n".join(out) + "\n"
 
 
@@ -131,6 +141,20 @@ def load_users(path: Path = DEMO_USERS) -> dict[str, str]:
     if not isinstance(users, dict) or not all(isinstance(v, str) for v in users.values()):
         raise BrokerError(f'{path}: expected a [users] table of name = "password"')
     return dict(users)
+
+
+def _shipped_listener_settings() -> list[str]:
+    """Settings of the shipped listener that are not environment-specific (e.g. use_username_as_clientid)."""
+    keep, in_listener = [], False
+    for raw in SHIPPED_CONF.read_text().splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.split()[0] == "listener":
+            in_listener = True
+        elif in_listener and line.split()[0] not in _GENERATED:
+            keep.append(line)
+    return keep
 
 
 def _shipped_general_settings() -> list[str]:
@@ -159,7 +183,9 @@ class Broker:
         tls: BrokerTls | None,
         persistence: bool,
         extra_config: tuple[str, ...] = (),
+        site: str = "+",
     ) -> None:
+        self.site = site
         self.workdir = workdir
         self.extra_config = extra_config  # appended after the listener (e.g. a floor bridge section)
         self.host = host
@@ -183,7 +209,10 @@ class Broker:
         persistence: bool = True,
         host: str = "127.0.0.1",
         extra_config: tuple[str, ...] = (),
+        site: str = "+",
     ) -> Broker:
+        """``site``: the ACL's site level (the table's site; ``tablectl demo`` and the stacks give theirs). The
+        default "+" is for the shared unit-test broker only, whose tests each use a random site."""
         workdir = Path(workdir)
         workdir.mkdir(parents=True, exist_ok=True)
         users = load_users() if users is None else dict(users)
@@ -197,6 +226,7 @@ class Broker:
                 tls=tls,
                 persistence=persistence,
                 extra_config=extra_config,
+                site=site,
             )
             try:
                 broker._launch()
@@ -215,7 +245,7 @@ class Broker:
         ]
         lines.append(f"password_file {self.workdir / 'passwd'}")
         if self.acl:
-            (self.workdir / "acl").write_text(render_acl(list(self.users)))
+            (self.workdir / "acl").write_text(render_acl(list(self.users), site=self.site))
             lines.append(f"acl_file {self.workdir / 'acl'}")
         lines.append(f"persistence {'true' if self.persistence else 'false'}")
         if self.persistence:
@@ -226,6 +256,7 @@ class Broker:
         if os.geteuid() == 0:
             lines.append("user root")  # otherwise mosquitto drops to 'mosquitto', who cannot read workdir
         lines.append(f"listener {self.port} {self.host}")
+        lines += _shipped_listener_settings()
         if self.tls:
             lines += [
                 f"cafile {self.tls.ca}",
@@ -308,6 +339,7 @@ def main(argv: list[str] | None = None) -> int:
     r = sub.add_parser("render", help="render passwd (hashed) and acl for a production broker")
     r.add_argument("--users", type=Path, default=DEMO_USERS, help="TOML [users] name = password")
     r.add_argument("--out", type=Path, required=True)
+    r.add_argument("--site", required=True, help="the table's site (the ACL's site level; no wildcard)")
     # floor hook (controller/floor/bridge.py): also write the table broker's bridge to the floor broker
     r.add_argument("--bridge", type=Path, default=None, help="floor bridge settings (bridge.toml)")
     r.add_argument("--table-config", type=Path, default=None, help="table.toml (with --bridge)")
@@ -316,7 +348,9 @@ def main(argv: list[str] | None = None) -> int:
         users = load_users(args.users)
         args.out.mkdir(parents=True, exist_ok=True)
         write_password_file(args.out / "passwd", users)
-        (args.out / "acl").write_text(render_acl(list(users)))
+        if args.site == "+":
+            raise BrokerError("--site: give the table's own site, not a wildcard")
+        (args.out / "acl").write_text(render_acl(list(users), site=args.site))
         if args.bridge is not None:
             from controller.floor.bridge_cli import write as write_bridge
 

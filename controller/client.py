@@ -3,7 +3,10 @@ the demo's auto-dealer and the HIL bench.
 
 It keeps the latest retained documents (``state/<name>``, ``status``, ``alerts/open``), queues every event,
 deduplicates by ``event_id`` (QoS 1 may redeliver), and sends commands with the request/response pattern of
-docs/mqtt.md: dealer commands plain, supervisor/technician commands signed with the user's PIN-derived key.
+docs/mqtt.md: dealer commands plain, supervisor/technician commands signed with the user's Ed25519 key (its
+key file opened with the PIN). Responses come back on ``cmd/<role>/response/<this account>`` (the only response
+topic the broker lets the account read); a request without an answer is re-sent with the same ``request_id``
+(and the same signed body), which the controller answers from its record without acting twice.
 paho's network thread hands everything to the asyncio loop; nothing blocks in a callback.
 """
 
@@ -15,14 +18,17 @@ import json
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import paho.mqtt.client as mqtt
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from paho.mqtt.enums import CallbackAPIVersion
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
-from controller.mqtt.auth import DEFAULT_ITERATIONS, derive_key
+from controller.mqtt import userkeys
+from controller.mqtt.commands import BUSY, RATE_LIMITED
 from controller.mqtt.sign_cli import build_command
 
 
@@ -72,6 +78,7 @@ class TableClient:
         prefix: str,
         client_id: str | None = None,
         keep_events: int = 10_000,
+        key_dir: str | Path | None = None,
     ) -> None:
         self.prefix = prefix.rstrip("/")
         self.view = TableView()
@@ -82,10 +89,10 @@ class TableClient:
         self._pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._connected = asyncio.Event()
-        self._reply_base = f"{self.prefix}/cmd/{{role}}/response/{secrets.token_hex(4)}"
+        self._reply_base = f"{self.prefix}/cmd/{{role}}/response/{username}"
         self._credentials = (username, password)
         self._client = self._make_client(client_id or f"{username}-{secrets.token_hex(3)}")
-        self._keys: dict[str, bytes] = {}
+        self.key_dir = Path(key_dir) if key_dir is not None else userkeys.default_key_dir()
 
     def _make_client(self, client_id: str, **options: Any) -> mqtt.Client:
         client = mqtt.Client(
@@ -189,35 +196,67 @@ class TableClient:
             fut.set_result(doc)
 
     # ---- commands ----
-    async def request(self, role: str, body: dict[str, Any], timeout: float = 10.0) -> dict[str, Any]:
-        """Publish a command and wait for its response (MQTT v5 response topic + correlation data)."""
+    async def request(
+        self, role: str, body: dict[str, Any], timeout: float = 10.0, attempts: int = 3
+    ) -> dict[str, Any]:
+        """Publish a command and wait for its response (MQTT v5 response topic + correlation data). Without an
+        answer it is re-sent unchanged (same ``request_id``) up to ``attempts`` times within ``timeout``: the
+        controller answers a repeated request id from its record and never acts twice (docs/mqtt.md)."""
         request_id = str(body["request_id"])
         fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = fut
         props = Properties(PacketTypes.PUBLISH)
         props.ResponseTopic = self._reply_base.format(role=role)
         props.CorrelationData = request_id.encode()
-        self._client.publish(f"{self.prefix}/cmd/{role}", json.dumps(body), qos=1, properties=props)
+        payload = json.dumps(body)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        attempt = 0
         try:
-            return await asyncio.wait_for(fut, timeout)
+            while True:
+                self._client.publish(f"{self.prefix}/cmd/{role}", payload, qos=1, properties=props)
+                attempt += 1
+                left = deadline - loop.time()
+                wait = left if attempt >= attempts else min(left, timeout / attempts)
+                try:
+                    answer = await asyncio.wait_for(asyncio.shield(fut), max(wait, 0.0))
+                except TimeoutError:
+                    if loop.time() >= deadline:
+                        raise
+                    continue
+                if (
+                    answer.get("ok") is False
+                    and answer.get("reason") in (RATE_LIMITED, BUSY)
+                    and loop.time() < deadline
+                ):
+                    # over the controller's rate limit (not parsed, not acted on): the same request again soon
+                    fut = loop.create_future()
+                    self._pending[request_id] = fut
+                    await asyncio.sleep(min(0.25 * attempt, max(deadline - loop.time(), 0.0)))
+                    continue
+                return answer
         finally:
             self._pending.pop(request_id, None)
+            if not fut.done():
+                fut.cancel()
 
     async def dealer(self, action: str, **args: Any) -> dict[str, Any]:
         """A dealer input; raises CommandFailed with the controller's reason when refused."""
         body = {"request_id": f"d-{secrets.token_hex(6)}", "action": action, "args": args}
         return self._checked(action, await self.request("dealer", body))
 
-    async def signed(
-        self, role: str, user: str, pin: str, action: str, iterations: int = DEFAULT_ITERATIONS, **args: Any
-    ) -> dict[str, Any]:
-        """A supervisor/technician action signed with the key derived from the user's PIN."""
-        key = self._keys.get(f"{user}:{pin}:{iterations}")
-        if key is None:
-            key = await asyncio.to_thread(derive_key, user, pin, iterations)
-            self._keys[f"{user}:{pin}:{iterations}"] = key
-        body = build_command(user, pin, role, action, args, key=key)
+    async def signed(self, role: str, user: str, pin: str, action: str, **args: Any) -> dict[str, Any]:
+        """A supervisor/technician action signed with the user's key (``<key_dir>/<user>.key`` opened with the
+        PIN; scrypt takes ~0.5 s, off the loop). A wrong PIN raises ``CommandFailed`` before anything is sent."""
+        try:
+            key = await asyncio.to_thread(self._private_key, user, pin)
+        except userkeys.KeyFileError as exc:
+            raise CommandFailed(action, str(exc), {"ok": False, "reason": str(exc)}) from None
+        body = build_command(user, pin, role, action, args, private_key=key)
         return self._checked(action, await self.request(role, body))
+
+    def _private_key(self, user: str, pin: str) -> Ed25519PrivateKey:
+        return userkeys.load_key_file(userkeys.key_path(self.key_dir, user), user, pin)
 
     async def supervisor(self, user: str, pin: str, action: str, **args: Any) -> dict[str, Any]:
         return await self.signed("supervisor", user, pin, action, **args)

@@ -2,7 +2,7 @@
 
 It starts a :class:`controller.stack.Stack` (embedded mosquitto on a free port, the emulated shuffler-shoe
 and jackpot display on pseudo-terminals, the real service process), prepares a session the way a chief
-inspector does (PT-2001 r.53-54: the shoe is emptied, the table opened by the demo supervisor alice/1234, the
+inspector does (PT-2001 r.53-54: the shoe is emptied, the table opened by the demo supervisor alice/123456, the
 cards loaded in two packets, the lid closed), then starts the pit terminal connected to it. In the terminal
 the key ``c`` makes the emulated shoe deal the next card (its ``draw`` control op): it stands in for the
 dealer pulling a card out of the shoe. ``--auto N`` runs a scripted dealer instead (no terminal) and prints
@@ -131,6 +131,7 @@ def terminal_connection(stack: Stack, profile: str) -> Any:
         supervisor_password=stack.users["supervisor1"],
         shoe_control=stack.shoe_control,
         profile=profile,
+        key_dir=str(stack.key_dir),
     )
 
 

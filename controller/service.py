@@ -288,6 +288,9 @@ class TableService:
             self.startup_problem = classify(exc, self.journal.path.parent)
             store = NonceStore.__new__(NonceStore)
             store.journal = self.journal
+            store.keep_s = (
+                61  # NonceStore's default: commands are refused ("cannot record") until the disk works
+            )
             return store
 
     def _journal_write_failed(self, exc: BaseException) -> None:
@@ -479,7 +482,7 @@ class TableService:
         if req.action == "open_table" and self.jackpot is not None:
             args["jackpot"] = self.jackpot.config_for_open()  # the config, never the caller, sets it
         try:
-            return await self.table.handle_command(req.role, req.user, req.action, args)
+            return await self.table.handle_command(req.role, req.user, req.action, args, req.request_id)
         except Rejected as exc:
             raise CommandRejected(exc.reason) from None
 

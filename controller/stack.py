@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -25,11 +24,35 @@ from controller.broker import Broker, load_users
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO_CONFIG = ROOT / "firmware_configs" / "demo.toml"
-DEMO_CREDENTIALS = ROOT / "firmware_configs" / "credentials.example.toml"
 TABLECTL = [sys.executable, "-m", "controller.cli"]
 
-# Demo supervisor/technician PINs (firmware_configs/credentials.example.toml); never for production.
-DEMO_PINS = {"alice": "1234", "bob": "2345", "tom": "4321"}
+# Demo supervisor/technician users and PINs; never for production. Their key pairs are made when a stack
+# starts (write_demo_credentials): the key files (encrypted under these PINs) in <workdir>/keys, the public keys
+# in <workdir>/credentials.toml.
+DEMO_PINS = {"alice": "123456", "bob": "234567", "tom": "345678"}
+DEMO_ROLES = {"alice": "supervisor", "bob": "supervisor", "tom": "technician"}
+_demo_keys: dict[str, tuple[bytes, str]] = {}  # user -> (key file bytes, public key): made once per process
+
+
+def write_demo_credentials(workdir: Path) -> tuple[Path, Path]:
+    """Write the demo users' key files and the table's credentials file; returns (credentials, key dir).
+    The keys are generated once per process (scrypt costs ~0.5 s per user) and reused by later stacks."""
+    from controller.mqtt.auth import add_public_key
+    from controller.mqtt.userkeys import encrypt_key, key_path
+
+    key_dir, creds = workdir / "keys", workdir / "credentials.toml"
+    key_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    creds.write_text("")
+    for user, pin in DEMO_PINS.items():
+        if user not in _demo_keys:
+            data = encrypt_key(user, pin)
+            _demo_keys[user] = (data, str(json.loads(data)["public_key"]))
+        data, public = _demo_keys[user]
+        path = key_path(key_dir, user)
+        path.write_bytes(data)
+        os.chmod(path, 0o600)
+        add_public_key(creds, user, [DEMO_ROLES[user]], public)
+    return creds, key_dir
 
 
 def dump_toml(doc: dict[str, Any]) -> str:
@@ -118,6 +141,7 @@ class Stack:
         self.table_user = f"table-{self.opts.table_id}"
         self.users.setdefault(self.table_user, f"demo-{self.table_user}")
         self.log_path = self.workdir / "controller.log"
+        self.key_dir = self.workdir / "keys"  # the demo users' key files (write_demo_credentials)
 
     @property
     def prefix(self) -> str:
@@ -135,7 +159,7 @@ class Stack:
         """The embedded broker (or the one in the options); a bench subscribes before the controller starts."""
         self.workdir.mkdir(parents=True, exist_ok=True)
         if self.opts.broker is None:
-            self.broker = Broker.start(self.workdir / "broker", users=self.users)
+            self.broker = Broker.start(self.workdir / "broker", users=self.users, site=self.opts.site)
             self.host, self.port = self.broker.host, self.broker.port
         else:
             self.host, self.port = self.opts.broker
@@ -192,8 +216,7 @@ class Stack:
         cfg["mqtt"].update(
             host=self.host, port=self.port, username=self.table_user, password_file=str(password_file)
         )
-        creds = self.workdir / "credentials.toml"
-        shutil.copyfile(DEMO_CREDENTIALS, creds)
+        creds, self.key_dir = write_demo_credentials(self.workdir)
         cfg["supervisors"]["credentials_file"] = str(creds)
         for section, values in o.config_overrides.items():
             cfg.setdefault(section, {}).update(values)
@@ -261,7 +284,14 @@ class Stack:
     def client(self, user: str = "dealer"):
         from controller.client import TableClient
 
-        return TableClient(self.host, self.port, username=user, password=self.users[user], prefix=self.prefix)
+        return TableClient(
+            self.host,
+            self.port,
+            username=user,
+            password=self.users[user],
+            prefix=self.prefix,
+            key_dir=self.key_dir,
+        )
 
 
 def _spawn_json(

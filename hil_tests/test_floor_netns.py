@@ -231,7 +231,7 @@ async def test_the_real_table_service_behind_its_own_broker_reaches_the_floor_an
             stack.start_parts()
             stack.start_controller()
             client = TableClient("127.0.0.1", floor.port, username="supervisor1", password=users["supervisor1"],
-                                 prefix="casino/S1/table/T4")  # fmt: skip
+                                 prefix="casino/S1/table/T4", key_dir=stack.key_dir)  # fmt: skip
             await client.connect()
             try:
                 await client.wait_for(lambda v: v.status == "online" and "table" in v.states, 60)

@@ -1,4 +1,4 @@
-"""Small fuzz runs in the default suite (the 1,000,000-frame and 100,000-command runs are
+"""Small fuzz runs in the default suite (the 1,000,000-frame and 1,000,000-command runs are
 benchmarks/fuzz_link.py and benchmarks/fuzz_commands.py, results in docs/reliability.md)."""
 
 from __future__ import annotations

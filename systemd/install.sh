@@ -82,6 +82,7 @@ if [ ! -f "$cfg" ]; then
     log "wrote $cfg from table.example.toml: edit it for this table (pins, USB ids, jackpot values)"
 fi
 table_id="$("$venv_python" -c 'import sys, tomllib; print(tomllib.load(open(sys.argv[1], "rb"))["table"]["id"])' "$cfg")"
+site="$("$venv_python" -c 'import sys, tomllib; print(tomllib.load(open(sys.argv[1], "rb"))["table"]["site"])' "$cfg")"
 
 # ---- 5. mosquitto: TLS, accounts, ACL -------------------------------------------------------------------------
 log "5/8 mosquitto (TLS on 8883, accounts, ACL)"
@@ -120,7 +121,7 @@ if [ -f "$TABLECTL_ETC/mqtt-password" ]; then
     chown root:tablectl "$TABLECTL_ETC/mqtt-password"
     chmod 0640 "$TABLECTL_ETC/mqtt-password"
 fi
-"$venv_python" -m controller.broker render --users "$users" --out /etc/mosquitto
+"$venv_python" -m controller.broker render --users "$users" --site "$site" --out /etc/mosquitto
 chown root:mosquitto /etc/mosquitto/passwd /etc/mosquitto/acl
 chmod 0640 /etc/mosquitto/passwd /etc/mosquitto/acl
 if [ -f /etc/mosquitto/mosquitto.conf ] && [ ! -f /etc/mosquitto/mosquitto.conf.debian ]; then

@@ -44,7 +44,17 @@ def test_rendered_section_and_refusals(tmp_path):
     out = tmp_path / "etc"
     assert (
         broker_main(
-            ["render", "--out", str(out), "--bridge", str(bridge_toml), "--table-config", str(table_toml)]
+            [
+                "render",
+                "--site",
+                "S1",
+                "--out",
+                str(out),
+                "--bridge",
+                str(bridge_toml),
+                "--table-config",
+                str(table_toml),
+            ]
         )
         == 0
     )

@@ -13,14 +13,15 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from playwright import sync_api as playwright_sync
 
 from controller.broker import Broker, free_port
-from controller.client import CommandFailed
 from controller.floor.archive import ArchiveConfig, ArchiveWorker
 from controller.floor.messages import TableRef
 from controller.floor.store import raise_alert
 from controller.floor.web import WebConfig, serve
+from controller.mqtt.sign_cli import build_command
 from controller.stack import DEMO_PINS, Stack, StackOptions
 from tests.support.floor import FLOOR_USERS, temp_database
 
@@ -69,7 +70,14 @@ def test_dashboard_shows_a_table_alert_live_and_acknowledges_it_signed(tmp_path)
                                                   worker="web", grace=0.5)).start()  # fmt: skip
             stack.start()
             web = WebThread(
-                WebConfig(dsn, broker.host, broker.port, "supervisor-floor", users["supervisor-floor"])
+                WebConfig(
+                    dsn,
+                    broker.host,
+                    broker.port,
+                    "supervisor-floor",
+                    users["supervisor-floor"],
+                    key_dir=str(stack.key_dir),
+                )  # fmt: skip
             )
             with playwright_sync.sync_playwright() as pw:
                 browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS, headless=True)
@@ -89,15 +97,16 @@ def test_dashboard_shows_a_table_alert_live_and_acknowledges_it_signed(tmp_path)
 
                 refused: list[bool] = []
 
-                async def forge() -> None:  # a supervisor command signed with the wrong PIN
+                async def forge() -> None:  # a command in alice's name signed with a key that is not hers
                     client = stack.client("supervisor1")
                     await client.connect()
                     try:
-                        try:
-                            await client.supervisor("alice", "9999", "open_table", profile="pt-2001")
-                            refused.append(False)
-                        except CommandFailed:
-                            refused.append(True)
+                        body = build_command(
+                            "alice", "", "supervisor", "open_table", {"profile": "pt-2001"},
+                            private_key=Ed25519PrivateKey.generate(),
+                        )  # fmt: skip
+                        response = await client.request("supervisor", body)
+                        refused.append(not response.get("ok"))
                     finally:
                         await client.close()
 

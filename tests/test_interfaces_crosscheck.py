@@ -134,10 +134,13 @@ def test_sign_reproduces_the_worked_example_in_mqtt_md() -> None:
     proc = tablectl(*argv)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == json.loads(block.group(2))
-    # the PIN from the environment (documented alternative to --pin) gives the same MAC
+    # the PIN from the environment (documented alternative to --pin) gives the same signature
     no_pin = [a for i, a in enumerate(argv) if a != "--pin" and (i == 0 or argv[i - 1] != "--pin")]
-    proc = tablectl(*no_pin, env={"TABLECTL_PIN": "1234"})
-    assert json.loads(proc.stdout)["mac"] == json.loads(block.group(2))["mac"]
+    proc = tablectl(*no_pin, env={"TABLECTL_PIN": "123456"})
+    assert json.loads(proc.stdout)["sig"] == json.loads(block.group(2))["sig"]
+    # a wrong PIN does not open the key file: nothing is signed
+    proc = tablectl(*no_pin, env={"TABLECTL_PIN": "123457"})
+    assert proc.returncode == 1 and "wrong PIN" in proc.stderr and not proc.stdout
 
 
 # --------------------------------------------------------------------------- docs/examples: rounds
@@ -257,7 +260,12 @@ def test_every_example_file_is_documented() -> None:
     for path in SCENARIOS:
         assert f"`{path.name}`" in emulator, path
     assert "examples/rounds/" in rounds
-    assert {p.parent.name for p in (DOCS / "examples").rglob("*") if p.is_file()} == {"rounds", "scenarios"}
+    assert "docs/examples/keys/alice.key" in MQTT_DOC  # the worked signing example's key file
+    assert {p.parent.name for p in (DOCS / "examples").rglob("*") if p.is_file()} == {
+        "rounds",
+        "scenarios",
+        "keys",
+    }
 
 
 # ------------------------------------------------------------------------------------- docs/mqtt.md

@@ -1,4 +1,4 @@
-"""Command intake: broker ACL + controller HMAC credentials; refused commands never reach the handler."""
+"""Command intake: broker ACL + controller Ed25519 signatures; refused commands never reach the handler."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from paho.mqtt.packettypes import PacketTypes
@@ -18,21 +19,21 @@ from support.broker import Recorder, link_config, new_topics
 from controller.broker import Broker
 from controller.journal.store import Journal
 from controller.mqtt.alerts import AlertManager
-from controller.mqtt.auth import Authenticator, CredentialStore, NonceStore, derive_key
+from controller.mqtt.auth import Authenticator, CredentialStore, NonceStore
 from controller.mqtt.commands import CommandIntake, CommandRejected, CommandRequest
 from controller.mqtt.link import MqttLink
 from controller.mqtt.publisher import OutboxPublisher
 from controller.mqtt.schemas import MessageInvalid, check
 from controller.mqtt.sign_cli import build_command
+from controller.mqtt.userkeys import public_key_hex
 
-ITER = 1000  # fast PBKDF2 for tests; production uses the file's iteration count
 NOW = 1_800_000_000
-KEYS = {"alice": derive_key("alice", "1234", ITER), "tom": derive_key("tom", "4321", ITER)}
+KEYS = {"alice": Ed25519PrivateKey.generate(), "tom": Ed25519PrivateKey.generate()}
 CREDS = CredentialStore.from_dict(
     {
         "users": {
-            "alice": {"roles": ["supervisor"], "key": KEYS["alice"].hex(), "iterations": ITER},
-            "tom": {"roles": ["technician"], "key": KEYS["tom"].hex(), "iterations": ITER},
+            "alice": {"roles": ["supervisor"], "public_key": public_key_hex(KEYS["alice"])},
+            "tom": {"roles": ["technician"], "public_key": public_key_hex(KEYS["tom"])},
         }
     }
 )
@@ -71,7 +72,7 @@ def make_intake(
 def signed(user: str = "alice", role: str = "supervisor", action: str = "clear_jam", **kw: Any) -> bytes:
     kw.setdefault("ts", NOW)
     return json.dumps(
-        build_command(user, "", role, action, kw.pop("args", {}), key=KEYS[user], **kw)
+        build_command(user, "", role, action, kw.pop("args", {}), private_key=KEYS[user], **kw)
     ).encode()
 
 
@@ -81,12 +82,17 @@ def _edit(msg: bytes, **changes: Any) -> bytes:
 
 def _forge(msg: bytes) -> bytes:
     doc = json.loads(msg)
-    doc["mac"] = ("0" if doc["mac"][0] != "0" else "1") + doc["mac"][1:]
+    doc["sig"] = ("0" if doc["sig"][0] != "0" else "1") + doc["sig"][1:]
     return json.dumps(doc).encode()
 
 
 def open_alert_reasons(journal: Journal) -> list[str]:
     return [a.reason for a in AlertManager(journal).open_alerts if a.kind == "command_rejected"]
+
+
+def refusals(journal: Journal) -> list[dict[str, Any]]:
+    """The journal's detail of every refusal (the sender only read "not authorised")."""
+    return [r.data for r in journal.records(kinds=("command_refused",))]
 
 
 async def test_valid_supervisor_command_reaches_handler(tmp_path: Path) -> None:
@@ -101,11 +107,19 @@ async def test_valid_supervisor_command_reaches_handler(tmp_path: Path) -> None:
     ("name", "payload", "role", "reason"),
     [
         ("forged_mac", lambda: _forge(signed()), "supervisor", "bad signature"),
-        ("malformed_mac", lambda: _edit(signed(), mac="Z" * 64), "supervisor", "$.mac"),
+        ("malformed_sig", lambda: _edit(signed(), sig="Z" * 128), "supervisor", "$.sig"),
         (
             "wrong_key",
             lambda: json.dumps(
-                build_command("alice", "9999", "supervisor", "clear_jam", {}, ts=NOW, iterations=ITER)
+                build_command(
+                    "alice",
+                    "",
+                    "supervisor",
+                    "clear_jam",
+                    {},
+                    ts=NOW,
+                    private_key=Ed25519PrivateKey.generate(),
+                )
             ).encode(),
             "supervisor",
             "bad signature",
@@ -121,7 +135,7 @@ async def test_valid_supervisor_command_reaches_handler(tmp_path: Path) -> None:
         (
             "unknown_user",
             lambda: json.dumps(
-                build_command("mallory", "", "supervisor", "clear_jam", {}, ts=NOW, key=KEYS["alice"])
+                build_command("mallory", "", "supervisor", "clear_jam", {}, ts=NOW, private_key=KEYS["alice"])
             ).encode(),
             "supervisor",
             "unknown user",
@@ -144,12 +158,18 @@ async def test_valid_supervisor_command_reaches_handler(tmp_path: Path) -> None:
 async def test_forged_stale_and_unauthorised_commands_rejected_with_alert(
     tmp_path: Path, name: str, payload, role: str, reason: str
 ) -> None:
-    """PT-2001 r.51: only a chief inspector (supervisor) clears a jam; anything else is refused + alerted."""
+    """PT-2001 r.51: only a chief inspector (supervisor) clears a jam; anything else is refused + alerted.
+    The sender reads only "not authorised" (or the schema error of a malformed document): it cannot tell an
+    unknown user from a wrong role; the journal keeps the detail (issue 13 §3)."""
     intake, table, journal = make_intake(tmp_path / "j.db")
     resp = await intake.process(role, payload())
-    assert resp["ok"] is False and reason in resp["reason"], resp
+    if name.startswith("malformed"):
+        assert resp["ok"] is False and reason in resp["reason"], resp
+    else:
+        assert resp == {"request_id": resp["request_id"], "ok": False, "reason": "not authorised"}, resp
     assert table.calls == []
     assert len(open_alert_reasons(journal)) == 1 and reason in open_alert_reasons(journal)[0]
+    assert [reason in r["reason"] for r in refusals(journal)] == [True]
     check("cmd_response.schema.json", resp, "response")
 
 
@@ -157,16 +177,18 @@ async def test_replay_rejected_also_after_restart(tmp_path: Path) -> None:
     msg = signed(nonce="ab" * 16)
     intake, table, journal = make_intake(tmp_path / "j.db")
     assert (await intake.process("supervisor", msg))["ok"] is True
-    again = await intake.process("supervisor", msg)
-    assert again["ok"] is False and "replayed" in again["reason"]
+    again = await intake.process("supervisor", _edit(msg, request_id="other"))
+    assert again["ok"] is False and again["reason"] == "not authorised"
     journal.close()
     intake, table2, journal = make_intake(
         tmp_path / "j.db", clock=lambda: NOW + 20
     )  # restarted, still in window
-    after = await intake.process("supervisor", msg)
-    assert after["ok"] is False and "replayed" in after["reason"]
+    after = await intake.process("supervisor", _edit(msg, request_id="third"))
+    assert after["ok"] is False and after["reason"] == "not authorised"
     assert len(table.calls) == 1 and table2.calls == []
-    assert len(open_alert_reasons(journal)) == 2
+    assert [r["code"] for r in refusals(journal)] == ["replayed", "replayed"]
+    assert len(open_alert_reasons(journal)) == 1  # the same source again: one alert, counted
+    assert AlertManager(journal).open_alerts[0].details["count"] == 2
 
 
 async def test_handler_rejection_and_dealer_commands(tmp_path: Path) -> None:
@@ -247,7 +269,7 @@ async def _controller(
     return intake, table, journal, link
 
 
-async def test_mqtt_v5_request_response_and_v311_fallback(mqtt_broker: Broker, tmp_path: Path) -> None:
+async def test_mqtt_v5_request_response_to_the_senders_own_topic(mqtt_broker: Broker, tmp_path: Path) -> None:
     import time
 
     topics = new_topics()
@@ -257,29 +279,31 @@ async def test_mqtt_v5_request_response_and_v311_fallback(mqtt_broker: Broker, t
     ).start()
     await asyncio.sleep(0.05)
     props = Properties(PacketTypes.PUBLISH)
-    props.ResponseTopic = topics.abs("cmd/supervisor/response/console-1")
+    props.ResponseTopic = topics.abs("cmd/supervisor/response/supervisor1")
     props.CorrelationData = b"corr-42"
     msg = json.dumps(
-        build_command("alice", "", "supervisor", "clear_jam", {}, key=KEYS["alice"], request_id="q1")
+        build_command("alice", "", "supervisor", "clear_jam", {}, private_key=KEYS["alice"], request_id="q1")
     )
     assert sup.publish("cmd/supervisor", msg, props=props) == 0
-    await sup.await_for(lambda m: any(t == "cmd/supervisor/response/console-1" for t, _, _ in m))
-    assert sup.on("cmd/supervisor/response/console-1") == [
+    await sup.await_for(lambda m: any(t == "cmd/supervisor/response/supervisor1" for t, _, _ in m))
+    assert sup.on("cmd/supervisor/response/supervisor1") == [
         {"request_id": "q1", "ok": True, "result": {"done": "clear_jam"}}
     ]
-    # A 3.1.1 pit terminal: no response topic, answer on the plain fallback topic with request_id echoed.
-    dealer = Recorder(mqtt_broker, "dealer", topics, filters=("cmd/dealer/response",), v5=False).start()
+    # The pit terminal's account: its answers on cmd/dealer/response/dealer, malformed ones answered too.
+    dealer = Recorder(mqtt_broker, "dealer", topics, filters=("cmd/dealer/response/#",)).start()
     await asyncio.sleep(0.05)
-    dealer.publish("cmd/dealer", '{"request_id":"p1","action":"hit","args":{"seat":3}}')
-    dealer.publish("cmd/dealer", b"\xff not json")
+    dprops = Properties(PacketTypes.PUBLISH)
+    dprops.ResponseTopic = topics.abs("cmd/dealer/response/dealer")
+    dealer.publish("cmd/dealer", '{"request_id":"p1","action":"hit","args":{"seat":3}}', props=dprops)
+    dealer.publish("cmd/dealer", b"\xff not json", props=dprops)
     await dealer.await_for(lambda m: len(m) >= 2)
-    got = dealer.on("cmd/dealer/response")
+    got = dealer.on("cmd/dealer/response/dealer")
     assert got[0] == {"request_id": "p1", "ok": True, "result": {"done": "hit"}}
     assert got[1]["ok"] is False and "not UTF-8" in got[1]["reason"]
-    # A replay over MQTT: refused, alert published (retained open list) for the floor.
-    sup.publish("cmd/supervisor", msg, props=props)
-    await sup.await_for(lambda m: len(sup.on("cmd/supervisor/response/console-1")) == 2)
-    assert "replayed" in sup.on("cmd/supervisor/response/console-1")[1]["reason"]
+    # A replay over MQTT (another request id, the same signed fields): refused, alert published for the floor.
+    sup.publish("cmd/supervisor", _edit(msg.encode(), request_id="q2"), props=props)
+    await sup.await_for(lambda m: len(sup.on("cmd/supervisor/response/supervisor1")) == 2)
+    assert sup.on("cmd/supervisor/response/supervisor1")[1]["reason"] == "not authorised"
     await sup.await_for(lambda m: any(t == "alerts/open" for t, _, _ in m))
     assert sup.on("alerts/open")[-1]["data"]["alerts"][0]["kind"] == "command_rejected"
     assert [c.action for c in table.calls] == ["clear_jam", "hit"]
@@ -302,8 +326,11 @@ async def test_broker_acl_denies_dealer_on_supervisor_topic(mqtt_broker: Broker,
     assert dealer.publish("cmd/technician", signed("tom", "technician")) == 0x87
     assert dealer.publish("alerts/open", b"{}") == 0x87
     assert monitor.publish("cmd/dealer", b"{}") == 0x87  # read-only account
-    assert dealer.publish("cmd/dealer", b'{"request_id":"x","action":"stand","args":{"seat":1}}') == 0
-    await dealer.await_for(lambda m: any(t == "cmd/dealer/response" for t, _, _ in m))
+    props = Properties(PacketTypes.PUBLISH)
+    props.ResponseTopic = topics.abs("cmd/dealer/response/dealer")
+    stand = b'{"request_id":"x","action":"stand","args":{"seat":1}}'
+    assert dealer.publish("cmd/dealer", stand, props=props) == 0
+    await dealer.await_for(lambda m: any(t == "cmd/dealer/response/dealer" for t, _, _ in m))
     assert [c.action for c in table.calls] == ["stand"]
     assert intake.counters.received == 1  # nothing denied by the broker ever reached the controller
     for r in (dealer, monitor):

@@ -54,7 +54,10 @@ def test_docs_list_every_topic_with_its_schema_retain_and_qos() -> None:
 
 
 def test_docs_worked_signing_example_is_exact() -> None:
+    """docs/mqtt.md's worked example: the example key file opened with its PIN gives the documented public key,
+    canonical text and (Ed25519 being deterministic) signature."""
     from controller.mqtt.auth import canonical, sign
+    from controller.mqtt.userkeys import load_key_file, public_key_hex
 
     cmd = {
         "user": "alice",
@@ -64,9 +67,12 @@ def test_docs_worked_signing_example_is_exact() -> None:
         "ts": 1767225600,
         "nonce": "00112233445566778899aabbccddeeff",
     }
-    key = bytes.fromhex("df9cbdf92ef7e715b65944caab43deaacf893c358fa0d181cb13c45ce033d06f")
-    assert f"canonical = {canonical(cmd).decode()}" in DOC
-    assert f"mac       = {sign(cmd, key)}" in DOC
+    key = load_key_file(
+        Path(__file__).resolve().parents[1] / "docs/examples/keys/alice.key", "alice", "123456"
+    )
+    assert f"public key = {public_key_hex(key)}" in DOC
+    assert f"canonical  = {canonical(cmd).decode()}" in DOC
+    assert f'"sig":"{sign(cmd, key)}"' in DOC
 
 
 def test_valid_messages_pass() -> None:

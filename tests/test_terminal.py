@@ -181,25 +181,31 @@ async def test_jam_cleared_by_supervisor_and_acknowledged_on_the_console_pt2001_
             await until(pilot, lambda: app.message.startswith("refused"))
             assert "dealing blocked" in app.message and "r.51" in app.message
             await pilot.press("f5")  # unlock lid, wrong PIN first
-            await credential(pilot, "alice", "9999")
+            await credential(pilot, "alice", "999999")
             await until(pilot, lambda: "unlock" in app.message.lower())
             assert app.message.startswith("refused: unlock_lid:")
             await pilot.press("f5")
-            await credential(pilot, "alice", "1234")
+            await credential(pilot, "alice", "123456")
             await settle(
                 app, pilot, lambda v: v.states["lid"]["state"] != "locked" or v.states["lid"]["unlocked_by"]
             )
             await ctl.clear_jam()  # the technician frees the cards (emulator)
             await pilot.press("f4")
             shot(app, "credential-prompt", tmp_path)
-            await credential(pilot, "alice", "1234")
+            await credential(pilot, "alice", "123456")
             await settle(app, pilot, lambda v: v.states["table"]["state"] == "betting")
             await until(pilot, lambda: app.message == "ok: clear_jam")
             assert "jam: no" in screen_text(app)
     finally:
         await ctl.close()
 
-    fleet = FleetAlerts(table.host, table.port, username="supervisor1", password=table.users["supervisor1"])
+    fleet = FleetAlerts(
+        table.host,
+        table.port,
+        username="supervisor1",
+        password=table.users["supervisor1"],
+        key_dir=str(table.key_dir),
+    )
     console = AlertsApp(fleet)
     async with console.run_test(size=(140, 30)) as pilot:
         await until(pilot, lambda: any(r.alert["kind"] == "jam" for r in fleet.open_alerts()))
@@ -212,7 +218,7 @@ async def test_jam_cleared_by_supervisor_and_acknowledged_on_the_console_pt2001_
         for _ in range(jam):
             await pilot.press("down")
         await pilot.press("a")
-        await credential(pilot, "bob", "2345")
+        await credential(pilot, "bob", "234567")
         jam_id = rows[jam].alert_id
         await until(pilot, lambda: any(h.alert_id == jam_id for h in fleet.history))
         assert jam_id not in [r.alert_id for r in fleet.open_alerts()]

@@ -173,12 +173,18 @@ def _fuzz_link(n: int, seed: int) -> FuzzReport:
 # ---- the MQTT command intake ------------------------------------------------------------------------------
 
 
+def _fuzz_key() -> Any:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    return Ed25519PrivateKey.from_private_bytes(bytes(range(32)))  # a fixed key, enrolled as alice + tom
+
+
 def _seed_commands() -> list[tuple[str, dict[str, Any]]]:
     from controller.mqtt.sign_cli import build_command
 
-    key = bytes.fromhex("df9cbdf92ef7e715b65944caab43deaacf893c358fa0d181cb13c45ce033d06f")  # alice, demo
-    signed = build_command("alice", "1234", "supervisor", "clear_jam", {"alert_id": 3}, key=key)
-    tech = build_command("alice", "1234", "technician", "run_deck_check", {}, key=key)
+    key = _fuzz_key()
+    signed = build_command("alice", "", "supervisor", "clear_jam", {"alert_id": 3}, private_key=key)
+    tech = build_command("tom", "", "technician", "run_deck_check", {}, private_key=key)
     return [
         ("dealer", {"request_id": "p-1", "action": "place_bet", "args": {"seat": 2, "amount": 500}}),
         ("dealer", {"request_id": "p-2", "action": "stand", "args": {}}),
@@ -192,7 +198,8 @@ def _structural(rng: random.Random, doc: Any, depth: int = 0) -> Any:
     """Replace a random value somewhere in the document with a hostile one."""
     hostile: list[Any] = [
         None, True, -1, 2**63, 1e308, float("nan"), "", "x" * 5000, "\u0000", "☃", [], {}, [1, [2, [3]]],
-        {"seat": {"$gt": 0}}, "../../", "casino/#",
+        {"seat": {"$gt": 0}}, "../../", "casino/#", "\ud800", "a\udfffb", 10**300,
+        -(2**200), 1e-320, _nested(rng.randrange(10, 900)),
     ]  # fmt: skip
     if isinstance(doc, dict) and doc and depth < 4:
         d = dict(doc)
@@ -207,8 +214,29 @@ def _structural(rng: random.Random, doc: Any, depth: int = 0) -> Any:
     return rng.choice(hostile)
 
 
+def _nested(depth: int) -> Any:
+    doc: Any = 1
+    for _ in range(depth):
+        doc = [doc]
+    return doc
+
+
+_RAW_HOSTILE = (
+    b'{"request_id":"r","action":"stand","args":{"seat":' + b"9" * 5000 + b"}}",  # beyond int digits limit
+    b'{"request_id":"r","action":"stand","args":' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+    b'{"request_id":"r","action":"stand","args":{},"user":"\\ud800\\udc00\\ud800"}',
+    b'{"request_id":"\\udfff","action":"stand","args":{}}',
+    b"\xed\xa0\x80",  # a UTF-8-encoded surrogate: invalid UTF-8
+    b"\xff\xfe\x00{",
+    b'{"a":1e999999}',
+    b'{"request_id":"r","action":"stand","args":{"seat":1.0e400}}',
+)
+
+
 def _payload(rng: random.Random, doc: dict[str, Any]) -> bytes:
     r = rng.random()
+    if r < 0.03:
+        return rng.choice(_RAW_HOSTILE)
     if r < 0.45:
         text = json.dumps(_structural(rng, doc), allow_nan=True)
         return text.encode("utf-8", errors="surrogatepass")
@@ -224,7 +252,13 @@ async def _fuzz_commands(n: int, seed: int, workdir: Path) -> FuzzReport:
     from controller.mqtt.auth import Authenticator, CredentialStore, NonceStore
     from controller.mqtt.commands import CommandIntake, CommandRequest
     from controller.mqtt.schemas import MessageInvalid, check, parse_json
-    from controller.stack import DEMO_CREDENTIALS
+    from controller.mqtt.userkeys import public_key_hex
+
+    public = public_key_hex(_fuzz_key())
+    creds = CredentialStore.from_dict(
+        {"users": {"alice": {"roles": ["supervisor"], "public_key": public},
+                   "tom": {"roles": ["technician"], "public_key": public}}}
+    )  # fmt: skip
 
     rng = random.Random(seed)
     rep = FuzzReport("MQTT command intake (CommandIntake.process)")
@@ -237,7 +271,7 @@ async def _fuzz_commands(n: int, seed: int, workdir: Path) -> FuzzReport:
 
     intake = CommandIntake(
         handler=handler,
-        auth=Authenticator(CredentialStore.load(DEMO_CREDENTIALS), NonceStore(journal)),
+        auth=Authenticator(creds, NonceStore(journal)),
         alerts=AlertManager(journal),
         link=None,
     )
@@ -251,18 +285,22 @@ async def _fuzz_commands(n: int, seed: int, workdir: Path) -> FuzzReport:
             role = rng.choice(roles)
         payload = _payload(rng, doc)
         before = len(calls)
+        seq, repeats = journal.last_seq, intake.counters.repeated
         try:
             resp = await intake.process(role, payload)
+            intake.flush_results()
         except Exception as exc:
             rep.crashes.append(f"input {i} ({role}): {type(exc).__name__}: {exc} ({payload[:120]!r})")
             continue
+        if journal.last_seq == seq and intake.counters.repeated == repeats:
+            rep.crashes.append(f"input {i} ({role}): answered without a journal row ({payload[:120]!r})")
         reached = len(calls) > before
         if not isinstance(resp, dict) or "ok" not in resp:
             rep.crashes.append(f"input {i}: response without ok: {resp!r}")
         if reached and role != "dealer":
-            # Only request_id is outside the MAC; the signed fields must be the original ones, used once.
+            # Only request_id is outside the signature; the signed fields must be the original ones, used once.
             got = json.loads(payload)
-            signed = ("user", "role", "action", "args", "ts", "nonce", "mac")
+            signed = ("user", "role", "action", "args", "ts", "nonce", "sig")
             if any(got.get(k) != doc.get(k) for k in signed) or got["nonce"] in used_nonces:
                 rep.crashes.append(f"input {i}: a forged or replayed {role} command reached the handler")
             used_nonces.add(got["nonce"])

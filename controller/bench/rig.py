@@ -19,7 +19,7 @@ from controller.gpio import fake_server
 from controller.stack import DEMO_PINS, Stack, StackOptions
 from drivers.emulator.control_client import ControlClient
 
-SUPERVISOR = ("alice", DEMO_PINS["alice"])  # demo credentials (firmware_configs/credentials.example.toml)
+SUPERVISOR = ("alice", DEMO_PINS["alice"])  # demo users, enrolled by the stack (controller/stack.py)
 TECHNICIAN = ("tom", DEMO_PINS["tom"])
 
 
@@ -112,8 +112,9 @@ class Rig:
     def _client(self, user: str, *, persistent: bool = False) -> BenchClient:
         s = self.stack
         return BenchClient(
-            s.host, s.port, username=user, password=s.users[user], prefix=s.prefix, persistent=persistent
-        )
+            s.host, s.port, username=user, password=s.users[user], prefix=s.prefix, persistent=persistent,
+            key_dir=s.key_dir,
+        )  # fmt: skip
 
     async def start(self) -> Rig:
         """Broker first, then the recording consumer (so it sees event 1), then shoe, display, controller."""

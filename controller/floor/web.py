@@ -47,6 +47,9 @@ class WebConfig:
     password: str = field(repr=False)
     min_interval: float = 0.3
     ack_timeout: float = 15.0
+    # The supervisors' PIN-encrypted key files (docs/mqtt.md "Signed commands"): the PIN typed on the page opens
+    # the user's key here, signs the acknowledgement and is forgotten. None: TABLECTL_KEY_DIR or the default.
+    key_dir: str | None = None
 
 
 class FloorWeb:
@@ -180,6 +183,7 @@ class FloorWeb:
             password=self.cfg.password,
             prefix=prefix,
             client_id=f"floor-web-{secrets.token_hex(4)}",
+            key_dir=self.cfg.key_dir,
         )
         try:
             await client.connect()

@@ -24,6 +24,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--broker-port", type=int, default=1883)
     parser.add_argument("--username", default="supervisor-floor", help="the dashboard's broker account")
     parser.add_argument("--password-env", default="FLOOR_WEB_PASSWORD", help="env variable with its password")
+    parser.add_argument(
+        "--key-dir",
+        default=None,
+        help="the supervisors' PIN-encrypted key files (default: $TABLECTL_KEY_DIR or the user's key directory)",
+    )
 
 
 async def _run(cfg: WebConfig, host: str, port: int) -> None:
@@ -42,7 +47,9 @@ def main(args: argparse.Namespace) -> int:
     if not password:
         print(f"floor web: set the broker password in ${args.password_env}", file=sys.stderr)
         return 2
-    cfg = WebConfig(args.dsn, args.broker_host, args.broker_port, args.username, password)
+    cfg = WebConfig(
+        args.dsn, args.broker_host, args.broker_port, args.username, password, key_dir=args.key_dir
+    )
     try:
         asyncio.run(_run(cfg, host or "127.0.0.1", int(port)))
     except KeyboardInterrupt:

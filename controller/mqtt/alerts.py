@@ -98,6 +98,18 @@ class AlertBook:
         up = replace(a, level=a.level + 1, escalated_at=now, severity="critical")
         return AlertBook(tuple(up if x.alert_id == alert_id else x for x in self.open), self.next_id), up
 
+    def repeated(self, alert_id: int, reason: str, details: dict[str, Any]) -> tuple[AlertBook, Alert]:
+        """The same alert again (``details["count"]`` counts the occurrences): one open alert, not many."""
+        a = self.get(alert_id)
+        if a is None:
+            raise AlertError(f"alert {alert_id} is not open")
+        up = replace(a, reason=reason, details=dict(details))
+        return AlertBook(tuple(up if x.alert_id == alert_id else x for x in self.open), self.next_id), up
+
+    def find(self, kind: str, key: str) -> Alert | None:
+        """The open alert of ``kind`` whose ``details["key"]`` is ``key``."""
+        return next((a for a in self.open if a.kind == kind and (a.details or {}).get("key") == key), None)
+
     def get(self, alert_id: int) -> Alert | None:
         return next((a for a in self.open if a.alert_id == alert_id), None)
 
@@ -192,6 +204,39 @@ class AlertManager:
                 kind, severity, reason, self.clock(), rule=rule, details=details
             )
             self._record(t, book, "raised", alert)
+            return alert
+
+        return self._in_tx(tx, go)
+
+    def raise_or_repeat(
+        self,
+        kind: str,
+        severity: str,
+        reason: str,
+        *,
+        key: str,
+        details: dict[str, Any] | None = None,
+        tx: Transaction | None = None,
+    ) -> Alert:
+        """Raise an alert, or, if one of ``kind`` with the same ``key`` is open, count one more occurrence in
+        it (action ``repeated``, ``details["count"]``): a flood aggregates instead of burying the floor."""
+
+        def go(t: Transaction) -> Alert:
+            book = self._current(t)
+            found = book.find(kind, key)
+            if found is None:
+                book, alert = book.raised(
+                    kind, severity, reason, self.clock(), details={**(details or {}), "key": key, "count": 1}
+                )
+                self._record(t, book, "raised", alert)
+                return alert
+            count = int((found.details or {}).get("count", 1)) + 1
+            book, alert = book.repeated(
+                found.alert_id,
+                reason,
+                {**(found.details or {}), **(details or {}), "key": key, "count": count},
+            )
+            self._record(t, book, "repeated", alert)
             return alert
 
         return self._in_tx(tx, go)

@@ -1,33 +1,49 @@
-"""Supervisor / technician command credentials: HMAC-SHA256 with a per-user key derived from the PIN.
+"""Supervisor / technician command credentials: per-user Ed25519 signatures, verified with public keys only.
 
-- key = PBKDF2-HMAC-SHA256(password = PIN (UTF-8), salt = "tablectl-cmd-v1:" + user, iterations, 32 bytes);
-  the terminal derives it from the typed PIN, the controller stores only the key (credentials file, see
-  ``firmware_configs/credentials.example.toml``).
+- Each user has an Ed25519 key pair. The private key lives on the terminal side, in a key file encrypted under
+  the user's PIN (``userkeys.py``: scrypt + AES-256-GCM). The table's credentials file holds only each user's
+  PUBLIC key and roles (``firmware_configs/credentials.example.toml``): reading it lets nobody sign, and a
+  sniffed signed command holds nothing derived from the PIN (an Ed25519 signature), so neither gives an
+  offline PIN search anything to test.
 - canonical command = JSON of {"action","args","nonce","role","ts","user"} with sorted keys, separators (",",
-  ":"), UTF-8 (``ensure_ascii=False``); mac = lowercase hex HMAC-SHA256(key, canonical).
-- accepted only with a fresh ``ts`` (|now - ts| <= window) and a nonce never seen before; used nonces are kept
-  in the journal database (table ``cmd_nonces``), so a replay after a restart is still refused.
+  ":"), UTF-8 (``ensure_ascii=False``); sig = lowercase hex of the 64-byte Ed25519 signature of it.
+- accepted only with a fresh ``ts`` (|now - ts| <= window) and a nonce never seen before. Each accepted
+  command is a chained journal record (``command_accepted``, with its nonce) written in the same transaction
+  as the row of the nonce table ``cmd_nonces``; at start-up the nonce table is rebuilt from those records, so
+  deleting the table's rows (a file-level attacker) does not make a replay possible.
+- lockout (``Lockout``): 5 failed signatures for a user, or from one source (command topic + the account the
+  response goes to), within 10 minutes lock that user / source out for 15 minutes. Every refusal is a chained
+  ``command_refused`` record, so the lockout is re-derived from the journal after a restart.
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import re
 import tomllib
-from dataclasses import dataclass
+from collections import deque
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from controller.actions import SUPERVISOR_ACTIONS, TECHNICIAN_ACTIONS
-from controller.journal.store import Journal
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-SALT_PREFIX = "tablectl-cmd-v1:"
-DEFAULT_ITERATIONS = 600_000
+from controller.actions import SUPERVISOR_ACTIONS, TECHNICIAN_ACTIONS
+from controller.journal.store import Journal, Transaction
+from controller.mqtt import userkeys
+
 SIGNED_FIELDS = ("action", "args", "nonce", "role", "ts", "user")
 _USER = re.compile(r"^[A-Za-z0-9_.-]{1,32}$")
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
+ACCEPTED_RECORD = "command_accepted"  # chained: user, role, action, nonce, ts, request_id
+REFUSED_RECORD = "command_refused"  # chained: who, which source, why (the detail the sender never sees)
+
+# Lockout (issue 13 §3): 5 failed signatures within 10 minutes -> refused for 15 minutes.
+LOCKOUT_FAILURES = 5
+LOCKOUT_WINDOW_S = 10 * 60
+LOCKOUT_S = 15 * 60
+NOT_AUTHORISED = "not authorised"  # the only reason a sender of a refused signed command ever sees
 
 # Who may do what. PT-2001 r.51: a chief inspector clears jams and replaces damaged cards, or calls a
 # technician.
@@ -38,13 +54,14 @@ ROLE_ACTIONS: dict[str, frozenset[str]] = {
 
 
 class AuthError(ValueError):
-    """A command failed authentication; ``reason`` is safe to send back (names no secret)."""
+    """A command failed authentication. ``reason`` is the detail for the journal; ``code`` a short name;
+    ``signature_failure``: counts towards the lockout (bad signature, unknown user, role not held)."""
 
-
-def derive_key(user: str, pin: str, iterations: int = DEFAULT_ITERATIONS) -> bytes:
-    return hashlib.pbkdf2_hmac(
-        "sha256", pin.encode("utf-8"), (SALT_PREFIX + user).encode("utf-8"), iterations, 32
-    )
+    def __init__(self, reason: str, code: str = "refused", *, signature_failure: bool = False) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.code = code
+        self.signature_failure = signature_failure
 
 
 def canonical(cmd: dict[str, Any]) -> bytes:
@@ -53,24 +70,32 @@ def canonical(cmd: dict[str, Any]) -> bytes:
     ).encode("utf-8")
 
 
-def sign(cmd: dict[str, Any], key: bytes) -> str:
-    return hmac.new(key, canonical(cmd), hashlib.sha256).hexdigest()
+def sign(cmd: dict[str, Any], private_key: Ed25519PrivateKey) -> str:
+    return private_key.sign(canonical(cmd)).hex()
+
+
+def signature_valid(cmd: dict[str, Any], public_key: Ed25519PublicKey) -> bool:
+    try:
+        public_key.verify(bytes.fromhex(cmd["sig"]), canonical(cmd))
+    except (InvalidSignature, ValueError):
+        return False
+    return True
 
 
 @dataclass(frozen=True, slots=True)
 class Credential:
     user: str
     roles: frozenset[str]
-    key: bytes
-    iterations: int
+    public_key: str  # 64 hex digits (raw Ed25519 public key)
 
-    def __repr__(self) -> str:  # never print the key
-        return f"Credential({self.user!r}, roles={sorted(self.roles)})"
+    def key(self) -> Ed25519PublicKey:
+        return Ed25519PublicKey.from_public_bytes(bytes.fromhex(self.public_key))
 
 
 class CredentialStore:
     def __init__(self, creds: dict[str, Credential]) -> None:
         self._creds = creds
+        self._keys = {u: c.key() for u, c in creds.items()}
 
     @classmethod
     def load(cls, path: str | Path) -> CredentialStore:
@@ -91,20 +116,32 @@ class CredentialStore:
             w = f"{where}: users.{user}"
             if not _USER.match(user) or not isinstance(entry, dict):
                 raise AuthError(f"{w}: bad user name or entry")
+            if "key" in entry or "iterations" in entry:
+                raise AuthError(
+                    f"{w}: an HMAC key of the old format (PIN-derived): re-enrol the user with "
+                    '`tablectl sign --add-to` (docs/mqtt.md "Signed commands")'
+                )
+            unknown = set(entry) - {"roles", "public_key"}
+            if unknown:
+                raise AuthError(f"{w}: unknown setting(s) {', '.join(sorted(unknown))}")
             roles = entry.get("roles")
             if not isinstance(roles, list) or not roles or any(r not in ROLE_ACTIONS for r in roles):
                 raise AuthError(f"{w}.roles: expected a non-empty list of {', '.join(ROLE_ACTIONS)}")
-            key = entry.get("key")
-            if not isinstance(key, str) or not _HEX64.match(key):
-                raise AuthError(f"{w}.key: expected 64 lowercase hex digits (the PBKDF2-derived key)")
-            iterations = entry.get("iterations", DEFAULT_ITERATIONS)
-            if not isinstance(iterations, int) or iterations < 1:
-                raise AuthError(f"{w}.iterations: expected a positive integer")
-            creds[user] = Credential(user, frozenset(roles), bytes.fromhex(key), iterations)
+            pub = entry.get("public_key")
+            if not isinstance(pub, str) or not _HEX64.match(pub):
+                raise AuthError(f"{w}.public_key: expected 64 lowercase hex digits (Ed25519 public key)")
+            try:
+                Ed25519PublicKey.from_public_bytes(bytes.fromhex(pub))
+            except ValueError:
+                raise AuthError(f"{w}.public_key: not an Ed25519 public key") from None
+            creds[user] = Credential(user, frozenset(roles), pub)
         return cls(creds)
 
     def get(self, user: str) -> Credential | None:
         return self._creds.get(user)
+
+    def public_key(self, user: str) -> Ed25519PublicKey | None:
+        return self._keys.get(user)
 
     def users(self) -> dict[str, Credential]:
         return dict(self._creds)
@@ -112,51 +149,118 @@ class CredentialStore:
 
 def render_credentials(creds: dict[str, Credential]) -> str:
     out = [
-        "# Command credentials: PBKDF2-derived keys, never PINs (docs/mqtt.md).\n"
+        '# Command credentials: each user\'s Ed25519 PUBLIC key and roles (docs/mqtt.md "Signed commands").\n'
+        "# No secret here: the private keys are in PIN-encrypted key files on the terminals.\n"
         "# Written by `tablectl sign --add-to`.\n"
     ]
     for c in sorted(creds.values(), key=lambda c: c.user):
         roles = ", ".join(f'"{r}"' for r in sorted(c.roles))
-        out.append(
-            f'\n[users."{c.user}"]\nroles = [{roles}]\niterations = {c.iterations}\nkey = "{c.key.hex()}"\n'
-        )
+        out.append(f'\n[users."{c.user}"]\nroles = [{roles}]\npublic_key = "{c.public_key}"\n')
     return "".join(out)
 
 
-def add_user(
-    path: str | Path, user: str, pin: str, roles: list[str], iterations: int = DEFAULT_ITERATIONS
-) -> None:
+def add_public_key(path: str | Path, user: str, roles: list[str], public_key: str) -> None:
     """Add or replace ``user`` in the credentials file (created if missing)."""
     path = Path(path)
-    creds = CredentialStore.load(path).users() if path.exists() else {}
+    creds = CredentialStore.load(path).users() if path.exists() and path.read_text().strip() else {}
     if not _USER.match(user):
         raise AuthError(f"user {user!r}: 1-32 letters, digits, '_', '.', '-'")
     if any(r not in ROLE_ACTIONS for r in roles) or not roles:
         raise AuthError(f"roles {roles}: expected some of {', '.join(ROLE_ACTIONS)}")
-    creds[user] = Credential(user, frozenset(roles), derive_key(user, pin, iterations), iterations)
+    if not _HEX64.match(public_key):
+        raise AuthError("public key: expected 64 lowercase hex digits")
+    creds[user] = Credential(user, frozenset(roles), public_key)
     path.write_text(render_credentials(creds))
 
 
-class NonceStore:
-    """Used command nonces, in the journal database so that they survive a restart."""
+def enrol(credentials: str | Path, key_file: str | Path, user: str, pin: str, roles: list[str]) -> str:
+    """A new key pair for ``user``: the private key encrypted under ``pin`` into ``key_file`` (terminal side),
+    the public key and roles into ``credentials`` (table side). Returns the public key (hex)."""
+    try:
+        public = userkeys.write_key_file(key_file, user, pin)
+    except userkeys.KeyFileError as exc:
+        raise AuthError(str(exc)) from None
+    add_public_key(credentials, user, roles, public)
+    return public
 
-    def __init__(self, journal: Journal) -> None:
+
+class NonceStore:
+    """Used command nonces: a lookup table in the journal database, rebuilt at start-up from the chained
+    ``command_accepted`` records (the table itself is not trusted: a file-level attacker could empty it)."""
+
+    def __init__(self, journal: Journal, *, keep_s: int = 61, now: float | None = None) -> None:
         self.journal = journal
+        self.keep_s = keep_s
         with journal.transaction() as tx:
             tx.execute(
                 "CREATE TABLE IF NOT EXISTS cmd_nonces "
                 "(nonce TEXT PRIMARY KEY, user TEXT NOT NULL, ts INTEGER NOT NULL)"
             )
+            self._rebuild(tx, journal._clock() if now is None else now)
 
-    def use(self, nonce: str, user: str, ts: int, *, forget_before: int) -> bool:
-        """Record the nonce; False if it was seen before. Nonces older than ``forget_before`` are pruned (a
-        command that old is refused as stale anyway)."""
-        with self.journal.transaction() as tx:
-            if tx.execute("SELECT 1 FROM cmd_nonces WHERE nonce = ?", (nonce,)).fetchone():
-                return False
-            tx.execute("INSERT INTO cmd_nonces(nonce, user, ts) VALUES (?,?,?)", (nonce, user, ts))
-            tx.execute("DELETE FROM cmd_nonces WHERE ts < ?", (forget_before,))
+    def _rebuild(self, tx: Transaction, now: float) -> None:
+        # Newest first along the (kind, seq) index; a command's ts is within the window of the journal's
+        # clock when it was accepted, so the scan stops once records are older than twice the kept span.
+        cutoff = now - self.keep_s
+        cursor = tx.execute(
+            "SELECT ts, data FROM records WHERE kind = ? ORDER BY seq DESC", (ACCEPTED_RECORD,)
+        )
+        recent = []
+        for rec_ts, data in cursor:
+            if rec_ts < cutoff - self.keep_s:
+                break
+            recent.append(data)
+        for data in recent:
+            try:
+                doc = json.loads(data)
+                nonce, user, ts = str(doc["nonce"]), str(doc["user"]), int(doc["ts"])
+            except (ValueError, KeyError, TypeError):
+                continue
+            if ts >= cutoff:
+                tx.execute(
+                    "INSERT OR IGNORE INTO cmd_nonces(nonce, user, ts) VALUES (?,?,?)", (nonce, user, ts)
+                )
+
+    def use(self, tx: Transaction, nonce: str, user: str, ts: int, *, forget_before: int) -> bool:
+        """Record the nonce in ``tx``; False if it was seen before. Nonces older than ``forget_before`` are
+        pruned (a command that old is refused as stale anyway)."""
+        if tx.execute("SELECT 1 FROM cmd_nonces WHERE nonce = ?", (nonce,)).fetchone():
+            return False
+        tx.execute("INSERT INTO cmd_nonces(nonce, user, ts) VALUES (?,?,?)", (nonce, user, ts))
+        tx.execute("DELETE FROM cmd_nonces WHERE ts < ?", (forget_before,))
         return True
+
+
+@dataclass(slots=True)
+class Lockout:
+    """Failed signatures per user and per source; pure (times passed in), rebuilt from journal records."""
+
+    failures: dict[str, deque[float]] = field(default_factory=dict)
+    locked_until: dict[str, float] = field(default_factory=dict)
+
+    def locked(self, key: str, now: float) -> float | None:
+        until = self.locked_until.get(key)
+        return until if until is not None and now < until else None
+
+    def fail(self, key: str, now: float) -> bool:
+        """Count a failure; True if this one starts a lockout."""
+        q = self.failures.setdefault(key, deque())
+        q.append(now)
+        while q and q[0] <= now - LOCKOUT_WINDOW_S:
+            q.popleft()
+        if len(q) >= LOCKOUT_FAILURES and self.locked(key, now) is None:
+            self.locked_until[key] = now + LOCKOUT_S
+            q.clear()
+            return True
+        return False
+
+
+def user_key(user: str) -> str:
+    return f"user:{user}"
+
+
+def source_key(role: str, account: str) -> str:
+    return f"source:cmd/{role}:{account}"
 
 
 class Authenticator:
@@ -164,24 +268,83 @@ class Authenticator:
         self.store = store
         self.nonces = nonces
         self.window_s = window_s
+        self.lockout = Lockout()
+        self._rebuild_lockout(nonces.journal)
 
-    def verify(self, cmd: dict[str, Any], topic_role: str, now: float) -> None:
-        """Raise ``AuthError`` unless ``cmd`` (already schema-valid) is authentic, fresh and unused."""
+    def _rebuild_lockout(self, journal: Journal) -> None:
+        now = journal._clock()
+        since = now - LOCKOUT_WINDOW_S - LOCKOUT_S
+        with journal.transaction() as tx:
+            rows = tx.execute(
+                "SELECT ts, data FROM records WHERE kind = ? AND ts >= ? ORDER BY seq",
+                (REFUSED_RECORD, since),
+            ).fetchall()
+        for rec_ts, data in rows:
+            try:
+                doc = json.loads(data)
+            except ValueError:
+                continue
+            if isinstance(doc, dict) and doc.get("signature_failure"):
+                for key in doc.get("lockout_keys", []):
+                    if isinstance(key, str):
+                        self.lockout.fail(key, rec_ts)
+
+    def check_locked(self, user: str, role: str, account: str, now: float) -> None:
+        for key in (user_key(user), source_key(role, account)):
+            until = self.lockout.locked(key, now)
+            if until is not None:
+                raise AuthError(f"{key} locked out until {until:.0f} (too many failed signatures)", "locked")
+
+    def verify(
+        self, cmd: dict[str, Any], topic_role: str, now: float, *, account: str = "-", answered: bool = False
+    ) -> None:
+        """Raise ``AuthError`` unless ``cmd`` (already schema-valid) is authentic, fresh and unused. On success
+        the nonce and a ``command_accepted`` record are committed together. ``answered``: the request id was
+        already answered for this user (a retry): its used nonce is not a replay, the recorded answer goes back
+        and nothing runs again."""
         user, role, action = cmd["user"], cmd["role"], cmd["action"]
+        self.check_locked(user, topic_role, account, now)
         if role != topic_role:
-            raise AuthError(f"role {role!r} signed but sent on the {topic_role} topic")
+            raise AuthError(f"role {role!r} signed but sent on the {topic_role} topic", "wrong_topic")
         if action not in ROLE_ACTIONS[role]:
-            raise AuthError(f"action {action!r} is not a {role} action")
+            raise AuthError(f"action {action!r} is not a {role} action", "not_role_action")
         cred = self.store.get(user)
         if cred is None:
-            raise AuthError(f"unknown user {user!r}")
+            raise AuthError(f"unknown user {user!r}", "unknown_user", signature_failure=True)
         if role not in cred.roles:
-            raise AuthError(f"user {user!r} does not hold the {role} role")
-        if not hmac.compare_digest(sign(cmd, cred.key), cmd["mac"]):
-            raise AuthError("bad signature (wrong PIN/key or altered command)")
-        # Freshness after the MAC so that a forger learns nothing from the order of checks.
+            raise AuthError(
+                f"user {user!r} does not hold the {role} role", "role_not_held", signature_failure=True
+            )
+        public = self.store.public_key(user)
+        if public is None or not signature_valid(cmd, public):
+            raise AuthError(
+                "bad signature (wrong key or altered command)", "bad_signature", signature_failure=True
+            )
+        # Freshness after the signature so that a forger learns nothing from the order of checks.
         age = now - cmd["ts"]
         if abs(age) > self.window_s:
-            raise AuthError(f"stale command (ts {age:+.0f} s from controller time, window {self.window_s} s)")
-        if not self.nonces.use(cmd["nonce"], user, cmd["ts"], forget_before=int(now) - 2 * self.window_s - 1):
-            raise AuthError("replayed command (nonce already used)")
+            raise AuthError(
+                f"stale command (ts {age:+.0f} s from controller time, window {self.window_s} s)", "stale"
+            )
+        if answered:
+            return
+        with self.nonces.journal.transaction() as tx:
+            if not self.nonces.use(
+                tx, cmd["nonce"], user, cmd["ts"], forget_before=int(now) - 2 * self.window_s - 1
+            ):
+                raise AuthError("replayed command (nonce already used)", "replayed")
+            tx.append(
+                ACCEPTED_RECORD,
+                {
+                    "user": user, "role": role, "action": action, "nonce": cmd["nonce"], "ts": cmd["ts"],
+                    "request_id": cmd.get("request_id"), "account": account,
+                },
+            )  # fmt: skip
+
+    def failed(self, user: str | None, role: str, account: str, now: float) -> list[str]:
+        """Count a failed signature; returns the keys (user / source) whose lockout this one starts."""
+        keys = ([user_key(user)] if user else []) + [source_key(role, account)]
+        return [k for k in keys if self.lockout.fail(k, now)]
+
+    def lockout_keys(self, user: str | None, role: str, account: str) -> list[str]:
+        return ([user_key(user)] if user else []) + [source_key(role, account)]

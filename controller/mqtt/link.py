@@ -16,8 +16,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import secrets
 import ssl
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,7 +79,10 @@ class MqttLink:
     def __init__(self, config: LinkConfig, topics: Topics) -> None:
         self.config = config
         self.topics = topics
-        self.client_id = config.client_id or f"{topics.table_id}-{uuid.uuid4().hex[:8]}"
+        # The configured id (default tablectl-<site>-<id>) is only a prefix: a random suffix, new at every start,
+        # makes the controller's id unguessable, so no broker account can connect under it and disconnect the
+        # controller (firing its last will). docs/security.md "Commands, accounts and the broker".
+        self.client_id = f"{config.client_id or topics.table_id}-{secrets.token_hex(8)}"
         self._protocol = mqtt.MQTTv311 if config.protocol == "v311" else mqtt.MQTTv5
         self._loop: asyncio.AbstractEventLoop | None = None
         self._client: mqtt.Client | None = None

@@ -1,9 +1,17 @@
-"""``tablectl sign``: print a signed supervisor/technician command, ready for mosquitto_pub.
+"""``tablectl sign``: enrol a user, or print a signed supervisor/technician command ready for mosquitto_pub.
 
-    tablectl sign --user alice --pin 1234 --role supervisor --action clear_jam --args '{"alert_id": 3}'
+Enrol (once per user; writes the user's PIN-encrypted key file on the terminal side and adds the public key and
+role to the table's credentials file):
 
-With ``--add-to FILE`` it instead adds (or replaces) the user's PBKDF2-derived key in a credentials file. The
-PIN may come from ``--pin``, the ``TABLECTL_PIN`` environment variable, or a prompt.
+    tablectl sign --add-to /etc/tablectl/credentials.toml --user alice --role supervisor \\
+        --key-file ~/.config/tablectl/keys/alice.key          (prompts for the PIN twice)
+
+Sign (with the key file and the PIN):
+
+    tablectl sign --user alice --role supervisor --action clear_jam --args '{"alert_id": 3}'
+
+The key file defaults to ``$TABLECTL_KEY_DIR/<user>.key`` (else ``~/.config/tablectl/keys/<user>.key``). The
+PIN (6-32 digits) comes from ``--pin``, the ``TABLECTL_PIN`` environment variable, or a prompt.
 """
 
 from __future__ import annotations
@@ -15,25 +23,31 @@ import os
 import secrets
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
-from controller.mqtt.auth import DEFAULT_ITERATIONS, ROLE_ACTIONS, AuthError, add_user, derive_key, sign
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from controller.mqtt import userkeys
+from controller.mqtt.auth import ROLE_ACTIONS, AuthError, enrol, sign
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--user", required=True)
-    parser.add_argument("--pin", help="the user's PIN (else $TABLECTL_PIN, else prompt)")
+    parser.add_argument("--pin", help="the user's PIN, 6-32 digits (else $TABLECTL_PIN, else prompt)")
     parser.add_argument("--role", required=True, choices=sorted(ROLE_ACTIONS))
     parser.add_argument("--action", help="e.g. clear_jam (required unless --add-to)")
     parser.add_argument("--args", default="{}", help="JSON object of action arguments")
     parser.add_argument(
-        "--iterations", type=int, default=DEFAULT_ITERATIONS, help="PBKDF2 iterations of the user"
+        "--key-file", type=Path, help="the user's encrypted key file (default: $TABLECTL_KEY_DIR/<user>.key)"
     )
     parser.add_argument("--request-id", help="default: random")
     parser.add_argument("--ts", type=int, help="Unix seconds (default: now)")
     parser.add_argument("--nonce", help="hex, 16-64 digits (default: random 32)")
     parser.add_argument(
-        "--add-to", metavar="CREDENTIALS_TOML", help="add/replace the user in this file instead"
+        "--add-to",
+        metavar="CREDENTIALS_TOML",
+        help="enrol: create the user's key file and add its public key to this credentials file",
     )
 
 
@@ -44,12 +58,17 @@ def build_command(
     action: str,
     args: dict[str, Any],
     *,
-    iterations: int = DEFAULT_ITERATIONS,
+    key_file: str | Path | None = None,
+    private_key: Ed25519PrivateKey | None = None,
     ts: int | None = None,
     nonce: str | None = None,
     request_id: str | None = None,
-    key: bytes | None = None,
 ) -> dict[str, Any]:
+    """The one way to sign a command: with ``private_key``, or the key file (default
+    ``<default key dir>/<user>.key``) opened with ``pin``. Raises ``userkeys.KeyFileError`` for a wrong PIN."""
+    if private_key is None:
+        path = key_file if key_file is not None else userkeys.key_path(userkeys.default_key_dir(), user)
+        private_key = userkeys.load_key_file(path, user, pin)
     cmd: dict[str, Any] = {
         "request_id": request_id or f"req-{secrets.token_hex(6)}",
         "user": user,
@@ -59,16 +78,31 @@ def build_command(
         "ts": int(time.time()) if ts is None else ts,
         "nonce": nonce or secrets.token_hex(16),
     }
-    cmd["mac"] = sign(cmd, key if key is not None else derive_key(user, pin, iterations))
+    cmd["sig"] = sign(cmd, private_key)
     return cmd
 
 
+def _pin(args: argparse.Namespace, *, confirm: bool) -> str:
+    pin = args.pin or os.environ.get("TABLECTL_PIN")
+    if pin:
+        return pin
+    pin = getpass.getpass(f"PIN for {args.user}: ")
+    if confirm and getpass.getpass("PIN again: ") != pin:
+        raise AuthError("the two PINs differ")
+    return pin
+
+
 def main(args: argparse.Namespace) -> int:
-    pin = args.pin or os.environ.get("TABLECTL_PIN") or getpass.getpass(f"PIN for {args.user}: ")
     try:
+        key_file = args.key_file or userkeys.key_path(userkeys.default_key_dir(), args.user)
         if args.add_to:
-            add_user(args.add_to, args.user, pin, [args.role], args.iterations)
-            print(f"{args.add_to}: {args.user} ({args.role}) added")
+            pin = _pin(args, confirm=True)
+            userkeys.check_pin(pin)
+            public = enrol(args.add_to, key_file, args.user, pin, [args.role])
+            print(f"{args.add_to}: {args.user} ({args.role}) added, public key {public}")
+            print(
+                f"{key_file}: the private key, encrypted under the PIN (keep it on the terminal, mode 0600)"
+            )
             return 0
         if not args.action:
             print("error: --action is required", file=sys.stderr)
@@ -90,16 +124,16 @@ def main(args: argparse.Namespace) -> int:
             return 2
         cmd = build_command(
             args.user,
-            pin,
+            _pin(args, confirm=False),
             args.role,
             args.action,
             cmd_args,
-            iterations=args.iterations,
+            key_file=key_file,
             ts=args.ts,
             nonce=args.nonce,
             request_id=args.request_id,
         )
-    except AuthError as exc:
+    except (AuthError, userkeys.KeyFileError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     print(json.dumps(cmd, separators=(",", ":"), ensure_ascii=False))

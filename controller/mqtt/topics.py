@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 
 ROLES = ("dealer", "supervisor", "technician")
-SIGNED_ROLES = ("supervisor", "technician")  # actions that need an HMAC credential on top of the broker ACL
+SIGNED_ROLES = ("supervisor", "technician")  # actions that need a user's Ed25519 signature on top of the ACL
 
 STATUS = "status"
 STATE_NAMES = ("table", "shoe", "lid", "jam", "round", "jackpot")
@@ -52,7 +52,8 @@ def cmd_topic(role: str) -> str:
 
 
 def response_topic(role: str) -> str:
-    """Plain-topic fallback for command responses (MQTT 3.1.1 clients, or no response topic given)."""
+    """Base of the response topics: answers go to ``<this>/<account>`` (the request's MQTT v5 response topic);
+    the bare topic is the fallback when none is given, which no client account may read."""
     return f"{cmd_topic(role)}/response"
 
 
@@ -131,7 +132,7 @@ SPECS: tuple[TopicSpec, ...] = (
         False,
         1,
         "cmd_signed.schema.json",
-        "supervisor actions, HMAC-signed",
+        "supervisor actions, signed by the user (Ed25519)",
     ),
     TopicSpec(
         "cmd/technician",
@@ -139,7 +140,7 @@ SPECS: tuple[TopicSpec, ...] = (
         False,
         1,
         "cmd_signed.schema.json",
-        "technician actions, HMAC-signed",
+        "technician actions, signed by the user (Ed25519)",
     ),
     TopicSpec(
         AUDIT_CHECKPOINT,
@@ -175,7 +176,7 @@ SPECS: tuple[TopicSpec, ...] = (
         False,
         1,
         "cmd_response.schema.json",
-        "response fallback, `request_id` echoed",
+        "response fallback (no client account may read it), `request_id` echoed",
     ),
     TopicSpec(
         "cmd/+/response/#",
@@ -183,7 +184,7 @@ SPECS: tuple[TopicSpec, ...] = (
         False,
         1,
         "cmd_response.schema.json",
-        "MQTT v5 response topic chosen by the requester (must lie here), correlation data echoed",
+        "answers: `cmd/<role>/response/<account>`, readable by that account only; correlation data echoed",
     ),
 )
 

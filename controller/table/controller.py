@@ -173,11 +173,16 @@ class TableController:
     ) -> dict[str, Any]:
         return await self.submit(inputs.supervisor(user, action, args, role))
 
-    async def handle_command(self, role: str, user: str, action: str, args: dict[str, Any]) -> dict[str, Any]:
-        """For the MQTT command intake: dealer commands vs supervisor/technician actions."""
-        if role == "dealer":
-            return await self.dealer_input(action, args)
-        return await self.supervisor_action(user, action, args, role=role)
+    async def handle_command(
+        self, role: str, user: str, action: str, args: dict[str, Any], request_id: str | None = None
+    ) -> dict[str, Any]:
+        """For the MQTT command intake: dealer commands vs supervisor/technician actions. ``request_id`` is
+        journaled with the input (``request``, ignored by the core) in the same transaction as its effects, so
+        a retry after a crash between the commit and the answer is recognised (docs/mqtt.md, idempotency)."""
+        inp = inputs.dealer(action, args) if role == "dealer" else inputs.supervisor(user, action, args, role)
+        if request_id:
+            inp["request"] = {"role": role, "user": user, "request_id": request_id}
+        return await self.submit(inp)
 
     async def handle_request(self, request: Any) -> dict[str, Any]:
         """MQTT intake handler: a ``CommandRequest`` in, the response out; refusals as ``CommandRejected``."""

@@ -1,5 +1,6 @@
-"""The credential prompt for supervisor actions: user + PIN (the PIN signs the command, docs/mqtt.md
-"Signed commands"; it is never stored or shown) and, for actions that need one, an argument."""
+"""The credential prompt for supervisor actions: user + PIN (the PIN opens the user's Ed25519 key file, which
+signs the command, docs/mqtt.md "Signed commands"; it is never stored or shown) and, for actions that need one,
+an argument."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label
+
+from controller.mqtt.userkeys import KeyFileError, check_pin
 
 
 @dataclass(frozen=True)
@@ -75,5 +78,10 @@ class CredentialScreen(ModalScreen[Credential | None]):
         arg = self.query_one("#cred-arg", Input).value.strip() if self.arg_label else ""
         if not user or not pin:
             self.query_one("#cred-error", Label).update("user and PIN are both required")
+            return
+        try:
+            check_pin(pin)
+        except KeyFileError as exc:
+            self.query_one("#cred-error", Label).update(str(exc))
             return
         self.dismiss(Credential(user, pin, arg))

@@ -34,8 +34,18 @@ class TableAlert:
 
 
 class FleetAlerts:
-    def __init__(self, host: str, port: int, *, username: str, password: str, site: str = "+") -> None:
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        *,
+        username: str,
+        password: str,
+        site: str = "+",
+        key_dir: str | None = None,
+    ) -> None:
         self.site = site
+        self.key_dir = key_dir  # the supervisors' PIN-encrypted key files (default: $TABLECTL_KEY_DIR)
         self.open: dict[str, list[dict[str, Any]]] = {}  # table prefix -> open alerts
         self.history: list[TableAlert] = []  # acknowledged, newest first
         self.on_change: list[Callable[[], None]] = []
@@ -119,7 +129,7 @@ class FleetAlerts:
         client = self._tables.get(prefix)
         if client is None:
             client = TableClient(self._host, self._port, username=self._user, password=self._password,
-                                 prefix=prefix)  # fmt: skip
+                                 prefix=prefix, key_dir=self.key_dir)  # fmt: skip
             await client.connect()
             self._tables[prefix] = client
         return await client.supervisor(user, pin, "ack_alert", alert_id=alert_id)

@@ -82,6 +82,7 @@ class PitConnection:
     shoe_control: str | None = None
     profile: str = "pt-2001"
     seats: int = 7
+    key_dir: str | None = None  # the users' PIN-encrypted key files (default: $TABLECTL_KEY_DIR)
 
 
 def _bindings() -> list[Binding]:
@@ -125,7 +126,8 @@ class PitApp(App[None]):
         self.sup_client: TableClient | None = None
         if conn.supervisor_account and conn.supervisor_password is not None:
             self.sup_client = TableClient(conn.host, conn.port, username=conn.supervisor_account,
-                                          password=conn.supervisor_password, prefix=conn.prefix)  # fmt: skip
+                                          password=conn.supervisor_password, prefix=conn.prefix,
+                                          key_dir=conn.key_dir)  # fmt: skip
         self.seat = 1
         self.chip = 1000
         self.results = DealerResults()

@@ -24,6 +24,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--profile", default="pt-2001", help="rule profile proposed by 'open table'")
     p.add_argument("--seats", type=int, default=7, help="number of seats at the table")
+    p.add_argument(
+        "--key-dir",
+        help="the supervisors' PIN-encrypted key files (default: $TABLECTL_KEY_DIR, ~/.config/tablectl/keys)",
+    )
 
 
 def main(args: argparse.Namespace) -> int:
@@ -45,6 +49,7 @@ def main(args: argparse.Namespace) -> int:
         supervisor_password=sup_password if args.supervisor_account else None,
         profile=args.profile,
         seats=args.seats,
+        key_dir=args.key_dir,
     )
     PitApp(conn).run()
     return 0
