@@ -263,7 +263,14 @@ class TableService:
     def _audit_key(self, state_dir: Path) -> Any:
         """The table's Ed25519 audit key (created 0600 on first start): it signs the checkpoints."""
         cfg = self.config
-        return keys.load_or_create(cfg.audit.key_file if cfg.audit else keys.default_key_path(state_dir))
+        path = cfg.audit.key_file if cfg.audit else keys.default_key_path(state_dir)
+        try:
+            return keys.load_or_create(path)
+        except OSError as exc:  # first start on a full or read-only disk: one line, like the journal's
+            if not is_write_failure(exc):
+                raise
+            where = state_dir if state_dir.exists() else state_dir.parent
+            raise StartupError(f"{classify(exc, where).text}: cannot create the audit key {path}") from exc
 
     def _open_journal(self, state_dir: Path, audit_public_key: str) -> Journal:
         """The journal, or ``StartupError`` with one line naming the cause (disk full, read-only)."""
