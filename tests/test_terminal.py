@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from controller.demo import prepare_session, terminal_connection
-from controller.stack import Stack, StackOptions
+from controller.stack import DEMO_PINS, Stack, StackOptions
 from controller.terminal.alerts import AlertsApp
 from controller.terminal.fleet import FleetAlerts
 from controller.terminal.pit import PitApp, PitConnection
@@ -91,7 +91,7 @@ async def test_round_played_from_the_terminal_keys_pt2001(table: Stack, tmp_path
             if "stand" in (rnd.get("allowed_actions") or []):
                 assert not app.query_one("#in-stand").disabled
                 assert rnd["dealer"]["cards"][1] == "??"  # hole card hidden until revealed (PT-2001 r.17)
-                assert "(hole card hidden)" in screen_text(app)
+                assert "(face down)" in screen_text(app)
                 shot(app, "pit-terminal", tmp_path)
                 await pilot.press("s")
                 await settle(app, pilot, lambda v, r=rnd: v.states["round"] != r)
@@ -101,7 +101,7 @@ async def test_round_played_from_the_terminal_keys_pt2001(table: Stack, tmp_path
                 await settle(app, pilot, lambda v, s=seq: v.states["shoe"]["dealt_this_shoe"] > s)
         await until(pilot, lambda: app.last_settlement.get("round_id") == rid)
         text = screen_text(app)
-        assert f"round {rid}" in text and "seat 2:" in text and "net" in text
+        assert f"Round {rid}" in text and "Seat 2:" in text and "net" in text
         assert app.results.text() != "—" and app.results.text() in text
         shot(app, "pit-terminal-settled", tmp_path)
         await settle(app, pilot, lambda v: v.states["lid"]["state"] == "open")
@@ -156,11 +156,11 @@ async def test_refused_input_shows_the_controllers_reason(table: Stack) -> None:
         await settle(app, pilot, lambda v: v.status == "online" and v.states["table"]["state"] == "betting")
         await pilot.press("h")
         await until(pilot, lambda: app.message.startswith("refused"))
-        assert "hit is not allowed in state betting" in app.message
+        assert app.message.startswith("refused: Hit: hit is not allowed in state betting")
         assert "hit is not allowed in state betting" in screen_text(app)
         await pilot.press("g")
-        await until(pilot, lambda: "next_round" in app.message)
-        assert app.message.startswith("refused: next_round: next_round is not allowed")
+        await until(pilot, lambda: "Next round" in app.message)
+        assert app.message.startswith("refused: Next round: next_round is not allowed")
 
 
 async def test_jam_cleared_by_supervisor_and_acknowledged_on_the_console_pt2001_r51(
@@ -181,20 +181,20 @@ async def test_jam_cleared_by_supervisor_and_acknowledged_on_the_console_pt2001_
             await until(pilot, lambda: app.message.startswith("refused"))
             assert "dealing blocked" in app.message and "r.51" in app.message
             await pilot.press("f5")  # unlock lid, wrong PIN first
-            await credential(pilot, "alice", "9999")
+            await credential(pilot, "alice", "999999")
             await until(pilot, lambda: "unlock" in app.message.lower())
-            assert app.message.startswith("refused: unlock_lid:")
+            assert app.message.startswith("refused: Unlock lid:")
             await pilot.press("f5")
-            await credential(pilot, "alice", "1234")
+            await credential(pilot, "alice", DEMO_PINS["alice"])
             await settle(
                 app, pilot, lambda v: v.states["lid"]["state"] != "locked" or v.states["lid"]["unlocked_by"]
             )
             await ctl.clear_jam()  # the technician frees the cards (emulator)
             await pilot.press("f4")
             shot(app, "credential-prompt", tmp_path)
-            await credential(pilot, "alice", "1234")
+            await credential(pilot, "alice", DEMO_PINS["alice"])
             await settle(app, pilot, lambda v: v.states["table"]["state"] == "betting")
-            await until(pilot, lambda: app.message == "ok: clear_jam")
+            await until(pilot, lambda: app.message == "ok: Clear jam (by alice)")
             assert "jam: no" in screen_text(app)
     finally:
         await ctl.close()
@@ -212,7 +212,7 @@ async def test_jam_cleared_by_supervisor_and_acknowledged_on_the_console_pt2001_
         for _ in range(jam):
             await pilot.press("down")
         await pilot.press("a")
-        await credential(pilot, "bob", "2345")
+        await credential(pilot, "bob", DEMO_PINS["bob"])
         jam_id = rows[jam].alert_id
         await until(pilot, lambda: any(h.alert_id == jam_id for h in fleet.history))
         assert jam_id not in [r.alert_id for r in fleet.open_alerts()]

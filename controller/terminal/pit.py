@@ -9,34 +9,47 @@ controller's reason. Keys and the credential prompt: docs/terminal.md.
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from rich.table import Table
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, HorizontalGroup, Vertical
+from textual.containers import Horizontal, HorizontalGroup, Vertical, VerticalScroll
 from textual.widgets import Button, Footer, Static
 
 from controller.client import CommandFailed, Event, TableClient
 from controller.terminal.credentials import Credential, CredentialScreen
+from controller.terminal.plain import clean, plain
 from controller.terminal.view import (
+    ACTION_WORDS,
     BETTING_INPUTS,
+    PHASE_WORDS,
     PLAY_INPUTS,
     ROUND_END_INPUTS,
+    STATE_WORDS,
+    STATUS_WORDS,
+    UNKNOWN,
     DealerResults,
+    card_text,
     enabled_inputs,
+    hand_label,
     hand_text,
     lid_text,
     money,
+    money_in_text,
+    next_hint,
     settlement_lines,
     turn_text,
+    words,
 )
 
 DEALER_KEYS: dict[str, tuple[str, str]] = {  # command -> (key, label)
-    "place_bet": ("b", "Bet"),
+    "place_bet": ("b", "Bet +chip"),
     "clear_bet": ("x", "Clear bet"),
     "jackpot_chip": ("j", "JP chip"),
     "no_more_bets": ("n", "No more bets"),
@@ -64,7 +77,51 @@ SUPERVISOR_KEYS: dict[str, tuple[str, str, str | None]] = {
     "ack_deck_check": ("f10", "Deck ack", None),
     "clear_link": ("f12", "Clear link", None),  # once the link is back (F11: fullscreen in most terminals)
 }
-CHIPS = (500, 1000, 2500, 5000, 10000, 50000)
+CHIPS = (100, 500, 1000, 2500, 5000, 10000, 50000, 100000)
+BUTTON_WIDTH = 17  # one button's cell in the key grid; the grid has as many columns as fit
+_PROFILE_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
+
+
+@dataclass(frozen=True)
+class TableRules:
+    """What the table's rule profile allows, for the buttons and the chip selector (unknown: everything)."""
+
+    inputs: frozenset[str]
+    min_bet: int | None = None
+    max_bet: int | None = None
+    book: str | None = None
+
+
+ALL_RULES = TableRules(frozenset(DEALER_KEYS))
+
+
+@lru_cache(maxsize=16)
+def table_rules(profile: str | None) -> TableRules:
+    """The dealer inputs a rule profile can ever allow (PT-2001 has no five-card rule, MO-2004 art.19 has) and
+    its bet limits. The name comes from MQTT: only a plain profile name is looked up among the shipped
+    profiles; anything else (or a profile that does not load) is 'unknown' and every button stays."""
+    if not isinstance(profile, str) or not _PROFILE_NAME.match(profile):
+        return ALL_RULES
+    from controller.rules.profiles import ProfileError, load_profile
+
+    try:
+        p = load_profile(profile)
+    except (ProfileError, OSError, ValueError):
+        return ALL_RULES
+    inputs = {"place_bet", "clear_bet", "no_more_bets", "hit", "stand", "split", "next_round"}
+    if p.play.double != "none":
+        inputs.add("double")
+    if p.play.surrender:
+        inputs.add("surrender")
+    if p.play.five_card_rule:
+        inputs.add("five_card")
+    if p.insurance.offered:
+        inputs |= {"insurance", "decline_insurance"}
+        if p.insurance.even_money:
+            inputs.add("even_money")
+    if p.jackpot_allowed:
+        inputs.add("jackpot_chip")
+    return TableRules(frozenset(inputs), p.min_bet, p.max_bet, p.book)
 
 
 @dataclass
@@ -103,18 +160,20 @@ class PitApp(App[None]):
     TITLE = "tablectl pit terminal"
     BINDINGS = _bindings()
     CSS = """
-    #banner { height: 1; padding: 0 1; background: $primary-darken-2; }
+    #banner { height: auto; padding: 0 1; background: $primary-darken-2; }
     #banner.offline { background: $error; }
     #main { height: 1fr; }
-    #left { width: 2fr; }
-    #right { width: 1fr; }
+    #left { width: 3fr; }
+    #right { width: 2fr; }
     .panel { border: round $secondary; padding: 0 1; height: auto; }
-    #round { height: auto; min-height: 8; }
-    #entry { height: 1; padding: 0 1; }
-    #message { height: 1; padding: 0 1; }
+    #round { height: auto; min-height: 6; }
+    #entry { height: auto; padding: 0 1; }
+    #hint { height: auto; padding: 0 1; background: $boost; text-style: bold; }
+    #message { height: auto; padding: 0 1; }
     #message.refused { color: $error; }
-    .buttons { layout: grid; grid-size: 7; grid-rows: 1; grid-gutter: 0 1; height: auto; padding: 0 1; }
+    .buttons { layout: grid; grid-size: 4; grid-rows: 1; grid-gutter: 0 1; height: auto; padding: 0 1; }
     .buttons Button { width: 100%; min-width: 0; }
+    .buttons Button.allowed { background: $success; color: $text; text-style: bold; }
     """
 
     def __init__(self, conn: PitConnection) -> None:
@@ -130,6 +189,7 @@ class PitApp(App[None]):
         self.chip = 1000
         self.results = DealerResults()
         self.last_settlement: dict[str, Any] = {}
+        self.burnt: dict[str, list[str]] = {}  # round id -> burn cards seen (events/card), newest round only
         self.message = ""
         self._control: Any = None  # drivers.emulator.control_client.ControlClient in the demo
         self._dirty = True
@@ -137,23 +197,24 @@ class PitApp(App[None]):
     # ---- layout ----
     def compose(self) -> ComposeResult:
         yield Static("connecting…", id="banner")
-        with Horizontal(id="main"):
+        with VerticalScroll(id="main"), Horizontal():
             with Vertical(id="left"):
                 yield Static("", id="round", classes="panel")
                 yield Static("", id="lastround", classes="panel")
             with Vertical(id="right"):
                 yield Static("", id="shoe", classes="panel")
                 yield Static("", id="alerts", classes="panel")
+        yield Static("", id="hint")
         yield Static("", id="entry")
         with HorizontalGroup(classes="buttons", id="dealer-buttons"):
             for action, (key, label) in DEALER_KEYS.items():
                 yield Button(f"{label} ({key})", id=f"in-{action}", disabled=True, compact=True)
         with HorizontalGroup(classes="buttons", id="supervisor-buttons"):
             for action, (key, label, _) in SUPERVISOR_KEYS.items():
-                yield Button(f"{label} ({key})", id=f"sv-{action}", variant="warning", compact=True)
+                yield Button(f"{label} ({key.upper()})", id=f"sv-{action}", variant="warning", compact=True)
             if self.conn.shoe_control:
                 yield Button("Draw card (c)", id="demo-draw", variant="success", compact=True)
-                yield Button("Cards in + lid (l)", id="demo-lid", variant="success", compact=True)
+                yield Button("Cards in+lid (l)", id="demo-lid", variant="success", compact=True)
         yield Static("", id="message")
         yield Footer()
 
@@ -161,6 +222,16 @@ class PitApp(App[None]):
         self.client.on_change.append(self._on_change)
         self.run_worker(self._connect(), exclusive=False)
         self.set_interval(0.25, self._tick)
+        self._fit_buttons(self.size.width)
+
+    def on_resize(self, event: Any) -> None:
+        self._fit_buttons(event.size.width)
+
+    def _fit_buttons(self, width: int) -> None:
+        """As many button columns as fit the terminal's width: at 80 columns labels are never cut."""
+        columns = max(2, min(8, (width - 2) // BUTTON_WIDTH))
+        for group in self.query(".buttons"):
+            group.styles.grid_size_columns = columns
 
     async def _connect(self) -> None:
         clients = [c for c in (self.client, self.sup_client) if c is not None]
@@ -189,9 +260,14 @@ class PitApp(App[None]):
 
     # ---- model updates ----
     def _on_change(self, event: Event | None) -> None:
-        if event is not None and event.topic == "events/settlement":
+        if event is not None and event.topic == "events/settlement" and isinstance(event.data, dict):
             self.results.add(event.data)
             self.last_settlement = event.data
+        elif event is not None and event.topic == "events/card" and _is_burn(event.data):
+            rid = str(event.data.get("round_id"))
+            if rid not in self.burnt:
+                self.burnt = {rid: []}  # only the current round's burn cards are shown
+            self.burnt[rid].append(str(event.data.get("code", "??")))
         self._dirty = True
 
     def _tick(self) -> None:
@@ -208,82 +284,167 @@ class PitApp(App[None]):
     def online(self) -> bool:
         return self.client.connected and self.client.view.status == "online"
 
+    def doc(self, name: str) -> dict[str, Any]:
+        """A retained state document, or {} if none has arrived (or it is not an object)."""
+        value = self.client.view.states.get(name)
+        return value if isinstance(value, dict) else {}
+
+    @property
+    def rules(self) -> TableRules:
+        return table_rules(self.doc("table").get("profile") or self.doc("software").get("profile"))
+
+    def chips(self) -> tuple[int, ...]:
+        """The chip denominations the selector offers: never above the table maximum nor below its minimum."""
+        rules = self.rules
+        lo, hi = rules.min_bet or 0, rules.max_bet or CHIPS[-1]
+        return tuple(c for c in CHIPS if lo <= c <= hi) or (lo or CHIPS[0],)
+
     def refresh_view(self) -> None:
-        view = self.client.view
-        table = view.states.get("table", {})
-        rnd = view.states.get("round", {})
-        banner = self.query_one("#banner", Static)
-        if not self.client.connected:
-            banner.update("BROKER UNREACHABLE — showing the last known state; inputs disabled; reconnecting…")
-            banner.add_class("offline")
-        elif view.status != "online":
-            banner.update(f"CONTROLLER {view.status.upper()} — inputs disabled until it is back online")
-            banner.add_class("offline")
-        else:
-            banner.remove_class("offline")
-            banner.update(
-                f"{self.conn.prefix}  ·  controller online  ·  state [b]{table.get('state', '?')}[/b]  ·  "
-                f"profile {table.get('profile') or '—'}  ·  session {table.get('session_id') or '—'}"
-            )
-        self.query_one("#round", Static).update(self._round_panel(table, rnd))
-        self.query_one("#lastround", Static).update(
-            Text("Last round\n", style="bold") + Text("\n".join(settlement_lines(self.last_settlement)))
-        )
-        self.query_one("#shoe", Static).update(self._shoe_panel(view.states))
-        self.query_one("#alerts", Static).update(self._alerts_panel(view.alerts_open))
-        enabled = enabled_inputs(view.status, self.client.connected, table, rnd, view.states.get("jackpot"))
+        """Every value from outside goes through controller/terminal/plain.py (text, never markup); a panel whose
+        document cannot be shown says so instead of stopping the terminal."""
+        for name, render in (
+            ("#banner", self._banner),
+            ("#round", self._round_panel),
+            ("#lastround", self._last_round_panel),
+            ("#shoe", self._shoe_panel),
+            ("#alerts", self._alerts_panel),
+            ("#entry", self._entry_line),
+            ("#hint", self._hint_line),
+        ):
+            try:
+                content: Any = render()
+            except Exception as exc:  # a malformed document: shown as such, never a crash
+                content = plain(f"(cannot show this part: {type(exc).__name__}: {exc})", style="red")
+            self.query_one(name, Static).update(content)
+        enabled = self.enabled()
+        shown = self.rules.inputs
+        jackpot = self.doc("jackpot")
         for action in DEALER_KEYS:
-            self.query_one(f"#in-{action}", Button).disabled = action not in enabled
-        self.query_one("#entry", Static).update(
-            f"selected seat [b]{self.seat}[/b] (keys 1-{self.conn.seats})  ·  chip [b]{money(self.chip)}[/b] "
-            f"(keys [ ])  ·  allowed now: {', '.join(sorted(enabled)) or 'nothing'}"
-        )
+            button = self.query_one(f"#in-{action}", Button)
+            # only what the profile can ever allow; no jackpot chip key where the chips are sensed (r.41a)
+            visible = action in shown and not (action == "jackpot_chip" and jackpot.get("mode") != "manual")
+            button.display = visible
+            button.disabled = action not in enabled
+            button.set_class(action in enabled, "allowed")
+        if self.chip not in self.chips():
+            self.chip = min(self.chips(), key=lambda c: abs(c - self.chip))
         msg = self.query_one("#message", Static)
-        msg.update(Text(self.message))
+        msg.update(plain(self.message, 400))
         msg.set_class(self.message.startswith("refused"), "refused")
 
-    def _round_panel(self, table: dict[str, Any], rnd: dict[str, Any]) -> Table:
-        grid = Table(title=f"Round {rnd.get('round_id') or '—'}  ({rnd.get('phase', 'none')})", expand=True)
-        for col in ("seat", "bet", "hand", "cards = total", "status"):
+    def enabled(self) -> set[str]:
+        view = self.client.view
+        return enabled_inputs(view.status, self.client.connected, self.doc("table"), self.doc("round"),
+                              self.doc("jackpot"))  # fmt: skip
+
+    def _banner(self) -> Text:
+        view = self.client.view
+        table, sw = self.doc("table"), self.doc("software")
+        banner = self.query_one("#banner", Static)
+        offline = not self.client.connected or view.status != "online"
+        banner.set_class(offline, "offline")
+        if not self.client.connected:
+            top = Text("BROKER UNREACHABLE — showing the last known state; inputs disabled; reconnecting…")
+        elif view.status != "online":
+            status = "status unknown" if view.status == "unknown" else clean(view.status, 20).upper()
+            top = Text(f"CONTROLLER {status} — inputs disabled until it is online")
+        else:
+            top = Text.assemble(
+                f"{clean(self.conn.prefix.rsplit('/', 1)[-1], 40)}  ·  controller online  ·  ",
+                (words(STATE_WORDS, table.get("state")) if table else UNKNOWN, "bold"),
+            )
+            top = Text(clean(top.plain, 200))
+            top.stylize("bold")
+        software = Text(
+            f"software {clean(sw.get('version', UNKNOWN), 30)}  ·  profile "
+            f"{clean(table.get('profile') or sw.get('profile') or UNKNOWN, 40)}  ·  rule book "
+            f"{clean(sw.get('rule_book') or self.rules.book or UNKNOWN, 40)}  ·  session "
+            f"{clean(table.get('session_id') or ('none' if table else UNKNOWN), 40)}"
+        )
+        return Text("\n").join([top, software])
+
+    def _round_panel(self) -> Table:
+        table, rnd = self.doc("table"), self.doc("round")
+        title = (
+            f"Round {clean(rnd.get('round_id') or '—', 40)}  ·  {clean(words(PHASE_WORDS, rnd.get('phase')), 40)}"
+            if rnd
+            else "Round: unknown (no report yet)"
+        )
+        grid = Table(title=Text(title, style="bold"), expand=True)
+        for col in ("hand", "bet", "cards = total", "status"):
             grid.add_column(col)
-        if rnd.get("seats"):
-            for seat in rnd["seats"]:
+        seats = [s for s in rnd.get("seats") or [] if isinstance(s, dict)]
+        if seats:
+            for seat in seats:
                 chip = " +JP" if seat.get("jackpot_chip") else ""
                 ins = f" ins {money(seat['insurance'])}" if seat.get("insurance") else ""
-                for hand in seat.get("hands") or []:
-                    bet = money(seat.get("bet")) + chip + ins
-                    status = str(hand.get("status", ""))
-                    grid.add_row(str(seat["seat"]), bet, str(hand.get("hand", 0)), hand_text(hand), status)
+                hands = [h for h in seat.get("hands") or [] if isinstance(h, dict)]
+                for hand in hands:
+                    label = hand_label(seat.get("seat"), hand.get("hand", 0), len(hands) > 1)
+                    stake = money(hand.get("stake", seat.get("bet"))) + chip + ins
+                    status = words(STATUS_WORDS, hand.get("status"))
+                    grid.add_row(
+                        plain(label, 30), plain(stake, 40), plain(hand_text(hand), 80), plain(status, 30)
+                    )
         else:
-            for seat, bet in sorted((table.get("bets") or {}).items(), key=lambda kv: int(kv[0])):
-                grid.add_row(seat, money(bet.get("amount")), "", "", "bet placed")
-        dealer = rnd.get("dealer") or {}
+            bets = table.get("bets") if isinstance(table.get("bets"), dict) else {}
+            for seat, bet in sorted(bets.items(), key=lambda kv: str(kv[0]).zfill(4)):
+                amount = bet.get("amount") if isinstance(bet, dict) else None
+                grid.add_row(plain(f"Seat {seat}", 30), plain(money(amount)), plain(""), plain("bet placed"))
+        dealer = rnd.get("dealer") if isinstance(rnd.get("dealer"), dict) else {}
         if dealer.get("cards"):
-            hidden = " (hole card hidden)" if dealer.get("hole_card_hidden") else ""
-            grid.add_row("dealer", "", "", hand_text(dealer) + hidden, "")
-        allowed = ", ".join(rnd.get("allowed_actions") or []) or "—"
-        grid.caption = f"turn: {turn_text(rnd.get('turn'))}  ·  allowed: {allowed}"
+            grid.add_row(plain("Dealer"), plain(""), plain(hand_text(dealer), 80), plain(""))
+        burnt = self.burnt.get(str(rnd.get("round_id")), [])
+        if burnt:
+            grid.add_row(plain("Burnt"), plain(""), plain(" ".join(card_text(c) for c in burnt), 80),
+                         plain("burn card" + ("s" if len(burnt) > 1 else "")))  # fmt: skip
+        split = any(len(s.get("hands") or []) > 1 for s in seats)
+        allowed = ", ".join(words(ACTION_WORDS, a) for a in rnd.get("allowed_actions") or []) or "—"
+        grid.caption = Text(
+            clean(f"turn: {turn_text(rnd.get('turn'), split or None)}  ·  allowed: {allowed}", 200)
+        )
         return grid
 
-    def _shoe_panel(self, states: dict[str, dict[str, Any]]) -> Text:
-        shoe, lid, jam = states.get("shoe", {}), states.get("lid", {}), states.get("jam", {})
-        table, jackpot = states.get("table", {}), states.get("jackpot")
-        linked = bool(shoe.get("linked", True))
-        lid_state = "shuffling" if shoe.get("shuffling") else lid_text(lid)
+    def _last_round_panel(self) -> Text:
+        return Text("Last round\n", style="bold") + Text(
+            "\n".join(clean(line, 200) for line in settlement_lines(self.last_settlement))
+        )
+
+    def _shoe_panel(self) -> Text:
+        shoe, lid, jam = self.doc("shoe"), self.doc("lid"), self.doc("jam")
+        table, jackpot = self.doc("table"), self.doc("jackpot")
+        have_shoe, have_jackpot = bool(shoe), "jackpot" in self.client.view.states
+
+        def val(doc: dict[str, Any], key: str) -> str:
+            return clean(doc.get(key, UNKNOWN) if doc else UNKNOWN, 20)
+
+        lid_state = clean(lid_text(lid), 80) if lid else UNKNOWN
+        if lid and shoe.get("shuffling"):
+            lid_state = "shuffling"
+        if not jam:
+            jam_line = (f"jam: {UNKNOWN}", "")
+        elif jam.get("jammed"):
+            jam_line = (f"jam: JAMMED at {clean(jam.get('location', '?'), 40)}", "bold red")
+        elif table.get("state") == "jammed":
+            jam_line = ("jam: cleared on the device — F4 releases the table", "bold yellow")
+        else:
+            jam_line = ("jam: no", "")
+        faults = [clean(f, 40) for f in table.get("faults") or []] if table else [UNKNOWN]
+        meter = (money(jackpot.get("meter")) if jackpot else "no jackpot") if have_jackpot else UNKNOWN
         lines = [
             ("Shoe", "bold"),
-            (f"cards dealt: {shoe.get('dealt_this_shoe', '—')}   out: {shoe.get('cards_out', '—')}", ""),
-            (f"cards inside: {shoe.get('cards_inside', '—')}   decks: {shoe.get('decks') or '—'}", ""),
-            (f"warning card: {'out: LAST ROUND' if shoe.get('last_round_of_shoe') else 'no'}", ""),
+            (f"cards dealt: {val(shoe, 'dealt_this_shoe')}   out: {val(shoe, 'cards_out')}", ""),
+            (f"cards inside: {val(shoe, 'cards_inside')}   decks: {val(shoe, 'decks')}", ""),
+            (f"warning card: {'out: LAST ROUND' if shoe.get('last_round_of_shoe') else 'no'}"
+             if have_shoe else f"warning card: {UNKNOWN}", ""),
             (f"lid: {lid_state}", ""),
-            (f"jam: {'JAMMED at ' + str(jam.get('location', '?')) if jam.get('jammed') else 'no'}",
-             "bold red" if jam.get("jammed") else ""),
-            _link_line(linked, "link_down" in (table.get("faults") or [])),
-            (f"faults: {', '.join(table.get('faults') or []) or 'none'}", ""),
+            jam_line,
+            _link_line(shoe.get("linked", True) if have_shoe else None, "link_down" in faults),
+            (f"faults: {', '.join(faults) or 'none'}", "bold red" if table.get("faults") else ""),
             ("", ""),
-            (f"Jackpot meter: {money(jackpot.get('meter')) if jackpot else '—'}", "bold"),
+            (f"Jackpot meter: {meter}", "bold"),
             (f"pending hits: {self._hits_text()}", ""),
-            (f"Dealer's last results: {self.results.text()}", "bold"),
+            (f"Dealer's last results: {clean(self.results.text(), 120)}", "bold"),
         ]  # fmt: skip
         out = Text()
         for text, style in lines:
@@ -293,30 +454,50 @@ class PitApp(App[None]):
     def pending_hits(self) -> list[dict[str, Any]]:
         """Jackpot hits waiting for a supervisor to verify and pay them (PT-2001 r.49-50), from the retained
         ``state/jackpot``: a terminal started later still sees them."""
-        hits = (self.client.view.states.get("jackpot") or {}).get("pending_hits") or []
-        return [h for h in hits if isinstance(h, dict)]
+        hits = self.doc("jackpot").get("pending_hits") or []
+        return [h for h in hits if isinstance(h, dict)] if isinstance(hits, list) else []
 
     def _hits_text(self) -> str:
         hits = self.pending_hits()
         if not hits:
             return "none"
         return "; ".join(
-            f"#{h.get('hit_id')} seat {h.get('seat')} {h.get('combination')} {money(h.get('amount'))} "
-            f"{'verified' if h.get('verified') else 'to verify'}"
-            for h in hits
-        )
+            clean(f"#{h.get('hit_id')} Seat {h.get('seat')} {h.get('combination')} {money(h.get('amount'))} "
+                  f"{'verified' if h.get('verified') else 'to verify'}", 120)
+            for h in hits[:5]
+        )  # fmt: skip
 
-    @staticmethod
-    def _alerts_panel(alerts: list[dict[str, Any]]) -> Text:
+    def _alerts_panel(self) -> Text:
+        alerts = [a for a in self.client.view.alerts_open if isinstance(a, dict)]
         out = Text("Open alerts\n", style="bold")
         if not alerts:
             out.append("none\n")
         for a in alerts[-6:]:
             style = "bold red" if a.get("severity") == "critical" else ""
-            out.append(
-                f"#{a.get('alert_id')} {a.get('kind')} {a.get('severity')}: {a.get('reason')}\n", style=style
-            )
+            out.append(clean(f"#{a.get('alert_id')} {a.get('kind')} {a.get('severity')}: {a.get('reason')}", 200)
+                       + "\n", style=style)  # fmt: skip
         return out
+
+    def _entry_line(self) -> Text:
+        chips = self.chips()
+        seat = self.doc("table").get("bets", {}) if isinstance(self.doc("table").get("bets"), dict) else {}
+        bet = (
+            seat.get(str(self.seat), {}).get("amount") if isinstance(seat.get(str(self.seat)), dict) else None
+        )
+        return Text.assemble(
+            "selected ", (f"Seat {self.seat}", "bold"), f" (keys 1-{self.conn.seats})",
+            f" bet {money(bet) if bet is not None else 'none'}  ·  chip ", (money(self.chip), "bold"),
+            f" (keys [ ]: {money(chips[0])} to {money(chips[-1])})  ·  x clears the seat's bet",
+        )  # fmt: skip
+
+    def _hint_line(self) -> Text:
+        hint = next_hint(
+            status=self.client.view.status if self.client.connected else "unreachable",
+            table=self.doc("table"), rnd=self.doc("round"), shoe=self.doc("shoe"), jam=self.doc("jam"),
+            lid=self.doc("lid"), enabled=self.enabled(), keys={a: k for a, (k, _) in DEALER_KEYS.items()},
+            demo=bool(self.conn.shoe_control), seat=self.seat, chip=money(self.chip),
+        )  # fmt: skip
+        return Text(f"next: {clean(hint, 200)}")
 
     # ---- inputs ----
     def action_seat(self, seat: int) -> None:
@@ -325,8 +506,9 @@ class PitApp(App[None]):
             self._dirty = True
 
     def action_chip(self, step: int) -> None:
-        i = CHIPS.index(self.chip) if self.chip in CHIPS else 1
-        self.chip = CHIPS[max(0, min(len(CHIPS) - 1, i + step))]
+        chips = self.chips()
+        i = chips.index(self.chip) if self.chip in chips else 0
+        self.chip = chips[max(0, min(len(chips) - 1, i + step))]
         self._dirty = True
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
@@ -341,19 +523,24 @@ class PitApp(App[None]):
             self.action_lid_cycle()
 
     def dealer_args(self, action: str) -> dict[str, Any]:
-        rnd = self.client.view.states.get("round", {})
-        turn = rnd.get("turn") or {}
-        if action == "place_bet":
-            return {"seat": self.seat, "amount": self.chip}
+        rnd = self.doc("round")
+        turn = rnd.get("turn") if isinstance(rnd.get("turn"), dict) else {}
+        if action == "place_bet":  # the key adds the selected chip to the seat's bet (x clears it)
+            bets = self.doc("table").get("bets")
+            held = bets.get(str(self.seat)) if isinstance(bets, dict) else None
+            amount = held.get("amount") if isinstance(held, dict) else 0
+            current = amount if isinstance(amount, int) and not isinstance(amount, bool) else 0
+            return {"seat": self.seat, "amount": current + self.chip}
         if action in ("clear_bet", "jackpot_chip"):
             return {"seat": self.seat}
         if action in ("insurance", "decline_insurance", "even_money") and turn.get("seat"):
-            args: dict[str, Any] = {"seat": int(turn["seat"])}
+            args: dict[str, Any] = {"seat": turn["seat"]}
             if action == "insurance":  # insurance is half the main bet (PT-2001 r.26)
                 bet = next(
-                    (s.get("bet", 0) for s in rnd.get("seats") or [] if s.get("seat") == turn["seat"]), 0
-                )
-                args["amount"] = int(bet) // 2
+                    (s.get("bet", 0) for s in rnd.get("seats") or [] if isinstance(s, dict)
+                     and s.get("seat") == turn["seat"]), 0,
+                )  # fmt: skip
+                args["amount"] = int(bet) // 2 if isinstance(bet, int) else 0
             return args
         return {}
 
@@ -362,15 +549,17 @@ class PitApp(App[None]):
         if action not in (*BETTING_INPUTS, *PLAY_INPUTS, *ROUND_END_INPUTS):
             return
         args = self.dealer_args(action)
-        self._run(action, lambda: self.client.dealer(action, **args))
+        self._run(words(ACTION_WORDS, action), lambda: self.client.dealer(action, **args))
 
     def action_supervisor(self, action: str) -> None:
         if action not in SUPERVISOR_KEYS:
             return
-        _, label, arg_label = SUPERVISOR_KEYS[action]
+        _, _, arg_label = SUPERVISOR_KEYS[action]
         default = self.conn.profile if action == "open_table" else ""
         if action == "ack_alert":
-            default = ",".join(str(a.get("alert_id")) for a in self.client.view.alerts_open)
+            default = ",".join(
+                str(a.get("alert_id")) for a in self.client.view.alerts_open if isinstance(a, dict)
+            )
         elif action.startswith("jackpot_") and self.pending_hits():
             default = str(self.pending_hits()[0].get("hit_id"))
 
@@ -378,42 +567,44 @@ class PitApp(App[None]):
             if cred is not None:
                 self._supervisor_send(action, cred)
 
-        self.push_screen(CredentialScreen(label, arg_label, default), done)
+        self.push_screen(CredentialScreen(words(ACTION_WORDS, action), arg_label, default), done)
 
     def _supervisor_send(self, action: str, cred: Credential) -> None:
         sup = self.sup_client
+        what = words(ACTION_WORDS, action)
         if sup is None:
-            self._show(f"refused: {action}: this terminal has no supervisor channel (--supervisor-account)")
+            self._show(f"refused: {what}: this terminal has no supervisor channel (--supervisor-account)")
             return
         if action == "ack_alert":
             try:
                 ids = [int(x) for x in cred.arg.replace(" ", "").split(",") if x]
             except ValueError:
-                self._show(f"refused: ack_alert: alert ids must be integers, got {cred.arg!r}")
+                self._show(f"refused: {what}: alert ids must be whole numbers, got {cred.arg!r}")
                 return
-            ids = ids or [int(a["alert_id"]) for a in self.client.view.alerts_open]
+            ids = ids or [a["alert_id"] for a in self.client.view.alerts_open
+                          if isinstance(a, dict) and isinstance(a.get("alert_id"), int)]  # fmt: skip
 
             async def ack_all() -> dict[str, Any]:
                 for alert_id in ids:
                     await sup.supervisor(cred.user, cred.pin, "ack_alert", alert_id=alert_id)
                 return {"acknowledged": ids}
 
-            self._run(action, ack_all)
+            self._run(what, ack_all, by=cred.user)
             return
         args: dict[str, Any] = {}
         if action == "open_table":
             args["profile"] = cred.arg or self.conn.profile
         elif action.startswith("jackpot_"):
             if not cred.arg.isdigit():
-                self._show(f"refused: {action}: the jackpot hit id must be an integer, got {cred.arg!r}")
+                self._show(f"refused: {what}: the jackpot hit id must be a whole number, got {cred.arg!r}")
                 return
             args["hit_id"] = int(cred.arg)
-        self._run(action, lambda: sup.supervisor(cred.user, cred.pin, action, **args))
+        self._run(what, lambda: sup.supervisor(cred.user, cred.pin, action, **args), by=cred.user)
 
     def action_draw(self) -> None:
         """Demo only: the emulated shoe deals the next card (stands in for the dealer pulling one)."""
         if self._control is not None:
-            self._run("draw", lambda: self._control.draw(1))
+            self._run("Draw card", lambda: self._control.draw(1))
 
     def action_lid_cycle(self) -> None:
         """Demo only: the round's cards go in through the open lid, the dealer closes it (PT-2001 r.59-60)."""
@@ -423,30 +614,36 @@ class PitApp(App[None]):
             await self._control.close_lid()
 
         if self._control is not None:
-            self._run("cards in + lid", cycle)
+            self._run("Cards in + lid", cycle)
 
-    def _run(self, what: str, call: Callable[[], Awaitable[Any]]) -> None:
+    def _run(self, what: str, call: Callable[[], Awaitable[Any]], by: str | None = None) -> None:
         async def job() -> None:
             try:
                 await call()
             except CommandFailed as exc:
-                self._show(f"refused: {what}: {exc.reason}")
+                self._show(f"refused: {what}: {money_in_text(exc.reason)}")
             except TimeoutError:
                 self._show(f"refused: {what}: no answer from the controller (is it online?)")
             except Exception as exc:  # the emulator's control socket or the link: show, never crash
                 self._show(f"refused: {what}: {exc}")
             else:
-                self._show(f"ok: {what}")
+                self._show(f"ok: {what}" + (f" (by {by})" if by else ""))
 
         self.run_worker(job(), exclusive=False)
 
     def _show(self, message: str) -> None:
-        self.message = message
+        self.message = clean(message, 400)
         self._dirty = True
 
 
-def _link_line(linked: bool, fault: bool) -> tuple[str, str]:
-    """The shoe link: down, back but its fault not yet cleared by a supervisor (F12), or ok."""
+def _is_burn(data: Any) -> bool:
+    return isinstance(data, dict) and data.get("recipient") == "burn"
+
+
+def _link_line(linked: Any, fault: bool) -> tuple[str, str]:
+    """The shoe link: unknown (nothing reported yet), down, back but its fault not yet cleared (F12), or ok."""
+    if linked is None:
+        return (f"link: {UNKNOWN}", "")
     if not linked:
         return ("link: DOWN", "bold red")
     if fault:
