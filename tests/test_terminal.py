@@ -227,3 +227,58 @@ async def until(pilot: Any, cond: Any, timeout: float = WAIT) -> None:
             return
         await pilot.pause(0.1)
     raise AssertionError("the screen did not reach the expected state")
+
+
+SIZES = ((80, 24), (120, 40), (200, 60))
+
+
+async def test_bets_chips_refusal_money_and_layout_at_three_sizes(table: Stack, tmp_path: Path) -> None:
+    """A bet key adds the selected chip (second press adds, x clears); the chip selector stops at the table
+    maximum (PT-2001 r.37: 150.00); a bet above it is refused in money with two decimals; only the buttons the
+    profile allows exist (no 'Five cards' on PT-2001, no jackpot chip key where chips are sensed, r.41a); and
+    at 80x24, 120x40 and 200x60 every part of the screen is there, nothing cut off (snapshots)."""
+    app = PitApp(terminal_connection(table, "pt-2001"))
+    async with app.run_test(size=SIZES[0]) as pilot:
+        await settle(app, pilot, lambda v: v.status == "online" and v.states["table"]["state"] == "betting")
+        assert not app.query_one("#in-five_card").display and app.query_one("#in-surrender").display
+        assert not app.query_one("#in-jackpot_chip").display  # the demo table senses its chips
+        assert max(app.chips()) <= 15000 and min(app.chips()) >= 500
+        for _ in range(12):
+            await pilot.press("right_square_bracket")
+        assert app.chip == max(app.chips()) == 10000
+        await pilot.press("3", "b")
+        await settle(app, pilot, lambda v: "3" in v.states["table"]["bets"])
+        assert v_bet(app, "3") == 10000
+        await pilot.press("b")  # 100.00 + 100.00 is above the maximum 150.00: refused, in money
+        await until(pilot, lambda: app.message.startswith("refused"))
+        assert "bet 200.00 outside the table limits 5.00 to 150.00" in app.message
+        assert "bet 200.00 outside the table limits" in screen_text(app)
+        for _ in range(3):
+            await pilot.press("left_square_bracket")
+        assert app.chip == 1000
+        await pilot.press("b")  # adds: 100.00 + 10.00
+        await settle(app, pilot, lambda v: v.states["table"]["bets"].get("3", {}).get("amount") == 11000)
+        await pilot.press("x")
+        await settle(app, pilot, lambda v: "3" not in v.states["table"]["bets"])
+        await pilot.press("b", "b")
+        await settle(app, pilot, lambda v: v.states["table"]["bets"].get("3", {}).get("amount") == 2000)
+        await pilot.press("n")
+        await settle(app, pilot, lambda v: v.states["table"]["state"] in ("dealing", "players"))
+        while "stand" not in (app.client.view.states["round"].get("allowed_actions") or []):
+            seq = app.client.view.states["shoe"]["dealt_this_shoe"]
+            await pilot.press("c")
+            await settle(app, pilot, lambda v, s=seq: v.states["shoe"]["dealt_this_shoe"] > s)
+        for width, height in SIZES:
+            await pilot.resize_terminal(width, height)
+            app._dirty = True
+            await pilot.pause(0.5)
+            text = screen_text(app)
+            for words in ("controller online", "Players", "software", "next: h: hit", "Seat 3", "(face down)",
+                          "Hit (h)", "Stand (s)", "No more bets (n)", "F4", "Clear jam"):  # fmt: skip
+                assert words in text, (width, height, words)
+            assert "place_bet" not in text and "initial_deal" not in text
+            # everything fits or scrolls: no widget wider than the screen, the panels reachable in #main
+            for widget in app.query("Button, Static"):
+                if widget.display and widget.region.width:
+                    assert widget.region.right <= width, (width, widget)
+            shot(app, f"pit-terminal-{width}x{height}", tmp_path)

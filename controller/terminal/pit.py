@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from rich import box
 from rich.table import Table
 from rich.text import Text
 from textual.app import App, ComposeResult
@@ -160,11 +161,18 @@ class PitApp(App[None]):
     TITLE = "tablectl pit terminal"
     BINDINGS = _bindings()
     CSS = """
+    #body { height: 1fr; }
     #banner { height: auto; padding: 0 1; background: $primary-darken-2; }
     #banner.offline { background: $error; }
     #main { height: 1fr; }
-    #left { width: 3fr; }
-    #right { width: 2fr; }
+    #panels { height: auto; }
+    #left { width: 3fr; height: auto; }
+    #right { width: 2fr; height: auto; }
+    #body.narrow #panels { layout: vertical; }
+    #body.narrow #left, #body.narrow #right { width: 1fr; }
+    #legend { display: none; height: auto; padding: 0 1; color: $warning; }
+    #body.short #legend { display: block; }
+    #body.short #supervisor-buttons { display: none; }
     .panel { border: round $secondary; padding: 0 1; height: auto; }
     #round { height: auto; min-height: 6; }
     #entry { height: auto; padding: 0 1; }
@@ -196,42 +204,60 @@ class PitApp(App[None]):
 
     # ---- layout ----
     def compose(self) -> ComposeResult:
-        yield Static("connecting…", id="banner")
-        with VerticalScroll(id="main"), Horizontal():
-            with Vertical(id="left"):
-                yield Static("", id="round", classes="panel")
-                yield Static("", id="lastround", classes="panel")
-            with Vertical(id="right"):
-                yield Static("", id="shoe", classes="panel")
-                yield Static("", id="alerts", classes="panel")
-        yield Static("", id="hint")
-        yield Static("", id="entry")
-        with HorizontalGroup(classes="buttons", id="dealer-buttons"):
-            for action, (key, label) in DEALER_KEYS.items():
-                yield Button(f"{label} ({key})", id=f"in-{action}", disabled=True, compact=True)
-        with HorizontalGroup(classes="buttons", id="supervisor-buttons"):
-            for action, (key, label, _) in SUPERVISOR_KEYS.items():
-                yield Button(f"{label} ({key.upper()})", id=f"sv-{action}", variant="warning", compact=True)
-            if self.conn.shoe_control:
-                yield Button("Draw card (c)", id="demo-draw", variant="success", compact=True)
-                yield Button("Cards in+lid (l)", id="demo-lid", variant="success", compact=True)
-        yield Static("", id="message")
+        """Top to bottom: banner, the table (scrolls when the terminal is small: nothing is cut off), the next
+        useful key, the selection, the dealer's buttons, the supervisor's keys (buttons, or one legend on a
+        short terminal), the last answer. Narrow terminals stack the panels instead of side by side."""
+        with Vertical(id="body"):
+            yield Static("connecting…", id="banner")
+            with VerticalScroll(id="main"), Horizontal(id="panels"):
+                with Vertical(id="left"):
+                    yield Static("", id="round", classes="panel")
+                    yield Static("", id="lastround", classes="panel")
+                with Vertical(id="right"):
+                    yield Static("", id="shoe", classes="panel")
+                    yield Static("", id="alerts", classes="panel")
+            yield Static("", id="hint")
+            yield Static("", id="entry")
+            with HorizontalGroup(classes="buttons", id="dealer-buttons"):
+                for action, (key, label) in DEALER_KEYS.items():
+                    yield Button(f"{label} ({key})", id=f"in-{action}", disabled=True, compact=True)
+            with HorizontalGroup(classes="buttons", id="supervisor-buttons"):
+                for action, (key, label, _) in SUPERVISOR_KEYS.items():
+                    yield Button(
+                        f"{label} ({key.upper()})", id=f"sv-{action}", variant="warning", compact=True
+                    )
+                if self.conn.shoe_control:
+                    yield Button("Draw card (c)", id="demo-draw", variant="success", compact=True)
+                    yield Button("Cards in+lid (l)", id="demo-lid", variant="success", compact=True)
+            yield Static(self._legend(), id="legend")
+            yield Static("", id="message")
         yield Footer()
+
+    def _legend(self) -> Text:
+        keys = "  ".join(f"{k.upper()} {label}" for k, label, _ in SUPERVISOR_KEYS.values())
+        demo = "  ·  demo: c draw card  l cards in + lid" if self.conn.shoe_control else ""
+        return Text(f"Supervisor (user + PIN): {keys}{demo}  ·  q quit")
 
     def on_mount(self) -> None:
         self.client.on_change.append(self._on_change)
         self.run_worker(self._connect(), exclusive=False)
         self.set_interval(0.25, self._tick)
-        self._fit_buttons(self.size.width)
+        self._fit(self.size.width, self.size.height)
 
     def on_resize(self, event: Any) -> None:
-        self._fit_buttons(event.size.width)
+        self._fit(event.size.width, event.size.height)
 
-    def _fit_buttons(self, width: int) -> None:
-        """As many button columns as fit the terminal's width: at 80 columns labels are never cut."""
+    def _fit(self, width: int, height: int) -> None:
+        """As many button columns as fit the width (at 80 columns no label is cut); below 100 columns the
+        panels stack; below 32 rows the supervisor keys are one legend line instead of buttons."""
         columns = max(2, min(8, (width - 2) // BUTTON_WIDTH))
         for group in self.query(".buttons"):
             group.styles.grid_size_columns = columns
+        with contextlib.suppress(Exception):  # before compose has run
+            body = self.query_one("#body")
+            body.set_class(width < 100, "narrow")
+            body.set_class(height < 32, "short")
+            self.query_one(Footer).display = height >= 32
 
     async def _connect(self) -> None:
         clients = [c for c in (self.client, self.sup_client) if c is not None]
@@ -350,16 +376,15 @@ class PitApp(App[None]):
             top = Text(f"CONTROLLER {status} — inputs disabled until it is online")
         else:
             top = Text.assemble(
-                f"{clean(self.conn.prefix.rsplit('/', 1)[-1], 40)}  ·  controller online  ·  ",
+                f"{clean(self.conn.prefix.rsplit('/', 1)[-1], 40)} · controller online · ",
                 (words(STATE_WORDS, table.get("state")) if table else UNKNOWN, "bold"),
+                f" · session {clean(table.get('session_id') or ('none' if table else UNKNOWN), 40)}",
             )
-            top = Text(clean(top.plain, 200))
-            top.stylize("bold")
+        # state/software (the service publishes it, retained): unknown until it arrives
         software = Text(
-            f"software {clean(sw.get('version', UNKNOWN), 30)}  ·  profile "
-            f"{clean(table.get('profile') or sw.get('profile') or UNKNOWN, 40)}  ·  rule book "
-            f"{clean(sw.get('rule_book') or self.rules.book or UNKNOWN, 40)}  ·  session "
-            f"{clean(table.get('session_id') or ('none' if table else UNKNOWN), 40)}"
+            f"software {clean(sw.get('version') or UNKNOWN, 30)} · profile "
+            f"{clean(sw.get('profile') or table.get('profile') or UNKNOWN, 40)} · rule book "
+            f"{clean(sw.get('rule_book') or UNKNOWN, 40)}"
         )
         return Text("\n").join([top, software])
 
@@ -370,7 +395,8 @@ class PitApp(App[None]):
             if rnd
             else "Round: unknown (no report yet)"
         )
-        grid = Table(title=Text(title, style="bold"), expand=True)
+        grid = Table(title=Text(title, style="bold"), expand=True, box=box.SIMPLE_HEAD, show_edge=False,
+                     padding=(0, 1))  # fmt: skip
         for col in ("hand", "bet", "cards = total", "status"):
             grid.add_column(col)
         seats = [s for s in rnd.get("seats") or [] if isinstance(s, dict)]
@@ -478,16 +504,22 @@ class PitApp(App[None]):
                        + "\n", style=style)  # fmt: skip
         return out
 
+    def seat_bet(self) -> Any:
+        """The selected seat's bet: while betting from state/table, during a round from state/round."""
+        bets = self.doc("table").get("bets")
+        held = bets.get(str(self.seat)) if isinstance(bets, dict) else None
+        if isinstance(held, dict):
+            return held.get("amount")
+        seats = self.doc("round").get("seats") or []
+        return next((s.get("bet") for s in seats if isinstance(s, dict) and s.get("seat") == self.seat), None)
+
     def _entry_line(self) -> Text:
         chips = self.chips()
-        seat = self.doc("table").get("bets", {}) if isinstance(self.doc("table").get("bets"), dict) else {}
-        bet = (
-            seat.get(str(self.seat), {}).get("amount") if isinstance(seat.get(str(self.seat)), dict) else None
-        )
+        bet = self.seat_bet()
         return Text.assemble(
-            "selected ", (f"Seat {self.seat}", "bold"), f" (keys 1-{self.conn.seats})",
-            f" bet {money(bet) if bet is not None else 'none'}  ·  chip ", (money(self.chip), "bold"),
-            f" (keys [ ]: {money(chips[0])} to {money(chips[-1])})  ·  x clears the seat's bet",
+            ("Seat ", "bold"), (str(self.seat), "bold"), f" (1-{self.conn.seats}) · bet ",
+            money(bet) if bet is not None else "none", " · chip ", (money(self.chip), "bold"),
+            f" ([ ] {money(chips[0])}-{money(chips[-1])}) · x clears",
         )  # fmt: skip
 
     def _hint_line(self) -> Text:
