@@ -167,20 +167,27 @@ async def prepare_session(stack: Stack, profile: str, out: Out) -> None:
 
 
 def card_line(data: dict[str, Any]) -> str:
+    """One events/card as a line; what came over MQTT is printed as plain text (controller/terminal/plain.py)."""
+    from controller.terminal.plain import clean
+
     card = "face down (hole card)" if data.get("hidden") else str(data.get("code"))
-    return f"card #{data.get('shoe_seq')} {data.get('recipient')}: {card}"
+    return clean(f"card #{data.get('shoe_seq')} {data.get('recipient')}: {card}", 200)
 
 
 def settlement_line(data: dict[str, Any]) -> str:
+    from controller.terminal.plain import clean
     from controller.terminal.view import hand_label, money
 
-    dealer = " ".join(data.get("dealer_cards") or [])
+    dealer = " ".join(str(c) for c in data.get("dealer_cards") or [])
     hands = "; ".join(
-        f"{hand_label(h.get('seat'), h.get('hand'))} {' '.join(h.get('cards') or [])} = {h.get('total')} "
-        f"{h.get('outcome')} net {money(h.get('net'))}"
+        f"{hand_label(h.get('seat'), h.get('hand'))} {' '.join(str(c) for c in h.get('cards') or [])} = "
+        f"{h.get('total')} {h.get('outcome')} net {money(h.get('net'))}"
         for h in data.get("hands") or []
+        if isinstance(h, dict)
     )
-    return f"settlement {data.get('round_id')}: dealer {dealer} = {data.get('dealer_total')} | {hands}"
+    return clean(
+        f"settlement {data.get('round_id')}: dealer {dealer} = {data.get('dealer_total')} | {hands}", 1000
+    )
 
 
 class AutoDealer:

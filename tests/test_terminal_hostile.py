@@ -168,3 +168,73 @@ async def test_pit_terminal_shows_hostile_documents_as_text(broker: Broker, text
             assert app.is_running
     finally:
         pub.close()
+
+
+async def test_credential_prompt_shows_its_action_as_text() -> None:
+    """The prompt's title carries outside strings (a table id from a topic, a hit id): text, never markup."""
+    from textual.app import App
+
+    from controller.terminal.credentials import CredentialScreen
+
+    app: App[None] = App()
+    async with app.run_test(size=(80, 24)) as pilot:
+        for text in HOSTILE:
+            await app.push_screen(CredentialScreen(f"Acknowledge alerts #1 on {text}", "hit id", text))
+            await pilot.pause()
+            shown = screen_text(app)
+            assert clean(text)[:20] in shown and "\x1b" not in shown
+            await pilot.press("escape")
+            await pilot.pause()
+
+
+def test_demo_output_never_writes_outside_strings_raw() -> None:
+    """`tablectl demo --auto` prints card and settlement events from MQTT: escape sequences never reach the
+    user's terminal raw, surrogates never make print() raise."""
+    from controller.demo import card_line, settlement_line
+
+    for text in HOSTILE:
+        lines = [
+            card_line({"shoe_seq": text, "recipient": text, "code": text}),
+            settlement_line({"round_id": text, "dealer_cards": [text], "dealer_total": text,
+                             "hands": [{"seat": text, "hand": 0, "cards": [text], "total": text,
+                                        "outcome": text, "net": text}]}),
+        ]  # fmt: skip
+        for line in lines:
+            assert "\x1b" not in line and "\u202e" not in line
+            line.encode("utf-8")
+
+
+async def test_pit_terminal_shows_unknown_until_reported_then_the_software(broker: Broker) -> None:
+    """Before the first retained document nothing pretends to be fine ('link: ok' was shown): every value is
+    'unknown'; the retained state/software (contract 8) puts the version, profile and rule book on screen."""
+    site = f"s{uuid.uuid4().hex[:6]}"
+    prefix = f"casino/{site}/table/T1"
+    pub = Publisher(broker, prefix)
+    pub.retain("status", "online", envelope=False)
+    try:
+        app = PitApp(PitConnection(broker.host, broker.port, "dealer", USERS["dealer"], prefix))
+        async with app.run_test(size=(120, 40)) as pilot:
+            await until(pilot, lambda: app.client.view.status == "online")
+            app._dirty = True
+            await pilot.pause(0.3)
+            text = screen_text(app)
+            for line in (
+                "link: unknown",
+                "lid: unknown",
+                "jam: unknown",
+                "Round: unknown",
+                "software unknown",
+                "rule book unknown",
+                "Jackpot meter: unknown",
+                "waiting for the table's first report",
+            ):
+                assert line in text, line  # fmt: skip
+            assert "link: ok" not in text
+            pub.retain("state/software", {"version": "0.9.1", "profile": "pt-2001", "rule_book": "PT-2001",
+                                          "digests": {}, "combined": "0" * 64, "audit_public_key": None})  # fmt: skip
+            await until(pilot, lambda: "software" in app.client.view.states)
+            app._dirty = True
+            await pilot.pause(0.3)
+            assert "software 0.9.1 · profile pt-2001 · rule book PT-2001" in screen_text(app)
+    finally:
+        pub.close()

@@ -154,3 +154,13 @@ def test_the_next_useful_key_is_hinted() -> None:
 
 def test_money_of_a_non_number_is_unknown() -> None:
     assert money("[/]") == "unknown" and money(True) == "unknown" and money(None) == "—"
+
+
+def test_numbers_from_outside_never_raise() -> None:
+    from controller.terminal.view import alert_age, number
+
+    for bad in ("[/]", None, True, float("nan"), float("inf"), 10**400, [1], {"a": 1}):
+        assert number(bad) == 0.0
+        alert_sort_key({"level": bad, "raised_at": bad, "severity": bad})
+        assert alert_age(bad) in ("unknown", "0s")
+        hand_text({"cards": ["AS"], "total": bad})

@@ -377,7 +377,7 @@ class PitApp(App[None]):
         else:
             top = Text.assemble(
                 f"{clean(self.conn.prefix.rsplit('/', 1)[-1], 40)} · controller online · ",
-                (words(STATE_WORDS, table.get("state")) if table else UNKNOWN, "bold"),
+                (clean(words(STATE_WORDS, table.get("state")), 40) if table else UNKNOWN, "bold"),
                 f" · session {clean(table.get('session_id') or ('none' if table else UNKNOWN), 40)}",
             )
         # state/software (the service publishes it, retained): unknown until it arrives

@@ -3,6 +3,7 @@ formatting and the enabling rules are tested on their own."""
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from collections import deque
@@ -160,7 +161,7 @@ def card_text(code: Any) -> str:
 
 def hand_text(hand: dict[str, Any]) -> str:
     cards = " ".join(card_text(c) for c in hand.get("cards") or []) or "–"
-    total = int(hand.get("total") or 0)
+    total = int(number(hand.get("total")))
     tags = []
     if hand.get("blackjack"):
         tags.append("BJ")
@@ -262,9 +263,13 @@ def settlement_lines(s: dict[str, Any]) -> list[str]:
 
 def number(value: Any, default: float = 0.0) -> float:
     """A number from an outside document, or ``default`` for anything else (a string, NaN, a bool)."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
+    if isinstance(value, bool) or not isinstance(value, int | float):
         return default
-    return float(value)
+    try:
+        as_float = float(value)
+    except OverflowError:  # an integer beyond any float
+        return default
+    return as_float if math.isfinite(as_float) else default
 
 
 def alert_age(raised_at: Any, now: float | None = None) -> str:
