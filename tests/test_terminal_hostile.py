@@ -153,7 +153,8 @@ async def test_pit_terminal_shows_hostile_documents_as_text(broker: Broker, text
     pub = Publisher(broker, prefix)
     for name, doc in _hostile_states(text).items():
         pub.retain(f"state/{name}", doc)
-    pub.retain("alerts/open", {"alerts": [hostile_alert(0, text)]})
+    pub.retain("alerts/open", {"alerts": [hostile_alert(0, text), text, [text]]})
+    pub.retain("state/bogus", text)  # a document that is not an object
     pub.retain("status", "online", envelope=False)
     try:
         app = PitApp(PitConnection(broker.host, broker.port, "dealer", USERS["dealer"], prefix))

@@ -164,3 +164,5 @@ def test_numbers_from_outside_never_raise() -> None:
         alert_sort_key({"level": bad, "raised_at": bad, "severity": bad})
         assert alert_age(bad) in ("unknown", "0s")
         hand_text({"cards": ["AS"], "total": bad})
+        DealerResults().add({"round_id": bad, "dealer_total": bad})
+        settlement_lines({"round_id": bad, "dealer_total": bad, "hands": [bad, {"seat": bad, "net": bad}]})

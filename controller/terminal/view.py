@@ -159,8 +159,13 @@ def card_text(code: Any) -> str:
     return rank + suit
 
 
+def _list(value: Any) -> list[Any]:
+    """A list from an outside document, or [] for anything else."""
+    return value if isinstance(value, list) else []
+
+
 def hand_text(hand: dict[str, Any]) -> str:
-    cards = " ".join(card_text(c) for c in hand.get("cards") or []) or "–"
+    cards = " ".join(card_text(c) for c in _list(hand.get("cards"))) or "–"
     total = int(number(hand.get("total")))
     tags = []
     if hand.get("blackjack"):
@@ -223,12 +228,13 @@ class DealerResults:
         if rid in self.seen:  # a settlement redelivered (QoS 1) counts once
             return
         self.seen.add(rid)
+        total = int(number(settlement.get("dealer_total")))
         if settlement.get("dealer_blackjack"):
             label = "BJ"
-        elif settlement.get("dealer_bust") or int(settlement.get("dealer_total") or 0) > 21:
-            label = f"{int(settlement.get('dealer_total') or 0)} bust"
+        elif settlement.get("dealer_bust") or total > 21:
+            label = f"{total} bust"
         else:
-            label = str(int(settlement.get("dealer_total") or 0))
+            label = str(total)
         self.entries.appendleft(label)
         while len(self.entries) > self.size:
             self.entries.pop()
@@ -241,21 +247,21 @@ def settlement_lines(s: dict[str, Any]) -> list[str]:
     """The last round's essentials (PT-ONLINE-2015 r.31): cards, totals, amounts and outcome per hand."""
     if not s:
         return ["no round settled yet"]
-    dealer = " ".join(card_text(c) for c in s.get("dealer_cards") or [])
+    dealer = " ".join(card_text(c) for c in _list(s.get("dealer_cards")))
     d_total = s.get("dealer_total", "?")
     d_tag = " BJ" if s.get("dealer_blackjack") else (" bust" if s.get("dealer_bust") else "")
     lines = [f"Round {s.get('round_id')}", f"Dealer: {dealer} = {d_total}{d_tag}"]
-    hands = [h for h in s.get("hands") or [] if isinstance(h, dict)]
-    split = {h.get("seat") for h in hands if h.get("hand")}
+    hands = [h for h in _list(s.get("hands")) if isinstance(h, dict)]
+    split = {str(h.get("seat")) for h in hands if h.get("hand")}
     for h in hands:
-        cards = " ".join(card_text(c) for c in h.get("cards") or [])
+        cards = " ".join(card_text(c) for c in _list(h.get("cards")))
         stake = h.get("stake", h.get("bet"))
         outcome = str(h.get("outcome", h.get("result", "?"))).replace("_", " ")
         lines.append(
-            f"{hand_label(h.get('seat'), h.get('hand'), h.get('seat') in split)}: {cards} = "
+            f"{hand_label(h.get('seat'), h.get('hand'), str(h.get('seat')) in split)}: {cards} = "
             f"{h.get('total', '?')}  stake {money(stake)}  {outcome}  net {money(h.get('net'))}"
         )
-    for ins in s.get("insurance") or []:
+    for ins in _list(s.get("insurance")):
         if isinstance(ins, dict):
             lines.append(f"Seat {ins.get('seat')} insurance: net {money(ins.get('net'))}")
     return lines
