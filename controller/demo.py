@@ -90,6 +90,7 @@ def main(args: argparse.Namespace) -> int:
     try:
         stack.start()
         out(f"demo: broker 127.0.0.1:{stack.port}, table {stack.prefix}, workdir {workdir}")
+        out(f"demo: floor alert console (another terminal): {floor_console_line(stack)}")
         asyncio.run(prepare_session(stack, args.profile, out))
         if rounds is not None:
             return asyncio.run(auto_dealer(stack, rounds, min_bet, out))
@@ -130,7 +131,20 @@ def terminal_connection(stack: Stack, profile: str) -> Any:
         supervisor_account="supervisor1",
         supervisor_password=stack.users["supervisor1"],
         shoe_control=stack.shoe_control,
+        gpio_control=stack.gpio_socket,
+        floor_console=floor_console_line(stack),
         profile=profile,
+    )
+
+
+FLOOR_ACCOUNT = "supervisor2"  # the floor console's broker account in the demo (the pit uses supervisor1)
+
+
+def floor_console_line(stack: Stack) -> str:
+    """The one line that attaches the floor alert console to the demo's broker (docs/terminal.md)."""
+    return (
+        f"TABLECTL_MQTT_PASSWORD={stack.users[FLOOR_ACCOUNT]} tablectl alerts --host {stack.host} "
+        f"--port {stack.port} --user {FLOOR_ACCOUNT}"
     )
 
 

@@ -78,6 +78,18 @@ SUPERVISOR_KEYS: dict[str, tuple[str, str, str | None]] = {
     "ack_deck_check": ("f10", "Deck ack", None),
     "clear_link": ("f12", "Clear link", None),  # once the link is back (F11: fullscreen in most terminals)
 }
+# Demo only (`tablectl demo`): what the dealer's hands and the hardware do, played on the emulated parts.
+DEMO_KEYS: dict[str, tuple[str, str]] = {  # demo action -> (key, label)
+    "draw": ("c", "Draw card"),
+    "machine": (
+        "l",
+        "At the machine",
+    ),  # cards in + lid / load in two packets / cards out: by the table state
+    "chip": ("k", "Chip sensed"),
+    "jam": ("m", "Jam the shoe"),
+    "free": ("u", "Free the jam"),
+    "damaged": ("v", "Damaged card"),
+}
 CHIPS = (100, 500, 1000, 2500, 5000, 10000, 50000, 100000)
 BUTTON_WIDTH = 17  # one button's cell in the key grid; the grid has as many columns as fit
 _PROFILE_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
@@ -138,6 +150,8 @@ class PitConnection:
     supervisor_account: str | None = None
     supervisor_password: str | None = None
     shoe_control: str | None = None
+    gpio_control: str | None = None  # the fake GPIO board's socket (demo: a jackpot chip sensed on a seat)
+    floor_console: str | None = None  # demo: the command line that attaches the floor alert console
     profile: str = "pt-2001"
     seats: int = 7
 
@@ -152,7 +166,7 @@ def _bindings() -> list[Binding]:
     keys += [
         Binding(k, f"supervisor('{a}')", label, show=False) for a, (k, label, _) in SUPERVISOR_KEYS.items()
     ]
-    keys += [Binding("c", "draw", "draw card (demo)"), Binding("l", "lid_cycle", "cards in + lid (demo)")]
+    keys += [Binding(k, f"demo('{a}')", label, show=False) for a, (k, label) in DEMO_KEYS.items()]
     keys.append(Binding("q", "quit", "Quit"))
     return keys
 
@@ -227,15 +241,24 @@ class PitApp(App[None]):
                         f"{label} ({key.upper()})", id=f"sv-{action}", variant="warning", compact=True
                     )
                 if self.conn.shoe_control:
-                    yield Button("Draw card (c)", id="demo-draw", variant="success", compact=True)
-                    yield Button("Cards in+lid (l)", id="demo-lid", variant="success", compact=True)
+                    for action, (key, label) in DEMO_KEYS.items():
+                        if action != "chip" or self.conn.gpio_control:
+                            yield Button(
+                                f"{label} ({key})", id=f"demo-{action}", variant="success", compact=True
+                            )
             yield Static(self._legend(), id="legend")
+            if self.conn.floor_console:
+                yield Static(Text(f"floor console: {clean(self.conn.floor_console, 300)}"), id="attach")
             yield Static("", id="message")
         yield Footer()
 
     def _legend(self) -> Text:
         keys = "  ".join(f"{k.upper()} {label}" for k, label, _ in SUPERVISOR_KEYS.values())
-        demo = "  ·  demo: c draw card  l cards in + lid" if self.conn.shoe_control else ""
+        demo = (
+            "  ·  demo: " + "  ".join(f"{k} {label.lower()}" for k, label in DEMO_KEYS.values())
+            if self.conn.shoe_control
+            else ""
+        )
         return Text(f"Supervisor (user + PIN): {keys}{demo}  ·  q quit")
 
     def on_mount(self) -> None:
@@ -280,8 +303,10 @@ class PitApp(App[None]):
                 await self._control.close()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("draw", "lid_cycle"):
-            return bool(self.conn.shoe_control)  # demo keys exist only against the emulated shoe
+        if action == "demo":  # demo keys exist only against the emulated shoe (and the fake GPIO board)
+            return bool(self.conn.shoe_control) and (
+                parameters[:1] != ("chip",) or bool(self.conn.gpio_control)
+            )
         return True
 
     # ---- model updates ----
@@ -549,10 +574,8 @@ class PitApp(App[None]):
             self.action_dealer(bid[3:])
         elif bid.startswith("sv-"):
             self.action_supervisor(bid[3:])
-        elif bid == "demo-draw":
-            self.action_draw()
-        elif bid == "demo-lid":
-            self.action_lid_cycle()
+        elif bid.startswith("demo-"):
+            self.action_demo(bid[5:])
 
     def dealer_args(self, action: str) -> dict[str, Any]:
         rnd = self.doc("round")
@@ -633,20 +656,69 @@ class PitApp(App[None]):
             args["hit_id"] = int(cred.arg)
         self._run(what, lambda: sup.supervisor(cred.user, cred.pin, action, **args), by=cred.user)
 
-    def action_draw(self) -> None:
-        """Demo only: the emulated shoe deals the next card (stands in for the dealer pulling one)."""
-        if self._control is not None:
-            self._run("Draw card", lambda: self._control.draw(1))
+    def action_demo(self, action: str) -> None:
+        """Demo only: what the dealer's hands and the hardware do, on the emulated shoe and GPIO board."""
+        ctl = self._control
+        if ctl is None or action not in DEMO_KEYS:
+            return
+        label = DEMO_KEYS[action][1]
+        if action == "draw":  # stands in for the dealer pulling a card out of the shoe
+            self._run(label, lambda: ctl.draw(1))
+        elif action == "machine":
+            what, call = self._machine_step(ctl)
+            self._run(what, call)
+        elif action == "chip" and self.conn.gpio_control:
+            self._run(f"Jackpot chip sensed on Seat {self.seat}", self._chip_sensed(self.conn.gpio_control))
+        elif action == "jam":
+            self._run("Jam on the shoe's output (emulated)", lambda: ctl.jam("output"))
+        elif action == "free":
+            self._run("Jam freed on the device (emulated)", ctl.clear_jam)
+        elif action == "damaged":
+            self._run("The next card is damaged (unreadable)", lambda: ctl.unreadable(damaged=True))
 
-    def action_lid_cycle(self) -> None:
-        """Demo only: the round's cards go in through the open lid, the dealer closes it (PT-2001 r.59-60)."""
+    def _chip_sensed(self, gpio: str) -> Callable[[], Awaitable[Any]]:
+        """A chip into the selected seat's slot (the slot empties first: the dealer took the last one,
+        PT-2001 r.41a), through the fake GPIO board's control socket (controller/gpio/fake_server.py)."""
+        from controller.gpio import fake_server
 
-        async def cycle() -> None:
-            await self._control.insert()
-            await self._control.close_lid()
+        seat = self.seat
 
-        if self._control is not None:
-            self._run("Cards in + lid", cycle)
+        async def sense() -> None:
+            for present in (False, True):
+                reply = await fake_server.call(gpio, "set", name=f"chip_slot_{seat}", value=present)
+                if not reply.get("ok"):
+                    raise RuntimeError(str(reply.get("error")))
+
+        return sense
+
+    def _machine_step(self, ctl: Any) -> tuple[str, Callable[[], Awaitable[Any]]]:
+        """The dealer at the machine, by what the table waits for: the round's cards in and the lid closed
+        (PT-2001 r.59-60), the cards loaded in two packets (r.53-54), or every card out before a new session."""
+        state = self.doc("table").get("state")
+        lid = self.doc("lid").get("state")
+
+        async def cards_in_and_close() -> None:
+            await ctl.insert()
+            await ctl.close_lid()
+
+        async def load_two_packets() -> None:
+            out = int((await ctl.state())["cards_out"])
+            await ctl.insert(out // 2)
+            await ctl.insert()
+            await ctl.close_lid()
+
+        async def cards_out() -> None:
+            inside = int((await ctl.state())["cards_inside"])
+            if inside:
+                await ctl.draw(inside)
+
+        if state == "loading":
+            return "Cards loaded in two packets, lid closed", load_two_packets
+        if state == "closed":
+            return "Every card taken out of the machine", cards_out
+        if lid == "open":
+            return "Cards in, lid closed", cards_in_and_close
+        return "Nothing to do at the machine now", _nothing
 
     def _run(self, what: str, call: Callable[[], Awaitable[Any]], by: str | None = None) -> None:
         async def job() -> None:
@@ -666,6 +738,10 @@ class PitApp(App[None]):
     def _show(self, message: str) -> None:
         self.message = clean(message, 400)
         self._dirty = True
+
+
+async def _nothing() -> None:
+    return None
 
 
 def _is_burn(data: Any) -> bool:

@@ -324,10 +324,9 @@ def next_hint(
     faults = table.get("faults") or []
     if state == "jammed":
         if jam.get("jammed"):
-            unlock = "F5 unlocks the lid for a supervisor, " if lid.get("state") == "locked" else ""
-            return (
-                f"jam at {jam.get('location', '?')}: {unlock}free the cards on the device, then F4 releases"
-            )
+            unlock = "F5 (supervisor) unlocks the lid, " if lid.get("state") == "locked" else ""
+            free = "u frees the cards on the device" if demo else "free the cards on the device"
+            return f"jam at {jam.get('location', '?')}: {unlock}{free}, then F4 releases the table"
         return "jam cleared on the device: F4 (supervisor) releases the table"
     if state == "link_down" or "link_down" in faults:
         if shoe.get("linked") is False:
@@ -338,13 +337,22 @@ def next_hint(
     if state == "deck_check_failed":
         return "the deck check failed: F10 (supervisor) acknowledges it"
     if state == "closed":
+        inside = table.get("cards_inside")
+        if demo and isinstance(inside, int) and inside > 0:
+            return "closed: l takes every card out of the machine, then F2 (supervisor) opens a new session"
         return "the table is closed: F2 (supervisor) opens it"
     if state == "loading":
-        return "load the cards into the shoe and close the lid" + (
-            " (demo: done for you at start)" if demo else ""
+        return (
+            "l: load the cards in two packets and close the lid" if demo else "load the cards, close the lid"
         )
     if state == "closing":
-        return "closing: take every card out of the shoe for the deck check"
+        if lid.get("state") == "open":
+            return (
+                "l: the cards in, close the lid (the deck check follows)"
+                if demo
+                else "cards in, close the lid"
+            )
+        return "closing: the deck check runs (PT-2001 r.55)"
     if state == "shuffling":
         return "the shoe is shuffling: wait"
     if state == "cut":
