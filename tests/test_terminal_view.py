@@ -146,6 +146,9 @@ def test_the_next_useful_key_is_hinted() -> None:
     assert _hint("settled").startswith("l: cards in") and _hint("cards_returned") == "g: next round"
     # PT-2001 r.51: after the shoe reports the jam cleared, the supervisor releases the table
     assert "F4" in _hint("jammed", jam={"jammed": False})
+    assert _hint("jammed", jam={"jammed": True, "device_cleared": True}).startswith(
+        "jam cleared on the device: F4"
+    )
     assert "F4" in _hint("jammed", jam={"jammed": True, "location": "output"}, lid={"state": "locked"})
     assert "F12" in _hint("link_down", shoe={"linked": True}) and "F2" in _hint("closed")
     assert "not online" in _hint("betting", status="offline")

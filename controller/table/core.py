@@ -366,7 +366,11 @@ class TableCore:
                 "locked": bool(self.outputs.get("lid_lock", True)),
                 "unlocked_by": self.lid["unlock"],
             },
-            "jam": {"jammed": jam is not None, **({"location": jam.get("location")} if jam else {})},
+            "jam": {
+                "jammed": jam is not None,
+                **({"location": jam.get("location")} if jam else {}),
+                "device_cleared": bool(jam and jam.get("device_cleared")),
+            },  # r.51: awaits the supervisor
             "shoe": {
                 "shuffler": self.shuffler,
                 "decks": self.rules_profile.decks if self.rules_profile is not None else None,

@@ -411,6 +411,8 @@ class PitApp(App[None]):
             f"{clean(sw.get('profile') or table.get('profile') or UNKNOWN, 40)} · rule book "
             f"{clean(sw.get('rule_book') or UNKNOWN, 40)}"
         )
+        if self.doc("jackpot").get("meter") is not None:  # the meter as it increments, seen at any size
+            software.append(f" · jackpot {money(self.doc('jackpot').get('meter'))}", style="bold")
         return Text("\n").join([top, software])
 
     def _round_panel(self) -> Table:
@@ -474,6 +476,8 @@ class PitApp(App[None]):
             lid_state = "shuffling"
         if not jam:
             jam_line = (f"jam: {UNKNOWN}", "")
+        elif jam.get("jammed") and jam.get("device_cleared"):
+            jam_line = ("jam: cleared on the device — F4 releases the table", "bold yellow")
         elif jam.get("jammed"):
             jam_line = (f"jam: JAMMED at {clean(jam.get('location', '?'), 40)}", "bold red")
         elif table.get("state") == "jammed":

@@ -323,7 +323,7 @@ def next_hint(
     state = str(table.get("state"))
     faults = table.get("faults") or []
     if state == "jammed":
-        if jam.get("jammed"):
+        if jam.get("jammed") and not jam.get("device_cleared"):
             unlock = "F5 (supervisor) unlocks the lid, " if lid.get("state") == "locked" else ""
             free = "u frees the cards on the device" if demo else "free the cards on the device"
             return f"jam at {jam.get('location', '?')}: {unlock}{free}, then F4 releases the table"
