@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import secrets
 import shutil
 import signal
 import sys
@@ -59,6 +60,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--auto", type=int, metavar="N", help="no terminal: a scripted dealer plays N rounds")
     p.add_argument("--workdir", help="keep the broker, shoe, journal and logs here (default: a temp dir)")
+    p.add_argument(
+        "--seed", type=int, help="the emulated shoe's card order repeats with this seed (default: random)"
+    )
 
 
 def main(args: argparse.Namespace) -> int:
@@ -84,13 +88,15 @@ def main(args: argparse.Namespace) -> int:
 
     decks = load_profile(args.profile).decks
     # The machine starts empty: the session begins with the loading (PT-2001 r.53-54), cards numbered from 1.
-    scenario = {"kind": "continuous", "decks": decks, "seed": 7, "start_empty": True}
+    seed = args.seed if args.seed is not None else secrets.randbelow(2**31)  # random order unless --seed
+    scenario = {"kind": "continuous", "decks": decks, "seed": seed, "start_empty": True}
     stack = Stack(workdir, StackOptions(profile=args.profile, scenario=scenario))
     out = _printer()
     try:
         stack.start()
         out(f"demo: broker 127.0.0.1:{stack.port}, table {stack.prefix}, workdir {workdir}")
         out(f"demo: floor alert console (another terminal): {floor_console_line(stack)}")
+        out(f"demo: card order seed {seed} (--seed {seed} deals the same cards again)")
         asyncio.run(prepare_session(stack, args.profile, out))
         if rounds is not None:
             return asyncio.run(auto_dealer(stack, rounds, min_bet, out))
@@ -204,6 +210,32 @@ def settlement_line(data: dict[str, Any]) -> str:
     )
 
 
+def round_summary(data: dict[str, Any]) -> str:
+    """One round in words: each hand's bet, cards, total, result and what it won or lost, then the dealer."""
+    from controller.terminal.plain import clean
+    from controller.terminal.view import card_text, hand_label, money
+
+    def signed(cents: Any) -> str:
+        text = money(cents)
+        return f"+{text}" if isinstance(cents, int) and cents > 0 else text
+
+    hands = [h for h in data.get("hands") or [] if isinstance(h, dict)]
+    split = {str(h.get("seat")) for h in hands if h.get("hand")}
+    parts = [
+        f"{hand_label(h.get('seat'), h.get('hand'), str(h.get('seat')) in split)} bet "
+        f"{money(h.get('stake', h.get('bet')))}: {' '.join(card_text(c) for c in h.get('cards') or [])} = "
+        f"{h.get('total')}, {str(h.get('outcome')).replace('_', ' ')}, {signed(h.get('net'))}"
+        for h in hands
+    ]
+    for ins in data.get("insurance") or []:
+        if isinstance(ins, dict):
+            parts.append(f"Seat {ins.get('seat')} insurance {signed(ins.get('net'))}")
+    tag = ", blackjack" if data.get("dealer_blackjack") else (", bust" if data.get("dealer_bust") else "")
+    dealer = " ".join(card_text(c) for c in data.get("dealer_cards") or [])
+    line = f"round {data.get('round_id')}: {'; '.join(parts)} · dealer {dealer} = {data.get('dealer_total')}{tag}"
+    return clean(line, 1000)
+
+
 class AutoDealer:
     """A scripted dealer over MQTT: bets, draws a card whenever one is due (no input allowed), hits below 17,
     stands otherwise, declines insurance, then the lid cycle (PT-2001 r.59-60) and the next round.
@@ -286,9 +318,17 @@ async def auto_dealer(stack: Stack, rounds: int, min_bet: int, out: Out) -> int:
         elif event.topic == "events/settlement":
             settled.add(str(event.data.get("round_id")))
             out(settlement_line(event.data))
+            out(round_summary(event.data))
         elif event.topic == "events/round" and event.data.get("phase") == "dealing":
-            bets = ", ".join(f"seat {b.get('seat')} {b.get('amount')}" for b in event.data.get("bets") or [])
-            out(f"round {event.data.get('round_id')}: bets {bets}")
+            from controller.terminal.plain import clean
+            from controller.terminal.view import money
+
+            bets = ", ".join(
+                f"Seat {b.get('seat')} {money(b.get('amount'))}"
+                for b in event.data.get("bets") or []
+                if isinstance(b, dict)
+            )
+            out(clean(f"round {event.data.get('round_id')}: bets {bets}", 400))
 
     async def printer() -> None:
         while True:
