@@ -48,6 +48,14 @@ def test_demo_auto_plays_two_rounds_over_mqtt(tmp_path: Path) -> None:
     assert re.search(r"^demo: card order seed \d+ \(--seed \d+ deals the same cards again\)$", out, re.M)
     log = (tmp_path / "demo" / "controller.log").read_text(errors="replace")
     assert "Traceback" not in log
+    # the service log says what happened, and nothing from library internals at INFO (issue 19)
+    assert "INFO tablectl.table: open_table: alice (supervisor)" in log
+    assert re.search(r"INFO tablectl\.table: table opened: session \S+ \(pt-2001\)", log)
+    assert (
+        len(re.findall(r"INFO tablectl\.table: round \S+ settled: dealer \d+, 2 hand\(s\), players net", log))
+        == 2
+    )
+    assert "transitions.core" not in log
 
 
 def test_demo_without_a_tty_plays_three_rounds(tmp_path: Path) -> None:
@@ -77,3 +85,17 @@ def test_demo_card_order_is_random_unless_seeded(tmp_path: Path) -> None:
     assert one.returncode == 0 and two.returncode == 0, one.stderr + two.stderr
     assert "card order seed 42" in one.stdout
     assert cards_of(one.stdout) == cards_of(two.stdout) and len(cards_of(one.stdout)) >= 4
+
+
+def test_service_log_lines_cannot_be_forged_by_a_user_name(caplog: pytest.LogCaptureFixture) -> None:
+    """A user name or refusal from a command is one line of text in the service log: no newline, no escape."""
+    import logging
+
+    from controller.table.activity import log_supervisor
+
+    with caplog.at_level(logging.INFO, logger="tablectl.table"):
+        log_supervisor(
+            "mallory\n2026-01-01 INFO tablectl.table: open_table: alice", "supervisor", "clear_jam", "\x1b[2J"
+        )
+    (record,) = caplog.records
+    assert "\n" not in record.getMessage() and "\x1b" not in record.getMessage()

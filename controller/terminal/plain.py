@@ -10,9 +10,10 @@ alert reason raised ``MarkupError`` and, the alert being retained, crashed the c
 from __future__ import annotations
 
 import unicodedata
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.text import Text
+if TYPE_CHECKING:
+    from rich.text import Text
 
 LIMIT = 160  # characters of one outside string shown; the rest is cut with "…"
 # Characters that reorder or hide text (bidi overrides/isolates/marks): shown by their code point.
@@ -45,6 +46,8 @@ def clean(value: Any, limit: int = LIMIT) -> str:
 
 def plain(value: Any, limit: int = LIMIT, style: str = "") -> Text:
     """:func:`clean` as a Rich ``Text`` (what widgets are given: never parsed as markup)."""
+    from rich.text import Text
+
     return Text(clean(value, limit), style=style, end="")
 
 
