@@ -61,6 +61,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--auto", type=int, metavar="N", help="no terminal: a scripted dealer plays N rounds")
     p.add_argument("--workdir", help="keep the broker, shoe, journal and logs here (default: a temp dir)")
     p.add_argument(
+        "--shoe",
+        choices=("continuous", "batch"),
+        default="continuous",
+        help="continuous shuffler (lid cycle each round) or a batch shoe with a cut card and a warning card",
+    )
+    p.add_argument(
         "--seed", type=int, help="the emulated shoe's card order repeats with this seed (default: random)"
     )
 
@@ -77,7 +83,7 @@ def main(args: argparse.Namespace) -> int:
     except DemoError as exc:
         print(f"demo: {exc}", file=sys.stderr)
         return 2
-    if "continuous" not in shufflers:
+    if args.shoe == "continuous" and "continuous" not in shufflers:
         print(f"demo: profile {args.profile} does not allow the emulated continuous shuffler "
               f"(it allows: {', '.join(shufflers)}); try pt-2001 or mo-2004", file=sys.stderr)  # fmt: skip
         return 2
@@ -89,7 +95,12 @@ def main(args: argparse.Namespace) -> int:
     decks = load_profile(args.profile).decks
     # The machine starts empty: the session begins with the loading (PT-2001 r.53-54), cards numbered from 1.
     seed = args.seed if args.seed is not None else secrets.randbelow(2**31)  # random order unless --seed
-    scenario = {"kind": "continuous", "decks": decks, "seed": seed, "start_empty": True}
+    scenario: dict[str, Any] = {"kind": "continuous", "decks": decks, "seed": seed, "start_empty": True}
+    if (
+        args.shoe == "batch"
+    ):  # a full shoe, shuffled then cut; the warning card 50 from the end (PT-2001 r.8-11)
+        scenario = {"kind": "batch", "decks": decks, "seed": seed,
+                    "batch": {"warning_from_end": 50, "cut_from_end": 10}}  # fmt: skip
     stack = Stack(workdir, StackOptions(profile=args.profile, scenario=scenario))
     out = _printer()
     try:
@@ -97,9 +108,9 @@ def main(args: argparse.Namespace) -> int:
         out(f"demo: broker 127.0.0.1:{stack.port}, table {stack.prefix}, workdir {workdir}")
         out(f"demo: floor alert console (another terminal): {floor_console_line(stack)}")
         out(f"demo: card order seed {seed} (--seed {seed} deals the same cards again)")
-        asyncio.run(prepare_session(stack, args.profile, out))
+        asyncio.run(prepare_session(stack, args.profile, out, shoe=args.shoe))
         if rounds is not None:
-            return asyncio.run(auto_dealer(stack, rounds, min_bet, out))
+            return asyncio.run(auto_dealer(stack, rounds, min_bet, out, shoe=args.shoe))
         from controller.terminal.pit import PitApp
 
         PitApp(terminal_connection(stack, args.profile)).run()
@@ -154,9 +165,28 @@ def floor_console_line(stack: Stack) -> str:
     )
 
 
-async def prepare_session(stack: Stack, profile: str, out: Out) -> None:
+async def cut(dealer: TableClient, seat: int, out: Out) -> None:
+    """PT-2001 r.8: the seat with the right cuts (the first time the lowest occupied seat; later the right
+    passes on: the controller's refusal names the seat that has it)."""
+    import re
+
+    from controller.client import CommandFailed
+
+    try:
+        await dealer.dealer("cut", seat=seat)
+    except CommandFailed as exc:
+        m = re.search(r"seat (\d+) has the right to cut", exc.reason)
+        if m is None:
+            raise
+        seat = int(m.group(1))
+        await dealer.dealer("cut", seat=seat)
+    out(f"demo: Seat {seat} cuts the cards (PT-2001 r.8)")
+
+
+async def prepare_session(stack: Stack, profile: str, out: Out, shoe: str = "continuous") -> None:
     """Open the table (alice), load the decks in two packets, close the lid (PT-2001 r.53-54), over MQTT and
-    the emulator's control socket. A machine that starts full is emptied first."""
+    the emulator's control socket. A machine that starts full is emptied first. A batch shoe is shuffled when
+    the table opens and then cut by seat 1 (PT-2001 r.8)."""
     from drivers.emulator.control_client import ControlClient
 
     dealer, sup = stack.client("dealer"), stack.client("supervisor1")
@@ -167,6 +197,14 @@ async def prepare_session(stack: Stack, profile: str, out: Out) -> None:
         await dealer.wait_for(lambda v: v.status == "online" and "table" in v.states, WAIT)
         from controller.rules.profiles import load_profile
 
+        if shoe == "batch":
+            await sup.supervisor(DEMO_SUPERVISOR, DEMO_PINS[DEMO_SUPERVISOR], "open_table", profile=profile,
+                                 shuffler="batch")  # fmt: skip
+            await dealer.wait_for(lambda v: v.states["table"].get("state") == "cut", WAIT)
+            await cut(dealer, 1, out)
+            await dealer.wait_for(lambda v: v.states["table"].get("state") == "betting", WAIT)
+            out(f"demo: table open ({profile}), batch shoe shuffled and cut, opened by {DEMO_SUPERVISOR}")
+            return
         total = load_profile(profile).decks * 52
         inside = int((await ctl.state())["cards_inside"])
         if inside:  # a machine that starts full: its cards come out first, to be shown and loaded again
@@ -244,8 +282,10 @@ class AutoDealer:
     ``state/shoe`` count (published last in the controller's step, after ``state/round``); after a decision
     a changed ``state/round``; so no decision is taken on a stale round."""
 
-    def __init__(self, client: TableClient, ctl: Any, min_bet: int, out: Out) -> None:
-        self.c, self.ctl, self.min_bet, self.out = client, ctl, min_bet, out
+    def __init__(
+        self, client: TableClient, ctl: Any, min_bet: int, out: Out, shoe: str = "continuous"
+    ) -> None:
+        self.c, self.ctl, self.min_bet, self.out, self.shoe = client, ctl, min_bet, out, shoe
 
     def st(self, name: str) -> dict[str, Any]:
         return self.c.view.states.get(name, {})
@@ -294,6 +334,15 @@ class AutoDealer:
                 await self.decide(allowed)
             else:
                 await self.draw()
+        if self.shoe == "batch":  # the cards go to the discard; no lid cycle
+            await self.c.wait_for(
+                lambda v: v.states["table"].get("state") in ("settled", "cards_returned"), WAIT
+            )
+            if self.st("shoe").get("last_round_of_shoe"):
+                self.out(
+                    "demo: the warning card came out: that was the last round of this shoe (PT-2001 r.11)"
+                )
+            return str(rid)
         # the lid opens by itself; the cards go in through the window; the dealer closes it (r.59-60)
         await self.c.wait_for(lambda v: v.states["lid"].get("state") == "open", WAIT)
         await self.ctl.insert()
@@ -303,7 +352,7 @@ class AutoDealer:
         return str(rid)
 
 
-async def auto_dealer(stack: Stack, rounds: int, min_bet: int, out: Out) -> int:
+async def auto_dealer(stack: Stack, rounds: int, min_bet: int, out: Out, shoe: str = "continuous") -> int:
     from drivers.emulator.control_client import ControlClient
 
     client = stack.client("dealer")
@@ -338,11 +387,14 @@ async def auto_dealer(stack: Stack, rounds: int, min_bet: int, out: Out) -> int:
         client.events.get_nowait()
     task = asyncio.create_task(printer())
     try:
-        dealer = AutoDealer(client, ctl, min_bet, out)
+        dealer = AutoDealer(client, ctl, min_bet, out, shoe)
         for n in range(rounds):
             if n:
                 await client.dealer("next_round")
-                await client.wait_for(lambda v: v.states["table"].get("state") == "betting", WAIT)
+                await client.wait_for(lambda v: v.states["table"].get("state") in ("betting", "cut"), WAIT)
+                if client.view.states["table"].get("state") == "cut":  # a new batch shoe (PT-2001 r.8, r.11)
+                    await cut(client, 1, out)
+                    await client.wait_for(lambda v: v.states["table"].get("state") == "betting", WAIT)
             rid = await dealer.play_round()
             await client.wait_for(lambda v, rid=rid: rid in settled, WAIT)
         out(f"demo: {rounds} round(s) dealt and settled")

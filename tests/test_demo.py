@@ -99,3 +99,12 @@ def test_service_log_lines_cannot_be_forged_by_a_user_name(caplog: pytest.LogCap
         )
     (record,) = caplog.records
     assert "\n" not in record.getMessage() and "\x1b" not in record.getMessage()
+
+
+def test_demo_batch_shoe_is_cut_then_dealt(tmp_path: Path) -> None:
+    """`--shoe batch`: a full batch shoe (cut card, warning card) shuffled when the table opens, cut by seat 1
+    (PT-2001 r.8), then dealt."""
+    proc = run("--auto", "1", "--shoe", "batch", "--seed", "3", "--workdir", str(tmp_path / "demo"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "demo: Seat 1 cuts the cards (PT-2001 r.8)" in proc.stdout
+    assert "batch shoe shuffled and cut" in proc.stdout and "1 round(s) dealt and settled" in proc.stdout

@@ -282,3 +282,49 @@ async def test_bets_chips_refusal_money_and_layout_at_three_sizes(table: Stack, 
                 if widget.display and widget.region.width:
                     assert widget.region.right <= width, (width, widget)
             shot(app, f"pit-terminal-{width}x{height}", tmp_path)
+
+
+async def test_batch_shoe_cut_from_the_terminal_pt2001_r8(tmp_path: Path) -> None:
+    """`tablectl demo --shoe batch`: the table opens on a batch shoe (cut card and warning card); the terminal
+    hints and offers the cut (t) by the selected seat (PT-2001 r.8), a round is dealt, no lid cycle: next
+    round (g)."""
+    decks = 6
+    scenario = {
+        "kind": "batch",
+        "decks": decks,
+        "seed": 3,
+        "batch": {"warning_from_end": 50, "cut_from_end": 10},
+    }
+    stack = Stack(tmp_path / "stack", StackOptions(profile="pt-2001", scenario=scenario)).start()
+    try:
+        sup = stack.client("supervisor1")
+        await sup.connect()
+        await sup.wait_for(lambda v: v.status == "online" and "table" in v.states, WAIT)
+        await sup.supervisor("alice", DEMO_PINS["alice"], "open_table", profile="pt-2001", shuffler="batch")
+        await sup.close()
+        app = PitApp(terminal_connection(stack, "pt-2001"))
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot, lambda v: v.states["table"]["state"] == "cut")
+            assert "next: t: Seat 1 cuts the cards" in screen_text(app) and app.query_one("#in-cut").display
+            await pilot.press("1", "t")
+            await settle(app, pilot, lambda v: v.states["table"]["state"] == "betting")
+            await pilot.press("b", "n")
+            await settle(app, pilot, lambda v: v.states["table"]["state"] in ("dealing", "players", "dealer"))
+            while not app.client.view.states["round"].get("complete"):
+                rnd = app.client.view.states["round"]
+                if "stand" in (rnd.get("allowed_actions") or []):
+                    await pilot.press("s")
+                    await settle(app, pilot, lambda v, r=rnd: v.states["round"] != r)
+                elif "decline_insurance" in (rnd.get("allowed_actions") or []):
+                    await pilot.press("o")
+                    await settle(app, pilot, lambda v, r=rnd: v.states["round"] != r)
+                else:
+                    seq = app.client.view.states["shoe"]["dealt_this_shoe"]
+                    await pilot.press("c")
+                    await settle(app, pilot, lambda v, s=seq: v.states["shoe"]["dealt_this_shoe"] > s)
+            await settle(app, pilot, lambda v: v.states["table"]["state"] == "settled")
+            assert "next: g: next round" in screen_text(app)
+            await pilot.press("g")
+            await settle(app, pilot, lambda v: v.states["table"]["state"] == "betting")
+    finally:
+        stack.stop()

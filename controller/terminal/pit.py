@@ -64,6 +64,7 @@ DEALER_KEYS: dict[str, tuple[str, str]] = {  # command -> (key, label)
     "even_money": ("e", "Even money"),
     "five_card": ("f", "Five cards"),  # MO-2004 art.19
     "next_round": ("g", "Next round"),
+    "cut": ("t", "Cut"),  # batch shoe only (PT-2001 r.8)
 }
 # supervisor action -> (key, label, argument prompt or None)
 SUPERVISOR_KEYS: dict[str, tuple[str, str, str | None]] = {
@@ -121,7 +122,7 @@ def table_rules(profile: str | None) -> TableRules:
         p = load_profile(profile)
     except (ProfileError, OSError, ValueError):
         return ALL_RULES
-    inputs = {"place_bet", "clear_bet", "no_more_bets", "hit", "stand", "split", "next_round"}
+    inputs = {"place_bet", "clear_bet", "no_more_bets", "hit", "stand", "split", "next_round", "cut"}
     if p.play.double != "none":
         inputs.add("double")
     if p.play.surrender:
@@ -374,6 +375,10 @@ class PitApp(App[None]):
             button = self.query_one(f"#in-{action}", Button)
             # only what the profile can ever allow; no jackpot chip key where the chips are sensed (r.41a)
             visible = action in shown and not (action == "jackpot_chip" and jackpot.get("mode") != "manual")
+            if action == "cut":  # only a batch shoe is cut (PT-2001 r.8)
+                visible = (
+                    self.doc("table").get("shuffler") == "batch" or self.doc("table").get("state") == "cut"
+                )
             button.display = visible
             button.disabled = action not in enabled
             button.set_class(action in enabled, "allowed")
@@ -590,7 +595,7 @@ class PitApp(App[None]):
             amount = held.get("amount") if isinstance(held, dict) else 0
             current = amount if isinstance(amount, int) and not isinstance(amount, bool) else 0
             return {"seat": self.seat, "amount": current + self.chip}
-        if action in ("clear_bet", "jackpot_chip"):
+        if action in ("clear_bet", "jackpot_chip", "cut"):
             return {"seat": self.seat}
         if action in ("insurance", "decline_insurance", "even_money") and turn.get("seat"):
             args: dict[str, Any] = {"seat": turn["seat"]}
@@ -605,7 +610,7 @@ class PitApp(App[None]):
 
     def action_dealer(self, action: str) -> None:
         # Sent even when the button is disabled by a key: the controller decides and its reason is shown.
-        if action not in (*BETTING_INPUTS, *PLAY_INPUTS, *ROUND_END_INPUTS):
+        if action not in (*BETTING_INPUTS, *PLAY_INPUTS, *ROUND_END_INPUTS, "cut"):
             return
         args = self.dealer_args(action)
         self._run(words(ACTION_WORDS, action), lambda: self.client.dealer(action, **args))

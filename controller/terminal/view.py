@@ -35,6 +35,7 @@ ACTION_WORDS = {
     "even_money": "Even money",
     "five_card": "Five cards",
     "next_round": "Next round",
+    "cut": "Cut the cards",
     "open_table": "Open table",
     "close_table": "Close table",
     "clear_jam": "Clear jam",
@@ -130,6 +131,8 @@ def enabled_inputs(
         return allowed
     if state in ("settled", "cards_returned"):
         return {"next_round"}
+    if state == "cut":
+        return {"cut"}
     if state in ("dealing", "players", "dealer"):
         return {str(a) for a in rnd.get("allowed_actions") or [] if a in PLAY_INPUTS}
     return set()
@@ -356,7 +359,7 @@ def next_hint(
     if state == "shuffling":
         return "the shoe is shuffling: wait"
     if state == "cut":
-        return "the player at the lowest seat cuts the cards"
+        return f"{keys.get('cut', 't')}: Seat {seat} cuts the cards (1-9 chooses the seat with the right, PT-2001 r.8)"
     if state == "betting":
         if "no_more_bets" in enabled:
             return f"n: no more bets  ·  {keys['place_bet']}: add {chip} on Seat {seat}  ·  1-9: another seat"
@@ -366,6 +369,8 @@ def next_hint(
         if allowed:
             return "  ·  ".join(f"{keys[a]}: {ACTION_WORDS[a].lower()}" for a in allowed)
         return "c: next card" if demo else "deal the next card from the shoe"
+    if state == "settled" and table.get("shuffler") not in (None, "continuous"):
+        return f"{keys['next_round']}: next round"
     if state == "settled":
         return "l: cards in + close the lid" if demo else "put the round's cards in and close the lid"
     if state == "cards_returned":
