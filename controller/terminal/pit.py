@@ -213,6 +213,9 @@ class PitApp(App[None]):
         self.results = DealerResults()
         self.last_settlement: dict[str, Any] = {}
         self.burnt: dict[str, list[str]] = {}  # round id -> burn cards seen (events/card), newest round only
+        # seat -> the bet this terminal last asked for and the controller has not shown yet: a second 'b'
+        # pressed before state/table caught up adds to it (0: a clear is on its way)
+        self._sent_bets: dict[int, int] = {}
         self.message = ""
         self._control: Any = None  # drivers.emulator.control_client.ControlClient in the demo
         self._dirty = True
@@ -382,6 +385,7 @@ class PitApp(App[None]):
             button.display = visible
             button.disabled = action not in enabled
             button.set_class(action in enabled, "allowed")
+        self._forget_confirmed_bets()
         if self.chip not in self.chips():
             self.chip = min(self.chips(), key=lambda c: abs(c - self.chip))
         msg = self.query_one("#message", Static)
@@ -590,10 +594,7 @@ class PitApp(App[None]):
         rnd = self.doc("round")
         turn = rnd.get("turn") if isinstance(rnd.get("turn"), dict) else {}
         if action == "place_bet":  # the key adds the selected chip to the seat's bet (x clears it)
-            bets = self.doc("table").get("bets")
-            held = bets.get(str(self.seat)) if isinstance(bets, dict) else None
-            amount = held.get("amount") if isinstance(held, dict) else 0
-            current = amount if isinstance(amount, int) and not isinstance(amount, bool) else 0
+            current = self._sent_bets.get(self.seat, self._shown_bet(self.seat))
             return {"seat": self.seat, "amount": current + self.chip}
         if action in ("clear_bet", "jackpot_chip", "cut"):
             return {"seat": self.seat}
@@ -613,7 +614,27 @@ class PitApp(App[None]):
         if action not in (*BETTING_INPUTS, *PLAY_INPUTS, *ROUND_END_INPUTS, "cut"):
             return
         args = self.dealer_args(action)
+        seat = self.seat
+        if action in ("place_bet", "clear_bet"):
+            self._sent_bets[seat] = args.get("amount", 0)
+            self._run(words(ACTION_WORDS, action), lambda: self.client.dealer(action, **args),
+                      on_refused=lambda: self._sent_bets.pop(seat, None))  # fmt: skip
+            return
         self._run(words(ACTION_WORDS, action), lambda: self.client.dealer(action, **args))
+
+    def _shown_bet(self, seat: int) -> int:
+        """The seat's bet as the controller last published it (state/table, while betting)."""
+        bets = self.doc("table").get("bets")
+        held = bets.get(str(seat)) if isinstance(bets, dict) else None
+        amount = held.get("amount") if isinstance(held, dict) else 0
+        return amount if isinstance(amount, int) and not isinstance(amount, bool) else 0
+
+    def _forget_confirmed_bets(self) -> None:
+        if self.doc("table").get("state") != "betting":
+            self._sent_bets.clear()
+        for seat, amount in list(self._sent_bets.items()):
+            if self._shown_bet(seat) == amount:
+                self._sent_bets.pop(seat, None)
 
     def action_supervisor(self, action: str) -> None:
         if action not in SUPERVISOR_KEYS:
@@ -729,16 +750,25 @@ class PitApp(App[None]):
             return "Cards in, lid closed", cards_in_and_close
         return "Nothing to do at the machine now", _nothing
 
-    def _run(self, what: str, call: Callable[[], Awaitable[Any]], by: str | None = None) -> None:
+    def _run(
+        self,
+        what: str,
+        call: Callable[[], Awaitable[Any]],
+        by: str | None = None,
+        on_refused: Callable[[], Any] | None = None,
+    ) -> None:
         async def job() -> None:
             try:
                 await call()
-            except CommandFailed as exc:
-                self._show(f"refused: {what}: {money_in_text(exc.reason)}")
-            except TimeoutError:
-                self._show(f"refused: {what}: no answer from the controller (is it online?)")
-            except Exception as exc:  # the emulator's control socket or the link: show, never crash
-                self._show(f"refused: {what}: {exc}")
+            except Exception as exc:  # refused, no answer, the emulator's socket: shown, never a crash
+                if on_refused is not None:
+                    on_refused()
+                if isinstance(exc, CommandFailed):
+                    self._show(f"refused: {what}: {money_in_text(exc.reason)}")
+                elif isinstance(exc, TimeoutError):
+                    self._show(f"refused: {what}: no answer from the controller (is it online?)")
+                else:
+                    self._show(f"refused: {what}: {exc}")
             else:
                 self._show(f"ok: {what}" + (f" (by {by})" if by else ""))
 
