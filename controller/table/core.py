@@ -273,6 +273,8 @@ class TableCore:
             "last_round_of_shoe": self.shoe["last_round"] is not None,
             "awaiting_card_replacement": self.pending_replacement is not None,
             "outputs": dict(self.outputs),
+            # the open session's bet limits in minor units (the pit terminal's chips stay within them)
+            "limits": {"min_bet": self.tp.min_bet, "max_bet": self.tp.max_bet} if self.tp else None,
         }
 
     # ================================================================ entry point

@@ -350,8 +350,11 @@ class PitApp(App[None]):
 
     def chips(self) -> tuple[int, ...]:
         """The chip denominations the selector offers: never above the table maximum nor below its minimum."""
-        rules = self.rules
+        rules, limits = self.rules, self.doc("table").get("limits")
         lo, hi = rules.min_bet or 0, rules.max_bet or CHIPS[-1]
+        if isinstance(limits, dict):  # the table's own limits (its configuration may narrow the profile's)
+            lo = limits["min_bet"] if isinstance(limits.get("min_bet"), int) else lo
+            hi = limits["max_bet"] if isinstance(limits.get("max_bet"), int) else hi
         return tuple(c for c in CHIPS if lo <= c <= hi) or (lo or CHIPS[0],)
 
     def refresh_view(self) -> None:
