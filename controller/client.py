@@ -167,7 +167,11 @@ class TableClient:
             self.view.state_ids[name] = event_id if isinstance(event_id, int) else held
             self.view.states[name] = doc.get("data") or {}
         elif rel == "alerts/open":
-            self.view.alerts_open = list((doc.get("data") or {}).get("alerts", []))
+            data = doc.get("data")
+            alerts = data.get("alerts") if isinstance(data, dict) else None
+            self.view.alerts_open = (
+                [a for a in alerts if isinstance(a, dict)] if isinstance(alerts, list) else []
+            )
         event_id = doc.get("event_id")
         if isinstance(event_id, int) and not rel.startswith("state/") and rel != "alerts/open":
             if event_id in self._seen_ids:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import secrets
 import shutil
 import signal
 import sys
@@ -59,6 +60,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--auto", type=int, metavar="N", help="no terminal: a scripted dealer plays N rounds")
     p.add_argument("--workdir", help="keep the broker, shoe, journal and logs here (default: a temp dir)")
+    p.add_argument(
+        "--shoe",
+        choices=("continuous", "batch"),
+        default="continuous",
+        help="continuous shuffler (lid cycle each round) or a batch shoe with a cut card and a warning card",
+    )
+    p.add_argument(
+        "--seed", type=int, help="the emulated shoe's card order repeats with this seed (default: random)"
+    )
 
 
 def main(args: argparse.Namespace) -> int:
@@ -73,7 +83,7 @@ def main(args: argparse.Namespace) -> int:
     except DemoError as exc:
         print(f"demo: {exc}", file=sys.stderr)
         return 2
-    if "continuous" not in shufflers:
+    if args.shoe == "continuous" and "continuous" not in shufflers:
         print(f"demo: profile {args.profile} does not allow the emulated continuous shuffler "
               f"(it allows: {', '.join(shufflers)}); try pt-2001 or mo-2004", file=sys.stderr)  # fmt: skip
         return 2
@@ -84,15 +94,23 @@ def main(args: argparse.Namespace) -> int:
 
     decks = load_profile(args.profile).decks
     # The machine starts empty: the session begins with the loading (PT-2001 r.53-54), cards numbered from 1.
-    scenario = {"kind": "continuous", "decks": decks, "seed": 7, "start_empty": True}
+    seed = args.seed if args.seed is not None else secrets.randbelow(2**31)  # random order unless --seed
+    scenario: dict[str, Any] = {"kind": "continuous", "decks": decks, "seed": seed, "start_empty": True}
+    if (
+        args.shoe == "batch"
+    ):  # a full shoe, shuffled then cut; the warning card 50 from the end (PT-2001 r.8-11)
+        scenario = {"kind": "batch", "decks": decks, "seed": seed,
+                    "batch": {"warning_from_end": 50, "cut_from_end": 10}}  # fmt: skip
     stack = Stack(workdir, StackOptions(profile=args.profile, scenario=scenario))
     out = _printer()
     try:
         stack.start()
         out(f"demo: broker 127.0.0.1:{stack.port}, table {stack.prefix}, workdir {workdir}")
-        asyncio.run(prepare_session(stack, args.profile, out))
+        out(f"demo: floor alert console (another terminal): {floor_console_line(stack)}")
+        out(f"demo: card order seed {seed} (--seed {seed} deals the same cards again)")
+        asyncio.run(prepare_session(stack, args.profile, out, shoe=args.shoe))
         if rounds is not None:
-            return asyncio.run(auto_dealer(stack, rounds, min_bet, out))
+            return asyncio.run(auto_dealer(stack, rounds, min_bet, out, shoe=args.shoe))
         from controller.terminal.pit import PitApp
 
         PitApp(terminal_connection(stack, args.profile)).run()
@@ -130,14 +148,46 @@ def terminal_connection(stack: Stack, profile: str) -> Any:
         supervisor_account="supervisor1",
         supervisor_password=stack.users["supervisor1"],
         shoe_control=stack.shoe_control,
+        gpio_control=stack.gpio_socket,
+        floor_console=floor_console_line(stack),
         profile=profile,
         key_dir=str(stack.key_dir),
     )
 
 
-async def prepare_session(stack: Stack, profile: str, out: Out) -> None:
+FLOOR_ACCOUNT = "supervisor2"  # the floor console's broker account in the demo (the pit uses supervisor1)
+
+
+def floor_console_line(stack: Stack) -> str:
+    """The one line that attaches the floor alert console to the demo's broker (docs/terminal.md)."""
+    return (
+        f"TABLECTL_MQTT_PASSWORD={stack.users[FLOOR_ACCOUNT]} tablectl alerts --host {stack.host} "
+        f"--port {stack.port} --user {FLOOR_ACCOUNT}"
+    )
+
+
+async def cut(dealer: TableClient, seat: int, out: Out) -> None:
+    """PT-2001 r.8: the seat with the right cuts (the first time the lowest occupied seat; later the right
+    passes on: the controller's refusal names the seat that has it)."""
+    import re
+
+    from controller.client import CommandFailed
+
+    try:
+        await dealer.dealer("cut", seat=seat)
+    except CommandFailed as exc:
+        m = re.search(r"seat (\d+) has the right to cut", exc.reason)
+        if m is None:
+            raise
+        seat = int(m.group(1))
+        await dealer.dealer("cut", seat=seat)
+    out(f"demo: Seat {seat} cuts the cards (PT-2001 r.8)")
+
+
+async def prepare_session(stack: Stack, profile: str, out: Out, shoe: str = "continuous") -> None:
     """Open the table (alice), load the decks in two packets, close the lid (PT-2001 r.53-54), over MQTT and
-    the emulator's control socket. A machine that starts full is emptied first."""
+    the emulator's control socket. A machine that starts full is emptied first. A batch shoe is shuffled when
+    the table opens and then cut by seat 1 (PT-2001 r.8)."""
     from drivers.emulator.control_client import ControlClient
 
     dealer, sup = stack.client("dealer"), stack.client("supervisor1")
@@ -148,6 +198,14 @@ async def prepare_session(stack: Stack, profile: str, out: Out) -> None:
         await dealer.wait_for(lambda v: v.status == "online" and "table" in v.states, WAIT)
         from controller.rules.profiles import load_profile
 
+        if shoe == "batch":
+            await sup.supervisor(DEMO_SUPERVISOR, DEMO_PINS[DEMO_SUPERVISOR], "open_table", profile=profile,
+                                 shuffler="batch")  # fmt: skip
+            await dealer.wait_for(lambda v: v.states["table"].get("state") == "cut", WAIT)
+            await cut(dealer, 1, out)
+            await dealer.wait_for(lambda v: v.states["table"].get("state") == "betting", WAIT)
+            out(f"demo: table open ({profile}), batch shoe shuffled and cut, opened by {DEMO_SUPERVISOR}")
+            return
         total = load_profile(profile).decks * 52
         inside = int((await ctl.state())["cards_inside"])
         if inside:  # a machine that starts full: its cards come out first, to be shown and loaded again
@@ -168,20 +226,53 @@ async def prepare_session(stack: Stack, profile: str, out: Out) -> None:
 
 
 def card_line(data: dict[str, Any]) -> str:
+    """One events/card as a line; what came over MQTT is printed as plain text (controller/terminal/plain.py)."""
+    from controller.terminal.plain import clean
+
     card = "face down (hole card)" if data.get("hidden") else str(data.get("code"))
-    return f"card #{data.get('shoe_seq')} {data.get('recipient')}: {card}"
+    return clean(f"card #{data.get('shoe_seq')} {data.get('recipient')}: {card}", 200)
 
 
 def settlement_line(data: dict[str, Any]) -> str:
+    from controller.terminal.plain import clean
     from controller.terminal.view import hand_label, money
 
-    dealer = " ".join(data.get("dealer_cards") or [])
+    dealer = " ".join(str(c) for c in data.get("dealer_cards") or [])
     hands = "; ".join(
-        f"{hand_label(h.get('seat'), h.get('hand'))} {' '.join(h.get('cards') or [])} = {h.get('total')} "
-        f"{h.get('outcome')} net {money(h.get('net'))}"
+        f"{hand_label(h.get('seat'), h.get('hand'))} {' '.join(str(c) for c in h.get('cards') or [])} = "
+        f"{h.get('total')} {h.get('outcome')} net {money(h.get('net'))}"
         for h in data.get("hands") or []
+        if isinstance(h, dict)
     )
-    return f"settlement {data.get('round_id')}: dealer {dealer} = {data.get('dealer_total')} | {hands}"
+    return clean(
+        f"settlement {data.get('round_id')}: dealer {dealer} = {data.get('dealer_total')} | {hands}", 1000
+    )
+
+
+def round_summary(data: dict[str, Any]) -> str:
+    """One round in words: each hand's bet, cards, total, result and what it won or lost, then the dealer."""
+    from controller.terminal.plain import clean
+    from controller.terminal.view import card_text, hand_label, money
+
+    def signed(cents: Any) -> str:
+        text = money(cents)
+        return f"+{text}" if isinstance(cents, int) and cents > 0 else text
+
+    hands = [h for h in data.get("hands") or [] if isinstance(h, dict)]
+    split = {str(h.get("seat")) for h in hands if h.get("hand")}
+    parts = [
+        f"{hand_label(h.get('seat'), h.get('hand'), str(h.get('seat')) in split)} bet "
+        f"{money(h.get('stake', h.get('bet')))}: {' '.join(card_text(c) for c in h.get('cards') or [])} = "
+        f"{h.get('total')}, {str(h.get('outcome')).replace('_', ' ')}, {signed(h.get('net'))}"
+        for h in hands
+    ]
+    for ins in data.get("insurance") or []:
+        if isinstance(ins, dict):
+            parts.append(f"Seat {ins.get('seat')} insurance {signed(ins.get('net'))}")
+    tag = ", blackjack" if data.get("dealer_blackjack") else (", bust" if data.get("dealer_bust") else "")
+    dealer = " ".join(card_text(c) for c in data.get("dealer_cards") or [])
+    line = f"round {data.get('round_id')}: {'; '.join(parts)} · dealer {dealer} = {data.get('dealer_total')}{tag}"
+    return clean(line, 1000)
 
 
 class AutoDealer:
@@ -192,8 +283,10 @@ class AutoDealer:
     ``state/shoe`` count (published last in the controller's step, after ``state/round``); after a decision
     a changed ``state/round``; so no decision is taken on a stale round."""
 
-    def __init__(self, client: TableClient, ctl: Any, min_bet: int, out: Out) -> None:
-        self.c, self.ctl, self.min_bet, self.out = client, ctl, min_bet, out
+    def __init__(
+        self, client: TableClient, ctl: Any, min_bet: int, out: Out, shoe: str = "continuous"
+    ) -> None:
+        self.c, self.ctl, self.min_bet, self.out, self.shoe = client, ctl, min_bet, out, shoe
 
     def st(self, name: str) -> dict[str, Any]:
         return self.c.view.states.get(name, {})
@@ -242,6 +335,15 @@ class AutoDealer:
                 await self.decide(allowed)
             else:
                 await self.draw()
+        if self.shoe == "batch":  # the cards go to the discard; no lid cycle
+            await self.c.wait_for(
+                lambda v: v.states["table"].get("state") in ("settled", "cards_returned"), WAIT
+            )
+            if self.st("shoe").get("last_round_of_shoe"):
+                self.out(
+                    "demo: the warning card came out: that was the last round of this shoe (PT-2001 r.11)"
+                )
+            return str(rid)
         # the lid opens by itself; the cards go in through the window; the dealer closes it (r.59-60)
         await self.c.wait_for(lambda v: v.states["lid"].get("state") == "open", WAIT)
         await self.ctl.insert()
@@ -251,7 +353,7 @@ class AutoDealer:
         return str(rid)
 
 
-async def auto_dealer(stack: Stack, rounds: int, min_bet: int, out: Out) -> int:
+async def auto_dealer(stack: Stack, rounds: int, min_bet: int, out: Out, shoe: str = "continuous") -> int:
     from drivers.emulator.control_client import ControlClient
 
     client = stack.client("dealer")
@@ -266,9 +368,17 @@ async def auto_dealer(stack: Stack, rounds: int, min_bet: int, out: Out) -> int:
         elif event.topic == "events/settlement":
             settled.add(str(event.data.get("round_id")))
             out(settlement_line(event.data))
+            out(round_summary(event.data))
         elif event.topic == "events/round" and event.data.get("phase") == "dealing":
-            bets = ", ".join(f"seat {b.get('seat')} {b.get('amount')}" for b in event.data.get("bets") or [])
-            out(f"round {event.data.get('round_id')}: bets {bets}")
+            from controller.terminal.plain import clean
+            from controller.terminal.view import money
+
+            bets = ", ".join(
+                f"Seat {b.get('seat')} {money(b.get('amount'))}"
+                for b in event.data.get("bets") or []
+                if isinstance(b, dict)
+            )
+            out(clean(f"round {event.data.get('round_id')}: bets {bets}", 400))
 
     async def printer() -> None:
         while True:
@@ -278,11 +388,14 @@ async def auto_dealer(stack: Stack, rounds: int, min_bet: int, out: Out) -> int:
         client.events.get_nowait()
     task = asyncio.create_task(printer())
     try:
-        dealer = AutoDealer(client, ctl, min_bet, out)
+        dealer = AutoDealer(client, ctl, min_bet, out, shoe)
         for n in range(rounds):
             if n:
                 await client.dealer("next_round")
-                await client.wait_for(lambda v: v.states["table"].get("state") == "betting", WAIT)
+                await client.wait_for(lambda v: v.states["table"].get("state") in ("betting", "cut"), WAIT)
+                if client.view.states["table"].get("state") == "cut":  # a new batch shoe (PT-2001 r.8, r.11)
+                    await cut(client, 1, out)
+                    await client.wait_for(lambda v: v.states["table"].get("state") == "betting", WAIT)
             rid = await dealer.play_round()
             await client.wait_for(lambda v, rid=rid: rid in settled, WAIT)
         out(f"demo: {rounds} round(s) dealt and settled")

@@ -892,6 +892,7 @@ def main(args: argparse.Namespace) -> int:
         level=logging.DEBUG if args.verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    logging.getLogger("transitions").setLevel(logging.WARNING)  # the library's per-state chatter: not at INFO
     try:
         config = load_config(args.config)
     except ConfigError as exc:

@@ -31,15 +31,31 @@ def test_demo_auto_plays_two_rounds_over_mqtt(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out = proc.stdout
     assert "loaded in two packets by alice" in out
-    settlements = re.findall(r"^settlement (\S+): dealer .+ = \d+ \| seat 1 .+ net -?[\d,]+\.\d\d", out, re.M)
+    settlements = re.findall(r"^settlement (\S+): dealer .+ = \d+ \| Seat 1 .+ net -?[\d,]+\.\d\d", out, re.M)
     assert len(set(settlements)) == 2
     cards = re.findall(r"^card #(\d+) (seat:\d:\d|dealer|burn): (\w\w|face down \(hole card\))$", out, re.M)
     assert len(cards) >= 2 * 5  # two seats and the dealer, two cards each at least, per round
     seqs = [int(c[0]) for c in cards]
     assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)  # in shoe order, each once (deduped)
     assert "2 round(s) dealt and settled" in out
+    # one line per round in words, every amount in money (issue 19)
+    summaries = re.findall(
+        r"^round \S+: Seat 1 bet \d+\.\d\d: .+ = \d+, [a-z ]+, [+-]?[\d,]+\.\d\d", out, re.M
+    )
+    assert len(summaries) == 2
+    assert re.search(r"^round \S+: bets Seat 1 10\.00, Seat 3 5\.00$", out, re.M)
+    assert "floor alert console (another terminal): TABLECTL_MQTT_PASSWORD=" in out
+    assert re.search(r"^demo: card order seed \d+ \(--seed \d+ deals the same cards again\)$", out, re.M)
     log = (tmp_path / "demo" / "controller.log").read_text(errors="replace")
     assert "Traceback" not in log
+    # the service log says what happened, and nothing from library internals at INFO (issue 19)
+    assert "INFO tablectl.table: open_table: alice (supervisor)" in log
+    assert re.search(r"INFO tablectl\.table: table opened: session \S+ \(pt-2001\)", log)
+    assert (
+        len(re.findall(r"INFO tablectl\.table: round \S+ settled: dealer \d+, 2 hand\(s\), players net", log))
+        == 2
+    )
+    assert "transitions.core" not in log
 
 
 def test_demo_without_a_tty_plays_three_rounds(tmp_path: Path) -> None:
@@ -56,3 +72,39 @@ def test_demo_refuses_bad_options_with_a_reason() -> None:
     assert run("--profile", "nope", timeout=30).returncode == 2
     zero = run("--auto", "0", timeout=30)
     assert zero.returncode == 2 and "--auto needs a positive number" in zero.stderr
+
+
+def cards_of(out: str) -> list[str]:
+    return re.findall(r"^card #\d+ \S+: (\w\w)$", out, re.M)
+
+
+def test_demo_card_order_is_random_unless_seeded(tmp_path: Path) -> None:
+    """Issue 19 / 13 §5: the emulated shoe's order differs between runs; --seed repeats it."""
+    one = run("--auto", "1", "--seed", "42", "--workdir", str(tmp_path / "a"))
+    two = run("--auto", "1", "--seed", "42", "--workdir", str(tmp_path / "b"))
+    assert one.returncode == 0 and two.returncode == 0, one.stderr + two.stderr
+    assert "card order seed 42" in one.stdout
+    assert cards_of(one.stdout) == cards_of(two.stdout) and len(cards_of(one.stdout)) >= 4
+
+
+def test_service_log_lines_cannot_be_forged_by_a_user_name(caplog: pytest.LogCaptureFixture) -> None:
+    """A user name or refusal from a command is one line of text in the service log: no newline, no escape."""
+    import logging
+
+    from controller.table.activity import log_supervisor
+
+    with caplog.at_level(logging.INFO, logger="tablectl.table"):
+        log_supervisor(
+            "mallory\n2026-01-01 INFO tablectl.table: open_table: alice", "supervisor", "clear_jam", "\x1b[2J"
+        )
+    (record,) = caplog.records
+    assert "\n" not in record.getMessage() and "\x1b" not in record.getMessage()
+
+
+def test_demo_batch_shoe_is_cut_then_dealt(tmp_path: Path) -> None:
+    """`--shoe batch`: a full batch shoe (cut card, warning card) shuffled when the table opens, cut by seat 1
+    (PT-2001 r.8), then dealt."""
+    proc = run("--auto", "1", "--shoe", "batch", "--seed", "3", "--workdir", str(tmp_path / "demo"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "demo: Seat 1 cuts the cards (PT-2001 r.8)" in proc.stdout
+    assert "batch shoe shuffled and cut" in proc.stdout and "1 round(s) dealt and settled" in proc.stdout

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from controller.demo import prepare_session, terminal_connection
-from controller.stack import Stack, StackOptions
+from controller.stack import DEMO_PINS, Stack, StackOptions
 from controller.terminal.alerts import AlertsApp
 from controller.terminal.fleet import FleetAlerts
 from controller.terminal.pit import PitApp, PitConnection
@@ -91,7 +91,7 @@ async def test_round_played_from_the_terminal_keys_pt2001(table: Stack, tmp_path
             if "stand" in (rnd.get("allowed_actions") or []):
                 assert not app.query_one("#in-stand").disabled
                 assert rnd["dealer"]["cards"][1] == "??"  # hole card hidden until revealed (PT-2001 r.17)
-                assert "(hole card hidden)" in screen_text(app)
+                assert "(face down)" in screen_text(app)
                 shot(app, "pit-terminal", tmp_path)
                 await pilot.press("s")
                 await settle(app, pilot, lambda v, r=rnd: v.states["round"] != r)
@@ -101,7 +101,7 @@ async def test_round_played_from_the_terminal_keys_pt2001(table: Stack, tmp_path
                 await settle(app, pilot, lambda v, s=seq: v.states["shoe"]["dealt_this_shoe"] > s)
         await until(pilot, lambda: app.last_settlement.get("round_id") == rid)
         text = screen_text(app)
-        assert f"round {rid}" in text and "seat 2:" in text and "net" in text
+        assert f"Round {rid}" in text and "Seat 2:" in text and "net" in text
         assert app.results.text() != "—" and app.results.text() in text
         shot(app, "pit-terminal-settled", tmp_path)
         await settle(app, pilot, lambda v: v.states["lid"]["state"] == "open")
@@ -156,11 +156,11 @@ async def test_refused_input_shows_the_controllers_reason(table: Stack) -> None:
         await settle(app, pilot, lambda v: v.status == "online" and v.states["table"]["state"] == "betting")
         await pilot.press("h")
         await until(pilot, lambda: app.message.startswith("refused"))
-        assert "hit is not allowed in state betting" in app.message
+        assert app.message.startswith("refused: Hit: hit is not allowed in state betting")
         assert "hit is not allowed in state betting" in screen_text(app)
         await pilot.press("g")
-        await until(pilot, lambda: "next_round" in app.message)
-        assert app.message.startswith("refused: next_round: next_round is not allowed")
+        await until(pilot, lambda: "Next round" in app.message)
+        assert app.message.startswith("refused: Next round: next_round is not allowed")
 
 
 async def test_jam_cleared_by_supervisor_and_acknowledged_on_the_console_pt2001_r51(
@@ -183,18 +183,18 @@ async def test_jam_cleared_by_supervisor_and_acknowledged_on_the_console_pt2001_
             await pilot.press("f5")  # unlock lid, wrong PIN first
             await credential(pilot, "alice", "999999")
             await until(pilot, lambda: "unlock" in app.message.lower())
-            assert app.message.startswith("refused: unlock_lid:")
+            assert app.message.startswith("refused: Unlock lid:")
             await pilot.press("f5")
-            await credential(pilot, "alice", "123456")
+            await credential(pilot, "alice", DEMO_PINS["alice"])
             await settle(
                 app, pilot, lambda v: v.states["lid"]["state"] != "locked" or v.states["lid"]["unlocked_by"]
             )
             await ctl.clear_jam()  # the technician frees the cards (emulator)
             await pilot.press("f4")
             shot(app, "credential-prompt", tmp_path)
-            await credential(pilot, "alice", "123456")
+            await credential(pilot, "alice", DEMO_PINS["alice"])
             await settle(app, pilot, lambda v: v.states["table"]["state"] == "betting")
-            await until(pilot, lambda: app.message == "ok: clear_jam")
+            await until(pilot, lambda: app.message == "ok: Clear jam (by alice)")
             assert "jam: no" in screen_text(app)
     finally:
         await ctl.close()
@@ -218,7 +218,7 @@ async def test_jam_cleared_by_supervisor_and_acknowledged_on_the_console_pt2001_
         for _ in range(jam):
             await pilot.press("down")
         await pilot.press("a")
-        await credential(pilot, "bob", "234567")
+        await credential(pilot, "bob", DEMO_PINS["bob"])
         jam_id = rows[jam].alert_id
         await until(pilot, lambda: any(h.alert_id == jam_id for h in fleet.history))
         assert jam_id not in [r.alert_id for r in fleet.open_alerts()]
@@ -233,3 +233,104 @@ async def until(pilot: Any, cond: Any, timeout: float = WAIT) -> None:
             return
         await pilot.pause(0.1)
     raise AssertionError("the screen did not reach the expected state")
+
+
+SIZES = ((80, 24), (120, 40), (200, 60))
+
+
+async def test_bets_chips_refusal_money_and_layout_at_three_sizes(table: Stack, tmp_path: Path) -> None:
+    """A bet key adds the selected chip (second press adds, x clears); the chip selector stops at the table
+    maximum (PT-2001 r.37: 150.00); a bet above it is refused in money with two decimals; only the buttons the
+    profile allows exist (no 'Five cards' on PT-2001, no jackpot chip key where chips are sensed, r.41a); and
+    at 80x24, 120x40 and 200x60 every part of the screen is there, nothing cut off (snapshots)."""
+    app = PitApp(terminal_connection(table, "pt-2001"))
+    async with app.run_test(size=SIZES[0]) as pilot:
+        await settle(app, pilot, lambda v: v.status == "online" and v.states["table"]["state"] == "betting")
+        assert not app.query_one("#in-five_card").display and app.query_one("#in-surrender").display
+        assert not app.query_one("#in-jackpot_chip").display  # the demo table senses its chips
+        assert max(app.chips()) <= 15000 and min(app.chips()) >= 500
+        for _ in range(12):
+            await pilot.press("right_square_bracket")
+        assert app.chip == max(app.chips()) == 10000
+        await pilot.press("3", "b")
+        await settle(app, pilot, lambda v: "3" in v.states["table"]["bets"])
+        assert v_bet(app, "3") == 10000
+        await pilot.press("b")  # 100.00 + 100.00 is above the maximum 150.00: refused, in money
+        await until(pilot, lambda: app.message.startswith("refused"))
+        assert "bet 200.00 outside the table limits 5.00 to 150.00" in app.message
+        assert "bet 200.00 outside the table limits" in screen_text(app)
+        for _ in range(3):
+            await pilot.press("left_square_bracket")
+        assert app.chip == 1000
+        await pilot.press("b")  # adds: 100.00 + 10.00
+        await settle(app, pilot, lambda v: v.states["table"]["bets"].get("3", {}).get("amount") == 11000)
+        await pilot.press("x")
+        await settle(app, pilot, lambda v: "3" not in v.states["table"]["bets"])
+        await pilot.press("b", "b")
+        await settle(app, pilot, lambda v: v.states["table"]["bets"].get("3", {}).get("amount") == 2000)
+        await pilot.press("n")
+        await settle(app, pilot, lambda v: v.states["table"]["state"] in ("dealing", "players"))
+        while "stand" not in (app.client.view.states["round"].get("allowed_actions") or []):
+            seq = app.client.view.states["shoe"]["dealt_this_shoe"]
+            await pilot.press("c")
+            await settle(app, pilot, lambda v, s=seq: v.states["shoe"]["dealt_this_shoe"] > s)
+        for width, height in SIZES:
+            await pilot.resize_terminal(width, height)
+            app._dirty = True
+            await pilot.pause(0.5)
+            text = screen_text(app)
+            for words in ("controller online", "Players", "software", "next: h: hit", "Seat 3", "(face down)",
+                          "Hit (h)", "Stand (s)", "No more bets (n)", "F4", "Clear jam"):  # fmt: skip
+                assert words in text, (width, height, words)
+            assert "place_bet" not in text and "initial_deal" not in text
+            # everything fits or scrolls: no widget wider than the screen, the panels reachable in #main
+            for widget in app.query("Button, Static"):
+                if widget.display and widget.region.width:
+                    assert widget.region.right <= width, (width, widget)
+            shot(app, f"pit-terminal-{width}x{height}", tmp_path)
+
+
+async def test_batch_shoe_cut_from_the_terminal_pt2001_r8(tmp_path: Path) -> None:
+    """`tablectl demo --shoe batch`: the table opens on a batch shoe (cut card and warning card); the terminal
+    hints and offers the cut (t) by the selected seat (PT-2001 r.8), a round is dealt, no lid cycle: next
+    round (g)."""
+    decks = 6
+    scenario = {
+        "kind": "batch",
+        "decks": decks,
+        "seed": 3,
+        "batch": {"warning_from_end": 50, "cut_from_end": 10},
+    }
+    stack = Stack(tmp_path / "stack", StackOptions(profile="pt-2001", scenario=scenario)).start()
+    try:
+        sup = stack.client("supervisor1")
+        await sup.connect()
+        await sup.wait_for(lambda v: v.status == "online" and "table" in v.states, WAIT)
+        await sup.supervisor("alice", DEMO_PINS["alice"], "open_table", profile="pt-2001", shuffler="batch")
+        await sup.close()
+        app = PitApp(terminal_connection(stack, "pt-2001"))
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot, lambda v: v.states["table"]["state"] == "cut")
+            assert "next: t: Seat 1 cuts the cards" in screen_text(app) and app.query_one("#in-cut").display
+            await pilot.press("1", "t")
+            await settle(app, pilot, lambda v: v.states["table"]["state"] == "betting")
+            await pilot.press("b", "n")
+            await settle(app, pilot, lambda v: v.states["table"]["state"] in ("dealing", "players", "dealer"))
+            while not app.client.view.states["round"].get("complete"):
+                rnd = app.client.view.states["round"]
+                if "stand" in (rnd.get("allowed_actions") or []):
+                    await pilot.press("s")
+                    await settle(app, pilot, lambda v, r=rnd: v.states["round"] != r)
+                elif "decline_insurance" in (rnd.get("allowed_actions") or []):
+                    await pilot.press("o")
+                    await settle(app, pilot, lambda v, r=rnd: v.states["round"] != r)
+                else:
+                    seq = app.client.view.states["shoe"]["dealt_this_shoe"]
+                    await pilot.press("c")
+                    await settle(app, pilot, lambda v, s=seq: v.states["shoe"]["dealt_this_shoe"] > s)
+            await settle(app, pilot, lambda v: v.states["table"]["state"] == "settled")
+            assert "next: g: next round" in screen_text(app)
+            await pilot.press("g")
+            await settle(app, pilot, lambda v: v.states["table"]["state"] == "betting")
+    finally:
+        stack.stop()

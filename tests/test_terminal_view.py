@@ -12,9 +12,13 @@ from controller.terminal.view import (
     alert_sort_key,
     card_text,
     enabled_inputs,
+    hand_label,
     hand_text,
     money,
+    money_in_text,
+    next_hint,
     settlement_lines,
+    turn_text,
 )
 
 
@@ -74,13 +78,13 @@ def test_last_round_essentials_pt_online_2015_r31() -> None:
                        "outcome": "lose", "net": -1000}],
         }
     )  # fmt: skip
-    assert lines == ["round R1", "dealer: K♦ K♠ = 20", "seat 2: 6♠ 10♠ = 16  stake 10.00  lose  net -10.00"]
+    assert lines == ["Round R1", "Dealer: K♦ K♠ = 20", "Seat 2: 6♠ 10♠ = 16  stake 10.00  lose  net -10.00"]
     assert settlement_lines({}) == ["no round settled yet"]
 
 
 def test_hole_card_stays_hidden_pt2001_r17() -> None:
-    assert card_text("??") == "??"
-    assert hand_text({"cards": ["AS", "??"], "total": 11, "soft": True}) == "A♠ ?? = 11 (soft)"
+    assert card_text("??") == "(face down)"
+    assert hand_text({"cards": ["AS", "??"], "total": 11, "soft": True}) == "A♠ (face down) = 11 (soft)"
 
 
 def test_alerts_most_severe_then_escalated_then_newest_first() -> None:
@@ -93,3 +97,75 @@ def test_alerts_most_severe_then_escalated_then_newest_first() -> None:
     ]
     assert [a["alert_id"] for a in sorted(alerts, key=alert_sort_key)] == [4, 3, 2, 1, 5]
     assert alert_age(0.0, now=3725.0) == "1h02m" and alert_age(100.0, now=165.0) == "1m05s"
+
+
+def test_hands_are_numbered_from_one_for_people() -> None:
+    assert hand_label(2, 0) == "Seat 2" and hand_label(2, 1) == "Seat 2, hand 2"
+    assert hand_label(2, 0, split=True) == "Seat 2, hand 1"
+    assert turn_text({"kind": "player", "seat": 3, "hand": 1}) == "Seat 3, hand 2"
+    lines = settlement_lines(
+        {"round_id": "R", "dealer_cards": [], "dealer_total": 18, "hands": [
+            {"seat": 1, "hand": 0, "cards": ["8S", "3D"], "total": 11, "stake": 500, "outcome": "win", "net": 500},
+            {"seat": 1, "hand": 1, "cards": ["8H", "TD"], "total": 18, "stake": 500, "outcome": "push", "net": 0},
+        ]}
+    )  # fmt: skip
+    assert lines[2].startswith("Seat 1, hand 1:") and lines[3].startswith("Seat 1, hand 2:")
+
+
+def test_refusal_amounts_in_the_tables_currency_pt2001_r37() -> None:
+    """The controller's refusals carry minor units; the dealer reads money with two decimals."""
+    assert (
+        money_in_text("bet 50000 outside the table limits 500..15000 (PT-2001 r.37)")
+        == "bet 500.00 outside the table limits 5.00 to 150.00 (PT-2001 r.37)"
+    )
+    assert money_in_text("bet 750 is not a multiple of the minimum 500 (PT-2001 r.14)") == (
+        "bet 7.50 is not a multiple of the minimum 5.00 (PT-2001 r.14)"
+    )
+    # seat numbers, rule numbers and counts stay as they are
+    assert money_in_text("seat must be an integer 1..7 (PT-2001 r.2), got 9") == (
+        "seat must be an integer 1..7 (PT-2001 r.2), got 9"
+    )
+
+
+def _hint(state: str, **kw: object) -> str:
+    args: dict[str, object] = {"status": "online", "table": {"state": state}, "rnd": {}, "shoe": {}, "jam": {},
+                               "lid": {}, "enabled": set(), "demo": True, "seat": 1, "chip": "10.00",
+                               "keys": {"place_bet": "b", "next_round": "g", "hit": "h", "stand": "s"}}  # fmt: skip
+    args.update(kw)
+    return next_hint(**args)  # type: ignore[arg-type]
+
+
+def test_the_next_useful_key_is_hinted() -> None:
+    assert _hint("betting", enabled={"place_bet"}).startswith("b: bet 10.00 on Seat 1")
+    assert _hint("betting", enabled={"place_bet", "no_more_bets"}).startswith("n: no more bets")
+    assert (
+        _hint("dealing") == "c: next card"
+        and _hint("dealing", demo=False) == "deal the next card from the shoe"
+    )
+    assert _hint("players", enabled={"hit", "stand"}) == "h: hit  ·  s: stand"
+    assert _hint("settled").startswith("l: cards in") and _hint("cards_returned") == "g: next round"
+    # PT-2001 r.51: after the shoe reports the jam cleared, the supervisor releases the table
+    assert "F4" in _hint("jammed", jam={"jammed": False})
+    assert _hint("jammed", jam={"jammed": True, "device_cleared": True}).startswith(
+        "jam cleared on the device: F4"
+    )
+    assert "F4" in _hint("jammed", jam={"jammed": True, "location": "output"}, lid={"state": "locked"})
+    assert "F12" in _hint("link_down", shoe={"linked": True}) and "F2" in _hint("closed")
+    assert "not online" in _hint("betting", status="offline")
+    assert _hint("betting", table={}) == "waiting for the table's first report"
+
+
+def test_money_of_a_non_number_is_unknown() -> None:
+    assert money("[/]") == "unknown" and money(True) == "unknown" and money(None) == "—"
+
+
+def test_numbers_from_outside_never_raise() -> None:
+    from controller.terminal.view import alert_age, number
+
+    for bad in ("[/]", None, True, float("nan"), float("inf"), 10**400, [1], {"a": 1}):
+        assert number(bad) == 0.0
+        alert_sort_key({"level": bad, "raised_at": bad, "severity": bad})
+        assert alert_age(bad) in ("unknown", "0s")
+        hand_text({"cards": ["AS"], "total": bad})
+        DealerResults().add({"round_id": bad, "dealer_total": bad})
+        settlement_lines({"round_id": bad, "dealer_total": bad, "hands": [bad, {"seat": bad, "net": bad}]})

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from controller.journal.store import Journal
-from controller.table import inputs
+from controller.table import activity, inputs
 from controller.table.core import Step, TableCore
 from controller.table.effects import Alert, GpioWrite, JournalRecord, Publish, Rejected, ShoeCommand
 from controller.table.journal_io import JournalProblem, JournalWriteFailed, classify, is_write_failure
@@ -171,7 +171,13 @@ class TableController:
     async def supervisor_action(
         self, user: str, action: str, args: dict[str, Any] | None = None, *, role: str = "supervisor"
     ) -> dict[str, Any]:
-        return await self.submit(inputs.supervisor(user, action, args, role))
+        try:
+            result = await self.submit(inputs.supervisor(user, action, args, role))
+        except Rejected as exc:
+            activity.log_supervisor(user, role, action, exc.reason)  # the service log says who did what
+            raise
+        activity.log_supervisor(user, role, action)
+        return result
 
     async def handle_command(
         self, role: str, user: str, action: str, args: dict[str, Any], request_id: str | None = None
@@ -406,6 +412,8 @@ class TableController:
                     elif isinstance(fx, Publish):
                         data = fx.data if fx.text is None else None  # the text is spliced as it is
                         tx.publish(fx.topic, fx.event_type, data, retain=fx.retain, data_text=fx.text)
+        for _, _, step in batch:
+            activity.log_step(step.effects)  # committed: the service log says what happened
         self._since_snapshot += len(batch)
 
     async def _execute(self, step: Step) -> None:

@@ -297,6 +297,8 @@ class TableCore:
             "last_round_of_shoe": self.shoe["last_round"] is not None,
             "awaiting_card_replacement": self.pending_replacement is not None,
             "outputs": dict(self.outputs),
+            # the open session's bet limits in minor units (the pit terminal's chips stay within them)
+            "limits": {"min_bet": self.tp.min_bet, "max_bet": self.tp.max_bet} if self.tp else None,
         }
 
     # ================================================================ entry point
@@ -394,7 +396,11 @@ class TableCore:
                 "locked": bool(self.outputs.get("lid_lock", True)),
                 "unlocked_by": self.lid["unlock"],
             },
-            "jam": {"jammed": jam is not None, **({"location": jam.get("location")} if jam else {})},
+            "jam": {
+                "jammed": jam is not None,
+                **({"location": jam.get("location")} if jam else {}),
+                "device_cleared": bool(jam and jam.get("device_cleared")),
+            },  # r.51: awaits the supervisor
             "shoe": {
                 "shuffler": self.shuffler,
                 "decks": self.rules_profile.decks if self.rules_profile is not None else None,

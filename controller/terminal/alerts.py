@@ -5,8 +5,10 @@ acknowledgements (docs/mqtt.md "Alerts", docs/terminal.md)."""
 from __future__ import annotations
 
 import contextlib
+import time
 from typing import ClassVar
 
+from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Label, Static
@@ -14,7 +16,19 @@ from textual.widgets import DataTable, Footer, Label, Static
 from controller.client import CommandFailed
 from controller.terminal.credentials import Credential, CredentialScreen
 from controller.terminal.fleet import FleetAlerts, TableAlert
-from controller.terminal.view import alert_age
+from controller.terminal.plain import clean, plain
+from controller.terminal.view import alert_age, number
+
+FLASH_SECONDS = 3.0  # how long the banner flashes after a new or escalated alert
+
+
+def site_words(site: str) -> str:
+    """The header's site: "all sites" for the MQTT wildcard, else "site <name>"."""
+    return "all sites" if site == "+" else f"site {clean(site, 40)}"
+
+
+def alert_key(row: TableAlert) -> tuple[str, int]:
+    return (row.prefix, row.alert_id)
 
 
 class AlertsApp(App[None]):
@@ -22,6 +36,7 @@ class AlertsApp(App[None]):
     CSS = """
     #banner { height: 1; padding: 0 1; background: $primary-darken-2; }
     #banner.offline { background: $error; }
+    #banner.flash { background: $warning; color: $text; text-style: bold reverse; }
     #open { height: 2fr; }
     #history { height: 1fr; }
     #message { height: 1; padding: 0 1; }
@@ -38,6 +53,10 @@ class AlertsApp(App[None]):
         self.rows: list[TableAlert] = []
         self.message = ""
         self._dirty = True
+        self._levels: dict[tuple[str, int], float] = {}  # open alert -> escalation level last shown
+        self._flash_until = 0.0
+        self._flash_text = ""
+        self.bells = 0  # how many times the console rang (a new or escalated alert)
 
     def compose(self) -> ComposeResult:
         yield Static("connecting…", id="banner")
@@ -55,7 +74,7 @@ class AlertsApp(App[None]):
         self.query_one("#history", DataTable).add_columns("table", "id", "kind", "acked by", "reason")
         self.fleet.on_change.append(self._changed)
         self.run_worker(self._connect(), exclusive=False)
-        self.set_interval(1.0, self._changed)  # ages tick
+        self.set_interval(1.0, self._changed)  # ages tick, the flash ends
         self.set_interval(0.25, self._tick)
 
     async def _connect(self) -> None:
@@ -76,32 +95,61 @@ class AlertsApp(App[None]):
             self.refresh_view()
 
     def refresh_view(self) -> None:
+        """Everything from outside (table ids from topics, alert fields, refusal reasons) is shown as plain
+        text (controller/terminal/plain.py): a reason is never markup and never a terminal sequence."""
         banner = self.query_one("#banner", Static)
         banner.set_class(not self.fleet.connected, "offline")
         self.rows = self.fleet.open_alerts()
-        banner.update(
-            f"site {self.fleet.site}  ·  {len(self.fleet.open)} table(s)  ·  {len(self.rows)} open alert(s)"
-            if self.fleet.connected
-            else "BROKER UNREACHABLE — reconnecting…"
+        self._ring_on_news()
+        flashing = time.monotonic() < self._flash_until
+        banner.set_class(flashing and self.fleet.connected, "flash")
+        header = (
+            f"{site_words(self.fleet.site)}  ·  {len(self.fleet.open)} table(s)  ·  "
+            f"{len(self.rows)} open alert(s)"
         )
+        if flashing:
+            header = f"{self._flash_text}  ·  {header}"
+        banner.update(Text(header) if self.fleet.connected else Text("BROKER UNREACHABLE — reconnecting…"))
         table = self.query_one("#open", DataTable)
         cursor = table.cursor_row
         table.clear()
         for r in self.rows:
             a = r.alert
-            table.add_row(r.table, str(r.alert_id), str(a.get("severity")), str(a.get("kind")),
-                          str(a.get("level", 0)), alert_age(float(a.get("raised_at") or 0)),
-                          str(a.get("reason", "")))  # fmt: skip
+            table.add_row(plain(r.table, 40), plain(r.alert_id), plain(a.get("severity"), 20),
+                          plain(a.get("kind"), 40), plain(a.get("level", 0), 10),
+                          plain(alert_age(a.get("raised_at"))), plain(a.get("reason", "")))  # fmt: skip
         if self.rows:
             table.move_cursor(row=min(cursor, len(self.rows) - 1))
         hist = self.query_one("#history", DataTable)
         hist.clear()
         for r in self.fleet.history[:50]:
-            hist.add_row(r.table, str(r.alert_id), str(r.alert.get("kind")), str(r.alert.get("acked_by")),
-                         str(r.alert.get("reason", "")))  # fmt: skip
+            hist.add_row(plain(r.table, 40), plain(r.alert_id), plain(r.alert.get("kind"), 40),
+                         plain(r.alert.get("acked_by"), 40), plain(r.alert.get("reason", "")))  # fmt: skip
         msg = self.query_one("#message", Static)
-        msg.update(self.message)
+        msg.update(plain(self.message, 400))
         msg.set_class(self.message.startswith("refused"), "refused")
+
+    def _ring_on_news(self) -> None:
+        """A bell and a flashing banner when an alert appears or its escalation level rises."""
+        news: list[TableAlert] = []
+        levels: dict[tuple[str, int], float] = {}
+        for r in self.rows:
+            level = number(r.alert.get("level"))
+            levels[alert_key(r)] = level
+            if level > self._levels.get(alert_key(r), -1.0):
+                news.append(r)
+        self._levels = levels
+        if news:
+            first = news[0]
+            what = "NEW ALERT" if len(news) == 1 and first.alert.get("level") in (None, 0) else "ALERT"
+            self._flash_text = (
+                f"{what}: {clean(first.table, 40)} #{first.alert_id} {clean(first.alert.get('kind'), 40)} "
+                f"{clean(first.alert.get('severity'), 20)} (level {clean(first.alert.get('level', 0), 10)})"
+                + (f" and {len(news) - 1} more" if len(news) > 1 else "")
+            )
+            self._flash_until = time.monotonic() + FLASH_SECONDS
+            self.bells += 1
+            self.bell()
 
     def action_ack(self) -> None:
         table = self.query_one("#open", DataTable)

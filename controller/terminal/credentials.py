@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -14,6 +15,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label
 
 from controller.mqtt.userkeys import KeyFileError, check_pin
+from controller.terminal.plain import clean
 
 
 @dataclass(frozen=True)
@@ -43,12 +45,14 @@ class CredentialScreen(ModalScreen[Credential | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(f"Supervisor action: [b]{self.action_name}[/b]", id="cred-title")
+            # the action text may carry outside strings (a table id, an alert id): plain text, never markup
+            title = Text.assemble("Supervisor action: ", (clean(self.action_name, 120), "bold"))
+            yield Label(title, id="cred-title")
             yield Input(placeholder="user", id="cred-user")
             yield Input(placeholder="PIN", password=True, id="cred-pin")
             if self.arg_label:
-                yield Label(self.arg_label)
-                yield Input(value=self.arg_default, id="cred-arg")
+                yield Label(Text(clean(self.arg_label, 120)))
+                yield Input(value=clean(self.arg_default, 200), id="cred-arg")
             yield Label("", id="cred-error")
             with Horizontal():
                 yield Button("Sign and send", variant="warning", id="cred-ok")
@@ -77,11 +81,11 @@ class CredentialScreen(ModalScreen[Credential | None]):
         pin = self.query_one("#cred-pin", Input).value
         arg = self.query_one("#cred-arg", Input).value.strip() if self.arg_label else ""
         if not user or not pin:
-            self.query_one("#cred-error", Label).update("user and PIN are both required")
+            self.query_one("#cred-error", Label).update(Text("user and PIN are both required"))
             return
         try:
             check_pin(pin)
         except KeyFileError as exc:
-            self.query_one("#cred-error", Label).update(str(exc))
+            self.query_one("#cred-error", Label).update(Text(str(exc)))
             return
         self.dismiss(Credential(user, pin, arg))

@@ -33,6 +33,16 @@ class TableAlert:
         return int(self.alert["alert_id"])
 
 
+def _is_alert(alert: Any) -> bool:
+    """An alert document the console can list: an object with an integer ``alert_id`` (anything else in it
+    is shown as plain text, controller/terminal/plain.py)."""
+    return (
+        isinstance(alert, dict)
+        and isinstance(alert.get("alert_id"), int)
+        and not isinstance(alert.get("alert_id"), bool)
+    )
+
+
 class FleetAlerts:
     def __init__(
         self,
@@ -103,13 +113,15 @@ class FleetAlerts:
         try:
             doc = json.loads(payload)
             data = doc["data"]
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, RecursionError):
             return  # not an alert document: ignored, never a crash
+        if not isinstance(data, dict):
+            return
         if rel == "open" and isinstance(data.get("alerts"), list):
-            self.open[prefix] = [a for a in data["alerts"] if isinstance(a, dict) and "alert_id" in a]
-        elif rel == "events" and data.get("action") == "acknowledged" and isinstance(data.get("alert"), dict):
+            self.open[prefix] = [a for a in data["alerts"] if _is_alert(a)]
+        elif rel == "events" and data.get("action") == "acknowledged" and _is_alert(data.get("alert")):
             alert = data["alert"]
-            key = (prefix, int(alert.get("alert_id", 0)))
+            key = (prefix, int(alert["alert_id"]))
             if key not in self._seen:  # QoS 1 may redeliver
                 self._seen.add(key)
                 self.history.insert(0, TableAlert(prefix, alert))

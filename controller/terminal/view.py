@@ -3,6 +3,8 @@ formatting and the enabling rules are tested on their own."""
 
 from __future__ import annotations
 
+import math
+import re
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -15,12 +17,92 @@ PLAY_INPUTS = DEALER_PLAY
 BETTING_INPUTS = DEALER_BETTING
 ROUND_END_INPUTS = ("next_round",)
 SEVERITY_RANK = {"critical": 0, "warning": 1, "info": 2}
+UNKNOWN = "unknown"  # a value nobody has reported yet (before the first retained document)
+
+# What the dealer reads, by command name (docs/mqtt.md "Dealer"): never the internal name.
+ACTION_WORDS = {
+    "place_bet": "Place bet",
+    "clear_bet": "Clear bet",
+    "jackpot_chip": "Jackpot chip",
+    "no_more_bets": "No more bets",
+    "hit": "Hit",
+    "stand": "Stand",
+    "double": "Double",
+    "split": "Split",
+    "surrender": "Surrender",
+    "insurance": "Insurance",
+    "decline_insurance": "No insurance",
+    "even_money": "Even money",
+    "five_card": "Five cards",
+    "next_round": "Next round",
+    "cut": "Cut the cards",
+    "open_table": "Open table",
+    "close_table": "Close table",
+    "clear_jam": "Clear jam",
+    "unlock_lid": "Unlock lid",
+    "lock_lid": "Lock lid",
+    "jackpot_verify": "Verify jackpot",
+    "jackpot_pay": "Pay jackpot",
+    "ack_alert": "Acknowledge alerts",
+    "ack_deck_check": "Acknowledge deck check",
+    "clear_link": "Clear link fault",
+}
+# The table's state (controller/table/machine.py) in words.
+STATE_WORDS = {
+    "closed": "Closed",
+    "loading": "Loading the cards",
+    "closing": "Closing (deck check)",
+    "deck_check_failed": "Deck check failed",
+    "cut": "Waiting for the cut",
+    "betting": "Betting",
+    "no_more_bets": "No more bets",
+    "dealing": "Dealing",
+    "players": "Players",
+    "dealer": "Dealer's turn",
+    "settled": "Settled",
+    "cards_returned": "Cards returned",
+    "shuffling": "Shuffling",
+    "jammed": "JAMMED",
+    "link_down": "SHOE LINK DOWN",
+    "tamper": "TAMPER",
+    "resync": "Resynchronising",
+}
+# The round's phase (state/round "phase") in words.
+PHASE_WORDS = {
+    "none": "no round",
+    "initial_deal": "Dealing",
+    "insurance": "Insurance",
+    "players": "Players",
+    "dealer": "Dealer's turn",
+    "complete": "Complete",
+    "void": "Void",
+}
+# A hand's status in words.
+STATUS_WORDS = {
+    "playing": "playing",
+    "stood": "stood",
+    "bust": "bust",
+    "surrendered": "surrendered",
+    "even_money": "even money",
+    "five_card": "five cards",
+    "blackjack": "blackjack",
+    "doubled": "doubled",
+}
 
 
-def money(cents: int | None) -> str:
-    """Integer minor units -> '1,234.50' (never through a float)."""
+def words(table: dict[str, str], value: Any) -> str:
+    """A known internal name in words; anything else as given (shown as plain text by the screen)."""
+    if value is None:
+        return UNKNOWN
+    return table.get(str(value), str(value).replace("_", " "))
+
+
+def money(cents: Any) -> str:
+    """Integer minor units -> '1,234.50' (never through a float); '—' for nothing, 'unknown' for a non-number."""
     if cents is None:
         return "—"
+    if isinstance(cents, bool) or not isinstance(cents, int):
+        return UNKNOWN
     sign = "-" if cents < 0 else ""
     units, minor = divmod(abs(int(cents)), 100)
     return f"{sign}{units:,}.{minor:02d}"
@@ -49,28 +131,45 @@ def enabled_inputs(
         return allowed
     if state in ("settled", "cards_returned"):
         return {"next_round"}
+    if state == "cut":
+        return {"cut"}
     if state in ("dealing", "players", "dealer"):
         return {str(a) for a in rnd.get("allowed_actions") or [] if a in PLAY_INPUTS}
     return set()
 
 
-def hand_label(seat: Any, hand: Any) -> str:
-    """'seat 3' for the original hand, 'seat 3 hand 1' for a split hand (hand indices are 0-based)."""
-    return f"seat {seat}" if not hand else f"seat {seat} hand {hand}"
+def hand_label(seat: Any, hand: Any, split: bool | None = None) -> str:
+    """'Seat 3' for a seat playing one hand, 'Seat 3, hand 2' for a split hand. Hands are numbered from 1 for
+    people (the documents count from 0). ``split`` unknown: any hand after the first says so."""
+    index = hand if isinstance(hand, int) and not isinstance(hand, bool) else 0
+    if split is None:
+        split = index > 0
+    return f"Seat {seat}, hand {index + 1}" if split else f"Seat {seat}"
 
 
-def card_text(code: str) -> str:
-    """'TS' -> '10♠'; the withheld hole card stays '??' (PT-2001 r.17)."""
-    if len(code) != 2 or code == "??":
+FACE_DOWN = "(face down)"
+
+
+def card_text(code: Any) -> str:
+    """'TS' -> '10♠'; the withheld hole card '??' -> '(face down)' until revealed (PT-2001 r.17)."""
+    code = str(code)
+    if code == "??":
+        return FACE_DOWN
+    if len(code) != 2:
         return code
     rank = "10" if code[0] == "T" else code[0]
     suit = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}.get(code[1], code[1])
     return rank + suit
 
 
+def _list(value: Any) -> list[Any]:
+    """A list from an outside document, or [] for anything else."""
+    return value if isinstance(value, list) else []
+
+
 def hand_text(hand: dict[str, Any]) -> str:
-    cards = " ".join(card_text(c) for c in hand.get("cards") or []) or "–"
-    total = int(hand.get("total") or 0)
+    cards = " ".join(card_text(c) for c in _list(hand.get("cards"))) or "–"
+    total = int(number(hand.get("total")))
     tags = []
     if hand.get("blackjack"):
         tags.append("BJ")
@@ -84,14 +183,31 @@ def hand_text(hand: dict[str, Any]) -> str:
     return f"{cards} = {total}{extra}" if hand.get("cards") else cards
 
 
-def turn_text(turn: dict[str, Any] | None) -> str:
-    if not turn:
+def turn_text(turn: Any, split: bool | None = None) -> str:
+    if not isinstance(turn, dict) or not turn:
         return "—"
     if turn.get("kind") == "player":
-        return f"seat {turn.get('seat')} hand {turn.get('hand', 0)}"
+        return hand_label(turn.get("seat"), turn.get("hand", 0), split)
     if turn.get("kind") == "insurance":
-        return f"insurance: seat {turn.get('seat')}"
+        return f"Seat {turn.get('seat')}: insurance?"
+    if turn.get("kind") == "dealer":
+        return "Dealer"
     return str(turn.get("kind"))
+
+
+# Amounts in minor units inside the controller's refusal texts ("bet 50000 outside the table limits
+# 500..15000"): the words that precede an amount, and a range of limits.
+_AMOUNT_WORDS = r"(bet|minimum|maximum|stake|main bet|amount|insurance|meter|limit)"
+_AMOUNT = re.compile(rf"\b{_AMOUNT_WORDS} (-?\d+)\b(?![.\d])")
+_LIMITS = re.compile(r"\blimits (\d+)(\.\.|-)(\d+)\b")
+
+
+def money_in_text(text: str) -> str:
+    """A refusal reason with its minor-unit amounts in the table's currency, two decimals:
+    'bet 50000 outside the table limits 500..15000' -> 'bet 500.00 outside the table limits 5.00 to 150.00'.
+    Only numbers after an amount word are touched (seat numbers, rule numbers and counts stay)."""
+    text = _LIMITS.sub(lambda m: f"limits {money(int(m.group(1)))} to {money(int(m.group(3)))}", text)
+    return _AMOUNT.sub(lambda m: f"{m.group(1)} {money(int(m.group(2)))}", text)
 
 
 def lid_text(lid: dict[str, Any]) -> str:
@@ -115,12 +231,13 @@ class DealerResults:
         if rid in self.seen:  # a settlement redelivered (QoS 1) counts once
             return
         self.seen.add(rid)
+        total = int(number(settlement.get("dealer_total")))
         if settlement.get("dealer_blackjack"):
             label = "BJ"
-        elif settlement.get("dealer_bust") or int(settlement.get("dealer_total") or 0) > 21:
-            label = f"{int(settlement.get('dealer_total') or 0)} bust"
+        elif settlement.get("dealer_bust") or total > 21:
+            label = f"{total} bust"
         else:
-            label = str(int(settlement.get("dealer_total") or 0))
+            label = str(total)
         self.entries.appendleft(label)
         while len(self.entries) > self.size:
             self.entries.pop()
@@ -133,24 +250,42 @@ def settlement_lines(s: dict[str, Any]) -> list[str]:
     """The last round's essentials (PT-ONLINE-2015 r.31): cards, totals, amounts and outcome per hand."""
     if not s:
         return ["no round settled yet"]
-    dealer = " ".join(card_text(c) for c in s.get("dealer_cards") or [])
+    dealer = " ".join(card_text(c) for c in _list(s.get("dealer_cards")))
     d_total = s.get("dealer_total", "?")
     d_tag = " BJ" if s.get("dealer_blackjack") else (" bust" if s.get("dealer_bust") else "")
-    lines = [f"round {s.get('round_id')}", f"dealer: {dealer} = {d_total}{d_tag}"]
-    for h in s.get("hands") or []:
-        cards = " ".join(card_text(c) for c in h.get("cards") or [])
+    lines = [f"Round {s.get('round_id')}", f"Dealer: {dealer} = {d_total}{d_tag}"]
+    hands = [h for h in _list(s.get("hands")) if isinstance(h, dict)]
+    split = {str(h.get("seat")) for h in hands if h.get("hand")}
+    for h in hands:
+        cards = " ".join(card_text(c) for c in _list(h.get("cards")))
         stake = h.get("stake", h.get("bet"))
+        outcome = str(h.get("outcome", h.get("result", "?"))).replace("_", " ")
         lines.append(
-            f"{hand_label(h.get('seat'), h.get('hand'))}: {cards} = {h.get('total', '?')}  "
-            f"stake {money(stake)}  {h.get('outcome', h.get('result', '?'))}  net {money(h.get('net'))}"
+            f"{hand_label(h.get('seat'), h.get('hand'), str(h.get('seat')) in split)}: {cards} = "
+            f"{h.get('total', '?')}  stake {money(stake)}  {outcome}  net {money(h.get('net'))}"
         )
-    for ins in s.get("insurance") or []:
-        lines.append(f"insurance seat {ins.get('seat')}: net {money(ins.get('net'))}")
+    for ins in _list(s.get("insurance")):
+        if isinstance(ins, dict):
+            lines.append(f"Seat {ins.get('seat')} insurance: net {money(ins.get('net'))}")
     return lines
 
 
-def alert_age(raised_at: float, now: float | None = None) -> str:
-    secs = max(0, int((time.time() if now is None else now) - float(raised_at)))
+def number(value: Any, default: float = 0.0) -> float:
+    """A number from an outside document, or ``default`` for anything else (a string, NaN, a bool)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return default
+    try:
+        as_float = float(value)
+    except OverflowError:  # an integer beyond any float
+        return default
+    return as_float if math.isfinite(as_float) else default
+
+
+def alert_age(raised_at: Any, now: float | None = None) -> str:
+    raised = number(raised_at, default=float("nan"))
+    if raised != raised:
+        return "unknown"
+    secs = max(0, int(min((time.time() if now is None else now) - raised, 10**9)))
     if secs < 60:
         return f"{secs}s"
     if secs < 3600:
@@ -158,10 +293,86 @@ def alert_age(raised_at: float, now: float | None = None) -> str:
     return f"{secs // 3600}h{(secs % 3600) // 60:02d}m"
 
 
-def alert_sort_key(alert: dict[str, Any]) -> tuple[int, int, float]:
+def alert_sort_key(alert: dict[str, Any]) -> tuple[int, float, float]:
     """Most severe first, then the most escalated, then the newest."""
     return (
         SEVERITY_RANK.get(str(alert.get("severity")), 3),
-        -int(alert.get("level") or 0),
-        -float(alert.get("raised_at") or 0),
+        -number(alert.get("level")),
+        -number(alert.get("raised_at")),
     )
+
+
+def next_hint(
+    *,
+    status: str,
+    table: dict[str, Any],
+    rnd: dict[str, Any],
+    shoe: dict[str, Any],
+    jam: dict[str, Any],
+    lid: dict[str, Any],
+    enabled: set[str],
+    keys: dict[str, str],
+    demo: bool,
+    seat: int,
+    chip: str,
+) -> str:
+    """The next useful key for the person at the terminal, in words ("c: next card"), from the documents."""
+    if status == "unreachable":
+        return "the broker is unreachable: wait, the terminal reconnects by itself"
+    if status != "online":
+        return "the controller is not online: wait for it (nothing can be entered meanwhile)"
+    if not table:
+        return "waiting for the table's first report"
+    state = str(table.get("state"))
+    faults = table.get("faults") or []
+    if state == "jammed":
+        if jam.get("jammed") and not jam.get("device_cleared"):
+            unlock = "F5 (supervisor) unlocks the lid, " if lid.get("state") == "locked" else ""
+            free = "u frees the cards on the device" if demo else "free the cards on the device"
+            return f"jam at {jam.get('location', '?')}: {unlock}{free}, then F4 releases the table"
+        return "jam cleared on the device: F4 (supervisor) releases the table"
+    if state == "link_down" or "link_down" in faults:
+        if shoe.get("linked") is False:
+            return "shoe link down: check the shoe's cable and power; the table waits"
+        return "shoe link back: F12 (supervisor) clears the link fault"
+    if state == "tamper":
+        return "tamper: a supervisor inspects the shoe; F9 acknowledges the alert"
+    if state == "deck_check_failed":
+        return "the deck check failed: F10 (supervisor) acknowledges it"
+    if state == "closed":
+        inside = table.get("cards_inside")
+        if demo and isinstance(inside, int) and inside > 0:
+            return "closed: l takes every card out of the machine, then F2 (supervisor) opens a new session"
+        return "the table is closed: F2 (supervisor) opens it"
+    if state == "loading":
+        return (
+            "l: load the cards in two packets and close the lid" if demo else "load the cards, close the lid"
+        )
+    if state == "closing":
+        if lid.get("state") == "open":
+            return (
+                "l: the cards in, close the lid (the deck check follows)"
+                if demo
+                else "cards in, close the lid"
+            )
+        return "closing: the deck check runs (PT-2001 r.55)"
+    if state == "shuffling":
+        return "the shoe is shuffling: wait"
+    if state == "cut":
+        return f"{keys.get('cut', 't')}: Seat {seat} cuts the cards (1-9 chooses the seat with the right, PT-2001 r.8)"
+    if state == "betting":
+        if "no_more_bets" in enabled:
+            return f"n: no more bets  ·  {keys['place_bet']}: add {chip} on Seat {seat}  ·  1-9: another seat"
+        return f"{keys['place_bet']}: bet {chip} on Seat {seat}  ·  1-9: choose the seat  ·  [ ]: the chip"
+    if state in ("dealing", "players", "dealer", "no_more_bets"):
+        allowed = [a for a in ACTION_WORDS if a in enabled and a in keys]
+        if allowed:
+            return "  ·  ".join(f"{keys[a]}: {ACTION_WORDS[a].lower()}" for a in allowed)
+        return "c: next card" if demo else "deal the next card from the shoe"
+    if state == "settled" and table.get("shuffler") not in (None, "continuous"):
+        return f"{keys['next_round']}: next round"
+    if state == "settled":
+        return "l: cards in + close the lid" if demo else "put the round's cards in and close the lid"
+    if state == "cards_returned":
+        return f"{keys['next_round']}: next round"
+    return "—"
