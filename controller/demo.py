@@ -162,7 +162,7 @@ def floor_console_line(stack: Stack) -> str:
     """The one line that attaches the floor alert console to the demo's broker (docs/terminal.md)."""
     return (
         f"TABLECTL_MQTT_PASSWORD={stack.users[FLOOR_ACCOUNT]} tablectl alerts --host {stack.host} "
-        f"--port {stack.port} --user {FLOOR_ACCOUNT}"
+        f"--port {stack.port} --user {FLOOR_ACCOUNT} --key-dir {stack.key_dir}"
     )
 
 

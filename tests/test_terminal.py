@@ -122,8 +122,9 @@ async def test_controller_offline_is_shown_and_recovers(table: Stack) -> None:
         assert not app.query_one("#in-place_bet").disabled
         table.stop_controller()
         await settle(app, pilot, lambda v: v.status == "offline")
-        assert "CONTROLLER OFFLINE" in screen_text(app)
-        assert all(b.disabled for b in app.query("#dealer-buttons Button"))
+        # the screen follows the view on its next refresh: wait for it, never for a fixed time
+        await until(pilot, lambda: "CONTROLLER OFFLINE" in screen_text(app))
+        await until(pilot, lambda: all(b.disabled for b in app.query("#dealer-buttons Button")))
         table.start_controller()
         await settle(app, pilot, lambda v: v.status == "online")
         await until(pilot, lambda: not app.query_one("#in-place_bet").disabled)

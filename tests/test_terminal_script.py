@@ -179,7 +179,13 @@ async def test_a_new_person_plays_the_demo_script_at_80x24(table: Stack, tmp_pat
         await ctl.close()
 
     # the floor: the console at 80x24 shows the jam alert, rings, and a supervisor acknowledges it
-    fleet = FleetAlerts(table.host, table.port, username="supervisor2", password=table.users["supervisor2"])
+    fleet = FleetAlerts(
+        table.host,
+        table.port,
+        username="supervisor2",
+        password=table.users["supervisor2"],
+        key_dir=table.key_dir,
+    )
     console = AlertsApp(fleet)
     async with console.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: any(r.alert.get("kind") == "jam" for r in fleet.open_alerts()))

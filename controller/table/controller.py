@@ -188,7 +188,15 @@ class TableController:
         inp = inputs.dealer(action, args) if role == "dealer" else inputs.supervisor(user, action, args, role)
         if request_id:
             inp["request"] = {"role": role, "user": user, "request_id": request_id}
-        return await self.submit(inp)
+        if role == "dealer":
+            return await self.submit(inp)
+        try:
+            result = await self.submit(inp)
+        except Rejected as exc:
+            activity.log_supervisor(user, role, action, exc.reason)  # the service log says who did what
+            raise
+        activity.log_supervisor(user, role, action)
+        return result
 
     async def handle_request(self, request: Any) -> dict[str, Any]:
         """MQTT intake handler: a ``CommandRequest`` in, the response out; refusals as ``CommandRejected``."""

@@ -15,6 +15,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--user", default="supervisor1", help="broker account (supervisor role)")
     p.add_argument("--password", help="its broker password (default: $TABLECTL_MQTT_PASSWORD)")
     p.add_argument("--site", default="+", help="one site, or every site (default)")
+    p.add_argument(
+        "--key-dir",
+        help="the supervisors' PIN-encrypted key files, to sign acknowledgements "
+        "(default: $TABLECTL_KEY_DIR, ~/.config/tablectl/keys)",
+    )
 
 
 def main(args: argparse.Namespace) -> int:
@@ -25,5 +30,8 @@ def main(args: argparse.Namespace) -> int:
     if "/" in args.site or "#" in args.site:
         print(f"alerts: --site must be a site name or '+', got {args.site!r}", flush=True)
         return 2
-    AlertsApp(FleetAlerts(args.host, args.port, username=args.user, password=password, site=args.site)).run()
+    fleet = FleetAlerts(
+        args.host, args.port, username=args.user, password=password, site=args.site, key_dir=args.key_dir
+    )
+    AlertsApp(fleet).run()
     return 0
