@@ -321,8 +321,9 @@ class CommandIntake:
                         f"{count} commands on cmd/{role} from {account} dropped ({', '.join(sorted(why))})",
                         f"{role}:{account}", {"role": role, "account": account},
                     )  # fmt: skip
-        except Exception:
-            log.exception("commands: could not journal %d dropped-command counts", len(drops))
+        except Exception as exc:
+            if not _journal_failure(exc, f"{len(drops)} dropped-command counts"):
+                log.exception("commands: could not journal %d dropped-command counts", len(drops))
 
     async def _work(self) -> None:
         while True:
@@ -416,8 +417,9 @@ class CommandIntake:
                         tx, "command_lockout", "critical", f"{key}: {LOCKOUT_TEXT}", key,
                         {"role": role, "account": account},
                     )  # fmt: skip
-        except Exception:  # the answer still goes out; the failure is logged
-            log.exception("commands: could not journal a refusal")
+        except Exception as exc:  # the answer still goes out; the failure is logged
+            if not _journal_failure(exc, "a refusal"):
+                log.exception("commands: could not journal a refusal")
         raise CommandRejected(public)
 
     def _alert_refusal(self, tx: Any, role: str, user: str, account: str, detail: str) -> None:
@@ -469,8 +471,11 @@ class CommandIntake:
             with self.journal.transaction() as tx:
                 for rec in pending:
                     tx.append(RESULT_RECORD, rec)
-        except Exception:
-            log.exception("commands: could not journal %d command results", len(pending))
+        except Exception as exc:
+            if not _journal_failure(exc, f"{len(pending)} command results"):
+                log.exception("commands: could not journal %d command results", len(pending))
+            # kept for the next flush (the journal_io fault is up meanwhile): nothing is lost, memory bounded
+            self._unjournaled = (pending + self._unjournaled)[-RESULT_RETENTION:]
 
     async def process(self, role: str, payload: bytes, account: str = "-") -> dict[str, Any]:
         """One command message → its response document. Never raises."""
@@ -532,3 +537,14 @@ def _request_id_safe(payload: bytes) -> str | None:
         return _request_id_of(json.loads(payload))
     except Exception:
         return None
+
+
+def _journal_failure(exc: BaseException, what: str) -> bool:
+    """A disk failure (full, read-only) is the service's ``journal_io`` fault, raised by the journal's failure
+    listener: one line here, no traceback. False for anything else (a bug: the caller logs the traceback)."""
+    from controller.table.journal_io import is_write_failure
+
+    if not is_write_failure(exc):
+        return False
+    log.error("commands: could not journal %s: %s", what, exc)
+    return True
