@@ -124,7 +124,9 @@ async def test_card_faults_unreadable_face_up_forced_lid(tmp_path: Path) -> None
         await ctl.draw(3)
         lid, _, c2, c3 = await expect(driver, ev.LidChanged, ev.CardOut, ev.CardUnreadable, ev.CardOut)
         assert lid.state == ev.LidState.FORCED_OPEN  # type: ignore[attr-defined]
-        assert c2 == ev.CardUnreadable(2, damaged=True, device_time_ms=c2.device_time_ms)
+        assert c2 == ev.CardUnreadable(
+            2, damaged=True, device_time_ms=c2.device_time_ms, event_no=c2.event_no
+        )
         assert c3.face_up and c3.code == "3S"  # type: ignore[attr-defined]
         await ctl.face_up()
         await ctl.draw(1)

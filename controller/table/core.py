@@ -444,6 +444,8 @@ class TableCore:
 
     # ================================================================ device events
     def _device(self, e: ev.DeviceEvent) -> None:
+        if e.event_no:  # the shoe's resume point: committed with this input (docs/protocol.md §5a)
+            self.device["event_no"] = e.event_no
         handler = getattr(self, f"_on_{type(e).__name__}", None)
         if handler is None:
             self._record("device_event_ignored", event=type(e).__name__)
@@ -452,7 +454,15 @@ class TableCore:
 
     def _on_Identified(self, e: ev.Identified) -> None:
         self._record("shoe_identified", model=e.model, firmware=e.firmware, serial=e.serial_number)
-        self.device = {"continuous": e.continuous, "decks_loaded": e.decks_loaded, "serial": e.serial_number}
+        same_boot = bool(e.boot_id) and self.device.get("boot_id") == e.boot_id
+        self.device = {
+            "continuous": e.continuous,
+            "decks_loaded": e.decks_loaded,
+            "serial": e.serial_number,
+            # docs/protocol.md §5a: the newest event of this boot of the shoe committed here
+            "boot_id": e.boot_id,
+            "event_no": self.device.get("event_no", 0) if same_boot else 0,
+        }
         if self.tp and e.continuous != self.tp.continuous:
             self._alert(
                 "profile_mismatch",
