@@ -36,5 +36,6 @@ SUPERVISOR_ACTIONS = (
     "jackpot_correct",
     "void_round",
     "run_deck_check",  # PT-2001 r.55: the verification at close is done in a supervisor's presence
+    "clear_shoe_fault",  # shoe_sequence / card_count (a frame that cannot be a card): a supervisor only
 )
 TECHNICIAN_ACTIONS = ("clear_jam", "clear_link", "run_deck_check")  # PT-2001 r.51: or a technician is called

@@ -16,6 +16,7 @@ import pytest
 
 from controller.bench.driver import DONE_STATES, ROUND_STATES
 from controller.bench.soak import _wait_outbox_empty, reconcile_rig
+from controller.client import CommandFailed
 
 pytestmark = [pytest.mark.hil, pytest.mark.timeout(240)]
 
@@ -86,3 +87,67 @@ async def test_kill_9_between_a_cards_ack_and_its_commit_loses_no_card(table) ->
     assert rep.rounds == rep.settled == 1 and rep.void == 0, rep.lines()
     assert rep.cards_dealt == rep.cards_journaled and rep.card_mismatches == [], rep.lines()
     assert rep.gaps == [] and rep.chain_ok, rep.lines()
+
+
+async def _start_round(d, seats: dict[int, int]) -> str:
+    for seat, amount in seats.items():
+        await d.cmd("place_bet", seat=seat, amount=amount)
+    return str((await d.cmd("no_more_bets"))["result"]["round_id"])
+
+
+def _stopped_safely(d, fault: str) -> None:
+    """Lid locked, light on, the fault listed, a critical alert open (the monitor's retained view)."""
+    table, lid = d.table(), d.view.states.get("lid", {})
+    assert fault in table.get("faults", []), table
+    assert table["outputs"] == {"lid_lock": True, "warning_light": True}, table
+    assert lid.get("locked") is True, lid
+    assert any(a["kind"] == fault and a["severity"] == "critical" for a in d.view.alerts_open)
+
+
+async def test_hostile_shoe_repeating_a_shoe_seq_stops_the_table_at_once(table) -> None:
+    """Issue 13 §5: a CARD_OUT with a valid CRC but a shoe_seq already used (a replayed or forged frame) is not
+    dealt; the table stops at once (fault shoe_sequence) until a supervisor clears it, then the round goes on."""
+    async with table(scenario=CONTINUOUS) as (rig, d):
+        await d.open_session()
+        rid = await _start_round(d, {1: 1000})
+        await d.draw(1)  # the burn card
+        seq = int((await rig.ctl().state())["shoe_seq"])
+        await rig.ctl().forge("AS", seq)  # the same number again
+        await d.wait_state("shoe_sequence")
+        await d.until(lambda v: any(a["kind"] == "shoe_sequence" for a in v.alerts_open), "the alert")
+        _stopped_safely(d, "shoe_sequence")
+        with pytest.raises(CommandFailed, match="dealing blocked"):
+            await rig.dealer.dealer("place_bet", seat=2, amount=1000)
+        assert len([c for c in _records(rig.journal_path, "card") if c["shoe_seq"] == seq]) == 1
+        await rig.sv("clear_shoe_fault")
+        await d.wait_state(*ROUND_STATES)
+        await _finish_round(d, rid)
+        rep = await reconcile_rig(d)
+    assert _records(rig.journal_path, "round_void") == []
+    assert rep.rounds == rep.settled == 1 and rep.cards_dealt == rep.cards_journaled, rep.lines()
+
+
+async def test_hostile_shoe_dealing_more_of_a_card_than_the_decks_hold_stops_the_table_at_once(table) -> None:
+    """Issue 13 §5: six decks hold six aces of spades; a seventh in one round (valid CRC, fresh shoe_seq)
+    stops the table at once (fault card_count), not at the next lid cycle. The round's forged cards are then
+    unaccounted for by the shoe's count: the round is void (PT-ONLINE-2015 r.27-28)."""
+    async with table(scenario=CONTINUOUS) as (rig, d):
+        await d.open_session()
+        decks = int(CONTINUOUS["decks"])
+        await _start_round(d, {s: 1000 for s in range(1, 8)})
+        ctl = rig.ctl()
+        seq = int((await ctl.state())["shoe_seq"])
+        for i in range(1, decks + 2):
+            await ctl.forge("AS", seq + i)
+        await d.wait_state("card_count")
+        await d.until(lambda v: any(a["kind"] == "card_count" for a in v.alerts_open), "the alert")
+        _stopped_safely(d, "card_count")
+        aces = [c for c in _records(rig.journal_path, "card") if c["card"] == "AS"]
+        assert len(aces) == decks, "the impossible card was dealt"
+        (rec,) = _records(rig.journal_path, "card_count")
+        assert rec["shoe_seq"] == seq + decks + 1 and rec["decks"] == decks
+        with pytest.raises(CommandFailed, match="dealing blocked"):
+            await rig.dealer.dealer("hit", seat=1)
+        await rig.sv("clear_shoe_fault", fault="card_count")
+        await d.wait_state(*DONE_STATES)
+    assert len(_records(rig.journal_path, "round_void")) == 1

@@ -24,7 +24,7 @@ OPEN_STATES = [
     "cards_returned",
     "shuffling",  # batch shoe: reshuffle after the last round of the shoe (r.11)
 ]
-FAULT_STATES = ["jammed", "link_down", "tamper", "resync"]
+FAULT_STATES = ["jammed", "link_down", "tamper", "resync", "shoe_sequence", "card_count"]
 STATES = SESSION_STATES + OPEN_STATES + FAULT_STATES
 
 ROUND_ACTIVE = [
@@ -77,15 +77,28 @@ TRANSITIONS: list[T] = [
     T("jam", ("active", "faults"), "jammed", "Jammed (r.51)"),
     T("link_lost", ("active", "faults"), "link_down", "LinkDown"),
     T("forced", ("active", "faults"), "tamper", "lid forced open (r.60)"),
+    T("sequence_fault", ("active", "faults"), "shoe_sequence", "shoe_seq repeated or out of order"),
+    T("count_fault", ("active", "faults"), "card_count", "a card code more often than the decks hold"),
     T(
         "fault_cleared",
-        ("jammed", "link_down", "tamper"),
+        ("jammed", "link_down", "tamper", "shoe_sequence", "card_count"),
         "resync",
-        "authorised clear (clear_jam, clear_link, lock_lid): count cards inside",
+        "authorised clear (clear_jam, clear_link, lock_lid, clear_shoe_fault): count cards inside",
     ),
     T("restarted", "active", "resync", "service restarted: lid locked, count cards inside"),
     T("resume", "resync", "active", "counts agree (else round void)"),
 ]
+
+
+# fault name -> the trigger that enters its state (a fault raised again re-enters its state)
+FAULT_TRIGGER = {
+    "jam": "jam",
+    "link_down": "link_lost",
+    "tamper": "forced",
+    "shoe_sequence": "sequence_fault",
+    "card_count": "count_fault",
+}
+FAULT_TRIGGERS = tuple(FAULT_TRIGGER.values())
 
 
 def expand(source: str | tuple[str, ...]) -> list[str]:
@@ -113,7 +126,7 @@ def build_machine(model: Any) -> Machine:
                     }
                 )
             continue
-        sources = [s for s in expand(t.source) if s != t.dest or t.trigger in ("jam", "link_lost", "forced")]
+        sources = [s for s in expand(t.source) if s != t.dest or t.trigger in FAULT_TRIGGERS]
         transitions.append({"trigger": t.trigger, "source": sources, "dest": t.dest})
     return Machine(
         model=model,

@@ -123,5 +123,9 @@ class ControlClient:
             if not reply["dealt"] or since + len(out) >= int(reply["total"]):
                 return out
 
+    async def forge(self, card: str, shoe_seq: int) -> int:
+        """A card frame no card came out for (a hostile firmware): returns its event number."""
+        return int((await self.call("forge", card=card, shoe_seq=shoe_seq))["event_no"])
+
     async def send_raw(self, data: bytes) -> None:
         await self.call("send_raw", hex=data.hex())
