@@ -48,7 +48,7 @@ class EmulatedShoe:
         self.bit_error_rate = scenario.bit_error_rate
         self.byte_error_rate = scenario.byte_error_rate
         self.drop_rate = scenario.drop_rate
-        self._noise = random.Random(scenario.seed + 1)
+        self._noise = random.Random(scenario.seed + 1 if scenario.seed is not None else None)
         self._master: int | None = None
         self._slave: int | None = None
         self._outbuf = bytearray()
