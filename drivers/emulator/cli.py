@@ -7,8 +7,8 @@ Prints one JSON line on stdout once ready:
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import asyncio
+import dataclasses
 import json
 import logging
 import os
