@@ -196,6 +196,7 @@ class ShoeDriver:
                 delay = min(high, delay * 2)
                 continue
             assert isinstance(proto, _SerialProtocol)
+            opened = time.monotonic()
             try:
                 was_up = await self._session(transport, proto)
             finally:
@@ -203,8 +204,12 @@ class ShoeDriver:
                     transport.abort()  # pyserial-asyncio-fast's first one ("Task exception was never retrieved")
                 self._link.attach(None)
                 self._transport = None
-            if was_up:
+            if was_up or self._link.last_valid_rx >= opened:
+                # up, or a shoe that answers with valid frames but whose IDENTIFY the line spoilt: try again
+                # soon (a noisy line, docs/protocol.md §6), not after a growing backoff
                 delay = low
+                if not was_up:
+                    await asyncio.sleep(delay)
             else:
                 await asyncio.sleep(delay)
                 delay = min(high, delay * 2)

@@ -110,6 +110,10 @@ async def dispatch(shoe: EmulatedShoe, req: Any) -> dict[str, Any]:
                     if isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v <= 1:
                         raise ControlError(f"{key}: {v!r} is not a number in 0..1")
                     setattr(shoe, key, float(v))
+            direction = req.get("direction", "both")
+            if direction not in ("both", "to_host", "to_device"):
+                raise ControlError(f"direction: {direction!r} is not 'both', 'to_host' or 'to_device'")
+            shoe.noise_direction = direction
             return {}
         case "unreadable":
             m.next_unreadable = bool(req.get("damaged", False))

@@ -48,6 +48,7 @@ class EmulatedShoe:
         self.bit_error_rate = scenario.bit_error_rate
         self.byte_error_rate = scenario.byte_error_rate
         self.drop_rate = scenario.drop_rate
+        self.noise_direction = "both"  # or "to_host" / "to_device": a line bad in one direction only
         self._noise = random.Random(scenario.seed + 1 if scenario.seed is not None else None)
         self._master: int | None = None
         self._slave: int | None = None
@@ -133,8 +134,10 @@ class EmulatedShoe:
 
     # ---- bytes in/out -----------------------------------------------------------------------------------
 
-    def _line_noise(self, data: bytes) -> bytes:
+    def _line_noise(self, data: bytes, *, to_device: bool) -> bytes:
         if not (self.bit_error_rate or self.byte_error_rate or self.drop_rate):
+            return data
+        if self.noise_direction != "both" and (self.noise_direction == "to_device") != to_device:
             return data
         rng, out = self._noise, bytearray()
         for b in data:
@@ -155,7 +158,7 @@ class EmulatedShoe:
     def _write(self, data: bytes) -> None:
         if self._master is None or self._silent():
             return
-        self.write_raw(self._line_noise(data))
+        self.write_raw(self._line_noise(data, to_device=False))
 
     def write_raw(self, data: bytes) -> None:
         """Bytes to the host as is (also used by the control op ``send_raw``)."""
@@ -197,7 +200,7 @@ class EmulatedShoe:
             return
         if self._silent() or not data:
             return
-        for frame in self.link.feed(self._line_noise(data)):
+        for frame in self.link.feed(self._line_noise(data, to_device=True)):
             self._last_host_rx = time.monotonic()
             try:
                 self._on_frame(frame)
