@@ -38,6 +38,7 @@ class Received:
     state_ids: dict[str, int] = field(default_factory=dict)  # newest event id applied per state topic
     stale_states: int = 0  # older state documents that arrived after newer ones (docs/reliability.md F1)
     carried: set[str] = field(default_factory=set)  # rounds whose cards stayed out (PT-2001 r.61)
+    written_off: list[int] = field(default_factory=list)  # ids a broker crash destroyed (never received)
 
 
 class BenchClient(TableClient):

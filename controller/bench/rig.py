@@ -179,7 +179,46 @@ class Rig:
     async def kill_controller(self) -> None:
         """kill -9 the service (power loss) and start it again; wait until it is back online."""
         self.stack.kill_controller()
+        await self.restart_killed_controller()
+
+    async def restart_killed_controller(self) -> None:
+        """After a kill -9 of the service: its last will, then start it again and wait until it is online."""
         await self.monitor.wait_for(lambda v: v.status == "offline", 30)  # the broker's last will
+        await asyncio.to_thread(self.stack.start_controller)
+        await self.wait_online()
+
+    async def _broker_back_after_crash(self) -> None:
+        """The broker was SIGKILLed: every client notices, the broker starts again (what it saved is what it
+        has: nothing since its last autosave), every client reconnects."""
+        assert self.stack.broker is not None
+        clients = (self.monitor, self.dealer, self.supervisor)
+        loop = asyncio.get_running_loop()
+        end = loop.time() + 30
+        while any(c._connected.is_set() for c in clients) and loop.time() < end:
+            await asyncio.sleep(0.02)
+        await asyncio.to_thread(self.stack.broker._launch)
+        for c in clients:
+            await asyncio.wait_for(c._connected.wait(), 30)
+
+    async def broker_crash(self) -> None:
+        """SIGKILL of the broker (no clean stop) and a start again; wait until the service is online."""
+        broker = self.stack.broker
+        if broker is None:
+            raise NeedsEmulator("the broker is external: the bench does not kill it")
+        self.monitor.view.status = "unknown"  # a crash publishes no last will: wait for a fresh "online"
+        await asyncio.to_thread(broker.kill)
+        await self._broker_back_after_crash()
+        await self.wait_online()
+
+    async def power_loss(self) -> None:
+        """Controller and broker killed together (the Pi loses power), then both started again."""
+        broker = self.stack.broker
+        if broker is None:
+            raise NeedsEmulator("the broker is external: the bench does not kill it")
+        self.monitor.view.status = "unknown"
+        await asyncio.to_thread(self.stack.kill_controller)
+        await asyncio.to_thread(broker.kill)
+        await self._broker_back_after_crash()
         await asyncio.to_thread(self.stack.start_controller)
         await self.wait_online()
 
