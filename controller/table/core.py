@@ -779,27 +779,38 @@ class TableCore:
             self._shoe_line_fault("shoe_sequence", reason, shoe_seq=shoe_seq, last_seq=last, card=code)
             self._alert("shoe_sequence", "critical", f"{reason}: {self._SHOE_LINE_ALERT}", shoe_seq=shoe_seq)
             return False
+        impossible: dict[str, Any] | None = None
+        impossible_why = ""
         if code is not None and self.tp is not None and self.round is not None and not self.round_void:
             rnd = self.round
             if self._round_active() or self.state == "settled" or self._phase_state() == "settled":
                 seen = sum(1 for c in rnd.cards if c.get("card") == code)
                 if seen >= self.tp.decks:  # this one would be one more than the decks hold
                     decks = self.tp.decks
-                    reason = f"{code} {seen + 1} times in round {rnd.round_id}: {decks} deck(s) hold {decks}"
-                    info = {"shoe_seq": shoe_seq, "card": code, "round_id": rnd.round_id, "decks": decks}
-                    self._shoe_line_fault("card_count", reason, **info)
-                    self._alert("card_count", "critical", f"{reason}: {self._SHOE_LINE_ALERT}", **info)
-                    self.shoe["last_seq"] = max(last, shoe_seq)  # the number is used; the card is not dealt
-                    return False
+                    impossible = {
+                        "shoe_seq": shoe_seq,
+                        "card": code,
+                        "round_id": rnd.round_id,
+                        "decks": decks,
+                    }
+                    impossible_why = (
+                        f"{code} {seen + 1} times in round {rnd.round_id}: {decks} deck(s) hold {decks}"
+                    )
         if shoe_seq != last + 1 and shoe_seq != 1 and last != 0:
             missing = shoe_seq - last - 1
             self._record("card_gap", expected=last + 1, got=shoe_seq)
             if missing > 0 and self._round_active():
                 self._void("cards came out that the controller did not see", missing=missing)
+        # Counted out even when impossible: a card with a fresh number left the machine (a foreign card slipped
+        # in, say); the shoe's own count at the resync says whether it did.
         self.shoe["last_seq"] = shoe_seq
         self.shoe["dealt"] += 1
         self.inside = max(0, self.inside - 1)
         self.out += 1
+        if impossible is not None:
+            self._shoe_line_fault("card_count", impossible_why, **impossible)
+            self._alert("card_count", "critical", f"{impossible_why}: {self._SHOE_LINE_ALERT}", **impossible)
+            return False  # never dealt
         return True
 
     def _shoe_line_fault(self, name: str, reason: str, **info: Any) -> None:
