@@ -124,7 +124,12 @@ class ShoeDriver:
 
     def resume_after(self, boot_id: int, event_no: int) -> None:
         """The newest device event the table has committed (docs/protocol.md §5a), before ``start()``: the
-        first HELLO asks the shoe for every event after it. Boot id 0: nothing to resume."""
+        first HELLO asks the shoe for every event after it. Boot id 0: nothing to resume. Ignored once the
+        driver has started: its own point (what it has delivered) is newer, and going back would deliver
+        events twice."""
+        if self._task is not None:
+            log.info("shoe: resume point given after start ignored (the driver keeps %s)", self._resume)
+            return
         self._resume = (boot_id & 0xFFFFFFFF, max(0, event_no) & 0xFFFFFFFF)
 
     @property
