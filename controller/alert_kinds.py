@@ -36,4 +36,6 @@ ALERT_KINDS: dict[str, str] = {
     # the service
     "config_integrity": "the configuration or a rule profile changed since it was recorded",
     "command_rejected": "a forged, stale, replayed or unauthorised command was refused",
+    "journal_io": "a journal write failed (disk full, read-only, I/O error): dealing refused, lid locked",
+    "integrity": "journal chain, snapshot or the session's pinned configuration does not check out",
 }

@@ -158,8 +158,10 @@ class Broker:
         acl: bool,
         tls: BrokerTls | None,
         persistence: bool,
+        extra_config: tuple[str, ...] = (),
     ) -> None:
         self.workdir = workdir
+        self.extra_config = extra_config  # appended after the listener (e.g. a floor bridge section)
         self.host = host
         self.port = port
         self.users = users
@@ -180,6 +182,7 @@ class Broker:
         tls: BrokerTls | None = None,
         persistence: bool = True,
         host: str = "127.0.0.1",
+        extra_config: tuple[str, ...] = (),
     ) -> Broker:
         workdir = Path(workdir)
         workdir.mkdir(parents=True, exist_ok=True)
@@ -193,6 +196,7 @@ class Broker:
                 acl=acl,
                 tls=tls,
                 persistence=persistence,
+                extra_config=extra_config,
             )
             try:
                 broker._launch()
@@ -227,6 +231,7 @@ class Broker:
                 f"keyfile {self.tls.key}",
                 f"require_certificate {'true' if self.tls.require_certificate else 'false'}",
             ]
+        lines += self.extra_config
         conf.write_text("\n".join(lines) + "\n")
         return conf
 
@@ -301,13 +306,23 @@ def main(argv: list[str] | None = None) -> int:
     r = sub.add_parser("render", help="render passwd (hashed) and acl for a production broker")
     r.add_argument("--users", type=Path, default=DEMO_USERS, help="TOML [users] name = password")
     r.add_argument("--out", type=Path, required=True)
+    # floor hook (controller/floor/bridge.py): also write the table broker's bridge to the floor broker
+    r.add_argument("--bridge", type=Path, default=None, help="floor bridge settings (bridge.toml)")
+    r.add_argument("--table-config", type=Path, default=None, help="table.toml (with --bridge)")
     args = parser.parse_args(argv)
     try:
         users = load_users(args.users)
         args.out.mkdir(parents=True, exist_ok=True)
         write_password_file(args.out / "passwd", users)
         (args.out / "acl").write_text(render_acl(list(users)))
-    except (BrokerError, OSError, tomllib.TOMLDecodeError) as exc:
+        if args.bridge is not None:
+            from controller.floor.bridge_cli import write as write_bridge
+
+            if args.table_config is None:
+                raise BrokerError("--bridge needs --table-config")
+            write_bridge(args.table_config, args.bridge, args.out / "floor-bridge.conf")
+            print(f"wrote {args.out / 'floor-bridge.conf'}")
+    except (BrokerError, OSError, ValueError, tomllib.TOMLDecodeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     print(f"wrote {args.out / 'passwd'} and {args.out / 'acl'} for {len(users)} accounts")

@@ -9,6 +9,8 @@ import argparse
 import importlib
 import sys
 
+from controller import __version__
+
 # name -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("controller.demo", "run the demo: emulated shoe + controller + broker + pit terminal"),
@@ -27,12 +29,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "alerts": ("controller.terminal.alerts_cli", "floor supervisor alert console (MQTT)"),
     "sign": ("controller.mqtt.sign_cli", "sign a supervisor command for the MQTT command topics"),
     "bench": ("controller.bench.cli", "hardware-in-the-loop bench: soak and scripted runs"),
+    "floor": ("controller.floor.cli", "the casino floor: archive, queries, report, bridge, dashboard"),
 }
 
 
 def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
     """Build the parser; only the selected subcommand's module is imported (start-up stays fast)."""
     parser = argparse.ArgumentParser(prog="tablectl", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"tablectl {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, help_text) in COMMANDS.items():
         sp = sub.add_parser(name, help=help_text, description=help_text)

@@ -79,3 +79,12 @@ def test_startup_prints_ready_and_online_for_start_and_restart_after_kill9() -> 
         "restart_after_kill9_online_s",
     ):
         assert figure(out, "events=20000", key) > 0  # "none" (never ready) would not match a number
+
+
+def test_floor_prints_lag_capacity_and_baseline_and_loses_no_event() -> None:
+    out = run_quick("floor")  # exits 1 if any event sent is not stored
+    for key in ("events_per_s", "lag_p50_ms", "lag_p99_ms", "lag_max_ms"):
+        figure(out, "archive", key)
+    assert figure(out, "archive", "sent") == figure(out, "archive", "stored") > 0
+    assert figure(out, "capacity", "flood") == figure(out, "capacity", "stored") > 0
+    assert figure(out, "baseline", "rows_per_s") > 0

@@ -173,10 +173,11 @@ def test_mo_five_cards_paid_half_not_against_ace_art19() -> None:
 
 def test_mo_side_bets_art13_14() -> None:
     """MO-2004 art.13-14: 7H 7H pays any pair 11:1 and suited sevens 150:1; 14 wins over 13, loses under."""
-    doc = _round("mo-2004", [(1, 10000)], ["7H", "9S", "7H", "2C", "8C"])
-    doc["bets"][0]["side_bets"] = {"any_pair": 1000, "sevens": 1000, "over_13": 1000, "under_13": 1000}
-    r = replay(doc)
-    got = {s.name: s.net for s in r.settlement.side_bets}
+    got = {}
+    for name in ("any_pair", "sevens", "over_13", "under_13"):  # art.13: one side bet per main bet
+        doc = _round("mo-2004", [(1, 10000)], ["7H", "9S", "7H", "2C", "8C"])
+        doc["bets"][0]["side_bets"] = {name: 1000}
+        got.update({s.name: s.net for s in replay(doc).settlement.side_bets})
     assert got == {"any_pair": 11000, "sevens": 150000, "over_13": 1000, "under_13": -1000}
 
 

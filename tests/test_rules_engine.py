@@ -361,23 +361,27 @@ def test_mo2004_art16_split_up_to_four_hands() -> None:
         play("mo-2004", MO, cards, [D(1, "split"), D(1, "split"), D(1, "split"), D(1, "split")])
 
 
+class _EachSideBet:
+    """MO-2004 art.13 allows one side bet per main bet: play the same round once per side bet."""
+
+    def __init__(self, results: list) -> None:
+        self.settlement = type("S", (), {"side_bets": [s for r in results for s in r.settlement.side_bets]})
+
+
+def _play_each_side_bet(cards: list[str], decisions: list) -> _EachSideBet:
+    names = ("any_pair", "sevens", "over_13", "under_13")
+    bets = [[{"seat": 1, "amount": 10000, "side_bets": {n: 1000}}] for n in names]
+    return _EachSideBet([play("mo-2004", b, cards, decisions) for b in bets])
+
+
 def test_mo2004_art13_art14_side_bets() -> None:
-    bets = [
-        {
-            "seat": 1,
-            "amount": 10000,
-            "side_bets": {"any_pair": 1000, "sevens": 1000, "over_13": 1000, "under_13": 1000},
-        }
-    ]
-    res = play("mo-2004", bets, ["7S", "9D", "7S", "2C", "KD"], [D(1, "stand")])  # 14 v 19
+    res = _play_each_side_bet(["7S", "9D", "7S", "2C", "KD"], [D(1, "stand")])  # 14 v 19
     by = {s.name: s for s in res.settlement.side_bets}
     assert by["any_pair"].net == 11000  # 11:1
     assert by["sevens"].result == "two_suited" and by["sevens"].net == 150000
     assert by["over_13"].net == 1000 and by["under_13"].net == -1000
     # three 7s after splitting the pair (art.13.2.2), different suits: 500:1; the 13 bets lose on... 14
-    res = play(
-        "mo-2004",
-        bets,
+    res = _play_each_side_bet(
         ["7S", "9D", "7H", "7C", "TC", "TH", "KC", "2C", "TD"],
         [D(1, "split"), D(1, "split"), D(1, "stand", 0), D(1, "stand", 1), D(1, "stand", 2)],
     )
@@ -385,11 +389,11 @@ def test_mo2004_art13_art14_side_bets() -> None:
     assert by["sevens"].result == "three" and by["sevens"].net == 500000
     assert by["any_pair"].net == 22000  # the first pair and the second pair 7-7 after the split
     # exactly 13 loses both over and under
-    res = play("mo-2004", bets, ["6S", "9D", "7D", "2C", "KD"], [D(1, "stand")])
+    res = _play_each_side_bet(["6S", "9D", "7D", "2C", "KD"], [D(1, "stand")])
     by = {s.name: s for s in res.settlement.side_bets}
     assert by["over_13"].net == -1000 and by["under_13"].net == -1000 and by["any_pair"].net == -1000
     # the ace counts 1: A + 5 is 6, under 13
-    res = play("mo-2004", bets, ["AS", "9D", "5D", "2C", "KD"], [D(1, "stand")])
+    res = _play_each_side_bet(["AS", "9D", "5D", "2C", "KD"], [D(1, "stand")])
     by = {s.name: s for s in res.settlement.side_bets}
     assert by["under_13"].net == 1000 and by["over_13"].net == -1000
 

@@ -36,10 +36,14 @@ def random_round(rng: random.Random, name: str, *, sloppy: bool = False) -> Roun
         amount = p.min_bet * 2 * rng.randint(1, 5)
         side = {}
         for sb, rule in p.side_bets.items():
+            if p.max_side_bets and len(side) >= p.max_side_bets:
+                break  # MO-2004 art.13: one side bet besides the main bet and insurance
             if rng.random() < 0.5:
                 side[sb] = amount // 2 if rule.stake == "half_main" else 100 * rng.randint(1, 5)
         jackpot = p.jackpot_allowed and rng.random() < 0.3
         bets.append(SeatBet(s, amount, side, jackpot))
+        if p.max_players_per_seat != 1 and rng.random() < 0.3 and amount + p.min_bet <= p.max_bet:
+            bets.append(SeatBet(s, p.min_bet, {}, False, "co"))  # PT-2001 r.15: a complementary bet
     shoe = full_deck() * p.decks
     rng.shuffle(shoe)
     eng = RoundEngine(p, bets, burn_before_deal=p.burn_before_round(shoe_start=rng.random() < 0.3))
@@ -62,7 +66,20 @@ def random_round(rng: random.Random, name: str, *, sloppy: bool = False) -> Roun
         allowed = sorted(eng.allowed_actions())
         assert allowed, f"stuck: phase {eng.phase}, turn {eng.turn()}"
         action = rng.choice(allowed)
+        t = eng.turn()
         eng.act(action)
+        if (
+            t is not None
+            and t.kind == "player"
+            and action in (Action.SPLIT, Action.DOUBLE)
+            and rng.random() < 0.5
+        ):
+            st = eng.seats[t.seat]
+            for cb in st.co_bets:  # PT-2001 r.28 / r.30: the complementary bettor follows
+                if action is Action.SPLIT and not cb.follows_split:
+                    eng.act(Action.SPLIT, seat=t.seat, player=cb.bet.player)
+                elif action is Action.DOUBLE and (t.hand == 0 or (t.hand == 1 and cb.follows_split)):
+                    eng.act(Action.DOUBLE, seat=t.seat, hand=t.hand, player=cb.bet.player)
         if action in (Action.HIT, Action.DOUBLE, Action.SPLIT):  # a card is owed, unless a held one was given
             assert eng.expected_recipient() is not None or eng.turn() is not None or eng.is_complete()
     raise AssertionError("round did not finish")
@@ -77,6 +94,7 @@ def test_random_rounds_keep_the_invariants(rng: random.Random, name: str, sloppy
     # Money conservation: every unit is accounted for once.
     parts = sum(h.net for h in s.hands) + sum(i.net for i in s.insurance) + sum(b.net for b in s.side_bets)
     parts += sum(p.net for p in s.prizes)
+    parts += sum(c.net for c in s.co_bets) + sum(x["net"] for x in s.co_side_bets)  # other players on a seat
     assert parts == s.total_net == sum(s.seat_nets.values())
     for h in s.hands:
         assert -h.stake <= h.net <= h.stake * 3 // 2 or h.outcome == "blackjack"

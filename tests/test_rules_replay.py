@@ -76,7 +76,10 @@ def _write(tmp_path: Path, doc: dict) -> str:
         # unknown seat
         ({"profile": "ro-online", "bets": [{"seat": 4, "amount": 500}], "cards": []}, "unknown seat 4"),
         # schema: a bad card code names its place
-        ({"profile": "pt-2001", "bets": [{"seat": 1, "amount": 500}], "cards": ["1X"]}, "cards/0"),
+        (
+            {"profile": "pt-2001", "bets": [{"seat": 1, "amount": 500}], "cards": ["1X"]},
+            "card #1 '1X': unknown rank 1",
+        ),
         # unknown profile
         ({"profile": "atlantis", "bets": [{"seat": 1, "amount": 500}], "cards": []}, "atlantis"),
     ],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 
 import pytest
@@ -127,3 +128,66 @@ async def test_ready_after_links_up_and_watchdog_fed_through_a_broker_outage(tmp
     finally:
         st.stop()
         sock.close()
+
+
+async def test_state_software_is_published_retained_and_matches_tablectl_version(stack: Stack) -> None:
+    """Contract 8 / issue 13 §2: the version (pyproject's, the same `tablectl --version` prints) and the
+    digests in force, retained on state/software, valid against its schema."""
+    import subprocess
+    from importlib.metadata import version
+
+    from controller.config.integrity import compute_digests, read_manifest
+    from controller.stack import ROOT, TABLECTL
+
+    client = await _online(stack)
+    try:
+        await client.wait_for(lambda v: "software" in v.states, 20)
+        doc = client.view.states["software"]
+        envelope = {"event_id": 1, "ts": "2026-01-01T00:00:00.000Z", "type": "state", "table": "demo1"}
+        validate_message("state/software", json.dumps({**envelope, "data": doc}).encode())
+        printed = subprocess.run(
+            [*TABLECTL, "--version"], capture_output=True, text=True, cwd=ROOT, check=True
+        )
+        assert printed.stdout.strip() == f"tablectl {doc['version']}"
+        assert doc["version"] == version("blackjack-table-controller")
+        assert doc["profile"] == "pt-2001" and doc["rule_book"] == "PT-2001"
+        assert doc["digests"] == compute_digests(stack.config_path)
+        assert doc["digests"] == read_manifest(stack.workdir / "integrity.json")
+        assert doc["audit_public_key"] is None  # until the table has an audit key (journal helper)
+    finally:
+        await client.close()
+
+
+async def test_a_dead_task_stops_the_watchdog_and_shows_in_status_a_journal_fault_does_not(tmp_path) -> None:
+    """Issue 14 item 3: the shoe-event task died silently and the watchdog stayed fed. Now a dead task is
+    logged, named in STATUS and stops WATCHDOG=1 (systemd restarts the service); a journal that cannot be
+    written is a fault in STATUS but keeps the watchdog fed (a restart cannot mend a disk)."""
+    from controller.config import load_config
+    from controller.journal import Journal
+    from controller.service import TableService
+    from controller.stack import DEMO_CONFIG
+    from controller.table.controller import TableController
+    from controller.table.journal_io import JournalProblem
+
+    svc = TableService(load_config(DEMO_CONFIG, check_files=False))
+    svc.journal = Journal(tmp_path / "journal.db")
+    svc.table = TableController(svc.journal)
+    await svc.table.start()
+    try:
+        assert svc.alive()
+        svc.table.journal_problem = JournalProblem("disk_full", "database or disk is full")
+        assert svc.alive() and "FAULT journal_io: journal disk full" in svc.status_text()
+
+        async def pump() -> None:
+            raise RuntimeError("the shoe-event task died")
+
+        dead = asyncio.create_task(pump(), name="table-pump")
+        with contextlib.suppress(RuntimeError):
+            await dead
+        svc.table._tasks.append(dead)
+        assert not svc.alive()
+        svc._tasks.append(dead)
+        assert "task died: table-pump" in svc.status_text()
+    finally:
+        await svc.table.stop()  # never raises for the dead task: safe outputs first
+        svc.journal.close()

@@ -175,3 +175,25 @@ def verify(config_path: str | os.PathLike[str], manifest_path: str | os.PathLike
                 f"(recorded {recorded[role][:16]}..., now {now[:16]}...)"
             )
     return problems
+
+
+PROFILE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+
+
+def approved_profiles(manifest_path: str | os.PathLike[str]) -> dict[str, tuple[Path, str]]:
+    """Rule profiles the manifest lists: name -> (file, recorded SHA-256). ``open_table`` takes only these
+    names (issue 13 §2). Raises ValueError naming what is wrong with the manifest."""
+    read_manifest(manifest_path)  # the format and every digest checked
+    doc = json.loads(Path(manifest_path).read_text(encoding="utf-8"))
+    out: dict[str, tuple[Path, str]] = {}
+    for role, entry in doc["files"].items():
+        if role == "profile" or role.startswith("profile."):
+            path = Path(str(entry.get("path", "")))
+            out[path.stem] = (path, entry["sha256"])
+    return out
+
+
+def recorded_combined(manifest_path: str | os.PathLike[str]) -> str:
+    doc = json.loads(Path(manifest_path).read_text(encoding="utf-8"))
+    combined = doc.get("combined") if isinstance(doc, dict) else None
+    return combined if isinstance(combined, str) and _HEX64.match(combined) else ""

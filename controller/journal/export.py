@@ -52,6 +52,9 @@ def export_session(journal: Journal, out: TextIO, session_id: str | None = None)
         if data.get("void"):
             void += 1
             continue
-        out.write(json.dumps(data["description"], sort_keys=True, separators=(",", ":")) + "\n")
+        doc = dict(data["description"])
+        # The table's own record of the round, so `tablectl replay -` can say whether it settles the same.
+        doc["journal"] = {k: data.get(k) for k in ("session_id", "round_id", "settlement")}
+        out.write(json.dumps(doc, sort_keys=True, separators=(",", ":")) + "\n")
         exported += 1
     return exported, void

@@ -194,6 +194,7 @@ class Journal:
         self._conn.executescript(_SCHEMA)
         self._in_tx = False
         self._listeners: list = []
+        self._failure_listeners: list = []
         # Outbox rows the broker acknowledged, not yet deleted: the deletes ride in the next transaction
         # (or flush_acks()) instead of costing a write transaction of their own per PUBACK batch.
         self._acked: set[int] = set()
@@ -217,15 +218,29 @@ class Journal:
             if acked:
                 self._conn.executemany("DELETE FROM outbox WHERE event_id = ?", [(e,) for e in acked])
             self._conn.execute("COMMIT")
-        except BaseException:
-            self._conn.execute("ROLLBACK")
+        except BaseException as exc:
+            if self._conn.in_transaction:  # SQLite already rolled back after SQLITE_FULL / an I/O error: a
+                with contextlib.suppress(sqlite3.Error):  # ROLLBACK then hides the cause (issue 14 item 3)
+                    self._conn.execute("ROLLBACK")
             self._last_seq, self._last_hash, self._last_event_id = saved
+            self._write_failed(exc)
             raise
         finally:
             self._in_tx = False
         self._acked.difference_update(acked)
         for listener in list(self._listeners):
             listener(tx)
+
+    def add_failure_listener(self, callback) -> None:
+        """``callback(exc)`` when a write fails in the database or the OS (disk full, read-only, I/O error),
+        whichever part wrote: the service turns it into the journal_io fault (issue 14 item 3)."""
+        self._failure_listeners.append(callback)
+
+    def _write_failed(self, exc: BaseException) -> None:
+        if isinstance(exc, sqlite3.Error | OSError):
+            for listener in list(self._failure_listeners):
+                with contextlib.suppress(Exception):
+                    listener(exc)
 
     def add_commit_listener(self, callback) -> None:
         """``callback(tx)`` after every COMMIT (e.g. wake the MQTT publisher), never inside one."""
@@ -304,8 +319,11 @@ class Journal:
             try:
                 self._conn.executemany("DELETE FROM outbox WHERE event_id = ?", [(e,) for e in ids])
                 self._conn.execute("COMMIT")
-            except BaseException:
-                self._conn.execute("ROLLBACK")
+            except BaseException as exc:
+                if self._conn.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        self._conn.execute("ROLLBACK")
+                self._write_failed(exc)
                 raise
         finally:
             self._conn.execute("PRAGMA synchronous=FULL")

@@ -182,6 +182,15 @@ class CommandIntake:
             req = self.authorise(role, payload)
         except CommandRejected as exc:
             return {"request_id": _request_id_safe(payload), "ok": False, "reason": exc.reason}
+        except Exception as exc:  # e.g. the journal cannot record the nonce (disk full): answered
+            self.counters.handler_errors += 1
+            self._count_reject("intake_error")
+            log.error("commands: %s command not processed: %s", role, exc)
+            from controller.table.journal_io import classify, is_write_failure
+
+            why = classify(exc, self.alerts.journal.path.parent).text if is_write_failure(exc) else "logged"
+            reason = f"command not processed: the controller cannot record it: {why[:200]}"
+            return {"request_id": _request_id_safe(payload), "ok": False, "reason": reason}
         try:
             result = await self.handler(req)
         except CommandRejected as exc:

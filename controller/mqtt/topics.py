@@ -19,6 +19,7 @@ SIGNED_ROLES = ("supervisor", "technician")  # actions that need an HMAC credent
 STATUS = "status"
 STATE_NAMES = ("table", "shoe", "lid", "jam", "round", "jackpot")
 STATE_TYPE = "state"  # envelope ``type`` of every state/<name> payload
+SOFTWARE_STATE = "state/software"  # the service's own document (not the core's): version, digests in force
 EVENT_TYPES = (
     "card", "round", "settlement", "shoe", "lid", "jam", "deck_check", "dealer_error", "jackpot",
     "session", "fault",
@@ -85,6 +86,14 @@ SPECS: tuple[TopicSpec, ...] = (
     *(
         TopicSpec(f"state/{n}", "controller", True, 1, f"state_{n}.schema.json", f"current {n} state")
         for n in STATE_NAMES
+    ),
+    TopicSpec(
+        SOFTWARE_STATE,
+        "controller",
+        True,
+        1,
+        "state_software.schema.json",
+        "software version, rule profile and book, SHA-256 digests in force, audit public key",
     ),
     *(
         TopicSpec(f"events/{t}", "controller", False, 1, f"event_{t}.schema.json", f"{t} events")

@@ -57,13 +57,25 @@ class HandState:
 
 
 @dataclass
+class CoBet:
+    """Another player's bet on a seat whose titular decides the play (PT-2001 r.15-16, MO-2004 art.20)."""
+
+    bet: SeatBet
+    follows_split: bool = False  # PT-2001 r.28: an equal bet joined to the titular's second hand
+    doubled: set[int] = field(default_factory=set)  # PT-2001 r.30: hands on which this bettor doubled too
+    insurance: int = 0  # PT-2001 r.15: "são livres de o fazer, ou não"
+
+
+@dataclass
 class SeatState:
     bet: SeatBet
     hands: list[HandState]
+    co_bets: list[CoBet] = field(default_factory=list)
     dealt: list[Card] = field(default_factory=list)  # every card this seat received, in order (PT-2001 r.42)
     insurance: int = 0
     insurance_decided: bool = False
     pairs_formed: int = 0  # MO-2004 art.13.1: initial pair, then each new pair after a split
+    declined: set[int | str] = field(default_factory=set)  # MO-2004 art.16.5: pair values not split
     first_pair_split: bool = False  # MO-2004 art.13.2.2
 
 
@@ -83,9 +95,16 @@ class RoundEngine:
             raise RoundError(f"burn_before_deal must be >= 0, got {burn_before_deal}")
         self._validate_bets(bets)
         order = profile.seat_order({b.seat for b in bets})
-        by_seat = {b.seat: b for b in bets}
+        by_seat: dict[int, SeatBet] = {}
+        co: dict[int, list[CoBet]] = {}
+        for b in bets:  # the first bet on a seat is its titular's (PT-2001 r.15 "jogador titular do lugar")
+            if b.seat in by_seat:
+                co.setdefault(b.seat, []).append(CoBet(b))
+            else:
+                by_seat[b.seat] = b
         self.seats: dict[int, SeatState] = {
-            s: SeatState(by_seat[s], [HandState(s, by_seat[s].amount, by_seat[s].amount)]) for s in order
+            s: SeatState(by_seat[s], [HandState(s, by_seat[s].amount, by_seat[s].amount)], co.get(s, []))
+            for s in order
         }
         self.dealer: list[Card] = []
         self.phase = RoundPhase.INITIAL_DEAL
@@ -105,7 +124,11 @@ class RoundEngine:
         self._decisions: list[dict[str, Any]] = []
         self._errors: list[DealerError] = []
         self._held_log: list[dict[str, Any]] = []  # where held cards (PT-2001 r.18) finally went
+        self._why: list[str] = []  # per card: where it went and why (the dispute report)
         self._card_count = 0
+        self._dealt_count = 0  # cards dealt to a hand or the dealer (burns excluded): MO-2004 art.5.1.1
+        self._late_second = False  # the dealer's second card came after nobody was left in play (art.7.1)
+        self._burnt_late = False  # ... and the burn before it (MO-2004 art.4.2)
         self._in_card = False
 
     # ------------------------------------------------------------------ set-up
@@ -122,7 +145,7 @@ class RoundEngine:
                 rule = p.citations.get("seats") or p.cite("deal_order")
                 raise RoundError(f"unknown seat {b.seat!r}: {p.name} has seats 1-{p.seats}", rule)
             if b.seat in seen:
-                raise RoundError(f"{where}: more than one bet for the same seat")
+                self._validate_co_bet(b, [x for x in bets if x.seat == b.seat])
             seen.add(b.seat)
             if not isinstance(b.amount, int) or isinstance(b.amount, bool):
                 raise RoundError(f"{where}: bet must be an integer in minor units, got {b.amount!r}")
@@ -155,8 +178,84 @@ class RoundEngine:
                         f"{where}: side bet {name} stake {stake} must be half the main bet {b.amount}",
                         p.cite("side_bets"),
                     )
+            if p.max_side_bets and len(b.side_bets) > p.max_side_bets:
+                # MO-2004 art.13: "Para além da aposta inicial e aposta de seguro, o jogador pode ainda fazer
+                # uma das seguintes apostas" — one side bet besides the main bet and insurance.
+                raise RoundError(
+                    f"{where}: {len(b.side_bets)} side bets ({', '.join(sorted(b.side_bets))}); "
+                    f"{p.name} allows {p.max_side_bets} besides the main bet and insurance",
+                    p.cite("side_bets"),
+                )
             if b.jackpot_chip and not p.jackpot_allowed:
                 raise RoundError(f"{where}: {p.name} has no progressive jackpot", p.cite("jackpot"))
+        if p.round_limit:
+            # IT: "La somma delle puntate nel corso di una singola mano non potrà in ogni caso superare il limite
+            # stabilito dalla normativa in vigore" — all of one player's bets in the round, every position and
+            # side bet included.
+            totals: dict[str, int] = {}
+            for b in bets:
+                who = self._player_key(b)
+                totals[who] = totals.get(who, 0) + b.amount + sum(b.side_bets.values())
+            for who, total in totals.items():
+                if total > p.round_limit:
+                    raise RoundError(
+                        f"{who}: bets in this round total {total}, above the limit {p.round_limit} "
+                        "for one player's bets in a round (every position and side bet counted)",
+                        p.cite("round_limit"),
+                    )
+
+    def _validate_co_bet(self, b: SeatBet, on_seat: list[SeatBet]) -> None:
+        """Several players on one seat: PT-2001 r.15-16, MO-2004 art.20 (at most `table.max_players_per_seat`)."""
+        p, where = self.profile, f"seat {b.seat}"
+        rule = p.cite("multiple_players")
+        if p.max_players_per_seat == 1:
+            raise RoundError(
+                f"{where}: more than one bet for the same seat ({p.name}: one player per seat)", rule
+            )
+        names = [x.player for x in on_seat]
+        if any(n is None for n in names[1:]) or len(set(names)) != len(names):
+            raise RoundError(
+                f"{where}: several bets on one seat need a different `player` each (the first is the titular's)",
+                rule,
+            )
+        if p.max_players_per_seat and len(on_seat) > p.max_players_per_seat:
+            raise RoundError(
+                f"{where}: {len(on_seat)} players, at most {p.max_players_per_seat} may bet on one seat", rule
+            )
+        total = sum(x.amount for x in on_seat)
+        if total > p.max_bet:
+            # PT-2001 r.15: "desde que o valor da aposta ... ou o somatório ... não atinja ainda o máximo"
+            raise RoundError(f"{where}: the seat's bets total {total}, above the maximum {p.max_bet}", rule)
+
+    def _player_key(self, b: SeatBet) -> str:
+        if b.player is not None:
+            return f"player {b.player!r}"
+        return "the player" if self.profile.single_player else f"seat {b.seat}"
+
+    def _committed(self, who: str) -> int:
+        """Everything one player has staked in this round so far (IT round limit)."""
+        total = 0
+        for st in self.seats.values():
+            if self._player_key(st.bet) == who:
+                total += sum(h.stake for h in st.hands) + st.insurance + sum(st.bet.side_bets.values())
+            for cb in st.co_bets:
+                if self._player_key(cb.bet) == who:
+                    total += cb.bet.amount * (1 + cb.follows_split + len(cb.doubled)) + cb.insurance
+                    total += sum(cb.bet.side_bets.values())
+        return total
+
+    def _over_round_limit(self, seat: int, extra: int) -> RuleViolation | None:
+        p = self.profile
+        if not p.round_limit:
+            return None
+        who = self._player_key(self.seats[seat].bet)
+        total = self._committed(who) + extra
+        if total > p.round_limit:
+            return RuleViolation(
+                f"{who}: {extra} more would make this round's bets {total}, above the limit {p.round_limit}",
+                p.cite("round_limit"),
+            )
+        return None
 
     # ------------------------------------------------------------------ queries
 
@@ -296,7 +395,7 @@ class RoundEngine:
                 want = "9, 10 or 11" if play.double == "9-11" else "11"
                 rule = p.cite("double_after_split") if h.from_split else p.cite("double")
                 return RuleViolation(f"double only on {want}, not on {v.total}", rule)
-            return None
+            return self._over_round_limit(h.seat, h.base_bet)
         if action is Action.SPLIT:
             if len(h.cards) != 2:
                 return RuleViolation("split only a two-card pair", p.cite("split"))
@@ -310,7 +409,15 @@ class RoundEngine:
             if play.max_hands and n >= play.max_hands:
                 rule = p.cite("resplit") if h.from_split else p.cite("split")
                 return RuleViolation(f"split limit reached: at most {play.max_hands} hands", rule)
-            return None
+            key = self._pair_key(a)
+            if not play.resplit_after_declining and not a.is_ace and key in self.seats[h.seat].declined:
+                # MO-2004 art.16.5: "pode ser permitido separar mais uma vez, a não ser que, anteriormente,
+                # tenha já decidido não separar" (aces: art.16.3).
+                return RuleViolation(
+                    f"{a} and {b}: the player already declined to split this pair value in this round",
+                    p.cite("resplit"),
+                )
+            return self._over_round_limit(h.seat, h.base_bet)
         if action is Action.SURRENDER:
             return self._why_not_surrender(h)
         if action is Action.FIVE_CARD:
@@ -322,6 +429,19 @@ class RoundEngine:
                 return RuleViolation("not when the dealer's first open card is an ace", p.cite("five_card"))
             return None
         return RuleViolation(f"{action} is not a hand decision", p.cite("deal_order"))
+
+    def _pair_key(self, card: Card) -> int | str:
+        return card.value if self.profile.play.split_match == "value" else card.rank
+
+    def _note_decline(self, h: HandState) -> None:
+        """MO-2004 art.16.5: a pair the player could split and did not is remembered for the round."""
+        if (
+            len(h.cards) == 2
+            and h.status == OPEN
+            and not h.needs_card
+            and self._why_not(h, Action.SPLIT) is None
+        ):
+            self.seats[h.seat].declined.add(self._pair_key(h.cards[0]))
 
     def explain(self, action: Action | str, seat: int, hand: int = 0) -> RuleViolation | None:
         """Why `action` is forbidden for seat/hand whatever the moment (the profile or the cards).
@@ -377,6 +497,13 @@ class RoundEngine:
         lo = hi if ins.min == ins.max else -((-ins.min * bet).numerator // (ins.min * bet).denominator)
         return max(lo, 1), hi
 
+    def _default_insurance(self, seat: int) -> int:
+        """Insurance without an amount: the most the profile allows (a multiple of the minimum if required)."""
+        hi = self._insurance_bounds(seat)[1]
+        if self.profile.insurance.multiple_of_min:
+            hi -= hi % self.profile.min_bet
+        return hi
+
     def _why_not_insurance(self, seat: int, action: Action, amount: int | None) -> RuleViolation | None:
         p = self.profile
         st = self.seats.get(seat)
@@ -399,7 +526,14 @@ class RoundEngine:
                     f"seat {seat}: insurance {amount} outside {lo}-{hi} (bet {st.bet.amount})",
                     p.cite("insurance"),
                 )
-            return None
+            stake = amount if amount is not None else self._default_insurance(seat)
+            if p.insurance.multiple_of_min and stake % p.min_bet:
+                # PT-2001 r.14 ("igual ao mínimo ... ou múltiplo dele") applied to the insurance stake.
+                return RuleViolation(
+                    f"seat {seat}: insurance {stake} is not a multiple of the minimum {p.min_bet}",
+                    p.cite("bet_limits"),
+                )
+            return self._over_round_limit(seat, stake)
         if action is Action.EVEN_MONEY:
             if st.hands[0].status != BLACKJACK:
                 return RuleViolation(
@@ -443,8 +577,11 @@ class RoundEngine:
         amount: int | None = None,
         seat: int | None = None,
         hand: int | None = None,
+        player: str | None = None,
     ) -> None:
-        """Apply a decision for the hand whose turn it is (or `seat` for insurance / an early surrender)."""
+        """Apply a decision for the hand whose turn it is (or `seat` for insurance / an early surrender).
+
+        `player`: a co-bettor's own decision on a shared seat (insurance, following a split or a double)."""
         try:
             action = Action(action)
         except ValueError:
@@ -455,6 +592,9 @@ class RoundEngine:
                 f"no player decision possible during phase {self.phase}", p.cite("deal_order")
             )
         record: dict[str, Any] = {"action": str(action)}
+        if player is not None and seat is not None:
+            self._co_act(action, seat, player, amount, hand)
+            return
         if action in INSURANCE_ACTIONS:
             if self.phase is not RoundPhase.INSURANCE:
                 never = self._never_offered(action)  # say why rather than "too late"
@@ -469,7 +609,7 @@ class RoundEngine:
                 raise why
             st = self.seats[target]
             if action is Action.INSURANCE:
-                st.insurance = amount if amount is not None else self._insurance_bounds(target)[1]
+                st.insurance = amount if amount is not None else self._default_insurance(target)
                 record["amount"] = st.insurance
             elif action is Action.EVEN_MONEY:
                 st.hands[0].status = EVEN_MONEY  # PT-2001 r.34: paid 1:1 before the hole card is known
@@ -523,6 +663,8 @@ class RoundEngine:
         if why:
             raise why
         record.update(seat=ref.seat, hand=ref.hand)
+        if action is not Action.SPLIT:
+            self._note_decline(h)
         self._apply(h, action)
         self._record(record)
         self._advance()
@@ -558,6 +700,58 @@ class RoundEngine:
         elif action is Action.FIVE_CARD:
             h.status = FIVE_CARD
 
+    def _co_act(self, action: Action, seat: int, player: str, amount: int | None, hand: int | None) -> None:
+        """A co-bettor's decision (PT-2001 r.15, r.28, r.30); every other decision is the titular's."""
+        p = self.profile
+        rule = p.cite("multiple_players")
+        st = self.seats.get(seat)
+        cb = next((c for c in st.co_bets if c.bet.player == player), None) if st else None
+        if st is None or cb is None:
+            raise RuleViolation(f"seat {seat}: no bet of player {player!r} besides the titular's", rule)
+        record: dict[str, Any] = {"action": str(action), "seat": seat, "player": player}
+        if action in (Action.INSURANCE, Action.NO_INSURANCE):
+            # r.15: "Se o titular do lugar fizer «seguro» da sua aposta, os donos das apostas complementares são
+            # livres de o fazer, ou não" — bounded like the titular's (r.33).
+            early = self.phase in (RoundPhase.INSURANCE, RoundPhase.PLAYERS) and not self._additional_dealt
+            if not early or not (p.insurance.offered and self.up_card and self.up_card.is_ace):
+                raise RuleViolation(
+                    "insurance only right after the initial deal, against an ace", p.cite("insurance")
+                )
+            if action is Action.INSURANCE:
+                ins = p.insurance
+                hi = (ins.max * cb.bet.amount).numerator // (ins.max * cb.bet.amount).denominator
+                stake = amount if amount is not None else hi
+                if not 1 <= stake <= hi:
+                    raise RuleViolation(
+                        f"player {player!r}: insurance {stake} above {hi}", p.cite("insurance")
+                    )
+                why = self._over_round_limit(seat, stake)
+                if why:
+                    raise why
+                cb.insurance = stake
+                record["amount"] = stake
+        elif action is Action.SPLIT:
+            # r.28: "poderão os outros jogadores ... fazer também, por seu lado, aposta igual à primeira e anexá-la
+            # à segunda aposta do titular do lugar".
+            if len(st.hands) < 2 or cb.follows_split:
+                raise RuleViolation(f"player {player!r}: nothing to follow: the titular has not split", rule)
+            cb.follows_split = True
+        elif action is Action.DOUBLE:
+            # r.30: "poderão usar também os apostadores complementares daquela aposta ... duplicar".
+            idx = hand or 0
+            if idx >= len(st.hands) or not st.hands[idx].doubled or idx in cb.doubled:
+                raise RuleViolation(f"player {player!r}: the titular did not double hand {idx}", rule)
+            if idx > 0 and not (idx == 1 and cb.follows_split):
+                raise RuleViolation(f"player {player!r} has no bet on hand {idx}", rule)
+            cb.doubled.add(idx)
+            record["hand"] = idx
+        else:
+            raise RuleViolation(
+                f"player {player!r}: the titular decides the play ({action} is not a co-bettor's decision)",
+                rule,
+            )
+        self._record(record)
+
     def close_insurance(self) -> None:
         """The dealer closes the insurance window: seats that have not decided decline."""
         if self.phase is RoundPhase.INSURANCE:
@@ -589,7 +783,6 @@ class RoundEngine:
         if self._seen[card] > p.decks:
             self._seen[card] -= 1
             raise RoundError(f"more than {p.decks} {card} in {p.decks} deck(s)", p.cite("decks"))
-        first = self._card_count == 0
         self._card_count += 1
         entry: dict[str, Any] = {"card": str(card)}
         if face_up:
@@ -603,6 +796,7 @@ class RoundEngine:
         if expected is None and self.phase is RoundPhase.PLAYERS:
             h = self._current()
             if h is not None and self._why_not(h, Action.STAND) is None:
+                self._note_decline(h)
                 h.status = (
                     STOOD  # e.g. split aces with a resplit option: a card means the player did not resplit
                 )
@@ -610,6 +804,9 @@ class RoundEngine:
                 self._record({"action": "stand", "seat": ref.seat, "hand": ref.hand})
                 self._advance()
                 expected = self.expected_recipient()
+        # MO-2004 art.5.1.1 "a primeira do início do jogo": the first card *dealt*, after the burns of art.4.1.
+        first = self._dealt_count == 0 and expected is not None and expected.kind != "burn"
+        before = self._situation(expected)
         try:
             self._in_card = True
             outcome = self._attribute(card, face_up, to, expected, first)
@@ -620,10 +817,49 @@ class RoundEngine:
         finally:
             self._in_card = False
         entry["recipient"] = outcome.recipient.to_json() if outcome.recipient else "void"
+        if outcome.recipient is not None and outcome.recipient.kind != "burn":
+            self._dealt_count += 1
         self._cards_in.append(entry)
+        self._why.append(self._card_reason(outcome, before))
         self._errors.extend(outcome.errors)
         self._advance()
         return outcome
+
+    def _situation(self, expected: Recipient | None) -> dict[str, Any]:
+        """What the table was waiting for when a card came (for the dispute report, PT-2001 r.62)."""
+        out: dict[str, Any] = {"phase": self.phase, "expected": expected, "dealer": len(self.dealer)}
+        if expected is not None and expected.kind == "seat":
+            h = self.seats[expected.seat].hands[expected.hand]
+            out.update(cards=len(h.cards), doubled=h.doubled, from_split=h.from_split, owed=h.needs_card)
+        if self.dealer:
+            out["dealer_total"] = hand_value(self.dealer).total
+        return out
+
+    def _card_reason(self, outcome: CardOutcome, b: dict[str, Any]) -> str:
+        p = self.profile
+        to = outcome.recipient
+        if to is None:
+            why = outcome.errors[0].message if outcome.errors else "void"
+            return f"void, to the discard: {why}"
+        if to.kind == "held":
+            return f"held ({p.cite('misdeal')}): {outcome.errors[0].message}"
+        if to.kind == "burn":
+            return f"burn card, to the discard ({p.cite('burn')})"
+        note = f" — corrected: {outcome.errors[0].message}" if outcome.errors else ""
+        if to.kind == "dealer":
+            if b["phase"] is RoundPhase.INITIAL_DEAL:
+                what = "dealer's up card" if b["dealer"] == 0 else "dealer's hole card, face down"
+                return f"{what} ({p.cite('deal_order')}){note}"
+            if b["dealer"] == 1:
+                return f"dealer's second card, after the players ({p.cite('deal_order')}){note}"
+            return f"dealer draws on {b.get('dealer_total')}: 16 or less must draw ({p.cite('dealer_draw')}){note}"
+        if b["phase"] is RoundPhase.INITIAL_DEAL:
+            return f"initial deal ({p.cite('deal_order')}){note}"
+        if b.get("from_split") and b.get("cards") == 1:
+            return f"second card of a split hand ({p.cite('split')}){note}"
+        if b.get("doubled"):
+            return f"the one card after the double ({p.cite('double')}){note}"
+        return ("hit, as asked" if b.get("owed") else "hit: the hand took the card without standing") + note
 
     def _attribute(
         self, card: Card, face_up: bool, to: Recipient | None, expected: Recipient | None, first: bool
@@ -639,6 +875,9 @@ class RoundEngine:
                 p.cite("face_up_card"), f"{card} came out of the shoe face up: invalid, to the discard", card
             )
             return CardOutcome(None, False, [err])
+        late = self._late_second_card(card, to) if expected is None else None
+        if late is not None:
+            return late
         if to is None or to == expected:
             if expected is None:
                 raise self._nothing_expected(card)
@@ -650,6 +889,13 @@ class RoundEngine:
                     msg = f"{card}: dealer drew although nobody was left in play; not counted, to the discard"
                     return CardOutcome(None, False, [DealerError(p.cite("nobody_in_play"), msg, card)])
                 total = hand_value(self.dealer).total
+                if play.unshown_dealer_card == "valid" and not face_up:
+                    # MO-2004 art.6.1: "podendo, no entanto, considerar-se válida se não tiver sido mostrada".
+                    self.dealer.append(card)
+                    msg = f"{card}: dealer drew on {total}; not shown, kept as valid (house option)"
+                    return CardOutcome(
+                        Recipient.dealer(), True, [DealerError(p.cite("dealer_draw"), msg, card)]
+                    )
                 msg = f"{card}: dealer drew on {total}; the card does not count, to the discard"
                 return CardOutcome(None, False, [DealerError(p.cite("dealer_draw"), msg, card)])
             if to.kind == "seat" and to.seat in self.seats and self.phase is RoundPhase.COMPLETE:
@@ -684,6 +930,32 @@ class RoundEngine:
             rule, f"{card} given to {to} ({why}), unseen: held for the next player who asks", card
         )
         return CardOutcome(Recipient("held"), True, [err])
+
+    def _late_second_card(self, card: Card, to: Recipient | None) -> CardOutcome | None:
+        """No hole card, nobody left in play, and the dealer still burns and deals himself his second card.
+
+        MO-2004 art.7.1: "No seguimento da decisão final dos jogadores ... distribui uma segunda carta para si
+        própria"; art.4.2: "outra antes de a banca receber a sua segunda carta". The round was already settled
+        (PT-2001 r.22 reading: nobody in play); these cards change no result: the burn goes to the discard and the
+        second card is shown in the dealer's hand, as the book describes. Anything after that is a dealer error.
+        """
+        p = self.profile
+        if (
+            self.phase is not RoundPhase.COMPLETE
+            or self._ended_by != "nobody"
+            or p.hole_card
+            or len(self.dealer) != 1
+            or self._late_second
+        ):
+            return None
+        if p.burn.before_dealer_second and not self._burnt_late and to in (None, Recipient.burn()):
+            self._burnt_late = True
+            return CardOutcome(Recipient.burn(), False, [])
+        if to in (None, Recipient.dealer()):
+            self._late_second = True
+            self.dealer.append(card)
+            return CardOutcome(Recipient.dealer(), True, [])
+        return None
 
     def _misdeal_reason(self, to: Recipient) -> tuple[str, str]:
         p = self.profile
@@ -742,6 +1014,7 @@ class RoundEngine:
         h = st.hands[to.hand]
         if self.phase is RoundPhase.PLAYERS and not h.needs_card:
             # A card while the hand may hit is an implicit hit; recorded so the description replays exactly.
+            self._note_decline(h)
             self._record({"action": "hit", "seat": to.seat, "hand": to.hand, "implicit": True})
         self._give(st, h, card)
         return CardOutcome(to, True, [])
@@ -767,8 +1040,14 @@ class RoundEngine:
             )
             if not can_resplit:
                 h.status = STOOD
-        elif v.total == 21:
+        elif v.total == 21 and not self._five_card_open(h):
             h.status = STOOD  # PT-2001 r.18: no card on 21
+
+    def _five_card_open(self, h: HandState) -> bool:
+        """MO-2004 art.19: "cinco cartas sem exceder 21 pontos": a five-card 21 may still ask to be paid half,
+        so the hand waits for that decision (or a stand) instead of standing by itself (art.6.4: no more cards)."""
+        up = self.up_card
+        return self.profile.play.five_card_rule and len(h.cards) == 5 and not (up is not None and up.is_ace)
 
     def _why_not_split_count(self, h: HandState) -> str | None:
         mx = self.profile.play.max_hands
@@ -811,6 +1090,11 @@ class RoundEngine:
                 self._start_dealer()
             elif self.phase is RoundPhase.DEALER:
                 if not self._dealer_needs_card():
+                    if self._held and self._dealer_plays and self.profile.play.unclaimed_card == "dealer":
+                        # PT-2001 r.18 read literally: "se nenhum vier a pedir cartas, a dita carta será para o
+                        # jogo da banca", even on 17 or more (house choice against r.19).
+                        self._deliver_held(Recipient.dealer())
+                        continue
                     self._complete("dealer" if self._dealer_plays else "nobody")
                     continue
                 if self._burns:
@@ -838,7 +1122,9 @@ class RoundEngine:
         self.phase = RoundPhase.INSURANCE
 
     def _start_players(self) -> None:
-        if self.profile.dealer_peek and self.dealer_blackjack():
+        up = self.up_card
+        peeks = up is not None and (up.is_ace or self.profile.peek_with_ten)
+        if self.profile.dealer_peek and peeks and self.dealer_blackjack():
             # RO: the dealer checks for blackjack; with one the round ends before the players act.
             self._complete("dealer")
             return
@@ -877,21 +1163,32 @@ class RoundEngine:
             raise RoundError(f"round not complete (phase {self.phase}); cannot settle yet")
         return settle(self)
 
+    def card_reasons(self) -> list[str]:
+        """Per card of `description()["cards"]`, in words: where it went and why (PT-2001 r.62 disputes)."""
+        return list(self._why)
+
+    @property
+    def held_log(self) -> list[dict[str, Any]]:
+        return [dict(h) for h in self._held_log]
+
     def description(self) -> dict[str, Any]:
         """The round so far in the round-file format (docs/rounds.md); replaying it reproduces this round."""
         bets = []
         for st in self.seats.values():
-            b: dict[str, Any] = {"seat": st.bet.seat, "amount": st.bet.amount}
-            if st.bet.side_bets:
-                b["side_bets"] = dict(st.bet.side_bets)
-            if st.bet.jackpot_chip:
-                b["jackpot_chip"] = True
-            bets.append(b)
+            for bet in [st.bet, *(cb.bet for cb in st.co_bets)]:
+                b: dict[str, Any] = {"seat": bet.seat, "amount": bet.amount}
+                if bet.side_bets:
+                    b["side_bets"] = dict(bet.side_bets)
+                if bet.jackpot_chip:
+                    b["jackpot_chip"] = True
+                if bet.player is not None:
+                    b["player"] = bet.player
+                bets.append(b)
         out: dict[str, Any] = {"format": 1, "profile": self.profile.name}
         if self.burn_before_deal:
             out["burn_before_deal"] = self.burn_before_deal
-        if self.first_of_game:
-            out["first_of_game"] = True
+        if self.first_of_game or self.burn_before_deal:
+            out["first_of_game"] = self.first_of_game  # explicit: replay would infer it from the burn count
         out["bets"] = bets
         out["cards"] = [dict(c) for c in self._cards_in]
         out["decisions"] = [dict(d) for d in self._decisions]

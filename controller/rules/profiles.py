@@ -29,6 +29,16 @@ CITATION_KEYS = (
     "side_bets", "jackpot", "dealer_blackjack",
 )  # fmt: skip
 
+# Optional citations (newer situations) and the required one they fall back to.
+_CITATION_FALLBACK = {
+    "seats": "deal_order",
+    "burn": "deal_order",
+    "round_limit": "max_bet",
+    "multiple_players": "bet_limits",
+    "unclaimed_card": "misdeal",
+}
+CITATION_OPTIONAL = tuple(_CITATION_FALLBACK)
+
 # Pay-table keys each side bet must define (controller/rules/sidebets.py evaluates them).
 SIDE_BET_PAYS = {
     "perfect_pairs": {"mixed_colour", "same_colour", "same_suit"},
@@ -37,6 +47,9 @@ SIDE_BET_PAYS = {
     "over_13": {"win"},
     "under_13": {"win"},
 }
+
+
+PRIZE_NAMES = ("six_seven_eight_suited", "three_sevens")
 
 
 class ProfileError(ValueError):
@@ -75,6 +88,15 @@ class PlayRules:
     misdeal_card: str  # "r18" | "reassign"
     face_up_card_invalid: bool
     first_card_face_up_valid: bool
+    # MO-2004 art.16.5: "a não ser que, anteriormente, tenha já decidido não separar" (False: a pair value the
+    # player once declined to split may not be split later in the round; aces excepted, art.16.3).
+    resplit_after_declining: bool = True
+    # PT-2001 r.18 ("se nenhum vier a pedir cartas, a dita carta será para o jogo da banca") against r.19 (no
+    # card on 17 or more): "void" when the dealer stands, or "dealer" (the card joins the dealer's hand anyway).
+    unclaimed_card: str = "void"
+    # MO-2004 art.6.1: a card the dealer drew on 17 or more "considera-se inválida e é retirada, podendo, no
+    # entanto, considerar-se válida se não tiver sido mostrada": "void" always, or "valid" when not shown.
+    unshown_dealer_card: str = "void"
 
 
 @dataclass(frozen=True)
@@ -84,6 +106,7 @@ class InsuranceRules:
     max: Fraction
     even_money: bool
     even_money_vs: frozenset[str]  # "A" and/or "T" (ten-value)
+    multiple_of_min: bool = False  # PT-2001 r.14 applied to the insurance stake too (house choice)
 
 
 @dataclass(frozen=True)
@@ -92,6 +115,17 @@ class SideBetRule:
     stake: str  # "free" | "half_main"
     stake_included: bool  # True: pays N x the stake in total (IT); False: N to 1
     pays: MappingProxyType[str, int]
+    each_pair: bool = True  # any_pair: each pair formed after a split pays again (MO-2004 art.13.1.2)
+    ace: str = "one"  # over_13 / under_13: the ace counts "one" or "eleven" (MO-2004 art.13.3 vs art.8)
+
+
+@dataclass(frozen=True)
+class PrizeRules:
+    """Who qualifies for the special prizes (PT-2001 r.35, MO-2004 art.15, PT-ONLINE-2015 r.25i)."""
+
+    split_hands: bool = True  # a split hand's three cards qualify
+    across_split: bool = False  # the seat's first three cards dealt, split pairs included, also qualify
+    after_double: str = "original_bet"  # "original_bet" | "doubled_bet" | "no"
 
 
 @dataclass(frozen=True)
@@ -122,6 +156,13 @@ class Profile:
     # No hole card: the dealer takes the second card even when nobody is left in play (MO-2004 art.7.1), instead
     # of stopping at once (PT-2001 r.22).
     dealer_second_card_always: bool = False
+    peek_with_ten: bool = True  # with dealer_peek: also check for blackjack with a ten-value card up
+    max_players_per_seat: int = 1  # PT-2001 r.15-16: several (0: no limit); MO-2004 art.20.1.2: three
+    single_player: bool = False  # online table for one player: every position is that player's (IT, RO)
+    round_limit: int = 0  # IT: one player's bets in a round, positions and side bets included (0: none)
+    max_side_bets: int = 0  # MO-2004 art.13: side bets per main bet besides insurance (0: no limit)
+    rounding: str = "down"  # amounts that are not whole minor units: "down" (house's favour) or "up"
+    prizes: PrizeRules = field(default_factory=PrizeRules, hash=False)
     citations: MappingProxyType[str, str] = field(default_factory=lambda: MappingProxyType({}), hash=False)
     path: str = ""
 
@@ -134,7 +175,9 @@ class Profile:
         return self.shoe.shufflers
 
     def cite(self, key: str) -> str:
-        return self.citations[key]
+        if key in self.citations:
+            return self.citations[key]
+        return self.citations[_CITATION_FALLBACK[key]]  # an optional situation cites its parent rule
 
     def seat_order(self, seats: list[int] | set[int]) -> list[int]:
         """Seats in dealing order (PT-2001 r.17: seat-number order; IT deals from the other side)."""
@@ -200,10 +243,16 @@ def profile_from_dict(data: dict[str, Any], *, source: str = "<profile>", path: 
     t, bets, play, ins, pays = data["table"], data["bets"], data["play"], data["insurance"], data["payouts"]
     side = {
         name: SideBetRule(
-            name, s.get("stake", "free"), s["stake_included"], MappingProxyType(dict(s["pays"]))
+            name,
+            s.get("stake", "free"),
+            s["stake_included"],
+            MappingProxyType(dict(s["pays"])),
+            each_pair=s.get("each_pair", True),
+            ace=s.get("ace", "one"),
         )
         for name, s in data["side_bets"].items()
     }
+    prizes = data["special_prizes"]
     return Profile(
         name=data["name"],
         book=data["book"],
@@ -214,6 +263,17 @@ def profile_from_dict(data: dict[str, Any], *, source: str = "<profile>", path: 
         hole_card=t["hole_card"],
         dealer_peek=t["dealer_peek"],
         dealer_second_card_always=t.get("dealer_second_card_always", False),
+        peek_with_ten=t.get("peek_with_ten", True),
+        single_player=t.get("single_player", False),
+        max_players_per_seat=t.get("max_players_per_seat", 1),
+        round_limit=bets.get("round_limit", 0),
+        max_side_bets=bets.get("max_side_bets", 0),
+        rounding=pays.get("rounding", "down"),
+        prizes=PrizeRules(
+            split_hands=prizes.get("split_hands", True),
+            across_split=prizes.get("across_split", False),
+            after_double=prizes.get("after_double", "original_bet"),
+        ),
         shoe=ShoePolicy(
             shufflers=tuple(data["shoe"]["shufflers"]),
             cut_card=data["shoe"]["cut_card"],
@@ -234,12 +294,13 @@ def profile_from_dict(data: dict[str, Any], *, source: str = "<profile>", path: 
             max=Fraction(ins["max"]),
             even_money=ins["even_money"],
             even_money_vs=frozenset(ins["even_money_vs"]),
+            multiple_of_min=ins.get("multiple_of_min", False),
         ),
         blackjack_pays=Fraction(pays["blackjack"]),
         win_pays=Fraction(pays["win"]),
         insurance_pays=Fraction(pays["insurance"]),
         original_bet_only=data["dealer_blackjack"]["original_bet_only"],
-        special_prizes=MappingProxyType(dict(data["special_prizes"])),
+        special_prizes=MappingProxyType({k: prizes[k] for k in PRIZE_NAMES}),
         side_bets=MappingProxyType(side),
         jackpot_allowed=data["jackpot"]["allowed"],
         citations=MappingProxyType(dict(data["citations"])),
@@ -296,6 +357,17 @@ def _semantic_checks(d: dict[str, Any], source: str) -> None:
                 f"side_bets.{name}.pays.{sorted(extra)[0]}",
                 f"unknown pay-table entry (known: {sorted(SIDE_BET_PAYS[name])})",
             )
+    for name, bet in d["side_bets"].items():
+        if "each_pair" in bet and name != "any_pair":
+            bad(f"side_bets.{name}.each_pair", "only for any_pair (MO-2004 art.13.1.2)")
+        if "ace" in bet and name not in ("over_13", "under_13"):
+            bad(f"side_bets.{name}.ace", "only for over_13 / under_13 (MO-2004 art.13.3)")
+    if bets.get("round_limit") and bets["round_limit"] < bets["min_bet"]:
+        bad("bets.round_limit", f"{bets['round_limit']} is below bets.min_bet {bets['min_bet']}")
+    if d["table"].get("peek_with_ten") is not None and not d["table"]["dealer_peek"]:
+        bad("table.peek_with_ten", "needs table.dealer_peek")
+    if d["special_prizes"].get("across_split") and not d["special_prizes"].get("split_hands", True):
+        bad("special_prizes.across_split", "needs special_prizes.split_hands")
     missing_cites = [k for k in CITATION_KEYS if k not in d["citations"]]
     if missing_cites:
         bad(f"citations.{missing_cites[0]}", "missing rule citation")

@@ -11,8 +11,8 @@ from typing import Any
 
 import jsonschema
 
-from controller.rules.cards import Card, CardError
-from controller.rules.engine import RoundEngine
+from controller.rules.cards import RANKS, SUITS, Card, CardError
+from controller.rules.engine import BLACKJACK, OPEN, STOOD, RoundEngine
 from controller.rules.profiles import ROOT, ProfileError, load_profile
 from controller.rules.settlement import Settlement
 from controller.rules.types import (
@@ -52,7 +52,7 @@ class ReplayResult:
             # decisions as applied (implicit hits / stands included): what the engine understood of the file.
             "cards": [{"card": c["card"], "to": c["recipient"]} for c in self.engine.description()["cards"]],
             "decisions": [
-                {k: d[k] for k in ("seat", "hand", "action", "amount", "implicit") if k in d}
+                {k: d[k] for k in ("seat", "hand", "player", "action", "amount", "implicit") if k in d}
                 for d in self.engine.description()["decisions"]
             ],
         }
@@ -75,6 +75,12 @@ def load_round_file(path: str | Path) -> dict[str, Any]:
 
 
 def validate_round(doc: Any) -> None:
+    if isinstance(doc, dict) and isinstance(doc.get("cards"), list):
+        for i, c in enumerate(doc["cards"], 1):
+            code = c.get("card") if isinstance(c, dict) else c
+            why = card_code_problem(code)
+            if why is not None:
+                raise InvalidRound(f"card #{i} {_show(code)}: {why}")
     errors = sorted(_validator().iter_errors(doc), key=lambda e: list(e.absolute_path))
     if errors:
         err = errors[0]
@@ -82,11 +88,45 @@ def validate_round(doc: Any) -> None:
         raise InvalidRound(f"round file: at {where}: {err.message}")
 
 
+def _show(value: Any) -> str:
+    """A value from the file, quoted and bounded (the file is untrusted)."""
+    text = repr(value) if isinstance(value, str) else json.dumps(value, default=str)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def card_code_problem(code: Any) -> str | None:
+    """What is wrong with a card code, in words ("unknown suit X"), or None when it is a card."""
+    if not isinstance(code, str):
+        return f"a card is a string like 'AS' or 'TD', not {type(code).__name__}"
+    if code != code.strip() or not code:
+        return "empty or padded with spaces: write rank then suit, like 'AS' or 'TD'"
+    text = code.upper()
+    rank, suit = (text[:2], text[2:]) if text.startswith("10") else (text[:1], text[1:])
+    if rank != "10" and rank not in RANKS:
+        return f"unknown rank {code[: len(rank)]} (ranks: A 2-9 T or 10 J Q K)"
+    if not suit:
+        return "no suit (suits: S H D C)"
+    if len(suit) > 1:
+        return f"{suit!r} after the rank: one suit letter expected (S H D C)"
+    if suit not in SUITS:
+        return f"unknown suit {code[-1]} (suits: S H D C)"
+    return None
+
+
+def _card_owed(engine: RoundEngine) -> bool:
+    """A hand asked for a card (hit, double, split) that has not come yet: listed after that decision, a
+    surrender comes after the additional card (PT-2001 r.36, MO-2004 art.18.2)."""
+    nxt = engine.next_hand()
+    if nxt is None or engine.phase is not RoundPhase.PLAYERS:
+        return False
+    return engine.seats[nxt.seat].hands[nxt.hand].needs_card
+
+
 def _decision_ready(engine: RoundEngine, action: Action, seat: int, hand: int) -> bool:
     """Whether the decision at the head of the list applies now (else the next card comes first)."""
     if engine.phase is RoundPhase.INSURANCE and action in INSURANCE_ACTIONS:
         return True
-    if action is Action.SURRENDER and engine.surrender_window_open:
+    if action is Action.SURRENDER and engine.surrender_window_open and not _card_owed(engine):
         return True  # PT-2001 r.36: surrenders are decided right after the first two cards
     if engine.phase is RoundPhase.INSURANCE:  # a hand decision closes the insurance window
         return engine.next_hand() == Recipient.player(seat, hand)
@@ -102,7 +142,13 @@ def replay(doc: dict[str, Any]) -> ReplayResult:
     except ProfileError as exc:
         raise InvalidRound(f"profile: {exc}") from exc
     bets = [
-        SeatBet(b["seat"], b["amount"], dict(b.get("side_bets", {})), bool(b.get("jackpot_chip", False)))
+        SeatBet(
+            b["seat"],
+            b["amount"],
+            dict(b.get("side_bets", {})),
+            bool(b.get("jackpot_chip", False)),
+            b.get("player"),
+        )
         for b in doc["bets"]
     ]
     burns = doc.get("burn_before_deal")
@@ -119,10 +165,14 @@ def replay(doc: dict[str, Any]) -> ReplayResult:
                 + " before a round",
                 profile.citations.get("burn") or profile.cite("deal_order"),
             )
+    first_of_game = doc.get("first_of_game")
+    if first_of_game is None:
+        # MO-2004 art.4.1-4.2: the shoe-start burns ("antes do início do jogo") are told apart from the per-round
+        # burn by their number; after them comes the first card of the game (art.5.1.1).
+        shoe_start = profile.burn_before_round(shoe_start=True)
+        first_of_game = bool(burns) and burns == shoe_start != profile.burn_before_round(shoe_start=False)
     try:
-        engine = RoundEngine(
-            profile, bets, burn_before_deal=burns, first_of_game=doc.get("first_of_game", False)
-        )
+        engine = RoundEngine(profile, bets, burn_before_deal=burns, first_of_game=first_of_game)
     except RoundError as exc:
         raise InvalidRound(f"bets: {exc.message}", exc.rule) from exc
     cards = deque(enumerate(doc["cards"], 1))
@@ -140,7 +190,13 @@ def replay(doc: dict[str, Any]) -> ReplayResult:
                 raise InvalidRound(
                     f"decision #{i} ({action}) comes after {at} cards, but {fed} were already out"
                 )
-            ready = at == fed if at is not None else _decision_ready(engine, action, seat, hand)
+            if at is not None:
+                ready = at == fed
+            elif d.get("player") is not None:
+                # a co-bettor's decision follows the titular's, in file order (PT-2001 r.15)
+                ready = engine.phase is not RoundPhase.INITIAL_DEAL
+            else:
+                ready = _decision_ready(engine, action, seat, hand)
             if ready or not cards:
                 decisions.popleft()
                 if d.get("implicit") and action is Action.HIT and cards:
@@ -151,6 +207,11 @@ def replay(doc: dict[str, Any]) -> ReplayResult:
                 continue
         if not exact and _implicit_stand(engine, decisions):
             continue
+        if decisions and not exact:
+            if _redundant_stand(engine, decisions[0][1]):
+                decisions.popleft()
+                continue
+            _refuse_if_stale(engine, *decisions[0])
         i, c = cards.popleft()
         _feed_card(engine, i, c)
         fed += 1
@@ -162,6 +223,59 @@ def replay(doc: dict[str, Any]) -> ReplayResult:
     if not engine.is_complete():
         raise InvalidRound(_incomplete(engine))
     return ReplayResult(engine, engine.settle())
+
+
+def _redundant_stand(engine: RoundEngine, d: dict[str, Any]) -> bool:
+    """A hand-written `stand` for a hand that already stood by itself (21, a double's card, split aces) or is a
+    blackjack: it says what happened, nothing to apply (PT-2001 r.18: no card on 21)."""
+    if d["action"] != "stand" or d.get("player") is not None:
+        return False
+    st, hand = engine.seats.get(d["seat"]), d.get("hand", 0)
+    return st is not None and hand < len(st.hands) and st.hands[hand].status in (STOOD, BLACKJACK)
+
+
+def _refuse_if_stale(engine: RoundEngine, i: int, d: dict[str, Any]) -> None:
+    """The order of refusal: a listed decision that can no longer apply is refused now, with its own rule,
+    before the cards that follow it in the file are judged (they would be blamed for the decision)."""
+    action, seat, hand = Action(d["action"]), d["seat"], d.get("hand", 0)
+    st = engine.seats.get(seat)
+    if engine.phase is RoundPhase.INITIAL_DEAL or d.get("player") is not None:
+        return
+    if st is None:
+        stale = True
+    elif action in INSURANCE_ACTIONS:
+        stale = engine.phase is not RoundPhase.INSURANCE
+    elif engine.phase is RoundPhase.INSURANCE:
+        stale = hand < len(st.hands) and st.hands[hand].status != OPEN
+    elif engine.phase is not RoundPhase.PLAYERS:
+        stale = True
+    elif hand < len(st.hands):
+        stale = st.hands[hand].status != OPEN
+    else:
+        stale = not any(h.status == OPEN for h in st.hands)  # no hand left that could split into it
+    if action is Action.SURRENDER and engine.surrender_window_open:
+        stale = False
+    if st is not None and engine.phase is RoundPhase.COMPLETE and action not in INSURANCE_ACTIONS:
+        stale = True
+    if not stale:
+        return
+    label = f"decision #{i} (seat {seat} hand {hand}: {action})"
+    why = engine.explain(action, seat, hand)
+    if why is not None:
+        raise InvalidRound(f"{label} not allowed: {why.message}", why.rule)
+    if st is not None and hand >= len(st.hands) and action not in INSURANCE_ACTIONS:
+        raise InvalidRound(
+            f"{label}: seat {seat} has no hand {hand} (hand 0 is the first; each split adds one)",
+            engine.profile.cite("split"),
+        )
+    if st is not None and hand < len(st.hands) and engine.phase is RoundPhase.PLAYERS:
+        raise InvalidRound(
+            f"{label} comes too late: that hand is already {st.hands[hand].status}",
+            engine.profile.cite("deal_order"),
+        )
+    if engine.is_complete():
+        raise InvalidRound(f"{label} after the round ended", engine.profile.cite("deal_order"))
+    raise InvalidRound(f"{label} comes too late (phase {engine.phase})", engine.profile.cite("deal_order"))
 
 
 def _leading_burns(cards: list[Any]) -> int:
@@ -201,14 +315,19 @@ def _apply_decision(
     engine: RoundEngine, i: int, d: dict[str, Any], action: Action, seat: int, hand: int
 ) -> None:
     label = f"decision #{i} (seat {seat} hand {hand}: {action})"
+    if "after_cards" not in d and _redundant_stand(engine, d):
+        return
+    _refuse_if_stale(engine, i, d)
     if engine.is_complete():
         why = engine.explain(action, seat, hand)  # name the book's rule when the decision is forbidden anyway
         if why is not None:
             raise InvalidRound(f"{label} not allowed: {why.message}", why.rule)
         raise InvalidRound(f"{label} after the round ended", engine.profile.cite("deal_order"))
     kwargs: dict[str, Any] = {"seat": seat, "amount": d.get("amount")}
-    if action not in INSURANCE_ACTIONS:
+    if action not in INSURANCE_ACTIONS or d.get("player") is not None:
         kwargs["hand"] = hand
+    if d.get("player") is not None:
+        kwargs["player"] = d["player"]
     try:
         engine.act(action, **kwargs)
     except RuleViolation as exc:

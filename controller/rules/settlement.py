@@ -1,12 +1,13 @@
 """Settlement of a complete round: every hand, insurance, side bets and special prizes in minor units.
 
-Rounding: amounts that are not whole minor units (3:2 on an odd bet, half a bet) are rounded down in the
-house's favour: a blackjack on 25 wins 37, a surrender of 25 gets 12 back, five cards on 25 wins 12.
+Rounding (profile `payouts.rounding`): amounts that are not whole minor units (3:2 on an odd bet, half a bet)
+are rounded "down" in the house's favour by default: a blackjack on 25 wins 37, a surrender of 25 gets 12 back,
+five cards on 25 wins 12; "up" rounds them in the player's favour (38, 13 back, 13).
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +22,11 @@ def _floor(x: Fraction) -> int:
     return x.numerator // x.denominator
 
 
+def _pay(x: Fraction, rounding: str) -> int:
+    """A payment to the player, rounded as the profile says ("down": the house's favour)."""
+    return _floor(x) if rounding == "down" else -_floor(-x)
+
+
 @dataclass(frozen=True)
 class HandResult:
     seat: int
@@ -30,6 +36,18 @@ class HandResult:
     stake: int
     doubled: bool
     outcome: str  # blackjack | win | push | lose | bust | surrender | even_money | five_card
+    net: int
+
+
+@dataclass(frozen=True)
+class CoBetResult:
+    """Another player's bet on a shared seat, decided by the titular's hand (PT-2001 r.15-16, r.28, r.30)."""
+
+    seat: int
+    player: str
+    hand: int
+    stake: int
+    outcome: str
     net: int
 
 
@@ -73,10 +91,15 @@ class Settlement:
     seat_nets: dict[int, int]
     total_net: int  # players' total; the house's result is its negative
     dealer_errors: list[dict[str, Any]] = field(default_factory=list)
+    co_bets: list[CoBetResult] = field(default_factory=list)  # other players on a shared seat (in seat_nets)
+    co_side_bets: list[dict[str, Any]] = field(default_factory=list)  # their side bets, insurance and prizes
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
         out["seat_nets"] = {str(k): v for k, v in self.seat_nets.items()}
+        for key in ("co_bets", "co_side_bets"):  # only on a shared seat (the live table has none today)
+            if not out[key]:
+                del out[key]
         return out
 
 
@@ -84,27 +107,74 @@ def _hand_outcome(engine: RoundEngine, h: HandState) -> tuple[str, int]:
     p = engine.profile
     dealer_bj = engine.dealer_blackjack()
     if h.status == "surrendered":
-        return "surrender", -(h.stake - h.stake // 2)  # PT-2001 r.36: loses half
+        return "surrender", -(h.stake - _pay(Fraction(h.stake, 2), p.rounding))  # PT-2001 r.36: loses half
     if h.status == "even_money":
         return "even_money", h.base_bet  # PT-2001 r.34
     if h.status == "five_card":
-        return "five_card", h.base_bet // 2  # MO-2004 art.19: paid half the bet
+        return "five_card", _pay(Fraction(h.base_bet, 2), p.rounding)  # MO-2004 art.19: paid half the bet
     if h.status == "bust":
         return "bust", -h.stake  # MO-2004 art.7.2: loses even if the dealer busts
     if h.status == "blackjack":
         if dealer_bj:
             return "push", 0  # PT-2001 r.21
-        return "blackjack", _floor(h.base_bet * p.blackjack_pays)
+        return "blackjack", _pay(h.base_bet * p.blackjack_pays, p.rounding)
     if dealer_bj:
         if p.original_bet_only == "doubles" and h.doubled:
             return "lose", -h.base_bet  # MO-2004 art.10.7: loss limited to the original bet
         return "lose", -h.stake  # PT-2001 r.20: blackjack beats any 21
     total, dealer = h.value.total, hand_value(engine.dealer).total
     if dealer > 21 or total > dealer:
-        return "win", _floor(h.stake * p.win_pays)
+        return "win", _pay(h.stake * p.win_pays, p.rounding)
     if total == dealer:
         return "push", 0  # PT-2001 r.24
     return "lose", -h.stake
+
+
+def _settle_co_bet(
+    engine: RoundEngine, seat: int, st: Any, cb: Any, out: list[CoBetResult], extra: list[dict[str, Any]]
+) -> int:
+    """PT-2001 r.28: a co-bettor who did not follow a split is decided "pelo resultado alcançado para a primeira
+    das duas apostas do titular"; one who followed has an equal bet on the second hand too. r.30: a double."""
+    p, amount, player = engine.profile, cb.bet.amount, cb.bet.player
+    total = 0
+    hands = [0, 1] if cb.follows_split and len(st.hands) > 1 else [0]
+    for i in hands:
+        h = st.hands[i]
+        doubled = i in cb.doubled
+        probe = replace(h, base_bet=amount, stake=amount * (2 if doubled else 1), doubled=doubled)
+        outcome, n = _hand_outcome(engine, probe)
+        out.append(CoBetResult(seat, player, i, probe.stake, outcome, n))
+        total += n
+        prize = _prize_of(engine, probe)
+        mult = p.special_prizes.get(prize, 0) if prize else 0
+        if mult:
+            base = probe.stake if doubled and p.prizes.after_double == "doubled_bet" else amount
+            extra.append({"seat": seat, "player": player, "kind": "prize", "name": prize, "net": mult * base})
+            total += mult * base
+    if cb.insurance:
+        won = engine.dealer_blackjack()
+        n = _pay(cb.insurance * p.insurance_pays, p.rounding) if won else -cb.insurance
+        extra.append({"seat": seat, "player": player, "kind": "insurance", "amount": cb.insurance, "net": n})
+        total += n
+    for name, stake in cb.bet.side_bets.items():
+        rule = p.side_bets[name]
+        result = side_bet_result(rule, st.dealt, st.pairs_formed, st.first_pair_split)
+        times = st.pairs_formed if name == "any_pair" and result and rule.each_pair else 1
+        n = side_bet_net(rule, result, stake, times=times)
+        extra.append({"seat": seat, "player": player, "kind": "side_bet", "name": name, "stake": stake,
+                      "result": result, "net": n})  # fmt: skip
+        total += n
+    return total
+
+
+def _prize_of(engine: RoundEngine, h: HandState) -> str | None:
+    """The special prize of one hand's three cards, as the profile's `special_prizes` choices allow."""
+    rules = engine.profile.prizes
+    if h.from_split and not rules.split_hands:
+        return None
+    if h.doubled and rules.after_double == "no":
+        return None
+    return special_prize(h.cards)
 
 
 def settle(engine: RoundEngine) -> Settlement:
@@ -114,6 +184,8 @@ def settle(engine: RoundEngine) -> Settlement:
     side: list[SideBetResult] = []
     prizes: list[PrizeResult] = []
     jackpot: list[dict[str, Any]] = []
+    co_bets: list[CoBetResult] = []
+    co_extra: list[dict[str, Any]] = []
     seat_nets: dict[int, int] = {}
     dealer_bj = engine.dealer_blackjack()
     for seat, st in engine.seats.items():
@@ -124,23 +196,36 @@ def settle(engine: RoundEngine) -> Settlement:
                 HandResult(seat, i, [str(c) for c in h.cards], h.value.total, h.stake, h.doubled, outcome, n)
             )
             net += n
-            prize = special_prize(h.cards)
+            prize = _prize_of(engine, h)
             mult = p.special_prizes.get(prize, 0) if prize else 0
             if mult:  # PT-2001 r.35: 3 x the bet, whatever the hand's result
-                prizes.append(PrizeResult(seat, i, prize, mult * h.base_bet))
-                net += mult * h.base_bet
+                base = h.stake if h.doubled and p.prizes.after_double == "doubled_bet" else h.base_bet
+                prizes.append(PrizeResult(seat, i, prize, mult * base))
+                net += mult * base
+        if p.prizes.across_split and len(st.hands) > 1 and not any(x.seat == seat for x in prizes):
+            # The player "a quem forem distribuídas" 6-7-8 / three 7s over the first three cards dealt to the
+            # seat, split pairs included (house choice; compare r.42 for the jackpot).
+            prize = special_prize(st.dealt[:3])
+            mult = p.special_prizes.get(prize, 0) if prize else 0
+            if mult:
+                prizes.append(PrizeResult(seat, 0, prize, mult * st.bet.amount))
+                net += mult * st.bet.amount
         if st.insurance:
             won = dealer_bj
-            n = _floor(st.insurance * p.insurance_pays) if won else -st.insurance  # PT-2001 r.33: wins double
+            n = (
+                _pay(st.insurance * p.insurance_pays, p.rounding) if won else -st.insurance
+            )  # PT-2001 r.33: wins double
             insurance.append(InsuranceResult(seat, st.insurance, won, n))
             net += n
         for name, stake in st.bet.side_bets.items():
             rule = p.side_bets[name]
             result = side_bet_result(rule, st.dealt, st.pairs_formed, st.first_pair_split)
-            times = st.pairs_formed if name == "any_pair" and result else 1
+            times = st.pairs_formed if name == "any_pair" and result and rule.each_pair else 1
             n = side_bet_net(rule, result, stake, times=times)
             side.append(SideBetResult(seat, name, stake, result, n))
             net += n
+        for cb in st.co_bets:
+            net += _settle_co_bet(engine, seat, st, cb, co_bets, co_extra)
         if st.bet.jackpot_chip:
             jackpot.append({"seat": seat, "first_cards": [str(c) for c in st.dealt[:4]]})
         seat_nets[seat] = net
@@ -159,4 +244,6 @@ def settle(engine: RoundEngine) -> Settlement:
         seat_nets=seat_nets,
         total_net=sum(seat_nets.values()),
         dealer_errors=[e.to_json() for e in engine.dealer_errors],
+        co_bets=co_bets,
+        co_side_bets=co_extra,
     )

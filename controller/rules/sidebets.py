@@ -33,9 +33,10 @@ def sevens(dealt: Sequence[Card], *, first_pair_split: bool) -> str | None:
     return "two_suited" if suited else "two"
 
 
-def over_under_13(cards: Sequence[Card]) -> int:
-    """Total of the first two cards with the ace as 1 (MO-2004 art.13.3)."""
-    return cards[0].value + cards[1].value
+def over_under_13(cards: Sequence[Card], ace: str = "one") -> int:
+    """Total of the first two cards (MO-2004 art.13.3), the ace as 1 or, by house choice, as 11 (art.8)."""
+    ace_value = 11 if ace == "eleven" else 1
+    return sum(ace_value if c.is_ace else c.value for c in cards[:2])
 
 
 def special_prize(cards: Sequence[Card]) -> str | None:
@@ -61,9 +62,9 @@ def side_bet_result(
     if rule.name == "sevens":
         return sevens(dealt, first_pair_split=first_pair_split)
     if rule.name == "over_13":
-        return "win" if over_under_13(dealt) > 13 else None
+        return "win" if over_under_13(dealt, rule.ace) > 13 else None
     if rule.name == "under_13":
-        return "win" if over_under_13(dealt) < 13 else None
+        return "win" if over_under_13(dealt, rule.ace) < 13 else None
     raise ValueError(f"unknown side bet {rule.name!r}")
 
 

@@ -105,6 +105,7 @@ class SeatBet:
     amount: int  # minor units
     side_bets: Mapping[str, int] = field(default_factory=dict)
     jackpot_chip: bool = False
+    player: str | None = None  # who placed it, when known (IT: one player's bets in a round are limited)
 
 
 class RuleViolation(Exception):

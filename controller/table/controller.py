@@ -19,10 +19,12 @@ from controller.journal.store import Journal
 from controller.table import inputs
 from controller.table.core import Step, TableCore
 from controller.table.effects import Alert, GpioWrite, JournalRecord, Publish, Rejected, ShoeCommand
+from controller.table.journal_io import JournalProblem, JournalWriteFailed, classify, is_write_failure
 from drivers import events as ev
 
 log = logging.getLogger(__name__)
 
+HELD_INPUTS_MAX = 1000
 # GPIO buttons -> dealer actions: the same interface as the MQTT dealer commands.
 BUTTON_ACTIONS = {
     "button_no_more_bets": "no_more_bets",
@@ -62,6 +64,8 @@ class TableController:
         snapshot_every: int = 100,
         clock: Callable[[], float] = time.time,
         core: TableCore | None = None,
+        unjournaled: Callable[[Publish], None] | None = None,
+        journal_back: Callable[[], None] | None = None,
     ) -> None:
         if load_profile is None:
             from controller.rules.profiles import load_profile as load_profile
@@ -77,15 +81,35 @@ class TableController:
         self._tasks: list[asyncio.Task[None]] = []
         self.replayed = 0  # inputs re-applied by the last recover()
         self.errors = 0  # inputs that failed inside the core (logged, never fatal)
+        # Issue 14 item 3: a failed journal write. The fault input's effects are carried out at once without
+        # the journal (``unjournaled`` publishes them, marked so) and the input is committed once it can be.
+        self.unjournaled = unjournaled
+        self.journal_back = journal_back  # called once the journal writes again (owed alerts, ...)
+        self.journal_problem: JournalProblem | None = None
+        self._deferred: list[tuple[dict[str, Any], float, Step]] = []
+        self._fault_step: Step | None = None  # the fault's effects, for the caller to carry out
+        self.uncommitted_events = 0  # shoe events whose commit failed: never acknowledged as committed
+        # Sensor inputs (lid switch, chip slots) that arrived while the journal could not take them: applied in
+        # order once it writes again. (Shoe events are not held here: the shoe keeps them until committed.)
+        self._held: list[dict[str, Any]] = []
+        self._background: set[asyncio.Task[None]] = set()
+        self.recovery_problems: list[str] = []  # a snapshot that could not be restored (start-up)
 
     # ---- life cycle ----
     def recover(self) -> int:
         """Snapshot + the inputs journaled after it, effects suppressed. Returns the inputs re-applied."""
-        snap = self.journal.latest_snapshot()
         after = 0
-        if snap is not None:
-            after, state = snap
-            self.core.restore(state)
+        try:
+            snap = self.journal.latest_snapshot()
+            if snap is not None:
+                after, state = snap
+                self.core.restore(state)
+        except Exception as exc:  # an unreadable or inconsistent snapshot: never a crash (issue 13 §1)
+            seq = self._newest_snapshot_seq()
+            self.recovery_problems.append(f"snapshot at record {seq} cannot be restored ({exc})")
+            log.error("snapshot at record %s cannot be restored (%s): replaying the whole journal", seq, exc)
+            self.core.restore(TableCore(lambda _n: None).snapshot())  # a fresh core, this core's loader
+            after = 0
         count = 0
         for rec in self.journal.records(after_seq=after, kinds=("input",)):
             try:
@@ -98,13 +122,22 @@ class TableController:
         self._since_snapshot = count
         return count
 
+    def _newest_snapshot_seq(self) -> int | None:
+        with contextlib.suppress(Exception):
+            row = self.journal._conn.execute("SELECT MAX(seq) FROM snapshots").fetchone()
+            return row[0]
+        return None
+
     async def start(self) -> None:
         self.recover()
         resume = getattr(self.shoe, "resume_after", None)
         if resume is not None:  # the shoe sends again every event after the last committed one (protocol §5a)
             resume(int(self.core.device.get("boot_id", 0)), int(self.core.device.get("event_no", 0)))
         self._safe_outputs()
-        await self.submit({"type": "restart"})
+        try:
+            await self.submit({"type": "restart"})
+        except JournalWriteFailed:  # comes up in the journal_io fault (issue 14 item 3), never a crash
+            log.critical("restart not journaled: %s", self.journal_problem)
         if self.board is not None:
             self._watch_gpio()
         if self.shoe is not None:
@@ -116,9 +149,10 @@ class TableController:
         return bool(self._tasks) and not any(t.done() for t in self._tasks)
 
     async def stop(self) -> None:
-        for task in self._tasks:
+        self._safe_outputs()  # first: nothing below may keep the lid unlocked
+        for task in [*self._tasks, *self._background]:
             task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
+            with contextlib.suppress(asyncio.CancelledError, Exception):  # a task that died has said why
                 await task
         self._tasks.clear()
         self._safe_outputs()
@@ -160,12 +194,14 @@ class TableController:
     async def handle_event(self, event: ev.DeviceEvent) -> None:
         await self.handle_events([event])
 
-    async def handle_events(self, events: list[ev.DeviceEvent]) -> None:
+    async def handle_events(self, events: list[ev.DeviceEvent]) -> bool:
         """Device events in order, committed in ONE journal transaction (a burst costs one fsync, not one
         per card); their effects run after that commit, in order. Every event is published, the retained
         state documents once, as they stand after the burst (an intermediate one would be overwritten in
         the same commit, before anyone could read it: docs/mqtt.md). A bad event is logged, counted and
-        skipped, never fatal (CONTRIBUTING); the others still count."""
+        skipped, never fatal (CONTRIBUTING); the others still count. Returns True once the events are
+        committed, False if the journal could not commit them: then nothing of them happened and they must
+        not be acknowledged to the shoe as committed (issue 14 items 1 and 3)."""
         async with self._lock:
             batch: list[tuple[dict[str, Any], float, Step]] = []
             first_undo: bytes | None = None
@@ -181,12 +217,25 @@ class TableController:
                     first_undo = self.core.undo
                 batch.append((inp, now, step))
             if not batch:
-                return
+                return True
             assert first_undo is not None
             batch[-1][2].effects.extend(self.core.publish_states())
-            self._commit_or_undo(batch, first_undo)  # on failure nothing of the burst happened
+            try:
+                self._commit_or_undo(batch, first_undo)  # on failure nothing of the burst happened
+            except JournalWriteFailed as exc:
+                self.uncommitted_events += len(events)
+                log.error("%d shoe event(s) not committed: %s", len(events), exc.problem.text)
+                failed, fault = True, self._take_fault_step()
+            else:
+                failed, fault = False, None
+        if failed:  # none of their effects: they did not happen (only the fault's, if it is new)
+            if fault is not None:
+                await self._execute_unjournaled(fault)
+            return False
         for _, _, step in batch:
             await self._execute(step)
+        self._maybe_snapshot()
+        return True
 
     async def tick(self) -> None:
         await self.submit({"type": "tick"})
@@ -198,19 +247,154 @@ class TableController:
         async with self._lock:
             now = self._clock()
             step = self.core.apply(inp, now)  # Rejected: nothing changed, nothing journaled
-            self._commit_or_undo([(inp, now, step)], self.core.undo)
+            try:
+                self._commit_or_undo([(inp, now, step)], self.core.undo)
+            except JournalWriteFailed as exc:
+                fault, failure = self._take_fault_step(), exc
+            else:
+                fault, failure = None, None
+        if failure is not None:
+            if fault is not None:
+                await self._execute_unjournaled(fault)
+            raise failure  # a Rejected: the caller answers it with the reason
         await self._execute(step)
+        self._maybe_snapshot()
         return {"ok": True, "state": self.core.state, **step.result}
 
     def _commit_or_undo(self, batch: list[tuple[dict[str, Any], float, Step]], undo: bytes) -> None:
-        """Commit the batch, or put the core back to ``undo`` (its state before the batch) and re-raise."""
+        """Commit the batch (after the inputs whose commit is still owed), or put the core back to ``undo``
+        (its state before the batch) and re-raise; a journal write failure as ``JournalWriteFailed``."""
         try:
-            self._commit_many(batch)
-        except BaseException:
+            self._commit_many([*self._deferred, *batch])
+        except BaseException as exc:
             self.core.restore(undo)
+            if is_write_failure(exc):
+                raise JournalWriteFailed(self._journal_failed(exc)) from exc
             raise
+        self._journal_ok()
+
+    # ---- journal write failures (issue 14 item 3) ----
+    def _journal_failed(self, exc: BaseException) -> JournalProblem:
+        """The fault at once: the core enters ``journal_io`` (its effects are carried out by the caller with
+        ``_execute_unjournaled``, outside the lock) and the input is kept to be committed when it can be."""
+        problem = classify(exc, self.journal.path.parent)
+        first = self.journal_problem is None
+        self.journal_problem = problem
+        if first:
+            log.critical("%s: the table goes into the journal_io fault", problem.text)
+        if "journal_io" in self.core.faults:
+            return problem
+        inp = {"type": "journal_fault", "kind": problem.kind, "text": problem.text}
+        now = self._clock()
+        step = self.core.apply(inp, now)
+        self._deferred.append((inp, now, step))
+        self._fault_step = step
+        return problem
+
+    async def submit_or_hold(self, inp: dict[str, Any]) -> dict[str, Any] | None:
+        """``submit`` for sensor inputs nobody can send again: if the journal cannot take it, it is held and
+        submitted when the journal writes again (a lid switch opened during a disk fault is not forgotten)."""
+        try:
+            return await self.submit(inp)
+        except JournalWriteFailed:
+            if len(self._held) < HELD_INPUTS_MAX:
+                self._held.append(inp)
+            else:
+                log.error("held sensor inputs full: %s dropped", inp)
+            return None
+
+    async def _submit_held(self) -> None:
+        while self._held and self.journal_problem is None:
+            inp = self._held.pop(0)
+            try:
+                await self.submit(inp)
+            except JournalWriteFailed:
+                self._held.insert(0, inp)
+                return
+            except Rejected as exc:
+                log.info("held input %s refused: %s", inp, exc.reason)
+
+    async def journal_failed_elsewhere(self, exc: BaseException) -> None:
+        """Another part's journal write failed (an alert, a command's nonce, the outbox's deletes): the same
+        fault, at once."""
+        async with self._lock:
+            if "journal_io" in self.core.faults and self.journal_problem is not None:
+                return
+            self._journal_failed(exc)
+            step = self._take_fault_step()
+        if step is not None:
+            await self._execute_unjournaled(step)
+
+    def _take_fault_step(self) -> Step | None:
+        step, self._fault_step = self._fault_step, None
+        return step
+
+    def _journal_ok(self) -> None:
+        if self._deferred:
+            log.warning("journal writes again: %d deferred input(s) committed", len(self._deferred))
+        self._deferred.clear()
+        if self.journal_problem is None:
+            return
+        log.warning("journal writes again (was: %s)", self.journal_problem.text)
+        self.journal_problem = None
+        if self.journal_back is not None:
+            try:
+                self.journal_back()
+            except Exception as exc:  # the service's health loop tries again
+                log.error("after the journal came back: %s", exc)
+        if self._held:
+            with contextlib.suppress(RuntimeError):  # no running loop: recovery, nothing held then
+                task = asyncio.get_running_loop().create_task(self._submit_held(), name="held-inputs")
+                self._background.add(task)  # a strong reference until it is done
+                task.add_done_callback(self._background.discard)
+
+    async def _execute_unjournaled(self, step: Step) -> None:
+        """The fault's effects without the journal: outputs first, the messages published directly (marked
+        as not journaled; the journal gets them once it writes again), then the shoe commands."""
+        self._safe_outputs()
+        if self.unjournaled is not None:
+            for fx in step.effects:
+                if isinstance(fx, Publish):
+                    try:
+                        self.unjournaled(fx)
+                    except Exception:
+                        log.exception("unjournaled publish of %s failed", fx.topic)
+        await self._execute(step)
+
+    async def retry_journal(self) -> bool:
+        """Commit what is owed (the fault's input) if the journal writes again; True if it did just now."""
+        if self.journal_problem is None and not self._deferred:
+            return False
+        async with self._lock:
+            try:
+                self._commit_many(list(self._deferred))
+            except Exception as exc:
+                if not is_write_failure(exc):
+                    raise
+                self.journal_problem = classify(exc, self.journal.path.parent)
+                return False
+            self._journal_ok()
+        return True
+
+    def _maybe_snapshot(self) -> None:
+        if self._since_snapshot < self.snapshot_every or self._deferred:
+            return
+        try:
+            self.journal.save_snapshot(self.core.snapshot())
+        except Exception as exc:  # committed already; the snapshot waits (start-up replays a little more)
+            if not is_write_failure(exc):
+                raise
+            log.error("snapshot not saved: %s", classify(exc, self.journal.path.parent).text)
+            return
+        self._since_snapshot = 0
 
     def _commit_many(self, batch: list[tuple[dict[str, Any], float, Step]]) -> None:
+        if not batch:  # a probe: does the journal take a record again?
+            with self.journal.transaction() as tx:
+                tx.append(
+                    "journal_check", {"problem": self.journal_problem.text if self.journal_problem else ""}
+                )
+            return
         with self.journal.transaction() as tx:
             for inp, now, step in batch:
                 tx.append("input", {"input": inp, "now": now})
@@ -221,9 +405,6 @@ class TableController:
                         data = fx.data if fx.text is None else None  # the text is spliced as it is
                         tx.publish(fx.topic, fx.event_type, data, retain=fx.retain, data_text=fx.text)
         self._since_snapshot += len(batch)
-        if self._since_snapshot >= self.snapshot_every:
-            self.journal.save_snapshot(self.core.snapshot())
-            self._since_snapshot = 0
 
     async def _execute(self, step: Step) -> None:
         """Local outputs first (GPIO, alerts: instant), then the shoe commands in order (awaiting results)."""
@@ -251,7 +432,7 @@ class TableController:
                 if not result.ok:
                     failed.append({"type": "command_failed", "command": name, "text": result.text})
         for inp in failed:
-            with contextlib.suppress(Rejected):
+            with contextlib.suppress(Rejected):  # incl. JournalWriteFailed: the fault is raised already
                 await self.submit(inp)
 
     # ---- background ----
@@ -259,7 +440,17 @@ class TableController:
         async for event in self.shoe.events():
             drain = getattr(self.shoe, "drain_events", None)
             more = drain(burst - 1) if drain is not None else []
-            await self.handle_events([event, *more])
+            try:
+                committed = await self.handle_events([event, *more])
+            except Exception:  # a bug: logged; the pump goes on (its death would stop the watchdog)
+                log.exception("shoe events failed")
+                committed = False
+            if committed:
+                self.events_committed([event, *more])
+
+    def events_committed(self, events: list[ev.DeviceEvent]) -> None:
+        """Called only after the events' COMMIT (never after a failed one): where the shoe may be told they
+        are safe (issue 14 item 1, ack after commit). Nothing to do while the driver acks on arrival."""
 
     async def _ticker(self, period: float = 0.25) -> None:
         """Ticks are journaled only when a deadline is due, so an idle table writes nothing."""
@@ -269,6 +460,8 @@ class TableController:
             if deadline is not None and self._clock() >= deadline:
                 try:
                     await self.tick()
+                except JournalWriteFailed:
+                    pass  # the journal_io fault is raised (and ends the lid cycle)
                 except Exception:
                     log.exception("tick failed")
 
@@ -288,7 +481,7 @@ class TableController:
                 if value:
                     await self.dealer_input(BUTTON_ACTIONS[name], {})
             else:
-                await self.submit({"type": "gpio", "name": name, "value": value})
+                await self.submit_or_hold({"type": "gpio", "name": name, "value": value})
         except Rejected as exc:
             log.info("button %s rejected: %s", name, exc.reason)
         except Exception:

@@ -43,6 +43,26 @@ LID_OPEN_TIMEOUT_S = (
 CARD_CODES = [r + s for s in ev.SUITS for r in ev.RANKS]
 PLAY_ACTIONS = DEALER_PLAY
 SUPERVISOR_ROLES = ("supervisor",)
+FAULT_TRIGGER = {
+    "jam": "jam",
+    "link_down": "link_lost",
+    "tamper": "forced",
+    "journal_io": "journal_failed",
+    "integrity": "integrity_failed",
+    "shoe_sequence": "sequence_fault",
+    "card_count": "count_fault",
+}
+NO_SESSION = ("closed", "deck_check_failed")  # no fault state to enter: the fault is only listed
+PROFILE_NAME_CHARS = set("abcdefghijklmnopqrstuvwxyz0123456789-_")
+
+
+def _parse_profile_text(text: str, name: str) -> Any:
+    """A rule profile from the TOML text pinned in the session (no file is read)."""
+    import tomllib
+
+    from controller.rules.profiles import profile_from_dict
+
+    return profile_from_dict(tomllib.loads(text), source=f"{name} (pinned in the session)")
 
 
 class JackpotSeam:
@@ -221,6 +241,7 @@ class TableCore:
         s = pickle.loads(snap) if isinstance(snap, bytes) else _copy(snap)
         self._reset()
         self.device = s["device"]
+        self.session = s["session"]  # before the profile: a pinned session carries its profile's text
         self._set_profile(s["profile"], s["shuffler"])
         self.machine.set_state(s["state"])
         self.resume_to = s["resume_to"]
@@ -246,7 +267,12 @@ class TableCore:
         if name is None:
             self.rules_profile, self.tp = None, None
             return
-        self.rules_profile = self._load_profile(name)
+        pinned = self.session.get("pinned")
+        if isinstance(pinned, dict) and pinned.get("profile") == name and pinned.get("profile_text"):
+            # Issue 13 §2: the session's rules are the ones pinned when it opened, never the file as it is now
+            self.rules_profile = _parse_profile_text(str(pinned["profile_text"]), name)
+        else:
+            self.rules_profile = self._load_profile(name)
         self.tp = table_profile(self.rules_profile, continuous=shuffler == "continuous")
 
     def view(self) -> dict[str, Any]:
@@ -308,6 +334,10 @@ class TableCore:
                 self._restart()
             elif kind == "jackpot_display":  # the jackpot sign's link (PT-2001 r.41), journaled
                 self._fx.extend(self.jackpot.on_display(bool(inp.get("connected"))))
+            elif kind == "journal_fault":  # the shell's journal commit failed (issue 14 item 3)
+                self._journal_fault(str(inp.get("kind") or "io_error"), str(inp.get("text") or ""))
+            elif kind == "integrity_fault":  # chain, snapshot or pinned configuration (issue 13 §1-2)
+                self._integrity_fault(str(inp.get("reason") or ""), dict(inp.get("details") or {}))
             else:
                 raise Rejected(f"unknown input type {kind!r}")
             self._sync_outputs()
@@ -429,6 +459,7 @@ class TableCore:
         want = {
             "lid_lock": self.lid["unlock"] is None,
             "warning_light": self.state in m.FAULT_STATES
+            or any(f in self.faults for f in m.SERVICE_FAULTS)  # also on a closed table
             or self.state == "deck_check_failed"
             or self.pending_replacement is not None,
         }
@@ -819,7 +850,7 @@ class TableCore:
         (``clear_shoe_fault``)."""
         self._record(name, reason=reason, at=self._ts(), state=self.state, **info)
         if name not in self.faults and self.state not in ("closed", "deck_check_failed"):
-            self._enter_fault(name, m.FAULT_TRIGGER[name], {"reason": reason, **info, "cleared_by": None})
+            self._enter_fault(name, FAULT_TRIGGER[name], {"reason": reason, **info, "cleared_by": None})
 
     _SHOE_LINE_ALERT = (
         "the card is not dealt; dealing blocked until a supervisor clears it (clear_shoe_fault)"
@@ -1074,7 +1105,7 @@ class TableCore:
                 self.rules_profile,
                 bets,
                 burn,
-                self.session["rounds"] == 0,  # MO-2004 art.5.1.1: the game's first card may be face up
+                self.shoe["first_round"],  # MO-2004 art.5.1.1: first card after the shoe-start burns
                 engine_factory=self._engine_factory,
                 make_card=self._make_card,
             )
@@ -1193,9 +1224,18 @@ class TableCore:
         if self.state == "deck_check_failed":
             raise Rejected("the last deck check failed: acknowledge it first (PT-2001 r.55)")
         self._need_state("closed", "open_table")
+        blocking = [f for f in m.SERVICE_FAULTS if f in self.faults]
+        if blocking:
+            why = "; ".join(str(self.faults[f].get("reason", f)) for f in blocking)
+            raise Rejected(f"open_table refused: the table is in the {', '.join(blocking)} fault: {why}")
         profile = args.get("profile") or self.profile_name
         if not profile:
             raise Rejected("open_table needs a rule profile")
+        if not isinstance(profile, str) or not set(profile) <= PROFILE_NAME_CHARS or len(profile) > 64:
+            raise Rejected("open_table takes a rule profile's name (e.g. 'pt-2001'), never a path")
+        pinned = args.get("pinned")
+        if isinstance(pinned, dict):  # the service's digests and profile text, journaled with open_table
+            self.session["pinned"] = dict(pinned)
         default = "continuous" if self.device.get("continuous", True) else "batch"
         shuffler = args.get("shuffler", default)
         if shuffler not in ("continuous", "batch"):
@@ -1204,6 +1244,8 @@ class TableCore:
             self._set_profile(str(profile), shuffler)
         except Exception as exc:
             raise Rejected(f"cannot load profile {profile!r}: {exc}") from exc
+        if isinstance(pinned, dict):
+            self._record("configuration_pinned", **{k: v for k, v in pinned.items() if k != "profile_text"})
         self._fx.extend(self.jackpot.on_open_table(args, self.rules_profile))  # r.38: config AND profile
         allowed = self.rules_profile.shoe.shufflers
         if (shuffler == "continuous" and "continuous" not in allowed) or (
@@ -1231,14 +1273,31 @@ class TableCore:
         self._result = {"session_id": self.session["id"]}
 
     def _sv_close_table(self, user: str, args: dict[str, Any]) -> None:
-        if self.state == "betting" and self.bets:
+        closable = ("loading", "betting", "cut", "settled", "cards_returned")
+        from_integrity = self.state == "integrity"  # issue 13 §2: the faulty session ends by closing it
+        if from_integrity:
+            if self.resume_to not in closable:
+                raise Rejected(f"the interrupted round ({self.resume_to}) must be voided first (void_round)")
+            returned = self.bets  # placed, nothing dealt on them: returned to the players
+            self.bets, self.chips = {}, []
+        elif self.state == "betting" and self.bets:
             raise Rejected("bets are on the table: clear them before closing")
-        self._need_state(("loading", "betting", "cut", "settled", "cards_returned"), "close_table")
+        else:
+            self._need_state(closable, "close_table")
         self.jackpot.check_close()  # PT-2001 r.49: a winning hand stays until paid
         if self.lid["state"] == "open" and self.state != "loading":
             raise Rejected("the lid is open: insert the cards and close it first (PT-2001 r.59-60)")
         self.lid["deadline"] = None
-        self._go("close_table")
+        if from_integrity:
+            info = self.faults.pop("integrity", {})
+            self._record(
+                "integrity_cleared", user=user, at=self._ts(), fault=info, by="close_table", bets=returned
+            )
+            self._fault_event("integrity", "cleared", {"by": user})
+            self.resume_to = None
+            self._go("integrity_close")
+        else:
+            self._go("close_table")
         self.round = None
         self.session["closed_by"] = user
         if self.out > 0 and self.tp.continuous:  # the discard goes in before the inventory (PT-2001 r.55)
@@ -1410,7 +1469,77 @@ class TableCore:
         between = not self._round_active() and self.state not in ("dealing", "players", "dealer")
         self._fx.extend(self.jackpot.supervisor("jackpot_correct", user, args, between_rounds=between))
 
+    def _sv_clear_journal_io(self, user: str, args: dict[str, Any]) -> None:
+        """The journal writes again (this action's own commit proves it): the fault ends, the cards are
+        counted (resync) as after any fault; an authorised person decides it, as for a jam (PT-2001 r.51)."""
+        info = self.faults.get("journal_io")
+        if info is None:
+            raise Rejected("no journal_io fault to clear")
+        self._record("journal_io_cleared", user=user, at=self._ts(), fault=info)
+        self._clear_service_fault("journal_io", user)
+
+    def _sv_clear_integrity(self, user: str, args: dict[str, Any]) -> None:
+        """On a closed table only; in a session the supervisor closes the table (close_table) instead."""
+        info = self.faults.get("integrity")
+        if info is None:
+            raise Rejected("no integrity fault to clear")
+        if self.state not in NO_SESSION:
+            raise Rejected("the integrity fault of an open session ends when a supervisor closes the table")
+        self._record("integrity_cleared", user=user, at=self._ts(), fault=info, by="clear_integrity")
+        self._clear_service_fault("integrity", user)
+
     # ================================================================ faults
+    def _journal_fault(self, kind: str, text: str) -> None:
+        """Issue 14 item 3: a journal write failed. Lid locked (GPIO and the shoe), light on, dealing refused,
+        a critical alert. The shell publishes these effects without the journal and commits them once it can."""
+        info = {"kind": kind, "reason": text, "at": self._ts()}
+        if "journal_io" in self.faults:
+            self.faults["journal_io"] = info
+            return
+        self._lock_for_service_fault()
+        self._enter_service_fault("journal_io", "journal_failed", info)
+        self._alert(
+            "journal_io",
+            "critical",
+            f"{text}: nothing more can be recorded; dealing refused, lid locked until a supervisor clears it",
+            kind=kind,
+        )
+
+    def _integrity_fault(self, reason: str, details: dict[str, Any]) -> None:
+        """Issue 13 §1-2: the journal chain, a snapshot or the configuration pinned by the session does not
+        check out. Dealing refused until a supervisor closes the table (clear_integrity when closed)."""
+        info = {"reason": reason, "at": self._ts(), **details}
+        if "integrity" in self.faults:
+            self.faults["integrity"] = info
+            return
+        self._lock_for_service_fault()
+        self._enter_service_fault("integrity", "integrity_failed", info)
+        self._alert(
+            "integrity",
+            "critical",
+            f"{reason}: dealing refused until a supervisor closes the table",
+            **details,
+        )
+
+    def _lock_for_service_fault(self) -> None:
+        if self.lid["unlock"] not in (None, "auto"):  # "auto": _enter_fault ends the lid cycle itself
+            self.lid["unlock"] = None
+            self._cmd(ev.LockLid())
+
+    def _enter_service_fault(self, name: str, trigger: str, info: dict[str, Any]) -> None:
+        if self.state in NO_SESSION:  # listed in state/table.faults, light on, open_table refused
+            self.faults[name] = info
+            self._fault_event(name, "raised", info)
+            return
+        self._enter_fault(name, trigger, info)
+
+    def _clear_service_fault(self, name: str, user: str) -> None:
+        if self.state in NO_SESSION:  # no session: nothing to resume or count
+            self.faults.pop(name, None)
+            self._fault_event(name, "cleared", {"by": user})
+            return
+        self._clear_fault(name)
+
     def _enter_fault(self, name: str, trigger: str, info: dict[str, Any]) -> None:
         if self.state not in m.FAULT_STATES:
             self.resume_to = self.state
@@ -1427,7 +1556,7 @@ class TableCore:
         self._fault_event(name, "cleared", {})
         if self.faults:  # another fault remains: show it
             other = sorted(self.faults)[0]
-            self._go(m.FAULT_TRIGGER[other])
+            self._go(FAULT_TRIGGER[other])
             return
         self._go("fault_cleared")
         self._cmd(ev.ReportCounts())  # resync: are all the round's cards accounted for?

@@ -24,7 +24,20 @@ OPEN_STATES = [
     "cards_returned",
     "shuffling",  # batch shoe: reshuffle after the last round of the shoe (r.11)
 ]
-FAULT_STATES = ["jammed", "link_down", "tamper", "resync", "shoe_sequence", "card_count"]
+# journal_io: a journal write failed (disk full or read-only); integrity: the journal chain, a snapshot or the
+# configuration pinned by the open session does not check out (issue 13 §1-2, issue 14 item 3).
+# shoe_sequence / card_count: a card frame that cannot be a card the shoe dealt (issue 13 §5).
+FAULT_STATES = [
+    "jammed",
+    "link_down",
+    "tamper",
+    "journal_io",
+    "integrity",
+    "resync",
+    "shoe_sequence",
+    "card_count",
+]
+SERVICE_FAULTS = ("journal_io", "integrity")  # detected by the service itself, not reported by the shoe
 STATES = SESSION_STATES + OPEN_STATES + FAULT_STATES
 
 ROUND_ACTIVE = [
@@ -77,28 +90,31 @@ TRANSITIONS: list[T] = [
     T("jam", ("active", "faults"), "jammed", "Jammed (r.51)"),
     T("link_lost", ("active", "faults"), "link_down", "LinkDown"),
     T("forced", ("active", "faults"), "tamper", "lid forced open (r.60)"),
+    T("journal_failed", ("active", "faults"), "journal_io", "a journal write failed (disk full, read-only)"),
+    T("integrity_failed", ("active", "faults"), "integrity", "journal chain, snapshot or pinned config bad"),
+    T("integrity_close", "integrity", "closing", "supervisor close_table (the session ends)"),
     T("sequence_fault", ("active", "faults"), "shoe_sequence", "shoe_seq repeated or out of order"),
     T("count_fault", ("active", "faults"), "card_count", "a card code more often than the decks hold"),
     T(
         "fault_cleared",
-        ("jammed", "link_down", "tamper", "shoe_sequence", "card_count"),
+        ("jammed", "link_down", "tamper", "journal_io", "shoe_sequence", "card_count"),
         "resync",
-        "authorised clear (clear_jam, clear_link, lock_lid, clear_shoe_fault): count cards inside",
+        "authorised clear (clear_jam, clear_link, lock_lid, clear_journal_io, clear_shoe_fault): count cards inside",
     ),
     T("restarted", "active", "resync", "service restarted: lid locked, count cards inside"),
     T("resume", "resync", "active", "counts agree (else round void)"),
 ]
 
 
-# fault name -> the trigger that enters its state (a fault raised again re-enters its state)
-FAULT_TRIGGER = {
-    "jam": "jam",
-    "link_down": "link_lost",
-    "tamper": "forced",
-    "shoe_sequence": "sequence_fault",
-    "card_count": "count_fault",
-}
-FAULT_TRIGGERS = tuple(FAULT_TRIGGER.values())
+FAULT_TRIGGERS = (
+    "jam",
+    "link_lost",
+    "forced",
+    "journal_failed",
+    "integrity_failed",
+    "sequence_fault",
+    "count_fault",
+)  # re-entered while in it
 
 
 def expand(source: str | tuple[str, ...]) -> list[str]:

@@ -1,0 +1,7 @@
+"""The casino floor: every table's events in one place (docs/floor.md).
+
+One module per job: ``messages`` (what arrives from the floor broker, checked at the door), ``store`` (the
+PostgreSQL schema, migrations and writes), ``archive`` (the MQTT consumer), ``repair`` (gap detection and the
+event re-fetch), ``chain`` (audit checkpoints), ``queries``/``report`` (what an inspector and a floor manager
+ask), ``bridge`` (the table broker's bridge section) and ``web`` (the dashboard).
+"""

@@ -1,0 +1,297 @@
+"""The floor archive worker: floor broker → PostgreSQL (``tablectl floor archive``).
+
+One worker = one MQTT session + one writer thread + one maintenance thread:
+
+- **MQTT**: an MQTT 3.1.1 persistent session (``clean_session=False``, a fixed client id per worker) so the
+  floor broker keeps queueing while the worker is away and restores the session after its own restart
+  (mosquitto 2.0.11 does not restore MQTT v5 sessions, docs/reliability.md F3). Subscriptions:
+  ``$share/<group>/casino/<site>/table/+/#`` (the workers of one group split the traffic) and, not shared,
+  the few retained topics a newcomer needs at once (``status``, ``state/software``, ``audit/checkpoint``:
+  mosquitto sends no retained messages to a shared subscription). Messages are acknowledged by hand
+  (``manual_ack``) only after the transaction that stores them committed: a worker that dies loses nothing,
+  the broker redelivers to the session.
+- **Writer**: batches messages into one transaction each (inserts idempotent on (site, table, event_id)).
+- **Maintenance**: whichever worker holds the PostgreSQL advisory lock ``REPAIR_LOCK`` finds gaps and asks
+  the tables to resend (``repair.Repairer``) over a second, MQTT v5 connection (the re-fetch names its response
+  topic ``<prefix>/cmd/replay/response/<username>``), and verifies the audit checkpoints (``chain``). If it
+  dies, another worker takes the lock.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import secrets
+import ssl
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import paho.mqtt.client as mqtt
+import psycopg
+from paho.mqtt.enums import CallbackAPIVersion
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+
+from controller.floor import store
+from controller.floor.chain import check_chains
+from controller.floor.messages import (
+    CHECKPOINT_TOPIC,
+    SOFTWARE_TOPIC,
+    Envelope,
+    Ignored,
+    Rejected,
+    ReplayClose,
+    Status,
+    TableRef,
+    classify,
+)
+from controller.floor.repair import Repairer, request_payload
+
+log = logging.getLogger("floor.archive")
+REPLAY_RESPONSE = "cmd/replay/response/{user}"
+
+
+@dataclass(frozen=True)
+class ArchiveConfig:
+    dsn: str
+    host: str
+    port: int
+    username: str
+    password: str = field(repr=False)
+    worker: str = "1"
+    group: str = "floor-archive"
+    site: str = "+"
+    ca: str | None = None
+    batch: int = 500
+    grace: float = 2.0
+    answer_timeout: float = 10.0
+    max_attempts: int = 2
+    maintenance_every: float = 0.5
+
+
+@dataclass
+class ArchiveStats:
+    received: int = 0
+    stored: int = 0
+    duplicates: int = 0
+    rejected: int = 0
+    batches: int = 0
+    retries: int = 0
+    repairs_held: bool = False
+
+
+class ArchiveWorker:
+    def __init__(self, cfg: ArchiveConfig) -> None:
+        self.cfg = cfg
+        self.stats = ArchiveStats()
+        self._queue: queue.Queue[tuple[Any, int, int, str, bytes]] = queue.Queue()
+        self._stop = threading.Event()
+        self._connected = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._replay_suffix = REPLAY_RESPONSE.format(user=cfg.username)
+        self.repairer = Repairer(
+            self._send_replay,
+            grace=cfg.grace,
+            answer_timeout=cfg.answer_timeout,
+            max_attempts=cfg.max_attempts,
+        )
+        self._main = self._client(f"floor-archive-{cfg.worker}", persistent=True)
+        self._replay = self._client(f"floor-replay-{cfg.worker}-{secrets.token_hex(3)}", persistent=False)
+        self._replay_ready = threading.Event()
+
+    # ---- MQTT ----
+    def _client(self, client_id: str, *, persistent: bool) -> mqtt.Client:
+        if persistent:
+            client = mqtt.Client(
+                CallbackAPIVersion.VERSION2,
+                client_id=client_id,
+                protocol=mqtt.MQTTv311,
+                clean_session=False,
+                manual_ack=True,
+            )
+            client.on_connect = self._on_main_connect
+            client.on_disconnect = lambda *a: self._connected.clear()
+        else:
+            client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5)
+            client.on_connect = self._on_replay_connect
+        client.username_pw_set(self.cfg.username, self.cfg.password)
+        if self.cfg.ca:
+            client.tls_set(ca_certs=self.cfg.ca, tls_version=ssl.PROTOCOL_TLS_CLIENT)
+        client.max_inflight_messages_set(100)
+        client.reconnect_delay_set(0.2, 5)
+        client.on_message = self._on_message
+        return client
+
+    def _on_main_connect(self, client, userdata, flags, reason, properties) -> None:
+        if reason.is_failure:
+            log.error("floor broker refused the archive: %s", reason)
+            return
+        base = f"casino/{self.cfg.site}/table/+"
+        subs = [(f"$share/{self.cfg.group}/{base}/#", 1)]
+        subs += [(f"{base}/{rel}", 1) for rel in ("status", SOFTWARE_TOPIC, CHECKPOINT_TOPIC)]
+        client.subscribe(subs)
+        self._connected.set()
+
+    def _on_replay_connect(self, client, userdata, flags, reason, properties) -> None:
+        if reason.is_failure:
+            return
+        client.subscribe(f"casino/{self.cfg.site}/table/+/{self._replay_suffix}", qos=1)
+        self._replay_ready.set()
+
+    def _on_message(self, client: mqtt.Client, userdata: Any, msg: mqtt.MQTTMessage) -> None:
+        # paho thread: hand over, never block on the database here. Only the persistent session acks by hand.
+        acker = client if client is self._main else None
+        self._queue.put((acker, msg.mid, msg.qos, msg.topic, bytes(msg.payload)))
+
+    def _send_replay(self, table: TableRef, body: dict[str, Any]) -> None:
+        props = Properties(PacketTypes.PUBLISH)
+        props.ResponseTopic = f"{table.prefix}/{self._replay_suffix}"
+        self._replay.publish(f"{table.prefix}/cmd/replay", request_payload(body), qos=1, properties=props)
+
+    # ---- life cycle ----
+    def start(self, timeout: float = 15.0) -> ArchiveWorker:
+        with store.connect(self.cfg.dsn) as conn:
+            store.migrate(conn)
+        for target in (self._writer, self._maintenance):
+            t = threading.Thread(
+                target=target, name=f"floor-{target.__name__}-{self.cfg.worker}", daemon=True
+            )
+            t.start()
+            self._threads.append(t)
+        for client in (self._main, self._replay):
+            client.connect_async(self.cfg.host, self.cfg.port, keepalive=15)
+            client.loop_start()
+        if not (self._connected.wait(timeout) and self._replay_ready.wait(timeout)):
+            self.stop()
+            raise TimeoutError(f"archive worker {self.cfg.worker}: floor broker not reachable")
+        return self
+
+    def stop(self) -> None:
+        """Stop: the MQTT session stays on the broker (queued messages wait for the next start)."""
+        self._stop.set()
+        for client in (self._main, self._replay):
+            client.disconnect()
+            client.loop_stop()
+        for t in self._threads:
+            t.join(timeout=10)
+
+    def kill(self) -> None:
+        """Drop the connections without a clean disconnect (a crashed worker; tests)."""
+        self._stop.set()
+        for client in (self._main, self._replay):
+            sock = client.socket()
+            if sock is not None:
+                sock.close()
+            client.loop_stop()
+        for t in self._threads:
+            t.join(timeout=10)
+
+    def request_stop(self) -> None:
+        """From a signal handler: ``run_forever`` returns after a clean stop."""
+        self._stop.set()
+
+    def run_forever(self) -> None:
+        self.start()
+        try:
+            while not self._stop.wait(1.0):
+                pass
+        finally:
+            self.stop()
+
+    # ---- writer ----
+    def _writer(self) -> None:
+        conn: psycopg.Connection | None = None
+        while not self._stop.is_set():
+            try:
+                first = self._queue.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            batch = [first]
+            while len(batch) < self.cfg.batch:
+                try:
+                    batch.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            while not self._stop.is_set():
+                try:
+                    if conn is None or conn.closed:
+                        conn = store.connect(self.cfg.dsn)
+                    closes = self._store_batch(conn, batch)
+                    break
+                except psycopg.Error as exc:  # deadlock with another worker, or the database went away
+                    self.stats.retries += 1
+                    log.warning("archive batch failed (%s); retrying", exc)
+                    if conn is not None and not conn.closed and conn.info.transaction_status:
+                        conn.rollback()
+                    if isinstance(exc, psycopg.OperationalError):
+                        conn = None
+                    time.sleep(0.2)
+            else:
+                break  # stopping: unacknowledged messages stay with the broker
+            for acker, mid, qos, _topic, _payload in batch:
+                if acker is not None and qos > 0:
+                    acker.ack(mid, qos)
+            for close in closes:
+                self.repairer.answered(conn, close)
+        if conn is not None:
+            conn.close()
+
+    def _store_batch(self, conn: psycopg.Connection, batch: list[Any]) -> list[ReplayClose]:
+        envelopes: list[Envelope] = []
+        statuses: list[Status] = []
+        rejected: list[Rejected] = []
+        closes: list[ReplayClose] = []
+        for _acker, _mid, _qos, topic, payload in batch:
+            msg = classify(topic, payload, self._replay_suffix)
+            if isinstance(msg, Envelope):
+                envelopes.append(msg)
+            elif isinstance(msg, Status):
+                statuses.append(msg)
+            elif isinstance(msg, ReplayClose):
+                closes.append(msg)
+            elif isinstance(msg, Rejected):
+                rejected.append(msg)
+            elif isinstance(msg, Ignored):
+                pass
+        # one order for every worker: concurrent transactions lock rows in the same order
+        envelopes.sort(key=lambda e: (e.table.site, e.table.table_id, e.event_id))
+        with conn.transaction():
+            cur = conn.cursor()
+            new = store.store_envelopes(cur, envelopes)
+            for status in statuses:
+                store.store_status(cur, status)
+            for r in rejected:
+                store.store_rejected(cur, r)
+            if new or statuses:
+                store.notify(cur)
+        self.stats.received += len(batch)
+        self.stats.stored += new
+        self.stats.duplicates += len(envelopes) - new
+        self.stats.rejected += len(rejected)
+        self.stats.batches += 1
+        return closes
+
+    # ---- maintenance (one worker at a time) ----
+    def _maintenance(self) -> None:
+        conn: psycopg.Connection | None = None
+        software_seen: dict[TableRef, int] = {}
+        while not self._stop.wait(self.cfg.maintenance_every):
+            try:
+                if conn is None or conn.closed:
+                    conn = store.connect(self.cfg.dsn, autocommit=True)
+                    self.stats.repairs_held = False
+                if not self.stats.repairs_held:
+                    row = conn.execute("SELECT pg_try_advisory_lock(%s)", (store.REPAIR_LOCK,)).fetchone()
+                    self.stats.repairs_held = bool(row and row[0])
+                if self.stats.repairs_held:
+                    self.repairer.step(conn)
+                    check_chains(conn, software_seen)
+            except psycopg.Error as exc:
+                log.warning("archive maintenance failed (%s)", exc)
+                if conn is not None:
+                    conn.close()
+                conn = None
+        if conn is not None:
+            conn.close()  # releases the advisory lock

@@ -1,0 +1,182 @@
+"""What arrives on the floor broker, checked at the door before anything is stored.
+
+Every string from outside is hostile: a message is accepted only if its topic is a table topic
+(``casino/<site>/table/<id>/<rel>``, levels of safe characters) and, for an envelope, the payload is a bounded
+JSON object with an integer ``event_id``, a well-formed ``ts``, a short lowercase ``type``, ``table`` equal to the
+topic's table and an object ``data`` (no NUL characters anywhere: PostgreSQL's jsonb refuses them). Anything else
+becomes a ``Rejected`` with the reason, counted by the archive.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from controller.mqtt.topics import ALERT_TYPE, ALERTS_EVENTS, ALERTS_OPEN, ALERTS_OPEN_TYPE, EVENT_TYPES
+
+MAX_PAYLOAD = 256 * 1024
+MAX_DEPTH = 32
+CHECKPOINT_TOPIC = "audit/checkpoint"
+CHECKPOINT_TYPE = "checkpoint"
+SOFTWARE_TOPIC = "state/software"
+_LEVEL = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+_TS = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z$")
+_TYPE = re.compile(r"^[a-z_]{1,32}$")
+_REL = re.compile(r"^[a-z_]{1,32}(/[A-Za-z0-9_.-]{1,64}){0,4}$")
+
+
+@dataclass(frozen=True, slots=True)
+class TableRef:
+    site: str
+    table_id: str
+
+    @property
+    def prefix(self) -> str:
+        return f"casino/{self.site}/table/{self.table_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class Envelope:
+    table: TableRef
+    topic: str | None  # relative topic; None when unknown (a replayed state document)
+    event_id: int
+    type: str
+    ts: datetime
+    data: dict[str, Any]
+    raw: bytes
+    source: str  # "live" | "replay"
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    table: TableRef
+    status: str  # "online" | "offline"
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayClose:
+    table: TableRef
+    doc: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Rejected:
+    topic: str
+    reason: str
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class Ignored:
+    """Command traffic that crosses the floor broker: not the archive's to keep."""
+
+    topic: str
+
+
+Message = Envelope | Status | ReplayClose | Rejected | Ignored
+
+
+def split_topic(topic: str) -> tuple[TableRef, str] | None:
+    """``casino/<site>/table/<id>/<rel>`` → (table, rel), or None for anything else."""
+    parts = topic.split("/")
+    if len(parts) < 5 or parts[0] != "casino" or parts[2] != "table":
+        return None
+    if not (_LEVEL.match(parts[1]) and _LEVEL.match(parts[3])):
+        return None
+    rel = "/".join(parts[4:])
+    if not _REL.match(rel):
+        return None
+    return TableRef(parts[1], parts[3]), rel
+
+
+def topic_of_type(event_type: str) -> str | None:
+    """The topic a replayed envelope was first published on, from its type (None: several possible)."""
+    if event_type in EVENT_TYPES:
+        return f"events/{event_type}"
+    return {ALERT_TYPE: ALERTS_EVENTS, ALERTS_OPEN_TYPE: ALERTS_OPEN, CHECKPOINT_TYPE: CHECKPOINT_TOPIC}.get(
+        event_type
+    )
+
+
+def _no_nul(value: Any, depth: int = 0) -> bool:
+    if depth > MAX_DEPTH:
+        return False
+    if isinstance(value, str):
+        return "\x00" not in value
+    if isinstance(value, dict):
+        return all(_no_nul(k, depth + 1) and _no_nul(v, depth + 1) for k, v in value.items())
+    if isinstance(value, list):
+        return all(_no_nul(v, depth + 1) for v in value)
+    return True
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def parse_envelope(table: TableRef, topic: str | None, payload: bytes, source: str) -> Envelope | str:
+    """An ``Envelope`` or the reason it is refused."""
+    if len(payload) > MAX_PAYLOAD:
+        return f"payload of {len(payload)} bytes exceeds {MAX_PAYLOAD}"
+    try:
+        doc = json.loads(payload, parse_constant=_reject_constant)
+    except (ValueError, RecursionError, UnicodeDecodeError) as exc:
+        return f"not JSON: {str(exc)[:80]}"
+    if not isinstance(doc, dict):
+        return "not a JSON object"
+    event_id = doc.get("event_id")
+    if not isinstance(event_id, int) or isinstance(event_id, bool) or not 1 <= event_id < 2**62:
+        return "event_id is not a positive integer"
+    etype, ts, tbl, data = doc.get("type"), doc.get("ts"), doc.get("table"), doc.get("data")
+    if not isinstance(etype, str) or not _TYPE.match(etype):
+        return "type is not a short lowercase name"
+    if not isinstance(ts, str) or not _TS.match(ts):
+        return "ts is not YYYY-MM-DDTHH:MM:SS.mmmZ"
+    if tbl != table.table_id:
+        return "envelope table differs from the topic's table"
+    if not isinstance(data, dict):
+        return "data is not an object"
+    if not _no_nul(doc):
+        return "NUL character or nesting too deep"
+    try:
+        when = datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+    except ValueError:
+        return "ts is not a valid date"
+    return Envelope(table, topic, event_id, etype, when, data, bytes(payload), source)
+
+
+def classify(topic: str, payload: bytes, replay_suffix: str) -> Message:
+    """Turn one received MQTT message into what the archive stores.
+
+    ``replay_suffix`` is ``cmd/replay/response/<our username>``: messages there are replayed envelopes or the
+    closing document of a re-fetch (contract 2)."""
+    split = split_topic(topic)
+    if split is None:
+        return Rejected(topic[:200], "not a table topic", len(payload))
+    table, rel = split
+    if rel == "status":
+        text = payload.decode("utf-8", "replace")
+        if text not in ("online", "offline"):
+            return Rejected(topic, "status is neither online nor offline", len(payload))
+        return Status(table, text)
+    if rel == replay_suffix:
+        if len(payload) > MAX_PAYLOAD:
+            return Rejected(topic, "oversized replay message", len(payload))
+        try:
+            doc = json.loads(payload, parse_constant=_reject_constant)
+        except (ValueError, RecursionError, UnicodeDecodeError):
+            return Rejected(topic, "replay message is not JSON", len(payload))
+        if isinstance(doc, dict) and "request_id" in doc:
+            return ReplayClose(table, doc)
+        etype = doc.get("type") if isinstance(doc, dict) else None
+        parsed = parse_envelope(
+            table, topic_of_type(etype) if isinstance(etype, str) else None, payload, "replay"
+        )
+        return parsed if isinstance(parsed, Envelope) else Rejected(topic, parsed, len(payload))
+    if rel.startswith("cmd/"):
+        return Ignored(topic)
+    parsed = parse_envelope(table, rel, payload, "live")
+    return parsed if isinstance(parsed, Envelope) else Rejected(topic, parsed, len(payload))

@@ -1,0 +1,54 @@
+"""Read-only queries on the floor archive, shared by the commands, the report and the dashboard."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import psycopg
+
+SEVERITY_RANK = {"critical": 0, "warning": 1, "info": 2}
+
+
+@dataclass(frozen=True, slots=True)
+class FloorAlert:
+    alert_id: int
+    site: str
+    table_id: str
+    kind: str
+    severity: str
+    message: str
+    details: dict[str, Any]
+    raised_at: datetime
+    acknowledged_by: str | None
+    acknowledged_at: datetime | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "alert_id": self.alert_id,
+            "site": self.site,
+            "table": self.table_id,
+            "kind": self.kind,
+            "severity": self.severity,
+            "message": self.message,
+            "details": self.details,
+            "raised_at": self.raised_at.isoformat(),
+            "acknowledged_by": self.acknowledged_by,
+            "acknowledged_at": self.acknowledged_at.isoformat() if self.acknowledged_at else None,
+        }
+
+
+def floor_alerts(
+    conn: psycopg.Connection, *, open_only: bool = True, table: str | None = None, limit: int = 500
+) -> list[FloorAlert]:
+    """Most severe first, then newest first."""
+    rows = conn.execute(
+        "SELECT alert_id, site, table_id, kind, severity, message, details, raised_at, acknowledged_by,"
+        " acknowledged_at FROM floor_alerts WHERE (NOT %s OR acknowledged_at IS NULL)"
+        " AND (%s::text IS NULL OR table_id = %s)"
+        " ORDER BY CASE severity WHEN 'critical' THEN 0 WHEN 'warning' THEN 1 ELSE 2 END, raised_at DESC,"
+        " alert_id DESC LIMIT %s",
+        (open_only, table, table, limit),
+    ).fetchall()
+    return [FloorAlert(*r) for r in rows]

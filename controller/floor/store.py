@@ -1,0 +1,197 @@
+"""The floor archive's PostgreSQL store: versioned migrations and the writes the archive makes.
+
+Migrations are the plain SQL files of ``controller/floor/migrations/`` (``NNNN_name.sql``), applied in order,
+each in its own transaction, and recorded in ``schema_migrations`` (version, name, sha256, applied_at). A file
+already applied whose text changed is refused (a released migration is never edited). Several archive workers
+may start at once: the migration runs under a PostgreSQL advisory lock.
+
+Idempotence: every envelope is inserted with ``ON CONFLICT (site, table_id, event_id) DO NOTHING``, so a QoS 1
+redelivery, a replayed event or the same event seen by two workers is stored once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+from controller.floor.chain import record_checkpoint
+from controller.floor.messages import CHECKPOINT_TYPE, Envelope, Rejected, Status, TableRef
+
+MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+DEFAULT_DSN = "postgresql://postgres@127.0.0.1:5432/floor"
+_MIGRATION_NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
+_MIGRATE_LOCK = 0x7AB1EF10  # advisory lock ids (one constant each)
+REPAIR_LOCK = 0x7AB1EF11
+
+
+class MigrationError(RuntimeError):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    version: int
+    name: str
+    sql: str
+
+    @property
+    def digest(self) -> str:
+        return hashlib.sha256(self.sql.encode()).hexdigest()
+
+
+def migrations(directory: Path = MIGRATIONS_DIR) -> list[Migration]:
+    out = []
+    for path in sorted(directory.glob("*.sql")):
+        m = _MIGRATION_NAME.match(path.name)
+        if not m:
+            raise MigrationError(f"{path.name}: migration files are named NNNN_name.sql")
+        out.append(Migration(int(m.group(1)), m.group(2), path.read_text()))
+    versions = [m.version for m in out]
+    if versions != list(range(1, len(out) + 1)):
+        raise MigrationError(f"migration versions must be 1..N without gaps, found {versions}")
+    return out
+
+
+def connect(dsn: str, **kw: Any) -> psycopg.Connection:
+    return psycopg.connect(dsn, **kw)
+
+
+def migrate(conn: psycopg.Connection, directory: Path = MIGRATIONS_DIR) -> list[int]:
+    """Apply every migration not yet applied; returns the versions applied now."""
+    applied_now = []
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATE_LOCK,))
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL,"
+            " sha256 text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"
+        )
+        done = {v: d for v, d in conn.execute("SELECT version, sha256 FROM schema_migrations").fetchall()}
+        for mig in migrations(directory):
+            if mig.version in done:
+                if done[mig.version] != mig.digest:
+                    raise MigrationError(
+                        f"migration {mig.version} ({mig.name}) changed since it was applied; add a new one"
+                    )
+                continue
+            conn.execute(mig.sql)
+            conn.execute(
+                "INSERT INTO schema_migrations (version, name, sha256) VALUES (%s, %s, %s)",
+                (mig.version, mig.name, mig.digest),
+            )
+            applied_now.append(mig.version)
+        unknown = sorted(set(done) - {m.version for m in migrations(directory)})
+        if unknown:
+            raise MigrationError(f"database has migrations {unknown} this program does not know (newer?)")
+    return applied_now
+
+
+def schema_version(conn: psycopg.Connection) -> int:
+    row = conn.execute("SELECT coalesce(max(version), 0) FROM schema_migrations").fetchone()
+    return int(row[0]) if row else 0
+
+
+# ---- writes ----
+def ensure_tables(cur: psycopg.Cursor, tables: Iterable[TableRef]) -> None:
+    for t in sorted(set(tables), key=lambda t: (t.site, t.table_id)):
+        cur.execute(
+            "INSERT INTO floor_tables (site, table_id) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+            (t.site, t.table_id),
+        )
+
+
+def store_envelopes(cur: psycopg.Cursor, envelopes: list[Envelope]) -> int:
+    """Insert envelopes (duplicates ignored); returns how many rows were new."""
+    if not envelopes:
+        return 0
+    ensure_tables(cur, (e.table for e in envelopes))
+    cur.executemany(  # psycopg pipelines the batch: one round trip, not one per row
+        "INSERT INTO events (site, table_id, event_id, topic, type, ts, data, raw, source)"
+        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+        [
+            (
+                e.table.site,
+                e.table.table_id,
+                e.event_id,
+                e.topic,
+                e.type,
+                e.ts,
+                Jsonb(e.data),
+                e.raw,
+                e.source,
+            )
+            for e in envelopes
+        ],
+    )
+    new = max(cur.rowcount, 0)
+    for e in envelopes:
+        if e.type == CHECKPOINT_TYPE:
+            record_checkpoint(cur, e)
+    return new
+
+
+NOTIFY_CHANNEL = "floor_archive"  # the dashboard LISTENs (controller/floor/web.py)
+
+
+def notify(cur: psycopg.Cursor) -> None:
+    """Tell listeners the archive changed (delivered when the transaction commits)."""
+    cur.execute("SELECT pg_notify(%s, '')", (NOTIFY_CHANNEL,))
+
+
+def store_status(cur: psycopg.Cursor, status: Status) -> None:
+    ensure_tables(cur, [status.table])
+    cur.execute(
+        "UPDATE floor_tables SET status = %s, status_at = now() WHERE site = %s AND table_id = %s",
+        (status.status, status.table.site, status.table.table_id),
+    )
+
+
+def store_rejected(cur: psycopg.Cursor, rejected: Rejected) -> None:
+    cur.execute(
+        "INSERT INTO rejected_messages (topic, reason, size) VALUES (%s, %s, %s)",
+        (rejected.topic, rejected.reason[:200], rejected.size),
+    )
+
+
+def raise_alert(
+    cur: psycopg.Cursor,
+    table: TableRef,
+    kind: str,
+    severity: str,
+    message: str,
+    details: dict[str, Any],
+    dedupe_key: str,
+) -> int | None:
+    """A floor alert, raised once per ``dedupe_key``; returns its id when new."""
+    cur.execute(
+        "INSERT INTO floor_alerts (site, table_id, kind, severity, message, details, dedupe_key)"
+        " VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (dedupe_key) DO NOTHING RETURNING alert_id",
+        (table.site, table.table_id, kind, severity, message, Jsonb(details), dedupe_key),
+    )
+    row = cur.fetchone()
+    if row:
+        notify(cur)
+    return int(row[0]) if row else None
+
+
+def acknowledge_alert(conn: psycopg.Connection, alert_id: int, user: str) -> bool:
+    with conn.transaction():
+        cur = conn.execute(
+            "UPDATE floor_alerts SET acknowledged_by = %s, acknowledged_at = now()"
+            " WHERE alert_id = %s AND acknowledged_at IS NULL",
+            (user, alert_id),
+        )
+        if cur.rowcount == 1:
+            notify(conn.cursor())
+        return cur.rowcount == 1
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))

@@ -1,0 +1,184 @@
+"""Test helpers for the floor: a throw-away PostgreSQL database and a stand-in table publisher.
+
+``StandInTable`` is NOT the table controller: it is a small publisher that implements the event re-fetch
+contract (contract 2 of the brief: request ``{"request_id", "from_event_id", "to_event_id"}`` on
+``<prefix>/cmd/replay``; answer on the request's response topic if it lies under
+``<prefix>/cmd/replay/response/``: each kept envelope byte-identical in event_id order, QoS 1, not retained, then
+``{"request_id", "ok", "from_event_id", "to_event_id", "sent", "missing"}``) exactly, so the floor's repair can
+be tested while the real table side is built by the journal helper.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+import paho.mqtt.client as mqtt
+import psycopg
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from paho.mqtt.enums import CallbackAPIVersion
+from paho.mqtt.properties import Properties
+
+from controller.audit.checkpoint import GENESIS, public_key_hex, sign_checkpoint
+
+ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
+FLOOR_USERS = {
+    "table-T1": "demo-table-T1",
+    "table-T2": "demo-table-T2",
+    "table-T3": "demo-table-T3",
+    "table-T4": "demo-table-T4",
+    "archive": "demo-archive",
+    "supervisor1": "demo-supervisor1",
+    "monitor": "demo-monitor",
+}
+
+
+@contextmanager
+def temp_database(prefix: str = "floor_test") -> Iterator[str]:
+    """A new, empty database; dropped (connections and all) afterwards. Yields its DSN."""
+    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(ADMIN_DSN, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield f"postgresql://postgres@127.0.0.1:5432/{name}"
+    finally:
+        with psycopg.connect(ADMIN_DSN, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def now_ts() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def wait_until(pred: Callable[[], bool], timeout: float = 30.0, what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout
+    while not pred():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+class StandInTable:
+    """A table publisher implementing contract 2 (see the module docstring); not the real controller."""
+
+    def __init__(self, host: str, port: int, site: str, table_id: str, *, user: str | None = None) -> None:
+        self.site, self.table_id = site, table_id
+        self.prefix = f"casino/{site}/table/{table_id}"
+        self.kept: dict[int, bytes] = {}
+        self.next_id = 1
+        self.requests: list[dict[str, Any]] = []
+        self.key = Ed25519PrivateKey.generate()
+        self._cp_prev = (0, GENESIS)
+        self._acked = threading.Condition()
+        self._sent = self._acks = 0
+        self.client = mqtt.Client(
+            CallbackAPIVersion.VERSION2, client_id=f"standin-{table_id}-{uuid.uuid4().hex[:6]}",
+            protocol=mqtt.MQTTv5,
+        )  # fmt: skip
+        user = user or f"table-{table_id}"
+        self.client.username_pw_set(user, FLOOR_USERS[user])
+        self.client.on_message = self._on_message
+        self.client.on_publish = self._on_publish
+        ready = threading.Event()
+        self.client.on_connect = lambda c, u, f, r, p: (
+            c.subscribe(f"{self.prefix}/cmd/replay", qos=1),
+            ready.set(),
+        )
+        self.client.connect(host, port, 15)
+        self.client.loop_start()
+        assert ready.wait(10), "stand-in table could not connect"
+
+    def close(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()
+
+    @property
+    def public_key(self) -> str:
+        return public_key_hex(self.key.public_key())
+
+    # ---- publishing ----
+    def envelope(self, event_type: str, data: dict[str, Any]) -> tuple[int, bytes]:
+        event_id = self.next_id
+        self.next_id += 1
+        doc = {"data": data, "event_id": event_id, "table": self.table_id, "ts": now_ts(), "type": event_type}
+        raw = json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
+        self.kept[event_id] = raw
+        return event_id, raw
+
+    def publish(
+        self, rel: str, event_type: str, data: dict[str, Any], *, deliver: bool = True, retain: bool = False
+    ) -> int:
+        """Keep the envelope (as the table's outbox does) and publish it unless ``deliver`` is False."""
+        event_id, raw = self.envelope(event_type, data)
+        if deliver:
+            self._send(f"{self.prefix}/{rel}", raw, retain)
+        return event_id
+
+    def publish_raw(self, rel: str, payload: bytes) -> None:
+        self._send(f"{self.prefix}/{rel}", payload, False)
+
+    def checkpoint(self, seq: int, *, key: Ed25519PrivateKey | None = None, deliver: bool = True,
+                   prev: tuple[int, str] | None = None) -> int:  # fmt: skip
+        prev_seq, prev_hash = prev or self._cp_prev
+        h = uuid.uuid5(uuid.NAMESPACE_OID, f"{self.prefix}/{seq}").hex * 2
+        cp = sign_checkpoint(
+            key or self.key, site=self.site, table=self.table_id, seq=seq, hash=h,
+            last_event_id=self.next_id - 1, prev_seq=prev_seq, prev_hash=prev_hash, ts=now_ts(),
+        )  # fmt: skip
+        if prev is None:
+            self._cp_prev = (seq, h)
+        return self.publish("audit/checkpoint", "checkpoint", cp.to_dict(), deliver=deliver, retain=True)
+
+    def _send(self, topic: str, payload: bytes, retain: bool, props: Properties | None = None) -> None:
+        # never hold our lock across paho's publish: its thread takes paho's locks, then ours in on_publish
+        self.client.publish(topic, payload, qos=1, retain=retain, properties=props)
+        with self._acked:
+            self._sent += 1
+
+    def _on_publish(self, client, userdata, mid, reason, properties) -> None:
+        with self._acked:
+            self._acks += 1
+            self._acked.notify_all()
+
+    def flush(self, timeout: float = 20.0) -> None:
+        with self._acked:
+            ok = self._acked.wait_for(lambda: self._acks >= self._sent, timeout)
+        assert ok, "broker did not ack everything"
+
+    def forget(self, *event_ids: int) -> None:
+        """The retention period passed for these: the table no longer keeps them."""
+        for i in event_ids:
+            self.kept.pop(i, None)
+
+    # ---- contract 2: the re-fetch ----
+    def _on_message(self, client, userdata, msg) -> None:
+        try:
+            req = json.loads(msg.payload)
+        except ValueError:
+            return
+        self.requests.append(req)
+        base = f"{self.prefix}/cmd/replay/response/"
+        props = getattr(msg, "properties", None)
+        target = getattr(props, "ResponseTopic", None)
+        if not target or not target.startswith(base):
+            return  # the contract answers only under .../response/<username>
+        a, b = req.get("from_event_id"), req.get("to_event_id")
+        if not (isinstance(a, int) and isinstance(b, int) and 0 <= b - a < 10_000):
+            self._send(target, json.dumps({"request_id": req.get("request_id"), "ok": False,
+                                           "reason": "bad range"}).encode(), False)  # fmt: skip
+            return
+        sent, missing = 0, []
+        for i in range(a, b + 1):
+            if i in self.kept:
+                self._send(target, self.kept[i], False)
+                sent += 1
+            else:
+                missing.append(i)
+        closing = {"request_id": req["request_id"], "ok": True, "from_event_id": a, "to_event_id": b,
+                   "sent": sent, "missing": missing}  # fmt: skip
+        self._send(target, json.dumps(closing).encode(), False)

@@ -1,0 +1,135 @@
+"""Table broker → floor broker bridge (issue 18), with two real mosquitto processes on loopback: the table broker
+runs the section ``controller.floor.bridge.render`` writes; what the table publishes while the floor broker is
+down reaches the floor afterwards, in order; a floor command reaches the table through the bridge."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+
+from controller.broker import Broker
+from controller.broker import main as broker_main
+from controller.floor.bridge import BridgeConfigError, load, render
+from controller.mqtt.topics import Topics
+from tests.support.broker import Recorder
+from tests.support.floor import FLOOR_USERS, StandInTable, wait_until
+
+
+def write_configs(tmp_path, floor_ports: list[int], **bridge_extra) -> tuple:
+    table_toml = tmp_path / "table.toml"
+    table_toml.write_text(
+        '[table]\nid = "T1"\nsite = "S1"\nprofile = "pt-2001"\n[mqtt]\nhost = "localhost"\n'
+    )
+    (tmp_path / "floor-password").write_text(FLOOR_USERS["table-T1"] + "\n")
+    hosts = ", ".join(f'"127.0.0.1:{p}"' for p in floor_ports)
+    extra = "".join(f"{k} = {json.dumps(v)}\n" for k, v in bridge_extra.items())
+    bridge_toml = tmp_path / "bridge.toml"
+    bridge_toml.write_text(
+        f'[bridge]\nhosts = [{hosts}]\nusername = "table-T1"\npassword_file = "floor-password"\n{extra}'
+    )
+    return table_toml, bridge_toml
+
+
+def test_rendered_section_and_refusals(tmp_path):
+    table_toml, bridge_toml = write_configs(tmp_path, [8883, 8884], ca="ca.crt")
+    text = render(load(table_toml, bridge_toml))
+    assert "address 127.0.0.1:8883 127.0.0.1:8884" in text and "round_robin false" in text
+    assert "cleansession false" in text and "bridge_cafile " + str(tmp_path / "ca.crt") in text
+    assert "topic events/# out 1 casino/S1/table/T1/ casino/S1/table/T1/" in text
+    assert "topic cmd/supervisor in 1 casino/S1/table/T1/ casino/S1/table/T1/" in text
+    assert "topic cmd/dealer" not in text  # the dealer's commands never come from the floor
+    # through the broker module's render hook: passwd, acl and the bridge file (0600: it holds a password)
+    out = tmp_path / "etc"
+    assert (
+        broker_main(
+            ["render", "--out", str(out), "--bridge", str(bridge_toml), "--table-config", str(table_toml)]
+        )
+        == 0
+    )
+    assert (out / "floor-bridge.conf").read_text() == text and (
+        out / "floor-bridge.conf"
+    ).stat().st_mode & 0o077 == 0
+    # refusals: no TLS, a host with a newline (config injection), unknown keys
+    (tmp_path / "a").mkdir()
+    _, no_tls = write_configs(tmp_path / "a", [8883])
+    with pytest.raises(BridgeConfigError, match="ca is required"):
+        load(table_toml, no_tls)
+    bad = tmp_path / "bad.toml"
+    bad.write_text(
+        '[bridge]\nhosts = ["x:1\\naddress evil:1"]\nusername = "table-T1"\n'
+        'password_file = "floor-password"\nca = "c"\n'
+    )
+    with pytest.raises(BridgeConfigError, match="hosts"):
+        load(table_toml, bad)
+    bad.write_text(
+        '[bridge]\nhosts = ["x:1"]\nusername = "table-T1"\npassword_file = "floor-password"\nca = "c"\nfoo = 1\n'
+    )
+    with pytest.raises(BridgeConfigError, match="unknown"):
+        load(table_toml, bad)
+
+
+def test_events_published_while_the_floor_is_down_reach_it_afterwards_in_order(tmp_path):
+    floor = Broker.start(tmp_path / "floor", users=FLOOR_USERS, acl=False)
+    table_toml, bridge_toml = write_configs(tmp_path, [floor.port], insecure_no_tls=True)
+    section = render(load(table_toml, bridge_toml)).splitlines()
+    table_broker = Broker.start(tmp_path / "table", users=FLOOR_USERS, acl=False, extra_config=tuple(section))
+    topics = Topics("S1", "T1")
+    rec = Recorder(floor, "monitor", topics, filters=("events/#",), persistent=True, v5=False, validate=False)
+    table = None
+    try:
+        rec.start()
+        table = StandInTable(table_broker.host, table_broker.port, "S1", "T1")
+        for i in range(10):
+            table.publish("events/round", "round", {"round_id": f"r{i}", "phase": "betting"})
+        table.flush()
+        rec.wait_for(lambda m: len(m) >= 10)
+        floor.stop()  # the uplink's far end is gone; the table keeps dealing
+        for i in range(10, 200):
+            table.publish("events/round", "round", {"round_id": f"r{i}", "phase": "betting"})
+        table.flush()  # the TABLE broker acked every one: they are queued there
+        floor.restart()
+        rec.wait_for(lambda m: len({json.loads(p)["event_id"] for _, p, _ in m}) >= 200, timeout=60)
+        ids = rec.event_ids("events/")
+        first_seen = list(dict.fromkeys(ids))
+        assert first_seen == list(range(1, 201)), "lost or out of order"
+        # a supervisor command published on the floor reaches the table through the bridge
+        got = threading.Event()
+        table.client.message_callback_add(f"{table.prefix}/cmd/supervisor", lambda c, u, m: got.set())
+        table.client.subscribe(f"{table.prefix}/cmd/supervisor", qos=1)
+        sup = Recorder(floor, "supervisor1", topics, filters=(), validate=False).start()
+        wait_until(lambda: (sup.publish("cmd/supervisor", b'{"probe": 1}') is not None) and got.wait(0.5), 30,
+                   "command over the bridge")  # fmt: skip
+        sup.stop()
+    finally:
+        if table is not None:
+            table.close()
+        rec.stop()
+        table_broker.stop()
+        floor.stop()
+
+
+def test_the_bridge_fails_over_to_the_second_floor_broker(tmp_path):
+    """The primary floor broker is unreachable: the table's events reach the second one listed."""
+    from controller.broker import free_port
+
+    floor2 = Broker.start(tmp_path / "floor2", users=FLOOR_USERS, acl=False)
+    table_toml, bridge_toml = write_configs(tmp_path, [free_port(), floor2.port], insecure_no_tls=True)
+    section = render(load(table_toml, bridge_toml)).splitlines()
+    table_broker = Broker.start(tmp_path / "table", users=FLOOR_USERS, acl=False, extra_config=tuple(section))
+    rec = Recorder(floor2, "monitor", Topics("S1", "T1"), filters=("events/#",), validate=False)
+    table = None
+    try:
+        rec.start()
+        table = StandInTable(table_broker.host, table_broker.port, "S1", "T1")
+        for i in range(5):
+            table.publish("events/round", "round", {"round_id": f"r{i}", "phase": "betting"})
+        table.flush()
+        rec.wait_for(lambda m: len({json.loads(p)["event_id"] for _, p, _ in m}) == 5, timeout=60)
+    finally:
+        if table is not None:
+            table.close()
+        rec.stop()
+        table_broker.stop()
+        floor2.stop()
