@@ -110,3 +110,18 @@ def test_a_rebooted_shoe_may_start_its_shoe_seq_again() -> None:
     h.card("3H")
     h.dev(ev.CardOut("5", "H", 1))  # but 1 again is a repeat
     assert h.core.state == "shoe_sequence"
+
+
+def test_a_lid_opening_replayed_after_a_restart_is_not_tamper() -> None:
+    """The lid opened for the lid cycle (PT-2001 r.59-60), the service died before committing it; protocol v2
+    sends that LidChanged again after the restart: it is the opening the restart interrupted, not tamper."""
+    h = mid_round()
+    h.dealer("stand", seat=1)
+    h.card("9S")  # the dealer's draw: 8 + 6... until the round settles
+    while h.core.state != "settled":
+        h.card("TC")
+    assert h.core.lid["unlock"] == "auto"
+    h.apply({"type": "restart"})
+    h.dev(ev.LidChanged(ev.LidState.OPEN))  # the replayed opening
+    assert "tamper" not in h.core.faults and not h.alerts("tamper")
+    assert h.records("lid_opened_before_restart")

@@ -588,6 +588,14 @@ class TableCore:
             lid_event["by"] = str(self.lid["unlock"])
         self._event("lid", **lid_event)
         self._record("lid", state=state, unlocked_by=self.lid["unlock"])
+        if (
+            self.lid.pop("auto_before_restart", False)
+            and e.state == ev.LidState.OPEN
+            and not self.lid["unlock"]
+        ):
+            self.lid["unlock"], self.lid["state"] = "auto", "open"  # the opening the restart interrupted
+            self._record("lid_opened_before_restart", at=self._ts())
+            return
         if e.state == ev.LidState.FORCED_OPEN or (e.state == ev.LidState.OPEN and self.lid["unlock"] is None):
             self.lid["state"] = "forced_open"
             self._tamper("lid opened without an automatic or authorised opening (PT-2001 r.60)")
@@ -1623,6 +1631,9 @@ class TableCore:
         self._record("restart", state=self.state, round_id=self.round.round_id if self.round else None)
         if self.lid["unlock"] == "auto":
             self._lid_not_opened("controller restarted during the lid cycle")
+            # The shoe may have opened it before the restart: that LidChanged comes again now (protocol v2
+            # replays what was acked but not committed, docs/protocol.md §5a) and is this opening, not tamper.
+            self.lid["auto_before_restart"] = True
         self.lid["unlock"], self.lid["deadline"] = None, None
         self.outputs = {"lid_lock": True, "warning_light": True}  # the shell applied the safe state
         if "link_down" in self.faults:
