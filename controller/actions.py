@@ -36,6 +36,7 @@ SUPERVISOR_ACTIONS = (
     "jackpot_correct",
     "void_round",
     "run_deck_check",  # PT-2001 r.55: the verification at close is done in a supervisor's presence
+    "clear_shoe_fault",  # shoe_sequence / card_count (a frame that cannot be a card): a supervisor only
     "clear_journal_io",  # the journal writes again (disk freed, remounted): the fault ends, cards are counted
     "clear_integrity",  # closed table only: the integrity fault was looked into (in a session: close_table)
 )

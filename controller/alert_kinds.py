@@ -11,6 +11,8 @@ ALERT_KINDS: dict[str, str] = {
     "tamper": "the lid was opened while locked (PT-2001 r.60)",
     "forced_lid": "the shoe reported its lid forced open (PT-2001 r.60)",
     "device_error": "the shoe reported an error",
+    "shoe_sequence": "a card frame repeated or out of shoe_seq order: not dealt, dealing blocked (issue 13 §5)",
+    "card_count": "a card code more often in a round than the decks hold: not dealt, dealing blocked",
     "shoe_command": "a command to the shoe (lid, light, shuffle, count) failed",
     # cards and counts
     "card_unreadable": "a card the reader could not read or a damaged card: a chief inspector replaces it (r.51)",

@@ -30,9 +30,12 @@ class JamLocation(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class DeviceEvent:
-    """Base class. ``device_seq`` is the device's per-link event sequence (after duplicate suppression)."""
+    """Base class. ``event_no``: the shoe's number of the event, 1-based per device boot (protocol v2,
+    docs/protocol.md §5a); 0 for events the driver makes itself (LinkUp, LinkDown, Identified) and readers
+    that do not number them."""
 
     device_time_ms: int = field(default=0, kw_only=True)
+    event_no: int = field(default=0, kw_only=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +46,7 @@ class Identified(DeviceEvent):
     serial_number: str
     decks_loaded: int
     continuous: bool  # True: continuous shuffler; False: batch shoe
+    boot_id: int = field(default=0, kw_only=True)  # random per device power-up (IDENTIFY); 0: unknown
 
 
 @dataclass(frozen=True, slots=True)

@@ -48,6 +48,10 @@ class LinkStats:
     connects: int = 0
     rtt_last_ms: float | None = None
     rtt_avg_ms: float | None = None
+    # protocol v2 (docs/protocol.md §5a, §6)
+    replayed: int = 0  # events received again after a resume point (already delivered): dropped
+    events_missed: int = 0  # event numbers never received (the shoe's replay buffer no longer held them)
+    unheard: int = 0  # heartbeats saying the peer does not hear us (one-sided link): HELLO sent again
 
 
 @dataclass(slots=True)
@@ -56,6 +60,7 @@ class _Pending:
     payload: bytes
     future: asyncio.Future[None]
     seq: int = -1
+    tag: int = 0  # the owner's label (the emulator: the event number, to replace the queue on a replay)
 
 
 @dataclass(slots=True)
@@ -72,6 +77,9 @@ class _Counters:
     rtt_last_ms: float | None = None
     rtt_sum_ms: float = 0.0
     rtt_n: int = 0
+    replayed: int = 0
+    events_missed: int = 0
+    unheard: int = 0
     extra: dict[str, int] = field(default_factory=dict)
 
 
@@ -106,6 +114,7 @@ class ReliableLink:
         self._last_rx_seq: int | None = None
         self._inflight: _Pending | None = None
         self._task: asyncio.Task[None] | None = None
+        self.last_valid_rx = 0.0  # monotonic time of the last valid frame of any type (acks included)
 
     # ---- wiring -----------------------------------------------------------------------------------------
 
@@ -153,16 +162,37 @@ class ReliableLink:
     def send_unreliable(self, type_: int, payload: bytes = b"", seq: int = 0) -> None:
         self._emit(encode_frame(seq, type_, payload))
 
-    def send(self, type_: int, payload: bytes = b"") -> asyncio.Future[None]:
+    def send(self, type_: int, payload: bytes = b"", *, tag: int = 0) -> asyncio.Future[None]:
         """Queue an acknowledged message; the future completes on its ack (or fails with LinkError)."""
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._queue.append(_Pending(type_, payload, fut))
+        self._queue.append(_Pending(type_, payload, fut, tag=tag))
         self._wakeup.set()
         return fut
+
+    def drop_tagged(self) -> int:
+        """Take every queued message with a tag out of the queue (their futures are cancelled), the one in
+        flight included: the owner queues them again in another order (the emulator's replay). Returns how
+        many were dropped."""
+        dropped = 0
+        for p in list(self._queue):
+            if p.tag:
+                if not p.future.done():
+                    p.future.cancel()
+                if p is not self._inflight:  # the tx loop takes the one in flight out itself
+                    self._queue.remove(p)
+                dropped += 1
+        self._wakeup.set()
+        self._kick.set()
+        return dropped
 
     @property
     def queued(self) -> int:
         return len(self._queue)
+
+    @property
+    def last_rx_seq(self) -> int | None:
+        """The SEQ of the last reliable frame accepted from the peer (None since its (re)start)."""
+        return self._last_rx_seq
 
     def _emit(self, data: bytes) -> None:
         if self._write is None:
@@ -255,6 +285,7 @@ class ReliableLink:
         self.counters.bytes_in += len(data)
         out: list[Frame] = []
         for frame in self.decoder.feed(data):
+            self.last_valid_rx = time.monotonic()
             if frame.type == MsgType.ACK:
                 p = self._inflight
                 if p is not None and frame.seq == p.seq:
@@ -303,4 +334,7 @@ class ReliableLink:
             connects=c.connects,
             rtt_last_ms=c.rtt_last_ms,
             rtt_avg_ms=(c.rtt_sum_ms / c.rtt_n) if c.rtt_n else None,
+            replayed=c.replayed,
+            events_missed=c.events_missed,
+            unheard=c.unheard,
         )

@@ -4,6 +4,12 @@
 then heartbeats; a silence longer than ``silence_timeout``, an unplug or exhausted retries take the link down
 (``LinkDown`` event) and it reconnects with exponential backoff (``Identified`` then ``LinkUp`` on success).
 Device events are delivered exactly once and in order through ``events()`` (docs/protocol.md §5).
+
+Protocol v2 (docs/protocol.md §5a): every HELLO names the newest event delivered (``resume_after``: at start
+the table's last COMMITTED event), and the shoe sends every later one again, so an event acknowledged but not
+yet committed when the process died comes back after the restart; one delivered twice is dropped by its
+number. A heartbeat from the shoe saying it does not hear us makes us say HELLO again at once; if it still
+does not hear us after ``silence_timeout``, the link is declared down (docs/protocol.md §6).
 """
 
 from __future__ import annotations
@@ -92,6 +98,10 @@ class ShoeDriver:
         self._boot_id: int | None = None
         self._connected = False
         self._last_rx = 0.0
+        self._resume: tuple[int, int] = (0, 0)  # (device boot id, event number) delivered up to
+        self._gap_check = False  # the resume point names events of this boot: a missing number is a loss
+        self._unheard_since: float | None = None  # the shoe's heartbeats say it does not hear us since
+        self._last_hello = 0.0
         self._identified = asyncio.Event()
         self._wake = asyncio.Event()  # connection lost or link declared down: end the heartbeat wait early
         self._down: asyncio.Future[str] | None = None
@@ -111,6 +121,21 @@ class ShoeDriver:
     @property
     def connected(self) -> bool:
         return self._connected
+
+    def resume_after(self, boot_id: int, event_no: int) -> None:
+        """The newest device event the table has committed (docs/protocol.md §5a), before ``start()``: the
+        first HELLO asks the shoe for every event after it. Boot id 0: nothing to resume. Ignored once the
+        driver has started: its own point (what it has delivered) is newer, and going back would deliver
+        events twice."""
+        if self._task is not None:
+            log.info("shoe: resume point given after start ignored (the driver keeps %s)", self._resume)
+            return
+        self._resume = (boot_id & 0xFFFFFFFF, max(0, event_no) & 0xFFFFFFFF)
+
+    @property
+    def resume_point(self) -> tuple[int, int]:
+        """(device boot id, event number) of the newest event delivered through ``events()``."""
+        return self._resume
 
     async def start(self) -> None:
         if self._task is None:
@@ -176,6 +201,7 @@ class ShoeDriver:
                 delay = min(high, delay * 2)
                 continue
             assert isinstance(proto, _SerialProtocol)
+            opened = time.monotonic()
             try:
                 was_up = await self._session(transport, proto)
             finally:
@@ -183,8 +209,12 @@ class ShoeDriver:
                     transport.abort()  # pyserial-asyncio-fast's first one ("Task exception was never retrieved")
                 self._link.attach(None)
                 self._transport = None
-            if was_up:
+            if was_up or self._link.last_valid_rx >= opened:
+                # up, or a shoe that answers with valid frames but whose IDENTIFY the line spoilt: try again
+                # soon (a noisy line, docs/protocol.md §6), not after a growing backoff
                 delay = low
+                if not was_up:
+                    await asyncio.sleep(delay)
             else:
                 await asyncio.sleep(delay)
                 delay = min(high, delay * 2)
@@ -198,14 +228,14 @@ class ShoeDriver:
         self._link.accept_reliable = False
         self._link.attach(transport.write)
         self._last_rx = time.monotonic()
-        hello = msg.encode_hello(msg.Hello(msg.PROTOCOL_VERSION, self._host_session))
+        self._unheard_since = None
         # Handshake: HELLO every heartbeat until IDENTIFY, for at most one silence timeout.
         deadline = time.monotonic() + self.silence_timeout
         while not self._identified.is_set():
             if proto.lost.done() or time.monotonic() > deadline:
                 log.info("shoe: no IDENTIFY from %s", self.port)
                 return False
-            self._link.send_unreliable(MsgType.HELLO, hello)
+            self._send_hello()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._identified.wait(), self.heartbeat_interval)
         self._link.counters.connects += 1
@@ -222,13 +252,26 @@ class ShoeDriver:
                 return True
             if self._down.done():
                 return True
-            if time.monotonic() - self._last_rx > self.silence_timeout:
+            now = time.monotonic()
+            if now - max(self._last_rx, self._link.last_valid_rx) > self.silence_timeout:
                 self._go_down(f"silence for more than {self.silence_timeout} s")
                 return True
-            self._link.send_unreliable(MsgType.HEARTBEAT)
+            if self._unheard_since is not None and now - self._unheard_since > self.silence_timeout:
+                self._go_down(
+                    f"one-sided link: the shoe has not heard the controller for more than {self.silence_timeout} s"
+                )
+                return True
+            hb = msg.Heartbeat(hears_peer=True, last_rx_seq=self._link.last_rx_seq)
+            self._link.send_unreliable(MsgType.HEARTBEAT, msg.encode_heartbeat(hb))
             self._wake.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), self.heartbeat_interval)
+
+    def _send_hello(self) -> None:
+        boot, after = self._resume
+        hello = msg.Hello(msg.PROTOCOL_VERSION, self._host_session, boot, after)
+        self._last_hello = time.monotonic()
+        self._link.send_unreliable(MsgType.HELLO, msg.encode_hello(hello))
 
     def _exhausted(self) -> None:
         self._go_down("retries exhausted")
@@ -264,6 +307,7 @@ class ShoeDriver:
     def _on_frame(self, frame: Frame) -> None:
         t = frame.type
         if t == MsgType.HEARTBEAT:
+            self._on_heartbeat(msg.decode_heartbeat(frame.payload))
             return
         if t == MsgType.IDENTIFY:
             ident = msg.decode_identify(frame.payload)
@@ -274,10 +318,19 @@ class ShoeDriver:
                     msg.PROTOCOL_VERSION,
                 )
                 return
-            if ident.boot_id != self._boot_id:
+            rebooted = ident.boot_id != self._boot_id
+            if rebooted:
                 self._link.reset_rx()  # the device restarted: its SEQs start again
                 self._boot_id = ident.boot_id
+            if ident.boot_id != self._resume[0]:
+                # Another boot than the resume point's: the shoe sends every event of this boot it holds
+                # (none if we named no boot at all: then its first event sets the base, without a gap).
+                self._gap_check = self._resume[0] != 0
+                self._resume = (ident.boot_id, 0)
+            self._unheard_since = None
             self._identity = ident.identified
+            if self._connected and rebooted:  # a HELLO said again on a live link met a rebooted shoe
+                self._events.put_nowait(ident.identified)
             self._identified.set()
             return
         if t == MsgType.COMMAND_RESULT:
@@ -289,7 +342,36 @@ class ShoeDriver:
                 log.warning("shoe: result for unknown command id %d", res.command_id)
             return
         if msg.MsgType.CARD_OUT <= t < msg.MsgType.COMMAND_RESULT:
-            self._events.put_nowait(msg.decode_event(t, frame.payload))
+            e = msg.decode_numbered_event(t, frame.payload)
+            boot, last = self._resume
+            if e.event_no <= last:  # sent again after a resume point: delivered already
+                self._link.counters.replayed += 1
+                return
+            if e.event_no != last + 1 and (last or self._gap_check):
+                missed = e.event_no - last - 1
+                self._link.counters.events_missed += missed
+                log.error(
+                    "shoe: %d event(s) after #%d never arrived (the shoe no longer holds them)", missed, last
+                )
+            self._resume, self._gap_check = (boot, e.event_no), True
+            self._events.put_nowait(e)
             return
         self._link.counters.unknown_types += 1
         log.warning("shoe: unknown or unexpected frame type 0x%02X dropped", t)
+
+    def _on_heartbeat(self, hb: msg.Heartbeat) -> None:
+        """One-sided link (docs/protocol.md §6): we hear the shoe but it does not hear us. Say HELLO again at
+        once (at most once per heartbeat interval): it resumes sending; if it stays deaf, the session loop
+        takes the link down after ``silence_timeout``."""
+        if not self._connected:
+            return
+        if hb.hears_peer:
+            self._unheard_since = None
+            return
+        now = time.monotonic()
+        if self._unheard_since is None:
+            self._unheard_since = now
+            self._link.counters.unheard += 1
+            log.warning("shoe: the shoe does not hear the controller: HELLO again")
+        if now - self._last_hello >= self.heartbeat_interval:
+            self._send_hello()

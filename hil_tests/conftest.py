@@ -60,7 +60,7 @@ def table(bench: BenchConfig, tmp_path: Path) -> RigFactory:
         await rig.start()
         try:
             yield rig, Dealer(rig, seed=seed)
-            for client in (rig.monitor, rig.dealer, rig.supervisor):  # every message any bench client saw
+            for client in (rig.monitor, rig.observer, rig.dealer, rig.supervisor):  # every message any saw
                 assert client.received.invalid == [], "messages failed their schema (docs/mqtt.md)"
         finally:
             await rig.stop()

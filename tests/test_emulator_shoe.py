@@ -124,7 +124,9 @@ async def test_card_faults_unreadable_face_up_forced_lid(tmp_path: Path) -> None
         await ctl.draw(3)
         lid, _, c2, c3 = await expect(driver, ev.LidChanged, ev.CardOut, ev.CardUnreadable, ev.CardOut)
         assert lid.state == ev.LidState.FORCED_OPEN  # type: ignore[attr-defined]
-        assert c2 == ev.CardUnreadable(2, damaged=True, device_time_ms=c2.device_time_ms)
+        assert c2 == ev.CardUnreadable(
+            2, damaged=True, device_time_ms=c2.device_time_ms, event_no=c2.event_no
+        )
         assert c3.face_up and c3.code == "3S"  # type: ignore[attr-defined]
         await ctl.face_up()
         await ctl.draw(1)
@@ -238,3 +240,17 @@ def test_cli_rejects_bad_scenario(tmp_path: Path) -> None:
         timeout=30,
     )
     assert r.returncode == 2 and "AS appears 2 times" in r.stderr
+
+
+def test_card_order_is_random_unless_a_seed_is_given() -> None:
+    """Issue 13 §5: nobody can predict the emulated shoe's cards from its scenario; a seed replays a run."""
+    from drivers.emulator.model import ShoeModel
+    from drivers.emulator.scenario import parse_scenario
+
+    def first_cards(sc: dict) -> list[str]:
+        m = ShoeModel(parse_scenario(sc))
+        return [e.code for e in m.draw(20).events]  # type: ignore[attr-defined]
+
+    assert first_cards({}) != first_cards({})  # 20 of 312 cards: the same order twice is ~impossible
+    assert first_cards({"seed": 5}) == first_cards({"seed": 5})
+    assert first_cards({"seed": 5}) != first_cards({"seed": 6})

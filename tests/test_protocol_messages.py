@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -72,9 +74,34 @@ def test_result_round_trips(cid: int, ok: bool, code_: int, txt: str, tm: int) -
 
 
 def test_identify_and_hello_round_trip() -> None:
-    ident = msg.Identify(ev.Identified(1, "CSM", "2.1", "SN9", 6, True, device_time_ms=7), 0xDEADBEEF)
+    ident = msg.Identify(
+        ev.Identified(2, "CSM", "2.1", "SN9", 6, True, device_time_ms=7, boot_id=0xDEADBEEF), 0xDEADBEEF
+    )
     assert msg.decode_identify(msg.encode_identify(ident)) == ident
-    assert msg.decode_hello(msg.encode_hello(msg.Hello(1, 42))) == msg.Hello(1, 42)
+    assert msg.decode_hello(msg.encode_hello(msg.Hello(1, 42))) == msg.Hello(1, 42)  # a v1 host's HELLO
+    v2 = msg.Hello(2, 42, resume_boot_id=0xDEADBEEF, resume_after=1234)
+    assert msg.decode_hello(msg.encode_hello(v2)) == v2
+
+
+@given(st.integers(1, 0xFFFFFFFF), events)
+def test_numbered_event_round_trips(no: int, e: ev.DeviceEvent) -> None:
+    """Protocol v2 (docs/protocol.md §4): a u32 event number before the v1 payload."""
+    assert msg.decode_numbered_event(*msg.encode_numbered_event(no, e)) == dataclasses.replace(e, event_no=no)
+
+
+def test_numbered_event_refuses_number_zero_and_truncation() -> None:
+    type_, payload = msg.encode_numbered_event(1, ev.CardOut("A", "S", 1))
+    with pytest.raises(msg.DecodeError):
+        msg.decode_numbered_event(type_, bytes(4) + payload[4:])
+    with pytest.raises(msg.DecodeError):
+        msg.decode_numbered_event(type_, payload[:3])
+
+
+@given(st.booleans(), st.none() | st.integers(0, 255))
+def test_heartbeat_round_trips(hears: bool, seq: int | None) -> None:
+    hb = msg.Heartbeat(hears, seq)
+    assert msg.decode_heartbeat(msg.encode_heartbeat(hb)) == hb
+    assert msg.decode_heartbeat(b"") == msg.Heartbeat()  # a v1 heartbeat: alive
 
 
 @settings(max_examples=400)

@@ -122,6 +122,31 @@ async def quiet_line(d: Dealer) -> None:
     await d.rig.ctl().set_error_rate(bit_error_rate=0.0, byte_error_rate=0.0, drop_rate=0.0)
 
 
+async def kill_before_commit(d: Dealer) -> None:
+    """kill -9 of the service between a card's arrival (acked to the shoe) and its commit, at the next card
+    drawn (Dealer.draw): the shoe sends it again after the restart (docs/protocol.md §5a)."""
+    d.kill_on_next_card = True
+
+
+async def broker_kill(d: Dealer) -> None:
+    """SIGKILL of the broker and a start again: what it had not saved is gone (sessions, queued messages)."""
+    await d.rig.broker_crash()
+    await d.write_off_lost()
+    await d.barrier()
+
+
+async def power_loss(d: Dealer) -> None:
+    """The Pi loses power: the service and the broker killed together, then both started again."""
+    await d.rig.power_loss()
+    await d.write_off_lost()
+    await d.barrier()
+
+
+async def sustained_noise(d: Dealer) -> None:
+    """A 3e-3 bit-error rate both ways for the rest of the round (issue 14 item 4: the line must not stall)."""
+    await d.rig.ctl().set_error_rate(bit_error_rate=3e-3)
+
+
 # Faults a soak may inject at a random step of a round (names appear in its report).
 MID_ROUND: dict[str, Fault] = {
     "jam": jam,
@@ -132,4 +157,9 @@ MID_ROUND: dict[str, Fault] = {
     "lose_acks": lose_acks,
     "unreadable": unreadable,
     "noisy_line": noisy_line,
+    "kill_before_commit": kill_before_commit,
+    "broker_kill": broker_kill,
+    "power_loss": power_loss,
+    "sustained_noise": sustained_noise,
 }
+NOISY = ("noisy_line", "sustained_noise")  # the line is quieted again after the round

@@ -88,22 +88,29 @@ def _valid_frames() -> list[bytes]:
         ev.DiscardInserted(12),
         ev.DeckCheckResult({"AS": 6, "KD": 5}, unreadable=1),
     ]
-    out = [encode_frame(i + 1, *msg.encode_event(e)) for i, e in enumerate(events)]
+    out = [encode_frame(i + 1, *msg.encode_numbered_event(i + 1, e)) for i, e in enumerate(events)]
     ident = ev.Identified(1, "EMU-CSM", "1.0.0", "EMU0001", 6, True)
     out.append(encode_frame(0, MsgType.IDENTIFY, msg.encode_identify(msg.Identify(ident, 42))))
     res = msg.ResultMsg(9, ev.CommandResult(False, 0x10, "jammed"), 1234)
     out.append(encode_frame(20, MsgType.COMMAND_RESULT, msg.encode_result(res)))
     out.append(encode_frame(21, MsgType.ACK))
-    out.append(encode_frame(22, MsgType.HEARTBEAT))
+    out.append(encode_frame(22, MsgType.HEARTBEAT, msg.encode_heartbeat(msg.Heartbeat(False, 7))))
+    out.append(encode_frame(0, MsgType.HELLO, msg.encode_hello(msg.Hello(2, 99, 42, 1000))))
     return out
 
 
 def _decode(frame: Frame) -> str:
     """Decode a frame's payload like the driver does; returns the outcome name."""
     t = frame.type
-    if t in (MsgType.ACK, MsgType.HEARTBEAT, MsgType.HELLO):
+    if t == MsgType.ACK:
         return "control"
     try:
+        if t == MsgType.HEARTBEAT:
+            msg.decode_heartbeat(frame.payload)
+            return "control"
+        if t == MsgType.HELLO:
+            msg.decode_hello(frame.payload)
+            return "control"
         if t == MsgType.IDENTIFY:
             msg.decode_identify(frame.payload)
         elif t == MsgType.COMMAND_RESULT:
@@ -111,7 +118,7 @@ def _decode(frame: Frame) -> str:
         elif MsgType.LOCK_LID <= t <= MsgType.SET_WARNING_LIGHT:
             msg.decode_command(t, frame.payload)
         else:
-            msg.decode_event(t, frame.payload)
+            msg.decode_numbered_event(t, frame.payload)  # protocol v2 (docs/protocol.md §4)
     except msg.DecodeError:
         return "payload_refused"
     return "payload_ok"

@@ -13,6 +13,7 @@ a message that fails is kept in ``invalid`` (topic, error) and the tests assert 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import secrets
 from dataclasses import dataclass, field
@@ -38,6 +39,9 @@ class Received:
     state_ids: dict[str, int] = field(default_factory=dict)  # newest event id applied per state topic
     stale_states: int = 0  # older state documents that arrived after newer ones (docs/reliability.md F1)
     carried: set[str] = field(default_factory=set)  # rounds whose cards stayed out (PT-2001 r.61)
+    written_off: list[int] = field(default_factory=list)  # ids a broker crash destroyed (never received)
+    refetched: list[int] = field(default_factory=list)  # ids first received through cmd/replay (contract 2)
+    replay_done: dict[str, dict[str, Any]] = field(default_factory=dict)  # request_id -> closing document
 
 
 class BenchClient(TableClient):
@@ -63,7 +67,9 @@ class BenchClient(TableClient):
         except MessageInvalid as exc:
             self.received.invalid.append((rel, str(exc)))
         event_id: int | None = None
-        if rel.startswith("cmd/"):
+        if rel.startswith("cmd/replay/response/"):
+            self._replay_answer(payload)
+        elif rel.startswith("cmd/"):
             self.received.responses += "/response" in rel
         elif rel != "status":
             doc: Any = None
@@ -93,6 +99,47 @@ class BenchClient(TableClient):
                 name = rel[len("state/") :]
                 self.received.state_gen[name] = self.received.state_gen.get(name, 0) + 1
         self._deliver(topic, payload, corr)
+
+    def _replay_answer(self, payload: bytes) -> None:
+        """An event sent again on request (brief contract 2: the envelope as first published, no request_id)
+        or the closing document of a request (with request_id)."""
+        try:
+            doc = json.loads(payload)
+        except ValueError:
+            return
+        if not isinstance(doc, dict):
+            return
+        r = self.received
+        if "request_id" in doc:
+            r.replay_done[str(doc["request_id"])] = doc
+        elif isinstance(doc.get("event_id"), int) and "type" in doc:
+            event_id = int(doc["event_id"])
+            if event_id not in r.seen:
+                r.refetched.append(event_id)
+            r.log.append((event_id, "cmd/replay/response", False))
+            r.seen.add(event_id)
+            while r.contiguous + 1 in r.seen:
+                r.contiguous += 1
+        self._changed(None)
+
+    async def refetch(self, ids: list[int], timeout: float = 10.0) -> list[int]:
+        """Ask the table to send these event ids again (``cmd/replay``, brief contract 2) and wait for the
+        answers; returns the ids still missing. A table (or an ACL) that does not serve replays: all of them."""
+        missing = sorted(set(ids))
+        if not missing:
+            return []
+        pending: list[str] = []
+        lo = missing[0]
+        while lo <= missing[-1]:
+            hi = min(missing[-1], lo + 9_999)
+            rid = f"observer-{secrets.token_hex(6)}"
+            body = {"request_id": rid, "from_event_id": lo, "to_event_id": hi}
+            self._client.publish(f"{self.prefix}/cmd/replay", json.dumps(body), qos=1)
+            pending.append(rid)
+            lo = hi + 1
+        with contextlib.suppress(TimeoutError):
+            await self.wait_for(lambda v: all(p in self.received.replay_done for p in pending), timeout)
+        return [i for i in missing if i not in self.received.seen]
 
     def gen(self, state: str) -> int:
         return self.received.state_gen.get(state, 0)

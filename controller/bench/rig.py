@@ -94,6 +94,10 @@ class Rig:
             config_overrides={} if bench.fake_gpio else {"gpio": {"backend": "rpi"}},
         )
         self.stack = BenchStack(self.workdir, opts, bench)
+        # The observer: its own monitor account on a persistent MQTT 3.1.1 session, used for nothing but
+        # recording; the reconciliation checks every event id it received against the journal's.
+        self.observer_user = f"monitor-{bench.table_id}"  # a monitor account for this table only (read-only)
+        self.stack.users.setdefault(self.observer_user, f"demo-{self.observer_user}")
         self.scenario = sc
         self.dealer: BenchClient
         self.supervisor: BenchClient
@@ -120,10 +124,13 @@ class Rig:
         """Broker first, then the recording consumer (so it sees event 1), then shoe, display, controller."""
         s = self.stack
         await asyncio.to_thread(s.start_broker)
-        self.monitor = self._client("monitor", persistent=True)  # the consumer whose view is reconciled
+        self.monitor = self._client("monitor", persistent=True)  # the bench's view (decisions, barrier)
+        self.observer = self._client(
+            self.observer_user, persistent=True
+        )  # the consumer whose view is reconciled
         self.dealer = self._client("dealer")
         self.supervisor = self._client("supervisor1")
-        for c in (self.monitor, self.dealer, self.supervisor):
+        for c in (self.monitor, self.observer, self.dealer, self.supervisor):
             await c.connect(20)
 
         # A journal kept from an earlier run (a real bench): its events were delivered before we subscribed.
@@ -132,6 +139,7 @@ class Rig:
 
             self.initial_event_id = _last_committed_event_id(str(self.journal_path))
             self.monitor.received.contiguous = self.initial_event_id
+            self.observer.received.contiguous = self.initial_event_id
 
         def rest() -> None:
             s.start_parts()
@@ -146,7 +154,7 @@ class Rig:
     async def stop(self) -> None:
         if self.shoe is not None:
             await self.shoe.close()
-        for c in (getattr(self, n, None) for n in ("dealer", "supervisor", "monitor")):
+        for c in (getattr(self, n, None) for n in ("dealer", "supervisor", "monitor", "observer")):
             if c is not None:
                 await c.close()
         await asyncio.to_thread(self.stack.stop)
@@ -180,7 +188,46 @@ class Rig:
     async def kill_controller(self) -> None:
         """kill -9 the service (power loss) and start it again; wait until it is back online."""
         self.stack.kill_controller()
+        await self.restart_killed_controller()
+
+    async def restart_killed_controller(self) -> None:
+        """After a kill -9 of the service: its last will, then start it again and wait until it is online."""
         await self.monitor.wait_for(lambda v: v.status == "offline", 30)  # the broker's last will
+        await asyncio.to_thread(self.stack.start_controller)
+        await self.wait_online()
+
+    async def _broker_back_after_crash(self) -> None:
+        """The broker was SIGKILLed: every client notices, the broker starts again (what it saved is what it
+        has: nothing since its last autosave), every client reconnects."""
+        assert self.stack.broker is not None
+        clients = (self.monitor, self.observer, self.dealer, self.supervisor)
+        loop = asyncio.get_running_loop()
+        end = loop.time() + 30
+        while any(c._connected.is_set() for c in clients) and loop.time() < end:
+            await asyncio.sleep(0.02)
+        await asyncio.to_thread(self.stack.broker._launch)
+        for c in clients:
+            await asyncio.wait_for(c._connected.wait(), 30)
+
+    async def broker_crash(self) -> None:
+        """SIGKILL of the broker (no clean stop) and a start again; wait until the service is online."""
+        broker = self.stack.broker
+        if broker is None:
+            raise NeedsEmulator("the broker is external: the bench does not kill it")
+        self.monitor.view.status = "unknown"  # a crash publishes no last will: wait for a fresh "online"
+        await asyncio.to_thread(broker.kill)
+        await self._broker_back_after_crash()
+        await self.wait_online()
+
+    async def power_loss(self) -> None:
+        """Controller and broker killed together (the Pi loses power), then both started again."""
+        broker = self.stack.broker
+        if broker is None:
+            raise NeedsEmulator("the broker is external: the bench does not kill it")
+        self.monitor.view.status = "unknown"
+        await asyncio.to_thread(self.stack.kill_controller)
+        await asyncio.to_thread(broker.kill)
+        await self._broker_back_after_crash()
         await asyncio.to_thread(self.stack.start_controller)
         await self.wait_online()
 
@@ -209,7 +256,7 @@ class Rig:
         """Start the broker again on the same port; wait until every client is reconnected."""
         assert self.stack.broker is not None
         await asyncio.to_thread(self.stack.broker._launch)
-        for c in (self.monitor, self.dealer, self.supervisor):
+        for c in (self.monitor, self.observer, self.dealer, self.supervisor):
             await asyncio.wait_for(c._connected.wait(), 30)
         await self.monitor.wait_for(lambda v: v.status == "online", 30)
 

@@ -130,6 +130,9 @@ class TableController:
 
     async def start(self) -> None:
         self.recover()
+        resume = getattr(self.shoe, "resume_after", None)
+        if resume is not None:  # the shoe sends again every event after the last committed one (protocol §5a)
+            resume(int(self.core.device.get("boot_id", 0)), int(self.core.device.get("event_no", 0)))
         self._safe_outputs()
         try:
             await self.submit({"type": "restart"})

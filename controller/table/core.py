@@ -49,6 +49,8 @@ FAULT_TRIGGER = {
     "tamper": "forced",
     "journal_io": "journal_failed",
     "integrity": "integrity_failed",
+    "shoe_sequence": "sequence_fault",
+    "card_count": "count_fault",
 }
 NO_SESSION = ("closed", "deck_check_failed")  # no fault state to enter: the fault is only listed
 PROFILE_NAME_CHARS = set("abcdefghijklmnopqrstuvwxyz0123456789-_")
@@ -479,6 +481,8 @@ class TableCore:
 
     # ================================================================ device events
     def _device(self, e: ev.DeviceEvent) -> None:
+        if e.event_no:  # the shoe's resume point: committed with this input (docs/protocol.md §5a)
+            self.device["event_no"] = e.event_no
         handler = getattr(self, f"_on_{type(e).__name__}", None)
         if handler is None:
             self._record("device_event_ignored", event=type(e).__name__)
@@ -487,7 +491,17 @@ class TableCore:
 
     def _on_Identified(self, e: ev.Identified) -> None:
         self._record("shoe_identified", model=e.model, firmware=e.firmware, serial=e.serial_number)
-        self.device = {"continuous": e.continuous, "decks_loaded": e.decks_loaded, "serial": e.serial_number}
+        same_boot = bool(e.boot_id) and self.device.get("boot_id") == e.boot_id
+        if not same_boot:
+            self.shoe["seq_restart"] = True  # another boot of the shoe: its shoe_seq may start again at 1
+        self.device = {
+            "continuous": e.continuous,
+            "decks_loaded": e.decks_loaded,
+            "serial": e.serial_number,
+            # docs/protocol.md §5a: the newest event of this boot of the shoe committed here
+            "boot_id": e.boot_id,
+            "event_no": self.device.get("event_no", 0) if same_boot else 0,
+        }
         if self.tp and e.continuous != self.tp.continuous:
             self._alert(
                 "profile_mismatch",
@@ -580,6 +594,14 @@ class TableCore:
             lid_event["by"] = str(self.lid["unlock"])
         self._event("lid", **lid_event)
         self._record("lid", state=state, unlocked_by=self.lid["unlock"])
+        if (
+            self.lid.pop("auto_before_restart", False)
+            and e.state == ev.LidState.OPEN
+            and not self.lid["unlock"]
+        ):
+            self.lid["unlock"], self.lid["state"] = "auto", "open"  # the opening the restart interrupted
+            self._record("lid_opened_before_restart", at=self._ts())
+            return
         if e.state == ev.LidState.FORCED_OPEN or (e.state == ev.LidState.OPEN and self.lid["unlock"] is None):
             self.lid["state"] = "forced_open"
             self._tamper("lid opened without an automatic or authorised opening (PT-2001 r.60)")
@@ -639,6 +661,8 @@ class TableCore:
 
     def _on_ShuffleStarted(self, e: ev.ShuffleStarted) -> None:
         self.shoe["shuffling"] = True
+        if self.shuffler == "batch":
+            self.shoe["last_seq"] = 0  # every card back in: a batch shoe numbers its cards from 1 again
         self._record("shuffle_started", state=self.state)
 
     def _on_ShuffleFinished(self, e: ev.ShuffleFinished) -> None:
@@ -751,7 +775,8 @@ class TableCore:
         )
 
     def _on_CardOut(self, e: ev.CardOut) -> None:
-        self._card_came_out(e.shoe_seq)
+        if not self._card_came_out(e.shoe_seq, e.code):
+            return
         code = e.code
         if self.state == "closed":
             self._record("card_out_while_closed", card=code, shoe_seq=e.shoe_seq)
@@ -773,7 +798,8 @@ class TableCore:
         self._deal(code, e.shoe_seq, e.face_up)
 
     def _on_CardUnreadable(self, e: ev.CardUnreadable) -> None:
-        self._card_came_out(e.shoe_seq)
+        if not self._card_came_out(e.shoe_seq, None):
+            return
         what = "damaged" if e.damaged else "unreadable"
         self._record("card_unreadable", shoe_seq=e.shoe_seq, damaged=e.damaged, at=self._ts())
         in_round = self._round_active() and self._phase_state() in ("dealing", "players", "dealer")
@@ -787,17 +813,62 @@ class TableCore:
             damaged=e.damaged,
         )
 
-    def _card_came_out(self, shoe_seq: int) -> None:
+    def _card_came_out(self, shoe_seq: int, code: str | None) -> bool:
+        """Count a card out; False (and a shoe-line fault) when the frame cannot be a card the shoe dealt."""
         last = self.shoe["last_seq"]
+        restart = self.shoe.pop("seq_restart", False)  # the shoe rebooted: its shoe_seq starts again at 1
+        if last and shoe_seq <= last and not (restart and shoe_seq == 1):
+            # A valid CRC is not proof of a card (issue 13 §5): a number the shoe already used is a replayed,
+            # forged or misread frame. Never dealt; the table stops until an authorised person clears it.
+            reason = f"card #{shoe_seq} after #{last}: shoe_seq repeated or out of order"
+            self._shoe_line_fault("shoe_sequence", reason, shoe_seq=shoe_seq, last_seq=last, card=code)
+            self._alert("shoe_sequence", "critical", f"{reason}: {self._SHOE_LINE_ALERT}", shoe_seq=shoe_seq)
+            return False
+        impossible: dict[str, Any] | None = None
+        impossible_why = ""
+        if code is not None and self.tp is not None and self.round is not None and not self.round_void:
+            rnd = self.round
+            if self._round_active() or self.state == "settled" or self._phase_state() == "settled":
+                seen = sum(1 for c in rnd.cards if c.get("card") == code)
+                if seen >= self.tp.decks:  # this one would be one more than the decks hold
+                    decks = self.tp.decks
+                    impossible = {
+                        "shoe_seq": shoe_seq,
+                        "card": code,
+                        "round_id": rnd.round_id,
+                        "decks": decks,
+                    }
+                    impossible_why = (
+                        f"{code} {seen + 1} times in round {rnd.round_id}: {decks} deck(s) hold {decks}"
+                    )
         if shoe_seq != last + 1 and shoe_seq != 1 and last != 0:
             missing = shoe_seq - last - 1
             self._record("card_gap", expected=last + 1, got=shoe_seq)
             if missing > 0 and self._round_active():
                 self._void("cards came out that the controller did not see", missing=missing)
+        # Counted out even when impossible: a card with a fresh number left the machine (a foreign card slipped
+        # in, say); the shoe's own count at the resync says whether it did.
         self.shoe["last_seq"] = shoe_seq
         self.shoe["dealt"] += 1
         self.inside = max(0, self.inside - 1)
         self.out += 1
+        if impossible is not None:
+            self._shoe_line_fault("card_count", impossible_why, **impossible)
+            self._alert("card_count", "critical", f"{impossible_why}: {self._SHOE_LINE_ALERT}", **impossible)
+            return False  # never dealt
+        return True
+
+    def _shoe_line_fault(self, name: str, reason: str, **info: Any) -> None:
+        """``shoe_sequence`` / ``card_count`` (issue 13 §5): raised at once, like a jam (PT-2001 r.51): lid
+        locked, light on, dealing refused (the caller raises the critical alert); a supervisor clears it
+        (``clear_shoe_fault``)."""
+        self._record(name, reason=reason, at=self._ts(), state=self.state, **info)
+        if name not in self.faults and self.state not in ("closed", "deck_check_failed"):
+            self._enter_fault(name, FAULT_TRIGGER[name], {"reason": reason, **info, "cleared_by": None})
+
+    _SHOE_LINE_ALERT = (
+        "the card is not dealt; dealing blocked until a supervisor clears it (clear_shoe_fault)"
+    )
 
     def _stray_card(self, code: str, shoe_seq: int, why: str) -> None:
         self._record("card_discarded", card=code, shoe_seq=shoe_seq, reason=why, state=self.state)
@@ -1339,6 +1410,19 @@ class TableCore:
         self._record("jam_cleared", user=user, at=self._ts(), location=jam["location"])
         self._clear_fault("jam")
 
+    def _sv_clear_shoe_fault(self, user: str, args: dict[str, Any]) -> None:
+        """An authorised person ends a shoe-line fault (``shoe_sequence``, ``card_count``) after looking at the
+        shoe; the resync that follows counts the cards inside (cards unaccounted for void the round)."""
+        raised = [f for f in ("shoe_sequence", "card_count") if f in self.faults]
+        name = args.get("fault") or (raised[0] if len(raised) == 1 else None)
+        if name not in raised:
+            raise Rejected(
+                f"no such shoe-line fault to clear: {args.get('fault')!r} (raised: {raised or 'none'})"
+            )
+        self.faults[name]["cleared_by"] = user
+        self._record("shoe_fault_cleared", fault=name, user=user, at=self._ts())
+        self._clear_fault(name)
+
     def _sv_unlock_lid(self, user: str, args: dict[str, Any]) -> None:
         """Only the machine or an authorised supervisor opens the lid (PT-2001 r.51, r.60)."""
         self.lid["unlock"] = f"supervisor:{user}"
@@ -1496,6 +1580,11 @@ class TableCore:
         expected = self.inside
         self.inside = count
         self._record("resync", expected=expected, count=count, resume_to=self.resume_to)
+        if count < expected and self.shoe["last_seq"]:
+            # The cards that left unseen took their shoe_seq numbers with them: the next card seen follows
+            # them, not a gap (else the next round would be voided for this round's loss, issue 14 item 2).
+            self.shoe["last_seq"] += expected - count
+            self.shoe["dealt"] += expected - count
         if count != expected:
             if self.round is not None and self.resume_to in m.ROUND_ACTIVE:
                 self._void(f"{expected - count} card(s) unaccounted for after the fault", expected=expected)
@@ -1548,6 +1637,9 @@ class TableCore:
         self._record("restart", state=self.state, round_id=self.round.round_id if self.round else None)
         if self.lid["unlock"] == "auto":
             self._lid_not_opened("controller restarted during the lid cycle")
+            # The shoe may have opened it before the restart: that LidChanged comes again now (protocol v2
+            # replays what was acked but not committed, docs/protocol.md §5a) and is this opening, not tamper.
+            self.lid["auto_before_restart"] = True
         self.lid["unlock"], self.lid["deadline"] = None, None
         self.outputs = {"lid_lock": True, "warning_light": True}  # the shell applied the safe state
         if "link_down" in self.faults:

@@ -26,7 +26,17 @@ OPEN_STATES = [
 ]
 # journal_io: a journal write failed (disk full or read-only); integrity: the journal chain, a snapshot or the
 # configuration pinned by the open session does not check out (issue 13 §1-2, issue 14 item 3).
-FAULT_STATES = ["jammed", "link_down", "tamper", "journal_io", "integrity", "resync"]
+# shoe_sequence / card_count: a card frame that cannot be a card the shoe dealt (issue 13 §5).
+FAULT_STATES = [
+    "jammed",
+    "link_down",
+    "tamper",
+    "journal_io",
+    "integrity",
+    "resync",
+    "shoe_sequence",
+    "card_count",
+]
 SERVICE_FAULTS = ("journal_io", "integrity")  # detected by the service itself, not reported by the shoe
 STATES = SESSION_STATES + OPEN_STATES + FAULT_STATES
 
@@ -83,11 +93,13 @@ TRANSITIONS: list[T] = [
     T("journal_failed", ("active", "faults"), "journal_io", "a journal write failed (disk full, read-only)"),
     T("integrity_failed", ("active", "faults"), "integrity", "journal chain, snapshot or pinned config bad"),
     T("integrity_close", "integrity", "closing", "supervisor close_table (the session ends)"),
+    T("sequence_fault", ("active", "faults"), "shoe_sequence", "shoe_seq repeated or out of order"),
+    T("count_fault", ("active", "faults"), "card_count", "a card code more often than the decks hold"),
     T(
         "fault_cleared",
-        ("jammed", "link_down", "tamper", "journal_io"),
+        ("jammed", "link_down", "tamper", "journal_io", "shoe_sequence", "card_count"),
         "resync",
-        "authorised clear (clear_jam, clear_link, lock_lid, clear_journal_io): count cards inside",
+        "authorised clear (clear_jam, clear_link, lock_lid, clear_journal_io, clear_shoe_fault): count cards inside",
     ),
     T("restarted", "active", "resync", "service restarted: lid locked, count cards inside"),
     T("resume", "resync", "active", "counts agree (else round void)"),
@@ -100,6 +112,8 @@ FAULT_TRIGGERS = (
     "forced",
     "journal_failed",
     "integrity_failed",
+    "sequence_fault",
+    "count_fault",
 )  # re-entered while in it
 
 

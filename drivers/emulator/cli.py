@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import logging
 import os
@@ -29,6 +30,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--link", default=DEFAULT_LINK, help=f"symlink to the pty slave (default {DEFAULT_LINK})"
     )
     parser.add_argument("--control", help="control socket path (default: LINK.ctl)")
+    parser.add_argument(
+        "--seed",
+        type=int,
+        help="seed of the card order and line noise (overrides the scenario's); default: random",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="log to stderr")
 
 
@@ -56,6 +62,10 @@ def main(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr)
     try:
         scenario = load_scenario(args.scenario) if args.scenario else parse_scenario({})
+        if args.seed is not None:
+            if args.seed < 0:
+                raise ScenarioError(f"--seed: {args.seed} is not an integer >= 0")
+            scenario = dataclasses.replace(scenario, seed=args.seed)
     except ScenarioError as exc:
         print(f"emulate-shoe: {exc}", file=sys.stderr)
         return 2

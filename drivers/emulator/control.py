@@ -13,9 +13,10 @@ import logging
 import os
 from typing import Any
 
+from drivers import events as ev
 from drivers.emulator.device import EmulatedShoe
 from drivers.emulator.model import Refused
-from drivers.events import JamLocation
+from drivers.events import RANKS, SUITS, JamLocation
 
 log = logging.getLogger(__name__)
 
@@ -109,6 +110,10 @@ async def dispatch(shoe: EmulatedShoe, req: Any) -> dict[str, Any]:
                     if isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v <= 1:
                         raise ControlError(f"{key}: {v!r} is not a number in 0..1")
                     setattr(shoe, key, float(v))
+            direction = req.get("direction", "both")
+            if direction not in ("both", "to_host", "to_device"):
+                raise ControlError(f"direction: {direction!r} is not 'both', 'to_host' or 'to_device'")
+            shoe.noise_direction = direction
             return {}
         case "unreadable":
             m.next_unreadable = bool(req.get("damaged", False))
@@ -126,6 +131,17 @@ async def dispatch(shoe: EmulatedShoe, req: Any) -> dict[str, Any]:
             limit = _count(req, "limit", default=500)  # one reply stays far below the client's line limit
             assert limit is not None
             return {"dealt": m.dealt[since : since + limit], "total": len(m.dealt)}
+        case "forge":
+            # A hostile or broken shoe firmware (issue 13 §5): a card frame through the reliable link, with a
+            # valid CRC, SEQ and event number, that no card behind it came out for. The model is unchanged.
+            code = str(req.get("card", ""))
+            if len(code) != 2 or code[0] not in RANKS or code[1] not in SUITS:
+                raise ControlError(f"card: {code!r} is not a card code like 'AS'")
+            seq = req.get("shoe_seq")
+            if isinstance(seq, bool) or not isinstance(seq, int) or not 0 <= seq <= 0xFFFF:
+                raise ControlError(f"shoe_seq: {seq!r} is not an integer in 0..65535")
+            shoe.emit([ev.CardOut(code[0], code[1], seq)])
+            return {"event_no": shoe.event_no}
         case "send_raw":
             try:
                 data = bytes.fromhex(str(req.get("hex", "")))

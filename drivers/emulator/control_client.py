@@ -93,8 +93,9 @@ class ControlClient:
         bit_error_rate: float | None = None,
         byte_error_rate: float | None = None,
         drop_rate: float | None = None,
+        direction: str = "both",
     ) -> None:
-        args = {
+        args: dict[str, Any] = {
             k: v
             for k, v in (
                 ("bit_error_rate", bit_error_rate),
@@ -103,7 +104,7 @@ class ControlClient:
             )
             if v is not None
         }
-        await self.call("set_error_rate", **args)
+        await self.call("set_error_rate", direction=direction, **args)
 
     async def unreadable(self, damaged: bool = False) -> None:
         await self.call("unreadable", damaged=damaged)
@@ -122,6 +123,10 @@ class ControlClient:
             out.extend(reply["dealt"])
             if not reply["dealt"] or since + len(out) >= int(reply["total"]):
                 return out
+
+    async def forge(self, card: str, shoe_seq: int) -> int:
+        """A card frame no card came out for (a hostile firmware): returns its event number."""
+        return int((await self.call("forge", card=card, shoe_seq=shoe_seq))["event_no"])
 
     async def send_raw(self, data: bytes) -> None:
         await self.call("send_raw", hex=data.hex())

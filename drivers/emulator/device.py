@@ -1,8 +1,10 @@
-"""The emulated shoe device: a pseudo-terminal speaking protocol v1 as the real shoe would.
+"""The emulated shoe device: a pseudo-terminal speaking protocol v2 as the real shoe would.
 
 It opens a pty, points a stable symlink at the slave, answers HELLO with IDENTIFY, heartbeats, sends every
-event reliably (retransmitting until acked, across reconnects: nothing is lost while the host is away) and
-executes commands on the ``ShoeModel``. Faults (line noise, silence, unplug, lost acks, raw bytes) are
+event reliably (retransmitting until acked, across reconnects: nothing is lost while the host is away), keeps
+the numbered events after their ack and sends again every one after the resume point each HELLO names
+(docs/protocol.md §5a: nothing acknowledged is lost before the host committed it), and executes commands on
+the ``ShoeModel``. Faults (line noise, silence, unplug, lost acks, raw bytes) are
 injected here; the control socket (drivers/emulator/control.py) drives it at run time.
 """
 
@@ -30,6 +32,7 @@ from drivers.protocol.messages import ErrorCode, MsgType
 log = logging.getLogger(__name__)
 
 _OUTBUF_MAX = 64 * 1024  # like a UART FIFO with nobody reading: beyond this, bytes are dropped
+REPLAY_BUFFER = 4096  # acknowledged events kept for a replay (>= msg.REPLAY_BUFFER_MIN, docs/protocol.md §5a)
 
 
 class EmulatedShoe:
@@ -45,7 +48,8 @@ class EmulatedShoe:
         self.bit_error_rate = scenario.bit_error_rate
         self.byte_error_rate = scenario.byte_error_rate
         self.drop_rate = scenario.drop_rate
-        self._noise = random.Random(scenario.seed + 1)
+        self.noise_direction = "both"  # or "to_host" / "to_device": a line bad in one direction only
+        self._noise = random.Random(scenario.seed + 1 if scenario.seed is not None else None)
         self._master: int | None = None
         self._slave: int | None = None
         self._outbuf = bytearray()
@@ -56,6 +60,13 @@ class EmulatedShoe:
         self._silent_until = 0.0
         self._unplugged = False
         self._started = time.monotonic()
+        # Numbered events (docs/protocol.md §5a): every event since boot that is not acknowledged, and at
+        # least the last REPLAY_BUFFER acknowledged ones, oldest first: (event_no, type, payload).
+        self.event_no = 0
+        self.acked_upto = 0  # every event up to this number has been acknowledged (in order: stop-and-wait)
+        self.history: deque[tuple[int, int, bytes]] = deque()
+        self.replays = 0  # HELLOs that asked for events again (state op)
+        self.replayed_events = 0
         self._tasks: set[asyncio.Task[Any]] = set()
         self._timers: list[asyncio.TimerHandle] = []
         self.dropped_out_bytes = 0
@@ -123,8 +134,10 @@ class EmulatedShoe:
 
     # ---- bytes in/out -----------------------------------------------------------------------------------
 
-    def _line_noise(self, data: bytes) -> bytes:
+    def _line_noise(self, data: bytes, *, to_device: bool) -> bytes:
         if not (self.bit_error_rate or self.byte_error_rate or self.drop_rate):
+            return data
+        if self.noise_direction != "both" and (self.noise_direction == "to_device") != to_device:
             return data
         rng, out = self._noise, bytearray()
         for b in data:
@@ -145,7 +158,7 @@ class EmulatedShoe:
     def _write(self, data: bytes) -> None:
         if self._master is None or self._silent():
             return
-        self.write_raw(self._line_noise(data))
+        self.write_raw(self._line_noise(data, to_device=False))
 
     def write_raw(self, data: bytes) -> None:
         """Bytes to the host as is (also used by the control op ``send_raw``)."""
@@ -187,7 +200,7 @@ class EmulatedShoe:
             return
         if self._silent() or not data:
             return
-        for frame in self.link.feed(self._line_noise(data)):
+        for frame in self.link.feed(self._line_noise(data, to_device=True)):
             self._last_host_rx = time.monotonic()
             try:
                 self._on_frame(frame)
@@ -217,12 +230,18 @@ class EmulatedShoe:
             return
         if t == MsgType.HELLO:
             hello = msg.decode_hello(frame.payload)
-            if hello.host_session != self._host_session:
-                self.link.reset_rx()  # a new host process: its SEQs start again
-                self._host_session = hello.host_session
             self.link.send_unreliable(
                 MsgType.IDENTIFY, msg.encode_identify(msg.Identify(self.identified(), self.boot_id))
             )
+            if hello.protocol_version != msg.PROTOCOL_VERSION:
+                # The host will refuse our IDENTIFY (another version): nothing is sent to it.
+                log.warning("emulator: host speaks protocol v%d, not v%d", hello.protocol_version,
+                            msg.PROTOCOL_VERSION)  # fmt: skip
+                return
+            if hello.host_session != self._host_session:
+                self.link.reset_rx()  # a new host process: its SEQs start again
+                self._host_session = hello.host_session
+            self._replay(hello)
             self.link.accept_reliable = True
             self._host_present = True
             self.link.resume_tx()  # anything pending goes again at once
@@ -268,6 +287,32 @@ class EmulatedShoe:
         self.emit(evs)
         self._result(cid, ev.CommandResult(True))
 
+    def _replay(self, hello: msg.Hello) -> None:
+        """docs/protocol.md §5a: every numbered event after the host's resume point goes (again), in order;
+        the ones up to it are committed by the host and never sent again. A resume point from another boot
+        of this device means the host holds none of this boot's events; boot id 0: the host asks for none."""
+        if hello.resume_boot_id == 0:
+            return
+        after = hello.resume_after if hello.resume_boot_id == self.boot_id else 0
+        self.link.drop_tagged()
+        again = [(no, t, p) for no, t, p in self.history if no > after]
+        for no, t, p in again:
+            self._send_numbered(no, t, p)
+        self.replays += 1
+        self.replayed_events += sum(1 for no, _, _ in again if no <= self.acked_upto)
+
+    def _send_numbered(self, no: int, type_: int, payload: bytes) -> None:
+        fut = self.link.send(type_, payload, tag=no)
+        fut.add_done_callback(lambda f, no=no: self._acked(no, f))
+
+    def _acked(self, no: int, fut: asyncio.Future[None]) -> None:
+        if fut.cancelled() or fut.exception() is not None:
+            return  # dropped for a replay (queued again) or the link closed
+        self.acked_upto = max(self.acked_upto, no)
+        # the history is contiguous (event numbers without holes), so the acknowledged ones are a prefix
+        while self.history and self.acked_upto - self.history[0][0] + 1 > REPLAY_BUFFER:
+            self.history.popleft()
+
     def _result(self, cid: int, res: ev.CommandResult) -> None:
         self._send_reliable(MsgType.COMMAND_RESULT, msg.encode_result(msg.ResultMsg(cid, res, self.now_ms())))
 
@@ -281,7 +326,10 @@ class EmulatedShoe:
             e = dataclasses.replace(e, device_time_ms=self.now_ms())
             if isinstance(e, ev.CardOut):
                 self.card_times.append((e.shoe_seq, time.time()))
-            self._send_reliable(*msg.encode_event(e))
+            self.event_no += 1
+            type_, payload = msg.encode_numbered_event(self.event_no, e)
+            self.history.append((self.event_no, type_, payload))
+            self._send_numbered(self.event_no, type_, payload)
             if isinstance(e, ev.ShuffleStarted):
                 token = self.model.shuffle_token
                 h = asyncio.get_running_loop().call_later(self.sc.shuffle_s, self._finish_shuffle, token)
@@ -335,11 +383,15 @@ class EmulatedShoe:
             await asyncio.sleep(self.sc.heartbeat_s)
             if self._master is None:
                 continue
-            self.link.send_unreliable(MsgType.HEARTBEAT)
-            if self._host_present and time.monotonic() - self._last_host_rx > self.sc.silence_timeout_s:
+            heard = max(self._last_host_rx, self.link.last_valid_rx)  # any valid frame, acks included
+            if self._host_present and time.monotonic() - heard > self.sc.silence_timeout_s:
                 self._host_present = False
                 self.link.pause_tx()  # keep the pending event; it goes again after the next HELLO
                 log.info("emulator: host silent for %.1f s", self.sc.silence_timeout_s)
+            # v2: the heartbeat says whether we hear the host; a host that still hears us but is not heard
+            # says HELLO again at once (docs/protocol.md §6), so a one-sided link never stalls silently
+            hb = msg.Heartbeat(hears_peer=self._host_present, last_rx_seq=self.link.last_rx_seq)
+            self.link.send_unreliable(MsgType.HEARTBEAT, msg.encode_heartbeat(hb))
 
     def state(self) -> dict[str, Any]:
         s = self.model.state()
@@ -347,5 +399,9 @@ class EmulatedShoe:
         s["unplugged"] = self._unplugged
         s["silent"] = self._silent()
         s["pending_events"] = self.link.queued
+        s["event_no"] = self.event_no
+        s["acked_upto"] = self.acked_upto
+        s["replays"] = self.replays
+        s["replayed_events"] = self.replayed_events
         s["link"] = dataclasses.asdict(self.link.snapshot(self._host_present))
         return s

@@ -33,7 +33,7 @@ class DrawOutcome:
 class ShoeModel:
     def __init__(self, sc: Scenario) -> None:
         self.sc = sc
-        self.rng = random.Random(sc.seed)
+        self.rng = random.Random(sc.seed) if sc.seed is not None else random.SystemRandom()
         cards = Counter({c: sc.decks for c in ALL_CODES})
         cards.subtract(sc.missing)
         cards.update(sc.extra)

@@ -1,4 +1,4 @@
-"""Frame layout (protocol v1, docs/protocol.md §2), HDLC-style byte stuffing:
+"""Frame layout (protocol v1 and v2, unchanged; docs/protocol.md §2), HDLC-style byte stuffing:
 
     0x7E | LEN_HI LEN_LO | SEQ | TYPE | PAYLOAD (LEN bytes) | CRC_HI CRC_LO | 0x7E
 

@@ -1,4 +1,4 @@
-"""Message types and payload codecs (protocol v1, docs/protocol.md §4). Pure functions, no I/O.
+"""Message types and payload codecs (protocol v2, docs/protocol.md §4). Pure functions, no I/O.
 
 All integers are big-endian. Strings are ``u8 length + UTF-8``. Events start with ``u32 device_time_ms``.
 Commands start with ``u16 command_id``, echoed in the COMMAND_RESULT that answers them.
@@ -6,13 +6,16 @@ Commands start with ``u16 command_id``, echoed in the COMMAND_RESULT that answer
 
 from __future__ import annotations
 
+import dataclasses
 import struct
 from dataclasses import dataclass
 from enum import IntEnum
 
 from drivers import events as ev
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2  # v2: numbered events, the resume point in HELLO, heartbeats saying who is heard
+# The shoe keeps at least this many numbered events after their ack, to send again on request (§5a).
+REPLAY_BUFFER_MIN = 1024
 
 
 class MsgType(IntEnum):
@@ -140,6 +143,33 @@ _JAM = list(ev.JamLocation)
 class Hello:
     protocol_version: int
     host_session: int  # random per host process: the device resets its duplicate filter when it changes
+    # v2 (docs/protocol.md §5a): the newest event the host has COMMITTED, as (device boot id, event number);
+    # the device sends every event after it again. Boot id 0: the host holds nothing of any device.
+    resume_boot_id: int = 0
+    resume_after: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Heartbeat:
+    """v2 heartbeat: whether the sender hears its peer (one-sided link detection, docs/protocol.md §6) and
+    the last SEQ it accepted from the peer (None: none since the peer's (re)start)."""
+
+    hears_peer: bool = True
+    last_rx_seq: int | None = None
+
+
+def encode_heartbeat(h: Heartbeat) -> bytes:
+    flags = (1 if h.hears_peer else 0) | (2 if h.last_rx_seq is not None else 0)
+    return bytes([flags, (h.last_rx_seq or 0) & 0xFF])
+
+
+def decode_heartbeat(payload: bytes) -> Heartbeat:
+    if not payload:  # a v1 heartbeat: "alive", nothing more
+        return Heartbeat()
+    r = _Reader(payload, "HEARTBEAT")
+    flags, seq = _flags(r, 0x03), r.u8()
+    r.end()
+    return Heartbeat(bool(flags & 1), seq if flags & 2 else None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,12 +179,20 @@ class Identify:
 
 
 def encode_hello(h: Hello) -> bytes:
-    return struct.pack(">BI", h.protocol_version, h.host_session)
+    head = struct.pack(">BI", h.protocol_version, h.host_session)
+    if h.protocol_version < 2:
+        return head
+    return head + struct.pack(">II", h.resume_boot_id, h.resume_after)
 
 
 def decode_hello(payload: bytes) -> Hello:
+    """A v1 HELLO (version, session) or a v2 one (+ resume boot id, resume event number)."""
     r = _Reader(payload, "HELLO")
-    h = Hello(r.u8(), r.u32())
+    version, session = r.u8(), r.u32()
+    if version < 2:
+        r.end()
+        return Hello(version, session)
+    h = Hello(version, session, r.u32(), r.u32())
     r.end()
     return h
 
@@ -176,7 +214,9 @@ def decode_identify(payload: bytes) -> Identify:
     model, fw, serial = r.text(), r.text(), r.text()
     t = r.u32()
     r.end()
-    ident = ev.Identified(version, model, fw, serial, decks, bool(flags & 1), device_time_ms=t)
+    ident = ev.Identified(
+        version, model, fw, serial, decks, bool(flags & 1), device_time_ms=t, boot_id=boot_id
+    )
     return Identify(ident, boot_id)
 
 
@@ -291,6 +331,22 @@ def encode_event(e: ev.DeviceEvent) -> tuple[MsgType, bytes]:
         case ev.DeviceError():
             return MsgType.DEVICE_ERROR, t + struct.pack(">H", e.code) + _str(e.text)
     raise ValueError(f"no wire encoding for event {e!r}")
+
+
+def encode_numbered_event(event_no: int, e: ev.DeviceEvent) -> tuple[MsgType, bytes]:
+    """v2 device event on the serial link: u32 event number, then the v1 payload (docs/protocol.md §4)."""
+    type_, payload = encode_event(e)
+    return type_, struct.pack(">I", event_no & 0xFFFFFFFF) + payload
+
+
+def decode_numbered_event(type_: int, payload: bytes) -> ev.DeviceEvent:
+    """The event with its ``event_no`` (1-based per device boot; 0 is refused: it means "not numbered")."""
+    if len(payload) < 4:
+        raise DecodeError(f"0x{type_:02X}: payload truncated before the event number")
+    no = int.from_bytes(payload[:4], "big")
+    if no == 0:
+        raise DecodeError(f"0x{type_:02X}: event number 0")
+    return dataclasses.replace(decode_event(type_, payload[4:]), event_no=no)
 
 
 def decode_event(type_: int, payload: bytes) -> ev.DeviceEvent:
