@@ -716,7 +716,7 @@ class TableService:
 
 
 def audit_public_key(config: TableConfig) -> str | None:
-    """The table's audit checkpoint public key, hex (contracts 1 and 8), or None before the key exists."""
+    """The table's audit checkpoint public key, hex (docs/security.md), or None before the key exists."""
     path = config.audit.key_file if config.audit else keys.default_key_path(Path(config.table.state_dir))
     try:
         return keys.public_key_hex_of(path)
@@ -740,7 +740,7 @@ def verify_journal(journal: Journal) -> VerifyResult:
     """The journal's start-up verification, behind one function: the journal helper's incremental
     ``Journal.verify_since_checkpoint()`` (same ``VerifyResult``; or ``JournalIntegrityError(seq, reason)``,
     handled by the caller): from the last signed checkpoint, so start-up does not grow with the journal
-    (issue 13 §1, contract 5)."""
+    (issue 13 §1, the integrity fault)."""
     return journal.verify_since_checkpoint()
 
 

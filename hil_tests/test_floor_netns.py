@@ -1,8 +1,8 @@
 """The floor across real network boundaries (issue 18): three table hosts and the floor as Linux network
 namespaces joined by veth pairs. Each table host (its own namespace) runs its own mosquitto with the bridge
 ``controller.floor.bridge`` renders and a stand-in table publisher (``tests/support/floor_standin.py``: events,
-state/software, signed checkpoints, and the re-fetch of contract 2, since the real table's side of the re-fetch
-is built in parallel). The floor host is the root namespace (floor broker, two archive workers, PostgreSQL on
+state/software, signed checkpoints and answers to re-fetch requests; a stand-in, so that the test controls the
+traffic). The floor host is the root namespace (floor broker, two archive workers, PostgreSQL on
 the host, an independent consumer). While the tables publish, table 1's uplink is cut, the floor broker
 restarts, an archive worker is killed and comes back, and the uplink heals. Then every event of each table is in
 PostgreSQL exactly once, gapless; the independent consumer saw them in order; the checkpoints chain.

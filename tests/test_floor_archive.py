@@ -1,7 +1,8 @@
 """The floor archive (issue 18): a real mosquitto (the floor broker), real PostgreSQL, real archive workers.
 
-The table side of the re-fetch (contract 2) is played by ``tests.support.floor.StandInTable``, a small publisher
-implementing the contract exactly, because the real one is being built in parallel (journal helper)."""
+The table side of the re-fetch (docs/reliability.md) is played by ``tests.support.floor.StandInTable``, a small
+publisher implementing the same request and answer, so that each archive case can make the gaps it needs; the real
+table's side is tested in tests/test_replay_events.py and, end to end, in hil_tests/test_floor_netns.py."""
 
 from __future__ import annotations
 
@@ -194,7 +195,7 @@ def _chain(dsn: str, table: str) -> dict[int, tuple[str, bool | None]]:
 
 
 def test_checkpoints_are_verified_against_the_state_software_key_and_must_chain(dsn, floor_broker):
-    """Key from the retained state/software ``audit_public_key`` (contract 8); a checkpoint signed by another key
+    """Key from the retained state/software ``audit_public_key`` (docs/mqtt.md); a checkpoint signed by another key
     (a forger who made his own key) is rejected; one naming a predecessor with another hash breaks the chain."""
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 

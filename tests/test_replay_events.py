@@ -1,4 +1,4 @@
-"""Event re-fetch over ``cmd/replay`` against a real mosquitto (contract 2, issue 14 item 5): kept events come
+"""Event re-fetch over ``cmd/replay`` against a real mosquitto (the event re-fetch, issue 14 item 5): kept events come
 back byte-identical in id order with a closing document naming what is missing; hostile requests get an answer
 and a journal row; a flood is rate-limited; a kept row edited in the file is never sent."""
 
@@ -202,3 +202,21 @@ async def test_a_request_without_a_response_topic_is_answered_on_the_fallback(tm
     req.rec.stop()
     watcher.stop()
     open_broker.stop()
+
+
+async def test_an_mqtt311_client_names_its_account_with_reply_to_and_gets_the_events(
+    mqtt_broker: Broker, tmp_path: Path
+) -> None:
+    """MQTT 3.1.1 has no response topic (the bench observer and audit consumers use 3.1.1 persistent sessions:
+    docs/reliability.md F3): ``reply_to`` names the account, and the answer goes to that account's own topic."""
+    topics = new_topics()
+    req = Requester(mqtt_broker, topics)
+    _journal, link, server, _ = await table(mqtt_broker, tmp_path / "j.db", topics, 3)
+    req.ask(json.dumps({"request_id": "v311", "from_event_id": 1, "to_event_id": 3, "reply_to": "monitor"}),
+            response=False)  # fmt: skip
+    (closing,) = await req.closing(1)
+    assert closing["ok"] is True and closing["sent"] == 3 and closing["missing"] == [], closing
+    assert [a["event_id"] for a in req.answers() if "request_id" not in a] == [1, 2, 3]
+    await link.stop()
+    await server.stop()
+    req.rec.stop()

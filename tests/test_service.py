@@ -154,7 +154,7 @@ async def test_state_software_is_published_retained_and_matches_tablectl_version
         assert doc["profile"] == "pt-2001" and doc["rule_book"] == "PT-2001"
         assert doc["digests"] == compute_digests(stack.config_path)
         assert doc["digests"] == read_manifest(stack.workdir / "integrity.json")
-        # the key that signs the audit checkpoints, as recorded in the manifest (contracts 1 and 8)
+        # the key that signs the audit checkpoints, as recorded in the manifest (docs/security.md)
         assert doc["audit_public_key"] == public_key_from_manifest(stack.workdir / "integrity.json")
         assert doc["audit_public_key"] is not None
     finally:

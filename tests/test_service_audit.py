@@ -74,7 +74,7 @@ async def test_service_publishes_checkpoints_and_alerts_on_a_rewritten_journal(t
 
         def integrity_alert(_m) -> bool:
             docs = rec.on("alerts/open")
-            # the integrity fault's alert (contract 5: lid locked, dealing refused until a supervisor acts)
+            # the integrity fault's alert (the integrity fault: lid locked, dealing refused until a supervisor acts)
             return bool(docs) and any(a["kind"] == "integrity" for a in docs[-1]["data"]["alerts"])
 
         try:
@@ -119,7 +119,8 @@ async def test_a_journal_cut_short_while_stopped_is_caught_by_the_brokers_checkp
         def truncated(_m) -> bool:
             docs = rec.on("alerts/open")
             return bool(docs) and any(
-                a["kind"] == "integrity" and "truncated" in a["reason"]  # the fault (contract 5), alerted
+                a["kind"] == "integrity"
+                and "truncated" in a["reason"]  # the fault (the integrity fault), alerted
                 for a in docs[-1]["data"]["alerts"]
             )
 

@@ -207,7 +207,7 @@ def test_demo_output_never_writes_outside_strings_raw() -> None:
 
 async def test_pit_terminal_shows_unknown_until_reported_then_the_software(broker: Broker) -> None:
     """Before the first retained document nothing pretends to be fine ('link: ok' was shown): every value is
-    'unknown'; the retained state/software (contract 8) puts the version, profile and rule book on screen."""
+    'unknown'; the retained state/software (docs/mqtt.md) puts the version, profile and rule book on screen."""
     site = f"s{uuid.uuid4().hex[:6]}"
     prefix = f"casino/{site}/table/T1"
     pub = Publisher(broker, prefix)

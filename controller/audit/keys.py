@@ -98,7 +98,7 @@ def _give_to_dir_owner(path: Path) -> None:
 def public_key_hex_of(path: str | os.PathLike[str]) -> str | None:
     """The raw Ed25519 public key (64 hex) of the key file, or None when the file does not exist yet.
 
-    For ``state/software`` (contract 8: ``"audit_public_key"``). Raises KeyFileError for an unusable file."""
+    For ``state/software`` (state/software: ``"audit_public_key"``). Raises KeyFileError for an unusable file."""
     p = Path(path)
     if not p.exists():
         return None

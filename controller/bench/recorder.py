@@ -40,7 +40,7 @@ class Received:
     stale_states: int = 0  # older state documents that arrived after newer ones (docs/reliability.md F1)
     carried: set[str] = field(default_factory=set)  # rounds whose cards stayed out (PT-2001 r.61)
     written_off: list[int] = field(default_factory=list)  # ids a broker crash destroyed (never received)
-    refetched: list[int] = field(default_factory=list)  # ids first received through cmd/replay (contract 2)
+    refetched: list[int] = field(default_factory=list)  # ids first received through cmd/replay (re-fetch)
     replay_done: dict[str, dict[str, Any]] = field(default_factory=dict)  # request_id -> closing document
 
 
@@ -101,7 +101,7 @@ class BenchClient(TableClient):
         self._deliver(topic, payload, corr)
 
     def _replay_answer(self, payload: bytes) -> None:
-        """An event sent again on request (brief contract 2: the envelope as first published, no request_id)
+        """An event sent again on request (re-fetch: the envelope as first published, no request_id)
         or the closing document of a request (with request_id)."""
         try:
             doc = json.loads(payload)
@@ -123,7 +123,7 @@ class BenchClient(TableClient):
         self._changed(None)
 
     async def refetch(self, ids: list[int], timeout: float = 10.0) -> list[int]:
-        """Ask the table to send these event ids again (``cmd/replay``, brief contract 2) and wait for the
+        """Ask the table to send these event ids again (``cmd/replay``, docs/reliability.md) and wait for the
         answers; returns the ids still missing. A table (or an ACL) that does not serve replays: all of them."""
         missing = sorted(set(ids))
         if not missing:
@@ -133,7 +133,13 @@ class BenchClient(TableClient):
         while lo <= missing[-1]:
             hi = min(missing[-1], lo + 9_999)
             rid = f"observer-{secrets.token_hex(6)}"
-            body = {"request_id": rid, "from_event_id": lo, "to_event_id": hi}
+            # MQTT 3.1.1 (the persistent session): the answer's account is named in the request
+            body = {
+                "request_id": rid,
+                "from_event_id": lo,
+                "to_event_id": hi,
+                "reply_to": self._credentials[0],
+            }
             self._client.publish(f"{self.prefix}/cmd/replay", json.dumps(body), qos=1)
             pending.append(rid)
             lo = hi + 1

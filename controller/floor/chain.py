@@ -1,6 +1,6 @@
 """Audit checkpoints off the table: verify each signature against the table's key and check the chain.
 
-The table's key: the ``audit_public_key`` of its retained ``state/software`` document (contract 8) when the floor
+The table's key: the ``audit_public_key`` of its retained ``state/software`` document (docs/mqtt.md) when the floor
 has one; until then **trust on first use**: the key of the table's first checkpoint that verifies against the
 key it names, recorded in ``floor_tables`` with ``key_source = 'first-checkpoint'``. A later ``state/software``
 key that differs from the key in use raises a critical ``audit_key_mismatch`` floor alert (and the key is not

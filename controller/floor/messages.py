@@ -152,7 +152,7 @@ def classify(topic: str, payload: bytes, replay_suffix: str) -> Message:
     """Turn one received MQTT message into what the archive stores.
 
     ``replay_suffix`` is ``cmd/replay/response/<our username>``: messages there are replayed envelopes or the
-    closing document of a re-fetch (contract 2)."""
+    closing document of a re-fetch (the event re-fetch, docs/reliability.md)."""
     split = split_topic(topic)
     if split is None:
         return Rejected(topic[:200], "not a table topic", len(payload))

@@ -1,4 +1,4 @@
-"""Gap detection and repair through the table's event re-fetch (contract 2 of the brief, docs/floor.md).
+"""Gap detection and repair through the table's event re-fetch (docs/reliability.md, docs/floor.md).
 
 Each table's ``event_id`` is gapless in its journal. ``find_gaps`` walks the archived ids above the table's
 watermark (``floor_tables.contiguous_to``: everything at or below it is archived or alerted missing), moves the
@@ -27,7 +27,7 @@ from psycopg.types.json import Jsonb
 from controller.floor.messages import ReplayClose, TableRef
 from controller.floor.store import raise_alert
 
-MAX_RANGE = 9_999  # contract 2: B - A < 10,000
+MAX_RANGE = 9_999  # docs/mqtt.md cmd/replay: B - A < 10,000
 WALK_LIMIT = 50_000  # ids read per table per pass
 
 

@@ -1,4 +1,5 @@
-"""Event re-fetch (``cmd/replay``, contract 2): a consumer that finds a gap in the event ids asks for the range again.
+"""Event re-fetch (``cmd/replay``, docs/reliability.md): a consumer that finds a gap in the event ids asks for the
+range again.
 
 Request (``schemas/mqtt/cmd_replay.schema.json``, not signed: it is read-only)::
 
@@ -153,6 +154,9 @@ class ReplayServer:
         resp = msg.response_topic
         if resp and resp.startswith(base) and _SEGMENT.match(resp[len(base) :]):
             return resp[len(base) :], resp
+        name = _reply_to(msg.payload)  # an MQTT 3.1.1 client names its account in the request
+        if name is not None:
+            return name, base + name
         return "?", None
 
     def _rate_check(self, requester: str) -> None:
@@ -201,7 +205,8 @@ class ReplayServer:
             if topic is None:
                 raise ReplayRefused(
                     "no_response_topic",
-                    "set the MQTT v5 response topic to <prefix>/cmd/replay/response/<your username>",
+                    "set the MQTT v5 response topic to <prefix>/cmd/replay/response/<your username>,"
+                    " or (MQTT 3.1.1) reply_to: <your username> in the request",
                 )
             request_id, a, b = self.parse(msg.payload)
         except ReplayRefused as exc:
@@ -284,3 +289,17 @@ def _request_id_safe(payload: bytes) -> str | None:
         return None
     rid = doc.get("request_id") if isinstance(doc, dict) else None
     return rid if isinstance(rid, str) and 0 < len(rid) <= 64 and rid.isprintable() else None
+
+
+def _reply_to(payload: bytes) -> str | None:
+    """``reply_to`` of a request (MQTT 3.1.1 has no response topic): the account whose answer topic
+    ``cmd/replay/response/<reply_to>`` gets the answer. Safe to take as claimed: the ACL lets only that account
+    read it, so a false name sends the events where the requester cannot read them."""
+    if len(payload) > MAX_PAYLOAD:
+        return None
+    try:
+        doc = json.loads(payload)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    name = doc.get("reply_to") if isinstance(doc, dict) else None
+    return name if isinstance(name, str) and _SEGMENT.match(name) else None

@@ -98,7 +98,7 @@ class JournalError(Exception):
 
 
 class JournalIntegrityError(JournalError):
-    """The journal's contents contradict its chain or its signed checkpoints (contract 5: the service turns it
+    """The journal's contents contradict its chain or its signed checkpoints (the integrity fault: the service turns it
     into the ``integrity`` fault). ``seq`` names the record (or snapshot) concerned."""
 
     def __init__(self, seq: int | None, reason: str) -> None:

@@ -1,7 +1,7 @@
 """Test helpers for the floor: a throw-away PostgreSQL database and a stand-in table publisher.
 
 ``StandInTable`` is NOT the table controller: it is a small publisher that implements the event re-fetch
-contract (contract 2 of the brief: request ``{"request_id", "from_event_id", "to_event_id"}`` on
+contract (the event re-fetch of docs/reliability.md: request ``{"request_id", "from_event_id", "to_event_id"}`` on
 ``<prefix>/cmd/replay``; answer on the request's response topic if it lies under
 ``<prefix>/cmd/replay/response/``: each kept envelope byte-identical in event_id order, QoS 1, not retained, then
 ``{"request_id", "ok", "from_event_id", "to_event_id", "sent", "missing"}``) exactly, so the floor's repair can
@@ -64,7 +64,7 @@ def wait_until(pred: Callable[[], bool], timeout: float = 30.0, what: str = "con
 
 
 class StandInTable:
-    """A table publisher implementing contract 2 (see the module docstring); not the real controller."""
+    """A table publisher implementing the event re-fetch (see the module docstring); not the real controller."""
 
     def __init__(self, host: str, port: int, site: str, table_id: str, *, user: str | None = None) -> None:
         self.site, self.table_id = site, table_id
@@ -155,7 +155,7 @@ class StandInTable:
         for i in event_ids:
             self.kept.pop(i, None)
 
-    # ---- contract 2: the re-fetch ----
+    # ---- docs/mqtt.md cmd/replay: the re-fetch ----
     def _on_message(self, client, userdata, msg) -> None:
         try:
             req = json.loads(msg.payload)

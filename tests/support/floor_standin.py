@@ -1,6 +1,6 @@
 """Run a ``StandInTable`` as its own process (the floor's namespace HIL test starts one per table host):
 publishes ``--events`` events at ``--rate`` per second (a signed checkpoint every ``--checkpoint-every``), answers
-re-fetch requests (contract 2), prints ``published <last event_id>`` and keeps serving until stdin closes.
+re-fetch requests (docs/reliability.md), prints ``published <last event_id>`` and keeps serving until stdin closes.
 
     python -m tests.support.floor_standin --port 1883 --site S1 --table T1 --events 100 --rate 20
 """
