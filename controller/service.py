@@ -40,7 +40,7 @@ from controller.gpio.factory import make_board
 from controller.journal import Journal, VerifyResult
 from controller.journal.replay import ReplayServer
 from controller.mqtt.alerts import AlertManager
-from controller.mqtt.auth import Authenticator, CredentialStore, NonceStore
+from controller.mqtt.auth import Authenticator, AuthError, CredentialStore, NonceStore
 from controller.mqtt.commands import CommandIntake, CommandRejected, CommandRequest
 from controller.mqtt.link import LinkConfig, MqttLink
 from controller.mqtt.link import TlsConfig as LinkTls
@@ -225,7 +225,11 @@ class TableService:
             start_head=head_at_open,
         )  # the broker's retained checkpoint: a journal cut short while stopped shows up
         self.anchor.start()
-        auth = Authenticator(CredentialStore.load(cfg.supervisors.credentials_file), self._nonce_store())
+        try:
+            credentials = CredentialStore.load(cfg.supervisors.credentials_file)
+        except AuthError as exc:  # unreadable, or the old HMAC format: one line, outputs stay safe (exit 3)
+            raise StartupError(f"supervisor credentials: {exc}") from None
+        auth = Authenticator(credentials, self._nonce_store())
         self.intake = CommandIntake(
             handler=self._handle_command, auth=auth, alerts=self.alerts, link=self.link
         )

@@ -173,3 +173,33 @@ async def test_no_account_can_take_over_the_controllers_client_id(bare: Stack) -
             await dealer.close()
     finally:
         await watcher.close()
+
+
+def test_an_old_hmac_credentials_file_stops_the_service_in_one_line(tmp_path) -> None:
+    """A table upgraded without re-enrolling its supervisors: `tablectl run` says so in one line (exit 3, the
+    outputs stay safe) instead of a traceback (docs/deploy.md)."""
+    import subprocess
+
+    from controller.stack import ROOT, TABLECTL
+
+    stack = Stack(tmp_path / "stack", StackOptions(jackpot=False))
+    try:
+        stack.start_broker()
+        stack.start_parts()
+        creds = stack.workdir / "credentials.toml"
+        creds.write_text(
+            '[users."alice"]\nroles = ["supervisor"]\niterations = 600000\nkey = "' + "ab" * 32 + '"\n'
+        )
+        run = subprocess.run(
+            [*TABLECTL, "run", "--config", str(stack.config_path)],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=60,
+        )
+        assert run.returncode == 3, run.stdout + run.stderr
+        lines = [line for line in run.stdout.splitlines() if line.strip()]
+        assert len(lines) == 1 and lines[0].startswith("tablectl run: supervisor credentials:"), run.stdout
+        assert "re-enrol" in lines[0] and "Traceback" not in run.stdout + run.stderr
+    finally:
+        stack.stop()
