@@ -39,3 +39,44 @@ async def test_consumer_sees_event_ids_in_order_after_dedupe(bench: BenchConfig,
     result = await run_soak(bench, tmp_path, SoakOptions(rounds=2, seed=1), progress=lambda s: None)
     assert result.reconciliation is not None
     assert result.reconciliation.out_of_order == 0, result.reconciliation.order_examples
+
+
+def test_a_soak_stopped_with_sigterm_stops_every_process_it_started(tmp_path: Path) -> None:
+    """`kill` of a running soak: the service, the emulators and the broker the rig started stop with it (they
+    were left running, holding their ports and pseudo-terminals)."""
+    import signal
+    import subprocess
+    import time
+
+    from controller.stack import ROOT, TABLECTL
+
+    workdir = tmp_path / "soak"
+    proc = subprocess.Popen(
+        [*TABLECTL, "bench", "soak", "--rounds", "500", "--workdir", str(workdir)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+    def started() -> list[str]:
+        out = subprocess.run(["pgrep", "-f", str(workdir)], capture_output=True, text=True).stdout
+        return [pid for pid in out.split() if int(pid) != proc.pid]
+
+    try:
+        deadline = time.monotonic() + 60
+        while not ((workdir / "state" / "journal.db").exists() and started()) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert started(), "the soak never started its processes"
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=60)
+        assert proc.returncode == 130, out
+        deadline = time.monotonic() + 20
+        while started() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert started() == [], f"left running: {started()}\n{out}"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        for pid in started():  # a failing run must not leave them behind either
+            subprocess.run(["kill", "-9", pid], check=False)

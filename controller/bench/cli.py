@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import signal
 import tempfile
 from pathlib import Path
 
@@ -72,7 +73,18 @@ def main(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="tablectl-soak-") as tmp:
         workdir = Path(args.workdir) if args.workdir else Path(tmp)
         print(f"bench {bench.name}: soak {opts.rounds} rounds, seed {opts.seed}, faults {opts.faults}")
-        result = asyncio.run(run_soak(bench, workdir, opts, progress=lambda s: print(s, flush=True)))
+        # SIGTERM ends the soak like Ctrl-C: the run is cancelled and the rig stops the service, the emulators and
+        # the broker it started (the default action would kill this process alone and leave them running).
+        signal.signal(signal.SIGTERM, _interrupt)
+        try:
+            result = asyncio.run(run_soak(bench, workdir, opts, progress=lambda s: print(s, flush=True)))
+        except KeyboardInterrupt:
+            print("tablectl bench soak: interrupted; the bench's processes are stopped", flush=True)
+            return 130
         for line in result.lines():
             print(line)
     return 0 if result.ok else 1
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
