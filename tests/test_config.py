@@ -221,7 +221,7 @@ def test_demo_config_uses_fake_gpio_and_plain_mqtt(tmp_path: Path) -> None:
 
 BAD = [
     ("shoe.baudrate", 12345, "shoe.baudrate", "is not one of"),
-    ("shoe.baudrat", 9600, "shoe.baudrat", "unknown key"),
+    ("shoe.baudrat", 9600, "shoe.baudrat", "unknown option"),
     ("table.id", DELETE, "table.id", "missing"),
     ("table.id", "bad id!", "table.id", "does not match"),
     ("shoe.mode", "semi", "shoe.mode", "is not one of"),
@@ -230,7 +230,7 @@ BAD = [
     ("jackpot.bet_value", 100.0, "jackpot.bet_value", "is not of type 'integer'"),
     ("gpio.pins.lid_lock.active_low", 1, "gpio.pins.lid_lock.active_low", "is not of type 'boolean'"),
     ("gpio.backend", "pigpio", "gpio.backend", "is not one of"),
-    ("gpio.pins.button_hti", {"pin": 9}, "gpio.pins.button_hti", "unknown signal name"),
+    ("gpio.pins.button_hti", {"pin": 9}, "gpio.pins.button_hti", "not a GPIO signal name"),
     ("gpio.pins.lid_lock", DELETE, "gpio.pins.lid_lock", "missing"),
     ("gpio.pins.button_hit.pin", 1, "gpio.pins.button_hit.pin", "minimum"),
     ("gpio.pins.button_stand.pin", 5, "gpio.pins.button_stand.pin", "already used by button_hit"),
@@ -471,6 +471,62 @@ def test_missing_firmware_file(tmp_path: Path) -> None:
     data["display"]["file"] = "display.toml"
     [(_, key, reason)] = problems_of(write(tmp_path, data))
     assert key == "display.file" and "file not found" in reason
+
+
+# ---- unknown options: a key tablectl does not read is an error (as Klipper's configfile) ----------
+
+
+def test_every_unknown_option_is_its_own_problem_with_a_suggestion(tmp_path: Path) -> None:
+    """Attacks: a typo'd key, a key in the wrong section, an extra section, an unknown pin name, an extra key
+    in a pin, in [mqtt.tls] and in a section the code does not read at all: each one Problem naming the
+    file, section.key and "unknown option", with "did you mean" where a known name is close."""
+    data = base_config(tmp_path)
+    (tmp_path / "ca.crt").write_text("x")
+    data["shoe"]["retrys"] = 3  # typo
+    data["shoe"]["ack_timout_ms"] = 200  # a second typo in the same section: a second problem
+    data["table"]["decks"] = 6  # right name, wrong section
+    data["shoe_procedure"] = {"burn": 1}  # a section that does not exist
+    data["gpio"]["pins"]["button_hti"] = {"pin": 9}  # unknown pin name
+    data["gpio"]["pins"]["button_hit"]["pull_up"] = True
+    data["mqtt"]["tls"] = {"ca": "ca.crt", "verify": False}  # would a reader think TLS checks were off?
+    problems = problems_of(write(tmp_path, data), check_files=False)
+    by_key = {k: r for f, k, r in problems if f == str(tmp_path / "table.toml")}
+    assert set(by_key) == {
+        "shoe.retrys",
+        "shoe.ack_timout_ms",
+        "table.decks",
+        "shoe_procedure",
+        "gpio.pins.button_hti",
+        "gpio.pins.button_hit.pull_up",
+        "mqtt.tls.verify",
+    }, problems
+    assert all("unknown option" in r or "unknown section" in r for r in by_key.values()), by_key
+    assert "did you mean shoe.retries?" in by_key["shoe.retrys"]
+    assert "did you mean shoe.ack_timeout_ms?" in by_key["shoe.ack_timout_ms"]
+    assert "did you mean shoe.decks? (it belongs in [shoe])" in by_key["table.decks"]
+    assert "did you mean gpio.pins.button_hit?" in by_key["gpio.pins.button_hti"]
+    assert "did you mean" not in by_key["mqtt.tls.verify"]  # nothing close: no guess
+
+
+def test_unknown_option_in_a_firmware_file_names_that_file(tmp_path: Path) -> None:
+    data = base_config(tmp_path)
+    (tmp_path / "shoe.toml").write_text("[shoe]\ndecks = 6\nburn_card = 1\n\n[reader]\nenabled = false\n")
+    data["shoe"] = {"file": "shoe.toml", "port": "/dev/ttyUSB0", "mode": "continuous"}
+    problems = problems_of(write(tmp_path, data))
+    fw = str(tmp_path / "shoe.toml")
+    assert {(f, k) for f, k, _ in problems} == {(fw, "shoe.burn_card"), (fw, "reader")}, problems
+    assert all("unknown option" in r for _, _, r in problems)
+    assert any("did you mean shoe.burn_cards?" in r for _, _, r in problems)
+
+
+@pytest.mark.parametrize(
+    "path", sorted((ROOT / "firmware_configs").glob("*.toml")), ids=lambda p: p.name
+)
+def test_shipped_configurations_have_no_unknown_option(path: Path) -> None:
+    """Every table configuration shipped (the example, the demo's) loads; the credentials file is not one."""
+    if path.name.startswith("credentials"):
+        pytest.skip("a credentials file, not a table configuration")
+    load_config(path, check_files=False)
 
 
 # ---- fuzz: bad input is a ConfigError, never a crash ----------

@@ -96,8 +96,16 @@ def _merge_firmware_files(
         except ConfigError as exc:
             problems.extend(exc.problems)
             continue
-        if name in fw and isinstance(fw[name], dict) and len(fw) == 1:
-            fw = fw[name]  # the firmware file may also wrap its keys in a [shoe] table
+        if isinstance(fw.get(name), dict):  # the firmware file may also wrap its keys in a [shoe] table
+            for other in sorted(k for k in fw if k != name):  # one section per file: a key outside it is unread
+                problems.append(
+                    Problem(
+                        str(fw_path),
+                        other,
+                        f"unknown option: not read by tablectl (this {name} firmware file holds [{name}] only)",
+                    )
+                )
+            fw = fw[name]
         for key in sorted(set(fw) & set(section)):
             problems.append(
                 Problem(file, f"{name}.{key}", f"also set in {fw_path}; set it in one place only")

@@ -5,6 +5,7 @@ The schemas check shape (types, ranges, unknown keys); cross-field rules live in
 
 from __future__ import annotations
 
+import difflib
 import json
 from functools import cache
 from pathlib import Path
@@ -47,15 +48,62 @@ def _validator(schema_dir: Path = SCHEMA_DIR) -> Any:
     return _Validator(table, registry=registry)
 
 
+def _known_keys(schema: dict[str, Any]) -> list[str]:
+    """The option names a (sub)schema reads: its properties, or the names its ``propertyNames`` allows."""
+    names = list(schema.get("properties", {}))
+    for alt in schema.get("propertyNames", {}).get("anyOf", []):
+        names += alt.get("enum", [])
+    return names
+
+
+@cache
+def _section_keys(schema_dir: Path = SCHEMA_DIR) -> dict[str, list[str]]:
+    """Each top-level section's option names (``$ref``'d sections read from their file), for "it belongs in
+    [shoe]"."""
+    table = json.loads((schema_dir / TABLE_SCHEMA).read_text(encoding="utf-8"))
+    out: dict[str, list[str]] = {}
+    for name, sub in table.get("properties", {}).items():
+        if "$ref" in sub:
+            sub = json.loads((schema_dir / sub["$ref"]).read_text(encoding="utf-8"))
+        out[name] = _known_keys(sub)
+    return out
+
+
+def _suggestion(name: str, path: list[str], known: list[str], sections: dict[str, list[str]]) -> str:
+    """ "did you mean ..." for a close spelling, or the section an option of this name belongs in."""
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
+    if close:
+        return f"; did you mean {'.'.join([*path, close[0]])}?"
+    if not path:  # an unknown section: a known one spelt close to it
+        return ""
+    elsewhere = sorted(f"{sec}.{name}" for sec, keys in sections.items() if name in keys and sec != path[0])
+    if elsewhere:
+        return f"; did you mean {elsewhere[0]}? (it belongs in [{elsewhere[0].rsplit('.', 1)[0]}])"
+    return ""
+
+
+def _unknown(error: ValidationError, sections: dict[str, list[str]]) -> list[tuple[str, str]]:
+    """One (dotted key, reason) per option the configuration names but tablectl does not read."""
+    path = [str(p) for p in error.absolute_path]
+    if "propertyNames" in error.absolute_schema_path and isinstance(error.instance, str):
+        known = _known_keys({"propertyNames": error.schema})  # error.schema: the propertyNames schema
+        hint = _suggestion(error.instance, path, known, sections)
+        what = "not a GPIO signal name (see docs/deploy.md)" if path[-1:] == ["pins"] else "not read by tablectl"
+        return [(".".join([*path, error.instance]), f"unknown option: {what}{hint}")]
+    known = _known_keys(error.schema)
+    out = []
+    for name in sorted(k for k in error.instance if k not in known):
+        key = ".".join([*path, name])
+        if not path:
+            reason = f"unknown section [{name}]: not read by tablectl"
+        else:
+            reason = f"unknown option in [{'.'.join(path)}]: not read by tablectl"
+        out.append((key, reason + _suggestion(name, path, known, sections)))
+    return out
+
+
 def _key(error: ValidationError) -> str:
     parts = [str(p) for p in error.absolute_path]
-    if "propertyNames" in error.absolute_schema_path and isinstance(error.instance, str):
-        return ".".join([*parts, error.instance])
-    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
-        allowed = set(error.schema.get("properties", {}))
-        extra = sorted(k for k in error.instance if k not in allowed)
-        if extra:
-            return ".".join([*parts, extra[0]])
     if error.validator == "required":
         missing = error.message.split("'")[1] if "'" in error.message else ""
         return ".".join([*parts, missing]) if missing else ".".join(parts)
@@ -63,13 +111,15 @@ def _key(error: ValidationError) -> str:
 
 
 def _reason(error: ValidationError) -> str:
-    if error.validator == "additionalProperties":
-        return "unknown key (misspelt, or not valid in this section)"
     if error.validator == "required":
         return "missing (required)"
-    if "propertyNames" in error.absolute_schema_path:
-        return "unknown signal name (see docs/deploy.md for the GPIO signal names)"
     return error.message
+
+
+def _is_unknown(error: ValidationError) -> bool:
+    return (error.validator == "additionalProperties" and isinstance(error.instance, dict)) or (
+        "propertyNames" in error.absolute_schema_path and isinstance(error.instance, str)
+    )
 
 
 def schema_problems(data: dict[str, Any], file: str, origins: dict[str, str] | None = None) -> list[Problem]:
@@ -77,11 +127,14 @@ def schema_problems(data: dict[str, Any], file: str, origins: dict[str, str] | N
     origins = origins or {}
     try:
         validator = _validator()
+        sections = _section_keys()
     except (OSError, ValueError, KeyError) as exc:  # an installation fault, reported like a config fault
         return [Problem(file, "", f"cannot load the configuration schemas in {SCHEMA_DIR}: {exc}")]
-    problems = []
+    found: list[tuple[str, str]] = []
     for error in sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path]):
-        key = _key(error)
+        found += _unknown(error, sections) if _is_unknown(error) else [(_key(error), _reason(error))]
+    problems = []
+    for key, reason in dict.fromkeys(found):  # the same finding once (anyOf may report a name twice)
         section = key.split(".", 1)[0]
-        problems.append(Problem(origins.get(section, file), key, _reason(error)))
+        problems.append(Problem(origins.get(section, file), key, reason))
     return problems
