@@ -25,7 +25,7 @@ from controller.audit import keys
 from controller.audit.anchor import BrokerAnchor
 from controller.audit.checkpoint import public_key_hex
 from controller.audit.checkpointer import Checkpointer
-from controller.config import ConfigError, TableConfig, load_config
+from controller.config import ConfigError, TableConfig, load_config, opening
 from controller.config.integrity import (
     PROFILE_NAME,
     approved_profiles,
@@ -501,7 +501,11 @@ class TableService:
         """Issue 13 §2: only a profile NAME listed in the integrity manifest, whose file still has the recorded
         digest; its digest, the configuration's and the profile's text are pinned in the session (journaled
         with open_table): the session's rules come from the journal, never from the file again."""
-        name = args.get("profile") or self.config.table.profile
+        try:  # the configuration is the authority: its profile and shoe (controller/config/opening.py)
+            args = opening.open_args(self.config, args)
+        except opening.OpenRefused as exc:
+            self._refuse(req, str(exc))
+        name = args["profile"]
         if not isinstance(name, str) or not PROFILE_NAME.match(name):
             self._refuse(
                 req,
@@ -527,11 +531,17 @@ class TableService:
             self._refuse(
                 req, f"profile {name}: {path} differs from its recorded digest; the table stays closed"
             )
+        limits = opening.table_limits(self.config)
+        try:  # table.min_bet/max_bet: the core's bet checks and published limits read the pinned text
+            text = opening.with_table_limits(text, limits)
+        except opening.OpenRefused as exc:
+            self._refuse(req, str(exc))
         pinned = {
             "profile": name,
-            "profile_sha256": profile_sha,
+            "profile_sha256": profile_sha,  # the approved file's; the text below carries the table's limits
             "config_sha256": config_sha,
             "combined": recorded_combined(manifest),
+            "table_limits": limits,
             "profile_text": text,
         }
         return {**args, "profile": name, "pinned": pinned}  # never the caller's "pinned"

@@ -519,9 +519,7 @@ def test_unknown_option_in_a_firmware_file_names_that_file(tmp_path: Path) -> No
     assert any("did you mean shoe.burn_cards?" in r for _, _, r in problems)
 
 
-@pytest.mark.parametrize(
-    "path", sorted((ROOT / "firmware_configs").glob("*.toml")), ids=lambda p: p.name
-)
+@pytest.mark.parametrize("path", sorted((ROOT / "firmware_configs").glob("*.toml")), ids=lambda p: p.name)
 def test_shipped_configurations_have_no_unknown_option(path: Path) -> None:
     """Every table configuration shipped (the example, the demo's) loads; the credentials file is not one."""
     if path.name.startswith("credentials"):

@@ -97,7 +97,9 @@ def _merge_firmware_files(
             problems.extend(exc.problems)
             continue
         if isinstance(fw.get(name), dict):  # the firmware file may also wrap its keys in a [shoe] table
-            for other in sorted(k for k in fw if k != name):  # one section per file: a key outside it is unread
+            for other in sorted(
+                k for k in fw if k != name
+            ):  # one section per file: a key outside it is unread
                 problems.append(
                     Problem(
                         str(fw_path),

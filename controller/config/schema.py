@@ -88,7 +88,9 @@ def _unknown(error: ValidationError, sections: dict[str, list[str]]) -> list[tup
     if "propertyNames" in error.absolute_schema_path and isinstance(error.instance, str):
         known = _known_keys({"propertyNames": error.schema})  # error.schema: the propertyNames schema
         hint = _suggestion(error.instance, path, known, sections)
-        what = "not a GPIO signal name (see docs/deploy.md)" if path[-1:] == ["pins"] else "not read by tablectl"
+        what = (
+            "not a GPIO signal name (see docs/deploy.md)" if path[-1:] == ["pins"] else "not read by tablectl"
+        )
         return [(".".join([*path, error.instance]), f"unknown option: {what}{hint}")]
     known = _known_keys(error.schema)
     out = []
