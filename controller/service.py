@@ -60,9 +60,11 @@ from controller.table.core import TableCore
 from controller.table.effects import Publish, Rejected
 from controller.table.jackpot import TableJackpot
 from controller.table.journal_io import JournalProblem, classify, is_write_failure
+from drivers.card_line import ShoeWithReader
 from drivers.events import LockLid
 from drivers.serial_port import resolve_port
 from drivers.shoe import ShoeDriver
+from drivers.usb_reader import PyUsbBackend, UsbCardReader
 
 log = logging.getLogger("tablectl.service")
 
@@ -132,9 +134,13 @@ class AlertAdapter:
 
 
 class TableService:
-    def __init__(self, config: TableConfig, overrides: Overrides | None = None) -> None:
+    def __init__(
+        self, config: TableConfig, overrides: Overrides | None = None, *, usb_backend: Any = None
+    ) -> None:
         self.config = config
         self.ov = overrides or Overrides()
+        self.usb_backend = usb_backend  # a pyusb backend for [reader]; None: libusb (docs/reader.md)
+        self.reader: UsbCardReader | None = None
         self.integrity_problems: list[str] = []
         self.board: GpioBoard | None = None
         self.journal: Journal | None = None
@@ -186,6 +192,11 @@ class TableService:
             silence_timeout=cfg.shoe.silence_timeout_ms / 1000,
             heartbeat_interval=cfg.shoe.heartbeat_interval_ms / 1000,
         )
+        if cfg.reader.enabled:  # cards from the separate USB reader, the rest from the shoe (docs/reader.md)
+            r = cfg.reader
+            usb = PyUsbBackend(r.vendor_id, r.product_id, r.serial, backend=self.usb_backend)
+            self.reader = UsbCardReader(usb, poll_ms=r.read_timeout_ms)
+            self.shoe = ShoeWithReader(self.shoe, self.reader)  # type: ignore[assignment]
         self.link = MqttLink(self._link_config(), Topics(cfg.table.site, cfg.table.id, cfg.mqtt.prefix))
         self.publisher = OutboxPublisher(self.journal, self.link)
         self.unjournaled = UnjournaledPublisher(self.link, cfg.table.id)  # after the publisher: see its doc
@@ -570,8 +581,11 @@ class TableService:
     def link_problems(self) -> list[str]:
         """What keeps the table from being ready: the external links that are down."""
         problems = []
-        if not (self.shoe and self.shoe.connected):
+        shoe = getattr(self.shoe, "shoe", self.shoe)  # the shoe itself when a separate reader deals
+        if not (shoe and shoe.connected):
             problems.append("shoe link down")
+        if self.reader is not None and not self.reader.connected:
+            problems.append("card reader down")
         if not (self.link and self.link.connected):
             problems.append("broker unreachable")
         return problems
@@ -698,7 +712,7 @@ class TableService:
             ):  # anchor the last records (sent at the next start if not now)
                 self.checkpointer.write()
         if self.shoe is not None:
-            if self.shoe.connected:
+            if getattr(self.shoe, "shoe", self.shoe).connected:  # the shoe's lid, whatever the reader does
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(self.shoe.command(LockLid()), 1.0)
             await _guarded("shoe", self.shoe.stop())

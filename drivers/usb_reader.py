@@ -46,9 +46,15 @@ class PyUsbBackend:
     """Real reader through pyusb (libusb). Needs a udev rule granting access (systemd/ owns that)."""
 
     def __init__(
-        self, vendor_id: int = DEFAULT_VID, product_id: int = DEFAULT_PID, serial: str | None = None
+        self,
+        vendor_id: int = DEFAULT_VID,
+        product_id: int = DEFAULT_PID,
+        serial: str | None = None,
+        *,
+        backend: Any = None,  # a pyusb ``usb.backend.IBackend``; None: pyusb's own choice (libusb1)
     ):
         self.vendor_id, self.product_id, self.serial = vendor_id, product_id, serial
+        self.usb_backend = backend
         self._dev: Any = None
 
     def open(self) -> None:
@@ -58,17 +64,25 @@ class PyUsbBackend:
         kwargs: dict[str, Any] = {"idVendor": self.vendor_id, "idProduct": self.product_id}
         if self.serial:
             kwargs["serial_number"] = self.serial
+        if self.usb_backend is not None:
+            kwargs["backend"] = self.usb_backend
         try:
             dev = usb.core.find(**kwargs)
         except usb.core.NoBackendError as exc:
             raise OSError("USB card reader: no libusb backend installed (apt install libusb-1.0-0)") from exc
+        except usb.core.USBError as exc:  # e.g. the serial string unreadable: unplugged while looking
+            raise OSError(f"USB card reader: {exc}") from exc
         if dev is None:
             raise OSError(f"USB card reader {self.vendor_id:04x}:{self.product_id:04x} not found")
         with contextlib.suppress(NotImplementedError, usb.core.USBError):
             if dev.is_kernel_driver_active(0):
                 dev.detach_kernel_driver(0)
-        dev.set_configuration()
-        usb.util.claim_interface(dev, 0)
+        try:
+            dev.set_configuration()
+            usb.util.claim_interface(dev, 0)
+        except usb.core.USBError as exc:
+            usb.util.dispose_resources(dev)
+            raise OSError(f"USB card reader: {exc}") from exc
         self._dev = dev
 
     def read_report(self, timeout_ms: int) -> bytes | None:

@@ -58,3 +58,44 @@ def test_pyusb_backend_missing_device_is_a_clear_oserror() -> None:
     pytest.importorskip("usb.core")
     with pytest.raises(OSError, match=r"1209:fffe not found|no libusb backend"):
         PyUsbBackend(0x1209, 0xFFFE).open()
+
+
+# ---- through pyusb with a fake libusb backend (tests/support/fake_pyusb.py) ----
+
+
+def test_pyusb_backend_finds_the_reader_by_serial_and_reports_an_unplug() -> None:
+    from tests.support.fake_pyusb import FakeReaderUsb
+
+    fake = FakeReaderUsb(0x1209, 0x0001, "R1")
+    with pytest.raises(OSError, match="not found"):  # another reader of the same model: not ours
+        PyUsbBackend(0x1209, 0x0001, "R2", backend=fake).open()
+    usb = PyUsbBackend(0x1209, 0x0001, "R1", backend=fake)
+    usb.open()
+    assert fake.claimed and usb.read_report(5) is None  # a timeout is no report, not an error
+    fake.push_event(ev.CardOut("Q", "H", 1))
+    reader = UsbCardReader(FakeUsbBackend())
+    reader.feed_report(usb.read_report(5) or b"")
+    assert reader._events.get_nowait() == ev.CardOut("Q", "H", 1)
+    fake.unplug()
+    with pytest.raises(OSError, match="No such device"):
+        usb.read_report(5)
+    usb.close()
+    assert not fake.claimed
+
+
+def test_card_line_takes_cards_from_the_reader_and_is_up_only_with_both() -> None:
+    from drivers.card_line import ShoeWithReader
+
+    line = ShoeWithReader(object(), UsbCardReader(FakeUsbBackend()))
+    assert line.translate("shoe", ev.LinkUp()) == []  # the reader is not up yet
+    assert line.translate("reader", ev.LinkUp()) == [ev.LinkUp()]
+    assert line.translate("shoe", ev.CardOut("A", "S", 1)) == []  # the shoe's own read: ignored, counted
+    assert line.ignored_shoe_cards == 1
+    assert line.translate("reader", ev.CardOut("A", "S", 1)) == [ev.CardOut("A", "S", 1)]
+    assert line.translate("shoe", ev.Jammed(ev.JamLocation.OUTPUT)) == [ev.Jammed(ev.JamLocation.OUTPUT)]
+    [err] = line.translate("reader", ev.DeviceError(7, "lens dirty"))
+    assert err == ev.DeviceError(7, "card reader: lens dirty")
+    [down] = line.translate("reader", ev.LinkDown(reason="unplugged"))
+    assert down == ev.LinkDown(reason="card reader: unplugged")
+    assert line.translate("shoe", ev.LinkUp()) == []  # the shoe reconnecting does not end the reader's outage
+    assert line.translate("reader", ev.LinkUp()) == [ev.LinkUp()]
