@@ -512,16 +512,16 @@ class TableService:
         """Issue 13 §2: only a profile NAME listed in the integrity manifest, whose file still has the recorded
         digest; its digest, the configuration's and the profile's text are pinned in the session (journaled
         with open_table): the session's rules come from the journal, never from the file again."""
-        try:  # the configuration is the authority: its profile and shoe (controller/config/opening.py)
-            args = opening.open_args(self.config, args)
-        except opening.OpenRefused as exc:
-            self._refuse(req, str(exc))
-        name = args["profile"]
+        name = args.get("profile") or self.config.table.profile
         if not isinstance(name, str) or not PROFILE_NAME.match(name):
             self._refuse(
                 req,
                 "open_table takes the name of a rule profile listed in the integrity manifest, never a path",
             )
+        try:  # the configuration is the authority: its profile and shoe (controller/config/opening.py)
+            args = opening.open_args(self.config, args)
+        except opening.OpenRefused as exc:
+            self._refuse(req, str(exc))
         manifest = self.config.table.integrity_manifest
         try:
             approved = approved_profiles(manifest)

@@ -137,7 +137,7 @@ async def test_open_table_takes_only_a_listed_profile_name_never_a_path(bench, t
         for profile, reason in (
             (str(evil), "never a path"),
             ("../../evil", "never a path"),
-            ("mo-2004", "not listed in the integrity manifest"),  # a real profile, but not the approved one
+            ("mo-2004", "this table is configured for pt-2001"),  # a real profile, not the approved one
         ):
             with pytest.raises(CommandFailed, match=reason):
                 await rig.sv("open_table", profile=profile)
