@@ -164,7 +164,10 @@ class TableService:
         self.integrity_problems = self._check_integrity()
 
         # Outputs to their safe values before anything else can act (PT-2001 r.51, r.60).
-        self.board = make_board(cfg.gpio, loop=asyncio.get_running_loop())  # outputs already safe
+        try:
+            self.board = make_board(cfg.gpio, loop=asyncio.get_running_loop())  # outputs already safe
+        except (RuntimeError, OSError) as exc:  # no GPIO library / no /dev/gpiomem: one line, exit 3
+            raise StartupError(f"gpio ({cfg.gpio.backend}): {exc}") from None
         if self.ov.gpio_control:
             from controller.gpio.fake_server import FakeBoardServer
 
