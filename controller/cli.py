@@ -23,6 +23,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "replay": ("controller.rules.replay_cli", "settle a round description (JSON) and report dealer errors"),
     "jackpot-math": ("controller.jackpot.math_cli", "exact jackpot combination probabilities and returns"),
     "rtp": ("controller.rules.rtp_cli", "exact RTP of side bets (perfect pairs, insurance) for a deck count"),
+    "status": (
+        "controller.ops.status_cli",
+        "what the running service reports: links, journal, outbox, faults",
+    ),
     "journal": ("controller.journal.cli", "verify the journal's hash chain or export rounds"),
     "config": ("controller.config.cli", "validate a table configuration and print its digest"),
     "terminal": ("controller.terminal.pit_cli", "dealer pit terminal (MQTT)"),

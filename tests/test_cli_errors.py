@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -83,3 +84,41 @@ def test_run_without_the_gpio_library_stops_in_one_line(parts):
         pass
     line = _one_line(_run(["run", "--config", str(parts.config_path)]), 3)
     assert line.startswith("tablectl run: gpio (rpi):") and "backend" in line
+
+
+def test_run_with_the_shoe_missing_keeps_the_table_safe_and_says_so_in_one_line(tmp_path):
+    """The shoe is not plugged in (its configured device does not exist): the service is not stopped by it —
+    it runs with the lid locked, logs one line per attempt to open it, and `tablectl status` shows the link
+    down (it was a traceback at start-up before)."""
+    import json
+    import signal
+    import time
+
+    stack = Stack(tmp_path / "stack", StackOptions(jackpot=False))
+    proc = None
+    try:
+        stack.start_broker()
+        stack.start_parts()
+        stack.shoe_proc.kill()
+        stack.shoe_proc.wait()
+        Path(stack.shoe_device).unlink(missing_ok=True)  # the emulator's symlink: the device is gone
+        stack.start_controller()
+        proc = stack.controller_proc
+        deadline = time.monotonic() + 60
+        doc = None
+        while time.monotonic() < deadline and proc.poll() is None:
+            run = _run(["status", "--config", str(stack.config_path), "--json"])
+            if run.returncode == 0:
+                doc = json.loads(run.stdout)
+                if doc["broker_connected"]:
+                    break
+            time.sleep(0.1)  # polling interval
+        assert doc is not None and doc["broker_connected"], stack.controller_log()
+        assert doc["shoe_link_up"] is False and "shoe link down" in doc["text"]
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0
+        log = stack.log_path.read_text()
+        assert "Traceback" not in log
+        assert f"shoe: cannot open {stack.shoe_device}: serial port" in log
+    finally:
+        stack.stop()
