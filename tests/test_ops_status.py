@@ -171,14 +171,18 @@ def test_status_and_metrics_follow_the_running_service(tmp_path):
         # the shoe goes away for good (the emulator dies): the link shows down in the file and the command
         stack.shoe_proc.send_signal(signal.SIGKILL)
         stack.shoe_proc.wait()
+        Path(stack.shoe_device).unlink(missing_ok=True)  # its symlink: a reused pty number is not the shoe
 
         def link_down():
             f = parse_prometheus(prom.read_text())
             return f if one(f, "tablectl_shoe_link_up", **labels) == 0 else None
 
         until(link_down, "shoe_link_up 0 in the .prom file")
-        human = status(stack.config_path)
-        assert "shoe:    DOWN" in human.stdout and "shoe link down" in human.stdout
+        human = until(
+            lambda: (r := status(stack.config_path)).returncode == 0 and "shoe:    DOWN" in r.stdout and r,
+            "shoe DOWN in tablectl status",
+        )
+        assert "shoe link down" in human.stdout
 
         # the service stops: status says so at once (its pid is gone), exit 1
         proc.send_signal(signal.SIGTERM)
