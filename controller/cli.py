@@ -23,6 +23,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "replay": ("controller.rules.replay_cli", "settle a round description (JSON) and report dealer errors"),
     "jackpot-math": ("controller.jackpot.math_cli", "exact jackpot combination probabilities and returns"),
     "rtp": ("controller.rules.rtp_cli", "exact RTP of side bets (perfect pairs, insurance) for a deck count"),
+    "status": (
+        "controller.ops.status_cli",
+        "what the running service reports: links, journal, outbox, faults",
+    ),
     "journal": ("controller.journal.cli", "verify the journal's hash chain or export rounds"),
     "config": ("controller.config.cli", "validate a table configuration and print its digest"),
     "terminal": ("controller.terminal.pit_cli", "dealer pit terminal (MQTT)"),
@@ -33,9 +37,39 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+class DefaultsHelpFormatter(argparse.HelpFormatter):
+    """Every option's default in ``--help``: "(default: X)" after its help, unless the help already names its
+    default or the option has none worth showing (None, False, an empty list)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        default = action.default
+        if (
+            "default" in text.lower()
+            or default is None
+            or default is False
+            or default == []
+            or default is argparse.SUPPRESS
+            or not (action.option_strings or action.nargs in (argparse.OPTIONAL, argparse.ZERO_OR_MORE))
+        ):
+            return action.help
+        return f"{text} (default: %(default)s)"
+
+
+def _show_defaults(parser: argparse.ArgumentParser) -> None:
+    """The formatter on this parser and on every nested subcommand's parser (argparse does not pass it on)."""
+    parser.formatter_class = DefaultsHelpFormatter
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                _show_defaults(child)
+
+
 def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
     """Build the parser; only the selected subcommand's module is imported (start-up stays fast)."""
-    parser = argparse.ArgumentParser(prog="tablectl", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="tablectl", description=__doc__.splitlines()[0], formatter_class=DefaultsHelpFormatter
+    )
     parser.add_argument("--version", action="version", version=f"tablectl {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, help_text) in COMMANDS.items():
@@ -49,6 +83,7 @@ def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
             sp.set_defaults(_unavailable=f"{name}: not available in this build ({exc})")
             continue
         module.add_arguments(sp)
+        _show_defaults(sp)
     return parser
 
 

@@ -87,6 +87,9 @@ def main(args: argparse.Namespace) -> int:
         print(f"demo: profile {args.profile} does not allow the emulated continuous shuffler "
               f"(it allows: {', '.join(shufflers)}); try pt-2001 or mo-2004", file=sys.stderr)  # fmt: skip
         return 2
+    if args.workdir is not None and Path(args.workdir).exists() and not Path(args.workdir).is_dir():
+        print(f"demo: --workdir {args.workdir} is not a directory", file=sys.stderr)
+        return 2
     temp = args.workdir is None
     workdir = Path(tempfile.mkdtemp(prefix="tablectl-demo-") if temp else args.workdir)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so that `finally` stops every process

@@ -14,6 +14,9 @@ GENERATORS: dict[str, Callable[[], str]] = {}
 
 
 def _register() -> None:
+    from controller.ops.wiring import render_example
+
+    GENERATORS["docs/wiring.md"] = render_example
     try:
         from controller.table.diagram import render_mermaid_doc
     except ImportError:

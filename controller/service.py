@@ -55,6 +55,7 @@ from controller.mqtt.topics import (
     Topics,
 )
 from controller.mqtt.unjournaled import UnjournaledPublisher
+from controller.ops.status import StatusWriter
 from controller.table.controller import TableController
 from controller.table.core import TableCore
 from controller.table.effects import Publish, Rejected
@@ -162,6 +163,7 @@ class TableService:
         self.alert_sink: AlertAdapter | None = None
         self.startup_problem: JournalProblem | None = None  # the journal failed a write during start-up
         self._status_sent = ""
+        self.status_writer = StatusWriter(Path(config.table.state_dir), None)  # `tablectl status` reads it
         self._pending_faults: set[asyncio.Task[None]] = set()
 
     # ---- start-up ----
@@ -170,7 +172,10 @@ class TableService:
         self.integrity_problems = self._check_integrity()
 
         # Outputs to their safe values before anything else can act (PT-2001 r.51, r.60).
-        self.board = make_board(cfg.gpio, loop=asyncio.get_running_loop())  # outputs already safe
+        try:
+            self.board = make_board(cfg.gpio, loop=asyncio.get_running_loop())  # outputs already safe
+        except (RuntimeError, OSError) as exc:  # no GPIO library / no /dev/gpiomem: one line, exit 3
+            raise StartupError(f"gpio ({cfg.gpio.backend}): {exc}") from None
         if self.ov.gpio_control:
             from controller.gpio.fake_server import FakeBoardServer
 
@@ -183,7 +188,10 @@ class TableService:
         head_at_open = self.journal.last_seq  # before anything is written (BrokerAnchor)
         self.alerts = AlertManager(self.journal, escalate_after_s=cfg.alerts.escalate_after_s)
 
-        port = self.ov.shoe_port or resolve_port(cfg.shoe.port)
+        try:
+            port = self.ov.shoe_port or resolve_port(cfg.shoe.port)
+        except FileNotFoundError:  # not plugged in yet: the driver resolves it again on every attempt
+            port = cfg.shoe.port
         self.shoe = ShoeDriver(
             port,
             baudrate=cfg.shoe.baudrate,
@@ -687,6 +695,10 @@ class TableService:
             elif text != self._status_sent:
                 sdnotify.status(text)
                 self._status_sent = text
+            try:
+                self.status_writer.tick(self)
+            except Exception as exc:  # a full disk must not stop the watchdog pings
+                log.debug("status file not written: %s", exc)
             # Until READY, look often: systemd (and a restart after kill -9) waits on it.
             await asyncio.sleep(period if self._ready_sent else 0.05)
 
@@ -912,6 +924,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--mqtt-username", help="override [mqtt] username")
     parser.add_argument("--mqtt-password", help="override the [mqtt] password (tests and demo only)")
     parser.add_argument("--gpio-control", help="unix socket to drive the fake GPIO board (bench)")
+    parser.add_argument(
+        "--metrics-file",
+        help="also write the status as a Prometheus textfile (node_exporter textfile collector, *.prom)",
+    )
     parser.add_argument("-v", "--verbose", action="store_true")
 
 
@@ -935,7 +951,9 @@ def main(args: argparse.Namespace) -> int:
         gpio_control=args.gpio_control,
     )
     try:
-        asyncio.run(TableService(config, overrides).run_forever())
+        service = TableService(config, overrides)
+        service.status_writer.metrics_file = Path(args.metrics_file) if args.metrics_file else None
+        asyncio.run(service.run_forever())
     except StartupError as exc:
         print(f"tablectl run: {exc}", flush=True)
         return 3

@@ -37,6 +37,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     trust = verify.add_mutually_exclusive_group()
     trust.add_argument("--public-key", default=None, help="the table's audit public key (64 hex)")
     trust.add_argument("--manifest", default=None, help="integrity manifest holding audit_public_key")
+    arch = sub.add_parser(
+        "archive",
+        help="copy the records up to a signed checkpoint into a new archive file and verify it (the live"
+        " journal is only read)",
+    )
+    arch.add_argument("--db", required=True, help="journal database file")
+    arch.add_argument("--to", required=True, help="the archive file to create (never overwritten)")
+    arch.add_argument(
+        "--before", type=int, default=None, help="archive up to the newest checkpoint at or before this seq"
+    )
+    arch_trust = arch.add_mutually_exclusive_group(required=True)
+    arch_trust.add_argument("--public-key", default=None, help="the table's audit public key (64 hex)")
+    arch_trust.add_argument("--manifest", default=None, help="integrity manifest holding audit_public_key")
     export = sub.add_parser("export", help="a session's rounds as JSON lines for `tablectl replay`")
     export.add_argument("--db", required=True, help="journal database file")
     export.add_argument("--session", default=None, help="session id (default: the latest session)")
@@ -126,7 +139,34 @@ def _verify_checkpoint(journal: Journal, args: argparse.Namespace) -> int:
     return 0
 
 
+def _archive(args: argparse.Namespace) -> int:
+    from controller.journal.archive import ArchiveError, archive
+
+    try:
+        key, source = _trusted_key(args)
+    except ValueError as exc:
+        print(f"journal archive: {exc}", file=sys.stderr)
+        return 2
+    assert key is not None  # the argument group is required
+    try:
+        done = archive(args.db, args.to, key, args.before)
+    except ArchiveError as exc:
+        print(f"journal archive: {exc}", file=sys.stderr)
+        return 1
+    print(
+        f"archived: {done.records} records up to checkpoint record {done.checkpoint_seq} ({done.checkpoint_ts})"
+        f" in {done.path}; chain and checkpoints verified, signed by {source}"
+    )
+    return 0
+
+
 def main(args: argparse.Namespace) -> int:
+    if args.journal_command == "archive":
+        checked = _open(args.db)  # missing or not a journal: exit 2
+        if checked is None:
+            return 2
+        checked.close()
+        return _archive(args)
     journal = _open(args.db)
     if journal is None:
         return 2

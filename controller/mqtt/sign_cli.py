@@ -86,10 +86,21 @@ def _pin(args: argparse.Namespace, *, confirm: bool) -> str:
     pin = args.pin or os.environ.get("TABLECTL_PIN")
     if pin:
         return pin
-    pin = getpass.getpass(f"PIN for {args.user}: ")
-    if confirm and getpass.getpass("PIN again: ") != pin:
-        raise AuthError("the two PINs differ")
+    try:
+        os.close(os.open("/dev/tty", os.O_RDWR))
+    except OSError:
+        raise NoTerminal("no terminal to ask the PIN: give --pin or set $TABLECTL_PIN") from None
+    try:
+        pin = getpass.getpass(f"PIN for {args.user}: ")
+        if confirm and getpass.getpass("PIN again: ") != pin:
+            raise AuthError("the two PINs differ")
+    except EOFError:
+        raise NoTerminal("no PIN given (end of input)") from None
     return pin
+
+
+class NoTerminal(Exception):
+    """The PIN is needed and there is no terminal to ask it on (a usage error: exit 2, docs/cli.md)."""
 
 
 def main(args: argparse.Namespace) -> int:
@@ -133,6 +144,9 @@ def main(args: argparse.Namespace) -> int:
             nonce=args.nonce,
             request_id=args.request_id,
         )
+    except NoTerminal as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     except (AuthError, userkeys.KeyFileError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -1,0 +1,1 @@
+"""Operating a running table: its status document, Prometheus metrics and the GPIO wiring picture."""
