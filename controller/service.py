@@ -63,7 +63,7 @@ from controller.table.jackpot import TableJackpot
 from controller.table.journal_io import JournalProblem, classify, is_write_failure
 from drivers.card_line import ShoeWithReader
 from drivers.events import LockLid
-from drivers.serial_port import resolve_port
+from drivers.serial_port import PortNotFound, resolve_port
 from drivers.shoe import ShoeDriver
 from drivers.usb_reader import PyUsbBackend, UsbCardReader
 
@@ -81,7 +81,6 @@ class Overrides:
     mqtt_host: str | None = None
     mqtt_port: int | None = None
     mqtt_username: str | None = None
-    mqtt_password: str | None = None
     gpio_control: str | None = None  # unix socket through which a bench drives the fake GPIO board
 
 
@@ -481,7 +480,7 @@ class TableService:
 
     def _link_config(self) -> LinkConfig:
         m = self.config.mqtt
-        password = self.ov.mqtt_password if self.ov.mqtt_password is not None else (m.password() or "")
+        password = m.password() or ""  # only from [mqtt] password_file: never on a command line
         tls = LinkTls(ca=m.tls.ca, cert=m.tls.cert, key=m.tls.key) if m.tls else None
         return LinkConfig(
             host=self.ov.mqtt_host or m.host,
@@ -922,7 +921,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--mqtt-host", help="override [mqtt] host")
     parser.add_argument("--mqtt-port", type=int, help="override [mqtt] port")
     parser.add_argument("--mqtt-username", help="override [mqtt] username")
-    parser.add_argument("--mqtt-password", help="override the [mqtt] password (tests and demo only)")
     parser.add_argument("--gpio-control", help="unix socket to drive the fake GPIO board (bench)")
     parser.add_argument(
         "--metrics-file",
@@ -947,7 +945,6 @@ def main(args: argparse.Namespace) -> int:
         mqtt_host=args.mqtt_host,
         mqtt_port=args.mqtt_port,
         mqtt_username=args.mqtt_username,
-        mqtt_password=args.mqtt_password,
         gpio_control=args.gpio_control,
     )
     try:
@@ -956,5 +953,8 @@ def main(args: argparse.Namespace) -> int:
         asyncio.run(service.run_forever())
     except StartupError as exc:
         print(f"tablectl run: {exc}", flush=True)
+        return 3
+    except PortNotFound as exc:  # the shoe is not plugged in, or no udev rule: one line, no traceback
+        print(f"tablectl run: shoe: {exc}", flush=True)
         return 3
     return 0

@@ -2,7 +2,8 @@
 # From a fresh Raspberry Pi OS (Bookworm, 64-bit) to a running table controller. Safe to run again.
 #   sudo systemd/install.sh [--table-id ID] [--site SITE] [--no-start]
 # Steps (docs/deploy.md explains each): apt packages; user tablectl in groups dialout and gpio; a release in
-# /opt/tablectl/releases with its venv (.[pi]) and the `current` symlink; /etc/tablectl; mosquitto with TLS,
+# /opt/tablectl/releases with its venv (the wheel, dependencies hash-checked from requirements/pi.txt) and
+# the `current` symlink; /etc/tablectl; mosquitto with TLS,
 # accounts and ACL (firmware_configs/mosquitto/); udev rules; the systemd unit, enabled and started.
 # shellcheck source-path=SCRIPTDIR
 set -euo pipefail
@@ -25,7 +26,7 @@ while [ $# -gt 0 ]; do
             ;;
         --no-start) start=0 ;;
         -h | --help)
-            sed -n '2,6p' "$0"
+            sed -n '2,7p' "$0"
             exit 0
             ;;
         *) die "unknown argument $1" ;;

@@ -1,12 +1,13 @@
 # shellcheck shell=bash
 # Shared by install.sh, update.sh and rollback.sh: release directories under /opt/tablectl.
 #
-#   /opt/tablectl/releases/<UTC time>[-<git sha>]/ a full copy of the source tree with its own .venv
+#   /opt/tablectl/releases/<UTC time>[-<git sha>]/ the source tree, its wheel (dist/) and a .venv with the wheel
 #   /opt/tablectl/current -> releases/<id>         the running release (switched atomically)
 #   /opt/tablectl/.venv   -> current/.venv         what the unit's ExecStart= names
 #
 # Environment (the tests point these at a scratch folder): TABLECTL_ROOT, TABLECTL_ETC, SYSTEMCTL,
-# TABLECTL_SKIP_VENV=1 (copy only, no venv), TABLECTL_EXTRAS (pip extras, default "pi"), TABLECTL_KEEP.
+# TABLECTL_SKIP_VENV=1 (copy only, no venv), TABLECTL_REQUIREMENTS (the hash-locked dependencies, default
+# requirements/pi.txt), TABLECTL_KEEP.
 
 TABLECTL_ROOT="${TABLECTL_ROOT:-/opt/tablectl}"
 TABLECTL_ETC="${TABLECTL_ETC:-/etc/tablectl}"
@@ -43,14 +44,21 @@ make_release() {
     mkdir "$dest"
     tar -C "$src" \
         --exclude=./.venv --exclude=./.git --exclude='__pycache__' --exclude='.pytest_cache' \
-        --exclude='.hypothesis' --exclude='.ruff_cache' --exclude='*.egg-info' \
+        --exclude='.hypothesis' --exclude='.ruff_cache' --exclude='*.egg-info' --exclude=./build --exclude=./dist \
         -cf - . | tar -C "$dest" -xf -
     if [ "${TABLECTL_SKIP_VENV:-0}" != 1 ]; then
-        log "building $dest/.venv (extras: ${TABLECTL_EXTRAS:-pi})"
+        local lock="$dest/${TABLECTL_REQUIREMENTS:-requirements/pi.txt}" wheel
+        log "building the wheel and $dest/.venv (dependencies hash-checked from ${lock#"$dest"/})"
         python3 -m venv "$dest/.venv"
         "$dest/.venv/bin/python" -m pip install --quiet --upgrade pip >&2
-        # Editable: the code stays in the release folder, so schemas/ and firmware_configs/ sit beside it.
-        "$dest/.venv/bin/python" -m pip install --quiet -e "${dest}[${TABLECTL_EXTRAS:-pi}]" >&2
+        # A normal (not editable) install: the wheel carries the schemas and profiles as package data.
+        "$dest/.venv/bin/python" -m pip wheel --quiet --no-deps -w "$dest/dist" "$dest" >&2
+        rm -rf "$dest/build" "$dest"/*.egg-info
+        wheel="$(find "$dest/dist" -name 'blackjack_table_controller-*.whl' | head -n 1)"
+        [ -n "$wheel" ] || die "no wheel was built in $dest/dist"
+        # Exactly the locked versions, each file checked against its sha256; then the project, no deps.
+        "$dest/.venv/bin/python" -m pip install --quiet --require-hashes -r "$lock" >&2
+        "$dest/.venv/bin/python" -m pip install --quiet --no-deps "$wheel" >&2
     fi
     chmod -R go-w "$dest"
     printf '%s\n' "$dest"

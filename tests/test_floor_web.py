@@ -59,7 +59,7 @@ class WebThread:
 
 
 @pytest.mark.skipif(
-    not CHROMIUM.exists(), reason="Debian's chromium is not installed (scripts/setup-env does)"
+    not CHROMIUM.exists(), reason="Debian's chromium is not installed (scripts/test's set-up does)"
 )
 def test_dashboard_shows_a_table_alert_live_and_acknowledges_it_signed(tmp_path):
     users = {**FLOOR_USERS, "table-demo1": "demo-table-demo1", "supervisor-floor": "demo-supervisor-floor"}

@@ -36,9 +36,10 @@ from controller.config.model import (
     TableSection,
     TlsConfig,
 )
-from controller.config.schema import ROOT, schema_problems
+from controller.config.schema import schema_problems
+from controller.data import PROFILES_DIR
 
-DEFAULT_PROFILES_DIR = ROOT / "firmware_configs" / "profiles"
+DEFAULT_PROFILES_DIR = PROFILES_DIR  # the shipped profiles (package data)
 FIRMWARE_SECTIONS = ("shoe", "reader", "display")
 
 

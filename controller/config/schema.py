@@ -17,9 +17,9 @@ from referencing import Registry
 from referencing.jsonschema import DRAFT202012
 
 from controller.config.errors import Problem
+from controller.data import data_path
 
-ROOT = Path(__file__).resolve().parents[2]
-SCHEMA_DIR = ROOT / "schemas" / "config"
+SCHEMA_DIR = data_path("schemas", "config")  # package data: works from the wheel and the checkout
 TABLE_SCHEMA = "table.schema.json"
 
 

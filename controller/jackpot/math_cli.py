@@ -10,6 +10,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from controller.data import PROFILES_DIR
 from controller.jackpot.config import MIN_SEED_MULTIPLE
 from controller.jackpot.math import (
     Odds,
@@ -19,8 +20,6 @@ from controller.jackpot.math import (
     meter_drift_per_bet,
     return_at_meter,
 )
-
-PROFILES_DIR = Path(__file__).resolve().parents[2] / "firmware_configs" / "profiles"
 
 
 class CliError(Exception):

@@ -11,15 +11,15 @@ from __future__ import annotations
 import json
 import re
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
+from controller.data import data_path
 from controller.mqtt.topics import spec_for
 
-SCHEMA_DIR = Path(__file__).resolve().parents[2] / "schemas" / "mqtt"
+SCHEMA_DIR = data_path("schemas", "mqtt")  # package data (controller/data)
 FORBIDDEN_KEY = re.compile(
     r"(?i)(upcoming|next_?cards?|cards?_ahead|shoe_order|deck_order|card_order|shuffle_(result|order|seq|sequence)"
     r"|remaining_(cards|order|sequence)|inside_(order|cards))"

@@ -17,9 +17,11 @@ from typing import Any
 
 import jsonschema
 
-ROOT = Path(__file__).resolve().parents[2]
-PROFILE_DIR = ROOT / "firmware_configs" / "profiles"
-SCHEMA_PATH = ROOT / "schemas" / "profile.schema.json"
+from controller.data import PROFILES_DIR, data_path
+
+# package data (controller/data): found from the wheel and from the checkout alike
+PROFILE_DIR = PROFILES_DIR
+SCHEMA_PATH = data_path("schemas", "profile.schema.json")
 
 # Every profile must cite its book for each of these (dealer errors and rule violations carry the citation).
 CITATION_KEYS = (

@@ -11,9 +11,10 @@ from typing import Any
 
 import jsonschema
 
+from controller.data import data_path
 from controller.rules.cards import RANKS, SUITS, Card, CardError
 from controller.rules.engine import BLACKJACK, OPEN, STOOD, RoundEngine
-from controller.rules.profiles import ROOT, ProfileError, load_profile
+from controller.rules.profiles import ProfileError, load_profile
 from controller.rules.settlement import Settlement
 from controller.rules.types import (
     INSURANCE_ACTIONS,
@@ -25,7 +26,7 @@ from controller.rules.types import (
     SeatBet,
 )
 
-SCHEMA_PATH = ROOT / "schemas" / "round.schema.json"
+SCHEMA_PATH = data_path("schemas", "round.schema.json")
 
 
 class InvalidRound(ValueError):

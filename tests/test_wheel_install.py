@@ -1,0 +1,166 @@
+"""The product as a Pi gets it (issue 16, Install): a wheel built from this tree, installed in a fresh venv
+with the hash-locked dependencies (requirements/pi.txt, as systemd/install.sh does), run from a directory
+outside the checkout. ``tablectl replay``, ``config check``, ``jackpot-math`` and ``run`` must find their
+schemas and rule profiles in the installed package, never in the source tree.
+
+One module-scoped build (about 15-30 s: pip's cache holds the locked files)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import tomllib
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from controller import __version__
+from controller.stack import dump_toml, write_demo_credentials
+
+ROOT = Path(__file__).resolve().parent.parent
+# What the wheel is built from: the project's own files, nothing else of the checkout.
+SOURCES = ("pyproject.toml", "README.md", "LICENSE", "controller", "drivers")
+
+pytestmark = pytest.mark.timeout(300)
+
+
+def _run(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=240, check=False)
+
+
+def _copy_sources(dest: Path) -> None:
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "build")
+    for name in SOURCES:
+        src = ROOT / name
+        if src.is_dir():
+            # symlinks=False: controller/data's links to schemas/ and firmware_configs/ become the files
+            shutil.copytree(src, dest / name, symlinks=False, ignore=ignore)
+        else:
+            shutil.copy2(src, dest / name)
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    base = tmp_path_factory.mktemp("wheel")
+    src, dist, venv = base / "src", base / "dist", base / "venv"
+    src.mkdir()
+    _copy_sources(src)
+    built = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(src)], base)
+    assert built.returncode == 0, built.stdout + built.stderr
+    (wheel,) = dist.glob("*.whl")
+    made = _run([sys.executable, "-m", "venv", str(venv)], base)
+    assert made.returncode == 0, made.stderr
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q"]
+    deps = _run([*pip, "--require-hashes", "-r", str(ROOT / "requirements" / "pi.txt")], base)
+    assert deps.returncode == 0, deps.stdout + deps.stderr
+    proj = _run([*pip, "--no-deps", str(wheel)], base)
+    assert proj.returncode == 0, proj.stdout + proj.stderr
+    work = base / "work"  # the current directory of every command: nothing of the checkout is near
+    work.mkdir()
+    return {"wheel": wheel, "venv": venv, "work": work}
+
+
+def _env(installed: dict[str, Path]) -> dict[str, str]:
+    """The caller's environment without what would point the installed tablectl back at the checkout."""
+    return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+
+
+def _tablectl(installed: dict[str, Path], *args: str) -> subprocess.CompletedProcess[str]:
+    return _run([str(installed["venv"] / "bin" / "tablectl"), *args], installed["work"], _env(installed))
+
+
+def test_the_wheel_holds_the_schemas_and_profiles(installed: dict[str, Path]) -> None:
+    names = set(zipfile.ZipFile(installed["wheel"]).namelist())
+    for path in [
+        *(ROOT / "schemas").rglob("*.schema.json"),
+        *(ROOT / "firmware_configs" / "profiles").glob("*.toml"),
+    ]:
+        rel = path.relative_to(ROOT).as_posix().replace("firmware_configs/", "")
+        assert f"controller/data/{rel}" in names, rel
+    assert not any(n.startswith(("tests/", "hil_tests/")) for n in names)
+
+
+def test_the_installed_package_is_not_the_checkout(installed: dict[str, Path]) -> None:
+    where = _tablectl(installed, "--version")
+    assert where.returncode == 0 and where.stdout.strip() == f"tablectl {__version__}", where
+    py = installed["venv"] / "bin" / "python"
+    found = _run([str(py), "-c", "import controller; print(controller.__file__)"], installed["work"])
+    assert Path(found.stdout.strip()).is_relative_to(installed["venv"]), found
+
+
+def test_replay_reads_the_round_schema_and_profile_from_the_package(installed: dict[str, Path]) -> None:
+    round_file = installed["work"] / "round.json"
+    shutil.copy(ROOT / "docs" / "examples" / "rounds" / "pt-2001-double-blackjack-r19.json", round_file)
+    result = _tablectl(installed, "replay", round_file.name)
+    assert result.returncode in (0, 1), result.stderr  # 1: the round has dealer errors (reported, no crash)
+    report = json.loads(result.stdout)
+    assert report["profile"] == "pt-2001" and "settlement" in report, report
+    assert "Traceback" not in result.stderr
+
+
+def test_jackpot_math_reads_the_profile_from_the_package(installed: dict[str, Path]) -> None:
+    result = _tablectl(installed, "jackpot-math", "--profile", "mo-2004", "--json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["decks"] == 6  # MO-2004's profile: decks = 6
+
+
+def _config(installed: dict[str, Path], name: str = "table.toml", profile: str = "pt-2001") -> Path:
+    """The demo configuration with every file it names in the temp directory, and a shoe that is not there."""
+    work = installed["work"]
+    cfg = tomllib.loads((ROOT / "firmware_configs" / "demo.toml").read_text())
+    cfg["table"]["state_dir"] = str(work / "state")
+    cfg["table"]["profile"] = profile
+    cfg["shoe"]["port"] = str(work / "no-shoe")
+    cfg["display"]["enabled"] = False
+    cfg["jackpot"]["enabled"] = False
+    creds, _keys = write_demo_credentials(work)
+    cfg["supervisors"]["credentials_file"] = str(creds)
+    path = work / name
+    path.write_text(dump_toml(cfg))
+    return path
+
+
+def test_config_check_and_run_load_schemas_and_profile_from_the_package(installed: dict[str, Path]) -> None:
+    path = _config(installed)
+    check = _tablectl(installed, "config", "check", path.name)
+    assert check.returncode == 0, check.stdout + check.stderr
+    record = _tablectl(installed, "config", "record", path.name, "--manifest", "integrity.json")
+    assert record.returncode == 0, record.stdout + record.stderr
+    profile_line = next(line for line in check.stdout.splitlines() if " profile " in line)
+    profile_path = Path(profile_line.split()[-1])
+    assert profile_path.is_relative_to(installed["venv"]) and profile_path.name == "pt-2001.toml", (
+        check.stdout
+    )
+
+    bad = _config(installed, "bad.toml", profile="no-such-book")  # proves the lookup can fail
+    refused = _tablectl(installed, "config", "check", bad.name)
+    assert refused.returncode != 0 and "no-such-book" in refused.stdout + refused.stderr, refused
+
+    # config, schemas, profile and integrity manifest loaded, journal opened; the shoe is missing, so the
+    # service keeps the lid locked and retries (docs/cli.md) and reports itself in status.json; SIGTERM ends it.
+    status = installed["work"] / "state" / "status.json"
+    proc = subprocess.Popen(
+        [str(installed["venv"] / "bin" / "tablectl"), "run", "--config", path.name],
+        cwd=installed["work"],
+        env=_env(installed),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not status.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)  # polling for a condition, bounded by the deadline
+        assert status.exists(), "the installed service never wrote its status"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 0, out
+    assert "Traceback" not in out, out
+    assert (installed["work"] / "state" / "journal.db").exists()
