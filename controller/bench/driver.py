@@ -20,6 +20,7 @@ import sqlite3
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from controller.bench.journal_probe import last_committed_event_id
 from controller.bench.rig import Rig
 from controller.client import CommandFailed, TableView
 
@@ -42,15 +43,6 @@ def _card_journaled(path: str, shoe_seq: int) -> bool:
             "SELECT data FROM records WHERE kind = 'card' ORDER BY seq DESC LIMIT 50"
         ).fetchall()
         return any(json.loads(d).get("shoe_seq") == shoe_seq for (d,) in rows)
-    finally:
-        conn.close()
-
-
-def _last_committed_event_id(path: str) -> int:
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
-    try:
-        row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'outbox'").fetchone()
-        return int(row[0]) if row else 0
     finally:
         conn.close()
 
@@ -122,7 +114,7 @@ class Dealer:
 
     async def barrier(self) -> None:
         """Wait until the consumer has seen every event committed so far (QoS 1, in event_id order)."""
-        target = await asyncio.to_thread(_last_committed_event_id, str(self.rig.journal_path))
+        target = await asyncio.to_thread(last_committed_event_id, str(self.rig.journal_path))
         rec = self.rig.monitor.received
         try:
             await self.until(lambda v: rec.contiguous >= target, f"events up to {target} on MQTT")
@@ -159,7 +151,7 @@ class Dealer:
     async def write_off_lost(self, timeout: float = 15.0) -> list[int]:
         """After a broker crash: let the consumer receive what the service resends, then stop waiting for
         the event ids the crash destroyed (they stay missing in the reconciliation, as gaps)."""
-        target = await asyncio.to_thread(_last_committed_event_id, str(self.rig.journal_path))
+        target = await asyncio.to_thread(last_committed_event_id, str(self.rig.journal_path))
         rec = self.rig.monitor.received
         try:
             await self.until(lambda v: rec.contiguous >= target, f"events up to {target}", timeout)

@@ -25,7 +25,8 @@ from pathlib import Path
 
 from controller.bench import faults as F
 from controller.bench.config import BenchConfig
-from controller.bench.driver import BenchTimeout, Dealer, _last_committed_event_id
+from controller.bench.driver import BenchTimeout, Dealer
+from controller.bench.journal_probe import last_committed_event_id
 from controller.bench.reconcile import Reconciliation, reconcile
 from controller.bench.rig import Rig
 from drivers.emulator.control_client import ControlCallError
@@ -118,7 +119,7 @@ async def reconcile_rig(d: Dealer) -> Reconciliation:
         await _wait_outbox_empty(rig.journal_path)
         with contextlib.suppress(BenchTimeout):  # what did not arrive shows up as gaps below
             await d.barrier()
-        target = _last_committed_event_id(str(rig.journal_path))
+        target = last_committed_event_id(str(rig.journal_path))
         with contextlib.suppress(TimeoutError):  # what the observer never got shows up as gaps below
             await rig.observer.wait_for(lambda v: rig.observer.received.contiguous >= target, 15)
         seen = rig.observer.received.seen
