@@ -641,9 +641,20 @@ class TableService:
         except Exception as exc:
             log.error("owed alerts not journaled yet: %s", exc)
 
+    def _shoe_resends_uncommitted(self) -> None:
+        """The shoe events delivered while the journal failed were not committed (they did not happen): the
+        shoe sends again every event after the last committed one (docs/protocol.md §5a), as after a restart."""
+        table = self.table
+        resend = getattr(table.shoe, "resend_after", None) if table is not None else None
+        if resend is None:
+            return
+        device = table.core.device
+        resend(int(device.get("boot_id", 0)), int(device.get("event_no", 0)))
+
     def _journal_recovered(self) -> None:
         """The journal writes again: the alerts raised without it now through it; the unjournaled retained
         copies are superseded by the journaled ones."""
+        self._shoe_resends_uncommitted()
         if self.alert_sink is not None and self.alert_sink.owed:
             self.alert_sink.flush()
         if self.unjournaled is not None and self.unjournaled.retained:

@@ -17,6 +17,7 @@ import json
 import random
 import re
 import sqlite3
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -62,6 +63,11 @@ class Dealer:
         # it commits it (docs/protocol.md §5a: the shoe sends it again after the restart)
         self.kill_on_next_card = False
         self.kills_before_commit = 0  # how many landed in the window (the card acked, not yet journaled)
+        # a fault that happens as the next card is drawn (the journal's disk fails): it draws the card itself
+        self.next_draw: Callable[[Dealer, int], Awaitable[int]] | None = None
+        self.journal_disk_faults: Counter[str] = (
+            Counter()
+        )  # journal disk faults that met a card ("full", ...)
 
     # ---- views ----
     @property
@@ -184,6 +190,9 @@ class Dealer:
         if self.kill_on_next_card:
             self.kill_on_next_card = False
             drawn = await self._draw_and_kill_before_commit(n)
+        elif self.next_draw is not None:
+            draw, self.next_draw = self.next_draw, None
+            drawn = await draw(self, n)
         else:
             drawn = await ctl.draw(n)
         seq = int((await ctl.state())["shoe_seq"])

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.bench.config import BenchConfig
+from controller.bench.journal_disk import JournalDisk
 from controller.bench.journal_probe import last_committed_event_id
 from controller.bench.recorder import BenchClient
 from controller.gpio import fake_server
@@ -105,6 +106,7 @@ class Rig:
         self.monitor: BenchClient
         self.shoe: ControlClient | None = None
         self.initial_event_id = 0  # events committed before this run (a kept journal)
+        self.journal_disk: JournalDisk | None = None  # the state directory's own disk, if the run mounted one
 
     @property
     def shuffler(self) -> str:
