@@ -140,6 +140,9 @@ class ShoeDriver:
         if not self._connected or boot_id != boot or not 0 <= event_no < delivered:
             return False
         log.warning("shoe: asking again for the events after #%d (delivered up to #%d)", event_no, delivered)
+        kept = [e for e in self.drain_events(self._events.qsize()) if e.event_no <= event_no]
+        for e in kept:  # the ones after the point still queued come again: not twice
+            self._events.put_nowait(e)
         self._resume = (boot, event_no)
         self._send_hello()
         return True
