@@ -154,6 +154,7 @@ class TableService:
         self.anchor: BrokerAnchor | None = None
         self.intake: CommandIntake | None = None
         self._tasks: list[asyncio.Task[Any]] = []
+        self._shoe_events_asked_again = 0  # the table's uncommitted_events when the shoe was last asked
         self._stopping = asyncio.Event()
         self._ready_sent = False
         self._gpio_server: Any = None
@@ -672,9 +673,24 @@ class TableService:
         except Exception as exc:
             log.error("owed alerts not journaled yet: %s", exc)
 
+    def _shoe_resends_uncommitted(self) -> None:
+        """The shoe events delivered while the journal failed were not committed (they did not happen): the
+        shoe sends again every event after the last committed one (docs/protocol.md §5a), as after a restart.
+        Only when this process did drop shoe events (a restart has asked from its journal already: asking
+        again would deliver the events queued since twice)."""
+        table = self.table
+        resend = getattr(table.shoe, "resend_after", None) if table is not None else None
+        dropped = table.uncommitted_events if table is not None else 0
+        if resend is None or dropped <= self._shoe_events_asked_again:
+            return
+        self._shoe_events_asked_again = dropped
+        device = table.core.device
+        resend(int(device.get("boot_id", 0)), int(device.get("event_no", 0)))
+
     def _journal_recovered(self) -> None:
         """The journal writes again: the alerts raised without it now through it; the unjournaled retained
         copies are superseded by the journaled ones."""
+        self._shoe_resends_uncommitted()
         if self.alert_sink is not None and self.alert_sink.owed:
             self.alert_sink.flush()
         if self.unjournaled is not None and self.unjournaled.retained:

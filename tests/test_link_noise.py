@@ -164,3 +164,56 @@ async def test_bit_errors_both_ways_for_minutes_lose_nothing(tmp_path, ber: floa
     """The long version (docs/reliability.md records its result): 3 minutes at the service's timings."""
     result = await _noisy_run(tmp_path, ber, 180.0, 2.0, **SERVICE_TIMING)
     print(f"BER {ber}: {result}")
+
+
+# Why 1e-2 cannot hold a link (docs/reliability.md §1a): a frame of L bytes survives a bit-error rate p with
+# probability (1-p)^(8L). At 1e-2 a card event (22 bytes framed) survives 17 % of the time, its ACK (8 bytes)
+# 53 %: one attempt in 11 gets through both ways, so the 6 sends (5 retries) of the service's link run out
+# 57 % of the time; an IDENTIFY (40 bytes) gets through once in 25 HELLOs. At 3e-3: 59 % and 83 %, 2 % run
+# out. Retransmission tuning does not change these odds much; only forward error correction would (a
+# protocol change, not made). What 1e-2 must do instead: raise the link fault, lose nothing, recover once
+# the line is better.
+MINUTE_AT_1E2 = 60.0  # a minute, not several: the default suite stays short (the 3-minute run is -m slow)
+
+
+async def test_a_minute_at_1e2_raises_the_link_fault_loses_no_card_and_recovers(tmp_path) -> None:
+    """SUSTAINED (60 s, default suite): 1e-2 both ways for a minute at the service's timings, a card drawn
+    every 2 s. The link fault (LinkDown) is raised while it lasts; no card is lost, repeated, reordered or
+    changed; once the line is clean the link comes up by itself and every card drawn arrives."""
+    timing = SERVICE_TIMING
+    link = {"heartbeat_s": timing["hb"], "silence_timeout_s": timing["st"], "ack_timeout_s": timing["ack"]}
+    kw = {"ack_timeout": timing["ack"], "silence_timeout": timing["st"], "heartbeat_interval": timing["hb"]}
+    kw["max_retries"] = 5
+    async with shoe_on_pty({"seed": 13, "link": link}, tmp_path, **kw) as (driver, ctl):
+        cards: list[tuple[int, str]] = []
+        kinds: list[type] = []
+        downs_in_noise = 0
+
+        async def consume() -> None:
+            while True:
+                e = await driver.next_event()
+                kinds.append(type(e))
+                if isinstance(e, ev.CardOut):
+                    cards.append((e.shoe_seq, e.code))
+
+        task = asyncio.create_task(consume())
+        try:
+            await ctl.set_error_rate(bit_error_rate=1e-2)
+            drawn, start = 0, time.monotonic()
+            while time.monotonic() - start < MINUTE_AT_1E2:
+                drawn += await ctl.draw(1)
+                await asyncio.sleep(2.0)  # the dealer's pace: load, not a wait for a result
+            downs_in_noise = kinds.count(ev.LinkDown)
+            await ctl.set_error_rate(bit_error_rate=0.0)
+            await _until(lambda: len(cards) >= drawn and driver.connected, f"{drawn} cards", timeout=60)
+        finally:
+            task.cancel()
+        dealt = [(int(d["shoe_seq"]), str(d["code"])) for d in await ctl.dealt()]
+        assert drawn >= 25
+        assert downs_in_noise >= 1, f"no link fault in a minute at 1e-2: {kinds.count(ev.CardOut)} cards"
+        assert cards == dealt, "a card lost, repeated, out of order or changed"
+        last_down = len(kinds) - 1 - kinds[::-1].index(ev.LinkDown)
+        assert ev.LinkUp in kinds[last_down:], "the link did not come up again by itself"
+        print(
+            f"1e-2 for {MINUTE_AT_1E2:.0f} s: {drawn} cards, {downs_in_noise} link faults, stats {driver.stats}"
+        )

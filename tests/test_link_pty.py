@@ -178,3 +178,23 @@ async def test_fake_shoe_and_driver_satisfy_shoe_device() -> None:
     fake.link_down()
     with pytest.raises(LinkError):
         await fake.command(ev.ReportCounts())
+
+
+async def test_resend_after_on_a_live_link_delivers_the_uncommitted_events_again(tmp_path: Path) -> None:
+    """docs/protocol.md §5a: the table could not commit the events after #1 (its journal failed); once it can,
+    the driver says HELLO again on the live link with #1 as the resume point and the shoe sends #2 and #3 again
+    (only ever backwards within the boot: a point not older than what was delivered asks for nothing)."""
+    async with shoe_on_pty({"order": ["AS", "KD", "5H"]}, tmp_path) as (driver, ctl):
+        await ctl.draw(3)
+        first = [await driver.next_event(5) for _ in range(3)]
+        assert [e.code for e in first] == ["AS", "KD", "5H"]
+        boot, delivered = driver.resume_point
+        assert delivered == first[-1].event_no
+        assert not driver.resend_after(boot, delivered)  # nothing newer than delivered: no HELLO
+        assert not driver.resend_after(boot ^ 1, 0)  # another boot's point: refused
+        assert driver.resend_after(boot, first[0].event_no)
+        again = [await driver.next_event(5) for _ in range(2)]
+        assert [(e.code, e.event_no) for e in again] == [(e.code, e.event_no) for e in first[1:]]
+        assert driver.connected and driver.resume_point == (boot, delivered)
+        with pytest.raises(TimeoutError):
+            await driver.next_event(0.5)  # nothing else: no duplicate beyond what was asked for

@@ -30,7 +30,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="NAME",
         help="leave this fault out (repeatable): jam, forced_lid, kill_controller, broker_outage, unplug, "
-        "lose_acks, unreadable, noisy_line, kill_before_commit, broker_kill, power_loss, sustained_noise",
+        "lose_acks, unreadable, noisy_line, kill_before_commit, broker_kill, power_loss, sustained_noise, "
+        "journal_disk_full, journal_disk_read_only (these two need root: the journal on a disk of its own)",
     )
     soak.add_argument("--bench", help="bench description (default hil_tests/benches/emulated.toml)")
     soak.add_argument("--workdir", help="keep the run's files here (default: a temporary directory)")

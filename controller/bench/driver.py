@@ -17,9 +17,11 @@ import json
 import random
 import re
 import sqlite3
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from controller.bench.journal_probe import last_committed_event_id
 from controller.bench.rig import Rig
 from controller.client import CommandFailed, TableView
 
@@ -46,15 +48,6 @@ def _card_journaled(path: str, shoe_seq: int) -> bool:
         conn.close()
 
 
-def _last_committed_event_id(path: str) -> int:
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
-    try:
-        row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'outbox'").fetchone()
-        return int(row[0]) if row else 0
-    finally:
-        conn.close()
-
-
 class Dealer:
     def __init__(self, rig: Rig, *, seed: int = 0) -> None:
         self.rig = rig
@@ -70,6 +63,11 @@ class Dealer:
         # it commits it (docs/protocol.md §5a: the shoe sends it again after the restart)
         self.kill_on_next_card = False
         self.kills_before_commit = 0  # how many landed in the window (the card acked, not yet journaled)
+        # a fault that happens as the next card is drawn (the journal's disk fails): it draws the card itself
+        self.next_draw: Callable[[Dealer, int], Awaitable[int]] | None = None
+        self.journal_disk_faults: Counter[str] = (
+            Counter()
+        )  # journal disk faults that met a card ("full", ...)
 
     # ---- views ----
     @property
@@ -122,7 +120,7 @@ class Dealer:
 
     async def barrier(self) -> None:
         """Wait until the consumer has seen every event committed so far (QoS 1, in event_id order)."""
-        target = await asyncio.to_thread(_last_committed_event_id, str(self.rig.journal_path))
+        target = await asyncio.to_thread(last_committed_event_id, str(self.rig.journal_path))
         rec = self.rig.monitor.received
         try:
             await self.until(lambda v: rec.contiguous >= target, f"events up to {target} on MQTT")
@@ -159,7 +157,7 @@ class Dealer:
     async def write_off_lost(self, timeout: float = 15.0) -> list[int]:
         """After a broker crash: let the consumer receive what the service resends, then stop waiting for
         the event ids the crash destroyed (they stay missing in the reconciliation, as gaps)."""
-        target = await asyncio.to_thread(_last_committed_event_id, str(self.rig.journal_path))
+        target = await asyncio.to_thread(last_committed_event_id, str(self.rig.journal_path))
         rec = self.rig.monitor.received
         try:
             await self.until(lambda v: rec.contiguous >= target, f"events up to {target}", timeout)
@@ -192,6 +190,9 @@ class Dealer:
         if self.kill_on_next_card:
             self.kill_on_next_card = False
             drawn = await self._draw_and_kill_before_commit(n)
+        elif self.next_draw is not None:
+            draw, self.next_draw = self.next_draw, None
+            drawn = await draw(self, n)
         else:
             drawn = await ctl.draw(n)
         seq = int((await ctl.state())["shoe_seq"])

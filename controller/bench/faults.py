@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from functools import partial
 
 from controller.bench.driver import Dealer
 from controller.client import CommandFailed
@@ -147,6 +148,96 @@ async def sustained_noise(d: Dealer) -> None:
     await d.rig.ctl().set_error_rate(bit_error_rate=3e-3)
 
 
+def _in_journal_io(v: object) -> bool:
+    table = v.states.get("table", {})  # type: ignore[attr-defined]
+    return "journal_io" in (table.get("faults") or ())
+
+
+async def _draw_on_failed_disk(d: Dealer, n: int, *, kind: str) -> int:
+    """The journal's disk fails (full or read-only) and the dealer draws: the card cannot be committed. The
+    service must raise the journal_io fault at once (lid locked, light on, dealing refused, a critical alert)
+    and keep answering; the floor mends the disk and a supervisor clears the fault; the card, which the shoe
+    keeps until it is committed (docs/protocol.md §5a), is journaled in its round (Dealer.draw waits for it)."""
+    rig, ctl = d.rig, d.rig.ctl()
+    disk = rig.journal_disk
+    if disk is None:  # no disk of its own (not root): the soak left these kinds out
+        return await ctl.draw(n)
+    words = {"full": "journal disk full", "read_only": "journal disk read-only"}[kind]
+    if kind == "full":
+        await asyncio.to_thread(disk.fill, rig.journal_path)
+    else:
+        await asyncio.to_thread(disk.fail)
+    try:
+        drawn = await ctl.draw(n)
+        d.journal_disk_faults[kind] += 1
+        await d.until(_in_journal_io, f"the journal_io fault ({words})")
+        await d.until(
+            lambda v: any(
+                a.get("kind") == "journal_io"
+                and a.get("severity") == "critical"
+                and words in a.get("reason", "")
+                for a in v.alerts_open
+            ),
+            f"a critical journal_io alert naming '{words}'",
+        )
+        if rig.bench.fake_gpio:
+            for pin in ("lid_lock", "warning_light"):
+                if not (await rig.gpio("read", name=pin))["value"]:
+                    raise AssertionError(f"journal_io fault ({words}): {pin} is off")
+        try:
+            await rig.dealer.dealer("place_bet", seat=1, amount=1000)
+            raise AssertionError(f"journal_io fault ({words}): a bet was accepted")
+        except CommandFailed as exc:  # answered, refused
+            if "journal" not in exc.reason and "not allowed" not in exc.reason:
+                raise AssertionError(f"journal_io fault: refused for another reason: {exc.reason}") from None
+    finally:
+        if kind == "full":
+            await asyncio.to_thread(disk.free)
+        else:  # the kernel keeps it read-only while mounted: stop the service, fsck, mount, start
+            await asyncio.to_thread(rig.stack.stop_controller)
+            await asyncio.to_thread(disk.repair)
+    if kind == "read_only":
+        await rig.restart_killed_controller()
+    if _in_journal_io(d.view):
+        await _clear_journal_io(d)
+    await d.until(
+        lambda v: (
+            not _in_journal_io(v) and v.states.get("table", {}).get("state") not in ("journal_io", "resync")
+        ),
+        "the table back from the journal_io fault",
+    )
+    await d.barrier()
+    return drawn
+
+
+async def _clear_journal_io(d: Dealer, attempts: int = 100) -> None:
+    """A supervisor's clear_journal_io, refused until a commit works again. After the restart that mends a
+    read-only disk the view may still show the fault of the service before it (its retained state): a
+    service that says it has none has nothing to clear."""
+    for i in range(attempts):
+        try:
+            await d.rig.sv("clear_journal_io")
+            return
+        except CommandFailed as exc:
+            if "no journal_io fault" in exc.reason:
+                return
+            if i == attempts - 1:
+                raise
+            await d.barrier()
+            await asyncio.sleep(0.05)
+
+
+async def journal_disk_full(d: Dealer) -> None:
+    """The journal's filesystem fills up (another writer) as the next card is drawn; space again, cleared."""
+    d.next_draw = partial(_draw_on_failed_disk, kind="full")
+
+
+async def journal_disk_read_only(d: Dealer) -> None:
+    """The journal's disk errors out and the kernel remounts it read-only as the next card is drawn; the
+    floor stops the service, repairs and mounts the disk, starts the service, clears the fault if raised."""
+    d.next_draw = partial(_draw_on_failed_disk, kind="read_only")
+
+
 # Faults a soak may inject at a random step of a round (names appear in its report).
 MID_ROUND: dict[str, Fault] = {
     "jam": jam,
@@ -161,5 +252,8 @@ MID_ROUND: dict[str, Fault] = {
     "broker_kill": broker_kill,
     "power_loss": power_loss,
     "sustained_noise": sustained_noise,
+    "journal_disk_full": journal_disk_full,
+    "journal_disk_read_only": journal_disk_read_only,
 }
+JOURNAL_DISK = ("journal_disk_full", "journal_disk_read_only")  # need the journal on a disk of its own (root)
 NOISY = ("noisy_line", "sustained_noise")  # the line is quieted again after the round

@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from controller.bench.config import BenchConfig
+from controller.bench.journal_disk import JournalDisk
+from controller.bench.journal_probe import last_committed_event_id
 from controller.bench.recorder import BenchClient
 from controller.gpio import fake_server
 from controller.stack import DEMO_PINS, Stack, StackOptions
@@ -104,6 +106,7 @@ class Rig:
         self.monitor: BenchClient
         self.shoe: ControlClient | None = None
         self.initial_event_id = 0  # events committed before this run (a kept journal)
+        self.journal_disk: JournalDisk | None = None  # the state directory's own disk, if the run mounted one
 
     @property
     def shuffler(self) -> str:
@@ -135,9 +138,7 @@ class Rig:
 
         # A journal kept from an earlier run (a real bench): its events were delivered before we subscribed.
         if self.journal_path.exists():
-            from controller.bench.driver import _last_committed_event_id
-
-            self.initial_event_id = _last_committed_event_id(str(self.journal_path))
+            self.initial_event_id = last_committed_event_id(str(self.journal_path))
             self.monitor.received.contiguous = self.initial_event_id
             self.observer.received.contiguous = self.initial_event_id
 

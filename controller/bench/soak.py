@@ -4,7 +4,8 @@ The table runs a continuous shuffler loaded empty through its window (PT-2001 r.
 seats with random bets (integer minor units), sometimes a scripted card order (pairs, aces, small cards), and,
 with ``--faults``, one fault at a random step: jam, forced lid, kill -9 of the controller, broker outage,
 serial unplug, lost acks, unreadable card, a 1e-3 bit-error rate, kill -9 between a card's arrival and its
-commit, broker SIGKILL, power loss (service and broker killed together), a sustained 3e-3 bit-error rate. The
+commit, broker SIGKILL, power loss (service and broker killed together), a sustained 3e-3 bit-error rate, the
+journal's disk full or read-only as a card is drawn (the journal on an ext4 image of its own: root only). The
 consumer whose view is reconciled is the rig's monitor: its own account on a persistent MQTT 3.1.1 session,
 every event id checked against the journal's. At the end the session is closed (deck
 check, PT-2001 r.55) and `reconcile` proves nothing was lost or misattributed.
@@ -24,8 +25,11 @@ from functools import partial
 from pathlib import Path
 
 from controller.bench import faults as F
+from controller.bench import journal_disk
 from controller.bench.config import BenchConfig
-from controller.bench.driver import BenchTimeout, Dealer, _last_committed_event_id
+from controller.bench.driver import BenchTimeout, Dealer
+from controller.bench.journal_disk import JournalDisk
+from controller.bench.journal_probe import last_committed_event_id
 from controller.bench.reconcile import Reconciliation, reconcile
 from controller.bench.rig import Rig
 from drivers.emulator.control_client import ControlCallError
@@ -56,6 +60,7 @@ class SoakResult:
     seconds: float = 0.0
     reconciliation: Reconciliation | None = None
     kills_before_commit: int = 0  # kill -9 that landed between a card's ack and its commit
+    journal_disk_faults: Counter[str] = field(default_factory=Counter)  # that met a card: full, read_only
     written_off: list[int] = field(default_factory=list)  # event ids a broker crash destroyed
     refetched: list[int] = field(default_factory=list)  # event ids the observer got only by asking again
     aborted: str = ""  # why the run stopped early (the product failed under a fault)
@@ -74,6 +79,9 @@ class SoakResult:
             out.append(
                 f"  kill -9 before commit {self.kills_before_commit} landed between a card's ack and its commit"
             )
+        if self.journal_disk_faults:
+            done = ", ".join(f"{k} {v}" for k, v in sorted(self.journal_disk_faults.items()))
+            out.append(f"  journal disk faults    {done} met a card drawn (journal_io raised, cleared)")
         if self.refetched:
             out.append(
                 f"  refetched by observer  {len(self.refetched)} event id(s) asked for again (cmd/replay)"
@@ -118,7 +126,7 @@ async def reconcile_rig(d: Dealer) -> Reconciliation:
         await _wait_outbox_empty(rig.journal_path)
         with contextlib.suppress(BenchTimeout):  # what did not arrive shows up as gaps below
             await d.barrier()
-        target = _last_committed_event_id(str(rig.journal_path))
+        target = last_committed_event_id(str(rig.journal_path))
         with contextlib.suppress(TimeoutError):  # what the observer never got shows up as gaps below
             await rig.observer.wait_for(lambda v: rig.observer.received.contiguous >= target, 15)
         seen = rig.observer.received.seen
@@ -153,7 +161,49 @@ async def run_soak(
             faults.pop(name)
     for name in opts.skip_faults:
         faults.pop(name, None)
-    async with Rig(bench, workdir, scenario=scenario, profile=opts.profile) as rig:
+    disk = _journal_disk(workdir, opts, faults, progress)
+    rig = Rig(bench, workdir, scenario=scenario, profile=opts.profile)
+    rig.journal_disk = disk
+    try:
+        await _run(rig, bench, opts, rng, faults, result, started, progress)
+    finally:
+        if disk is not None:
+            await asyncio.to_thread(disk.close)
+    result.seconds = time.monotonic() - started
+    return result
+
+
+def _journal_disk(
+    workdir: Path, opts: SoakOptions, faults: dict[str, F.Fault], progress: Callable[[str], None]
+) -> JournalDisk | None:
+    """The journal on a disk of its own when the journal disk faults are in the run; else they are left out
+    with one line saying why (not root)."""
+    wanted = [name for name in F.JOURNAL_DISK if name in faults]
+    if not opts.faults or not wanted:
+        return None
+    why = journal_disk.unavailable()
+    if why:
+        for name in wanted:
+            faults.pop(name)
+        progress(f"soak: {' and '.join(wanted)} skipped: {why}")
+        return None
+    workdir.mkdir(parents=True, exist_ok=True)
+    disk = JournalDisk(workdir / "state", workdir / "journal-disk.img")
+    disk.create()
+    return disk
+
+
+async def _run(
+    rig: Rig,
+    bench: BenchConfig,
+    opts: SoakOptions,
+    rng: random.Random,
+    faults: dict[str, F.Fault],
+    result: SoakResult,
+    started: float,
+    progress: Callable[[str], None],
+) -> None:
+    async with rig:
         d = Dealer(rig, seed=opts.seed)
         await d.open_session()
         try:
@@ -163,10 +213,9 @@ async def run_soak(
             result.aborted = f"after {result.rounds_played} rounds: {type(exc).__name__}: {exc}"
         result.reconciliation = await reconcile_rig(d)
         result.kills_before_commit = d.kills_before_commit
+        result.journal_disk_faults = Counter(d.journal_disk_faults)
         result.written_off = list(rig.monitor.received.written_off)
         result.refetched = list(rig.observer.received.refetched)
-    result.seconds = time.monotonic() - started
-    return result
 
 
 async def _play(
