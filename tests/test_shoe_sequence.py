@@ -125,3 +125,7 @@ def test_a_lid_opening_replayed_after_a_restart_is_not_tamper() -> None:
     h.dev(ev.LidChanged(ev.LidState.OPEN))  # the replayed opening
     assert "tamper" not in h.core.faults and not h.alerts("tamper")
     assert h.records("lid_opened_before_restart")
+    # ... and the table, counting the cards after the restart, keeps the lock output locked (PT-2001 r.60)
+    assert h.core.outputs["lid_lock"] is True and h.core.outputs["warning_light"] is True
+    h.dev(ev.LidChanged(ev.LidState.CLOSED))
+    assert h.core.outputs["lid_lock"] is True and "tamper" not in h.core.faults

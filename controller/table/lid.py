@@ -20,7 +20,11 @@ class Lid(CoreBase):
         self._record("lid", state=state, unlocked_by=self.lid.unlock)
         auto_before, self.lid.auto_before_restart = self.lid.auto_before_restart, False  # read once
         if auto_before and e.state == ev.LidState.OPEN and not self.lid.unlock:
-            self.lid.unlock, self.lid.state = "auto", "open"  # the opening the restart interrupted
+            # The opening the restart interrupted: not tamper, but no longer an unlock either. The restart
+            # ended the lid cycle (the cards are carried, PT-2001 r.61) and the table is in a fault until it
+            # has counted the cards, so the lock output stays locked: the lid latches when it is closed
+            # (product guide: on any fault the lid stays locked; PT-2001 r.60).
+            self.lid.state = "open"
             self._record("lid_opened_before_restart", at=self._ts())
             return
         if e.state == ev.LidState.FORCED_OPEN or (e.state == ev.LidState.OPEN and self.lid.unlock is None):
