@@ -79,12 +79,12 @@ class RoundWorkload:
             action = next(a for a in ("no_insurance", "stand", "hit") if a in allowed)
             return inputs.dealer("decline_insurance" if action == "no_insurance" else action)
         if state == "settled":
-            if core.lid["state"] != "open":
+            if core.lid.state != "open":
                 return inputs.encode_event(ev.LidChanged(ev.LidState.OPEN))  # answer to OpenLid (r.60)
             self.rounds += 1
             return inputs.encode_event(ev.DiscardInserted(core.out))
         if state == "cards_returned":
-            if core.lid["state"] == "open":
+            if core.lid.state == "open":
                 return inputs.encode_event(ev.LidChanged(ev.LidState.CLOSED))
             self.out_this_round.clear()  # the round's cards went back in (r.59-60)
             return inputs.dealer("next_round")

@@ -142,11 +142,11 @@ class Bench:
         t, ctl = self.t, self.ctl_a
         total = int((await ctl.state())["cards_inside"])
         await ctl.draw(total)
-        await t.until(lambda: t.tc.core.shoe["last_seq"] >= total, "all cards out")
+        await t.until(lambda: t.tc.core.shoe.last_seq >= total, "all cards out")
         await t.tc.supervisor_action(
             "chief-bench", "open_table", {"profile": "pt-2001", "shuffler": "continuous"}
         )
-        await t.until(lambda: t.tc.core.lid["state"] == "open", "lid open for loading")
+        await t.until(lambda: t.tc.core.lid.state == "open", "lid open for loading")
         await ctl.insert(total // 2)
         await ctl.insert(total - total // 2)
         await ctl.close_lid()
@@ -175,15 +175,13 @@ class Bench:
             await t.tc.dealer_input("decline_insurance" if action == "no_insurance" else action)
         # The lid opens by itself after settlement (PT-2001 r.60); if the shuffler is still busy it stays shut
         # and the cards are carried to the next round (r.61): the next lid cycle takes them.
-        await t.until(
-            lambda: t.tc.core.lid["state"] == "open" or self._lid_refused(), "lid opening or refusal"
-        )
-        if t.tc.core.lid["state"] == "open":
+        await t.until(lambda: t.tc.core.lid.state == "open" or self._lid_refused(), "lid opening or refusal")
+        if t.tc.core.lid.state == "open":
             await self.ctl_a.insert()
             await t.until(lambda: t.state == "cards_returned", "cards returned")
             await self.ctl_a.close_lid()
-            await t.until(lambda: t.tc.core.lid["state"] == "locked", "lid locked")
-        await t.until(lambda: not t.tc.core.shoe["shuffling"], "shuffle finished")
+            await t.until(lambda: t.tc.core.lid.state == "locked", "lid locked")
+        await t.until(lambda: not t.tc.core.shoe.shuffling, "shuffle finished")
         await t.tc.dealer_input("next_round")
 
 

@@ -374,8 +374,8 @@ class TableService:
         """The open session's pinned digests against the files now (issue 13 §2: every load checks them)."""
         assert self.table is not None
         core = self.table.core
-        pinned = core.session.get("pinned")
-        if not core.session.get("id") or core.state in ("closed", "deck_check_failed"):
+        pinned = core.session.pinned
+        if not core.session.id or core.state in ("closed", "deck_check_failed"):
             return []
         if not isinstance(pinned, dict):
             return []  # a session opened before pinning existed: nothing recorded to compare
@@ -395,7 +395,7 @@ class TableService:
                 continue
             if now != want:
                 problems.append(
-                    f"{role}: {path} differs from the digest pinned by session {core.session.get('id')} "
+                    f"{role}: {path} differs from the digest pinned by session {core.session.id} "
                     f"(pinned {str(want)[:16]}..., now {now[:16]}...)"
                 )
         return problems

@@ -67,7 +67,7 @@ async def test_a_failed_commit_is_the_journal_io_fault_at_once_and_committed_onc
     assert failed.value.problem.kind == DISK_FULL
     assert table.core.faults["journal_io"]["kind"] == DISK_FULL
     assert board.values == {"lid_lock": True, "warning_light": True}  # at once, without the journal
-    assert table.core.lid["unlock"] is None
+    assert table.core.lid.unlock is None
     topics = {p.topic for p in sent}
     assert {"events/fault", "state/table"} <= topics  # published without the journal
     assert journal.last_seq == before  # nothing claimed

@@ -73,7 +73,7 @@ def test_link_down_mid_round_blocks_dealing_light_on_lid_locked() -> None:
     mid_round(h)
     h.dev(ev.LinkDown("unplugged"))
     assert h.core.state == "link_down" and h.core.resume_to == "players"
-    assert h.core.outputs == SAFE and h.core.lid["unlock"] is None
+    assert h.core.outputs == SAFE and h.core.lid.unlock is None
     assert h.core.faults["link_down"] == {"reason": "unplugged", "restored": False, "cleared_by": None}
     assert retained(h, "shoe")["linked"] is False
     (alert,) = h.alerts("link_down")
@@ -119,7 +119,7 @@ def test_link_up_does_not_lock_a_lid_a_supervisor_unlocked_pt2001_r51() -> None:
     h.clear()
     h.dev(ev.LinkUp())
     assert not h.commands(ev.LockLid)
-    assert h.core.lid["unlock"] == "supervisor:chief-rui" and h.core.state == "link_down"
+    assert h.core.lid.unlock == "supervisor:chief-rui" and h.core.state == "link_down"
 
 
 def test_a_second_link_down_before_clearing_marks_it_not_restored_without_a_second_alert() -> None:

@@ -82,7 +82,7 @@ def test_cut_card_from_a_batch_shoe_makes_the_round_the_last_pt2001_r11() -> Non
     rid = h.dealer("no_more_bets").result["round_id"]
     h.card("2C")
     h.dev(ev.CutCardOut())
-    assert h.core.shoe["last_round"] == rid
+    assert h.core.shoe.last_round == rid
     assert not h.alerts("cut_card")
 
 
@@ -102,7 +102,7 @@ def test_after_an_inspector_cut_the_next_shoe_starts_again_at_the_lowest_occupie
     with pytest.raises(Rejected, match=r"seat 3 has the right to cut this shoe, not seat 5 \(PT-2001 r\.8\)"):
         h.dealer("cut", seat=5)
     h.dealer("cut", seat=3)
-    assert h.core.shoe["cutter"] == 3 and h.core.state == "betting"
+    assert h.core.shoe.cutter == 3 and h.core.state == "betting"
 
 
 def _last_round_of_the_shoe(h: Harness) -> None:
@@ -131,7 +131,7 @@ def test_the_right_to_cut_passes_seat_by_seat_and_the_inspector_may_always_cut_p
     with pytest.raises(Rejected, match="seat 6 has the right"):
         h.dealer("cut", seat=2)
     h.dealer("cut", inspector=True)  # seat 6 declined
-    assert h.core.shoe["cutter"] == "inspector"
+    assert h.core.shoe.cutter == "inspector"
 
 
 # ---------------------------------------------------------------- burn per profile and shuffler (r.10, art.4)
@@ -317,7 +317,7 @@ def test_reshuffle_finished_during_a_jam_does_not_strand_the_table_pt2001_r11_r5
     assert h.commands(ev.StartShuffle) == [ev.StartShuffle()]  # shuffled again, not cut unshuffled
     h.dev(ev.ShuffleStarted())
     h.dev(ev.ShuffleFinished(312))
-    assert h.core.state == "cut" and h.core.shoe["no"] == 2
+    assert h.core.state == "cut" and h.core.shoe.no == 2
 
 
 def test_loading_shuffle_reported_during_a_link_fault_completes_the_loading_pt2001_r53_r54() -> None:
@@ -362,11 +362,11 @@ def test_restart_during_the_closing_lid_cycle_opens_the_lid_again_pt2001_r55_r60
     play_round(h)
     h.sup("close_table")
     h.apply({"type": "restart"})
-    assert h.core.state == "resync" and h.core.lid["unlock"] is None
+    assert h.core.state == "resync" and h.core.lid.unlock is None
     h.clear()
     h.dev(ev.CardsInside(h.core.inside))
     assert h.core.state == "closing"
-    assert h.commands(ev.OpenLid) and h.core.lid["unlock"] == "closing"
+    assert h.commands(ev.OpenLid) and h.core.lid.unlock == "closing"
     h.lid_cycle()
     h.dev(ev.ShuffleFinished(312))
     h.dev(ev.DeckCheckResult(full_inventory(6)))

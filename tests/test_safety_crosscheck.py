@@ -50,7 +50,7 @@ def fault_active(h: Harness) -> bool:
 def authorised_unlock(h: Harness) -> bool:
     """An opening a supervisor authorised: ``unlock_lid`` (r.51, r.60), or the loading (r.53-54) and the
     closing (r.55) the supervisor started. The machine's automatic lid cycle ("auto") is not one."""
-    unlock = h.core.lid["unlock"] or ""
+    unlock = h.core.lid.unlock or ""
     return unlock.startswith("supervisor:") or unlock in ("loading", "closing")
 
 
@@ -141,7 +141,7 @@ def an_input(draw: st.DrawFn) -> Any:
         damaged = draw(st.booleans())
 
         def make(h: Harness) -> dict[str, Any]:
-            seq = h.core.shoe["last_seq"] + skip
+            seq = h.core.shoe.last_seq + skip
             if unreadable:
                 return inputs.encode_event(ev.CardUnreadable(seq, damaged=damaged))
             return inputs.encode_event(ev.CardOut(code[0], code[1], seq))
@@ -204,7 +204,7 @@ def test_any_fault_keeps_the_light_on_and_the_lid_locked_until_authorised_cleari
             if isinstance(fx, ShoeCommand) and isinstance(fx.command, ev.SetWarningLight)
         ]
         assert board == c.outputs, inp
-        assert c.outputs["lid_lock"] is (c.lid["unlock"] is None), inp
+        assert c.outputs["lid_lock"] is (c.lid.unlock is None), inp
         if lights:
             assert lights[-1] is c.outputs["warning_light"], inp
         if fault_active(h):
@@ -273,12 +273,12 @@ def test_automatic_void_keeps_the_lid_locked_while_a_damaged_card_awaits_replace
     h.dev(ev.CardsInside(h.core.inside - 1))  # one card left unseen while the controller was down
     assert h.core.state == "settled" and h.core.round_void
     assert h.core.outputs == {"lid_lock": True, "warning_light": True}
-    assert h.core.lid["unlock"] is None and not h.commands(ev.OpenLid)
+    assert h.core.lid.unlock is None and not h.commands(ev.OpenLid)
     h.clear()
     h.sup("replace_card", user="chief-rui", card="9D")
     assert h.records("card_replaced")[0]["card"] == "9D"
     assert h.core.outputs["warning_light"] is False
-    assert h.commands(ev.OpenLid) and h.core.lid["unlock"] == "auto"  # now the cards may go in
+    assert h.commands(ev.OpenLid) and h.core.lid.unlock == "auto"  # now the cards may go in
 
 
 def test_device_error_is_journaled_and_alerted_not_dropped() -> None:

@@ -49,7 +49,7 @@ def test_the_round_after_a_lost_card_is_not_voided_for_it() -> None:
     h.card("9D")
     assert h.records("card_gap") == []
     assert len(h.records("round_void")) == 1, "the next round was voided for the earlier loss"
-    assert h.core.round_void is False and h.core.shoe["last_seq"] == h.seq
+    assert h.core.round_void is False and h.core.shoe.last_seq == h.seq
 
 
 @pytest.mark.parametrize("seq_delta", [0, -2])  # the same shoe_seq again; an older one
@@ -60,7 +60,7 @@ def test_repeated_or_out_of_order_shoe_seq_is_a_fault_at_once(seq_delta: int) ->
     h.dev(ev.CardOut("A", "S", h.seq + seq_delta))
     assert h.core.state == "shoe_sequence" and h.core.resume_to == "players"
     assert h.core.round.cards == cards_before and h.core.inside == inside  # not dealt, not counted
-    assert h.core.outputs == SAFE and h.core.lid["unlock"] is None
+    assert h.core.outputs == SAFE and h.core.lid.unlock is None
     (alert,) = h.alerts("shoe_sequence")
     assert alert.severity == "critical"
     assert h.core.view()["faults"] == ["shoe_sequence"]
@@ -120,8 +120,12 @@ def test_a_lid_opening_replayed_after_a_restart_is_not_tamper() -> None:
     h.card("9S")  # the dealer's draw: 8 + 6... until the round settles
     while h.core.state != "settled":
         h.card("TC")
-    assert h.core.lid["unlock"] == "auto"
+    assert h.core.lid.unlock == "auto"
     h.apply({"type": "restart"})
     h.dev(ev.LidChanged(ev.LidState.OPEN))  # the replayed opening
     assert "tamper" not in h.core.faults and not h.alerts("tamper")
     assert h.records("lid_opened_before_restart")
+    # ... and the table, counting the cards after the restart, keeps the lock output locked (PT-2001 r.60)
+    assert h.core.outputs["lid_lock"] is True and h.core.outputs["warning_light"] is True
+    h.dev(ev.LidChanged(ev.LidState.CLOSED))
+    assert h.core.outputs["lid_lock"] is True and "tamper" not in h.core.faults

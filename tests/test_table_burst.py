@@ -100,10 +100,10 @@ async def test_pump_drains_queued_events_into_bursts(tmp_path: Path) -> None:
     await tc.start()
     try:
         for _ in range(200):
-            if tc.core.shoe["last_seq"] == len(BURST):
+            if tc.core.shoe.last_seq == len(BURST):
                 break
             await asyncio.sleep(0.01)
-        assert tc.core.shoe["last_seq"] == len(BURST)
+        assert tc.core.shoe.last_seq == len(BURST)
         assert len(commits) < len(BURST)  # queued cards went in together
     finally:
         await tc.stop()

@@ -186,8 +186,8 @@ def test_batch_shoe_cut_warning_card_last_round_and_reshuffle_pt2001_r8_r9_r11()
     h.dealer("no_more_bets")
     h.card("2C")  # burn (r.10)
     h.seq = 312 - 50 - 1  # the shoe has dealt 261 cards: pretend the device counted them
-    h.core.shoe["dealt"] = 261
-    h.core.shoe["last_seq"] = h.seq
+    h.core.shoe.dealt = 261
+    h.core.shoe.last_seq = h.seq
     h.dev(ev.WarningCardOut())
     assert h.records("warning_card_out")[0] == {
         "position_from_end": 51,
@@ -219,12 +219,12 @@ def test_warning_card_just_before_a_round_still_allows_that_round_pt2001_r11() -
     h = Harness()
     h.open_batch()
     h.dealer("cut", inspector=True)
-    h.core.shoe["dealt"] = 262
+    h.core.shoe.dealt = 262
     h.dev(ev.WarningCardOut())  # between rounds
     h.dealer("place_bet", seat=2, amount=500)
     h.dealer("no_more_bets")
     rid = h.core.round.round_id
-    assert h.core.shoe["last_round"] == rid
+    assert h.core.shoe.last_round == rid
     for code in ["2C", "TS", "6D", "7S", "8C"]:
         h.card(code)
     h.dealer("stand")
@@ -255,7 +255,7 @@ def test_warning_card_position_validated_pt2001_r9_mo2004_art2(
     for seat in range(1, players + 1):
         h.dealer("place_bet", seat=seat, amount=amount)
     total = h.core.tp.total_cards
-    h.core.shoe["dealt"] = total - from_end
+    h.core.shoe.dealt = total - from_end
     h.dev(ev.WarningCardOut())
     assert h.records("warning_card_out")[0]["valid"] is valid
     assert bool(h.alerts("warning_card_position")) is (not valid)

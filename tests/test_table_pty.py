@@ -58,9 +58,9 @@ class Table:
             await asyncio.sleep(0.01)
 
     async def draw(self, n: int = 1) -> None:
-        seen = self.tc.core.shoe["last_seq"]
+        seen = self.tc.core.shoe.last_seq
         await self.ctl.draw(n)
-        await self.until(lambda: self.tc.core.shoe["last_seq"] >= seen + n, f"{n} card(s)")
+        await self.until(lambda: self.tc.core.shoe.last_seq >= seen + n, f"{n} card(s)")
 
     def kinds(self, kind: str) -> list[dict[str, Any]]:
         return [r.data for r in self.journal.records(kinds=(kind,))]
@@ -77,12 +77,12 @@ class Table:
         await self.tc.supervisor_action(
             "chief-ana", "open_table", {"profile": profile, "shuffler": "continuous"}
         )
-        await self.until(lambda: self.tc.core.lid["state"] == "open", "lid open for loading")
+        await self.until(lambda: self.tc.core.lid.state == "open", "lid open for loading")
         await self.ctl.insert(total // 2)
         await self.ctl.insert(total - total // 2)
         await self.ctl.close_lid()
         await self.until(lambda: self.state == "betting", "table open")
-        assert self.tc.core.session["packets"] == 2
+        assert self.tc.core.session.packets == 2
 
     async def play_round(self, seats: dict[int, int]) -> str:
         """Bets, then draw whenever a card is expected and stand (or hit when standing is refused)."""
@@ -100,11 +100,11 @@ class Table:
         return rid
 
     async def lid_cycle(self) -> None:
-        await self.until(lambda: self.tc.core.lid["state"] == "open", "automatic lid opening")
+        await self.until(lambda: self.tc.core.lid.state == "open", "automatic lid opening")
         await self.ctl.insert()
         await self.until(lambda: self.state == "cards_returned", "cards returned")
         await self.ctl.close_lid()
-        await self.until(lambda: self.tc.core.lid["state"] == "locked", "lid locked")
+        await self.until(lambda: self.tc.core.lid.state == "locked", "lid locked")
 
 
 @asynccontextmanager
@@ -140,7 +140,7 @@ async def test_continuous_session_full_cycle_pt2001(tmp_path: Path) -> None:
             await t.lid_cycle()
             assert t.tc.view()["contestable_rounds"] == []
             await t.tc.dealer_input("next_round")
-        await t.until(lambda: not t.tc.core.shoe["shuffling"], "shuffle finished")
+        await t.until(lambda: not t.tc.core.shoe.shuffling, "shuffle finished")
         await t.tc.supervisor_action("chief-ana", "close_table")
         await t.until(lambda: t.state == "closed", "deck check and close")
         assert t.kinds("deck_check")[-1]["ok"] is True
@@ -158,7 +158,7 @@ async def test_continuous_session_full_cycle_pt2001(tmp_path: Path) -> None:
 async def test_lid_not_opening_carries_cards_to_next_round_pt2001_r61(tmp_path: Path) -> None:
     async with table(tmp_path, CONTINUOUS) as t:
         await t.load_continuous()
-        await t.until(lambda: not t.tc.core.shoe["shuffling"], "shuffle finished")
+        await t.until(lambda: not t.tc.core.shoe.shuffling, "shuffle finished")
         t.ctl.shoe.model.shuffling = True  # white box: the machine is busy, the lid cannot open
         first = await t.play_round({2: 500})
         await t.until(lambda: t.kinds("lid_not_opened"), "OpenLid refused")
@@ -182,11 +182,11 @@ async def test_batch_shoe_cut_warning_card_and_reshuffle_pt2001(tmp_path: Path) 
         await t.until(lambda: t.state == "cut", "shuffled, waiting for the cut")
         await t.tc.dealer_input("cut", {"seat": 1})
         seats = {s: 500 for s in range(1, 8)}
-        while t.tc.core.shoe["last_round"] is None:
+        while t.tc.core.shoe.last_round is None:
             await t.play_round(seats)
-            if t.tc.core.shoe["last_round"] is None:
+            if t.tc.core.shoe.last_round is None:
                 await t.tc.dealer_input("next_round")
-        last = t.tc.core.shoe["last_round"]
+        last = t.tc.core.shoe.last_round
         if last == "next":  # came out between rounds: that round is still played (r.11)
             await t.tc.dealer_input("next_round")
             last = await t.play_round(seats)
@@ -268,7 +268,7 @@ async def test_jam_during_a_round_cleared_by_supervisor_resumes_pt2001_r51(
 async def test_jam_while_betting_blocks_then_continues(tmp_path: Path) -> None:
     async with table(tmp_path, CONTINUOUS) as t:
         await t.load_continuous()
-        await t.until(lambda: not t.tc.core.shoe["shuffling"], "shuffle finished")
+        await t.until(lambda: not t.tc.core.shoe.shuffling, "shuffle finished")
         await t.ctl.jam("shuffler")
         await t.until(lambda: t.state == "jammed", "jam")
         with pytest.raises(Rejected, match=r"r\.51"):
@@ -285,7 +285,7 @@ async def test_jam_while_betting_blocks_then_continues(tmp_path: Path) -> None:
 async def test_forced_lid_is_a_tamper_alarm_pt2001_r60(tmp_path: Path) -> None:
     async with table(tmp_path, CONTINUOUS) as t:
         await t.load_continuous()
-        await t.until(lambda: not t.tc.core.shoe["shuffling"], "shuffle finished")
+        await t.until(lambda: not t.tc.core.shoe.shuffling, "shuffle finished")
         await t.tc.dealer_input("place_bet", {"seat": 1, "amount": 1000})
         await t.tc.dealer_input("no_more_bets")
         await t.ctl.force_lid()
@@ -293,7 +293,7 @@ async def test_forced_lid_is_a_tamper_alarm_pt2001_r60(tmp_path: Path) -> None:
         assert "tamper" in t.alert_kinds()
         assert t.board.values["warning_light"] is True
         await t.ctl.close_lid()
-        await t.until(lambda: t.tc.core.lid["state"] in ("closed", "locked"), "lid closed")
+        await t.until(lambda: t.tc.core.lid.state in ("closed", "locked"), "lid closed")
         await t.tc.supervisor_action("chief-rui", "lock_lid")
         await t.until(lambda: t.state == "dealing", "resumed")
 
@@ -314,7 +314,7 @@ async def test_unreadable_card_replaced_by_supervisor_pt2001_r51(tmp_path: Path)
             "at": t.kinds("card_replaced")[0]["at"],
             "card": "TS",
             "damaged": True,
-            "shoe_seq": t.tc.core.shoe["last_seq"],
+            "shoe_seq": t.tc.core.shoe.last_seq,
             "user": "chief-rui",
         }
         assert t.kinds("card")[-1]["recipient"] == {"seat": 1, "hand": 0}

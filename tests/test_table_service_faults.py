@@ -84,7 +84,7 @@ def test_journal_io_fault_locks_the_lid_and_clears_only_by_a_supervisor_then_res
     h.apply(
         {"type": "journal_fault", "kind": "disk_full", "text": "journal disk full (database or disk is full)"}
     )
-    assert h.core.state == "journal_io" and h.core.lid["unlock"] is None
+    assert h.core.state == "journal_io" and h.core.lid.unlock is None
     assert h.commands(ev.LockLid) and GpioWrite("lid_lock", True) in h.effects
     with pytest.raises(Rejected, match="dealing blocked: journal_io"):
         h.dealer("place_bet", seat=1, amount=1000)

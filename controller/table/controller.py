@@ -477,7 +477,7 @@ class TableController:
         """Ticks are journaled only when a deadline is due, so an idle table writes nothing."""
         while True:
             await asyncio.sleep(period)
-            deadline = self.core.lid.get("deadline")
+            deadline = self.core.lid.deadline
             if deadline is not None and self._clock() >= deadline:
                 try:
                     await self.tick()

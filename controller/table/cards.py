@@ -1,0 +1,182 @@
+"""Cards leaving the shoe: read, unreadable, out of sequence, stray, dealt to a seat or the dealer; a damaged card
+replaced (PT-2001 r.51)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from controller.mqtt.topics import event_topic
+from controller.table import machine as m
+from controller.table.base import FAULT_TRIGGER, CoreBase, _card_valid
+from controller.table.effects import Publish, Rejected
+from controller.table.reporting import (
+    card_event,
+    is_hole_card,
+)
+from controller.table.rounds import (
+    jsonable,
+)
+from drivers import events as ev
+
+
+class CardFlow(CoreBase):
+    def _on_CardOut(self, e: ev.CardOut) -> None:
+        if not self._card_came_out(e.shoe_seq, e.code):
+            return
+        code = e.code
+        if self.state == "closed":
+            self._record("card_out_while_closed", card=code, shoe_seq=e.shoe_seq)
+            return
+        if self.state == "settled" and self.round is not None and not self.round_void:
+            self._deal(code, e.shoe_seq, e.face_up, late=True)  # PT-2001 r.19: drawn after the dealer stood
+            return
+        if self._round_active() and self._phase_state() in ("dealing", "players", "dealer"):
+            if self.state in m.FAULT_STATES:  # a card out before the fault, delivered after it: it is known
+                self._record("card_during_fault", card=code, shoe_seq=e.shoe_seq, fault=self.state)
+        else:
+            self._stray_card(code, e.shoe_seq, "card drawn outside the dealing of a round")
+            return
+        if self.pending_replacement is not None:
+            self._stray_card(
+                code, e.shoe_seq, "card drawn while a damaged card awaits replacement (PT-2001 r.51)"
+            )
+            return
+        self._deal(code, e.shoe_seq, e.face_up)
+
+    def _on_CardUnreadable(self, e: ev.CardUnreadable) -> None:
+        if not self._card_came_out(e.shoe_seq, None):
+            return
+        what = "damaged" if e.damaged else "unreadable"
+        self._record("card_unreadable", shoe_seq=e.shoe_seq, damaged=e.damaged, at=self._ts())
+        in_round = self._round_active() and self._phase_state() in ("dealing", "players", "dealer")
+        if in_round:
+            self.pending_replacement = {"shoe_seq": e.shoe_seq, "damaged": e.damaged}
+        self._alert(
+            "card_unreadable",
+            "critical" if in_round else "warning",
+            f"{what} card #{e.shoe_seq}: a chief inspector replaces it at once; reported (PT-2001 r.51)",
+            shoe_seq=e.shoe_seq,
+            damaged=e.damaged,
+        )
+
+    def _card_came_out(self, shoe_seq: int, code: str | None) -> bool:
+        """Count a card out; False (and a shoe-line fault) when the frame cannot be a card the shoe dealt."""
+        last = self.shoe.last_seq
+        restart, self.shoe.seq_restart = (
+            self.shoe.seq_restart,
+            False,
+        )  # the shoe rebooted: its shoe_seq starts again at 1
+        if last and shoe_seq <= last and not (restart and shoe_seq == 1):
+            # A valid CRC is not proof of a card (issue 13 §5): a number the shoe already used is a replayed,
+            # forged or misread frame. Never dealt; the table stops until an authorised person clears it.
+            reason = f"card #{shoe_seq} after #{last}: shoe_seq repeated or out of order"
+            self._shoe_line_fault("shoe_sequence", reason, shoe_seq=shoe_seq, last_seq=last, card=code)
+            self._alert("shoe_sequence", "critical", f"{reason}: {self._SHOE_LINE_ALERT}", shoe_seq=shoe_seq)
+            return False
+        impossible: dict[str, Any] | None = None
+        impossible_why = ""
+        if code is not None and self.tp is not None and self.round is not None and not self.round_void:
+            rnd = self.round
+            if self._round_active() or self.state == "settled" or self._phase_state() == "settled":
+                seen = sum(1 for c in rnd.cards if c.get("card") == code)
+                if seen >= self.tp.decks:  # this one would be one more than the decks hold
+                    decks = self.tp.decks
+                    impossible = {
+                        "shoe_seq": shoe_seq,
+                        "card": code,
+                        "round_id": rnd.round_id,
+                        "decks": decks,
+                    }
+                    impossible_why = (
+                        f"{code} {seen + 1} times in round {rnd.round_id}: {decks} deck(s) hold {decks}"
+                    )
+        if shoe_seq != last + 1 and shoe_seq != 1 and last != 0:
+            missing = shoe_seq - last - 1
+            self._record("card_gap", expected=last + 1, got=shoe_seq)
+            if missing > 0 and self._round_active():
+                self._void("cards came out that the controller did not see", missing=missing)
+        # Counted out even when impossible: a card with a fresh number left the machine (a foreign card slipped
+        # in, say); the shoe's own count at the resync says whether it did.
+        self.shoe.last_seq = shoe_seq
+        self.shoe.dealt += 1
+        self.inside = max(0, self.inside - 1)
+        self.out += 1
+        if impossible is not None:
+            self._shoe_line_fault("card_count", impossible_why, **impossible)
+            self._alert("card_count", "critical", f"{impossible_why}: {self._SHOE_LINE_ALERT}", **impossible)
+            return False  # never dealt
+        return True
+
+    def _shoe_line_fault(self, name: str, reason: str, **info: Any) -> None:
+        """``shoe_sequence`` / ``card_count`` (issue 13 §5): raised at once, like a jam (PT-2001 r.51): lid
+        locked, light on, dealing refused (the caller raises the critical alert); a supervisor clears it
+        (``clear_shoe_fault``)."""
+        self._record(name, reason=reason, at=self._ts(), state=self.state, **info)
+        if name not in self.faults and self.state not in ("closed", "deck_check_failed"):
+            self._enter_fault(name, FAULT_TRIGGER[name], {"reason": reason, **info, "cleared_by": None})
+
+    _SHOE_LINE_ALERT = (
+        "the card is not dealt; dealing blocked until a supervisor clears it (clear_shoe_fault)"
+    )
+
+    def _stray_card(self, code: str, shoe_seq: int, why: str) -> None:
+        self._record("card_discarded", card=code, shoe_seq=shoe_seq, reason=why, state=self.state)
+        self._alert("dealer_error", "warning", f"{why}: {code} goes to the discard (PT-2001 r.58)", card=code)
+
+    def _deal(self, code: str, shoe_seq: int, face_up: bool, *, late: bool = False) -> None:
+        rnd = self.round
+        try:
+            outcome = rnd.card(code, face_up, to_dealer=late)
+        except Exception as exc:  # the engine refused the card: record it, never crash (CONTRIBUTING)
+            self._stray_card(code, shoe_seq, f"card refused by the rules engine: {exc}")
+            return
+        errors = [{"rule": err.rule, "message": err.message} for err in outcome.errors]
+        entry = {
+            "shoe_seq": shoe_seq,
+            "card": code,
+            "face_up": face_up,
+            "recipient": jsonable(outcome.recipient) if outcome.recipient is not None else "void",
+            "counts": outcome.counts,  # PT-2001 r.19: a card drawn on 17+ does not count
+            "errors": errors,
+        }
+        rnd.cards.append(entry)
+        self._record("card", round_id=rnd.round_id, **entry)
+        self._event("card", **card_event(rnd.round_id, entry, hidden=is_hole_card(rnd.engine, entry)))
+        for err in errors:
+            # PT-2001 r.19 / MO-2004 art.5.1: raised as it happens, the card that does not count is marked
+            self._record("dealer_error", round_id=rnd.round_id, card=code, **err)
+            self._event(
+                "dealer_error", round_id=rnd.round_id, code=code, reason=err["message"], rule=err["rule"]
+            )
+            self._alert("dealer_error", "warning", f"{err['rule']}: {err['message']}", card=code)
+        if late:  # the round's record (still contestable, r.62) now shows the card that does not count
+            self._record_final(rnd.engine.settle(), void=False)
+            return
+        self._advance()
+
+    def _sv_replace_card(self, user: str, args: dict[str, Any]) -> None:
+        """PT-2001 r.51: a damaged card is replaced at once by a chief inspector and reported."""
+        pending = self.pending_replacement
+        if pending is None:
+            raise Rejected("no damaged or unreadable card awaits replacement")
+        code = str(args.get("card", "")).upper()
+        if not _card_valid(code):
+            raise Rejected(f"card must be a code like 'AS' or 'TD', got {args.get('card')!r}")
+        self.pending_replacement = None
+        report = {"shoe_seq": pending["shoe_seq"], "damaged": pending["damaged"], "card": code, "user": user}
+        self._record("card_replaced", at=self._ts(), **report)
+        at = len(self._fx)  # the report goes before the card's own events, as it happens
+        hidden = False
+        rnd = self.round
+        if self._round_active() and self._phase_state() in ("dealing", "players", "dealer"):
+            self._deal(code, pending["shoe_seq"], False)
+            last = rnd.cards[-1] if rnd.cards else None
+            hidden = bool(last and last["shoe_seq"] == pending["shoe_seq"] and is_hole_card(rnd.engine, last))
+        elif self.state == "settled" and self.uninserted and self.lid.unlock is None:
+            self._after_round()  # the lid cycle deferred while the card awaited replacement (r.51, r.59)
+        # Reported to the inspection service (r.51); a replacement that became the dealer's face-down hole
+        # card is withheld like its events/card until the dealer turns it over (PT-2001 r.17).
+        shown = ({k: v for k, v in report.items() if k != "card"} | {"hidden": True}) if hidden else report
+        self._fx.insert(
+            at, Publish(event_topic("shoe"), "shoe", jsonable({"procedure": "card_replaced", **shown}))
+        )

@@ -1,0 +1,101 @@
+"""The shoe's lid: opened by the machine after the round, locked otherwise, tamper, the lid switch, the lid timeout
+(PT-2001 r.60-62)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from controller.table.base import CoreBase
+from controller.table.effects import Rejected
+from drivers import events as ev
+
+
+class Lid(CoreBase):
+    def _on_LidChanged(self, e: ev.LidChanged) -> None:
+        state = str(e.state)
+        lid_event: dict[str, Any] = {"state": state, "previous": self.lid.state}
+        if self.lid.unlock:
+            lid_event["by"] = str(self.lid.unlock)
+        self._event("lid", **lid_event)
+        self._record("lid", state=state, unlocked_by=self.lid.unlock)
+        auto_before, self.lid.auto_before_restart = self.lid.auto_before_restart, False  # read once
+        if auto_before and e.state == ev.LidState.OPEN and not self.lid.unlock:
+            # The opening the restart interrupted: not tamper, but no longer an unlock either. The restart
+            # ended the lid cycle (the cards are carried, PT-2001 r.61) and the table is in a fault until it
+            # has counted the cards, so the lock output stays locked: the lid latches when it is closed
+            # (product guide: on any fault the lid stays locked; PT-2001 r.60).
+            self.lid.state = "open"
+            self._record("lid_opened_before_restart", at=self._ts())
+            return
+        if e.state == ev.LidState.FORCED_OPEN or (e.state == ev.LidState.OPEN and self.lid.unlock is None):
+            self.lid.state = "forced_open"
+            self._tamper("lid opened without an automatic or authorised opening (PT-2001 r.60)")
+            return
+        if e.state in (ev.LidState.LOCKED, ev.LidState.UNLOCKED):
+            if self.lid.state not in ("open", "forced_open"):
+                self.lid.state = state
+            return
+        self.lid.state = state
+        if e.state == ev.LidState.OPEN:
+            self.lid.deadline = None
+            return
+        # closed: lock again (PT-2001 r.60); the continuous shuffler starts shuffling by itself
+        if self.lid.unlock is not None:
+            self.lid.unlock = None
+            self._cmd(ev.LockLid())
+
+    def _tamper(self, reason: str) -> None:
+        # Closed, or after a failed deck check (PT-2001 r.55): no session runs, so no fault state to enter;
+        # the opening is still a critical alert.
+        if "tamper" not in self.faults and self.state not in ("closed", "deck_check_failed"):
+            self._enter_fault("tamper", "forced", {"at": self._ts()})
+        self._alert("tamper", "critical", reason)
+
+    def _lid_not_opened(self, why: str) -> None:
+        """PT-2001 r.61: the cards stay in the discard, to go in with the next round whose lid opens."""
+        self.lid.unlock, self.lid.deadline = None, None
+        self._cmd(ev.LockLid())
+        self._record("lid_not_opened", reason=why, carried=self.uninserted)
+        self._event(
+            "shoe", procedure="cards_carried", rounds=self.uninserted, reason=why, rule="PT-2001 r.61"
+        )
+
+    def _sv_unlock_lid(self, user: str, args: dict[str, Any]) -> None:
+        """Only the machine or an authorised supervisor opens the lid (PT-2001 r.51, r.60)."""
+        self.lid.unlock = f"supervisor:{user}"
+        self._cmd(ev.UnlockLid())
+
+    def _sv_lock_lid(self, user: str, args: dict[str, Any]) -> None:
+        if self.lid.state in ("open", "forced_open"):
+            raise Rejected("the lid is open: close it before locking")
+        self.lid.unlock = None
+        self._cmd(ev.LockLid())
+        if "tamper" in self.faults:
+            self._record("tamper_cleared", user=user, at=self._ts())
+            self._clear_fault("tamper")
+
+    def _tick(self) -> None:
+        deadline = self.lid.deadline
+        due = self.lid.unlock == "auto" and deadline is not None and self.now >= deadline
+        if due and self.lid.state != "open":
+            self._lid_not_opened("lid did not open after the round")
+
+    def _gpio(self, name: str, value: bool) -> None:
+        if name == "lid_switch":  # True: the lid is open
+            self._record("lid_switch", open=value)
+            if value and self.lid.unlock is None:
+                self._tamper("lid switch open while the lid is locked (PT-2001 r.60)")
+        elif name.startswith("chip_slot_") and name[len("chip_slot_") :].isdigit():  # PT-2001 r.41a
+            rnd = self.round if self._round_active() else None
+            self._fx.extend(
+                self.jackpot.on_chip_sensor(
+                    int(name[len("chip_slot_") :]),
+                    value,
+                    betting=self.state == "betting",
+                    round_id=rnd.round_id if rnd else None,
+                    seats=self.tp.seats if self.tp else 0,
+                    now=self.now,
+                )
+            )
+        else:
+            self._record("gpio_input", name=name, value=value)

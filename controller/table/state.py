@@ -1,0 +1,211 @@
+"""The core's state: reset, snapshot, restore (the snapshot format is persisted in journals: keep it byte for byte)."""
+
+from __future__ import annotations
+
+import pickle
+from dataclasses import dataclass, fields
+from typing import Any
+
+from controller.table.base import CoreBase, _copy, _parse_profile_text
+from controller.table.profile import TableProfile, table_profile
+from controller.table.rounds import (
+    RoundTracker,
+)
+
+
+@dataclass
+class SessionState:
+    """The open (or last) session: its id, counters, who opened and closed it, the pinned configuration."""
+
+    id: str | None = None
+    no: int = 0
+    packets: int = 0  # packets of cards loaded (PT-2001 r.53-54)
+    opened_by: str | None = None
+    rounds: int = 0
+    pinned: dict[str, Any] | None = None  # digests and profile text pinned at open_table (issue 13 §2)
+    closed_by: str | None = None
+
+    def update(self, **fields: Any) -> None:
+        for name, value in fields.items():
+            setattr(self, name, value)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {
+            "id": self.id,
+            "no": self.no,
+            "packets": self.packets,
+            "opened_by": self.opened_by,
+            "rounds": self.rounds,
+        }
+        if self.pinned is not None:  # the snapshot format: the key only once it was set
+            d["pinned"] = self.pinned
+        if self.closed_by is not None:
+            d["closed_by"] = self.closed_by
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> SessionState:
+        return cls(**{f.name: d[f.name] for f in fields(cls) if f.name in d})
+
+
+@dataclass
+class ShoeState:
+    """The current shoe: its number, cards dealt, the shoe's card sequence, the cut and the last round."""
+
+    no: int = 0
+    dealt: int = 0  # cards out since the shoe was shuffled
+    last_seq: int = 0
+    first_round: bool = True
+    last_round: str | None = None  # None | "next" | round_id: the last round of this shoe (PT-2001 r.11)
+    cutter: int | str | None = None  # seat (int) or "inspector": who cut the current shoe (r.8)
+    shuffling: bool = False
+    seq_restart: bool = False  # the shoe rebooted: its shoe_seq may start again at 1
+
+    def update(self, **fields: Any) -> None:
+        for name, value in fields.items():
+            setattr(self, name, value)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {
+            "no": self.no,
+            "dealt": self.dealt,
+            "last_seq": self.last_seq,
+            "first_round": self.first_round,
+            "last_round": self.last_round,
+            "cutter": self.cutter,
+            "shuffling": self.shuffling,
+        }
+        if self.seq_restart:  # the snapshot format: the key only while set
+            d["seq_restart"] = True
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ShoeState:
+        return cls(**{f.name: d[f.name] for f in fields(cls) if f.name in d})
+
+
+@dataclass
+class LidStatus:
+    """The lid as the core knows it: the shoe's last report, who may open it now, the deadline to open."""
+
+    state: str = "locked"  # the shoe's LidState ("locked", "unlocked", "open", "forced_open")
+    unlock: str | None = None  # None (locked) | "auto" | "loading" | "supervisor" ...: why it may open
+    deadline: float | None = None  # "auto": the lid must open before this (r.61)
+    auto_before_restart: bool = False  # the service restarted during an automatic opening
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {"state": self.state, "unlock": self.unlock, "deadline": self.deadline}
+        if self.auto_before_restart:  # the snapshot format: the key only while set
+            d["auto_before_restart"] = True
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> LidStatus:
+        return cls(**{f.name: d[f.name] for f in fields(cls) if f.name in d})
+
+
+class StateStore(CoreBase):
+    def _reset(self) -> None:
+        self.machine.set_state("closed")
+        self.undo: bytes = b""  # the state before the last apply(), pickled (restore() takes it)
+        self.resume_to: str | None = None
+        self.profile_name: str | None = None
+        self.shuffler: str = "continuous"  # "continuous" | "batch" (the table's shoe, not the profile)
+        self.device: dict[str, Any] = {}  # the shoe's last Identified
+        self.rules_profile: Any = None
+        self.tp: TableProfile | None = None
+        self.session = SessionState()
+        self.shoe = ShoeState()
+        self.inside = 0  # cards the controller believes are inside the machine
+        self.out = 0  # cards out of the machine (table + discard)
+        self.lid = LidStatus()
+        self.bets: dict[str, dict[str, Any]] = {}  # seat (str, JSON keys) -> {"amount", "side_bets"}
+        self.chips: list[int] = []
+        self.round: RoundTracker | None = None
+        self.round_void = False
+        self.round_no = 0
+        self.last_seats: list[int] = []
+        self.uninserted: list[str] = []  # settled rounds whose cards are not in the shuffler yet (r.61-62)
+        self.faults: dict[str, Any] = {}  # "jam" -> {...}, "link_down" -> {...}, "tamper" -> {...}
+        self.pending_replacement: dict[str, Any] | None = None
+        self.deck_check: dict[str, Any] | None = None
+        self.hole_revealed: str | None = None  # round whose hole card has been published (PT-2001 r.17)
+        self._published: dict[str, str] = {}  # JSON text of the last retained state document per topic
+        self.outputs: dict[str, bool] = {"lid_lock": True, "warning_light": True}
+
+    def snapshot(self) -> dict[str, Any]:
+        """The whole state as plain data (journal snapshots, tests)."""
+        return pickle.loads(self._frozen())
+
+    def _frozen(self) -> bytes:
+        # Pickled: a deep copy of plain data several times faster than copy.deepcopy. Every input takes one
+        # for the rollback of a refused input or a failed commit, and it is unpickled only then.
+        return pickle.dumps(
+            {
+                "state": self.state,
+                "resume_to": self.resume_to,
+                "profile": self.profile_name,
+                "shuffler": self.shuffler,
+                "device": self.device,
+                "session": self.session.to_dict(),
+                "shoe": self.shoe.to_dict(),
+                "inside": self.inside,
+                "out": self.out,
+                "lid": self.lid.to_dict(),
+                "bets": self.bets,
+                "chips": self.chips,
+                "round": self.round.to_dict() if self.round else None,
+                "round_void": self.round_void,
+                "round_no": self.round_no,
+                "last_seats": self.last_seats,
+                "uninserted": self.uninserted,
+                "faults": self.faults,
+                "pending_replacement": self.pending_replacement,
+                "deck_check": self.deck_check,
+                "outputs": self.outputs,
+                "hole_revealed": self.hole_revealed,
+                "published": self._published,  # so a restored core publishes exactly what the live one would
+                "jackpot": self.jackpot.snapshot(),  # the meter is journaled with the round it belongs to
+            },
+            pickle.HIGHEST_PROTOCOL,
+        )
+
+    def restore(self, snap: dict[str, Any] | bytes) -> None:
+        s = pickle.loads(snap) if isinstance(snap, bytes) else _copy(snap)
+        self._reset()
+        self.device = s["device"]
+        self.session = SessionState.from_dict(
+            s["session"]
+        )  # before the profile: a pinned session carries its profile's text
+        self._set_profile(s["profile"], s["shuffler"])
+        self.machine.set_state(s["state"])
+        self.resume_to = s["resume_to"]
+        self.shoe, self.inside, self.out = ShoeState.from_dict(s["shoe"]), s["inside"], s["out"]
+        self.lid, self.bets, self.chips = LidStatus.from_dict(s["lid"]), s["bets"], s["chips"]
+        self.round_no, self.last_seats, self.uninserted = s["round_no"], s["last_seats"], s["uninserted"]
+        self.faults, self.pending_replacement = s["faults"], s["pending_replacement"]
+        self.deck_check, self.outputs = s["deck_check"], s["outputs"]
+        self.round_void = s["round_void"]
+        self.hole_revealed = s.get("hole_revealed")
+        self._published = s.get("published", {})
+        self.jackpot.restore(s.get("jackpot"))
+        self.round = (
+            RoundTracker.restore(
+                s["round"], self.rules_profile, engine_factory=self._engine_factory, make_card=self._make_card
+            )
+            if s["round"]
+            else None
+        )
+
+    def _set_profile(self, name: str | None, shuffler: str) -> None:
+        self.profile_name, self.shuffler = name, shuffler
+        if name is None:
+            self.rules_profile, self.tp = None, None
+            return
+        pinned = self.session.pinned
+        if isinstance(pinned, dict) and pinned.get("profile") == name and pinned.get("profile_text"):
+            # Issue 13 §2: the session's rules are the ones pinned when it opened, never the file as it is now
+            self.rules_profile = _parse_profile_text(str(pinned["profile_text"]), name)
+        else:
+            self.rules_profile = self._load_profile(name)
+        self.tp = table_profile(self.rules_profile, continuous=shuffler == "continuous")
