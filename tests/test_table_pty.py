@@ -30,6 +30,8 @@ PINS = [
     PinSpec("lid_switch", 22, output=False),
     PinSpec("button_hit", 5, output=False),
     PinSpec("button_stand", 6, output=False),
+    PinSpec("button_insurance", 16, output=False),
+    PinSpec("button_even_money", 20, output=False),
 ]
 
 
@@ -344,3 +346,48 @@ async def test_face_up_card_invalid_and_dealer_drawing_on_17_mo2004(tmp_path: Pa
         await t.draw(1)  # the dealer draws on 17
         assert t.kinds("dealer_error")[-1]["rule"] == "MO-2004 art.6.1"
         assert t.kinds("card")[-1]["counts"] is False
+
+
+async def _deal_until_insurance(t: Table, cards: list[str]) -> None:
+    """One bet on seat 1; the next cards out of the shoe are `cards` (burn first), dealt until the seat's
+    insurance decision is awaited."""
+    await t.ctl.queue(cards)
+    await t.tc.dealer_input("place_bet", {"seat": 1, "amount": 1000})
+    await t.tc.dealer_input("no_more_bets")
+    while "insurance" not in {str(a) for a in t.tc.core.round.engine.allowed_actions()}:
+        await t.draw(1)
+
+
+async def test_insurance_and_even_money_buttons_act_for_the_awaited_seat_pt2001_r33_r34(
+    tmp_path: Path,
+) -> None:
+    """The dealer's insurance and even-money buttons (config [gpio.pins]) act like the MQTT dealer commands for
+    the seat whose decision is awaited (PT-2001 r.33 insurance against a dealer's ace, r.34 even money for a
+    blackjack); pressed when nothing is offered they are refused and change nothing."""
+    async with table(tmp_path, CONTINUOUS) as t:
+        await t.load_continuous()
+        t.board.pulse("button_insurance")  # betting: nothing offered
+        t.board.pulse("button_even_money")
+        await t.until(lambda: t.state == "betting", "still betting")
+        assert t.tc.core.round is None or not t.kinds("round_started")
+
+        await _deal_until_insurance(t, ["2C", "TS", "AH", "9D"])  # burn, seat 1, dealer's ace, seat 1: 19
+        t.board.pulse("button_insurance")
+        await t.until(lambda: t.tc.core.round.engine.seats[1].insurance > 0, "insurance taken by the button")
+        assert t.tc.core.round.engine.seats[1].insurance == 500  # half the bet: the largest allowed (r.33)
+
+        while t.state in ("dealing", "players", "dealer"):  # the rest of the round: stand, the dealer draws
+            engine = t.tc.core.round.engine
+            if engine.expected_recipient() is not None:
+                await t.draw(1)
+            else:
+                await t.tc.dealer_input("stand")
+        await t.lid_cycle()
+        await t.tc.dealer_input("next_round")
+        await t.until(lambda: t.state == "betting", "next round")
+
+        await _deal_until_insurance(t, ["AS", "AD", "KD"])  # seat 1 ace, dealer's ace, seat 1 king: blackjack
+        t.board.pulse("button_even_money")
+        await t.until(
+            lambda: str(t.tc.core.round.engine.seats[1].hands[0].status) == "even_money", "even money"
+        )

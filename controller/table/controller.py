@@ -33,6 +33,10 @@ BUTTON_ACTIONS = {
     "button_double": "double",
     "button_split": "split",
     "button_surrender": "surrender",
+    # The seat whose insurance decision is awaited (rules engine `act` without a seat); a button gives no
+    # amount, so insurance is the largest the profile allows (PT-2001 r.33), even money a blackjack's (r.34).
+    "button_insurance": "insurance",
+    "button_even_money": "even_money",
     "button_next_round": "next_round",
 }
 
