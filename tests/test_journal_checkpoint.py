@@ -154,6 +154,11 @@ async def test_untouched_journal_verifies_against_its_checkpoint(tmp_path: Path)
     db, cp_file, pub, cp = await signed_journal(tmp_path)
     ok = tablectl("journal", "verify", "--db", str(db), "--checkpoint", str(cp_file), "--public-key", pub)
     assert ok.returncode == 0, ok.stderr
+    keyed = tablectl("journal", "verify", "--db", str(db), "--public-key", pub)
+    assert keyed.returncode == 0 and "checkpoint record(s) signed by the given public key" in keyed.stdout, (
+        keyed
+    )
+    assert " 0 checkpoint" not in keyed.stdout, keyed.stdout
     assert f"up to checkpoint {cp['seq']} match the signed head" in ok.stdout
     # the bare data dict (as the floor archive stores it) works too
     bare = tmp_path / "bare.json"
@@ -177,6 +182,10 @@ async def test_rewrite_with_recomputed_hashes_passes_the_chain_but_not_the_check
     conn.close()
     plain = tablectl("journal", "verify", "--db", str(db))
     assert plain.returncode == 0, "the unanchored chain cannot see a rewrite with recomputed hashes"
+    # given the table's key, the checkpoint records on the way (signed before the rewrite) no longer match
+    keyed = tablectl("journal", "verify", "--db", str(db), "--public-key", pub)
+    assert keyed.returncode == 1, keyed.stdout + keyed.stderr
+    assert keyed.stderr.strip().startswith("journal BROKEN at record "), keyed.stderr
     bad = tablectl("journal", "verify", "--db", str(db), "--checkpoint", str(cp_file), "--public-key", pub)
     assert bad.returncode == 1
     line = bad.stderr.strip()

@@ -2,7 +2,9 @@
 `tablectl journal export --db PATH [--session ID] [--out FILE]`.
 
 Without a checkpoint, verify walks the hash chain: it finds a record changed, inserted or deleted in place, but
-not a journal truncated, emptied or rewritten with recomputed hashes. With a checkpoint saved from
+not a journal truncated, emptied or rewritten with recomputed hashes; given the table's key (--public-key or
+--manifest) it also checks every checkpoint record's signature and signed head on the way, so a rewrite before
+the last checkpoint record is found. With a checkpoint saved from
 ``<prefix>/audit/checkpoint`` (the MQTT payload as received, or only its ``data``) it also checks that the
 record the checkpoint names carries the hash the table signed, and that the table's key signed it (the key given
 with --public-key, or the ``audit_public_key`` of an integrity manifest)."""
@@ -19,7 +21,7 @@ from typing import Any
 
 from controller.audit.keys import public_key_from_manifest
 from controller.journal.export import ExportError, export_session
-from controller.journal.store import Journal
+from controller.journal.store import CHECKPOINT_KIND, Journal
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
@@ -174,9 +176,21 @@ def main(args: argparse.Namespace) -> int:
         if args.journal_command == "verify":
             if args.checkpoint is not None:
                 return _verify_checkpoint(journal, args)
+            try:
+                key, source = _trusted_key(args)
+            except ValueError as exc:
+                print(f"journal verify: {exc}", file=sys.stderr)
+                return 2
+            # With a trusted key every checkpoint record on the way must carry its signature: a rewrite with
+            # recomputed hashes cannot re-sign them (without a key only the chain is checked).
+            journal.audit_public_key = key
             result = journal.verify()
             if result.ok:
-                print(f"journal ok: {result.records} records, hash chain intact")
+                signed = ""
+                if key is not None:
+                    n = sum(1 for _ in journal.records(kinds=(CHECKPOINT_KIND,)))
+                    signed = f"; {n} checkpoint record(s) signed by {source}"
+                print(f"journal ok: {result.records} records, hash chain intact{signed}")
                 return 0
             print(f"journal BROKEN at record {result.first_bad_seq}: {result.reason}", file=sys.stderr)
             return 1
