@@ -57,6 +57,10 @@ def test_missing_files_are_usage_errors(tmp_path):
     assert "Traceback" not in _run(["journal", "verify", "--db", missing]).stderr
     assert _run(["journal", "verify", "--db", missing]).returncode == 2
     assert _run(["no-such-command"]).returncode == 2
+    manifest = ["--manifest", str(tmp_path / "integrity.json")]
+    for action, extra in (("check", []), ("record", manifest), ("verify", manifest)):
+        line = _one_line(_run(["config", action, str(tmp_path / "nope.toml"), *extra]), 2)
+        assert "nope.toml: no such file" in line, line
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from controller.config.errors import ConfigError
 from controller.config.integrity import combined_digest, compute_digests, digest_files, verify, write_manifest
@@ -47,6 +48,9 @@ def main(args: argparse.Namespace) -> int:
     action = getattr(args, "config_command", None)
     if action is None:
         print("tablectl config: choose an action: check, record or verify", file=sys.stderr)
+        return 2
+    if not Path(args.file).is_file():  # a missing input file is a usage error (docs/cli.md: exit 2)
+        print(f"tablectl config {action}: {args.file}: no such file", file=sys.stderr)
         return 2
     try:
         if action in ("check", "record"):
