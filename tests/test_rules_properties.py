@@ -73,6 +73,9 @@ def random_round(rng: random.Random, name: str, *, sloppy: bool = False) -> Roun
             and t.kind == "player"
             and action in (Action.SPLIT, Action.DOUBLE)
             and rng.random() < 0.5
+            # a card the sloppy dealer had already given (held) can complete the last hand's double at once: the
+            # round is then at the dealer and no player decision, a follow included, is possible (PT-2001 r.17)
+            and eng.phase is RoundPhase.PLAYERS
         ):
             st = eng.seats[t.seat]
             for cb in st.co_bets:  # PT-2001 r.28 / r.30: the complementary bettor follows
