@@ -61,6 +61,7 @@ from controller.table.core import TableCore
 from controller.table.effects import Publish, Rejected
 from controller.table.jackpot import TableJackpot
 from controller.table.journal_io import JournalProblem, classify, is_write_failure
+from drivers.aio import cancel_tasks
 from drivers.card_line import ShoeWithReader
 from drivers.events import LockLid
 from drivers.serial_port import PortNotFound, resolve_port
@@ -724,10 +725,7 @@ class TableService:
         sdnotify.stopping("stopping: lid locked, light on")
         if self.table is not None:
             self.table._safe_outputs()
-        for task in [*self._tasks, *self._pending_faults]:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        await cancel_tasks([*self._tasks, *self._pending_faults], swallow_errors=True)
         if self.jackpot is not None:
             await _guarded("jackpot", self.jackpot.stop())
         if self.table is not None:
@@ -869,10 +867,7 @@ class JackpotWiring:
         await self.driver.start()
 
     async def stop(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_tasks(self._tasks)
         self._tasks.clear()
         if self.driver is not None:
             await self.driver.stop()

@@ -15,12 +15,12 @@ Everything else (commands, resume, ``connected``) is the shoe's.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
 from drivers import events as ev
+from drivers.aio import cancel_tasks
 from drivers.usb_reader import UsbCardReader
 
 log = logging.getLogger(__name__)
@@ -54,10 +54,7 @@ class ShoeWithReader:
         await self.shoe.start()
 
     async def stop(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_tasks(self._tasks)
         self._tasks.clear()
         await self.reader.stop()
         await self.shoe.stop()

@@ -28,7 +28,6 @@ so it stays verifiable; a pruned id is answered as missing.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import re
@@ -42,6 +41,7 @@ from controller.journal.store import Journal
 from controller.mqtt.link import InboundMessage, MqttLink
 from controller.mqtt.schemas import MessageInvalid, check, parse_json
 from controller.mqtt.topics import CMD_REPLAY
+from drivers.aio import cancel_tasks
 
 log = logging.getLogger(__name__)
 
@@ -110,10 +110,7 @@ class ReplayServer:
         self._tasks.append(asyncio.create_task(self._prune_loop(), name="replay-prune"))
 
     async def stop(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_tasks(self._tasks)
         self._tasks.clear()
 
     def prune(self) -> int:

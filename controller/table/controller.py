@@ -21,6 +21,7 @@ from controller.table.core import Step, TableCore
 from controller.table.effects import Alert, GpioWrite, JournalRecord, Publish, Rejected, ShoeCommand
 from controller.table.journal_io import JournalProblem, JournalWriteFailed, classify, is_write_failure
 from drivers import events as ev
+from drivers.aio import cancel_tasks
 
 log = logging.getLogger(__name__)
 
@@ -154,10 +155,7 @@ class TableController:
 
     async def stop(self) -> None:
         self._safe_outputs()  # first: nothing below may keep the lid unlocked
-        for task in [*self._tasks, *self._background]:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):  # a task that died has said why
-                await task
+        await cancel_tasks([*self._tasks, *self._background], swallow_errors=True)  # a dead one said why
         self._tasks.clear()
         self._safe_outputs()
 
