@@ -11,6 +11,7 @@ import asyncio
 import signal
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from controller.bench.config import BenchError, load_bench
 
@@ -74,18 +75,21 @@ def main(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="tablectl-soak-") as tmp:
         workdir = Path(args.workdir) if args.workdir else Path(tmp)
         print(f"bench {bench.name}: soak {opts.rounds} rounds, seed {opts.seed}, faults {opts.faults}")
-        # SIGTERM ends the soak like Ctrl-C: the run is cancelled and the rig stops the service, the emulators and
-        # the broker it started (the default action would kill this process alone and leave them running).
-        signal.signal(signal.SIGTERM, _interrupt)
+
+        # SIGTERM ends the soak like Ctrl-C: the run is cancelled at its next await (never in the middle of
+        # starting a process) and the rig stops the service, the emulators and the broker it started (the default
+        # action would kill this process alone and leave them running).
+        async def soak_until_sigterm() -> Any:
+            loop, task = asyncio.get_running_loop(), asyncio.current_task()
+            assert task is not None
+            loop.add_signal_handler(signal.SIGTERM, task.cancel)
+            return await run_soak(bench, workdir, opts, progress=lambda s: print(s, flush=True))
+
         try:
-            result = asyncio.run(run_soak(bench, workdir, opts, progress=lambda s: print(s, flush=True)))
-        except KeyboardInterrupt:
+            result = asyncio.run(soak_until_sigterm())
+        except (KeyboardInterrupt, asyncio.CancelledError):
             print("tablectl bench soak: interrupted; the bench's processes are stopped", flush=True)
             return 130
         for line in result.lines():
             print(line)
     return 0 if result.ok else 1
-
-
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
