@@ -9,7 +9,9 @@ so the bench can kill -9 it and start it again (`kill_controller`, `start_contro
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -124,9 +126,17 @@ class Rig:
         )  # fmt: skip
 
     async def start(self) -> Rig:
-        """Broker first, then the recording consumer (so it sees event 1), then shoe, display, controller."""
+        """Broker first, then the recording consumer (so it sees event 1), then shoe, display, controller. A
+        start that fails or is cancelled (SIGTERM of a soak) stops whatever it had started before it ends."""
+        try:
+            return await self._start()
+        except BaseException:
+            await self.stop()
+            raise
+
+    async def _start(self) -> Rig:
         s = self.stack
-        await asyncio.to_thread(s.start_broker)
+        await _in_thread(s.start_broker)
         self.monitor = self._client("monitor", persistent=True)  # the bench's view (decisions, barrier)
         self.observer = self._client(
             self.observer_user, persistent=True
@@ -146,19 +156,22 @@ class Rig:
             s.start_parts()
             s.start_controller()
 
-        await asyncio.to_thread(rest)
+        await _in_thread(rest)
         if self.stack.shoe_control:
             self.shoe = await ControlClient.connect(self.stack.shoe_control)
         await self.monitor.wait_for(lambda v: v.status == "online" and "table" in v.states, 30)
         return self
 
     async def stop(self) -> None:
+        """Every part, each on its own: a client that cannot close never keeps the processes running."""
         if self.shoe is not None:
-            await self.shoe.close()
+            with contextlib.suppress(Exception):
+                await self.shoe.close()
         for c in (getattr(self, n, None) for n in ("dealer", "supervisor", "monitor", "observer")):
             if c is not None:
-                await c.close()
-        await asyncio.to_thread(self.stack.stop)
+                with contextlib.suppress(Exception):
+                    await c.close()
+        await _in_thread(self.stack.stop)
 
     async def __aenter__(self) -> Rig:
         return await self.start()
@@ -266,3 +279,15 @@ class Rig:
         await self.broker_down()
         await asyncio.sleep(seconds)
         await self.broker_up()
+
+
+async def _in_thread(fn: Callable[[], object]) -> None:
+    """``fn`` in a thread; cancelled, it still waits for ``fn`` to end (a thread cannot be stopped), so that
+    every process ``fn`` started is known to the stack and stopped with it."""
+    work = asyncio.ensure_future(asyncio.to_thread(fn))
+    try:
+        await asyncio.shield(work)
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):
+            await work
+        raise
