@@ -64,7 +64,7 @@ from controller.table.journal_io import JournalProblem, classify, is_write_failu
 from drivers.aio import cancel_tasks
 from drivers.card_line import ShoeWithReader
 from drivers.events import LockLid
-from drivers.serial_port import PortNotFound, resolve_port
+from drivers.serial_port import resolve_port
 from drivers.shoe import ShoeDriver
 from drivers.usb_reader import PyUsbBackend, UsbCardReader
 
@@ -964,8 +964,5 @@ def main(args: argparse.Namespace) -> int:
         asyncio.run(service.run_forever())
     except StartupError as exc:
         print(f"tablectl run: {exc}", flush=True)
-        return 3
-    except PortNotFound as exc:  # the shoe is not plugged in, or no udev rule: one line, no traceback
-        print(f"tablectl run: shoe: {exc}", flush=True)
         return 3
     return 0
