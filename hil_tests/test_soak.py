@@ -69,7 +69,7 @@ def test_a_soak_stopped_with_sigterm_stops_every_process_it_started(tmp_path: Pa
             time.sleep(0.2)
         assert started(), "the soak never started its processes"
         proc.send_signal(signal.SIGTERM)
-        out, _ = proc.communicate(timeout=60)
+        out, _ = proc.communicate(timeout=120)  # the soak's own bound is STOP_GRACE_S (45 s)
         assert proc.returncode == 130, out
         deadline = time.monotonic() + 20
         while started() and time.monotonic() < deadline:

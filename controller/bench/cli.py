@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import signal
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -82,7 +84,7 @@ def main(args: argparse.Namespace) -> int:
         async def soak_until_sigterm() -> Any:
             loop, task = asyncio.get_running_loop(), asyncio.current_task()
             assert task is not None
-            loop.add_signal_handler(signal.SIGTERM, task.cancel)
+            loop.add_signal_handler(signal.SIGTERM, lambda: _stop_within(STOP_GRACE_S, task))
             return await run_soak(bench, workdir, opts, progress=lambda s: print(s, flush=True))
 
         try:
@@ -93,3 +95,22 @@ def main(args: argparse.Namespace) -> int:
         for line in result.lines():
             print(line)
     return 0 if result.ok else 1
+
+
+STOP_GRACE_S = (
+    45.0  # SIGTERM: the orderly stop (rig, service, emulators, broker) gets this long, then exit 130
+)
+
+
+def _stop_within(grace_s: float, task: asyncio.Task[Any]) -> None:
+    """Cancel the run (the rig stops what it started); if something still holds the process after ``grace_s``
+    (a thread that cannot be cancelled), leave anyway with the interrupted exit code."""
+    task.cancel()
+
+    def leave() -> None:
+        print(f"tablectl bench soak: interrupted; not stopped after {grace_s:.0f} s, leaving", flush=True)
+        os._exit(130)
+
+    timer = threading.Timer(grace_s, leave)
+    timer.daemon = True
+    timer.start()
