@@ -163,15 +163,16 @@ class Rig:
         return self
 
     async def stop(self) -> None:
-        """Every part, each on its own: a client that cannot close never keeps the processes running."""
+        """The processes first (service, emulators, broker), then the clients, each on its own: a client that
+        cannot close (its broker gone) never keeps the processes running."""
+        await _in_thread(self.stack.stop)
         if self.shoe is not None:
             with contextlib.suppress(Exception):
-                await self.shoe.close()
+                await asyncio.wait_for(self.shoe.close(), 5)
         for c in (getattr(self, n, None) for n in ("dealer", "supervisor", "monitor", "observer")):
             if c is not None:
                 with contextlib.suppress(Exception):
-                    await c.close()
-        await _in_thread(self.stack.stop)
+                    await asyncio.wait_for(c.close(), 5)
 
     async def __aenter__(self) -> Rig:
         return await self.start()
