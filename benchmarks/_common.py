@@ -23,9 +23,10 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from controller.broker import Broker, load_users  # noqa: E402
-from controller.stack import TABLECTL, _spawn_json  # noqa: E402
-from drivers.emulator.control_client import ControlClient  # noqa: E402
+from controller.broker import load_users  # noqa: E402
+from tablebench.broker import Broker  # noqa: E402
+from tablebench.emulator.control_client import ControlClient  # noqa: E402
+from tablebench.stack import TABLECTL, _spawn_json  # noqa: E402
 
 SITE = "bench"
 TABLE = "bench1"

@@ -35,9 +35,9 @@ import paho.mqtt.client as mqtt
 import psycopg
 from paho.mqtt.enums import CallbackAPIVersion
 
-from controller.broker import Broker
 from controller.floor.archive import ArchiveConfig, ArchiveWorker
 from controller.floor.messages import TableRef, parse_envelope
+from tablebench.broker import Broker
 
 ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
 ROUND_SECONDS = 40.0  # a dealer's round

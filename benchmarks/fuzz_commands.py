@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from controller.bench.fuzz import fuzz_commands
+from tablebench.bench.fuzz import fuzz_commands
 
 
 def main() -> int:

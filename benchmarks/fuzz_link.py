@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from controller.bench.fuzz import fuzz_link
+from tablebench.bench.fuzz import fuzz_link
 
 
 def main() -> int:

@@ -3,7 +3,7 @@
 The journal is generated quickly with the journal API (records copied from real rounds played on the core,
 hash-chained, committed in large transactions; the outbox empty as after normal operation) and a snapshot at
 its end, as the controller writes one every 100 inputs. Then the real service process starts through
-controller/stack.py (broker, emulated shoe on a pty, `tablectl run`) with NOTIFY_SOCKET pointing at a socket
+bench/tablebench/stack.py (broker, emulated shoe on a pty, `tablectl run`) with NOTIFY_SOCKET pointing at a socket
 this script listens on. Ready = the READY=1 datagram (sd_notify), and also the first retained ``status``
 ``online`` the service publishes (seen by mosquitto_sub). Then kill -9 and start again, measured the same way.
 The same is done with a small journal to show whether start-up grows with the journal.
@@ -37,10 +37,10 @@ from controller.audit.checkpointer import Checkpointer
 from controller.audit.keys import default_key_path, load_or_create
 from controller.journal import Journal
 from controller.rules.profiles import load_profile
-from controller.stack import Stack, StackOptions
 from controller.table.core import TableCore
 from controller.table.effects import JournalRecord
-from controller.table.testing import Harness
+from tablebench.stack import Stack, StackOptions
+from tablebench.table_testing import Harness
 
 
 def sample_records(rounds: int = 20) -> list[tuple[str, dict[str, Any]]]:

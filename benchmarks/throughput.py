@@ -47,7 +47,7 @@ from benchmarks._common import (
 )
 from benchmarks._workload import RoundWorkload, is_card, opening_inputs
 from controller.table import inputs
-from drivers.fake_shoe import FakeShoe
+from tablebench.fake_shoe import FakeShoe
 
 
 class StageClock:

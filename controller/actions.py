@@ -5,6 +5,16 @@
 
 from __future__ import annotations
 
+# Who sends commands (cmd/<role>, docs/mqtt.md); the signed roles add a user's Ed25519 signature to the ACL.
+DEALER, SUPERVISOR, TECHNICIAN = "dealer", "supervisor", "technician"
+ROLES = (DEALER, SUPERVISOR, TECHNICIAN)
+SIGNED_ROLES = (SUPERVISOR, TECHNICIAN)
+# Broker accounts are named after their role (``dealer-T1``, ``monitor``): the command roles and the readers.
+ACCOUNT_ROLES = (*ROLES, "monitor", "archive")
+
+# The chip-slot sensors (PT-2001 r.41a) are the GPIO inputs chip_slot_<seat>.
+CHIP_SLOT_PREFIX = "chip_slot_"
+
 DEALER_BETTING = ("place_bet", "clear_bet", "jackpot_chip", "no_more_bets")
 # A hand's (or, for insurance, a seat's) decisions; the rules engine says which are allowed now.
 DEALER_PLAY = (
@@ -40,4 +50,22 @@ SUPERVISOR_ACTIONS = (
     "clear_journal_io",  # the journal writes again (disk freed, remounted): the fault ends, cards are counted
     "clear_integrity",  # closed table only: the integrity fault was looked into (in a session: close_table)
 )
+# The dealer's buttons (GPIO inputs ``button_<action>``, controller/config/model.py): a press is the dealer
+# action of its name, the same interface as the MQTT dealer commands. Insurance from a button is for the seat
+# whose decision is awaited (rules engine ``act`` without a seat); a button gives no amount, so insurance is the
+# largest the profile allows (PT-2001 r.33), even money a blackjack's (r.34).
+BUTTONS = (
+    "hit",
+    "stand",
+    "double",
+    "split",
+    "surrender",
+    "insurance",
+    "even_money",
+    "no_more_bets",
+    "next_round",
+)
+BUTTON_ACTIONS = {f"button_{action}": action for action in BUTTONS}  # GPIO input name -> dealer action
+assert set(BUTTONS) <= set(DEALER_ACTIONS)
+
 TECHNICIAN_ACTIONS = ("clear_jam", "clear_link", "run_deck_check")  # PT-2001 r.51: or a technician is called

@@ -16,7 +16,8 @@ import contextlib
 import hashlib
 import logging
 import signal
-from dataclasses import dataclass
+import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -37,6 +38,8 @@ from controller.config.integrity import (
 from controller.config.integrity import verify as verify_integrity
 from controller.gpio import GpioBoard
 from controller.gpio.factory import make_board
+from controller.jackpot.table import TableJackpot
+from controller.jackpot.wiring import JackpotWiring
 from controller.journal import Journal, VerifyResult
 from controller.journal.replay import ReplayServer
 from controller.mqtt.alerts import AlertManager
@@ -55,12 +58,12 @@ from controller.mqtt.topics import (
     Topics,
 )
 from controller.mqtt.unjournaled import UnjournaledPublisher
-from controller.ops.status import StatusWriter
+from controller.ops.status import StatusWriter, status_dir
 from controller.table.controller import TableController
 from controller.table.core import TableCore
-from controller.table.effects import Publish, Rejected
-from controller.table.jackpot import TableJackpot
+from controller.table.effects import Rejected
 from controller.table.journal_io import JournalProblem, classify, is_write_failure
+from controller.table.messages import Publish
 from drivers.aio import cancel_tasks
 from drivers.card_line import ShoeWithReader
 from drivers.events import LockLid
@@ -74,19 +77,12 @@ log = logging.getLogger("tablectl.service")
 ALERT_ACTIONS = {"ack_alert"}
 
 
-@dataclass
-class Overrides:
-    """Set by the demo and the HIL bench: run the real service against emulated parts."""
-
-    shoe_port: str | None = None
-    mqtt_host: str | None = None
-    mqtt_port: int | None = None
-    mqtt_username: str | None = None
-    gpio_control: str | None = None  # unix socket through which a bench drives the fake GPIO board
-
-
 class StartupError(Exception):
     """The service cannot start at all; the message is the one line ``tablectl run`` prints."""
+
+
+class OptionsError(Exception):
+    """Command-line options that do not fit the configuration (exit 2); the message is the whole line."""
 
 
 class AlertAdapter:
@@ -135,11 +131,8 @@ class AlertAdapter:
 
 
 class TableService:
-    def __init__(
-        self, config: TableConfig, overrides: Overrides | None = None, *, usb_backend: Any = None
-    ) -> None:
+    def __init__(self, config: TableConfig, *, usb_backend: Any = None) -> None:
         self.config = config
-        self.ov = overrides or Overrides()
         self.usb_backend = usb_backend  # a pyusb backend for [reader]; None: libusb (docs/reader.md)
         self.reader: UsbCardReader | None = None
         self.integrity_problems: list[str] = []
@@ -155,16 +148,15 @@ class TableService:
         self.anchor: BrokerAnchor | None = None
         self.intake: CommandIntake | None = None
         self._tasks: list[asyncio.Task[Any]] = []
-        self._shoe_events_asked_again = 0  # the table's uncommitted_events when the shoe was last asked
         self._stopping = asyncio.Event()
         self._ready_sent = False
-        self._gpio_server: Any = None
         self.jackpot: JackpotWiring | None = None
         self.unjournaled: UnjournaledPublisher | None = None
         self.alert_sink: AlertAdapter | None = None
         self.startup_problem: JournalProblem | None = None  # the journal failed a write during start-up
         self._status_sent = ""
-        self.status_writer = StatusWriter(Path(config.table.state_dir), None)  # `tablectl status` reads it
+        # `tablectl status` reads it (under systemd from /run/tablectl: controller/ops/status.py)
+        self.status_writer = StatusWriter(status_dir(Path(config.table.state_dir)), None)
         self._pending_faults: set[asyncio.Task[None]] = set()
 
     # ---- start-up ----
@@ -177,11 +169,6 @@ class TableService:
             self.board = make_board(cfg.gpio, loop=asyncio.get_running_loop())  # outputs already safe
         except (RuntimeError, OSError) as exc:  # no GPIO library / no /dev/gpiomem: one line, exit 3
             raise StartupError(f"gpio ({cfg.gpio.backend}): {exc}") from None
-        if self.ov.gpio_control:
-            from controller.gpio.fake_server import FakeBoardServer
-
-            self._gpio_server = FakeBoardServer(self.board, self.ov.gpio_control)
-            await self._gpio_server.start()
 
         state_dir = Path(cfg.table.state_dir)
         audit_key = self._audit_key(state_dir)
@@ -190,7 +177,7 @@ class TableService:
         self.alerts = AlertManager(self.journal, escalate_after_s=cfg.alerts.escalate_after_s)
 
         try:
-            port = self.ov.shoe_port or resolve_port(cfg.shoe.port)
+            port = resolve_port(cfg.shoe.port)
         except FileNotFoundError:  # not plugged in yet: the driver resolves it again on every attempt
             port = cfg.shoe.port
         self.shoe = ShoeDriver(
@@ -485,9 +472,9 @@ class TableService:
         password = m.password() or ""  # only from [mqtt] password_file: never on a command line
         tls = LinkTls(ca=m.tls.ca, cert=m.tls.cert, key=m.tls.key) if m.tls else None
         return LinkConfig(
-            host=self.ov.mqtt_host or m.host,
-            port=self.ov.mqtt_port or m.port,
-            username=self.ov.mqtt_username or m.username or "",
+            host=m.host,
+            port=m.port,
+            username=m.username or "",
             password=password,
             client_id=m.client_id,
             keepalive=m.keepalive_s,
@@ -615,6 +602,11 @@ class TableService:
 
     def dead_tasks(self) -> list[str]:
         out = [t.get_name() for t in self._tasks if t.done()]
+        part_tasks = getattr(
+            self.shoe, "dead_tasks", None
+        )  # the card line's forwarding (drivers/card_line.py)
+        if callable(part_tasks):
+            out.extend(part_tasks())
         if self.intake is not None and self.intake._worker is not None and self.intake._worker.done():
             out.append(self.intake._worker.get_name())
         return out
@@ -674,24 +666,10 @@ class TableService:
         except Exception as exc:
             log.error("owed alerts not journaled yet: %s", exc)
 
-    def _shoe_resends_uncommitted(self) -> None:
-        """The shoe events delivered while the journal failed were not committed (they did not happen): the
-        shoe sends again every event after the last committed one (docs/protocol.md §5a), as after a restart.
-        Only when this process did drop shoe events (a restart has asked from its journal already: asking
-        again would deliver the events queued since twice)."""
-        table = self.table
-        resend = getattr(table.shoe, "resend_after", None) if table is not None else None
-        dropped = table.uncommitted_events if table is not None else 0
-        if resend is None or dropped <= self._shoe_events_asked_again:
-            return
-        self._shoe_events_asked_again = dropped
-        device = table.core.device
-        resend(int(device.get("boot_id", 0)), int(device.get("event_no", 0)))
-
     def _journal_recovered(self) -> None:
         """The journal writes again: the alerts raised without it now through it; the unjournaled retained
-        copies are superseded by the journaled ones."""
-        self._shoe_resends_uncommitted()
+        copies are superseded by the journaled ones. (The shoe is asked again for the events it could not
+        commit by the table itself: controller/table/shoe_resend.py.)"""
         if self.alert_sink is not None and self.alert_sink.owed:
             self.alert_sink.flush()
         if self.unjournaled is not None and self.unjournaled.retained:
@@ -748,8 +726,6 @@ class TableService:
         if self.link is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.link.stop(), 3.0)
-        if self._gpio_server is not None:
-            await _guarded("gpio control", self._gpio_server.stop())
         if self.board is not None:
             with contextlib.suppress(Exception):
                 self.board.close()
@@ -780,11 +756,11 @@ def audit_public_key(config: TableConfig) -> str | None:
 
 def _rule_book(profile_path: Path) -> str | None:
     """The profile's ``book`` (e.g. "PT-2001"), read without trusting the file to parse."""
-    import tomllib
+    from controller.rules.profiles import ProfileError, profile_toml
 
     try:
-        book = tomllib.loads(profile_path.read_text(encoding="utf-8")).get("book")
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        book = profile_toml(profile_path.read_text(encoding="utf-8"), source=profile_path.name).get("book")
+    except (OSError, UnicodeDecodeError, ProfileError):
         return None
     return book[:64] if isinstance(book, str) else None
 
@@ -812,127 +788,11 @@ def _report_death(task: asyncio.Task[Any]) -> None:
     log.critical("task %s ended%s", task.get_name(), f": {exc!r}" if exc else "")
 
 
-# ---- progressive jackpot (PT-2001 r.38-50) ----
-class JackpotWiring:
-    """The jackpot's I/O around the pure core (``controller.table.jackpot``): the ``[jackpot]`` config into
-    ``open_table``, the chip-slot sensors (r.41a) and the sign's link in as journaled inputs, and the sign
-    fed from the committed state after every commit (the meter as it increments, WIN on a hit, a fault text).
-    """
-
-    FAULT_TEXT = "JACKPOT CLOSED"
-
-    def __init__(self, config: TableConfig, table: TableController, board: Any) -> None:
-        self.config = config
-        self.table = table
-        self.board = board
-        self.driver: Any = None  # drivers.display.driver.DisplayDriver
-        self._kick = asyncio.Event()
-        self._shown: tuple[Any, ...] | None = None
-        self._tasks: list[asyncio.Task[Any]] = []
-        self._pending: set[asyncio.Task[Any]] = set()
-
-    def config_for_open(self) -> dict[str, Any] | None:
-        """Injected into every ``open_table``: journaled with it, so a replay applies the same parameters."""
-        parsed = self.config.jackpot.parsed
-        return parsed.to_dict() if parsed is not None and self.config.jackpot.enabled else None
-
-    async def start(self) -> None:
-        loop = asyncio.get_running_loop()
-        for pin in self.config.gpio.pins:
-            if pin.name.startswith("chip_slot_"):
-
-                def on_edge(name: str, value: bool) -> None:  # may run on the GPIO library's thread
-                    loop.call_soon_threadsafe(self._spawn, self._chip_edge(name, value))
-
-                with contextlib.suppress(Exception):
-                    self.board.on_edge(pin.name, on_edge)
-        self.table.journal.add_commit_listener(lambda _tx: self._kick.set())
-        d = self.config.display
-        if not (d.enabled and self.config.jackpot.enabled):
-            return
-        from drivers.display.driver import DisplayDriver
-
-        try:
-            port = resolve_port(d.port)
-        except Exception:  # not there yet: the driver's ping loop reopens it when it appears
-            port = d.port
-        self.driver = DisplayDriver(
-            port,
-            baudrate=d.baudrate,
-            ack_timeout=d.ack_timeout_ms / 1000,
-            retries=d.retries,
-            on_connection=self._on_connection,
-        )
-        self._tasks.append(asyncio.create_task(self._feed(), name="jackpot-display"))
-        await self.driver.start()
-
-    async def stop(self) -> None:
-        await cancel_tasks(self._tasks)
-        self._tasks.clear()
-        if self.driver is not None:
-            await self.driver.stop()
-
-    async def _chip_edge(self, name: str, value: bool) -> None:
-        try:
-            await self.table.submit_or_hold({"type": "gpio", "name": name, "value": value})
-        except Exception:
-            log.exception("chip slot %s failed", name)
-
-    def _on_connection(self, connected: bool) -> None:
-        self._spawn(self._link(connected))
-
-    def _spawn(self, coro: Any) -> None:
-        task = asyncio.get_running_loop().create_task(coro)
-        self._pending.add(task)  # keep a reference until done (asyncio holds tasks weakly)
-        task.add_done_callback(self._pending.discard)
-
-    async def _link(self, connected: bool) -> None:
-        """The sign's link enters the core as an input (journaled, replayable): lost → unplayable (r.41)."""
-        if connected:
-            self._shown = None  # the sign may have restarted: show the meter again
-        try:
-            await self.table.submit({"type": "jackpot_display", "connected": connected})
-        except Rejected as exc:  # incl. a journal write failure: the journal_io fault is raised
-            log.error("jackpot display link input refused: %s", exc.reason)
-        except Exception:
-            log.exception("jackpot display link input failed")
-        self._kick.set()
-
-    def wanted(self) -> tuple[Any, ...]:
-        """What the sign should show for the committed state."""
-        jp = self.table.core.jackpot
-        meter = getattr(jp, "meter", None)
-        if meter is None or not getattr(jp, "enabled", False):
-            return ("FLT", self.FAULT_TEXT)
-        if meter.pending:  # the largest frozen award (r.49: until paid)
-            hit = max(meter.pending, key=lambda h: (h.amount, -h.seat))
-            return ("WIN", hit.seat, hit.amount, meter.currency)
-        return ("MTR", meter.display_value, meter.currency)
-
-    async def _feed(self) -> None:
-        while True:
-            await self._kick.wait()
-            self._kick.clear()
-            want = self.wanted()
-            if want == self._shown or self.driver is None or not self.driver.connected:
-                continue  # a reconnection kicks again
-            try:
-                ok = await self.driver.send(*want)
-            except Exception as exc:  # DisplayError / ProtocolError: a bug, logged, never fatal
-                log.error("jackpot display refused %s: %s", want, exc)
-                ok = False
-            if ok:
-                self._shown = want
-
-
 # ---- CLI ----
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Everything comes from the configuration file (hashed and pinned by the session: docs/security.md); the
+    command line has no override of it."""
     parser.add_argument("--config", required=True, help="table configuration (TOML)")
-    parser.add_argument("--shoe-port", help="override [shoe] port (e.g. the emulator's pty)")
-    parser.add_argument("--mqtt-host", help="override [mqtt] host")
-    parser.add_argument("--mqtt-port", type=int, help="override [mqtt] port")
-    parser.add_argument("--mqtt-username", help="override [mqtt] username")
-    parser.add_argument("--gpio-control", help="unix socket to drive the fake GPIO board (bench)")
     parser.add_argument(
         "--metrics-file",
         help="also write the status as a Prometheus textfile (node_exporter textfile collector, *.prom)",
@@ -940,7 +800,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-v", "--verbose", action="store_true")
 
 
-def main(args: argparse.Namespace) -> int:
+def main(args: argparse.Namespace, build: Callable[[TableConfig], TableService] = TableService) -> int:
+    """`tablectl run`; ``build`` makes the service from the loaded configuration (the bench's launcher adds its
+    control socket: tablebench/service.py). Errors are one line on stderr: 2 a bad configuration (or options
+    that do not fit it: ``build`` raises OptionsError), 3 the service cannot start (docs/cli.md)."""
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
@@ -949,20 +812,16 @@ def main(args: argparse.Namespace) -> int:
     try:
         config = load_config(args.config)
     except ConfigError as exc:
-        print(f"tablectl run: bad configuration: {exc}")
+        print(f"tablectl run: bad configuration: {exc}", file=sys.stderr)
         return 2
-    overrides = Overrides(
-        shoe_port=args.shoe_port,
-        mqtt_host=args.mqtt_host,
-        mqtt_port=args.mqtt_port,
-        mqtt_username=args.mqtt_username,
-        gpio_control=args.gpio_control,
-    )
     try:
-        service = TableService(config, overrides)
+        service = build(config)
         service.status_writer.metrics_file = Path(args.metrics_file) if args.metrics_file else None
         asyncio.run(service.run_forever())
+    except OptionsError as exc:
+        print(exc, file=sys.stderr)
+        return 2
     except StartupError as exc:
-        print(f"tablectl run: {exc}", flush=True)
+        print(f"tablectl run: {exc}", file=sys.stderr, flush=True)
         return 3
     return 0

@@ -59,6 +59,18 @@ class ShoeWithReader:
         await self.reader.stop()
         await self.shoe.stop()
 
+    def resend_after(self, boot_id: int, event_no: int) -> bool:
+        """The shoe's (docs/protocol.md §5a); the shoe events after the point already forwarded into the card
+        line's queue are dropped as well (they come again), the reader's (not numbered) stay."""
+        asked = bool(self.shoe.resend_after(boot_id, event_no))
+        if asked:
+            ev.drop_queued_after(self._queue, event_no)
+        return asked
+
+    def dead_tasks(self) -> list[str]:
+        """Forwarding tasks that ended (a part's event stream failed): the service reports them (watchdog)."""
+        return [t.get_name() for t in self._tasks if t.done()]
+
     async def events(self) -> AsyncIterator[ev.DeviceEvent]:
         while True:
             yield await self._queue.get()
@@ -70,9 +82,12 @@ class ShoeWithReader:
         return out
 
     async def _forward(self, part: str, source: AsyncIterator[ev.DeviceEvent]) -> None:
-        async for event in source:
-            for out in self.translate(part, event):
-                self._queue.put_nowait(out)
+        try:
+            async for event in source:
+                for out in self.translate(part, event):
+                    self._queue.put_nowait(out)
+        except Exception:  # the task ends: dead_tasks() names it, the service's watchdog restarts the service
+            log.critical("card line: the %s's events failed", part, exc_info=True)
 
     def translate(self, part: str, event: ev.DeviceEvent) -> list[ev.DeviceEvent]:
         """What one part's event means for the card line (pure but for the link flags and the counter)."""

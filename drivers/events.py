@@ -1,16 +1,20 @@
 """Typed device events (shoe/reader -> controller) and commands (controller -> shoe).
 
 This is the vocabulary between drivers/ and controller/: the driver turns frames into these objects and the
-table state machine consumes them. Nothing here does I/O. Card ranks are "A23456789TJQK", suits "SHDC".
+table state machine consumes them. Nothing here does I/O. Card codes: drivers/cards.py.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
-RANKS = "A23456789TJQK"
-SUITS = "SHDC"
+from drivers.cards import RANKS as RANKS  # the card alphabet (drivers/cards.py), also read as ev.RANKS
+from drivers.cards import SUITS as SUITS
+
+if TYPE_CHECKING:
+    import asyncio
 
 
 class LidState(StrEnum):
@@ -195,3 +199,19 @@ class CommandResult:
     ok: bool
     error_code: int = 0
     text: str = ""
+
+
+def drop_queued_after(queue: asyncio.Queue[DeviceEvent], event_no: int) -> int:
+    """The shoe was asked again for every event after ``event_no`` (docs/protocol.md §5a): the numbered events
+    after it still queued are dropped (they come again: not twice); the rest stay, in order. Returns how many
+    were dropped."""
+    kept, dropped = [], 0
+    while not queue.empty():
+        e = queue.get_nowait()
+        if e.event_no <= event_no:  # not numbered (0), or not after the point
+            kept.append(e)
+        else:
+            dropped += 1
+    for e in kept:
+        queue.put_nowait(e)
+    return dropped

@@ -36,7 +36,7 @@ __all__ = ["LinkError", "LinkStats", "ShoeDevice", "ShoeDriver"]
 
 @runtime_checkable
 class ShoeDevice(Protocol):
-    """What the layers above need from a shoe (ShoeDriver, or drivers.fake_shoe.FakeShoe in unit tests)."""
+    """What the layers above need from a shoe (ShoeDriver, or tablebench.fake_shoe.FakeShoe in unit tests)."""
 
     async def start(self) -> None: ...
     async def stop(self) -> None: ...
@@ -133,18 +133,18 @@ class ShoeDriver:
         self._resume = (boot_id & 0xFFFFFFFF, max(0, event_no) & 0xFFFFFFFF)
 
     def resend_after(self, boot_id: int, event_no: int) -> bool:
-        """On a live link: the table could not commit the events it was given after (boot_id, event_no) (its
-        journal failed, issue 14): say HELLO again with that resume point, and the shoe sends every later
-        event again (docs/protocol.md §5a). Only ever backwards within the same boot; True if asked."""
+        """The table could not commit the events it was given after (boot_id, event_no) (its journal failed,
+        issue 14): the shoe sends every later event again (docs/protocol.md §5a). On a live link the driver
+        says HELLO again at once with that resume point; on a link that is down, the HELLO that brings it up
+        names it. Only ever backwards within the same boot; True if asked."""
         boot, delivered = self._resume
-        if not self._connected or boot_id != boot or not 0 <= event_no < delivered:
+        if boot_id != boot or not 0 <= event_no < delivered:
             return False
         log.warning("shoe: asking again for the events after #%d (delivered up to #%d)", event_no, delivered)
-        kept = [e for e in self.drain_events(self._events.qsize()) if e.event_no <= event_no]
-        for e in kept:  # the ones after the point still queued come again: not twice
-            self._events.put_nowait(e)
+        ev.drop_queued_after(self._events, event_no)  # the ones after the point come again: not twice
         self._resume = (boot, event_no)
-        self._send_hello()
+        if self._connected:
+            self._send_hello()
         return True
 
     @property

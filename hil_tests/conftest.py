@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from controller.bench.config import BenchConfig, load_bench
-from controller.bench.driver import Dealer
-from controller.bench.rig import NeedsEmulator, Rig
+from tablebench.bench.config import BenchConfig, load_bench
+from tablebench.bench.driver import Dealer
+from tablebench.bench.rig import NeedsEmulator, Rig
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

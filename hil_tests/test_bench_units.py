@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from controller.bench.config import BenchError, load_bench, parse_bench
-from controller.bench.reconcile import Reconciliation, check_events
-from drivers.emulator.model import ShoeModel
-from drivers.emulator.scenario import ScenarioError, parse_scenario
+from tablebench.bench.config import BenchError, load_bench, parse_bench
+from tablebench.bench.reconcile import Reconciliation, check_events
+from tablebench.emulator.model import ShoeModel
+from tablebench.emulator.scenario import ScenarioError, parse_scenario
 
 BENCHES = Path(__file__).parent / "benches"
 

@@ -20,10 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from controller.bench.driver import Dealer
-from controller.bench.rig import Rig
 from controller.client import CommandFailed
-from controller.stack import ROOT, TABLECTL
+from tablebench.bench.driver import Dealer
+from tablebench.bench.rig import Rig
+from tablebench.stack import ROOT, TABLECTL
 
 PROFILES = ROOT / "firmware_configs" / "profiles"
 

@@ -2,7 +2,7 @@
 
 Jam in each phase and forced lid (PT-2001 r.51, r.60), unreadable and face-up cards (r.51; MO-2004
 art.5.1.1), serial unplug and return, a 1e-3 bit-error rate on the line, the broker stopped for a while and
-kill -9 of the controller at random moments. After each: reconciliation (controller/bench/reconcile.py)."""
+kill -9 of the controller at random moments. After each: reconciliation (bench/tablebench/bench/reconcile.py)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ import sqlite3
 
 import pytest
 
-from controller.bench import faults
-from controller.bench.soak import reconcile_rig
 from controller.journal.store import Journal
+from tablebench.bench import faults
+from tablebench.bench.soak import reconcile_rig
 
 pytestmark = [pytest.mark.hil, pytest.mark.timeout(240)]
 

@@ -27,12 +27,12 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from controller.broker import Broker
 from controller.client import TableClient
 from controller.floor.archive import ArchiveConfig, ArchiveWorker
 from controller.floor.bridge import BridgeConfig, render
 from controller.mqtt.topics import Topics
-from controller.stack import DEMO_PINS, TABLECTL, Stack, StackOptions
+from tablebench.broker import Broker
+from tablebench.stack import DEMO_PINS, SERVICE, Stack, StackOptions
 from tests.support.broker import Recorder
 from tests.support.floor import FLOOR_USERS, temp_database, wait_until
 
@@ -195,13 +195,14 @@ def stored_ids(dsn: str, table: str) -> list[int]:
 
 
 class NamespacedStack(Stack):
-    """The real table service (``tablectl run``) inside a table host's namespace; the emulated shoe and the
-    configuration stay on the file system both namespaces share (pty, unix sockets)."""
+    """The real table service (``tablectl run``'s, through the bench's launcher tablebench/service.py) inside a
+    table host's namespace; the emulated shoe and the configuration stay on the file system both namespaces
+    share (pty, unix sockets)."""
 
     ns = ""
 
     def start_controller(self) -> None:
-        cmd = ["ip", "netns", "exec", self.ns, *TABLECTL, "run", "--config", str(self.config_path),
+        cmd = ["ip", "netns", "exec", self.ns, *SERVICE, "--config", str(self.config_path),
                "--gpio-control", self.gpio_socket]  # fmt: skip
         with open(self.log_path, "ab") as log:
             self.controller_proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
@@ -212,7 +213,7 @@ async def test_the_real_table_service_behind_its_own_broker_reaches_the_floor_an
     the table with a signed command (through the bridge, checked by the table); with the uplink cut the shoe
     jams (the table journals and publishes the fault and its alert into its own broker); after healing, every
     event the table published is archived once and gapless, and the floor sees the jam alert."""
-    from drivers.emulator.control_client import ControlClient
+    from tablebench.emulator.control_client import ControlClient
 
     tag, net = uuid.uuid4().hex[:4], random.randint(100, 250)
     users = FLOOR_USERS

@@ -10,9 +10,9 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller.bench.fuzz import fuzz_commands, fuzz_link, mutate
 from drivers.protocol import messages as msg
 from drivers.protocol.framing import FrameDecoder
+from tablebench.bench.fuzz import fuzz_commands, fuzz_link, mutate
 
 
 def test_link_parser_survives_50k_mutated_and_random_frames() -> None:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from controller.bench.soak import reconcile_rig
 from controller.journal.store import Journal
+from tablebench.bench.soak import reconcile_rig
 
 pytestmark = [pytest.mark.hil, pytest.mark.timeout(240)]
 

@@ -14,9 +14,9 @@ import sqlite3
 
 import pytest
 
-from controller.bench.driver import DONE_STATES, ROUND_STATES
-from controller.bench.soak import _wait_outbox_empty, reconcile_rig
 from controller.client import CommandFailed
+from tablebench.bench.driver import DONE_STATES, ROUND_STATES
+from tablebench.bench.soak import _wait_outbox_empty, reconcile_rig
 
 pytestmark = [pytest.mark.hil, pytest.mark.timeout(240)]
 

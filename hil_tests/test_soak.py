@@ -1,5 +1,5 @@
 """The small soak CI runs: 20 rounds on the real service with faults injected at random, then the
-reconciliation `tablectl bench soak` prints (controller/bench/reconcile.py). The 10,000-round run is the
+reconciliation `tablectl bench soak` prints (bench/tablebench/bench/reconcile.py). The 10,000-round run is the
 documented command (docs/reliability.md)."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from controller.bench.config import BenchConfig
-from controller.bench.soak import SoakOptions, run_soak
+from tablebench.bench.config import BenchConfig
+from tablebench.bench.soak import SoakOptions, run_soak
 
 pytestmark = [pytest.mark.hil, pytest.mark.timeout(300)]
 
@@ -48,7 +48,7 @@ def test_a_soak_stopped_with_sigterm_stops_every_process_it_started(tmp_path: Pa
     import subprocess
     import time
 
-    from controller.stack import ROOT, TABLECTL
+    from tablebench.stack import ROOT, TABLECTL
 
     workdir = tmp_path / "soak"
     proc = subprocess.Popen(

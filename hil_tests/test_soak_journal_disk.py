@@ -1,5 +1,5 @@
 """Issue 14: the soak's journal disk faults. A short soak whose only faults are the journal's disk filling up
-and going read-only as a card is drawn (the journal on an ext4 image of its own, controller/bench/journal_disk.py):
+and going read-only as a card is drawn (the journal on an ext4 image of its own, tablebench/bench/journal_disk.py):
 each raises the journal_io fault at once (checked by the fault itself: lid locked, light on, a bet refused, a
 critical alert), the floor mends the disk and clears the fault, and the reconciliation finds nothing lost: every
 card the shoe dealt journaled in its round (the shoe keeps it until committed), no event missing, no round void.
@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from controller.bench import faults as F
-from controller.bench.config import BenchConfig
-from controller.bench.soak import SoakOptions, run_soak
+from tablebench.bench import faults as F
+from tablebench.bench.config import BenchConfig
+from tablebench.bench.soak import SoakOptions, run_soak
 
 pytestmark = [pytest.mark.hil, pytest.mark.timeout(600)]
 
@@ -46,7 +46,7 @@ async def test_soak_with_journal_disk_full_and_read_only_loses_nothing(
 def test_without_root_the_soak_says_in_one_line_that_the_journal_disk_faults_are_skipped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from controller.bench import journal_disk, soak
+    from tablebench.bench import journal_disk, soak
 
     monkeypatch.setattr(journal_disk.os, "geteuid", lambda: 1000)
     said: list[str] = []

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 from support.broker import USERS
 
-from controller.broker import Broker
+from tablebench.broker import Broker
 
 
 @pytest.fixture

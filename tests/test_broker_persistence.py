@@ -11,7 +11,7 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 from support.broker import USERS, Recorder, new_topics
 
-from controller.broker import Broker
+from tablebench.broker import Broker
 
 
 def test_queued_events_survive_a_broker_sigkill(tmp_path: Path) -> None:

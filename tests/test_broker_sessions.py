@@ -16,8 +16,8 @@ from pathlib import Path
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
-from controller.bench.recorder import BenchClient
-from controller.broker import Broker
+from tablebench.bench.recorder import BenchClient
+from tablebench.broker import Broker
 
 USERS = {"monitor": "monitor-pw", "publisher": "publisher-pw"}
 PREFIX = "casino/test/table/T1"

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from controller.stack import ROOT, TABLECTL, Stack, StackOptions
+from tablebench.stack import ROOT, TABLECTL, Stack, StackOptions
 
 
 def _run(args: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -126,3 +127,33 @@ def test_run_with_the_shoe_missing_keeps_the_table_safe_and_says_so_in_one_line(
         assert f"shoe: cannot open {stack.shoe_device}: serial port" in log
     finally:
         stack.stop()
+
+
+def test_the_bench_launcher_refuses_a_control_socket_on_the_real_board(parts):
+    """tablebench/service.py: the fake GPIO board's control socket needs the fake backend (exit 2, one line)."""
+    run = subprocess.run(
+        [sys.executable, "-m", "tablebench.service", "--config", str(parts.config_path),
+         "--gpio-control", str(parts.workdir / "gpio.sock")],
+        capture_output=True, text=True, cwd=ROOT, timeout=120, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    line = _one_line(run, 2)
+    assert line == 'tablebench.service: --gpio-control needs the fake GPIO backend ([gpio] backend = "fake")'
+    assert not (parts.workdir / "gpio.sock").exists()
+
+
+@pytest.mark.parametrize("option", ["--shoe-port", "--mqtt-host", "--mqtt-port", "--mqtt-username"])
+def test_run_has_no_command_line_override_of_the_configuration(tmp_path, option):
+    """Issue 16: the shoe port and the broker come from the configuration file only (hashed and pinned by the
+    session, docs/security.md); the overrides nothing used are gone, refused as usage errors (exit 2)."""
+    config = tmp_path / "table.toml"
+    config.write_text("")
+    run = _run(["run", "--config", str(config), option, "1"])
+    assert run.returncode == 2 and "unrecognized arguments" in run.stderr and "Traceback" not in run.stderr
+
+
+def test_run_with_a_bad_configuration_says_so_on_stderr(tmp_path):
+    config = tmp_path / "table.toml"
+    config.write_text("[table]\nid = 7\n")
+    run = _run(["run", "--config", str(config)])
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr.startswith("tablectl run: bad configuration:") and "Traceback" not in run.stderr

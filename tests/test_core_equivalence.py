@@ -2,7 +2,8 @@
 
 tests/data/core_equivalence/ holds the recorded inputs of the whole test suite and of a 1,000-round bench soak
 with every fault kind (``tablectl bench soak --rounds 1000 --seed 42 --faults --outage-seconds 2``), taken on
-the unchanged core (commit e92125c) by tests/support/core_recorder.py: per core instance, how it was built and
+the unchanged core (commit e92125c), re-recorded once for the deliberate change of state/table
+(``dealer_inputs``, issue 17 step 2), by tests/support/core_recorder.py: per core instance, how it was built and
 every call into it (``apply``, ``publish_states``, ``snapshot``, ``restore``, ``view``) with its result as
 canonical JSON. Each session is replayed here through the current core and every result compared byte for
 byte: the journal records, the published topics and texts, the alerts, the shoe commands, the GPIO writes,

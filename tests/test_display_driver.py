@@ -16,7 +16,7 @@ from controller.jackpot.config import JackpotConfig
 from controller.jackpot.hits import Combination, allocate
 from controller.jackpot.meter import MeterState, contribute, freeze
 from drivers.display.driver import DisplayDriver, DisplayError
-from drivers.display.emulator import DisplayEmulator
+from tablebench.display.emulator import DisplayEmulator
 
 pytestmark = pytest.mark.timeout(30)
 

@@ -13,10 +13,10 @@ import pytest
 from support.pty_shoe import shoe_on_pty
 
 from drivers import events as ev
-from drivers.emulator.control_client import ControlCallError, ControlClient
-from drivers.emulator.scenario import ScenarioError, load_scenario, parse_scenario
 from drivers.protocol.messages import ErrorCode
 from drivers.shoe import ShoeDriver
+from tablebench.emulator.control_client import ControlCallError, ControlClient
+from tablebench.emulator.scenario import ScenarioError, load_scenario, parse_scenario
 
 pytestmark = pytest.mark.timeout(60)
 EXAMPLES = Path(__file__).resolve().parents[1] / "docs" / "examples" / "scenarios"
@@ -244,8 +244,8 @@ def test_cli_rejects_bad_scenario(tmp_path: Path) -> None:
 
 def test_card_order_is_random_unless_a_seed_is_given() -> None:
     """Issue 13 §5: nobody can predict the emulated shoe's cards from its scenario; a seed replays a run."""
-    from drivers.emulator.model import ShoeModel
-    from drivers.emulator.scenario import parse_scenario
+    from tablebench.emulator.model import ShoeModel
+    from tablebench.emulator.scenario import parse_scenario
 
     def first_cards(sc: dict) -> list[str]:
         m = ShoeModel(parse_scenario(sc))

@@ -12,9 +12,9 @@ import shutil
 import psycopg
 import pytest
 
-from controller.broker import Broker
 from controller.floor import store
 from controller.floor.archive import ArchiveConfig, ArchiveWorker
+from tablebench.broker import Broker
 from tests.support.floor import FLOOR_USERS, StandInTable, temp_database, wait_until
 
 

@@ -9,10 +9,10 @@ import threading
 
 import pytest
 
-from controller.broker import Broker
 from controller.broker import main as broker_main
 from controller.floor.bridge import BridgeConfigError, load, render
 from controller.mqtt.topics import Topics
+from tablebench.broker import Broker
 from tests.support.broker import Recorder
 from tests.support.floor import FLOOR_USERS, StandInTable, wait_until
 
@@ -122,7 +122,7 @@ def test_events_published_while_the_floor_is_down_reach_it_afterwards_in_order(t
 
 def test_the_bridge_fails_over_to_the_second_floor_broker(tmp_path):
     """The primary floor broker is unreachable: the table's events reach the second one listed."""
-    from controller.broker import free_port
+    from tablebench.broker import free_port
 
     floor2 = Broker.start(tmp_path / "floor2", users=FLOOR_USERS, acl=False)
     table_toml, bridge_toml = write_configs(tmp_path, [free_port(), floor2.port], insecure_no_tls=True)

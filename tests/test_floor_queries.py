@@ -14,8 +14,8 @@ import pytest
 from controller.cli import main as tablectl
 from controller.floor import store
 from controller.floor.messages import Envelope, TableRef
-from controller.table.effects import Publish
-from controller.table.testing import Harness
+from controller.table.messages import messages
+from tablebench.table_testing import Harness
 from tests.support.floor import temp_database
 
 
@@ -33,7 +33,7 @@ def archive_harness(
     """Store what the core published, as the archive would (event ids in publication order)."""
     ref, envelopes = TableRef(site, table), []
     when = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
-    for i, p in enumerate((e for e in h.effects if isinstance(e, Publish)), start=1):
+    for i, p in enumerate(messages(h.effects), start=1):
         if i in skip:
             continue
         doc = {
@@ -98,7 +98,7 @@ def test_archived_rounds_replay_to_the_settlement_the_table_published(dsn, tmp_p
 def test_a_round_with_an_event_missing_says_what_is_missing_instead_of_replaying_wrong(dsn, capsys):
     h = Harness()
     play_two_rounds(h)
-    published = [e for e in h.effects if isinstance(e, Publish)]
+    published = messages(h.effects)
     card = next(
         i for i, p in enumerate(published, start=1) if p.topic == "events/card" and p.data.get("code") == "TS"
     )

@@ -1,5 +1,5 @@
 """The floor dashboard in Debian's headless chromium (issue 18), against real parts: the real table service
-(``tablectl run`` with the emulated shoe, controller/stack.py) on a real mosquitto standing for the floor broker,
+(``tablectl run`` with the emulated shoe, bench/tablebench/stack.py) on a real mosquitto standing for the floor broker,
 a real archive worker into PostgreSQL and the aiohttp dashboard. A forged supervisor command raises a
 ``command_rejected`` alert on the table; the page shows it (live, by server-sent events), a supervisor
 acknowledges it from the page (a signed ``ack_alert``, checked by the table), and it leaves the page.
@@ -17,13 +17,13 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from playwright import sync_api as playwright_sync
 
-from controller.broker import Broker, free_port
 from controller.floor.archive import ArchiveConfig, ArchiveWorker
 from controller.floor.messages import TableRef
 from controller.floor.store import raise_alert
 from controller.floor.web import WebConfig, serve
 from controller.mqtt.sign_cli import build_command
-from controller.stack import DEMO_PINS, Stack, StackOptions
+from tablebench.broker import Broker, free_port
+from tablebench.stack import DEMO_PINS, Stack, StackOptions
 from tests.support.floor import FLOOR_USERS, temp_database
 
 CHROMIUM = Path("/usr/bin/chromium")

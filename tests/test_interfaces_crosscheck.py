@@ -21,8 +21,8 @@ import pytest
 from controller.mqtt.auth import ROLE_ACTIONS
 from controller.mqtt.schemas import validate_message
 from controller.mqtt.topics import SPECS
-from controller.table.effects import Publish
-from controller.table.testing import Harness
+from controller.table.messages import Publish, messages
+from tablebench.table_testing import Harness
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -324,7 +324,7 @@ def _play_one_round() -> list[Publish]:
     for code in ["2C", "TS", "7H", "9D", "KC"]:
         h.card(code)
     h.dealer("stand")
-    return [e for e in h.effects if isinstance(e, Publish)]
+    return messages(h.effects)
 
 
 def test_published_card_and_settlement_events_match_the_doc() -> None:

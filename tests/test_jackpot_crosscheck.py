@@ -21,12 +21,13 @@ from controller.jackpot import JackpotError
 from controller.jackpot import meter as mt
 from controller.jackpot.config import JackpotConfig
 from controller.jackpot.hits import Combination, allocate, evaluate
+from controller.jackpot.table import TableJackpot
 from controller.rules.profiles import load_profile
 from controller.table import inputs
 from controller.table.core import TableCore
-from controller.table.effects import Publish, Rejected
-from controller.table.jackpot import TableJackpot
-from controller.table.testing import Harness
+from controller.table.effects import Rejected
+from controller.table.messages import messages
+from tablebench.table_testing import Harness
 
 UNIT = mt.UNIT
 
@@ -55,15 +56,11 @@ def meter(h: Harness) -> mt.MeterState:
 
 
 def events(h: Harness, action: str) -> list[dict[str, Any]]:
-    return [
-        e.data
-        for e in h.effects
-        if isinstance(e, Publish) and e.topic == "events/jackpot" and e.data["action"] == action
-    ]
+    return [e.data for e in messages(h.effects) if e.topic == "events/jackpot" and e.data["action"] == action]
 
 
 def pending(h: Harness) -> list[dict[str, Any]]:
-    docs = [e.data for e in h.effects if isinstance(e, Publish) and e.topic == "state/jackpot"]
+    docs = [e.data for e in messages(h.effects) if e.topic == "state/jackpot"]
     return docs[-1]["pending_hits"]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 from fractions import Fraction
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from controller.data import PROFILES_DIR
 from controller.jackpot.hits import Combination, evaluate
 from controller.jackpot.math import (
     break_even_meter,
@@ -100,12 +102,16 @@ def test_cli_refuses_bad_input(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(ns(decks=0)) == 2
 
 
-def test_profile_decks_from_toml(tmp_path: Path) -> None:
-    (tmp_path / "pt-2001.toml").write_text('name = "pt-2001"\ndecks = 6\n')
-    (tmp_path / "bad.toml").write_text("decks = 'six'\n")
-    assert profile_decks("pt-2001", tmp_path) == 6
-    with pytest.raises(CliError, match="'decks' must be a positive integer"):
+def test_profile_decks_from_a_profiles_directory(tmp_path: Path) -> None:
+    shipped = (PROFILES_DIR / "pt-2001.toml").read_text(encoding="utf-8")
+    (tmp_path / "four.toml").write_text(re.sub(r"(?m)^decks = 6\b", "decks = 4", shipped))
+    (tmp_path / "bad.toml").write_text(re.sub(r"(?m)^decks = 6\b", "decks = 'six'", shipped))
+    (tmp_path / "garbled.toml").write_text("decks = \n")
+    assert profile_decks("four", tmp_path) == 4  # PT-2001 r.3: 4 or 6 decks
+    with pytest.raises(CliError, match=r"bad\.toml: key decks"):
         profile_decks("bad", tmp_path)
+    with pytest.raises(CliError, match="not valid TOML"):
+        profile_decks("garbled", tmp_path)
     with pytest.raises(CliError, match="no file"):
         profile_decks("nope", tmp_path)
 

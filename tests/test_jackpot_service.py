@@ -19,12 +19,12 @@ from typing import Any
 import pytest
 
 from controller.client import CommandFailed, TableClient
-from controller.gpio import fake_server
 from controller.jackpot.meter import UNIT
 from controller.journal.store import Journal
-from controller.stack import DEMO_PINS, Stack, StackOptions
-from drivers.emulator.control_client import ControlClient
-from drivers.emulator.scenario import ScenarioError, parse_scenario
+from tablebench import gpio_server
+from tablebench.emulator.control_client import ControlClient
+from tablebench.emulator.scenario import ScenarioError, parse_scenario
+from tablebench.stack import DEMO_PINS, Stack, StackOptions
 
 pytestmark = [
     pytest.mark.skipif(shutil.which("mosquitto") is None, reason="needs mosquitto"),
@@ -70,7 +70,7 @@ class Table:
     async def chip(self, seat: int) -> None:
         """A chip into the slot (first the slot empty again: the dealer took the last one, PT-2001 r.41a)."""
         for present in (False, True):
-            reply = await fake_server.call(
+            reply = await gpio_server.call(
                 self.stack.gpio_socket, "set", name=f"chip_slot_{seat}", value=present
             )
             assert reply["ok"], reply

@@ -15,13 +15,14 @@ from hypothesis import strategies as st
 from support.jackpot import BET, CFG, SEED, jackpot_messages_valid  # noqa: F401 (fixture)
 
 from controller.jackpot.meter import UNIT
+from controller.jackpot.table import TableJackpot
 from controller.mqtt.schemas import validate_message
 from controller.rules.profiles import load_profile
 from controller.table.core import TableCore
-from controller.table.effects import JournalRecord, Publish, Rejected
-from controller.table.jackpot import TableJackpot
-from controller.table.testing import Harness
+from controller.table.effects import JournalRecord, Rejected
+from controller.table.messages import messages
 from drivers import events as ev
+from tablebench.table_testing import Harness
 
 PER_CHIP_UNITS = BET * 7000  # one jackpot bet on the meter, in 1/10,000 minor units
 
@@ -65,15 +66,13 @@ def meter_units(h: Harness) -> int:
 def events(h: Harness, action: str | None = None) -> list[dict[str, Any]]:
     return [
         e.data
-        for e in h.effects
-        if isinstance(e, Publish)
-        and e.topic == "events/jackpot"
-        and (action is None or e.data["action"] == action)
+        for e in messages(h.effects)
+        if e.topic == "events/jackpot" and (action is None or e.data["action"] == action)
     ]
 
 
 def last_state(h: Harness, name: str) -> dict[str, Any]:
-    docs = [e.data for e in h.effects if isinstance(e, Publish) and e.topic == f"state/{name}"]
+    docs = [e.data for e in messages(h.effects) if e.topic == f"state/{name}"]
     return docs[-1]
 
 
@@ -129,7 +128,7 @@ def test_automatic_collection_increments_meter_in_the_round_transaction_pt2001_r
     # The contribution is a record and an event of the very input that started the round (one transaction).
     kinds = [e.kind for e in step.effects if isinstance(e, JournalRecord)]
     assert "round_started" in kinds and "jackpot" in kinds
-    (contribution,) = [e.data for e in step.effects if isinstance(e, Publish) and e.topic == "events/jackpot"]
+    (contribution,) = [e.data for e in messages(step.effects) if e.topic == "events/jackpot"]
     assert contribution == {
         "action": "contribution",
         "round_id": step.result["round_id"],
@@ -524,7 +523,7 @@ def test_parameters_change_only_at_an_opening_and_never_under_a_pending_hit_pt20
     profile = h.core.rules_profile
     before = meter_units(h)
     fx = seat.on_open_table({"jackpot": {**CFG, "bet_value": 200, "seed": 2_000_000}}, profile)
-    (event,) = [e.data for e in fx if isinstance(e, Publish)]
+    (event,) = [e.data for e in messages(fx)]
     assert event == {
         "action": "reconfigured",
         "changes": {"bet_value": {"old": BET, "new": 200}, "seed": {"old": SEED, "new": 2_000_000}},

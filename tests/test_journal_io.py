@@ -15,8 +15,8 @@ import pytest
 
 from controller.journal import Journal
 from controller.table.controller import TableController
-from controller.table.effects import Publish
 from controller.table.journal_io import DISK_FULL, READ_ONLY, JournalWriteFailed, classify, is_write_failure
+from controller.table.messages import Publish
 from drivers import events as ev
 
 
@@ -65,7 +65,7 @@ async def test_a_failed_commit_is_the_journal_io_fault_at_once_and_committed_onc
     with pytest.raises(JournalWriteFailed, match="journal disk full") as failed:
         await table.supervisor_action("ana", "lock_lid")
     assert failed.value.problem.kind == DISK_FULL
-    assert table.core.faults["journal_io"]["kind"] == DISK_FULL
+    assert table.core.faults["journal_io"].kind == DISK_FULL
     assert board.values == {"lid_lock": True, "warning_light": True}  # at once, without the journal
     assert table.core.lid.unlock is None
     topics = {p.topic for p in sent}

@@ -21,10 +21,11 @@ from controller.gpio import FakeBoard
 from controller.journal.store import Journal
 from controller.mqtt.auth import ROLE_ACTIONS
 from controller.table import TableController, inputs
-from controller.table.effects import Publish, Rejected
-from controller.table.testing import Harness
+from controller.table.effects import Rejected
+from controller.table.messages import messages
 from controller.terminal.pit import SUPERVISOR_KEYS, _link_line
 from drivers import events as ev
+from tablebench.table_testing import Harness
 
 SAFE = {"lid_lock": True, "warning_light": True}
 IDENTIFIED = ev.Identified(1, "EMU-CSM", "1.0.0", "EMU0001", 6, True)
@@ -53,14 +54,14 @@ def link_back_mid_round() -> Harness:
 def fault_events(h: Harness) -> list[dict[str, Any]]:
     return [
         fx.data
-        for fx in h.effects
-        if isinstance(fx, Publish) and fx.event_type == "fault" and fx.data.get("fault") == "link_down"
+        for fx in messages(h.effects)
+        if fx.event_type == "fault" and fx.data.get("fault") == "link_down"
     ]
 
 
 def retained(h: Harness, name: str) -> dict[str, Any]:
     """The newest retained ``state/<name>`` document the core published."""
-    docs = [fx for fx in h.effects if isinstance(fx, Publish) and fx.retain and fx.topic == f"state/{name}"]
+    docs = [fx for fx in messages(h.effects) if fx.retain and fx.topic == f"state/{name}"]
     return json.loads(docs[-1].text)
 
 
@@ -74,7 +75,11 @@ def test_link_down_mid_round_blocks_dealing_light_on_lid_locked() -> None:
     h.dev(ev.LinkDown("unplugged"))
     assert h.core.state == "link_down" and h.core.resume_to == "players"
     assert h.core.outputs == SAFE and h.core.lid.unlock is None
-    assert h.core.faults["link_down"] == {"reason": "unplugged", "restored": False, "cleared_by": None}
+    assert h.core.faults["link_down"].to_dict() == {
+        "reason": "unplugged",
+        "restored": False,
+        "cleared_by": None,
+    }
     assert retained(h, "shoe")["linked"] is False
     (alert,) = h.alerts("link_down")
     assert alert.severity == "critical" and "clear_link" in alert.reason and "link is back" in alert.reason
@@ -84,7 +89,7 @@ def test_link_down_mid_round_blocks_dealing_light_on_lid_locked() -> None:
     assert fault_events(h)[-1] == {
         "fault": "link_down",
         "state": "raised",
-        "info": h.core.faults["link_down"],
+        "info": h.core.faults["link_down"].to_dict(),
     }
 
 
@@ -98,7 +103,7 @@ def test_link_up_keeps_the_fault_raised_relocks_the_shoe_and_publishes_awaiting_
     h.dev(IDENTIFIED)  # the driver reports the identity, then LinkUp, on every (re)connect (drivers/shoe.py)
     h.dev(ev.LinkUp())
     assert h.core.state == "link_down" and h.core.outputs == SAFE
-    assert h.core.faults["link_down"]["restored"] is True
+    assert h.core.faults["link_down"].restored is True
     assert ev.LockLid() in h.commands()  # a shoe that rebooted in the outage is locked again (PT-2001 r.60)
     assert ev.SetWarningLight(True) in h.commands()
     assert not h.commands(ev.ReportCounts)  # no resync yet
@@ -127,7 +132,11 @@ def test_a_second_link_down_before_clearing_marks_it_not_restored_without_a_seco
     h.dev(ev.LinkDown("silence 3 s"))
     h.dev(ev.LinkDown("silence 3 s"))  # repeated while down: nothing new
     assert len(h.alerts("link_down")) == 1
-    assert h.core.faults["link_down"] == {"reason": "silence 3 s", "restored": False, "cleared_by": None}
+    assert h.core.faults["link_down"].to_dict() == {
+        "reason": "silence 3 s",
+        "restored": False,
+        "cleared_by": None,
+    }
     assert [e["info"]["restored"] for e in fault_events(h)] == [False, True, False]
     with pytest.raises(Rejected, match="the shoe link is still down: silence 3 s"):
         sv(h, "clear_link")
@@ -241,12 +250,12 @@ async def test_a_restart_keeps_the_link_fault_raised(
     try:
         await revived.start()  # recover, safe outputs, then the ``restart`` input
         core = revived.core
-        assert core.state == "link_down" and core.faults["link_down"]["reason"] == "unplugged"
+        assert core.state == "link_down" and core.faults["link_down"].reason == "unplugged"
         assert core.outputs == SAFE and core.resume_to == "players"
         with pytest.raises(Rejected, match="link_down"):
             await revived.dealer_input("stand")
         # Even when the old process had seen the link back, this one has not heard the shoe yet.
-        assert core.faults["link_down"]["restored"] is False
+        assert core.faults["link_down"].restored is False
         with pytest.raises(Rejected, match="the shoe link is still down"):
             await revived.supervisor_action("chief-rui", "clear_link")
         await revived.submit(inputs.encode_event(ev.LinkUp()))  # the new process connects to the shoe

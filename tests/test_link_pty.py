@@ -10,9 +10,9 @@ import pytest
 from support.pty_shoe import shoe_on_pty
 
 from drivers import events as ev
-from drivers.emulator.scenario import ALL_CODES
 from drivers.link import LinkError
 from drivers.protocol.framing import encode_frame
+from tablebench.emulator.scenario import ALL_CODES
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -165,8 +165,8 @@ async def test_link_error_when_down(tmp_path: Path) -> None:
 
 
 async def test_fake_shoe_and_driver_satisfy_shoe_device() -> None:
-    from drivers.fake_shoe import FakeShoe
     from drivers.shoe import ShoeDevice, ShoeDriver
+    from tablebench.fake_shoe import FakeShoe
 
     fake = FakeShoe()
     assert isinstance(fake, ShoeDevice) and isinstance(ShoeDriver("/nonexistent"), ShoeDevice)

@@ -19,7 +19,7 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 from support.broker import USERS, Recorder, link_config
 
-from controller.broker import Broker, render_acl
+from controller.broker import render_acl
 from controller.journal.store import Journal
 from controller.mqtt.alerts import AlertManager
 from controller.mqtt.auth import Authenticator, CredentialStore, NonceStore
@@ -29,6 +29,7 @@ from controller.mqtt.publisher import OutboxPublisher
 from controller.mqtt.sign_cli import build_command
 from controller.mqtt.topics import Topics
 from controller.mqtt.userkeys import public_key_hex
+from tablebench.broker import Broker
 
 SITE = "lisbon"
 ALICE = Ed25519PrivateKey.generate()

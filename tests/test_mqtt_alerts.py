@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from support.broker import Recorder, link_config, new_topics
 
-from controller.broker import Broker
 from controller.journal.store import Journal
 from controller.mqtt.alerts import AlertBook, AlertError, AlertManager
 from controller.mqtt.link import MqttLink
 from controller.mqtt.publisher import OutboxPublisher
 from controller.mqtt.schemas import validate_message
+from tablebench.broker import Broker
 
 
 class Clock:

@@ -16,7 +16,6 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 from support.broker import Recorder, link_config, new_topics
 
-from controller.broker import Broker
 from controller.journal.store import Journal
 from controller.mqtt.alerts import AlertManager
 from controller.mqtt.auth import Authenticator, CredentialStore, NonceStore
@@ -26,6 +25,7 @@ from controller.mqtt.publisher import OutboxPublisher
 from controller.mqtt.schemas import MessageInvalid, check
 from controller.mqtt.sign_cli import build_command
 from controller.mqtt.userkeys import public_key_hex
+from tablebench.broker import Broker
 
 NOW = 1_800_000_000
 KEYS = {"alice": Ed25519PrivateKey.generate(), "tom": Ed25519PrivateKey.generate()}

@@ -13,8 +13,8 @@ from dataclasses import replace
 
 from support.broker import Recorder, link_config, new_topics
 
-from controller.broker import Broker
 from controller.mqtt.link import MqttLink
+from tablebench.broker import Broker
 
 UNACCEPTABLE_PROTOCOL = b"\x20\x02\x00\x01"  # MQTT 3.1.1 CONNACK, return code 1
 

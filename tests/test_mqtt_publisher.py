@@ -13,11 +13,11 @@ from pathlib import Path
 
 from support.broker import Recorder, dedupe_in_order, link_config, new_topics
 
-from controller.broker import Broker
 from controller.journal.store import Journal
 from controller.mqtt.link import MqttLink
 from controller.mqtt.publisher import OutboxPublisher
 from controller.mqtt.topics import Topics, event_topic, state_topic
+from tablebench.broker import Broker
 
 
 def card(i: int) -> dict:

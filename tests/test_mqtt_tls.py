@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from support.broker import USERS, link_config, new_topics
 
-from controller.broker import Broker, BrokerTls
 from controller.mqtt.link import MqttLink, TlsConfig
+from tablebench.broker import Broker, BrokerTls
 
 pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl CLI not installed")
 

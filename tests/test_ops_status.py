@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
+import os
 import re
 import signal
 import subprocess
@@ -12,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from controller.demo import prepare_session
 from controller.ops import status as st
-from controller.stack import ROOT, TABLECTL, Stack, StackOptions
 from controller.table.machine import FAULT_STATES
-from drivers.emulator.control_client import ControlClient
+from tablebench.demo import prepare_session
+from tablebench.emulator.control_client import ControlClient
+from tablebench.stack import ROOT, SERVICE, TABLECTL, Stack, StackOptions
 
 NAME = r"[a-zA-Z_:][a-zA-Z0-9_:]*"
 LABEL = r'[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\[\\n"])*"'
@@ -106,7 +108,7 @@ def start(stack: Stack, prom: Path) -> subprocess.Popen[bytes]:
     log = open(stack.workdir / "controller.log", "ab")  # noqa: SIM115 - handed to the child
     try:
         return subprocess.Popen(
-            [*TABLECTL, "run", "--config", str(stack.config_path), "--gpio-control", stack.gpio_socket,
+            [*SERVICE, "--config", str(stack.config_path), "--gpio-control", stack.gpio_socket,
              "--metrics-file", str(prom)],
             stdout=log, stderr=subprocess.STDOUT, cwd=ROOT,
         )  # fmt: skip
@@ -218,3 +220,35 @@ def test_a_stale_or_foreign_status_file_is_not_taken_for_a_running_service(tmp_p
     )
     assert run.returncode == 1 and "not a tablectl status document" in run.stderr
     assert len(run.stderr.splitlines()) == 1
+
+
+def test_under_systemd_the_status_goes_to_the_runtime_directory_that_operators_can_read(
+    tmp_path, monkeypatch
+):
+    """docs/deploy.md §8: the unit's RuntimeDirectory (/run/tablectl, 0755) holds status.json (0644), so an
+    operator outside group tablectl (which reads the journal and /etc/tablectl) can run `tablectl status`; it
+    needs no readable configuration then, and of two status documents the fresher one is shown."""
+    from controller.ops import status_cli
+
+    state, runtime = tmp_path / "state", tmp_path / "run"
+    state.mkdir()
+    runtime.mkdir()
+    assert st.status_dir(state, {"RUNTIME_DIRECTORY": f"{runtime}:/elsewhere"}) == runtime
+    assert st.status_dir(state, {}) == state
+    unit = (ROOT / "systemd" / "tablectl.service").read_text()
+    assert "RuntimeDirectory=tablectl\n" in unit and "RuntimeDirectoryMode=0755\n" in unit
+
+    now = time.time()
+    fresh = st.Status("s", "t", "0", os.getpid(), now - 5, now, "running", True, True, 1, 1, None, None, 0)
+    st.write_atomic(runtime / st.STATUS_FILE, fresh.to_json())
+    assert (runtime / st.STATUS_FILE).stat().st_mode & 0o777 == 0o644
+    monkeypatch.setattr(st, "SYSTEMD_RUNTIME_DIR", runtime)
+    args = argparse.Namespace(
+        config=str(tmp_path / "unreadable.toml"), state_dir=None, json=True, prometheus=False
+    )
+    assert status_cli.main(args) == 0  # no configuration needed
+
+    old = st.Status("s", "t", "0", os.getpid(), now - 50, now - 40, "old", True, True, 1, 1, None, None, 0)
+    st.write_atomic(state / st.STATUS_FILE, old.to_json())
+    assert status_cli._read_freshest([state, runtime]).text == "running"
+    assert status_cli._read_freshest([state]).text == "old"

@@ -10,8 +10,9 @@ import pytest
 
 from controller.table.core import CARD_CODES
 from controller.table.effects import Rejected
-from controller.table.testing import Harness
+from controller.table.messages import messages
 from drivers import events as ev
+from tablebench.table_testing import Harness
 
 
 def play_round(h: Harness, seats: tuple[int, ...] = (1,)) -> str:
@@ -62,9 +63,7 @@ def test_cut_card_from_a_continuous_shuffler_announces_no_last_round_pt2001_r52_
     h.dev(ev.CutCardOut())
     assert h.core.view()["last_round_of_shoe"] is False
     assert not [
-        p
-        for p in h.effects
-        if getattr(p, "event_type", "") == "shoe" and p.data.get("procedure") == "last_round"
+        p for p in messages(h.effects) if p.event_type == "shoe" and p.data.get("procedure") == "last_round"
     ]
     assert "r.52" in h.alerts("cut_card")[0].reason
     play_round(h)
@@ -258,7 +257,7 @@ def test_continuous_close_with_a_card_missing_flags_the_shortfall_pt2001_r55() -
     assert isinstance(h.commands()[-1], ev.RunDeckCheck)
     h.dev(ev.DeckCheckResult(full_inventory(6, without=("5H",))))
     assert h.core.state == "deck_check_failed"
-    assert h.core.deck_check["missing"] == {"5H": 1}
+    assert h.core.deck_check.missing == {"5H": 1}
 
 
 def test_batch_close_with_a_card_missing_flags_the_shortfall_pt2001_r55() -> None:
@@ -421,7 +420,7 @@ def test_deck_check_result_before_any_profile_is_only_recorded_pt2001_r55() -> N
     h.sup("run_deck_check")
     h.dev(ev.DeckCheckResult(full_inventory(6)))
     assert h.records("deck_check_ignored")
-    assert not [p for p in h.effects if getattr(p, "event_type", "") == "deck_check"]
+    assert not [p for p in messages(h.effects) if p.event_type == "deck_check"]
     assert h.core.state == "closed"
 
 

@@ -13,12 +13,12 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 from support.broker import Recorder, link_config, new_topics
 
-from controller.broker import Broker
 from controller.journal.replay import MAX_RANGE, RATE_PER_KEY, ReplayServer
 from controller.journal.store import Journal
 from controller.mqtt.link import MqttLink
 from controller.mqtt.publisher import OutboxPublisher
 from controller.mqtt.topics import Topics, event_topic
+from tablebench.broker import Broker
 
 
 def emit(journal: Journal, i: int) -> None:

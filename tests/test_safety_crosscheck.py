@@ -24,9 +24,10 @@ from controller.table import inputs
 from controller.table import machine as m
 from controller.table.controller import LogAlerts, TableController
 from controller.table.core import CARD_CODES
-from controller.table.effects import Alert, GpioWrite, Publish, Rejected, ShoeCommand
-from controller.table.testing import Harness
+from controller.table.effects import Alert, GpioWrite, Rejected, ShoeCommand
+from controller.table.messages import messages
 from drivers import events as ev
+from tablebench.table_testing import Harness
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 FULL = {code: 6 for code in CARD_CODES}
@@ -398,10 +399,8 @@ def test_no_document_reveals_cards_inside_or_the_hole_card_pt2001_r17_r57(
             out.add(f["rank"] + f["suit"])
         if accepted and inp.get("type") == "supervisor" and inp.get("action") == "replace_card":
             out.add(str(inp["args"].get("card")))  # the inspector's replacement is on the table, not inside
-        revealed = revealed or any(
-            isinstance(e, Publish) and e.data.get("phase") == "hole_card_revealed" for e in h.effects
-        )
-        published = [e.data for e in h.effects if isinstance(e, Publish) and e.topic != "events/deck_check"]
+        revealed = revealed or any(e.data.get("phase") == "hole_card_revealed" for e in messages(h.effects))
+        published = [e.data for e in messages(h.effects) if e.topic != "events/deck_check"]
         published += [e.details | {"reason": e.reason} for e in h.effects if isinstance(e, Alert)]
         published.append(h.core.view())
         for data in published:
@@ -424,7 +423,7 @@ def test_replaced_hole_card_is_withheld_until_revealed_pt2001_r17_r51() -> None:
     h.unreadable(damaged=True)
     h.clear()
     h.sup("replace_card", user="chief-rui", card="KH")
-    shoe = [e.data for e in h.effects if isinstance(e, Publish) and e.topic == "events/shoe"]
+    shoe = [e.data for e in messages(h.effects) if e.topic == "events/shoe"]
     assert shoe == [
         {
             "procedure": "card_replaced",
@@ -435,12 +434,11 @@ def test_replaced_hole_card_is_withheld_until_revealed_pt2001_r17_r51() -> None:
         }
     ]
     assert h.records("card_replaced")[0]["card"] == "KH"
-    assert not any("KH" in codes_in(e.data) for e in h.effects if isinstance(e, Publish))
+    assert not any("KH" in codes_in(e.data) for e in messages(h.effects))
     h.clear()
     h.dealer("stand")  # the dealer turns the hole card over
     assert any(
-        isinstance(e, Publish) and e.data.get("phase") == "hole_card_revealed" and e.data["card"] == "KH"
-        for e in h.effects
+        e.data.get("phase") == "hole_card_revealed" and e.data["card"] == "KH" for e in messages(h.effects)
     )
 
 
@@ -453,9 +451,9 @@ def test_replaced_player_card_is_reported_with_its_code_pt2001_r51() -> None:
     h.unreadable(damaged=False)
     h.clear()
     h.sup("replace_card", card="TS")
-    shoe = [e.data for e in h.effects if isinstance(e, Publish) and e.topic == "events/shoe"]
+    shoe = [e.data for e in messages(h.effects) if e.topic == "events/shoe"]
     assert shoe[0]["card"] == "TS" and "hidden" not in shoe[0]
-    kinds = [e.topic for e in h.effects if isinstance(e, Publish) and e.topic.startswith("events/")]
+    kinds = [e.topic for e in messages(h.effects) if e.topic.startswith("events/")]
     assert kinds.index("events/shoe") < kinds.index("events/card")  # reported before the card's own event
 
 

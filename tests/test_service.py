@@ -9,9 +9,9 @@ import json
 import pytest
 
 from controller.client import CommandFailed
-from controller.gpio.fake_server import call as gpio_call
 from controller.mqtt.schemas import validate_message
-from controller.stack import DEMO_PINS, Stack, StackOptions
+from tablebench.gpio_server import call as gpio_call
+from tablebench.stack import DEMO_PINS, Stack, StackOptions
 
 
 async def _online(stack: Stack, user: str = "dealer"):
@@ -77,7 +77,7 @@ async def test_dealer_input_refused_with_the_rule_and_nothing_changes(stack: Sta
 async def test_service_restarts_after_the_table_raised_an_alert(stack: Stack) -> None:
     """The core's alert requests and the AlertManager's alert records share one journal: a restart reads
     both."""
-    from drivers.emulator.control_client import ControlClient
+    from tablebench.emulator.control_client import ControlClient
 
     client = await _online(stack, "supervisor1")
     ctl = await ControlClient.connect(stack.shoe_control)
@@ -138,7 +138,7 @@ async def test_state_software_is_published_retained_and_matches_tablectl_version
 
     from controller.audit.keys import public_key_from_manifest
     from controller.config.integrity import compute_digests, read_manifest
-    from controller.stack import ROOT, TABLECTL
+    from tablebench.stack import ROOT, TABLECTL
 
     client = await _online(stack)
     try:
@@ -168,9 +168,9 @@ async def test_a_dead_task_stops_the_watchdog_and_shows_in_status_a_journal_faul
     from controller.config import load_config
     from controller.journal import Journal
     from controller.service import TableService
-    from controller.stack import DEMO_CONFIG
     from controller.table.controller import TableController
     from controller.table.journal_io import JournalProblem
+    from tablebench.stack import DEMO_CONFIG
 
     svc = TableService(load_config(DEMO_CONFIG, check_files=False))
     svc.journal = Journal(tmp_path / "journal.db")

@@ -11,9 +11,9 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
 from controller.client import CommandFailed, TableClient
-from controller.demo import prepare_session
-from controller.stack import DEMO_PINS, Stack, StackOptions
-from drivers.emulator.control_client import ControlClient
+from tablebench.demo import prepare_session
+from tablebench.emulator.control_client import ControlClient
+from tablebench.stack import DEMO_PINS, Stack, StackOptions
 
 WAIT = 30
 
@@ -180,7 +180,7 @@ def test_an_old_hmac_credentials_file_stops_the_service_in_one_line(tmp_path) ->
     outputs stay safe) instead of a traceback (docs/deploy.md)."""
     import subprocess
 
-    from controller.stack import ROOT, TABLECTL
+    from tablebench.stack import ROOT, TABLECTL
 
     stack = Stack(tmp_path / "stack", StackOptions(jackpot=False))
     try:
@@ -198,8 +198,10 @@ def test_an_old_hmac_credentials_file_stops_the_service_in_one_line(tmp_path) ->
             timeout=60,
         )
         assert run.returncode == 3, run.stdout + run.stderr
-        lines = [line for line in run.stdout.splitlines() if line.strip()]
-        assert len(lines) == 1 and lines[0].startswith("tablectl run: supervisor credentials:"), run.stdout
+        # one line on stderr (docs/cli.md), beside the service's log lines; nothing on stdout
+        lines = [line for line in run.stderr.splitlines() if line.startswith("tablectl run:")]
+        assert run.stdout == "" and len(lines) == 1, run.stderr
+        assert lines[0].startswith("tablectl run: supervisor credentials:"), run.stderr
         assert "re-enrol" in lines[0] and "Traceback" not in run.stdout + run.stderr
     finally:
         stack.stop()

@@ -10,8 +10,8 @@ import sqlite3
 import pytest
 
 from controller.client import CommandFailed
-from controller.demo import prepare_session
-from controller.stack import DEMO_PINS, Stack, StackOptions
+from tablebench.demo import prepare_session
+from tablebench.stack import DEMO_PINS, Stack, StackOptions
 
 WAIT = 30
 pytestmark = pytest.mark.timeout(180)

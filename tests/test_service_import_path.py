@@ -13,22 +13,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# Development tooling: the HIL bench, the demo stack, the emulated shoe and display, the fake shoe of the unit
-# tests, the fake GPIO board's control server, the table test harness, and the future home of all of it.
-TOOLING = (
-    "tablebench",
-    "controller.bench",
-    "controller.demo",
-    "controller.stack",
-    "controller.gpio.fake_server",
-    "controller.table.testing",
-    "drivers.emulator",
-    "drivers.display.emulator",
-    "drivers.display.emulator_cli",
-    "drivers.fake_shoe",
-    "pytest",
-    "hypothesis",
-)
+# Development tooling: the tablebench distribution (bench/: the HIL bench, the demo stack, the emulated shoe and
+# display, the fake shoe of the unit tests, the fake GPIO board's control socket, the table test harness) and
+# the test tools.
+TOOLING = ("tablebench", "pytest", "hypothesis")
 
 PROBES = {
     "import controller.service": "import controller.service",

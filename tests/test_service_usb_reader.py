@@ -13,9 +13,9 @@ import pytest
 
 from controller.config import load_config
 from controller.service import TableService
-from controller.stack import DEMO_PINS, Stack, StackOptions
 from drivers import events as ev
-from drivers.emulator.control_client import ControlClient
+from tablebench.emulator.control_client import ControlClient
+from tablebench.stack import DEMO_PINS, Stack, StackOptions
 from tests.support.fake_pyusb import FakeReaderUsb
 
 pytest.importorskip("usb.core")
@@ -84,7 +84,13 @@ async def test_cards_from_the_usb_reader_are_dealt_and_an_unplug_is_the_link_fau
         assert [(c["card"], c["shoe_seq"]) for c in journaled] == [
             (r + s, n) for n, (r, s) in enumerate(sent, 1)
         ]
-        await client.wait_for(lambda v: v.states["round"].get("seats", [{}])[0].get("hands"), WAIT)
+        # the journal has every card already; the published round state may lag: wait for seat 1's second card
+        await client.wait_for(
+            lambda v: (
+                len((v.states["round"].get("seats", [{}])[0].get("hands") or [{}])[0].get("cards", [])) >= 2
+            ),
+            WAIT,
+        )
         seat = client.view.states["round"]["seats"][0]
         assert seat["seat"] == 1 and seat["hands"][0]["cards"] == ["5H", "KD"]
         assert client.view.states["round"]["dealer"]["cards"][0] == "7C"

@@ -14,8 +14,8 @@ import pytest
 
 from controller.table import inputs
 from controller.table.effects import Rejected
-from controller.table.testing import Harness
 from drivers import events as ev
+from tablebench.table_testing import Harness
 
 SAFE = {"lid_lock": True, "warning_light": True}
 
@@ -129,3 +129,29 @@ def test_a_lid_opening_replayed_after_a_restart_is_not_tamper() -> None:
     assert h.core.outputs["lid_lock"] is True and h.core.outputs["warning_light"] is True
     h.dev(ev.LidChanged(ev.LidState.CLOSED))
     assert h.core.outputs["lid_lock"] is True and "tamper" not in h.core.faults
+
+
+def test_the_rounds_cards_inserted_while_counting_after_a_restart_resume_with_the_cards_returned() -> None:
+    """PT-2001 r.59, r.62: the lid opened for the lid cycle, the service restarted, and the dealer put the round's
+    cards in while the table was still counting (resync; the lid was open). The table resumes with the cards
+    returned (the lid cycle goes on: close the lid, next round), not back in ``settled`` waiting for cards that
+    are already in (found by a 300-round soak: the bench waited 30 s for ``cards_returned``)."""
+    h = mid_round()
+    h.dealer("stand", seat=1)
+    h.card("9S")
+    while h.core.state != "settled":
+        h.card("TC")
+    h.apply({"type": "restart"})
+    h.dev(ev.LidChanged(ev.LidState.OPEN))  # the replayed opening
+    assert h.core.state == "resync"
+    out = h.core.out
+    h.dev(ev.DiscardInserted(out))  # the round's cards go in while the table counts
+    assert h.records("rounds_final")
+    h.dev(ev.CardsInside(h.core.inside))  # the count agrees: resume
+    assert h.core.state == "cards_returned"
+    assert (
+        h.core.outputs["lid_lock"] is True
+    )  # still latched: the opening after a restart was no unlock (r.60)
+    h.dev(ev.LidChanged(ev.LidState.CLOSED))
+    h.dealer("next_round")
+    assert h.core.state == "betting"

@@ -9,9 +9,9 @@ from pathlib import Path
 from controller.journal import Journal
 from controller.table import inputs
 from controller.table.controller import TableController
-from controller.table.effects import Publish
+from controller.table.effects import StateDocument
 from drivers import events as ev
-from drivers.fake_shoe import FakeShoe
+from tablebench.fake_shoe import FakeShoe
 
 
 async def _open_table(tc: TableController) -> None:
@@ -119,9 +119,9 @@ async def test_documents_left_out_of_a_step_come_with_publish_states(tmp_path: P
     card = inputs.encode_event(ev.CardOut("2", "C", 1))
     late = deferred.core.apply(card, clock(), states=False)
     now = direct.core.apply(card, clock())
-    assert [fx for fx in late.effects if isinstance(fx, Publish) and fx.retain] == []
-    assert late.effects == [fx for fx in now.effects if not (isinstance(fx, Publish) and fx.retain)]
+    assert [fx for fx in late.effects if isinstance(fx, StateDocument)] == []
+    assert late.effects == [fx for fx in now.effects if not isinstance(fx, StateDocument)]
     docs = deferred.core.publish_states()
-    assert docs and docs == [fx for fx in now.effects if isinstance(fx, Publish) and fx.retain]
+    assert docs and docs == [fx for fx in now.effects if isinstance(fx, StateDocument)]
     assert deferred.core.publish_states() == []  # published once: nothing changed since
     assert deferred.core.snapshot() == direct.core.snapshot()

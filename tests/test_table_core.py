@@ -9,8 +9,9 @@ from hypothesis import strategies as st
 from controller.rules.profiles import load_profile
 from controller.table.core import TableCore
 from controller.table.effects import GpioWrite, Rejected
-from controller.table.testing import Harness
+from controller.table.messages import messages
 from drivers import events as ev
+from tablebench.table_testing import Harness
 
 
 def play_simple_round(h: Harness, *, burn: bool) -> str:
@@ -453,8 +454,7 @@ def test_unreadable_card_replaced_by_supervisor_recorded_and_reported_pt2001_r51
     assert h.core.round.cards[-1]["recipient"] == {"seat": 1, "hand": 0}
     assert h.core.outputs["warning_light"] is False
     assert any(  # reported to the inspection service (r.51)
-        getattr(e, "topic", None) == "events/shoe" and e.data.get("procedure") == "card_replaced"
-        for e in h.effects
+        e.topic == "events/shoe" and e.data.get("procedure") == "card_replaced" for e in messages(h.effects)
     )
 
 

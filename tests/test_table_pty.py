@@ -19,8 +19,8 @@ from controller.journal.export import export_session
 from controller.journal.store import Journal
 from controller.rules.rounds import replay
 from controller.table import LogAlerts, Rejected, TableController
-from drivers.emulator.control_client import ControlClient
 from drivers.shoe import ShoeDriver
+from tablebench.emulator.control_client import ControlClient
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -110,8 +110,11 @@ class Table:
 
 
 @asynccontextmanager
-async def table(tmp_path: Path, scenario: dict[str, Any]) -> AsyncIterator[Table]:
-    async with shoe_on_pty(scenario, tmp_path) as (driver, ctl):
+async def table(
+    tmp_path: Path, scenario: dict[str, Any], *, link_up_seen: bool = True
+) -> AsyncIterator[Table]:
+    """``link_up_seen=False``: the shoe's identification and link-up reach the table, as in the service."""
+    async with shoe_on_pty(scenario, tmp_path, wait_link_up=link_up_seen) as (driver, ctl):
         journal = Journal(tmp_path / "journal.db", table_id="T1")
         board = FakeBoard()
         board.setup(PINS)
@@ -391,3 +394,69 @@ async def test_insurance_and_even_money_buttons_act_for_the_awaited_seat_pt2001_
         await t.until(
             lambda: str(t.tc.core.round.engine.seats[1].hands[0].status) == "even_money", "even money"
         )
+
+
+def _fill_journal(journal: Journal) -> None:
+    """No page more for the database (``PRAGMA max_page_count``): every commit that needs one fails with
+    SQLITE_FULL, "database or disk is full", as on a full disk (tests/test_journal_io.py)."""
+    import sqlite3
+
+    pages = journal._conn.execute("PRAGMA page_count").fetchone()[0]
+    journal._conn.execute(f"PRAGMA max_page_count = {pages}")
+    for size in (3000, 1000, 300, 100, 30, 1):
+        with pytest.raises(sqlite3.OperationalError, match="full"):
+            for _ in range(1000):
+                with journal.transaction() as tx:
+                    tx.append("filler", {"x": "x" * size})
+
+
+@pytest.mark.parametrize("shoe_asked_before_the_pump_commits", [False, True])
+async def test_cards_drawn_while_the_journal_is_full_are_committed_once_and_in_order_issue14(
+    tmp_path: Path, shoe_asked_before_the_pump_commits: bool
+) -> None:
+    """Issue 14 items 1 and 3: a card whose commit failed (journal disk full) is sent again by the shoe once
+    the journal writes (docs/protocol.md §5a), and a later card the event pump already holds is not committed
+    before it (out of order: the first card would be lost) nor twice (the shoe sends it again too). Both
+    orders of the race: the pump's later card reaches the table before the shoe is asked again, or after."""
+    async with table(tmp_path, CONTINUOUS, link_up_seen=False) as t:
+        await t.until(lambda: t.tc.core.device.boot_id, "the shoe identified")
+        await t.load_continuous()
+        await t.tc.dealer_input("place_bet", {"seat": 1, "amount": 1000})
+        await t.tc.dealer_input("no_more_bets")
+        codes = ["2C", "9H", "KD", "7S"]
+        await t.ctl.queue(codes)
+        _fill_journal(t.journal)
+        await t.ctl.draw(1)
+        await t.until(lambda: "journal_io" in t.tc.core.faults and t.tc.uncommitted_events == 1, "fault")
+        lock = t.tc._lock
+        async with lock:  # the table busy: the pump takes the next card from the driver and waits
+            retry = None
+            if shoe_asked_before_the_pump_commits:
+                t.journal._conn.execute("PRAGMA max_page_count = 1073741823")  # space again
+                retry = asyncio.get_running_loop().create_task(
+                    t.tc.retry_journal()
+                )  # the service's health loop
+                await t.until(lambda: len(lock._waiters or ()) == 1, "the retry waiting")
+            delivered = t.driver.resume_point[1]
+            await t.ctl.draw(1)
+            await t.until(
+                lambda: t.driver.resume_point[1] == delivered + 1 and t.driver._events.qsize() == 0,
+                "the pump holding the second card",
+            )
+            if not shoe_asked_before_the_pump_commits:
+                t.journal._conn.execute("PRAGMA max_page_count = 1073741823")
+        if retry is not None:
+            assert await retry is True
+        else:
+            await t.until(lambda: not lock.locked(), "the pump's batch handled")
+            await t.tc.retry_journal()  # the service's health loop
+        await t.until(lambda: t.tc.core.shoe.last_seq >= 2, "both cards, sent again by the shoe")
+        await t.tc.supervisor_action("chief-ana", "clear_journal_io")
+        await t.until(lambda: t.state in ("dealing", "players"), "resumed")
+        await t.draw(1)
+        cards = [r["card"] for r in t.kinds("card")]
+        assert cards[:3] == codes[:3], cards  # in the order drawn, each once
+        assert t.tc.resend.dropped >= 1
+        assert not {"shoe_sequence", "card_count"} & set(t.tc.core.faults)
+        assert "shoe_sequence" not in t.alert_kinds()
+        assert t.journal.verify().ok

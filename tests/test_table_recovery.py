@@ -19,10 +19,10 @@ from controller.journal.store import Journal
 from controller.table import TableController, inputs
 from controller.table.effects import Rejected
 from drivers import events as ev
-from drivers.emulator.control import ControlServer
-from drivers.emulator.control_client import ControlClient
-from drivers.emulator.device import EmulatedShoe
-from drivers.emulator.scenario import parse_scenario
+from tablebench.emulator.control import ControlServer
+from tablebench.emulator.control_client import ControlClient
+from tablebench.emulator.device import EmulatedShoe
+from tablebench.emulator.scenario import parse_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.timeout(120)
@@ -140,7 +140,7 @@ async def test_mqtt_handler_maps_rejections_and_roles(tmp_path: Path) -> None:
 
 
 class Controller:
-    """``python -m controller.table`` as a child process speaking JSON lines."""
+    """``python -m tablebench.table_process`` as a child process speaking JSON lines."""
 
     def __init__(self, proc: asyncio.subprocess.Process) -> None:
         self.proc = proc
@@ -151,7 +151,7 @@ class Controller:
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
-            "controller.table",
+            "tablebench.table_process",
             "--port",
             str(port),
             "--db",

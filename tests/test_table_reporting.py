@@ -7,12 +7,12 @@ import json
 import pytest
 
 from controller.mqtt.schemas import MessageInvalid, validate_message
-from controller.table.effects import Publish
-from controller.table.testing import Harness
+from controller.table.messages import Publish, messages
+from tablebench.table_testing import Harness
 
 
 def _published(h: Harness) -> list[Publish]:
-    return [e for e in h.effects if isinstance(e, Publish)]
+    return messages(h.effects)
 
 
 def _envelope(p: Publish, event_id: int) -> bytes:

@@ -12,8 +12,8 @@ import pytest
 from controller.rules.profiles import PROFILE_DIR
 from controller.table.core import TableCore
 from controller.table.effects import GpioWrite, Rejected
-from controller.table.testing import Harness
 from drivers import events as ev
+from tablebench.table_testing import Harness
 
 PT = (PROFILE_DIR / "pt-2001.toml").read_text()
 

@@ -1,5 +1,5 @@
 """The pit terminal and the alert console driven by Textual's pilot against the whole table: a real
-mosquitto, the real service process and the emulated shoe on a pty (controller.stack.Stack). Everything goes
+mosquitto, the real service process and the emulated shoe on a pty (tablebench.stack.Stack). Everything goes
 over MQTT as in production; the emulator's control socket plays the dealer's hands (drawing a card, the jam).
 
 Set TABLECTL_SCREENSHOTS=1 to (re)write docs/screenshots/*.svg from these runs."""
@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 
-from controller.demo import prepare_session, terminal_connection
-from controller.stack import DEMO_PINS, Stack, StackOptions
 from controller.terminal.alerts import AlertsApp
 from controller.terminal.fleet import FleetAlerts
 from controller.terminal.pit import PitApp, PitConnection
-from drivers.emulator.control_client import ControlClient
+from tablebench.demo import prepare_session, terminal_connection
+from tablebench.emulator.control_client import ControlClient
+from tablebench.stack import DEMO_PINS, Stack, StackOptions
 
 pytestmark = pytest.mark.timeout(90)
 SIZE = (140, 46)

@@ -20,11 +20,11 @@ from paho.mqtt.enums import CallbackAPIVersion
 from support.broker import USERS
 from test_terminal import screen_text, until
 
-from controller.broker import Broker
 from controller.terminal.alerts import AlertsApp
 from controller.terminal.fleet import FleetAlerts
 from controller.terminal.pit import PitApp, PitConnection
 from controller.terminal.plain import clean
+from tablebench.broker import Broker
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -191,7 +191,7 @@ async def test_credential_prompt_shows_its_action_as_text() -> None:
 def test_demo_output_never_writes_outside_strings_raw() -> None:
     """`tablectl demo --auto` prints card and settlement events from MQTT: escape sequences never reach the
     user's terminal raw, surrogates never make print() raise."""
-    from controller.demo import card_line, settlement_line
+    from tablebench.demo import card_line, settlement_line
 
     for text in HOSTILE:
         lines = [

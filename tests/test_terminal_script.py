@@ -18,12 +18,12 @@ from typing import Any
 import pytest
 from test_terminal import credential, screen_text, settle, until
 
-from controller.demo import prepare_session, terminal_connection
-from controller.stack import DEMO_PINS, Stack, StackOptions
 from controller.terminal.alerts import AlertsApp
 from controller.terminal.fleet import FleetAlerts
 from controller.terminal.pit import PitApp
-from drivers.emulator.control_client import ControlClient
+from tablebench.demo import prepare_session, terminal_connection
+from tablebench.emulator.control_client import ControlClient
+from tablebench.stack import DEMO_PINS, Stack, StackOptions
 
 pytestmark = pytest.mark.timeout(300)
 SIZE = (80, 24)

@@ -34,28 +34,54 @@ def test_money_examples() -> None:
 
 
 def test_nothing_enabled_while_the_controller_or_broker_is_unreachable() -> None:
-    table = {"state": "betting", "bets": {"1": {"amount": 500}}}
-    assert enabled_inputs("offline", True, table, {}) == set()
-    assert enabled_inputs("online", False, table, {}) == set()
-    assert enabled_inputs("online", True, table, {}) == {"place_bet", "clear_bet", "no_more_bets"}
+    table = {"state": "betting", "dealer_inputs": ["clear_bet", "no_more_bets", "place_bet"]}
+    assert enabled_inputs("offline", True, table) == set()
+    assert enabled_inputs("online", False, table) == set()
+    assert enabled_inputs("online", True, table) == {"place_bet", "clear_bet", "no_more_bets"}
 
 
-def test_jackpot_chip_key_only_in_manual_mode_while_playable_pt2001_r41() -> None:
-    table = {"state": "betting", "bets": {"1": {"amount": 500}}}
-    manual = {"mode": "manual", "playable": True}
-    assert "jackpot_chip" in enabled_inputs("online", True, table, {}, manual)
-    assert "jackpot_chip" not in enabled_inputs("online", True, table, {}, {**manual, "playable": False})
-    assert "jackpot_chip" not in enabled_inputs(
-        "online", True, table, {}, {"mode": "automatic", "playable": True}
-    )
+def test_the_terminal_enables_exactly_what_the_controller_publishes() -> None:
+    """One source: state/table ``dealer_inputs`` (the core's machine and rules engine); the state name decides
+    nothing, a name that is not a dealer command is ignored, no list enables nothing."""
+    assert enabled_inputs("online", True, {"state": "betting"}) == set()
+    assert enabled_inputs("online", True, {"state": "settled", "dealer_inputs": []}) == set()
+    assert enabled_inputs("online", True, {"state": "jammed", "dealer_inputs": ["hit"]}) == {"hit"}
+    hostile = {"state": "players", "dealer_inputs": ["hit", "stand", "cut_the_cards", 7, None, {"x": 1}]}
+    assert enabled_inputs("online", True, hostile) == {"hit", "stand"}
+    assert enabled_inputs("online", True, {"dealer_inputs": "hit"}) == set()
 
 
-def test_play_inputs_follow_the_controllers_allowed_actions() -> None:
-    rnd = {"allowed_actions": ["hit", "stand", "surrender", "cut_the_cards"]}
-    assert enabled_inputs("online", True, {"state": "players"}, rnd) == {"hit", "stand", "surrender"}
-    assert enabled_inputs("online", True, {"state": "dealing"}, {"allowed_actions": []}) == set()
-    assert enabled_inputs("online", True, {"state": "settled"}, {}) == {"next_round"}
-    assert enabled_inputs("online", True, {"state": "jammed"}, rnd) == set()
+def test_the_core_publishes_the_dealer_inputs_it_accepts() -> None:
+    """Every published input is accepted when sent (with valid arguments); every other dealer input is refused."""
+    from controller.actions import DEALER_ACTIONS
+    from controller.table.effects import Rejected
+    from tablebench.table_testing import Harness
+
+    h = Harness()
+    assert h.core.view()["dealer_inputs"] == []
+    h.open_continuous()
+    assert h.core.view()["dealer_inputs"] == ["place_bet"]
+    h.dealer("place_bet", seat=1, amount=1000)
+    assert h.core.view()["dealer_inputs"] == ["clear_bet", "no_more_bets", "place_bet"]
+    h.dealer("no_more_bets")
+    for code in ("9S", "8H", "7D", "6C", "5S", "4H"):  # the deal (after the shoe's burn)
+        if h.core.state == "players":
+            break
+        h.card(code)
+    published = h.core.view()["dealer_inputs"]
+    assert h.core.state == "players" and "stand" in published and "place_bet" not in published
+    for action in DEALER_ACTIONS:
+        if action in published:
+            continue
+        snap = h.core.snapshot()
+        try:
+            h.dealer(action, seat=1, amount=1000, hand=0)
+        except Rejected:
+            pass
+        else:
+            raise AssertionError(f"{action} was accepted but not published in dealer_inputs")
+        assert h.core.snapshot() == snap
+    h.dealer("stand", seat=1, hand=0)
 
 
 @given(st.lists(st.integers(min_value=17, max_value=26), max_size=30), st.integers(min_value=1, max_value=12))

@@ -99,3 +99,45 @@ def test_card_line_takes_cards_from_the_reader_and_is_up_only_with_both() -> Non
     assert down == ev.LinkDown(reason="card reader: unplugged")
     assert line.translate("shoe", ev.LinkUp()) == []  # the shoe reconnecting does not end the reader's outage
     assert line.translate("reader", ev.LinkUp()) == [ev.LinkUp()]
+
+
+async def test_card_line_asked_again_drops_the_shoe_events_it_queued_after_the_point_issue14() -> None:
+    """docs/protocol.md §5a through a card line: when the table asks the shoe again for the events after #5
+    (its journal failed), the shoe's events #6 and #7 already forwarded into the card line's queue are dropped
+    (the shoe sends them again; kept they would be committed before the one that failed, or twice); the
+    reader's cards (not numbered) and the shoe's earlier events stay, in order."""
+    import asyncio
+
+    from drivers.card_line import ShoeWithReader
+
+    class Shoe:
+        def __init__(self) -> None:
+            self.asked: list[tuple[int, int]] = []
+
+        def resend_after(self, boot_id: int, event_no: int) -> bool:
+            self.asked.append((boot_id, event_no))
+            return True
+
+        async def events(self):  # a part whose event stream fails
+            raise OSError("port gone")
+            yield
+
+    line = ShoeWithReader(Shoe(), UsbCardReader(FakeUsbBackend()))
+    queued = [
+        ev.LidChanged(ev.LidState.CLOSED, event_no=5),
+        ev.CardOut("A", "S", 1),  # the reader's
+        ev.LidChanged(ev.LidState.OPEN, event_no=6),
+        ev.CardOut("K", "D", 2),
+        ev.ShuffleFinished(300, event_no=7),
+    ]
+    for e in queued:
+        line._queue.put_nowait(e)
+    assert line.resend_after(0xB00, 5) is True and line.shoe.asked == [(0xB00, 5)]
+    assert line.drain_events(10) == [queued[0], queued[1], queued[3]]
+
+    # a forwarding task that dies is reported (the service's watchdog names it: controller/service.py)
+    line._tasks = [
+        asyncio.get_running_loop().create_task(line._forward("shoe", line.shoe.events()), name="x")
+    ]
+    await asyncio.wait(line._tasks)
+    assert line.dead_tasks() == ["x"]

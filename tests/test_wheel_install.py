@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -21,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from controller import __version__
-from controller.stack import dump_toml, write_demo_credentials
+from tablebench.stack import dump_toml, write_demo_credentials
 
 ROOT = Path(__file__).resolve().parent.parent
 # What the wheel is built from: the project's own files, nothing else of the checkout.
@@ -84,6 +85,37 @@ def test_the_wheel_holds_the_schemas_and_profiles(installed: dict[str, Path]) ->
         rel = path.relative_to(ROOT).as_posix().replace("firmware_configs/", "")
         assert f"controller/data/{rel}" in names, rel
     assert not any(n.startswith(("tests/", "hil_tests/")) for n in names)
+
+
+# What a Pi must not get (issue 16): the development tooling, by its home and by its old names in the product.
+TOOLING_IN_WHEEL = re.compile(
+    r"^(tablebench|bench)/|^controller/(bench/|demo\.py|stack\.py|table/testing\.py|gpio/fake_server\.py)"
+    r"|^drivers/(emulator/|display/emulator|fake_shoe\.py)|emulator|fake_server"
+)
+
+
+def test_the_wheel_holds_no_development_tooling(installed: dict[str, Path]) -> None:
+    names = zipfile.ZipFile(installed["wheel"]).namelist()
+    modules = [n for n in names if n.endswith(".py")]
+    assert "controller/service.py" in modules and "drivers/shoe.py" in modules  # the list is the product's
+    assert [n for n in names if TOOLING_IN_WHEEL.search(n)] == []
+    entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
+    text = zipfile.ZipFile(installed["wheel"]).read(entry_points).decode()
+    assert "tablectl.commands" not in text and "tablectl = controller.cli:main" in text, text
+
+
+@pytest.mark.parametrize("name", ["bench", "demo", "emulate-shoe", "emulate-display"])
+def test_the_installed_tablectl_says_the_bench_is_not_installed(
+    installed: dict[str, Path], name: str
+) -> None:
+    result = _tablectl(installed, name, "--help")
+    assert result.returncode == 2 and result.stdout == "", result
+    assert result.stderr.splitlines() == [
+        f"tablectl {name}: the bench is not installed (development tooling: pip install -e ./bench; docs/bench.md)"
+    ], result.stderr
+    listed = _tablectl(installed, "--help")
+    assert listed.returncode == 0 and "run the table controller service" in listed.stdout
+    assert not re.search(rf"^\s+{name}\s", listed.stdout, re.M), listed.stdout
 
 
 def test_the_installed_package_is_not_the_checkout(installed: dict[str, Path]) -> None:

@@ -24,7 +24,6 @@ from controller.config.model import (
     DisplayConfig,
     GpioBackend,
     GpioConfig,
-    JackpotSection,
     JournalConfig,
     MqttConfig,
     PinConfig,
@@ -38,6 +37,7 @@ from controller.config.model import (
 )
 from controller.config.schema import schema_problems
 from controller.data import PROFILES_DIR
+from controller.jackpot.config import JackpotSection, read_section
 
 DEFAULT_PROFILES_DIR = PROFILES_DIR  # the shipped profiles (package data)
 FIRMWARE_SECTIONS = ("shoe", "reader", "display")
@@ -338,33 +338,7 @@ def _gpio(g: dict[str, Any], problems: list[Problem], file: str) -> GpioConfig:
 
 
 def _jackpot(j: dict[str, Any], gpio: GpioConfig, problems: list[Problem], file: str) -> JackpotSection:
-    parsed = None
-    if j["enabled"] or len(j) > 1:
-        try:
-            from controller.jackpot.config import JackpotConfig
-        except ImportError:
-            JackpotConfig = None
-        if JackpotConfig is not None:
-            try:
-                parsed = JackpotConfig.from_dict(dict(j))
-            except ValueError as exc:  # JackpotError is a ValueError; its message starts "jackpot.key: "
-                key, _, reason = str(exc).partition(": ")
-                problems.append(
-                    Problem(file, key if key.startswith("jackpot") else "jackpot", reason or str(exc))
-                )
-    section = JackpotSection(
-        enabled=j["enabled"],
-        mode=j.get("mode", "manual"),
-        bet_value=j.get("bet_value", 0),
-        increment_bp=j.get("increment_bp", 0),
-        reserve_bp=j.get("reserve_bp", 0),
-        seed=j.get("seed", 0),
-        currency=j.get("currency", ""),
-        parsed=parsed,
-    )
-    # PT-2001 r.41a: in automatic mode the slot senses the chip, so there must be slots to sense it.
-    if section.enabled and section.mode == "automatic" and gpio.chip_slots == 0:
-        problems.append(
-            Problem(file, "jackpot.mode", "automatic mode needs chip_slot_N inputs in [gpio.pins]")
-        )
+    """The section is the jackpot's own (controller/jackpot/config.py); its problems are the file's."""
+    section, found = read_section(j, chip_slots=gpio.chip_slots)
+    problems += [Problem(file, key, reason) for key, reason in found]
     return section

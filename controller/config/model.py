@@ -6,12 +6,13 @@ Money is integer minor units (cents). Durations carry their unit in the name (``
 from __future__ import annotations
 
 import glob
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
 
-from controller.gpio.base import PinSpec
+from controller.actions import BUTTON_ACTIONS
+from controller.gpio.base import OUTPUT_SAFE_VALUES, PinSpec
+from controller.jackpot.config import CHIP_SLOT_PREFIX, JackpotSection
 
 
 class ShoeMode(StrEnum):
@@ -24,24 +25,8 @@ class GpioBackend(StrEnum):
     RPI = "rpi"
 
 
-# Outputs and their safe values (Klipper's shutdown value): a dead controller leaves the lid locked and
-# the warning light on (PT-2001 r.60: the lid never opens by hand; r.51: the light signals a fault). Fixed in
-# code, not configurable, so no configuration can make a fault unlock the lid.
-OUTPUT_SAFE_VALUES: dict[str, bool] = {"lid_lock": True, "warning_light": True}
 REQUIRED_SIGNALS = ("lid_lock", "warning_light", "lid_switch")
-BUTTONS = (
-    "hit",
-    "stand",
-    "double",
-    "split",
-    "surrender",
-    "insurance",
-    "even_money",
-    "no_more_bets",
-    "next_round",
-)
-INPUT_SIGNALS = ("lid_switch", *(f"button_{b}" for b in BUTTONS))
-CHIP_SLOT_PREFIX = "chip_slot_"
+INPUT_SIGNALS = ("lid_switch", *BUTTON_ACTIONS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,20 +155,6 @@ class GpioConfig:
     @property
     def chip_slots(self) -> int:
         return sum(1 for p in self.pins if p.name.startswith(CHIP_SLOT_PREFIX))
-
-
-@dataclass(frozen=True, slots=True)
-class JackpotSection:
-    enabled: bool
-    mode: str  # "automatic" (chip slots sense the chip, PT-2001 r.41a) or "manual" (r.41b)
-    bet_value: int  # minor units (PT-2001 r.47)
-    increment_bp: int  # basis points of each jackpot bet added to the jackpot (r.40)
-    reserve_bp: int
-    seed: int  # minor units, at least 10,000 x bet_value (PT-2001 r.44)
-    currency: str
-    parsed: Any = field(
-        default=None, compare=False
-    )  # controller.jackpot.config.JackpotConfig when importable
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,10 +12,10 @@ table's own.
 from __future__ import annotations
 
 import re
-import tomllib
 from typing import Any
 
 from controller.config.model import TableConfig
+from controller.rules.profiles import ProfileError, profile_toml
 
 _BETS_HEADER = re.compile(r"^\s*\[bets\]\s*(#.*)?$")
 _ANY_HEADER = re.compile(r"^\s*\[")
@@ -74,8 +74,8 @@ def with_table_limits(profile_text: str, limits: dict[str, int]) -> str:
                 done.add(key)
     text = "".join(lines)
     try:
-        before, after = tomllib.loads(profile_text), tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+        before, after = profile_toml(profile_text, source="the rule profile"), profile_toml(text, source="it")
+    except ProfileError as exc:
         raise OpenRefused(f"the rule profile cannot take the table's bet limits: {exc}") from None
     want = {**before.get("bets", {}), **limits}
     if after.get("bets") != want or {k: v for k, v in after.items() if k != "bets"} != {

@@ -2,53 +2,40 @@
 
 The profile is the authority on decks, shuffler kinds, cut card, warning card, burn policy and bet limits
 (RULES.md: "where books disagree the table's rule profile decides"); the table configuration must agree with
-it or the table is refused. The profile's format belongs to the rules engine (``controller.rules.profiles``,
-which also validates the whole profile here when importable); this module reads only the keys it compares.
+it or the table is refused. The profile is read by the rules engine's one parser (``controller.rules.profiles``
+``parse_profile``: TOML, schema, rules) and compared as the typed ``Profile`` it returns.
 """
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
-from typing import Any
 
 from controller.config.errors import ConfigError, Problem
 from controller.config.model import ShoeConfig, ShoeMode, TableSection
+from controller.rules.profiles import Profile, ProfileError, ProfileSyntaxError, parse_profile
 
 
 def profile_path(name: str, profiles_dir: Path) -> Path:
     return profiles_dir / f"{name}.toml"
 
 
-def read_profile(path: Path, referenced_by: str) -> dict[str, Any]:
+def read_profile(path: Path, referenced_by: str) -> Profile:
     """Parse and validate the profile; a missing or broken profile is a problem of ``table.profile``."""
     try:
-        with path.open("rb") as fh:
-            data = tomllib.load(fh)
+        text = path.read_text(encoding="utf-8")
+        return parse_profile(text, source=path.name, path=str(path))
     except FileNotFoundError:
         raise ConfigError.one(
             referenced_by, "table.profile", f"rule profile file not found: {path}"
         ) from None
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, ProfileSyntaxError) as exc:
         msg = f"cannot read rule profile {path}: {exc}"
         raise ConfigError.one(referenced_by, "table.profile", msg) from None
-    try:
-        from controller.rules.profiles import profile_from_dict
-    except ImportError:  # the rules engine is optional at this layer; the comparisons below still run
-        return data
-    try:
-        profile_from_dict(data, source=path.name, path=str(path))
-    except ValueError as exc:  # ProfileError names the profile's bad key
+    except ProfileError as exc:  # names the profile's bad key
         raise ConfigError.one(path, "", f"rule profile is invalid: {exc}") from None
-    return data
 
 
-def _get(profile: dict[str, Any], section: str, key: str) -> Any:
-    node = profile.get(section) if section else profile
-    return node.get(key) if isinstance(node, dict) else None
-
-
-def shoe_problems(shoe: ShoeConfig, profile: dict[str, Any], profile_file: Path, file: str) -> list[Problem]:
+def shoe_problems(shoe: ShoeConfig, profile: Profile, profile_file: Path, file: str) -> list[Problem]:
     """Every disagreement between the shoe settings and the profile, and the profile-independent rules."""
     problems: list[Problem] = []
     src = str(shoe.source) if shoe.source else file
@@ -57,17 +44,14 @@ def shoe_problems(shoe: ShoeConfig, profile: dict[str, Any], profile_file: Path,
     def refuse(key: str, reason: str) -> None:
         problems.append(Problem(src, f"shoe.{key}", reason))
 
-    decks = _get(profile, "", "decks")
-    if isinstance(decks, int) and shoe.decks != decks:
+    decks = profile.decks
+    if shoe.decks != decks:
         refuse("decks", f"{shoe.decks} disagrees with rule profile {name} (decks = {decks})")
 
-    shufflers = _get(profile, "shoe", "shufflers")
-    if isinstance(shufflers, list):
-        kinds = {"continuous"} if shoe.mode is ShoeMode.CONTINUOUS else {"manual", "automatic"}
-        if not kinds & set(shufflers):
-            refuse(
-                "mode", f"a {shoe.mode} shoe is not allowed by rule profile {name} (shufflers = {shufflers})"
-            )
+    shufflers = list(profile.shoe.shufflers)
+    kinds = {"continuous"} if shoe.mode is ShoeMode.CONTINUOUS else {"manual", "automatic"}
+    if not kinds & set(shufflers):
+        refuse("mode", f"a {shoe.mode} shoe is not allowed by rule profile {name} (shufflers = {shufflers})")
 
     if shoe.mode is ShoeMode.CONTINUOUS:
         # PT-2001 r.52: an automatic shuffler has no cut and no warning card, whatever the profile says.
@@ -76,13 +60,13 @@ def shoe_problems(shoe: ShoeConfig, profile: dict[str, Any], profile_file: Path,
         if shoe.warning_card_from_end:
             refuse("warning_card_from_end", "a continuous shuffler has no warning card (PT-2001 r.52); set 0")
     else:
-        cut = _get(profile, "shoe", "cut_card")
-        if isinstance(cut, str) and shoe.cut_card != (cut != "none"):
+        cut = profile.shoe.cut_card
+        if shoe.cut_card != (cut != "none"):
             refuse(
                 "cut_card", f"{shoe.cut_card} disagrees with rule profile {name} (shoe.cut_card = {cut!r})"
             )
-        warn = _get(profile, "shoe", "warning_card_from_end")
-        if isinstance(warn, int) and shoe.warning_card_from_end != warn:
+        warn = profile.shoe.warning_card_from_end
+        if shoe.warning_card_from_end != warn:
             refuse(
                 "warning_card_from_end",
                 f"{shoe.warning_card_from_end} disagrees with rule profile {name} (PT-2001 r.9 / MO-2004 "
@@ -94,15 +78,15 @@ def shoe_problems(shoe: ShoeConfig, profile: dict[str, Any], profile_file: Path,
                 f"{shoe.warning_card_from_end} is not inside a {shoe.decks}-deck shoe",
             )
 
-    start = _get(profile, "burn", "shoe_start")  # PT-2001 r.10 "one"; MO-2004 art.4.1 "decks" or "one"
-    expected = {"none": 0, "one": 1, "decks": shoe.decks}.get(start) if isinstance(start, str) else None
+    start = profile.burn.shoe_start  # PT-2001 r.10 "one"; MO-2004 art.4.1 "decks" or "one"
+    expected = {"none": 0, "one": 1, "decks": shoe.decks}.get(start)
     if expected is not None and shoe.burn_cards != expected:
         refuse(
             "burn_cards",
             f"{shoe.burn_cards} disagrees with rule profile {name} (burn.shoe_start = {start!r})",
         )
-    per_round = _get(profile, "burn", "per_round")  # MO-2004 art.4.2
-    if isinstance(per_round, bool) and (shoe.burn_each_round > 0) != per_round:
+    per_round = profile.burn.per_round  # MO-2004 art.4.2
+    if (shoe.burn_each_round > 0) != per_round:
         refuse(
             "burn_each_round",
             f"{shoe.burn_each_round} disagrees with rule profile {name} "
@@ -111,11 +95,10 @@ def shoe_problems(shoe: ShoeConfig, profile: dict[str, Any], profile_file: Path,
     return problems
 
 
-def bet_problems(table: TableSection, profile: dict[str, Any], file: str) -> list[Problem]:
+def bet_problems(table: TableSection, profile: Profile, file: str) -> list[Problem]:
     """The table's bet overrides against the profile's ratio and multiple rules (PT-2001 r.14, r.37)."""
-    bets = profile.get("bets") if isinstance(profile.get("bets"), dict) else {}
-    lo = table.min_bet if table.min_bet is not None else bets.get("min_bet")
-    hi = table.max_bet if table.max_bet is not None else bets.get("max_bet")
+    lo = table.min_bet if table.min_bet is not None else profile.min_bet
+    hi = table.max_bet if table.max_bet is not None else profile.max_bet
     if (
         not (isinstance(lo, int) and isinstance(hi, int))
         or lo <= 0
@@ -123,11 +106,11 @@ def bet_problems(table: TableSection, profile: dict[str, Any], file: str) -> lis
     ):
         return []
     problems = []
-    ratio = bets.get("max_multiple")
+    ratio = profile.max_multiple
     if isinstance(ratio, int) and ratio > 0 and hi > ratio * lo:
         why = f"{hi} is above {ratio} x the minimum {lo} allowed by the rule profile (PT-2001 r.37)"
         problems.append(Problem(file, "table.max_bet", why))
-    if bets.get("multiple_of_min") is True and hi % lo:
+    if profile.multiple_of_min is True and hi % lo:
         why = f"{hi} is not a multiple of the minimum {lo} (rule profile multiple_of_min; PT-2001 r.14)"
         problems.append(Problem(file, "table.max_bet", why))
     return problems

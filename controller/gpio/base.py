@@ -6,10 +6,17 @@ shutdown, so a dead or crashing controller leaves the lid locked and the warning
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from types import MappingProxyType
 from typing import Protocol
+
+# Outputs and their safe values (Klipper's shutdown value): a dead controller leaves the lid locked and
+# the warning light on (PT-2001 r.60: the lid never opens by hand; r.51: the light signals a fault). Fixed in
+# code, not configurable, so no configuration can make a fault unlock the lid. The one definition: the config
+# gives each output pin its safe_value from here, the table shell drives them on start-up, fault and stop.
+OUTPUT_SAFE_VALUES: Mapping[str, bool] = MappingProxyType({"lid_lock": True, "warning_light": True})
 
 
 class Edge(StrEnum):

@@ -8,10 +8,11 @@ are basis points (1 bp = 0.01 %), so every contribution is an exact integer numb
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from controller.actions import CHIP_SLOT_PREFIX as CHIP_SLOT_PREFIX  # re-exported for the config's readers
 from controller.jackpot import JackpotError
 
 BP_DENOMINATOR = 10_000  # basis points in 100 %
@@ -88,3 +89,44 @@ def _int(d: dict[str, Any], key: str, *, minimum: int, maximum: int | None = Non
     if maximum is not None and value > maximum:
         raise JackpotError(f"jackpot.{key}: {value} is above the maximum {maximum}")
     return value
+
+
+@dataclass(frozen=True, slots=True)
+class JackpotSection:
+    """The ``[jackpot]`` section as the table configuration holds it (``TableConfig.jackpot``)."""
+
+    enabled: bool
+    mode: str  # "automatic" (chip slots sense the chip, PT-2001 r.41a) or "manual" (r.41b)
+    bet_value: int  # minor units (PT-2001 r.47)
+    increment_bp: int  # basis points of each jackpot bet added to the jackpot (r.40)
+    reserve_bp: int
+    seed: int  # minor units, at least 10,000 x bet_value (PT-2001 r.44)
+    currency: str
+    parsed: JackpotConfig | None = field(default=None, compare=False)  # the validated parameters
+
+
+def read_section(j: dict[str, Any], *, chip_slots: int) -> tuple[JackpotSection, list[tuple[str, str]]]:
+    """The configuration's ``[jackpot]`` (its shape already checked by the config schema): the section, and
+    every problem as (key, reason), the key naming the ``jackpot.<key>`` that is wrong."""
+    problems: list[tuple[str, str]] = []
+    parsed = None
+    if j["enabled"] or len(j) > 1:
+        try:
+            parsed = JackpotConfig.from_dict(dict(j))
+        except ValueError as exc:  # JackpotError is a ValueError; its message starts "jackpot.key: "
+            key, _, reason = str(exc).partition(": ")
+            problems.append((key if key.startswith("jackpot") else "jackpot", reason or str(exc)))
+    section = JackpotSection(
+        enabled=j["enabled"],
+        mode=j.get("mode", "manual"),
+        bet_value=j.get("bet_value", 0),
+        increment_bp=j.get("increment_bp", 0),
+        reserve_bp=j.get("reserve_bp", 0),
+        seed=j.get("seed", 0),
+        currency=j.get("currency", ""),
+        parsed=parsed,
+    )
+    # PT-2001 r.41a: in automatic mode the slot senses the chip, so there must be slots to sense it.
+    if section.enabled and section.mode == "automatic" and chip_slots == 0:
+        problems.append(("jackpot.mode", f"automatic mode needs {CHIP_SLOT_PREFIX}N inputs in [gpio.pins]"))
+    return section, problems

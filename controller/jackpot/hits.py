@@ -20,14 +20,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import IntEnum
+from typing import Protocol
 
 from controller.jackpot import JackpotError
-from controller.jackpot.meter import MeterState
-
-RANKS = "A23456789TJQK"
-SUITS = "SHDC"
-RED = frozenset("HD")
-BLACK = frozenset("SC")
+from drivers.cards import BLACK_SUITS, RANKS, RED_SUITS, SUITS
 
 
 class Combination(IntEnum):
@@ -58,6 +54,16 @@ _MULTIPLIERS: dict[Combination, int | None] = {
 }
 
 
+class Pot(Protocol):
+    """What ``allocate`` reads of the meter (``meter.MeterState``, which builds on this module)."""
+
+    @property
+    def display_value(self) -> int: ...
+
+    @property
+    def bet_value(self) -> int: ...
+
+
 @dataclass(frozen=True, slots=True)
 class Award:
     seat: int
@@ -85,7 +91,7 @@ def evaluate(cards: Sequence[str]) -> Combination | None:
             break
         aces += 1
     suits = [c[1] for c in first[:aces]]
-    if aces == 4 and (set(suits) <= RED or set(suits) <= BLACK):
+    if aces == 4 and (set(suits) <= RED_SUITS or set(suits) <= BLACK_SUITS):
         return Combination.FOUR_ACES_ONE_COLOUR
     if aces >= 3:
         return Combination.THREE_ACES_SUITED if len(set(suits[:3])) == 1 else Combination.THREE_ACES_MIXED
@@ -102,7 +108,7 @@ def decided(cards: Sequence[str]) -> bool:
     return len(first) >= 4 or any(c[0] != "A" for c in first)
 
 
-def allocate(meter_state: MeterState, winners: Sequence[tuple[int, Combination]]) -> list[Award]:
+def allocate(meter_state: Pot, winners: Sequence[tuple[int, Combination]]) -> list[Award]:
     """Share the meter between a round's winners (PT-2001 r.43, r.50); returns awards in payment order.
 
     Smaller prizes are paid first, smallest to largest (r.50a), each ``multiplier x bet_value``; the top

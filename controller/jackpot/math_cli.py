@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tomllib
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from controller.jackpot.math import (
     meter_drift_per_bet,
     return_at_meter,
 )
+from controller.rules.profiles import ProfileError, load_profile
 
 
 class CliError(Exception):
@@ -27,27 +27,14 @@ class CliError(Exception):
 
 
 def profile_decks(name: str, profiles_dir: Path = PROFILES_DIR) -> int:
-    """Deck count of a rule profile: from the rules engine if present, else the TOML file's ``decks`` key."""
-    try:
-        from controller.rules.profiles import load_profile  # the rules engine owns profiles
-    except ImportError:
-        load_profile = None
-    if load_profile is not None and profiles_dir == PROFILES_DIR:
-        try:
-            return int(load_profile(name).decks)
-        except Exception as exc:  # the engine names what is wrong; report it, never a traceback
-            raise CliError(f"profile {name!r}: {exc}") from None
+    """Deck count of a rule profile, read by the rules engine's one profile parser."""
     path = profiles_dir / f"{name}.toml"
+    if not path.is_file():
+        raise CliError(f"profile {name!r}: no file {path}")
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise CliError(f"profile {name!r}: no file {path}") from None
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise CliError(f"profile {name!r}: cannot read {path}: {exc}") from None
-    decks = data.get("decks")
-    if isinstance(decks, bool) or not isinstance(decks, int) or decks < 1:
-        raise CliError(f"profile {name!r}: 'decks' must be a positive integer, got {decks!r}")
-    return decks
+        return load_profile(str(path)).decks
+    except (OSError, ProfileError) as exc:  # the parser names what is wrong; report it, never a traceback
+        raise CliError(f"profile {name!r}: {exc}") from None
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -17,13 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from controller.jackpot import JackpotError
 from controller.jackpot.config import BP_DENOMINATOR, JackpotConfig
-
-if TYPE_CHECKING:
-    from controller.jackpot.hits import Award
+from controller.jackpot.hits import Award, Combination, allocate  # hits is the lower module: no import back
 
 UNIT = BP_DENOMINATOR  # units per minor unit: one basis point of one minor unit is exactly one unit
 
@@ -339,8 +337,6 @@ def _reallocate(state: MeterState) -> tuple[MeterState, list[dict[str, Any]]]:
     (nor off a capped group's share). The fixed prizes are unchanged; an amount never goes down (the hits not
     yet paid are re-allocated from the meter as it is now, and every paid hit was paid before them, r.50a).
     """
-    from controller.jackpot.hits import Combination, allocate  # hits imports this module
-
     if not state.pending:
         return state, []
     winners = [(h.seat, Combination[h.combination]) for h in state.pending]

@@ -2,14 +2,16 @@
 prove the copy before anyone relies on it.
 
 The archive is an SQLite file with the journal's own ``records`` table holding records 1..c, where record c is
-a ``checkpoint`` record signed with the table's audit key. It is verified after writing: the hash chain from the
-genesis, every checkpoint record's signature and signed head on the way (``Journal.verify`` with the key), and
-the last record being a checkpoint the key signed whose head is the record before it. A copy that fails is
-deleted. The live journal is only read (a read-only connection: the service may be running).
+a ``checkpoint`` record signed with the table's audit key (from a journal already pruned: records a..c, where
+record a is its anchor, the checkpoint record the previous archive ended in). It is verified after writing: the
+hash chain from the genesis (or the anchor), every checkpoint record's signature and signed head on the way
+(``Journal.verify`` with the key), and the last record being a checkpoint the key signed whose head is the record
+before it. A copy that fails is deleted. The live journal is only read (a read-only connection: the service may
+be running).
 
 This is the first half of retention (docs/deploy.md §8): the floor's archive (controller/floor) is the primary
-copy of what the table reported; the file archive is the fallback. Pruning the live journal is not implemented
-yet — see docs/deploy.md."""
+copy of what the table reported; the file archive is the fallback. The second half, deleting what an archive
+holds from the live journal, is ``tablectl journal prune`` (controller/journal/prune.py)."""
 
 from __future__ import annotations
 
@@ -30,9 +32,11 @@ class ArchiveError(Exception):
 @dataclass(frozen=True, slots=True)
 class Archived:
     path: Path
-    records: int  # 1..checkpoint_seq
+    records: int  # first_seq..checkpoint_seq
     checkpoint_seq: int
     checkpoint_ts: str
+    first_seq: int = 1  # after a prune: the anchor the archive starts from
+    checkpoint_hash: str = ""  # the hash of record checkpoint_seq (the live journal's record must carry it)
 
 
 def _checkpoint_at_or_before(src: sqlite3.Connection, before: int | None) -> tuple[int, str]:
@@ -60,8 +64,9 @@ def verify_archive(path: str | Path, public_key: str) -> Archived:
         try:
             result = journal.verify()
             last = journal._conn.execute(
-                "SELECT seq, kind, data, prev_hash FROM records ORDER BY seq DESC LIMIT 1"
+                "SELECT seq, kind, data, prev_hash, hash FROM records ORDER BY seq DESC LIMIT 1"
             ).fetchone()
+            first = journal.first_seq()
         except sqlite3.Error as exc:
             raise ArchiveError(f"{path}: not a journal archive: {exc}") from None
         if not result.ok:
@@ -72,9 +77,9 @@ def verify_archive(path: str | Path, public_key: str) -> Archived:
             cp = verify_checkpoint(json.loads(last[2]), public_key)
         except (CheckpointError, ValueError) as exc:
             raise ArchiveError(f"{path}: record {last[0]}: {exc}") from None
-        if cp.seq != last[0] - 1 or cp.hash != last[3] or result.records != last[0]:
+        if cp.seq != last[0] - 1 or cp.hash != last[3] or result.records != last[0] - first + 1:
             raise ArchiveError(f"{path}: the last checkpoint does not sign the records before it")
-        return Archived(Path(path), result.records, last[0], cp.ts)
+        return Archived(Path(path), result.records, last[0], cp.ts, first, last[4])
     finally:
         journal._conn.close()
 
@@ -91,8 +96,10 @@ def archive(db: str | Path, to: str | Path, public_key: str, before: int | None 
     try:
         c_seq, _ = _checkpoint_at_or_before(src, before)
         first = src.execute("SELECT MIN(seq) FROM records").fetchone()[0]
-        if first != 1:
-            raise ArchiveError(f"{db}: starts at record {first}, not 1: archive from the full journal")
+        if c_seq <= first:
+            raise ArchiveError(
+                f"{db}: starts at record {first} (pruned before it): no newer checkpoint record to archive up to"
+            )
         tmp = dest.with_name(f".{dest.name}.partial")
         tmp.unlink(missing_ok=True)
         out = sqlite3.connect(str(tmp), isolation_level=None)
@@ -119,4 +126,6 @@ def archive(db: str | Path, to: str | Path, public_key: str, before: int | None 
             tmp.unlink()
         raise
     tmp.rename(dest)
-    return Archived(dest, done.records, done.checkpoint_seq, done.checkpoint_ts)
+    return Archived(
+        dest, done.records, done.checkpoint_seq, done.checkpoint_ts, done.first_seq, done.checkpoint_hash
+    )

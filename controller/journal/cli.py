@@ -1,5 +1,6 @@
-"""`tablectl journal verify --db PATH [--checkpoint FILE [--public-key HEX | --manifest FILE]]` and
-`tablectl journal export --db PATH [--session ID] [--out FILE]`.
+"""`tablectl journal verify --db PATH [--checkpoint FILE [--public-key HEX | --manifest FILE]]`,
+`tablectl journal archive` (controller/journal/archive.py), `tablectl journal prune` (controller/journal/prune.py)
+and `tablectl journal export --db PATH [--session ID] [--out FILE]`.
 
 Without a checkpoint, verify walks the hash chain: it finds a record changed, inserted or deleted in place, but
 not a journal truncated, emptied or rewritten with recomputed hashes; given the table's key (--public-key or
@@ -19,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from controller.audit.keys import public_key_from_manifest
+from controller.audit.keys import KeyFileError, load_key, public_key_from_manifest
 from controller.journal.export import ExportError, export_session
 from controller.journal.store import CHECKPOINT_KIND, Journal
 
@@ -52,6 +53,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     arch_trust = arch.add_mutually_exclusive_group(required=True)
     arch_trust.add_argument("--public-key", default=None, help="the table's audit public key (64 hex)")
     arch_trust.add_argument("--manifest", default=None, help="integrity manifest holding audit_public_key")
+    pr = sub.add_parser(
+        "prune",
+        help="delete the records an archive holds, up to a signed checkpoint (service stopped; see docs/security.md)",
+    )
+    pr.add_argument("--db", required=True, help="journal database file")
+    pr.add_argument("--archive", required=True, help="the archive made by `tablectl journal archive`")
+    pr.add_argument("--by", required=True, help="who prunes (recorded in the journal_pruned record)")
+    pr.add_argument(
+        "--key-file",
+        required=True,
+        help="the table's audit key ([audit] key_file, default <state_dir>/audit_key.pem): the prune is signed",
+    )
+    pr.add_argument(
+        "--up-to", type=int, default=None, help="cut at this checkpoint record (default: the newest allowed)"
+    )
+    pr.add_argument(
+        "--event-retention-days",
+        type=int,
+        default=None,
+        help="the table's [journal] event_retention_days (default: the configuration's default)",
+    )
+    pr_trust = pr.add_mutually_exclusive_group(required=True)
+    pr_trust.add_argument("--public-key", default=None, help="the table's audit public key (64 hex)")
+    pr_trust.add_argument("--manifest", default=None, help="integrity manifest holding audit_public_key")
     export = sub.add_parser("export", help="a session's rounds as JSON lines for `tablectl replay`")
     export.add_argument("--db", required=True, help="journal database file")
     export.add_argument("--session", default=None, help="session id (default: the latest session)")
@@ -85,7 +110,11 @@ def _open(db: str) -> Journal | None:
     if not found:
         print(f"journal: {db}: an SQLite database without a journal (no records table)", file=sys.stderr)
         return None
-    return Journal(db)
+    try:  # an inspection changes nothing in the file (an archive keeps the SHA-256 a prune recorded)
+        return Journal.read_only(db)
+    except sqlite3.Error as exc:
+        print(f"journal: {db}: cannot be read: {exc}", file=sys.stderr)
+        return None
 
 
 def read_checkpoint_file(path: str) -> dict[str, Any]:
@@ -162,13 +191,50 @@ def _archive(args: argparse.Namespace) -> int:
     return 0
 
 
+def _prune(args: argparse.Namespace) -> int:
+    from controller.journal.prune import DEFAULT_EVENT_RETENTION_DAYS, PruneError, prune
+
+    days = DEFAULT_EVENT_RETENTION_DAYS if args.event_retention_days is None else args.event_retention_days
+    try:
+        key, source = _trusted_key(args)
+        if not 1 <= days <= 3650:
+            raise ValueError("--event-retention-days: 1 to 3650")
+        if not Path(args.archive).is_file():
+            raise ValueError(f"--archive {args.archive}: no such file")
+    except ValueError as exc:
+        print(f"journal prune: {exc}", file=sys.stderr)
+        return 2
+    assert key is not None  # the argument group is required
+    try:
+        signing_key = load_key(args.key_file)
+    except KeyFileError as exc:
+        print(f"journal prune: {exc}", file=sys.stderr)
+        return 2
+    try:
+        done = prune(
+            args.db, args.archive, key, signing_key, by=args.by, up_to=args.up_to, event_retention_days=days
+        )
+    except PruneError as exc:
+        print(f"journal prune: refused: {exc}", file=sys.stderr)
+        return 1
+    lowered = f" (not at the archive's end: {done.lowered_by})" if done.lowered_by else ""
+    print(
+        f"pruned: records {done.first_seq_before} to {done.anchor_seq - 1} deleted ({done.records_deleted} records,"
+        f" {done.events_deleted} kept events, {done.snapshots_deleted} snapshots){lowered}; the journal starts at"
+        f" checkpoint record {done.anchor_seq} (its anchor, signed by {source}); prune recorded as record"
+        f" {done.record_seq}; archive sha256 {done.archive_sha256}; journal {done.bytes_before} -> {done.bytes_after}"
+        " bytes"
+    )
+    return 0
+
+
 def main(args: argparse.Namespace) -> int:
-    if args.journal_command == "archive":
+    if args.journal_command in ("archive", "prune"):
         checked = _open(args.db)  # missing or not a journal: exit 2
         if checked is None:
             return 2
         checked.close()
-        return _archive(args)
+        return _archive(args) if args.journal_command == "archive" else _prune(args)
     journal = _open(args.db)
     if journal is None:
         return 2
@@ -190,7 +256,18 @@ def main(args: argparse.Namespace) -> int:
                 if key is not None:
                     n = sum(1 for _ in journal.records(kinds=(CHECKPOINT_KIND,)))
                     signed = f"; {n} checkpoint record(s) signed by {source}"
-                print(f"journal ok: {result.records} records, hash chain intact{signed}")
+                anchor = ""
+                if result.from_seq:
+                    anchor = (
+                        f" from its anchor, checkpoint record {result.from_seq + 1} (records before it pruned:"
+                        " see the journal archive)"
+                    )
+                print(f"journal ok: {result.records} records, hash chain intact{anchor}{signed}")
+                if result.from_seq and key is None:
+                    print(
+                        "warning: the anchor's signature was not checked; pass --public-key or --manifest",
+                        file=sys.stderr,
+                    )
                 return 0
             print(f"journal BROKEN at record {result.first_bad_seq}: {result.reason}", file=sys.stderr)
             return 1

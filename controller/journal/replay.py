@@ -22,7 +22,9 @@ window per requester with a count, so a flood cannot fill the journal.
 
 Retention: the journal keeps every published envelope (``events`` table) for ``retention_days`` after it was
 published; ``prune`` (hourly, and at start) forgets older ones that left the outbox. The chain keeps their digests,
-so it stays verifiable; a pruned id is answered as missing.
+so it stays verifiable; a pruned id is answered as missing. Once ``tablectl journal prune`` has deleted the records
+that chained them (controller/journal/prune.py), the closing document also says so: ``"pruned": {"up_to_event_id":
+N, "see": ...}`` when a missing id is at or below N (the events are only in the journal archive and the floor's).
 """
 
 from __future__ import annotations
@@ -55,6 +57,9 @@ CHUNK = 200  # events handed to paho between two yields to the loop
 PRUNE_EVERY_S = 3600.0
 RESPONSE = f"{CMD_REPLAY}/response"
 _SEGMENT = re.compile(r"^[A-Za-z0-9_.@-]{1,64}$")
+PRUNED_SEE = (
+    "pruned from the table's journal: see the journal archive (tablectl journal archive) or the floor's"
+)
 
 
 @dataclass(slots=True)
@@ -233,8 +238,19 @@ class ReplayServer:
         self.counters.sent += sent
         closing = {"request_id": request_id, "ok": True, "from_event_id": a, "to_event_id": b}
         closing |= {"sent": sent, "missing": missing}
+        pruned_to = self._pruned_up_to()
+        if missing and missing[0] <= pruned_to:
+            closing["pruned"] = {"up_to_event_id": pruned_to, "see": PRUNED_SEE}
         self._publish(topic, closing, msg)
         log.info("replay: %s asked %d-%d: %d sent, %d missing", requester, a, b, sent, len(missing))
+
+    def _pruned_up_to(self) -> int:
+        """The last event id whose chaining record ``tablectl journal prune`` deleted (0: never pruned)."""
+        try:
+            info = self.journal.last_prune()
+            return int(info["last_event_id_pruned"]) if info else 0
+        except (ValueError, KeyError, TypeError):
+            return 0
 
     # ---- refusals: answered, counted, journaled ----
     def _refuse(

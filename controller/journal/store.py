@@ -5,7 +5,9 @@ commit together (or not at all), so that nothing is published before it is durab
 goes unpublished.
 
 - ``records``: append-only; each row carries ``hash = sha256(prev_hash | seq | ts | kind | data)``, so a
-  changed or deleted row breaks the chain (``verify``). Triggers refuse UPDATE/DELETE from this program.
+  changed or deleted row breaks the chain (``verify``). Triggers refuse UPDATE/DELETE from this program, but for
+  ``tablectl journal prune`` (controller/journal/prune.py): it deletes the records before a signed checkpoint
+  record, which stays as the anchor ``verify`` starts from (``_anchor``).
 - ``outbox``: events waiting for the broker's acknowledgement, keyed by a monotonic ``event_id``
   (AUTOINCREMENT never reuses an id, even after rows are deleted on ack).
 - ``retained``: the latest payload of each retained state topic, republished after every reconnect.
@@ -42,7 +44,11 @@ from controller.canonical import canonical
 GENESIS_HASH = "0" * 64
 ACK_FLUSH_ROWS = 512  # acknowledged outbox rows held for deletion at most (see Journal.outbox_ack)
 
-_SCHEMA = """
+# The one place records are deleted, ``tablectl journal prune`` (controller/journal/prune.py), drops this trigger
+# and creates it again inside its transaction.
+NO_DELETE_TRIGGER = """CREATE TRIGGER IF NOT EXISTS records_no_delete BEFORE DELETE ON records
+    BEGIN SELECT RAISE(ABORT, 'journal records are append-only'); END;"""
+_SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS records (
     seq       INTEGER PRIMARY KEY,
     ts        REAL    NOT NULL,
@@ -56,8 +62,7 @@ CREATE TABLE IF NOT EXISTS records (
 CREATE INDEX IF NOT EXISTS records_kind ON records(kind, seq);
 CREATE TRIGGER IF NOT EXISTS records_no_update BEFORE UPDATE ON records
     BEGIN SELECT RAISE(ABORT, 'journal records are append-only'); END;
-CREATE TRIGGER IF NOT EXISTS records_no_delete BEFORE DELETE ON records
-    BEGIN SELECT RAISE(ABORT, 'journal records are append-only'); END;
+{NO_DELETE_TRIGGER}
 CREATE TABLE IF NOT EXISTS outbox (
     event_id INTEGER PRIMARY KEY AUTOINCREMENT,
     topic    TEXT    NOT NULL,
@@ -90,6 +95,7 @@ CREATE INDEX IF NOT EXISTS events_ts ON events(ts);
 PUBLISHED_KIND = "published"  # the record chaining the digests of one transaction's outbox rows
 SNAPSHOT_KIND = "snapshot"  # the record chaining a snapshot's digest
 CHECKPOINT_KIND = "checkpoint"  # a signed checkpoint (controller/audit/checkpoint.py) of the head before it
+PRUNED_KIND = "journal_pruned"  # records before ``anchor_seq`` were deleted (controller/journal/prune.py)
 SNAPSHOT_FALLBACKS = 8  # older snapshots tried when the newest is not covered by the chain
 
 
@@ -252,6 +258,7 @@ class Journal:
         table_id: str = "",
         clock=time.time,
         audit_public_key: str | None = None,
+        exclusive: bool = False,
     ) -> None:
         self.path = Path(path)
         # The table's trusted checkpoint key (hex): verify_since_checkpoint anchors on checkpoints it signed.
@@ -264,6 +271,8 @@ class Journal:
         self.table_id = table_id
         self._clock = clock
         self._conn = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)
+        if exclusive:
+            self._lock_exclusively()
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=FULL")
         self._conn.executescript(_SCHEMA)
@@ -277,6 +286,22 @@ class Journal:
         self._last_seq, self._last_hash = (row[0], row[1]) if row else (0, GENESIS_HASH)
         row = self._conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'outbox'").fetchone()
         self._last_event_id = row[0] if row else 0
+
+    def _lock_exclusively(self) -> None:
+        """Hold the file's exclusive lock until ``close`` (``tablectl journal prune``): no other connection, in any
+        process, is open on it. In WAL mode every open connection holds a shared lock, so this fails at once while
+        the service (or a reader such as ``tablectl journal verify``) has the journal open."""
+        self._conn.execute("PRAGMA busy_timeout=0")
+        self._conn.execute("PRAGMA locking_mode=EXCLUSIVE")
+        try:
+            self._conn.execute("BEGIN EXCLUSIVE")
+            self._conn.execute("COMMIT")
+        except sqlite3.OperationalError as exc:
+            self._conn.close()
+            raise JournalError(
+                f"{self.path}: the journal is open in another process (is the service running?): {exc}"
+            ) from None
+        self._conn.execute("PRAGMA busy_timeout=5000")
 
     # ---- writing ----
     @contextmanager
@@ -338,6 +363,18 @@ class Journal:
             )
 
     # ---- reading ----
+    def first_seq(self) -> int:
+        """The first record kept: 1, or the anchor after a prune (0: no record)."""
+        row = self._conn.execute("SELECT MIN(seq) FROM records").fetchone()
+        return row[0] or 0
+
+    def last_prune(self) -> dict[str, Any] | None:
+        """The newest ``journal_pruned`` record's data (what was deleted, up to which anchor), unchecked."""
+        row = self._conn.execute(
+            "SELECT data FROM records WHERE kind = ? ORDER BY seq DESC LIMIT 1", (PRUNED_KIND,)
+        ).fetchone()
+        return json.loads(row[0]) if row else None
+
     def last_seq_on_disk(self) -> int:
         """Ask the database itself (a health probe: the file is there and answers)."""
         row = self._conn.execute("SELECT MAX(seq) FROM records").fetchone()
@@ -434,13 +471,15 @@ class Journal:
         return [OutboxRow(e, t, p, q, bool(r)) for e, t, p, q, r in rows]
 
     def prune_events(self, older_than_ts: float) -> int:
-        """Forget kept envelopes published before ``older_than_ts`` and no longer in the outbox. The chain keeps
-        their digests, so it stays verifiable. Returns the rows deleted."""
+        """Forget kept envelopes published before ``older_than_ts``, no longer in the outbox and no longer the
+        current retained document of their topic (``is_chained`` proves that one through its row here before it is
+        republished). The chain keeps their digests, so it stays verifiable. Returns the rows deleted."""
         if self._in_tx:
             raise JournalError("prune_events inside a journal transaction")
         self.flush_acks()  # acknowledged rows have left the outbox
         cur = self._conn.execute(
-            "DELETE FROM events WHERE ts < ? AND event_id NOT IN (SELECT event_id FROM outbox)",
+            "DELETE FROM events WHERE ts < ? AND event_id NOT IN (SELECT event_id FROM outbox)"
+            " AND event_id NOT IN (SELECT json_extract(payload, '$.event_id') FROM retained)",
             (older_than_ts,),
         )
         return cur.rowcount
@@ -514,7 +553,65 @@ class Journal:
         that takes a signed checkpoint from outside the file (``verify_against_checkpoint``). With the table's
         key known (``audit_public_key``), every checkpoint record on the way must be signed by it and match the
         head it signs."""
-        return self._walk(0, GENESIS_HASH, key=self.audit_public_key)
+        return self._verify_with(self.audit_public_key)
+
+    def _verify_with(self, key: str | None) -> VerifyResult:
+        anchor = self._anchor(key)
+        if isinstance(anchor, VerifyResult):
+            return anchor
+        a_seq, a_hash = anchor
+        result = self._walk(a_seq, a_hash, key=key)
+        if a_seq == 0:
+            return result
+        return VerifyResult(
+            result.ok, result.records + 1, result.first_bad_seq, result.reason, from_seq=a_seq - 1
+        )
+
+    def _anchor(self, key: str | None) -> tuple[int, str] | VerifyResult:
+        """Where the walk starts: (0, genesis) for a journal holding record 1; after a prune (controller/journal/
+        prune.py) its first record, which must be a ``checkpoint`` record that the newest ``journal_pruned``
+        record names as the anchor, intact, and (with ``key``) signed by the table with the head it names being
+        its own ``prev_hash``. Returns (anchor seq, anchor hash), or the failure."""
+        from controller.audit.checkpoint import CheckpointError, verify_checkpoint
+
+        row = self._conn.execute(
+            "SELECT seq, ts, kind, data, prev_hash, hash FROM records ORDER BY seq LIMIT 1"
+        ).fetchone()
+        if row is None or row[0] == 1:
+            return 0, GENESIS_HASH
+        seq, ts, kind, data, prev, h = row
+
+        def broken(reason: str, bad: int = 1) -> VerifyResult:
+            return VerifyResult(False, 0, bad, reason, seq - 1)
+
+        missing = f"records 1 to {seq - 1} are missing"
+        if kind != CHECKPOINT_KIND:
+            return broken(f"{missing} (record {seq} is not a checkpoint record a prune could keep as anchor)")
+        if chain_hash(prev, seq, ts, kind, data) != h:
+            return broken(f"record {seq} (the anchor) was modified (hash mismatch)", seq)
+        found = self._conn.execute(
+            "SELECT seq, data FROM records WHERE kind = ? ORDER BY seq DESC LIMIT 1", (PRUNED_KIND,)
+        ).fetchone()
+        try:
+            pruned = json.loads(found[1]) if found else None
+        except ValueError:
+            pruned = None
+        if not isinstance(pruned, dict) or pruned.get("anchor_seq") != seq or pruned.get("anchor_hash") != h:
+            return broken(f"{missing} and no journal_pruned record names record {seq} as the anchor")
+        signed = self._record_at(found[0] + 1)
+        if key is not None and (signed is None or signed[2] != CHECKPOINT_KIND):
+            # the walk checks that this checkpoint record is signed by the key and signs the prune record
+            return broken(
+                f"{missing}: the journal_pruned record {found[0]} is not signed (no checkpoint record after it)"
+            )
+        if key is not None:
+            try:
+                cp = verify_checkpoint(json.loads(data), key)
+            except (CheckpointError, ValueError) as exc:
+                return broken(f"record {seq} (the anchor): {exc}", seq)
+            if cp.seq != seq - 1 or cp.hash != prev:
+                return broken(f"record {seq} (the anchor) does not sign the head before it", seq)
+        return seq, h
 
     def _walk(
         self, after_seq: int, prev: str, *, until_seq: int | None = None, key: str | None = None
@@ -576,6 +673,27 @@ class Journal:
         finally:
             reader._conn.close()
 
+    @classmethod
+    def read_only(cls, path: str | Path) -> Journal:
+        """An existing journal (or archive) opened for reading only: nothing in the file changes (no schema
+        created, no WAL switch), so an archive's SHA-256 recorded by a prune stays true. Writing raises."""
+        reader = cls.__new__(cls)
+        reader.path = Path(path)
+        reader._conn = sqlite3.connect(
+            f"{reader.path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False
+        )
+        reader.audit_public_key = None
+        reader.table_id = ""
+        reader._clock = time.time
+        reader._chained, reader._acked = {}, set()
+        reader.integrity_problems = []
+        reader._listeners, reader._failure_listeners = [], []
+        reader._in_tx = False
+        row = reader._conn.execute("SELECT seq, hash FROM records ORDER BY seq DESC LIMIT 1").fetchone()
+        reader._last_seq, reader._last_hash = (row[0], row[1]) if row else (0, GENESIS_HASH)
+        reader._last_event_id = 0
+        return reader
+
     def verify_since_checkpoint(self, public_key: str | None = None) -> VerifyResult:
         """Start-up verification: only the records after the newest checkpoint record that the table's key signed
         and that precedes the newest snapshot (so the snapshot restored and every input replayed after it are
@@ -598,6 +716,8 @@ class Journal:
         if found is None:
             return self.verify()
         c_seq, ts, kind, data, prev, h = found
+        if c_seq <= self.first_seq():  # the anchor of a pruned journal: nothing before it to compare with
+            return self._verify_with(key)
         if chain_hash(prev, c_seq, ts, kind, data) != h:
             return VerifyResult(False, 0, c_seq, f"record {c_seq} (checkpoint) was modified (hash mismatch)")
         try:
@@ -629,11 +749,30 @@ class Journal:
             return VerifyResult(False, 0, None, str(exc))
         if self.table_id and cp.table != self.table_id:
             return VerifyResult(False, 0, None, f"checkpoint is for table {cp.table}, not {self.table_id}")
-        result = self._walk(0, GENESIS_HASH, until_seq=cp.seq, key=cp.public_key)
+        anchor = self._anchor(cp.public_key)
+        if isinstance(anchor, VerifyResult):
+            return anchor
+        a_seq, a_hash = anchor
+        if a_seq and cp.seq < a_seq - 1:
+            return VerifyResult(
+                False,
+                0,
+                None,
+                f"checkpoint {cp.seq} predates the journal's anchor (record {a_seq}): the records up to it were"
+                " pruned; verify it against the journal archive",
+            )
+        if a_seq and cp.seq == a_seq - 1:  # the anchor itself signs this head: its prev_hash
+            anchor_prev = self._record_at(a_seq)[4]  # type: ignore[index]
+            if anchor_prev != cp.hash:
+                return VerifyResult(
+                    False, 1, a_seq, f"record {a_seq} (the anchor) does not chain to checkpoint {cp.seq}"
+                )
+            return VerifyResult(True, 1, from_seq=a_seq - 1)
+        result = self._walk(a_seq, a_hash, until_seq=cp.seq, key=cp.public_key)
         if not result.ok:
             return result
-        if result.records < cp.seq:
-            missing = result.records + 1
+        if result.records < cp.seq - a_seq:
+            missing = a_seq + result.records + 1
             return VerifyResult(
                 False,
                 result.records,
@@ -651,7 +790,7 @@ class Journal:
                 f"record {cp.seq} differs from the signed checkpoint: the records up to it were rewritten"
                 f" (hashes recomputed) from record {first} on",
             )
-        return VerifyResult(True, result.records)
+        return VerifyResult(True, result.records + (1 if a_seq else 0), from_seq=max(0, a_seq - 1))
 
     def _first_rewritten(self, up_to: int, key: str) -> int:
         """Narrow a rewrite down with the signed checkpoint records inside the journal: the first record after
@@ -667,7 +806,10 @@ class Journal:
             except (CheckpointError, ValueError):
                 break
             head = self._record_at(cp.seq)
-            if head is None or head[5] != cp.hash:
+            head_hash = head[5] if head is not None else None
+            if head is None and c_seq == self.first_seq():  # the anchor of a pruned journal
+                head_hash = self._record_at(c_seq)[4]  # type: ignore[index]
+            if head_hash != cp.hash:
                 break
             good = c_seq
         return good + 1

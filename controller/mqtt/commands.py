@@ -44,11 +44,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from controller.actions import ROLES, SIGNED_ROLES
 from controller.mqtt.alerts import AlertManager
 from controller.mqtt.auth import NOT_AUTHORISED, REFUSED_RECORD, Authenticator, AuthError
 from controller.mqtt.link import InboundMessage, MqttLink
 from controller.mqtt.schemas import MessageInvalid, check, parse_json
-from controller.mqtt.topics import ROLES, SIGNED_ROLES, cmd_topic, response_topic
+from controller.mqtt.topics import cmd_topic, response_topic
 
 log = logging.getLogger(__name__)
 RATE_LIMITED = "rate limited, retry later"  # answers of messages not parsed nor acted on: safe to send again

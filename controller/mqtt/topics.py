@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-ROLES = ("dealer", "supervisor", "technician")
-SIGNED_ROLES = ("supervisor", "technician")  # actions that need a user's Ed25519 signature on top of the ACL
+from controller.actions import ROLES as ROLES  # the one role list (controller/actions.py)
+from controller.actions import SIGNED_ROLES as SIGNED_ROLES
 
 STATUS = "status"
 STATE_NAMES = ("table", "shoe", "lid", "jam", "round", "jackpot")

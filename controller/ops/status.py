@@ -25,6 +25,11 @@ from controller import __version__
 from controller.table.machine import FAULT_STATES
 
 STATUS_FILE = "status.json"
+# Under systemd the status goes to the unit's RuntimeDirectory (/run/tablectl, mode 0755: systemd/tablectl.service)
+# so that an operator can read it without the group that reads the journal and /etc/tablectl; elsewhere (demo,
+# bench, tests) to the state directory.
+RUNTIME_DIRECTORY_ENV = "RUNTIME_DIRECTORY"
+SYSTEMD_RUNTIME_DIR = Path("/run/tablectl")
 FORMAT = "tablectl-status/1"
 REFRESH_S = 5.0  # written at least this often while the service runs
 STALE_AFTER_S = 30.0  # older than this: the service is not running or is hung
@@ -47,6 +52,7 @@ class Status:
     last_checkpoint_ts: str | None  # ISO 8601, as signed
     outbox_depth: int  # rows not yet acknowledged by the broker
     faults: tuple[str, ...] = field(default_factory=tuple)  # active faults, by name
+    journal_first_seq: int = 1  # the first record kept (after `tablectl journal prune`: the anchor)
     format: str = FORMAT
 
     @property
@@ -137,6 +143,8 @@ def prometheus(status: Status, now: float | None = None) -> str:
            [("", status.journal_bytes)])  # fmt: skip
     metric("journal_records", "gauge", "Sequence number of the journal's last record.",
            [("", status.journal_records)])  # fmt: skip
+    metric("journal_first_seq", "gauge", "Sequence number of the journal's first record (above 1 after a prune).",
+           [("", status.journal_first_seq)])  # fmt: skip
     if status.last_checkpoint_seq is not None:
         metric("last_checkpoint_seq", "gauge", "Journal seq covered by the last signed audit checkpoint.",
                [("", status.last_checkpoint_seq)])  # fmt: skip
@@ -169,11 +177,25 @@ def human(status: Status, now: float | None = None) -> str:
         f"status:  {status.text}",
         f"shoe:    {'up' if status.shoe_link_up else 'DOWN'}",
         f"broker:  {'connected' if status.broker_connected else 'NOT CONNECTED'}",
-        f"journal: {status.journal_records} records, {status.journal_bytes} bytes; last checkpoint {checkpoint}",
+        f"journal: {_records(status)}, {status.journal_bytes} bytes; last checkpoint {checkpoint}",
         f"outbox:  {status.outbox_depth} unacknowledged",
         "faults:  " + (", ".join(status.faults) if status.faults else "none"),
     ]
     return "\n".join(lines) + "\n"
+
+
+def status_dir(state_dir: Path, environ: dict[str, str] | None = None) -> Path:
+    """Where the service writes ``status.json``: systemd's ``$RUNTIME_DIRECTORY`` (its first entry) if set."""
+    runtime = (os.environ if environ is None else environ).get(RUNTIME_DIRECTORY_ENV, "")
+    first = runtime.split(":")[0].strip()
+    return Path(first) if first else state_dir
+
+
+def _records(status: Status) -> str:
+    if status.journal_first_seq <= 1:
+        return f"{status.journal_records} records"
+    first, last = status.journal_first_seq, status.journal_records
+    return f"records {first} to {last} ({max(0, last - first + 1)}; pruned before {first}, see the archive)"
 
 
 def read(state_dir: Path) -> Status:
@@ -203,6 +225,7 @@ def snapshot_of(service: Any, started_at: float) -> Status:
         broker_connected=bool(service.link and service.link.connected),
         journal_bytes=journal_bytes(Path(cfg.table.state_dir) / "journal.db"),
         journal_records=journal.last_seq if journal is not None else 0,
+        journal_first_seq=max(1, journal.first_seq()) if journal is not None else 1,
         last_checkpoint_seq=checkpoint.get("seq") if checkpoint else None,
         last_checkpoint_ts=checkpoint.get("ts") if checkpoint else None,
         outbox_depth=journal.outbox_size() if journal is not None else 0,

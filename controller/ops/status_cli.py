@@ -22,20 +22,46 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     fmt.add_argument("--prometheus", action="store_true", help="print Prometheus text exposition format")
 
 
-def _state_dir(args: argparse.Namespace) -> Path | int:
+def _status_dirs(args: argparse.Namespace) -> list[Path] | int:
+    """Where to look: ``--state-dir``; else the unit's runtime directory (readable without the configuration's
+    group) and the configured state directory (demo, bench), the fresher status of the two."""
     if args.state_dir:
-        return Path(args.state_dir)
-    if not Path(args.config).is_file():
+        return [Path(args.state_dir)]
+    dirs = [st.SYSTEMD_RUNTIME_DIR] if (st.SYSTEMD_RUNTIME_DIR / st.STATUS_FILE).is_file() else []
+    try:
+        found = Path(args.config).is_file()
+    except OSError:
+        found = False
+    if not found:
+        if dirs:
+            return dirs
         print(f"status: configuration file not found: {args.config}", file=sys.stderr)
         return 2
     from controller.config.load import load_config
 
     try:
-        return Path(load_config(args.config, check_files=False).table.state_dir)
+        return [*dirs, Path(load_config(args.config, check_files=False).table.state_dir)]
     except Exception as exc:
+        if dirs:  # e.g. /etc/tablectl not readable by this operator: the runtime directory's status will do
+            return dirs
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         print(f"status: bad configuration: {first}", file=sys.stderr)
         return 3
+
+
+def _read_freshest(dirs: list[Path]) -> st.Status:
+    """The newest status document among ``dirs`` (the first one's error if none can be read)."""
+    found: list[st.Status] = []
+    first_error: Exception | None = None
+    for d in dirs:
+        try:
+            found.append(st.read(d))
+        except (OSError, ValueError) as exc:
+            first_error = first_error or exc
+    if not found:
+        assert first_error is not None
+        raise first_error
+    return max(found, key=lambda s: s.written_at)
 
 
 def running(status: st.Status, now: float) -> bool:
@@ -52,16 +78,17 @@ def running(status: st.Status, now: float) -> bool:
 
 
 def main(args: argparse.Namespace) -> int:
-    state_dir = _state_dir(args)
-    if isinstance(state_dir, int):
-        return state_dir
+    dirs = _status_dirs(args)
+    if isinstance(dirs, int):
+        return dirs
+    where = " or ".join(str(d) for d in dirs)
     try:
-        status = st.read(state_dir)
+        status = _read_freshest(dirs)
     except FileNotFoundError:
-        print(f"status: service not running (no status in {state_dir})", file=sys.stderr)
+        print(f"status: service not running (no status in {where})", file=sys.stderr)
         return 1
     except (OSError, ValueError) as exc:
-        print(f"status: cannot read {state_dir / st.STATUS_FILE}: {exc}", file=sys.stderr)
+        print(f"status: cannot read the status in {where}: {exc}", file=sys.stderr)
         return 1
     now = time.time()
     up = running(status, now)

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-RANKS = "A23456789TJQK"
-SUITS = "SHDC"
-RED_SUITS = frozenset("HD")
+from drivers.cards import RANKS, RED_SUITS, SUITS
+
 TEN_VALUE = frozenset("TJQK")
 
 

@@ -58,6 +58,10 @@ class ProfileError(ValueError):
     """A profile that cannot be loaded; the message names the file and the bad key."""
 
 
+class ProfileSyntaxError(ProfileError):
+    """The profile's text is not TOML at all (as opposed to TOML with a bad key)."""
+
+
 @dataclass(frozen=True)
 class BurnPolicy:
     shoe_start: str  # "none" | "one" | "decks"  (PT-2001 r.10, MO-2004 art.4.1)
@@ -230,10 +234,25 @@ def load_profile(name_or_path: str) -> Profile:
         known = ", ".join(list_profiles())
         raise ProfileError(f"profile {name_or_path!r} not found (known: {known})")
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ProfileError(f"{path.name}: not valid TOML: {exc}") from exc
-    return profile_from_dict(data, source=path.name, path=str(path))
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ProfileSyntaxError(f"{path.name}: not valid TOML: {exc}") from exc
+    return parse_profile(text, source=path.name, path=str(path))
+
+
+# The one parser of rule profiles: every reader of a profile (a file, the text pinned in a session, the
+# configuration's agreement checks, the service's state/software) goes through these two functions.
+def profile_toml(text: str, *, source: str) -> dict[str, Any]:
+    """A profile's TOML as parsed, not yet validated; ``ProfileSyntaxError`` if it is not TOML."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ProfileSyntaxError(f"{source}: not valid TOML: {exc}") from exc
+
+
+def parse_profile(text: str, *, source: str, path: str = "") -> Profile:
+    """A profile from its TOML text, validated (schema and rules); ``ProfileError`` naming the bad key."""
+    return profile_from_dict(profile_toml(text, source=source), source=source, path=path)
 
 
 def profile_from_dict(data: dict[str, Any], *, source: str = "<profile>", path: str = "") -> Profile:

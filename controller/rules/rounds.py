@@ -13,8 +13,9 @@ import jsonschema
 
 from controller.data import data_path
 from controller.rules.cards import RANKS, SUITS, Card, CardError
-from controller.rules.engine import BLACKJACK, OPEN, STOOD, RoundEngine
+from controller.rules.engine import RoundEngine
 from controller.rules.profiles import ProfileError, load_profile
+from controller.rules.round_state import BLACKJACK, OPEN, STOOD
 from controller.rules.settlement import Settlement
 from controller.rules.types import (
     INSURANCE_ACTIONS,

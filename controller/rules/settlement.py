@@ -9,13 +9,11 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from controller.rules.hands import hand_value
+from controller.rules.round_state import HandState, SettlingRound
 from controller.rules.sidebets import side_bet_net, side_bet_result, special_prize
-
-if TYPE_CHECKING:
-    from controller.rules.engine import HandState, RoundEngine
 
 
 def _floor(x: Fraction) -> int:
@@ -103,7 +101,7 @@ class Settlement:
         return out
 
 
-def _hand_outcome(engine: RoundEngine, h: HandState) -> tuple[str, int]:
+def _hand_outcome(engine: SettlingRound, h: HandState) -> tuple[str, int]:
     p = engine.profile
     dealer_bj = engine.dealer_blackjack()
     if h.status == "surrendered":
@@ -131,7 +129,7 @@ def _hand_outcome(engine: RoundEngine, h: HandState) -> tuple[str, int]:
 
 
 def _settle_co_bet(
-    engine: RoundEngine, seat: int, st: Any, cb: Any, out: list[CoBetResult], extra: list[dict[str, Any]]
+    engine: SettlingRound, seat: int, st: Any, cb: Any, out: list[CoBetResult], extra: list[dict[str, Any]]
 ) -> int:
     """PT-2001 r.28: a co-bettor who did not follow a split is decided "pelo resultado alcançado para a primeira
     das duas apostas do titular"; one who followed has an equal bet on the second hand too. r.30: a double."""
@@ -167,7 +165,7 @@ def _settle_co_bet(
     return total
 
 
-def _prize_of(engine: RoundEngine, h: HandState) -> str | None:
+def _prize_of(engine: SettlingRound, h: HandState) -> str | None:
     """The special prize of one hand's three cards, as the profile's `special_prizes` choices allow."""
     rules = engine.profile.prizes
     if h.from_split and not rules.split_hands:
@@ -177,7 +175,7 @@ def _prize_of(engine: RoundEngine, h: HandState) -> str | None:
     return special_prize(h.cards)
 
 
-def settle(engine: RoundEngine) -> Settlement:
+def settle(engine: SettlingRound) -> Settlement:
     p = engine.profile
     hands: list[HandResult] = []
     insurance: list[InsuranceResult] = []

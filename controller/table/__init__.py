@@ -8,19 +8,31 @@ await table.supervisor_action("ana", "clear_jam", {})  # raises Rejected(reason)
 
 from controller.table.controller import AlertSink, LogAlerts, TableController
 from controller.table.core import JackpotSeam, Step, TableCore
-from controller.table.effects import Alert, Effect, GpioWrite, JournalRecord, Publish, Rejected, ShoeCommand
+from controller.table.effects import (
+    Alert,
+    Effect,
+    Event,
+    EventKind,
+    GpioWrite,
+    JournalRecord,
+    Rejected,
+    ShoeCommand,
+    StateDocument,
+)
 
 __all__ = [
     "Alert",
     "AlertSink",
     "Effect",
+    "Event",
+    "EventKind",
     "GpioWrite",
     "JackpotSeam",
     "JournalRecord",
     "LogAlerts",
-    "Publish",
     "Rejected",
     "ShoeCommand",
+    "StateDocument",
     "Step",
     "TableController",
     "TableCore",

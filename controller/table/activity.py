@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from controller.table.effects import Publish
+from controller.table.effects import Event, EventKind
 from controller.terminal.plain import clean
 
 log = logging.getLogger("tablectl.table")
@@ -22,29 +22,27 @@ def _money(cents: Any) -> str:
     return money(cents)
 
 
-def describe(fx: Publish) -> str | None:
+def describe(fx: Event) -> str | None:
     """One line for an event worth an operator's attention, or None."""
-    if fx.topic not in ("events/session", "events/settlement", "events/fault"):
-        return None  # checked first: reading .data of a state document would decode its text
     data = fx.data if isinstance(fx.data, dict) else {}
-    if fx.topic == "events/session":
+    if fx.kind is EventKind.SESSION:
         profile = f" ({data.get('profile')})" if data.get("profile") else ""
         return f"table {data.get('action')}: session {data.get('session_id')}{profile}"
-    if fx.topic == "events/settlement":
+    if fx.kind is EventKind.SETTLEMENT:
         hands = [h for h in data.get("hands") or [] if isinstance(h, dict)]
         net = sum(h.get("net") or 0 for h in hands if isinstance(h.get("net"), int))
         return (
             f"round {data.get('round_id')} settled: dealer {data.get('dealer_total')}, {len(hands)} hand(s), "
             f"players net {_money(net)}"
         )
-    if fx.topic == "events/fault":
+    if fx.kind is EventKind.FAULT:
         return f"fault {data.get('fault')} {data.get('state')}"
     return None
 
 
 def log_step(effects: list[Any]) -> None:
     for fx in effects:
-        if isinstance(fx, Publish) and (line := describe(fx)) is not None:
+        if isinstance(fx, Event) and (line := describe(fx)) is not None:
             log.info("%s", clean(line, 400))
 
 

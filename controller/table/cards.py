@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from controller.mqtt.topics import event_topic
 from controller.table import machine as m
 from controller.table.base import FAULT_TRIGGER, CoreBase, _card_valid
-from controller.table.effects import Publish, Rejected
+from controller.table.effects import Event, EventKind, Rejected
 from controller.table.reporting import (
     card_event,
     is_hole_card,
@@ -16,6 +15,7 @@ from controller.table.reporting import (
 from controller.table.rounds import (
     jsonable,
 )
+from controller.table.state import PendingReplacement, ShoeLineFault
 from drivers import events as ev
 
 
@@ -30,7 +30,7 @@ class CardFlow(CoreBase):
         if self.state == "settled" and self.round is not None and not self.round_void:
             self._deal(code, e.shoe_seq, e.face_up, late=True)  # PT-2001 r.19: drawn after the dealer stood
             return
-        if self._round_active() and self._phase_state() in ("dealing", "players", "dealer"):
+        if self._round_in_play():
             if self.state in m.FAULT_STATES:  # a card out before the fault, delivered after it: it is known
                 self._record("card_during_fault", card=code, shoe_seq=e.shoe_seq, fault=self.state)
         else:
@@ -48,9 +48,9 @@ class CardFlow(CoreBase):
             return
         what = "damaged" if e.damaged else "unreadable"
         self._record("card_unreadable", shoe_seq=e.shoe_seq, damaged=e.damaged, at=self._ts())
-        in_round = self._round_active() and self._phase_state() in ("dealing", "players", "dealer")
+        in_round = self._round_in_play()
         if in_round:
-            self.pending_replacement = {"shoe_seq": e.shoe_seq, "damaged": e.damaged}
+            self.pending_replacement = PendingReplacement(shoe_seq=e.shoe_seq, damaged=e.damaged)
         self._alert(
             "card_unreadable",
             "critical" if in_round else "warning",
@@ -112,8 +112,9 @@ class CardFlow(CoreBase):
         locked, light on, dealing refused (the caller raises the critical alert); a supervisor clears it
         (``clear_shoe_fault``)."""
         self._record(name, reason=reason, at=self._ts(), state=self.state, **info)
-        if name not in self.faults and self.state not in ("closed", "deck_check_failed"):
-            self._enter_fault(name, FAULT_TRIGGER[name], {"reason": reason, **info, "cleared_by": None})
+        if name not in self.faults and self.may_trigger(FAULT_TRIGGER[name]):
+            fault = ShoeLineFault.from_dict({"reason": reason, **info, "cleared_by": None})
+            self._enter_fault(name, FAULT_TRIGGER[name], fault)
 
     _SHOE_LINE_ALERT = (
         "the card is not dealt; dealing blocked until a supervisor clears it (clear_shoe_fault)"
@@ -163,20 +164,18 @@ class CardFlow(CoreBase):
         if not _card_valid(code):
             raise Rejected(f"card must be a code like 'AS' or 'TD', got {args.get('card')!r}")
         self.pending_replacement = None
-        report = {"shoe_seq": pending["shoe_seq"], "damaged": pending["damaged"], "card": code, "user": user}
+        report = {"shoe_seq": pending.shoe_seq, "damaged": pending.damaged, "card": code, "user": user}
         self._record("card_replaced", at=self._ts(), **report)
         at = len(self._fx)  # the report goes before the card's own events, as it happens
         hidden = False
         rnd = self.round
-        if self._round_active() and self._phase_state() in ("dealing", "players", "dealer"):
-            self._deal(code, pending["shoe_seq"], False)
+        if self._round_in_play():
+            self._deal(code, pending.shoe_seq, False)
             last = rnd.cards[-1] if rnd.cards else None
-            hidden = bool(last and last["shoe_seq"] == pending["shoe_seq"] and is_hole_card(rnd.engine, last))
+            hidden = bool(last and last["shoe_seq"] == pending.shoe_seq and is_hole_card(rnd.engine, last))
         elif self.state == "settled" and self.uninserted and self.lid.unlock is None:
             self._after_round()  # the lid cycle deferred while the card awaited replacement (r.51, r.59)
         # Reported to the inspection service (r.51); a replacement that became the dealer's face-down hole
         # card is withheld like its events/card until the dealer turns it over (PT-2001 r.17).
         shown = ({k: v for k, v in report.items() if k != "card"} | {"hidden": True}) if hidden else report
-        self._fx.insert(
-            at, Publish(event_topic("shoe"), "shoe", jsonable({"procedure": "card_replaced", **shown}))
-        )
+        self._fx.insert(at, Event(EventKind.SHOE, jsonable({"procedure": "card_replaced", **shown})))

@@ -4,6 +4,9 @@ Order matters (CONTRIBUTING "Flow"): the input and every record and outbox event
 only after COMMIT are shoe commands sent, GPIO written and alerts raised. Recovery loads the newest snapshot
 and re-applies the journaled inputs after it with effects suppressed, re-asserts the safe outputs (lid locked,
 light on), then feeds a ``restart`` input so the core re-counts the cards before anything goes on.
+
+Its other concerns, by name: journal_outage.py (the journal cannot write: the journal_io fault at once, inputs
+held), input_feeds.py (shoe event pump, ticker, GPIO buttons and sensors), alert_sink.py (where alerts go).
 """
 
 from __future__ import annotations
@@ -13,51 +16,34 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
+from controller.gpio.base import OUTPUT_SAFE_VALUES
 from controller.journal.store import Journal
 from controller.table import activity, inputs
+from controller.table.alert_sink import AlertSink, LogAlerts
 from controller.table.core import Step, TableCore
-from controller.table.effects import Alert, GpioWrite, JournalRecord, Publish, Rejected, ShoeCommand
+from controller.table.effects import (
+    Alert,
+    Event,
+    GpioWrite,
+    JournalRecord,
+    Rejected,
+    ShoeCommand,
+    StateDocument,
+)
+from controller.table.input_feeds import InputFeeds
 from controller.table.journal_io import JournalProblem, JournalWriteFailed, classify, is_write_failure
+from controller.table.journal_outage import JournalOutage
+from controller.table.messages import Publish, message_of
+from controller.table.shoe_resend import ShoeResend
 from drivers import events as ev
 from drivers.aio import cancel_tasks
 
 log = logging.getLogger(__name__)
 
-HELD_INPUTS_MAX = 1000
-# GPIO buttons -> dealer actions: the same interface as the MQTT dealer commands.
-BUTTON_ACTIONS = {
-    "button_no_more_bets": "no_more_bets",
-    "button_hit": "hit",
-    "button_stand": "stand",
-    "button_double": "double",
-    "button_split": "split",
-    "button_surrender": "surrender",
-    # The seat whose insurance decision is awaited (rules engine `act` without a seat); a button gives no
-    # amount, so insurance is the largest the profile allows (PT-2001 r.33), even money a blackjack's (r.34).
-    "button_insurance": "insurance",
-    "button_even_money": "even_money",
-    "button_next_round": "next_round",
-}
 
-
-class AlertSink(Protocol):
-    def raise_(self, kind: str, severity: str, reason: str, details: dict[str, Any]) -> None: ...
-
-
-class LogAlerts:
-    """Until the AlertManager is wired: log alerts and keep them for inspection."""
-
-    def __init__(self) -> None:
-        self.raised: list[tuple[str, str, str, dict[str, Any]]] = []
-
-    def raise_(self, kind: str, severity: str, reason: str, details: dict[str, Any]) -> None:
-        self.raised.append((kind, severity, reason, details))
-        log.warning("alert %s [%s]: %s", kind, severity, reason)
-
-
-class TableController:
+class TableController(JournalOutage, InputFeeds):
     def __init__(
         self,
         journal: Journal,
@@ -94,6 +80,7 @@ class TableController:
         self._deferred: list[tuple[dict[str, Any], float, Step]] = []
         self._fault_step: Step | None = None  # the fault's effects, for the caller to carry out
         self.uncommitted_events = 0  # shoe events whose commit failed: never acknowledged as committed
+        self.resend = ShoeResend()  # ... asked for again once the journal writes, and taken in order
         # Sensor inputs (lid switch, chip slots) that arrived while the journal could not take them: applied in
         # order once it writes again. (Shoe events are not held here: the shoe keeps them until committed.)
         self._held: list[dict[str, Any]] = []
@@ -137,7 +124,7 @@ class TableController:
         self.recover()
         resume = getattr(self.shoe, "resume_after", None)
         if resume is not None:  # the shoe sends again every event after the last committed one (protocol §5a)
-            resume(int(self.core.device.get("boot_id", 0)), int(self.core.device.get("event_no", 0)))
+            resume(*self.core.device.committed)
         self._safe_outputs()
         try:
             await self.submit({"type": "restart"})
@@ -164,7 +151,7 @@ class TableController:
         if self.board is not None:
             with contextlib.suppress(Exception):
                 self.board.safe_state()
-            for name, value in (("lid_lock", True), ("warning_light", True)):
+            for name, value in OUTPUT_SAFE_VALUES.items():
                 with contextlib.suppress(Exception):
                     self.board.write(name, value)
 
@@ -215,18 +202,24 @@ class TableController:
     async def handle_event(self, event: ev.DeviceEvent) -> None:
         await self.handle_events([event])
 
-    async def handle_events(self, events: list[ev.DeviceEvent]) -> bool:
+    async def handle_events(self, events: list[ev.DeviceEvent], taken: int | None = None) -> bool:
         """Device events in order, committed in ONE journal transaction (a burst costs one fsync, not one
         per card); their effects run after that commit, in order. Every event is published, the retained
         state documents once, as they stand after the burst (an intermediate one would be overwritten in
         the same commit, before anyone could read it: docs/mqtt.md). A bad event is logged, counted and
         skipped, never fatal (CONTRIBUTING); the others still count. Returns True once the events are
         committed, False if the journal could not commit them: then nothing of them happened and they must
-        not be acknowledged to the shoe as committed (issue 14 items 1 and 3)."""
+        not be acknowledged to the shoe as committed (issue 14 items 1 and 3). ``taken``: the pump's
+        ``resend.asked`` when it took the events from the driver (shoe_resend.py: taken in order, never twice)."""
         async with self._lock:
             batch: list[tuple[dict[str, Any], float, Step]] = []
             first_undo: bytes | None = None
+            asked = self.resend.asked if taken is None else taken
+            given: list[ev.DeviceEvent] = []
             for event in events:
+                if not self.resend.takes(event, asked, self.core.device):
+                    continue
+                given.append(event)
                 inp, now = inputs.encode_event(event), self._clock()
                 try:
                     step = self.core.apply(inp, now, states=False)
@@ -245,6 +238,7 @@ class TableController:
                 self._commit_or_undo(batch, first_undo)  # on failure nothing of the burst happened
             except JournalWriteFailed as exc:
                 self.uncommitted_events += len(events)
+                self.resend.commit_failed(given, self.core.device)
                 log.error("%d shoe event(s) not committed: %s", len(events), exc.problem.text)
                 failed, fault = True, self._take_fault_step()
             else:
@@ -294,109 +288,6 @@ class TableController:
             raise
         self._journal_ok()
 
-    # ---- journal write failures (issue 14 item 3) ----
-    def _journal_failed(self, exc: BaseException) -> JournalProblem:
-        """The fault at once: the core enters ``journal_io`` (its effects are carried out by the caller with
-        ``_execute_unjournaled``, outside the lock) and the input is kept to be committed when it can be."""
-        problem = classify(exc, self.journal.path.parent)
-        first = self.journal_problem is None
-        self.journal_problem = problem
-        if first:
-            log.critical("%s: the table goes into the journal_io fault", problem.text)
-        if "journal_io" in self.core.faults:
-            return problem
-        inp = {"type": "journal_fault", "kind": problem.kind, "text": problem.text}
-        now = self._clock()
-        step = self.core.apply(inp, now)
-        self._deferred.append((inp, now, step))
-        self._fault_step = step
-        return problem
-
-    async def submit_or_hold(self, inp: dict[str, Any]) -> dict[str, Any] | None:
-        """``submit`` for sensor inputs nobody can send again: if the journal cannot take it, it is held and
-        submitted when the journal writes again (a lid switch opened during a disk fault is not forgotten)."""
-        try:
-            return await self.submit(inp)
-        except JournalWriteFailed:
-            if len(self._held) < HELD_INPUTS_MAX:
-                self._held.append(inp)
-            else:
-                log.error("held sensor inputs full: %s dropped", inp)
-            return None
-
-    async def _submit_held(self) -> None:
-        while self._held and self.journal_problem is None:
-            inp = self._held.pop(0)
-            try:
-                await self.submit(inp)
-            except JournalWriteFailed:
-                self._held.insert(0, inp)
-                return
-            except Rejected as exc:
-                log.info("held input %s refused: %s", inp, exc.reason)
-
-    async def journal_failed_elsewhere(self, exc: BaseException) -> None:
-        """Another part's journal write failed (an alert, a command's nonce, the outbox's deletes): the same
-        fault, at once."""
-        async with self._lock:
-            if "journal_io" in self.core.faults and self.journal_problem is not None:
-                return
-            self._journal_failed(exc)
-            step = self._take_fault_step()
-        if step is not None:
-            await self._execute_unjournaled(step)
-
-    def _take_fault_step(self) -> Step | None:
-        step, self._fault_step = self._fault_step, None
-        return step
-
-    def _journal_ok(self) -> None:
-        if self._deferred:
-            log.warning("journal writes again: %d deferred input(s) committed", len(self._deferred))
-        self._deferred.clear()
-        if self.journal_problem is None:
-            return
-        log.warning("journal writes again (was: %s)", self.journal_problem.text)
-        self.journal_problem = None
-        if self.journal_back is not None:
-            try:
-                self.journal_back()
-            except Exception as exc:  # the service's health loop tries again
-                log.error("after the journal came back: %s", exc)
-        if self._held:
-            with contextlib.suppress(RuntimeError):  # no running loop: recovery, nothing held then
-                task = asyncio.get_running_loop().create_task(self._submit_held(), name="held-inputs")
-                self._background.add(task)  # a strong reference until it is done
-                task.add_done_callback(self._background.discard)
-
-    async def _execute_unjournaled(self, step: Step) -> None:
-        """The fault's effects without the journal: outputs first, the messages published directly (marked
-        as not journaled; the journal gets them once it writes again), then the shoe commands."""
-        self._safe_outputs()
-        if self.unjournaled is not None:
-            for fx in step.effects:
-                if isinstance(fx, Publish):
-                    try:
-                        self.unjournaled(fx)
-                    except Exception:
-                        log.exception("unjournaled publish of %s failed", fx.topic)
-        await self._execute(step)
-
-    async def retry_journal(self) -> bool:
-        """Commit what is owed (the fault's input) if the journal writes again; True if it did just now."""
-        if self.journal_problem is None and not self._deferred:
-            return False
-        async with self._lock:
-            try:
-                self._commit_many(list(self._deferred))
-            except Exception as exc:
-                if not is_write_failure(exc):
-                    raise
-                self.journal_problem = classify(exc, self.journal.path.parent)
-                return False
-            self._journal_ok()
-        return True
-
     def _maybe_snapshot(self) -> None:
         if self._since_snapshot < self.snapshot_every or self._deferred:
             return
@@ -422,9 +313,10 @@ class TableController:
                 for fx in step.effects:
                     if isinstance(fx, JournalRecord):
                         tx.append(fx.kind, fx.data)
-                    elif isinstance(fx, Publish):
-                        data = fx.data if fx.text is None else None  # the text is spliced as it is
-                        tx.publish(fx.topic, fx.event_type, data, retain=fx.retain, data_text=fx.text)
+                    elif isinstance(fx, Event | StateDocument):
+                        msg = message_of(fx)
+                        data = msg.data if msg.text is None else None  # the text is spliced as it is
+                        tx.publish(msg.topic, msg.event_type, data, retain=msg.retain, data_text=msg.text)
         for _, _, step in batch:
             activity.log_step(step.effects)  # committed: the service log says what happened
         self._since_snapshot += len(batch)
@@ -457,55 +349,3 @@ class TableController:
         for inp in failed:
             with contextlib.suppress(Rejected):  # incl. JournalWriteFailed: the fault is raised already
                 await self.submit(inp)
-
-    # ---- background ----
-    async def _pump(self, burst: int = 64) -> None:
-        async for event in self.shoe.events():
-            drain = getattr(self.shoe, "drain_events", None)
-            more = drain(burst - 1) if drain is not None else []
-            try:
-                committed = await self.handle_events([event, *more])
-            except Exception:  # a bug: logged; the pump goes on (its death would stop the watchdog)
-                log.exception("shoe events failed")
-                committed = False
-            if committed:
-                self.events_committed([event, *more])
-
-    def events_committed(self, events: list[ev.DeviceEvent]) -> None:
-        """Called only after the events' COMMIT (never after a failed one): where the shoe may be told they
-        are safe (issue 14 item 1, ack after commit). Nothing to do while the driver acks on arrival."""
-
-    async def _ticker(self, period: float = 0.25) -> None:
-        """Ticks are journaled only when a deadline is due, so an idle table writes nothing."""
-        while True:
-            await asyncio.sleep(period)
-            deadline = self.core.lid.deadline
-            if deadline is not None and self._clock() >= deadline:
-                try:
-                    await self.tick()
-                except JournalWriteFailed:
-                    pass  # the journal_io fault is raised (and ends the lid cycle)
-                except Exception:
-                    log.exception("tick failed")
-
-    def _watch_gpio(self) -> None:
-        loop = asyncio.get_running_loop()
-
-        def on_edge(name: str, value: bool) -> None:  # may run on another thread
-            loop.call_soon_threadsafe(lambda: loop.create_task(self._gpio_edge(name, value)))
-
-        for name in (*BUTTON_ACTIONS, "lid_switch"):
-            with contextlib.suppress(Exception):
-                self.board.on_edge(name, on_edge)
-
-    async def _gpio_edge(self, name: str, value: bool) -> None:
-        try:
-            if name in BUTTON_ACTIONS:
-                if value:
-                    await self.dealer_input(BUTTON_ACTIONS[name], {})
-            else:
-                await self.submit_or_hold({"type": "gpio", "name": name, "value": value})
-        except Rejected as exc:
-            log.info("button %s rejected: %s", name, exc.reason)
-        except Exception:
-            log.exception("GPIO edge %s failed", name)

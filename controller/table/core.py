@@ -29,6 +29,7 @@ from controller.table.inputs import decode_event
 from controller.table.jackpot_seam import JackpotSeam
 from controller.table.lid import Lid
 from controller.table.link import ShoeLink
+from controller.table.outputs import SafetyOutputs
 from controller.table.round_flow import RoundFlow
 from controller.table.rounds import EngineFactory, default_card, default_engine_factory
 from controller.table.shoe_cycle import ShoeCycle
@@ -56,6 +57,7 @@ class TableCore(
     RoundFlow,
     DealerInputs,
     SupervisorActions,
+    SafetyOutputs,
 ):
     def __init__(
         self,
@@ -69,8 +71,7 @@ class TableCore(
         self._engine_factory = engine_factory
         self._make_card = make_card
         self.jackpot = jackpot or JackpotSeam()
-        self.state = "closed"
-        self.machine = m.build_machine(self)
+        self.machine = m.build_machine(self)  # the authority on the state (machine.py)
         self._fx: list[Effect] = []
         self._result: dict[str, Any] = {}
         self.now = 0.0
@@ -103,7 +104,7 @@ class TableCore(
     # ================================================================ dispatch (tables: dispatch.py)
     def _device(self, e: ev.DeviceEvent) -> None:
         if e.event_no:  # the shoe's resume point: committed with this input (docs/protocol.md §5a)
-            self.device["event_no"] = e.event_no
+            self.device.event_no = e.event_no
         DEVICE_HANDLERS[type(e)](self, e)  # complete: checked when dispatch.py is imported
 
     def _dealer(self, action: str, args: dict[str, Any]) -> None:

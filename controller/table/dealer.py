@@ -10,21 +10,27 @@ from controller.table.effects import Rejected
 from controller.table.rounds import (
     RoundTracker,
 )
+from controller.table.state import Bet
 from drivers import events as ev
 
 
 class DealerInputs(CoreBase):
-    def _blocked(self) -> None:
+    def _dealing_blocked(self) -> str | None:
+        """Why no dealer input is accepted now (PT-2001 r.51), or None."""
         if self.state in m.FAULT_STATES:
             faults = ", ".join(sorted(self.faults)) or "resynchronising with the shoe"
-            raise Rejected(f"dealing blocked: {faults} (PT-2001 r.51)")
+            return f"dealing blocked: {faults} (PT-2001 r.51)"
         if self.pending_replacement is not None:
-            raise Rejected(
-                "dealing blocked: a damaged card awaits replacement by a chief inspector (PT-2001 r.51)"
-            )
+            return "dealing blocked: a damaged card awaits replacement by a chief inspector (PT-2001 r.51)"
+        return None
+
+    def _blocked(self) -> None:
+        why = self._dealing_blocked()
+        if why is not None:
+            raise Rejected(why)
 
     def _clear_bet(self, args: dict[str, Any]) -> None:
-        self._need_state("betting", "clear_bet")
+        self._allow("clear_bet", "clear_bet")
         seat = self._seat(args)
         if self.bets.pop(str(seat), None) is None:
             raise Rejected(f"no bet on seat {seat}")
@@ -33,7 +39,7 @@ class DealerInputs(CoreBase):
         self._record("bet_cleared", seat=seat)
 
     def _jackpot_chip(self, args: dict[str, Any]) -> None:
-        self._need_state("betting", "jackpot_chip")
+        self._allow("jackpot_chip", "jackpot_chip")
         seat = self._seat(args)
         if str(seat) not in self.bets:
             raise Rejected(f"seat {seat} has no main bet: no jackpot chip (PT-2001 r.45)")
@@ -43,11 +49,6 @@ class DealerInputs(CoreBase):
         self.chips.append(seat)
         self._record("jackpot_chip", seat=seat)
 
-    def _need_state(self, state: str | tuple[str, ...], action: str) -> None:
-        states = (state,) if isinstance(state, str) else state
-        if self.state not in states:
-            raise Rejected(f"{action} is not allowed in state {self.state} (needs {' or '.join(states)})")
-
     def _seat(self, args: dict[str, Any]) -> int:
         seat = args.get("seat")
         if not isinstance(seat, int) or isinstance(seat, bool) or not 1 <= seat <= self.tp.seats:
@@ -55,7 +56,7 @@ class DealerInputs(CoreBase):
         return seat
 
     def _place_bet(self, args: dict[str, Any]) -> None:
-        self._need_state("betting", "place_bet")
+        self._allow("place_bet", "place_bet")
         seat, amount = self._seat(args), args.get("amount")
         tp = self.tp
         if not isinstance(amount, int) or isinstance(amount, bool):
@@ -74,12 +75,12 @@ class DealerInputs(CoreBase):
             isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in side.values()
         ):
             raise Rejected(f"side_bets must map a side bet name to a positive integer amount, got {side!r}")
-        self.bets[str(seat)] = {"amount": amount, "side_bets": dict(side)}
+        self.bets[str(seat)] = Bet(amount=amount, side_bets=dict(side))
         self._record("bet_placed", seat=seat, amount=amount, side_bets=side)
         self._result = {"seat": seat, "amount": amount}
 
     def _no_more_bets(self) -> None:
-        self._need_state("betting", "no_more_bets")
+        self._allow("close_bets", "no_more_bets")
         if not self.bets:
             raise Rejected("no bets on the table: bets come before the first card (PT-2001 r.13)")
         self.round_no += 1
@@ -92,8 +93,8 @@ class DealerInputs(CoreBase):
         bets = [
             {
                 "seat": int(seat),
-                "amount": b["amount"],
-                **({"side_bets": b["side_bets"]} if b["side_bets"] else {}),
+                "amount": b.amount,
+                **({"side_bets": b.side_bets} if b.side_bets else {}),
                 **({"jackpot_chip": True} if int(seat) in self.chips else {}),
             }
             for seat, b in sorted(self.bets.items(), key=lambda kv: int(kv[0]))
@@ -127,7 +128,7 @@ class DealerInputs(CoreBase):
         self._result = {"round_id": round_id}
 
     def _play(self, action: str, args: dict[str, Any]) -> None:
-        self._need_state(("players", "dealing"), action)
+        self._allow("play", action)
         kwargs: dict[str, Any] = {}
         for key in ("amount", "seat", "hand"):
             value = args.get(key)
@@ -147,7 +148,7 @@ class DealerInputs(CoreBase):
 
     def _next_round(self, early: bool = False) -> None:
         """``early``: the bank reshuffles after this round (MO-2004 art.2.2.2), before the warning card."""
-        self._need_state(("settled", "cards_returned"), "next_round")
+        self._allow("next_round", "next_round")
         if early and (self.tp.continuous or not self.rules_profile.shoe.reshuffle_after_any_round):
             raise Rejected(
                 "reshuffle after any round is a shoe rule of MO-2004 art.2.2.2: not for this profile or a "

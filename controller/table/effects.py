@@ -1,11 +1,13 @@
-"""What the pure core asks the shell to do. The shell journals ``JournalRecord`` and ``Publish`` in one
-transaction and only after COMMIT executes ``Alert``, ``ShoeCommand`` and ``GpioWrite`` (CONTRIBUTING: nothing
-is actuated or published before the state it reports is durable)."""
+"""What the pure core asks the shell to do. The shell journals ``JournalRecord``, ``Event`` and
+``StateDocument`` in one transaction (the last two as outbox messages, their topics chosen by the shell:
+controller/table/messages.py) and only after COMMIT executes ``Alert``, ``ShoeCommand`` and ``GpioWrite``
+(CONTRIBUTING: nothing is actuated or published before the state it reports is durable)."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from drivers.events import Command
@@ -17,51 +19,66 @@ class JournalRecord:
     data: dict[str, Any]
 
 
-class Publish:
-    """An MQTT message (topic relative to the table prefix). Either ``data``, or ``text``: the data already
-    in canonical JSON (the core has it for the state documents it compares), decoded only if someone reads
-    ``data``: the journal stores the text as it is."""
+class EventKind(StrEnum):
+    """What happened at the table (docs/mqtt.md "events"). The shell maps each kind to its topic
+    (controller/table/messages.py); the core never names a topic."""
 
-    __slots__ = ("_data", "event_type", "retain", "text", "topic")
+    CARD = "card"
+    ROUND = "round"
+    SETTLEMENT = "settlement"
+    SHOE = "shoe"
+    LID = "lid"
+    JAM = "jam"
+    DECK_CHECK = "deck_check"
+    DEALER_ERROR = "dealer_error"
+    JACKPOT = "jackpot"
+    SESSION = "session"
+    FAULT = "fault"
 
-    def __init__(
-        self,
-        topic: str,
-        event_type: str,
-        data: dict[str, Any] | None = None,
-        retain: bool = False,
-        text: str | None = None,
-    ) -> None:
-        if data is None and text is None:
-            raise ValueError("Publish needs data or text")
-        self.topic, self.event_type, self.retain, self.text, self._data = (
-            topic,
-            event_type,
-            retain,
-            text,
-            data,
-        )
+
+class DocumentName(StrEnum):
+    """The retained state documents the core keeps current (docs/mqtt.md "state")."""
+
+    TABLE = "table"
+    SHOE = "shoe"
+    LID = "lid"
+    JAM = "jam"
+    ROUND = "round"
+    JACKPOT = "jackpot"
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """A domain event, committed with the input that caused it and then reported (not retained)."""
+
+    kind: EventKind
+    data: dict[str, Any]
+
+
+class StateDocument:
+    """A state document whose content changed: its canonical JSON ``text`` (the core compares texts to know
+    what changed), decoded only if someone reads ``data``: the journal stores the text as it is."""
+
+    __slots__ = ("_data", "name", "text")
+
+    def __init__(self, name: DocumentName, text: str) -> None:
+        self.name, self.text, self._data = name, text, None
 
     @property
     def data(self) -> dict[str, Any]:
         if self._data is None:
-            self._data = json.loads(self.text or "null")
+            self._data = json.loads(self.text)
         return self._data
 
     def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Publish):
+        if not isinstance(other, StateDocument):
             return NotImplemented
-        return (self.topic, self.event_type, self.retain, self.data) == (
-            other.topic,
-            other.event_type,
-            other.retain,
-            other.data,
-        )
+        return (self.name, self.data) == (other.name, other.data)
 
     __hash__ = None  # type: ignore[assignment]  # mutable cache inside: not hashable, like the dataclasses
 
     def __repr__(self) -> str:
-        return f"Publish({self.topic!r}, {self.event_type!r}, {self.data!r}, retain={self.retain})"
+        return f"StateDocument({self.name.value!r}, {self.text!r})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +100,7 @@ class GpioWrite:
     value: bool
 
 
-Effect = JournalRecord | Publish | Alert | ShoeCommand | GpioWrite
+Effect = JournalRecord | Event | StateDocument | Alert | ShoeCommand | GpioWrite
 
 
 class Rejected(Exception):

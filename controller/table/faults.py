@@ -5,21 +5,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from controller.table import machine as m
-from controller.table.base import FAULT_TRIGGER, NO_SESSION, CoreBase
+from controller.table.base import FAULT_TRIGGER, CoreBase
 from controller.table.effects import Rejected
+from controller.table.state import FaultInfo, IntegrityFault, JamFault, JournalFault
 from drivers import events as ev
 
 
 class Faults(CoreBase):
     def _on_Jammed(self, e: ev.Jammed) -> None:
         self._record("jam", location=str(e.location), at=self._ts(), state=self.state)
-        if self.state in ("closed", "deck_check_failed"):
+        if not self.may_jam():  # no session: no fault state to enter
             self._alert("jam", "warning", "jam reported while the table is closed (PT-2001 r.51)")
             return
-        self._enter_fault(
-            "jam", "jam", {"location": str(e.location), "device_cleared": False, "cleared_by": None}
-        )
+        self._enter_fault("jam", "jam", JamFault(location=str(e.location)))
         self._alert(
             "jam",
             "critical",
@@ -31,9 +29,9 @@ class Faults(CoreBase):
         jam = self.faults.get("jam")
         if jam is None:
             return
-        jam["device_cleared"] = True
+        jam.device_cleared = True
         self._record("jam_cleared_by_device")
-        if jam["cleared_by"]:
+        if jam.cleared_by:
             self._clear_fault("jam")
 
     def _on_DeviceError(self, e: ev.DeviceError) -> None:
@@ -48,10 +46,10 @@ class Faults(CoreBase):
         jam = self.faults.get("jam")
         if jam is None:
             raise Rejected("no jam to clear")
-        if not jam["device_cleared"]:
-            raise Rejected(f"the shoe still reports a jam ({jam['location']}): clear it first (PT-2001 r.51)")
-        jam["cleared_by"] = user
-        self._record("jam_cleared", user=user, at=self._ts(), location=jam["location"])
+        if not jam.device_cleared:
+            raise Rejected(f"the shoe still reports a jam ({jam.location}): clear it first (PT-2001 r.51)")
+        jam.cleared_by = user
+        self._record("jam_cleared", user=user, at=self._ts(), location=jam.location)
         self._clear_fault("jam")
 
     def _sv_clear_shoe_fault(self, user: str, args: dict[str, Any]) -> None:
@@ -63,7 +61,7 @@ class Faults(CoreBase):
             raise Rejected(
                 f"no such shoe-line fault to clear: {args.get('fault')!r} (raised: {raised or 'none'})"
             )
-        self.faults[name]["cleared_by"] = user
+        self.faults[name].cleared_by = user
         self._record("shoe_fault_cleared", fault=name, user=user, at=self._ts())
         self._clear_fault(name)
 
@@ -81,7 +79,7 @@ class Faults(CoreBase):
         info = self.faults.get("integrity")
         if info is None:
             raise Rejected("no integrity fault to clear")
-        if self.state not in NO_SESSION:
+        if self.may_integrity_failed():  # a session runs
             raise Rejected("the integrity fault of an open session ends when a supervisor closes the table")
         self._record("integrity_cleared", user=user, at=self._ts(), fault=info, by="clear_integrity")
         self._clear_service_fault("integrity", user)
@@ -89,7 +87,7 @@ class Faults(CoreBase):
     def _journal_fault(self, kind: str, text: str) -> None:
         """Issue 14 item 3: a journal write failed. Lid locked (GPIO and the shoe), light on, dealing refused,
         a critical alert. The shell publishes these effects without the journal and commits them once it can."""
-        info = {"kind": kind, "reason": text, "at": self._ts()}
+        info = JournalFault(kind=kind, reason=text, at=self._ts())
         if "journal_io" in self.faults:
             self.faults["journal_io"] = info
             return
@@ -105,7 +103,7 @@ class Faults(CoreBase):
     def _integrity_fault(self, reason: str, details: dict[str, Any]) -> None:
         """Issue 13 §1-2: the journal chain, a snapshot or the configuration pinned by the session does not
         check out. Dealing refused until a supervisor closes the table (clear_integrity when closed)."""
-        info = {"reason": reason, "at": self._ts(), **details}
+        info = IntegrityFault.from_dict({"reason": reason, "at": self._ts(), **details})
         if "integrity" in self.faults:
             self.faults["integrity"] = info
             return
@@ -120,29 +118,28 @@ class Faults(CoreBase):
 
     def _lock_for_service_fault(self) -> None:
         if self.lid.unlock not in (None, "auto"):  # "auto": _enter_fault ends the lid cycle itself
-            self.lid.unlock = None
-            self._cmd(ev.LockLid())
+            self._relock()
 
-    def _enter_service_fault(self, name: str, trigger: str, info: dict[str, Any]) -> None:
-        if self.state in NO_SESSION:  # listed in state/table.faults, light on, open_table refused
+    def _enter_service_fault(self, name: str, trigger: str, info: FaultInfo) -> None:
+        if not self.may_trigger(
+            trigger
+        ):  # no session: listed in state/table.faults, light on, open_table refused
             self.faults[name] = info
             self._fault_event(name, "raised", info)
             return
         self._enter_fault(name, trigger, info)
 
     def _clear_service_fault(self, name: str, user: str) -> None:
-        if self.state in NO_SESSION:  # no session: nothing to resume or count
+        if not self.may_trigger(FAULT_TRIGGER[name]):  # no session: nothing to resume or count
             self.faults.pop(name, None)
             self._fault_event(name, "cleared", {"by": user})
             return
         self._clear_fault(name)
 
-    def _enter_fault(self, name: str, trigger: str, info: dict[str, Any]) -> None:
-        if self.state not in m.FAULT_STATES:
-            self.resume_to = self.state
+    def _enter_fault(self, name: str, trigger: str, info: FaultInfo) -> None:
+        """Callers asked the machine (``may_<trigger>``); entering it remembers ``resume_to`` (machine.py)."""
         self.faults[name] = info
-        if self.state != "closed":
-            self._go(trigger)
+        self._go(trigger)
         self.lid.deadline = None
         if self.lid.unlock == "auto":
             self._lid_not_opened(f"{name} during the lid cycle")
@@ -158,7 +155,9 @@ class Faults(CoreBase):
         self._go("fault_cleared")
         self._cmd(ev.ReportCounts())  # resync: are all the round's cards accounted for?
 
-    def _fault_event(self, name: str, state: str, info: dict[str, Any]) -> None:
+    def _fault_event(self, name: str, state: str, info: FaultInfo | dict[str, Any]) -> None:
+        if isinstance(info, FaultInfo):
+            info = info.to_dict()
         if name == "jam":  # the jam has its own event type (PT-2001 r.51)
             jam: dict[str, Any] = {"state": "jammed" if state == "raised" else "cleared"}
             if state == "raised" and info.get("location") in ("input", "shuffler", "output", "unknown"):

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from controller.actions import CHIP_SLOT_PREFIX
 from controller.table.effects import Effect, JournalRecord, Rejected
 
 
 class JackpotSeam:
     """Where the progressive jackpot plugs in (PT-2001 r.38-50). Pure like the core; default: nothing.
 
-    The real one is ``controller.table.jackpot.TableJackpot``; its state is part of the core's snapshot.
+    The real one is ``controller.jackpot.table.TableJackpot``; its state is part of the core's snapshot.
     """
 
     def snapshot(self) -> dict[str, Any] | None:
@@ -39,7 +40,7 @@ class JackpotSeam:
     def on_chip_sensor(
         self, seat: int, present: bool, *, betting: bool, round_id: str | None, seats: int, now: float
     ) -> list[Effect]:
-        return [JournalRecord("gpio_input", {"name": f"chip_slot_{seat}", "value": present})]
+        return [JournalRecord("gpio_input", {"name": f"{CHIP_SLOT_PREFIX}{seat}", "value": present})]
 
     def collect(
         self, round_id: str, main_bets: list[int], manual: list[int], *, seats: int, now: float

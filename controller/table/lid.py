@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from controller.actions import CHIP_SLOT_PREFIX
 from controller.table.base import CoreBase
 from controller.table.effects import Rejected
+from controller.table.state import TamperFault
 from drivers import events as ev
 
 
@@ -41,20 +43,35 @@ class Lid(CoreBase):
             return
         # closed: lock again (PT-2001 r.60); the continuous shuffler starts shuffling by itself
         if self.lid.unlock is not None:
-            self.lid.unlock = None
+            self._relock()
+
+    # ---- the one writer of ``lid.unlock`` (the lid_lock output is derived from it, outputs.py)
+    def _grant_opening(self, why: str, *, unlock: bool = False, open_lid: bool = False) -> None:
+        """The lid may open now, and why ("auto", "loading", "closing", "supervisor:<user>"); ``unlock`` /
+        ``open_lid``: tell the shoe to release its lock / to open the lid."""
+        self.lid.unlock = why
+        if unlock:
+            self._cmd(ev.UnlockLid())
+        if open_lid:
+            self._cmd(ev.OpenLid())
+
+    def _relock(self, *, command: bool = True) -> None:
+        """No opening allowed any more: locked (``command``: tell the shoe; False when it is already told)."""
+        self.lid.unlock = None
+        if command:
             self._cmd(ev.LockLid())
 
     def _tamper(self, reason: str) -> None:
         # Closed, or after a failed deck check (PT-2001 r.55): no session runs, so no fault state to enter;
         # the opening is still a critical alert.
-        if "tamper" not in self.faults and self.state not in ("closed", "deck_check_failed"):
-            self._enter_fault("tamper", "forced", {"at": self._ts()})
+        if "tamper" not in self.faults and self.may_forced():
+            self._enter_fault("tamper", "forced", TamperFault(at=self._ts()))
         self._alert("tamper", "critical", reason)
 
     def _lid_not_opened(self, why: str) -> None:
         """PT-2001 r.61: the cards stay in the discard, to go in with the next round whose lid opens."""
-        self.lid.unlock, self.lid.deadline = None, None
-        self._cmd(ev.LockLid())
+        self.lid.deadline = None
+        self._relock()
         self._record("lid_not_opened", reason=why, carried=self.uninserted)
         self._event(
             "shoe", procedure="cards_carried", rounds=self.uninserted, reason=why, rule="PT-2001 r.61"
@@ -62,14 +79,12 @@ class Lid(CoreBase):
 
     def _sv_unlock_lid(self, user: str, args: dict[str, Any]) -> None:
         """Only the machine or an authorised supervisor opens the lid (PT-2001 r.51, r.60)."""
-        self.lid.unlock = f"supervisor:{user}"
-        self._cmd(ev.UnlockLid())
+        self._grant_opening(f"supervisor:{user}", unlock=True)
 
     def _sv_lock_lid(self, user: str, args: dict[str, Any]) -> None:
         if self.lid.state in ("open", "forced_open"):
             raise Rejected("the lid is open: close it before locking")
-        self.lid.unlock = None
-        self._cmd(ev.LockLid())
+        self._relock()
         if "tamper" in self.faults:
             self._record("tamper_cleared", user=user, at=self._ts())
             self._clear_fault("tamper")
@@ -85,11 +100,11 @@ class Lid(CoreBase):
             self._record("lid_switch", open=value)
             if value and self.lid.unlock is None:
                 self._tamper("lid switch open while the lid is locked (PT-2001 r.60)")
-        elif name.startswith("chip_slot_") and name[len("chip_slot_") :].isdigit():  # PT-2001 r.41a
+        elif name.startswith(CHIP_SLOT_PREFIX) and name[len(CHIP_SLOT_PREFIX) :].isdigit():  # PT-2001 r.41a
             rnd = self.round if self._round_active() else None
             self._fx.extend(
                 self.jackpot.on_chip_sensor(
-                    int(name[len("chip_slot_") :]),
+                    int(name[len(CHIP_SLOT_PREFIX) :]),
                     value,
                     betting=self.state == "betting",
                     round_id=rnd.round_id if rnd else None,

@@ -4,26 +4,27 @@ from __future__ import annotations
 
 from typing import Any
 
-from controller.table import machine as m
 from controller.table.base import CoreBase
 from controller.table.effects import Rejected
+from controller.table.state import LinkFault, ShoeDevice
 from drivers import events as ev
 
 
 class ShoeLink(CoreBase):
     def _on_Identified(self, e: ev.Identified) -> None:
         self._record("shoe_identified", model=e.model, firmware=e.firmware, serial=e.serial_number)
-        same_boot = bool(e.boot_id) and self.device.get("boot_id") == e.boot_id
+        known = self.device.to_dict()
+        same_boot = bool(e.boot_id) and known.get("boot_id") == e.boot_id
         if not same_boot:
             self.shoe.seq_restart = True  # another boot of the shoe: its shoe_seq may start again at 1
-        self.device = {
-            "continuous": e.continuous,
-            "decks_loaded": e.decks_loaded,
-            "serial": e.serial_number,
+        self.device = ShoeDevice(
+            continuous=e.continuous,
+            decks_loaded=e.decks_loaded,
+            serial=e.serial_number,
             # docs/protocol.md §5a: the newest event of this boot of the shoe committed here
-            "boot_id": e.boot_id,
-            "event_no": self.device.get("event_no", 0) if same_boot else 0,
-        }
+            boot_id=e.boot_id,
+            event_no=known.get("event_no", 0) if same_boot else 0,
+        )
         if self.tp and e.continuous != self.tp.continuous:
             self._alert(
                 "profile_mismatch",
@@ -37,12 +38,9 @@ class ShoeLink(CoreBase):
         if link is not None:
             # Safety first (product guide; as a jam, PT-2001 r.51): the link is back but the fault stays raised,
             # light on and lid locked, until a chief inspector (or a technician) ``clear_link``s it.
-            link["restored"] = True
+            link.restored = True
             self._record("link_up", at=self._ts(), state=self.state)
-            if self.lid.unlock is None:
-                self._cmd(ev.LockLid())  # a shoe that rebooted during the outage is locked again (r.60)
-            if self.outputs.get("warning_light"):
-                self._cmd(ev.SetWarningLight(True))  # and shows its own light again
+            self._outputs_to_rebooted_shoe()  # locked again (r.60), its own light shown again
             self._fault_event("link_down", "raised", link)  # "link back, awaiting supervisor"
         elif self.state == "resync":
             self._cmd(ev.ReportCounts())  # the count asked for before the link came up was lost
@@ -53,16 +51,14 @@ class ShoeLink(CoreBase):
     def _on_LinkDown(self, e: ev.LinkDown) -> None:
         link = self.faults.get("link_down")
         if link is not None:
-            if link.get("restored"):  # down again before a supervisor cleared it: no second alert
-                link["restored"], link["reason"] = False, e.reason
+            if link.restored:  # down again before a supervisor cleared it: no second alert
+                link.restored, link.reason = False, e.reason
                 self._record("link_down_again", reason=e.reason, at=self._ts())
                 self._fault_event("link_down", "raised", link)
             return
-        if self.state in ("closed", "deck_check_failed"):
+        if not self.may_link_lost():  # no session: no fault state to enter
             return
-        self._enter_fault(
-            "link_down", "link_lost", {"reason": e.reason, "restored": False, "cleared_by": None}
-        )
+        self._enter_fault("link_down", "link_lost", LinkFault(reason=e.reason))
         self._alert(
             "link_down",
             "critical",
@@ -77,11 +73,11 @@ class ShoeLink(CoreBase):
         link = self.faults.get("link_down")
         if link is None:
             raise Rejected("no shoe link fault to clear")
-        if not link.get("restored"):  # .get: a snapshot from before clear_link has no "restored"
+        if not link.restored:
             raise Rejected(
                 f"the shoe link is still down: {link.get('reason')}; reconnect the shoe first, then clear it"
             )
-        link["cleared_by"] = user
+        link.cleared_by = user
         self._record("link_cleared", user=user, at=self._ts(), reason=link.get("reason"))
         self._clear_fault("link_down")
 
@@ -96,7 +92,7 @@ class ShoeLink(CoreBase):
             self.shoe.last_seq += expected - count
             self.shoe.dealt += expected - count
         if count != expected:
-            if self.round is not None and self.resume_to in m.ROUND_ACTIVE:
+            if self._round_active():
                 self._void(f"{expected - count} card(s) unaccounted for after the fault", expected=expected)
             else:
                 self._alert(
@@ -105,12 +101,9 @@ class ShoeLink(CoreBase):
             self.out = max(0, self.out + expected - count)
         unlock = self.lid.unlock or ""
         if unlock.startswith("supervisor") and self.lid.state not in ("open", "forced_open"):
-            self.lid.unlock = None  # the inspector's opening is over: locked again (PT-2001 r.60)
-            self._cmd(ev.LockLid())
+            self._relock()  # the inspector's opening is over: locked again (PT-2001 r.60)
         target = self.resume_to or "closed"
-        self.resume_to = target
-        self._go("resume")
-        self.resume_to = None
+        self._go("resume")  # to resume_to, forgotten on the way out (machine.py)
         if target == "settled" and self.tp.continuous and self.uninserted and self.lid.unlock is None:
             self._after_round()  # the lid cycle the fault interrupted, or the voided round's (r.59)
         self._resume_procedure(target, count)
@@ -129,14 +122,11 @@ class ShoeLink(CoreBase):
             if self.session.packets:
                 self._check_loaded(count)  # loaded and shuffled before or during the fault (r.53-54)
             elif self.lid.unlock is None:  # a restart locked the lid before any packet went in
-                self.lid.unlock = "loading"
-                self._cmd(ev.UnlockLid())
-                self._cmd(ev.OpenLid())
+                self._grant_opening("loading", unlock=True, open_lid=True)
         elif target == "closing":
             if self.out > 0 and self.lid.unlock is None:
                 if tp.continuous:  # the discard goes in before the inventory (PT-2001 r.55)
-                    self.lid.unlock = "closing"
-                    self._cmd(ev.OpenLid())
+                    self._grant_opening("closing", open_lid=True)
                 else:
                     self._cmd(ev.StartShuffle())  # batch shoe: every card back in
             else:
@@ -150,18 +140,16 @@ class ShoeLink(CoreBase):
             # The shoe may have opened it before the restart: that LidChanged comes again now (protocol v2
             # replays what was acked but not committed, docs/protocol.md §5a) and is this opening, not tamper.
             self.lid.auto_before_restart = True
-        self.lid.unlock, self.lid.deadline = None, None
-        self.outputs = {"lid_lock": True, "warning_light": True}  # the shell applied the safe state
+        self.lid.deadline = None
+        self._relock(command=False)  # the shell locked it
+        self._outputs_made_safe()  # the shell applied the safe state
         if "link_down" in self.faults:
-            self.faults["link_down"]["restored"] = False  # this process has not heard the shoe yet
+            self.faults["link_down"].restored = False  # this process has not heard the shoe yet
         self._fx.extend(self.jackpot.on_restart())  # the jackpot sign must answer the new process first
         if self.tp and self.tp.continuous and self.lid.state not in ("open", "forced_open"):
             self._cmd(ev.LockLid())
-        if self.state in m.GROUPS["active"]:
-            self.resume_to = self.state
+        if self.may_restarted():  # the shoe is in use (or resynchronising): count the cards inside
             self._go("restarted")
-            self._cmd(ev.ReportCounts())
-        elif self.state == "resync":
             self._cmd(ev.ReportCounts())
 
     def _command_failed(self, command: str, text: str, link: bool = False) -> None:

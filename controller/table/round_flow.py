@@ -12,7 +12,6 @@ from controller.table.reporting import (
 from controller.table.rounds import (
     jsonable,
 )
-from drivers import events as ev
 
 
 class RoundFlow(CoreBase):
@@ -24,23 +23,16 @@ class RoundFlow(CoreBase):
         """The round phase the table is in, or was in when a fault interrupted it."""
         return self.resume_to if self.state in m.FAULT_STATES else self.state
 
-    def _go_phase(self, trigger: str, dest: str) -> None:
-        """A round phase change; during a fault (a card delivered late) it changes where the table resumes."""
-        if self.state in m.FAULT_STATES:
-            self.resume_to = dest
-        else:
-            self._go(trigger)
-
     def _advance(self) -> None:
         """Move on where the rules leave no choice (deal done, players done, dealer done)."""
         phase = self._engine_phase()
         self._fx.extend(self.jackpot.on_progress(self.round, phase))  # PT-2001 r.42: first 2-4 cards
-        if self._phase_state() == "dealing" and phase != "dealing":
+        if self.may_initial_dealt() and phase != "dealing":  # dealing (or interrupted there)
             self._fx.extend(self.jackpot.after_initial_deal(self.round.round_id, self.round.cards))
             if phase == "players":
-                self._go_phase("initial_dealt", "players")
-        if phase == "dealer" and self._phase_state() in ("dealing", "players"):
-            self._go_phase("to_dealer", "dealer")
+                self._go("initial_dealt")  # during a fault: where it resumes
+        if phase == "dealer" and self.may_to_dealer():
+            self._go("to_dealer")
         if phase == "complete":
             self._settle()
 
@@ -49,7 +41,7 @@ class RoundFlow(CoreBase):
         settlement = jsonable(rnd.engine.settle())
         self._record("round_settled", round_id=rnd.round_id, settlement=settlement)
         self._finish_round(settlement, void=False)
-        self._go_phase("settle", "settled")
+        self._go("settle")
         self._event("settlement", **settlement_event(rnd.round_id, settlement))
         if self.state == "settled":
             self._after_round()  # else when the fault clears (_resync)
@@ -72,10 +64,7 @@ class RoundFlow(CoreBase):
             # before it was complete dealt nothing, so the next round burns it again
             self.shoe.first_round = True
         self._finish_round({"void": True, "bets_returned": returned}, void=True)
-        if self.state in m.FAULT_STATES:
-            self.resume_to = "settled"
-        else:
-            self._go("void")
+        self._go("void")  # during a fault: it resumes in settled
         self._event("round", round_id=rnd.round_id, phase="void", reason=reason, bets_returned=returned)
         if self.state == "settled":
             self._after_round()
@@ -110,12 +99,13 @@ class RoundFlow(CoreBase):
             self._record("lid_cycle_deferred", reason="a damaged card awaits replacement (PT-2001 r.51)")
             return
         if self.tp.continuous:
-            self.lid.unlock = "auto"
             self.lid.deadline = self.now + LID_OPEN_TIMEOUT_S
-            self._cmd(ev.OpenLid())
+            self._grant_opening("auto", open_lid=True)
+
+    def _round_in_play(self) -> bool:
+        """Cards go to the round: it is dealt or played (or was, when a fault interrupted it): one that can settle."""
+        return self.round is not None and self.may_settle()
 
     def _round_active(self) -> bool:
-        return self.round is not None and (
-            self.state in m.ROUND_ACTIVE
-            or (self.state in m.FAULT_STATES and self.resume_to in m.ROUND_ACTIVE)
-        )
+        """A round with cards on the table, not settled (or interrupted there by a fault): one that can be void."""
+        return self.round is not None and self.may_void()

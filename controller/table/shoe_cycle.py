@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from controller.table import machine as m
 from controller.table.base import CARD_CODES, CoreBase, _card_valid
 from controller.table.effects import Rejected
 from controller.table.profile import WARNING_TOLERANCE_CARDS
+from controller.table.state import DeckCheck
 from drivers import events as ev
 
 
@@ -35,7 +35,7 @@ class ShoeCycle(CoreBase):
             )
         self.out = max(0, self.out - e.count)
         after_round = ("settled", "cards_returned")
-        if self.state in after_round or (self.state in m.FAULT_STATES and self.resume_to in after_round):
+        if self._phase_state() in after_round:  # also during a fault that interrupted it
             # r.62: once inserted, the rounds' records are no longer contestable (r.61: carried ones too)
             if self.uninserted:
                 self._record("rounds_final", rounds=self.uninserted, cards=e.count)
@@ -43,7 +43,7 @@ class ShoeCycle(CoreBase):
                 self.uninserted = []
             if self.out:
                 self._alert("discard_count", "warning", f"{self.out} card(s) still out after the insertion")
-            if self.state == "settled":
+            if self.may_cards_in():
                 self._go("cards_in")
 
     def _on_ShuffleStarted(self, e: ev.ShuffleStarted) -> None:
@@ -78,7 +78,7 @@ class ShoeCycle(CoreBase):
             self._resync(count)
         elif self.state == "closing":
             self._closing_count(count, returned=shuffled)
-        elif count != self.inside and self.state not in ("closed", "deck_check_failed"):
+        elif count != self.inside and self.may_jam():  # a session runs (the machine: active or a fault)
             self._alert("shoe_count", "warning", f"shoe reports {count} cards inside, expected {self.inside}")
             self.inside = count
 
@@ -150,14 +150,14 @@ class ShoeCycle(CoreBase):
         )
 
     def _maybe_skip_cut(self) -> None:
-        if self.state == "cut" and self.tp.cut_card == "none":
+        if self.tp.cut_card == "none" and self.may_cut_done():
             self._record("cut", by="none", shoe=self.shoe.no)
             self._go("cut_done")
 
     def _cut(self, args: dict[str, Any]) -> None:
         """PT-2001 r.8: the lowest occupied seat cuts; on later shoes the right passes seat by seat; if nobody
         wants to, the inspector. MO-2004 art.2.1.1: any player, or the dealer."""
-        self._need_state("cut", "cut")
+        self._allow("cut_done", "cut")
         if args.get("inspector") or args.get("dealer"):
             by: int | str = "inspector" if args.get("inspector") else "dealer"
             if by == "dealer" and self.tp.cut_card != "any_player_or_dealer":
@@ -223,22 +223,19 @@ class ShoeCycle(CoreBase):
         unknown = {c: n for c, n in e.counts.items() if not _card_valid(c) and n}
         total = sum(e.counts.values()) + e.unreadable
         ok = not (missing or extra or unknown or e.unreadable) and total == decks * 52
-        self.deck_check = {
-            "ok": ok,
-            "total": total,
-            "missing": missing,
-            "extra": extra,  # more copies of a card than decks (duplicated): the name docs/mqtt.md publishes
-            "unknown": unknown,
-        }
-        self.deck_check["unreadable"] = e.unreadable
-        self._record("deck_check", state=self.state, **self.deck_check)
-        self._event("deck_check", decks=decks, **self.deck_check)
+        # extra: more copies of a card than decks (duplicated): the name docs/mqtt.md publishes
+        check = DeckCheck(
+            ok=ok, total=total, missing=missing, extra=extra, unknown=unknown, unreadable=e.unreadable
+        )
+        self.deck_check = check
+        self._record("deck_check", state=self.state, **check.to_dict())
+        self._event("deck_check", decks=decks, **check.to_dict())
         if self.state != "closing":
             return
         if ok:
             if self.tp.continuous:
-                self.lid.unlock = "closing"  # cards taken out with the chief inspector present (r.55)
-                self._cmd(ev.UnlockLid())
+                # cards taken out with the chief inspector present (r.55)
+                self._grant_opening("closing", unlock=True)
             self._event("session", action="closed", session_id=self.session.id)
             self._go("deck_ok")
         else:
@@ -246,15 +243,17 @@ class ShoeCycle(CoreBase):
                 "deck_check",
                 "critical",
                 "deck check failed: missing, extra or duplicated cards; reopening blocked (PT-2001 r.55)",
-                **self.deck_check,
+                **check.to_dict(),
             )
             self._go("deck_bad")
 
     def _sv_ack_deck_check(self, user: str, args: dict[str, Any]) -> None:
-        self._need_state("deck_check_failed", "ack_deck_check")
-        self._record("deck_check_acknowledged", user=user, at=self._ts(), deck_check=self.deck_check)
+        self._allow("ack_deck_check", "ack_deck_check")
+        self._record(
+            "deck_check_acknowledged", user=user, at=self._ts(), deck_check=self.deck_check
+        )  # to_json
         self._go("ack_deck_check")
 
     def _sv_run_deck_check(self, user: str, args: dict[str, Any]) -> None:
-        self._need_state(("closed", "closing", "deck_check_failed"), "run_deck_check")
+        self._allow("run_deck_check", "run_deck_check")
         self._cmd(ev.RunDeckCheck())

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pickle
-from dataclasses import dataclass, fields
-from typing import Any
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar
 
 from controller.table.base import CoreBase, _copy, _parse_profile_text
+from controller.table.outputs import SAFE_OUTPUTS
 from controller.table.profile import TableProfile, table_profile
 from controller.table.rounds import (
     RoundTracker,
@@ -104,6 +105,178 @@ class LidStatus:
         return cls(**{f.name: d[f.name] for f in fields(cls) if f.name in d})
 
 
+@dataclass(kw_only=True)
+class Plain:
+    """Typed state with one plain form: ``to_dict`` gives the snapshot's (and the records' and events') dict,
+    ``from_dict(to_dict())`` is the identity, also for an older snapshot missing a typed key (kept missing) or
+    holding more (kept in ``untyped``)."""
+
+    KEYS: ClassVar[tuple[str, ...]] = ()
+    untyped: dict[str, Any] = field(default_factory=dict)  # keys this class does not type, as given
+    absent: frozenset[str] = frozenset()  # typed keys an older snapshot did not have
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {k: getattr(self, k) for k in self.KEYS if k not in self.absent}
+        d.update(self.untyped)
+        return d
+
+    to_json = to_dict  # rounds.jsonable: a fault in a record or an event is its plain form
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """Read-only access by the plain form's key (for callers outside the core)."""
+        return self.to_dict().get(key, default)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in self.KEYS and name in self.__dict__.get("absent", ()):  # set again: present again
+            object.__setattr__(self, "absent", self.absent - {name})
+        object.__setattr__(self, name, value)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Any:
+        fault = cls(
+            **{k: d[k] for k in cls.KEYS if k in d}, untyped={k: v for k, v in d.items() if k not in cls.KEYS}
+        )
+        object.__setattr__(fault, "absent", frozenset(k for k in cls.KEYS if k not in d))
+        return fault
+
+
+@dataclass(kw_only=True)
+class ShoeDevice(Plain):
+    """The shoe as it last identified itself (``Identified``) and the newest event of this boot committed here
+    (docs/protocol.md §5a); nothing known yet: every key absent (the snapshot's ``{}``)."""
+
+    KEYS = ("continuous", "decks_loaded", "serial", "boot_id", "event_no")
+    continuous: bool = True
+    decks_loaded: int = 0
+    serial: str = ""
+    boot_id: Any = None
+    event_no: int = 0
+
+    @classmethod
+    def unknown(cls) -> ShoeDevice:
+        return cls.from_dict({})
+
+    @property
+    def known(self) -> bool:
+        return bool(self.to_dict())
+
+    @property
+    def committed(self) -> tuple[int, int]:
+        """(boot id, event number) of the newest shoe event committed here: the resume point (docs/protocol.md
+        §5a); (0, 0) when nothing is known."""
+        return int(self.boot_id or 0), int(self.event_no or 0)
+
+
+@dataclass(kw_only=True)
+class FaultInfo(Plain):
+    """A raised fault (``TableCore.faults``: name -> one of the classes below); its plain form is the snapshot's,
+    the ``events/fault`` info and the journal records'."""
+
+
+@dataclass(kw_only=True)
+class Bet(Plain):
+    """A seat's bet while betting (minor units); published in state/table ``bets``."""
+
+    KEYS = ("amount", "side_bets")
+    amount: int = 0
+    side_bets: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class PendingReplacement(Plain):
+    """A damaged or unreadable card awaiting the chief inspector (PT-2001 r.51)."""
+
+    KEYS = ("shoe_seq", "damaged")
+    shoe_seq: int = 0
+    damaged: bool = False
+
+
+@dataclass(kw_only=True)
+class DeckCheck(Plain):
+    """The last deck check's result (PT-2001 r.55): discrepancies only, never the inventory's order."""
+
+    KEYS = ("ok", "total", "missing", "extra", "unknown", "unreadable")
+    ok: bool = False
+    total: int = 0
+    missing: dict[str, int] = field(default_factory=dict)
+    extra: dict[str, int] = field(default_factory=dict)  # more copies of a card than decks (duplicated)
+    unknown: dict[str, int] = field(default_factory=dict)
+    unreadable: int = 0
+
+
+@dataclass(kw_only=True)
+class JamFault(FaultInfo):
+    """PT-2001 r.51: cleared when the shoe reports it clear AND a supervisor clears it."""
+
+    KEYS = ("location", "device_cleared", "cleared_by")
+    location: str = "unknown"
+    device_cleared: bool = False
+    cleared_by: str | None = None
+
+
+@dataclass(kw_only=True)
+class LinkFault(FaultInfo):
+    """The shoe link is down, or back (``restored``) and awaiting a supervisor's ``clear_link``."""
+
+    KEYS = ("reason", "restored", "cleared_by")
+    reason: str = ""
+    restored: bool = False
+    cleared_by: str | None = None
+
+
+@dataclass(kw_only=True)
+class TamperFault(FaultInfo):
+    KEYS = ("at",)
+    at: str = ""
+
+
+@dataclass(kw_only=True)
+class JournalFault(FaultInfo):
+    """A journal write failed (issue 14 item 3)."""
+
+    KEYS = ("kind", "reason", "at")
+    kind: str = "io_error"
+    reason: str = ""
+    at: str = ""
+
+
+@dataclass(kw_only=True)
+class IntegrityFault(FaultInfo):
+    """The chain, a snapshot or the pinned configuration does not check out (issue 13 §1-2); details untyped."""
+
+    KEYS = ("reason", "at")
+    reason: str = ""
+    at: str = ""
+
+
+@dataclass(kw_only=True)
+class ShoeLineFault(FaultInfo):
+    """``shoe_sequence`` / ``card_count`` (issue 13 §5); the card frame's details untyped."""
+
+    KEYS = ("reason", "cleared_by")
+    reason: str = ""
+    cleared_by: str | None = None
+
+
+FAULT_TYPES: dict[str, type[FaultInfo]] = {
+    "jam": JamFault,
+    "link_down": LinkFault,
+    "tamper": TamperFault,
+    "journal_io": JournalFault,
+    "integrity": IntegrityFault,
+    "shoe_sequence": ShoeLineFault,
+    "card_count": ShoeLineFault,
+}
+
+
+def fault_from_dict(name: str, d: dict[str, Any]) -> FaultInfo:
+    return FAULT_TYPES.get(name, FaultInfo).from_dict(d)
+
+
+def _plain(value: Plain | None) -> dict[str, Any] | None:
+    return value.to_dict() if value is not None else None
+
+
 class StateStore(CoreBase):
     def _reset(self) -> None:
         self.machine.set_state("closed")
@@ -111,7 +284,7 @@ class StateStore(CoreBase):
         self.resume_to: str | None = None
         self.profile_name: str | None = None
         self.shuffler: str = "continuous"  # "continuous" | "batch" (the table's shoe, not the profile)
-        self.device: dict[str, Any] = {}  # the shoe's last Identified
+        self.device = ShoeDevice.unknown()  # the shoe's last Identified
         self.rules_profile: Any = None
         self.tp: TableProfile | None = None
         self.session = SessionState()
@@ -119,19 +292,19 @@ class StateStore(CoreBase):
         self.inside = 0  # cards the controller believes are inside the machine
         self.out = 0  # cards out of the machine (table + discard)
         self.lid = LidStatus()
-        self.bets: dict[str, dict[str, Any]] = {}  # seat (str, JSON keys) -> {"amount", "side_bets"}
+        self.bets: dict[str, Bet] = {}  # seat (str, JSON keys) -> its bet
         self.chips: list[int] = []
         self.round: RoundTracker | None = None
         self.round_void = False
         self.round_no = 0
         self.last_seats: list[int] = []
         self.uninserted: list[str] = []  # settled rounds whose cards are not in the shuffler yet (r.61-62)
-        self.faults: dict[str, Any] = {}  # "jam" -> {...}, "link_down" -> {...}, "tamper" -> {...}
-        self.pending_replacement: dict[str, Any] | None = None
-        self.deck_check: dict[str, Any] | None = None
+        self.faults: dict[str, FaultInfo] = {}  # "jam" -> JamFault, "link_down" -> LinkFault, ...
+        self.pending_replacement: PendingReplacement | None = None
+        self.deck_check: DeckCheck | None = None
         self.hole_revealed: str | None = None  # round whose hole card has been published (PT-2001 r.17)
         self._published: dict[str, str] = {}  # JSON text of the last retained state document per topic
-        self.outputs: dict[str, bool] = {"lid_lock": True, "warning_light": True}
+        self.outputs: dict[str, bool] = dict(SAFE_OUTPUTS)  # written by outputs.py only
 
     def snapshot(self) -> dict[str, Any]:
         """The whole state as plain data (journal snapshots, tests)."""
@@ -146,22 +319,22 @@ class StateStore(CoreBase):
                 "resume_to": self.resume_to,
                 "profile": self.profile_name,
                 "shuffler": self.shuffler,
-                "device": self.device,
+                "device": self.device.to_dict(),
                 "session": self.session.to_dict(),
                 "shoe": self.shoe.to_dict(),
                 "inside": self.inside,
                 "out": self.out,
                 "lid": self.lid.to_dict(),
-                "bets": self.bets,
+                "bets": {seat: bet.to_dict() for seat, bet in self.bets.items()},
                 "chips": self.chips,
                 "round": self.round.to_dict() if self.round else None,
                 "round_void": self.round_void,
                 "round_no": self.round_no,
                 "last_seats": self.last_seats,
                 "uninserted": self.uninserted,
-                "faults": self.faults,
-                "pending_replacement": self.pending_replacement,
-                "deck_check": self.deck_check,
+                "faults": {name: f.to_dict() for name, f in self.faults.items()},
+                "pending_replacement": _plain(self.pending_replacement),
+                "deck_check": _plain(self.deck_check),
                 "outputs": self.outputs,
                 "hole_revealed": self.hole_revealed,
                 "published": self._published,  # so a restored core publishes exactly what the live one would
@@ -173,7 +346,7 @@ class StateStore(CoreBase):
     def restore(self, snap: dict[str, Any] | bytes) -> None:
         s = pickle.loads(snap) if isinstance(snap, bytes) else _copy(snap)
         self._reset()
-        self.device = s["device"]
+        self.device = ShoeDevice.from_dict(s["device"])
         self.session = SessionState.from_dict(
             s["session"]
         )  # before the profile: a pinned session carries its profile's text
@@ -181,10 +354,14 @@ class StateStore(CoreBase):
         self.machine.set_state(s["state"])
         self.resume_to = s["resume_to"]
         self.shoe, self.inside, self.out = ShoeState.from_dict(s["shoe"]), s["inside"], s["out"]
-        self.lid, self.bets, self.chips = LidStatus.from_dict(s["lid"]), s["bets"], s["chips"]
+        self.lid, self.chips = LidStatus.from_dict(s["lid"]), s["chips"]
+        self.bets = {seat: Bet.from_dict(bet) for seat, bet in s["bets"].items()}
         self.round_no, self.last_seats, self.uninserted = s["round_no"], s["last_seats"], s["uninserted"]
-        self.faults, self.pending_replacement = s["faults"], s["pending_replacement"]
-        self.deck_check, self.outputs = s["deck_check"], s["outputs"]
+        self.faults = {name: fault_from_dict(name, d) for name, d in s["faults"].items()}
+        pending, deck_check = s["pending_replacement"], s["deck_check"]
+        self.pending_replacement = PendingReplacement.from_dict(pending) if pending is not None else None
+        self.deck_check = DeckCheck.from_dict(deck_check) if deck_check is not None else None
+        self.outputs = s["outputs"]
         self.round_void = s["round_void"]
         self.hole_revealed = s.get("hole_revealed")
         self._published = s.get("published", {})

@@ -6,7 +6,6 @@ import time
 from typing import Any
 
 from controller.actions import TECHNICIAN_ACTIONS
-from controller.table import machine as m
 from controller.table.base import PROFILE_NAME_CHARS, SUPERVISOR_ROLES, CoreBase
 from controller.table.effects import Rejected
 from drivers import events as ev
@@ -22,13 +21,7 @@ class SupervisorActions(CoreBase):
             raise Rejected(f"{action} needs a chief inspector (supervisor), not role {role!r} ({rule})")
 
     def _sv_open_table(self, user: str, args: dict[str, Any]) -> None:
-        if self.state == "deck_check_failed":
-            raise Rejected("the last deck check failed: acknowledge it first (PT-2001 r.55)")
-        self._need_state("closed", "open_table")
-        blocking = [f for f in m.SERVICE_FAULTS if f in self.faults]
-        if blocking:
-            why = "; ".join(str(self.faults[f].get("reason", f)) for f in blocking)
-            raise Rejected(f"open_table refused: the table is in the {', '.join(blocking)} fault: {why}")
+        self._allow("open_table", "open_table")  # closed, no service fault (machine.py)
         profile = args.get("profile") or self.profile_name
         if not profile:
             raise Rejected("open_table needs a rule profile")
@@ -37,7 +30,7 @@ class SupervisorActions(CoreBase):
         pinned = args.get("pinned")
         if isinstance(pinned, dict):  # the service's digests and profile text, journaled with open_table
             self.session.pinned = dict(pinned)
-        default = "continuous" if self.device.get("continuous", True) else "batch"
+        default = "continuous" if self.device.get("continuous", True) else "batch"  # unknown: continuous
         shuffler = args.get("shuffler", default)
         if shuffler not in ("continuous", "batch"):
             raise Rejected(f"shuffler must be 'continuous' or 'batch', got {shuffler!r}")
@@ -66,44 +59,39 @@ class SupervisorActions(CoreBase):
         self.inside, self.out = 0, 0
         self._go("open_table")
         if self.tp.continuous:
-            self.lid.unlock = "loading"  # r.53-54: loaded in packets with the chief inspector present
-            self._cmd(ev.UnlockLid())
-            self._cmd(ev.OpenLid())
+            # r.53-54: loaded in packets with the chief inspector present
+            self._grant_opening("loading", unlock=True, open_lid=True)
         else:
             self._cmd(ev.StartShuffle())  # batch shoe: shuffled, then cut (PT-2001 r.8)
         self._result = {"session_id": self.session.id}
 
     def _sv_close_table(self, user: str, args: dict[str, Any]) -> None:
-        closable = ("loading", "betting", "cut", "settled", "cards_returned")
-        from_integrity = self.state == "integrity"  # issue 13 §2: the faulty session ends by closing it
+        # issue 13 §2: the faulty session ends by closing it (integrity_close: no round interrupted)
+        from_integrity = "integrity_close" in self.machine.get_triggers(self.machine_state)
+        trigger = "integrity_close" if from_integrity else "close_table"  # close_table: no bets on the table
+        self._allow(trigger, "close_table")
         if from_integrity:
-            if self.resume_to not in closable:
-                raise Rejected(f"the interrupted round ({self.resume_to}) must be voided first (void_round)")
-            returned = self.bets  # placed, nothing dealt on them: returned to the players
+            # placed, nothing dealt on them: returned to the players
+            returned = {seat: bet.to_dict() for seat, bet in self.bets.items()}
             self.bets, self.chips = {}, []
-        elif self.state == "betting" and self.bets:
-            raise Rejected("bets are on the table: clear them before closing")
-        else:
-            self._need_state(closable, "close_table")
         self.jackpot.check_close()  # PT-2001 r.49: a winning hand stays until paid
         if self.lid.state == "open" and self.state != "loading":
             raise Rejected("the lid is open: insert the cards and close it first (PT-2001 r.59-60)")
         self.lid.deadline = None
         if from_integrity:
-            info = self.faults.pop("integrity", {})
+            raised = self.faults.pop("integrity", None)
+            info = raised.to_dict() if raised is not None else {}
             self._record(
                 "integrity_cleared", user=user, at=self._ts(), fault=info, by="close_table", bets=returned
             )
             self._fault_event("integrity", "cleared", {"by": user})
-            self.resume_to = None
-            self._go("integrity_close")
+            self._go("integrity_close")  # leaving the faults: resume_to forgotten (machine.py)
         else:
             self._go("close_table")
         self.round = None
         self.session.closed_by = user
         if self.out > 0 and self.tp.continuous:  # the discard goes in before the inventory (PT-2001 r.55)
-            self.lid.unlock = "closing"
-            self._cmd(ev.OpenLid())
+            self._grant_opening("closing", open_lid=True)
         elif self.out > 0:
             self._cmd(ev.StartShuffle())  # batch shoe: every card back in
         else:
@@ -125,5 +113,5 @@ class SupervisorActions(CoreBase):
         self._fx.extend(self.jackpot.supervisor("jackpot_pay", user, args, between_rounds=False))
 
     def _sv_jackpot_correct(self, user: str, args: dict[str, Any]) -> None:
-        between = not self._round_active() and self.state not in ("dealing", "players", "dealer")
+        between = not self._round_active()
         self._fx.extend(self.jackpot.supervisor("jackpot_correct", user, args, between_rounds=between))

@@ -13,7 +13,7 @@ import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, Protocol
 
 from rich import box
 from rich.table import Table
@@ -138,10 +138,26 @@ def table_rules(profile: str | None) -> TableRules:
     return TableRules(frozenset(inputs), p.min_bet, p.max_bet, p.book)
 
 
+class DemoHardware(Protocol):
+    """`tablectl demo` only (tablebench/demo.py; development tooling, never on a Pi): the emulated shoe and the
+    fake GPIO board, so keys stand in for the dealer's hands (docs/terminal.md). The product has none."""
+
+    chip_sensor: bool  # a jackpot chip can be sensed on a seat (the fake GPIO board is reachable)
+
+    async def connect(self) -> Any:
+        """The emulated shoe's control: draw, insert, close_lid, state, jam, clear_jam, unreadable
+        (docs/emulator.md)."""
+
+    async def close(self) -> None: ...
+
+    async def sense_chip(self, seat: int) -> None:
+        """A chip into the seat's slot, the slot emptied first (PT-2001 r.41a)."""
+
+
 @dataclass
 class PitConnection:
-    """Where the terminal connects. ``shoe_control`` is set by `tablectl demo` only: the emulated shoe's
-    control socket, so a key can stand in for the dealer pulling a card (docs/emulator.md ``draw``)."""
+    """Where the terminal connects. ``demo`` is set by `tablectl demo` only: the emulated hardware, so a key
+    can stand in for the dealer pulling a card (docs/emulator.md ``draw``)."""
 
     host: str
     port: int
@@ -150,8 +166,7 @@ class PitConnection:
     prefix: str
     supervisor_account: str | None = None
     supervisor_password: str | None = None
-    shoe_control: str | None = None
-    gpio_control: str | None = None  # the fake GPIO board's socket (demo: a jackpot chip sensed on a seat)
+    demo: DemoHardware | None = None
     floor_console: str | None = None  # demo: the command line that attaches the floor alert console
     profile: str = "pt-2001"
     seats: int = 7
@@ -219,7 +234,7 @@ class PitApp(App[None]):
         # pressed before state/table caught up adds to it (0: a clear is on its way)
         self._sent_bets: dict[int, int] = {}
         self.message = ""
-        self._control: Any = None  # drivers.emulator.control_client.ControlClient in the demo
+        self._control: Any = None  # the emulated shoe's control in the demo (DemoHardware.connect)
         self._dirty = True
 
     # ---- layout ----
@@ -246,9 +261,9 @@ class PitApp(App[None]):
                     yield Button(
                         f"{label} ({key.upper()})", id=f"sv-{action}", variant="warning", compact=True
                     )
-                if self.conn.shoe_control:
+                if self.conn.demo is not None:
                     for action, (key, label) in DEMO_KEYS.items():
-                        if action != "chip" or self.conn.gpio_control:
+                        if action != "chip" or self.conn.demo.chip_sensor:
                             yield Button(
                                 f"{label} ({key})", id=f"demo-{action}", variant="success", compact=True
                             )
@@ -262,7 +277,7 @@ class PitApp(App[None]):
         keys = "  ".join(f"{k.upper()} {label}" for k, label, _ in SUPERVISOR_KEYS.values())
         demo = (
             "  ·  demo: " + "  ".join(f"{k} {label.lower()}" for k, label in DEMO_KEYS.values())
-            if self.conn.shoe_control
+            if self.conn.demo is not None
             else ""
         )
         return Text(f"Supervisor (user + PIN): {keys}{demo}  ·  q quit")
@@ -293,10 +308,8 @@ class PitApp(App[None]):
         for client in clients:
             with contextlib.suppress(TimeoutError, OSError):
                 await client.connect(timeout=5)  # paho keeps retrying in the background if it timed out
-        if self.conn.shoe_control:
-            from drivers.emulator.control_client import ControlClient
-
-            self._control = await ControlClient.connect(self.conn.shoe_control)
+        if self.conn.demo is not None:
+            self._control = await self.conn.demo.connect()
         self._dirty = True
 
     async def on_unmount(self) -> None:
@@ -304,15 +317,14 @@ class PitApp(App[None]):
             if client is not None:
                 with contextlib.suppress(Exception):
                     await client.close()
-        if self._control is not None:
+        if self.conn.demo is not None:
             with contextlib.suppress(Exception):
-                await self._control.close()
+                await self.conn.demo.close()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "demo":  # demo keys exist only against the emulated shoe (and the fake GPIO board)
-            return bool(self.conn.shoe_control) and (
-                parameters[:1] != ("chip",) or bool(self.conn.gpio_control)
-            )
+            demo = self.conn.demo
+            return demo is not None and (parameters[:1] != ("chip",) or demo.chip_sensor)
         return True
 
     # ---- model updates ----
@@ -399,8 +411,7 @@ class PitApp(App[None]):
 
     def enabled(self) -> set[str]:
         view = self.client.view
-        return enabled_inputs(view.status, self.client.connected, self.doc("table"), self.doc("round"),
-                              self.doc("jackpot"))  # fmt: skip
+        return enabled_inputs(view.status, self.client.connected, self.doc("table"))
 
     def _banner(self) -> Text:
         view = self.client.view
@@ -570,7 +581,7 @@ class PitApp(App[None]):
             status=self.client.view.status if self.client.connected else "unreachable",
             table=self.doc("table"), rnd=self.doc("round"), shoe=self.doc("shoe"), jam=self.doc("jam"),
             lid=self.doc("lid"), enabled=self.enabled(), keys={a: k for a, (k, _) in DEALER_KEYS.items()},
-            demo=bool(self.conn.shoe_control), seat=self.seat, chip=money(self.chip),
+            demo=self.conn.demo is not None, seat=self.seat, chip=money(self.chip),
         )  # fmt: skip
         return Text(f"next: {clean(hint, 200)}")
 
@@ -702,29 +713,15 @@ class PitApp(App[None]):
         elif action == "machine":
             what, call = self._machine_step(ctl)
             self._run(what, call)
-        elif action == "chip" and self.conn.gpio_control:
-            self._run(f"Jackpot chip sensed on Seat {self.seat}", self._chip_sensed(self.conn.gpio_control))
+        elif action == "chip" and self.conn.demo is not None and self.conn.demo.chip_sensor:
+            demo, seat = self.conn.demo, self.seat
+            self._run(f"Jackpot chip sensed on Seat {seat}", lambda: demo.sense_chip(seat))
         elif action == "jam":
             self._run("Jam on the shoe's output (emulated)", lambda: ctl.jam("output"))
         elif action == "free":
             self._run("Jam freed on the device (emulated)", ctl.clear_jam)
         elif action == "damaged":
             self._run("The next card is damaged (unreadable)", lambda: ctl.unreadable(damaged=True))
-
-    def _chip_sensed(self, gpio: str) -> Callable[[], Awaitable[Any]]:
-        """A chip into the selected seat's slot (the slot empties first: the dealer took the last one,
-        PT-2001 r.41a), through the fake GPIO board's control socket (controller/gpio/fake_server.py)."""
-        from controller.gpio import fake_server
-
-        seat = self.seat
-
-        async def sense() -> None:
-            for present in (False, True):
-                reply = await fake_server.call(gpio, "set", name=f"chip_slot_{seat}", value=present)
-                if not reply.get("ok"):
-                    raise RuntimeError(str(reply.get("error")))
-
-        return sense
 
     def _machine_step(self, ctl: Any) -> tuple[str, Callable[[], Awaitable[Any]]]:
         """The dealer at the machine, by what the table waits for: the round's cards in and the lid closed

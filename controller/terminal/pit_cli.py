@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import os
+import sys
 
+from controller.terminal.broker_password import PasswordError, broker_password
 from controller.terminal.pit import PitApp, PitConnection
 
 
@@ -12,7 +13,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", default="127.0.0.1", help="MQTT broker host")
     p.add_argument("--port", type=int, default=1883, help="MQTT broker port")
     p.add_argument("--user", default="dealer", help="broker account of the pit terminal (dealer role)")
-    p.add_argument("--password", help="its broker password (default: $TABLECTL_MQTT_PASSWORD)")
+    p.add_argument(
+        "--password-file",
+        help="file holding its broker password, mode 0600 (else $TABLECTL_MQTT_PASSWORD, else asked)",
+    )
     p.add_argument("--site", required=True, help="site of the topic prefix casino/<site>/table/<id>")
     p.add_argument("--table", required=True, help="table id")
     p.add_argument(
@@ -20,7 +24,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="broker account (supervisor role) for signed supervisor actions (else refused)",
     )
     p.add_argument(
-        "--supervisor-password", help="its broker password (default: $TABLECTL_SUPERVISOR_MQTT_PASSWORD)"
+        "--supervisor-password-file",
+        help="file holding its broker password, mode 0600 (else $TABLECTL_SUPERVISOR_MQTT_PASSWORD, else asked)",
     )
     p.add_argument("--profile", default="pt-2001", help="rule profile proposed by 'open table'")
     p.add_argument("--seats", type=int, default=7, help="number of seats at the table")
@@ -31,14 +36,23 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    password = args.password or os.environ.get("TABLECTL_MQTT_PASSWORD")
-    if not password:
-        print("terminal: --password (or $TABLECTL_MQTT_PASSWORD) is required", flush=True)
-        return 2
     if not 1 <= args.seats <= 9:
-        print(f"terminal: --seats must be 1..9, got {args.seats}", flush=True)
+        print(f"terminal: --seats must be 1..9, got {args.seats}", file=sys.stderr, flush=True)
         return 2
-    sup_password = args.supervisor_password or os.environ.get("TABLECTL_SUPERVISOR_MQTT_PASSWORD")
+    try:
+        password = broker_password(args.password_file, "TABLECTL_MQTT_PASSWORD", f"terminal: {args.user}")
+        sup_password = (
+            broker_password(
+                args.supervisor_password_file,
+                "TABLECTL_SUPERVISOR_MQTT_PASSWORD",
+                f"terminal: {args.supervisor_account}",
+            )
+            if args.supervisor_account
+            else None
+        )
+    except PasswordError as exc:
+        print(exc, file=sys.stderr, flush=True)
+        return 2
     conn = PitConnection(
         host=args.host,
         port=args.port,
@@ -46,7 +60,7 @@ def main(args: argparse.Namespace) -> int:
         password=password,
         prefix=f"casino/{args.site}/table/{args.table}",
         supervisor_account=args.supervisor_account,
-        supervisor_password=sup_password if args.supervisor_account else None,
+        supervisor_password=sup_password,
         profile=args.profile,
         seats=args.seats,
         key_dir=args.key_dir,

@@ -10,7 +10,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from controller.actions import DEALER_BETTING, DEALER_PLAY
+from controller.actions import DEALER_ACTIONS, DEALER_BETTING, DEALER_PLAY
 
 # Dealer inputs shown as buttons/keys, by command name (docs/mqtt.md "Dealer").
 PLAY_INPUTS = DEALER_PLAY
@@ -108,34 +108,17 @@ def money(cents: Any) -> str:
     return f"{sign}{units:,}.{minor:02d}"
 
 
-def enabled_inputs(
-    status: str,
-    connected: bool,
-    table: dict[str, Any],
-    rnd: dict[str, Any],
-    jackpot: dict[str, Any] | None = None,
-) -> set[str]:
-    """The dealer inputs to enable now. During play the controller's ``allowed_actions`` (the rules engine's
-    answer, by command name) is authoritative; betting inputs follow the table state. The dealer enters
-    jackpot chips only in manual mode (PT-2001 r.41b; automatic tables sense them, r.41a) while the jackpot
-    is playable. Nothing is enabled while the broker or the controller is unreachable."""
+def enabled_inputs(status: str, connected: bool, table: dict[str, Any]) -> set[str]:
+    """The dealer inputs to enable now: exactly the ones the controller says it accepts (``state/table``
+    ``dealer_inputs``, decided by its state machine and, during play, its rules engine); the terminal decides
+    nothing itself. Nothing while the broker or the controller is unreachable, nor from a document without the
+    list; a name that is not a dealer command is ignored."""
     if not connected or status != "online":
         return set()
-    state = str(table.get("state", ""))
-    if state == "betting":
-        allowed = {"place_bet"}
-        if table.get("bets"):
-            allowed |= {"clear_bet", "no_more_bets"}
-            if jackpot and jackpot.get("mode") == "manual" and jackpot.get("playable"):
-                allowed.add("jackpot_chip")
-        return allowed
-    if state in ("settled", "cards_returned"):
-        return {"next_round"}
-    if state == "cut":
-        return {"cut"}
-    if state in ("dealing", "players", "dealer"):
-        return {str(a) for a in rnd.get("allowed_actions") or [] if a in PLAY_INPUTS}
-    return set()
+    inputs = table.get("dealer_inputs")
+    if not isinstance(inputs, list):
+        return set()
+    return {a for a in inputs if isinstance(a, str) and a in DEALER_ACTIONS}
 
 
 def hand_label(seat: Any, hand: Any, split: bool | None = None) -> str:

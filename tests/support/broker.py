@@ -1,4 +1,4 @@
-"""Test helpers around a real mosquitto (controller/broker.py) and a paho consumer that records what it sees.
+"""Test helpers around a real mosquitto (bench/tablebench/broker.py) and a paho consumer that records what it sees.
 
 Every message a ``Recorder`` receives under the table prefix is validated against its topic's schema
 (``validate_message``); a schema failure is kept in ``invalid`` and fails the test that checks it.
@@ -19,10 +19,11 @@ from paho.mqtt.enums import CallbackAPIVersion
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
-from controller.broker import Broker, load_users
+from controller.broker import load_users
 from controller.mqtt.link import LinkConfig
 from controller.mqtt.schemas import MessageInvalid, validate_message
 from controller.mqtt.topics import Topics
+from tablebench.broker import Broker
 
 USERS = load_users()  # the shipped demo accounts (firmware_configs/mosquitto/users.example.toml)
 

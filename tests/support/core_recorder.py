@@ -43,13 +43,15 @@ UNDO_KEEP = 256  # how many recent undo values a restore(bytes) may name
 
 def effect_json(fx: Any) -> list[Any]:
     """One effect as plain JSON: what reaches the journal, the outbox and the device."""
-    from controller.table.effects import Alert, GpioWrite, JournalRecord, Publish, ShoeCommand
+    from controller.table.effects import Alert, Event, GpioWrite, JournalRecord, ShoeCommand, StateDocument
+    from controller.table.messages import message_of
 
     if isinstance(fx, JournalRecord):
         return ["record", fx.kind, fx.data]
-    if isinstance(fx, Publish):
-        text = fx.text if fx.text is not None else canonical(fx.data)
-        return ["publish", fx.topic, fx.event_type, fx.retain, text]
+    if isinstance(fx, Event | StateDocument):  # as the shell publishes it: its one topic mapping
+        msg = message_of(fx)
+        text = msg.text if msg.text is not None else canonical(msg.data)
+        return ["publish", msg.topic, msg.event_type, msg.retain, text]
     if isinstance(fx, Alert):
         return ["alert", fx.kind, fx.severity, fx.reason, fx.details]
     if isinstance(fx, ShoeCommand):

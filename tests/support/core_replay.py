@@ -84,8 +84,8 @@ def _first_difference(expected: Any, actual: Any, path: str = "") -> str:
 def replay(session: Session) -> int:
     """Replay one session through the current core; raises ``Mismatch`` at the first differing call.
     Returns the number of calls compared."""
+    from controller.jackpot.table import TableJackpot
     from controller.table.core import TableCore
-    from controller.table.jackpot import TableJackpot
 
     head = session.header
     loads: dict[str, list[dict[str, Any]]] = defaultdict(list)

@@ -9,8 +9,8 @@ import json
 import pytest
 
 from controller.mqtt.schemas import validate_message
-from controller.table.effects import Publish
-from controller.table.testing import Harness
+from controller.table.messages import messages
+from tablebench.table_testing import Harness
 
 TOPICS = ("events/jackpot", "state/jackpot", "state/round")
 BET = 100
@@ -38,8 +38,8 @@ def jackpot_messages_valid(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(Harness, "__init__", init)
     yield
     for h in harnesses:
-        for i, e in enumerate(h.effects):
-            if isinstance(e, Publish) and e.topic in TOPICS:
+        for i, e in enumerate(messages(h.effects)):
+            if e.topic in TOPICS:
                 payload = {"event_id": i + 1, "ts": "2026-01-01T00:00:00.000Z", "type": e.event_type}
                 payload.update(table="T1", data=e.data)
                 validate_message(e.topic, json.dumps(payload).encode())

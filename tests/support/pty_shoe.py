@@ -30,11 +30,11 @@ from pathlib import Path
 from typing import Any
 
 from drivers import events as ev
-from drivers.emulator.control import ControlServer
-from drivers.emulator.control_client import ControlClient
-from drivers.emulator.device import EmulatedShoe
-from drivers.emulator.scenario import parse_scenario
 from drivers.shoe import ShoeDriver
+from tablebench.emulator.control import ControlServer
+from tablebench.emulator.control_client import ControlClient
+from tablebench.emulator.device import EmulatedShoe
+from tablebench.emulator.scenario import parse_scenario
 
 FAST_LINK = {"heartbeat_s": 0.05, "silence_timeout_s": 1.0, "ack_timeout_s": 0.05}
 FAST_DRIVER = {

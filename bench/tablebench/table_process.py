@@ -1,7 +1,7 @@
 """A bare table controller process for crash tests and the bench: a shoe on a serial port, a journal, and JSON
 lines on stdin/stdout instead of MQTT.
 
-    python -m controller.table --port /tmp/x/shoe --db /tmp/x/journal.db [--fast-link]
+    python -m tablebench.table_process --port /tmp/x/shoe --db /tmp/x/journal.db [--fast-link]
 
 Each stdin line is one request, answered by one stdout line:
 ``{"op": "dealer", "action": "place_bet", "args": {...}}``,
@@ -77,7 +77,9 @@ async def _handle(table: TableController, line: str) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m controller.table", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m tablebench.table_process", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--port", required=True, help="shoe serial port (or pty symlink)")
     parser.add_argument("--db", required=True, help="journal database")
     parser.add_argument("--table", default="T1", help="table id in published events")

@@ -14,9 +14,9 @@ import os
 from typing import Any
 
 from drivers import events as ev
-from drivers.emulator.device import EmulatedShoe
-from drivers.emulator.model import Refused
 from drivers.events import RANKS, SUITS, JamLocation
+from tablebench.emulator.device import EmulatedShoe
+from tablebench.emulator.model import Refused
 
 log = logging.getLogger(__name__)
 

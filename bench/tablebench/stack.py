@@ -1,10 +1,10 @@
 """Start a whole table on one machine: broker, emulated shoe and jackpot display on pseudo-terminals, and the
-real service process (`tablectl run`, what systemd starts) with a generated
+real service process (what systemd starts as `tablectl run`; here through tablebench/service.py) with a generated
 configuration.
 
 Used by `tablectl demo`, the HIL bench (hil_tests/) and the benchmarks. Every part is a real process speaking
 its real protocol; only the hardware is emulated. The service's fake GPIO board is driven through a unix
-socket (controller/gpio/fake_server.py).
+socket (tablebench/gpio_server.py) that the bench's launcher of the service opens (tablebench/service.py).
 """
 
 from __future__ import annotations
@@ -20,11 +20,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from controller.broker import Broker, load_users
+from controller.broker import load_users
+from controller.rules.profiles import load_profile
+from tablebench import ROOT
+from tablebench.broker import Broker
 
-ROOT = Path(__file__).resolve().parent.parent
 DEMO_CONFIG = ROOT / "firmware_configs" / "demo.toml"
 TABLECTL = [sys.executable, "-m", "controller.cli"]
+# The service as `tablectl run` runs it, plus the fake GPIO board's control socket (tablebench/service.py).
+SERVICE = [sys.executable, "-m", "tablebench.service"]
 
 # Demo supervisor/technician users and PINs; never for production. Their key pairs are made when a stack
 # starts (write_demo_credentials): the key files (encrypted under these PINs) in <workdir>/keys, the public keys
@@ -88,18 +92,16 @@ def dump_toml(doc: dict[str, Any]) -> str:
 
 def shoe_settings_for(profile_file: Path, mode: str) -> dict[str, Any]:
     """The [shoe] settings a rule profile requires (decks, burns, cut and warning card: PT-2001 r.8-10)."""
-    prof = tomllib.loads(profile_file.read_text())
-    decks = int(prof["decks"])
-    burn = prof.get("burn", {})
-    shoe = prof.get("shoe", {})
+    prof = load_profile(str(profile_file))  # the one profile parser (controller/rules/profiles.py)
+    decks = prof.decks
     continuous = mode == "continuous"
     return {
         "mode": mode,
         "decks": decks,
-        "burn_cards": {"none": 0, "one": 1, "decks": decks}.get(burn.get("shoe_start", "none"), 0),
-        "burn_each_round": 1 if burn.get("per_round") else 0,
-        "cut_card": False if continuous else shoe.get("cut_card", "none") != "none",
-        "warning_card_from_end": 0 if continuous else int(shoe.get("warning_card_from_end", 0)),
+        "burn_cards": {"none": 0, "one": 1, "decks": decks}.get(prof.burn.shoe_start, 0),
+        "burn_each_round": 1 if prof.burn.per_round else 0,
+        "cut_card": False if continuous else prof.shoe.cut_card != "none",
+        "warning_card_from_end": 0 if continuous else prof.shoe.warning_card_from_end,
     }
 
 
@@ -173,10 +175,8 @@ class Stack:
 
     def _start_shoe(self) -> None:
         scenario = self.workdir / "scenario.json"
-        decks = tomllib.loads(
-            (ROOT / "firmware_configs" / "profiles" / f"{self.opts.profile}.toml").read_text()
-        )
-        default = {"kind": "continuous", "decks": decks["decks"], "seed": 7}
+        profile = load_profile(str(ROOT / "firmware_configs" / "profiles" / f"{self.opts.profile}.toml"))
+        default = {"kind": "continuous", "decks": profile.decks, "seed": 7}
         scenario.write_text(json.dumps(self.opts.scenario or default))
         self.shoe_proc, info = _spawn_json(
             [*TABLECTL, "emulate-shoe", "--scenario", str(scenario), "--link", str(self.workdir / "shoe")],
@@ -231,7 +231,9 @@ class Stack:
 
     # ---- the controller process ----
     def start_controller(self) -> None:
-        cmd = [*TABLECTL, "run", "--config", str(self.config_path), "--gpio-control", self.gpio_socket]
+        cmd = [*SERVICE, "--config", str(self.config_path)]
+        if self.gpio_socket:  # a real board (BenchStack) has no control socket
+            cmd += ["--gpio-control", self.gpio_socket]
         if self.opts.verbose:
             cmd.append("-v")
         log = open(self.log_path, "ab")  # noqa: SIM115 - handed to the child process

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent.parent
+from tablebench import ROOT
+
 DEFAULT_BENCH = ROOT / "hil_tests" / "benches" / "emulated.toml"
 
 _KINDS = {
@@ -117,7 +118,7 @@ def parse_bench(doc: dict[str, Any], where: str = "bench") -> BenchConfig:
     if cfg.shuffler not in ("continuous", "batch"):
         raise BenchError(f"{where}: [shoe] shuffler = {cfg.shuffler!r} must be 'continuous' or 'batch'")
     if cfg.scenario:
-        from drivers.emulator.scenario import ScenarioError, parse_scenario
+        from tablebench.emulator.scenario import ScenarioError, parse_scenario
 
         try:
             parse_scenario(cfg.scenario)

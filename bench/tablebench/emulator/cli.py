@@ -15,9 +15,12 @@ import os
 import signal
 import sys
 
-from drivers.emulator.control import ControlServer
-from drivers.emulator.device import EmulatedShoe
-from drivers.emulator.scenario import ScenarioError, load_scenario, parse_scenario
+from tablebench.emulator.control import ControlServer
+from tablebench.emulator.device import EmulatedShoe
+from tablebench.emulator.scenario import ScenarioError, load_scenario, parse_scenario
+
+# its line in `tablectl --help` (entry point tablectl.commands, bench/pyproject.toml)
+HELP = "run the emulated shuffler-shoe on a pseudo-terminal"
 
 DEFAULT_LINK = "/tmp/tablectl-shoe"
 

@@ -21,9 +21,9 @@ from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from controller.bench.journal_probe import last_committed_event_id
-from controller.bench.rig import Rig
 from controller.client import CommandFailed, TableView
+from tablebench.bench.journal_probe import last_committed_event_id
+from tablebench.bench.rig import Rig
 
 TIMEOUT = 30.0
 ROUND_STATES = ("dealing", "players", "dealer", "insurance")

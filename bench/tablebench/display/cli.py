@@ -14,7 +14,10 @@ import logging
 import signal
 import sys
 
-from drivers.display.emulator import DisplayEmulator
+from tablebench.display.emulator import DisplayEmulator
+
+# its line in `tablectl --help` (entry point tablectl.commands, bench/pyproject.toml)
+HELP = "run the emulated jackpot display on a pseudo-terminal"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -24,15 +24,15 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from controller.bench import faults as F
-from controller.bench import journal_disk
-from controller.bench.config import BenchConfig
-from controller.bench.driver import BenchTimeout, Dealer
-from controller.bench.journal_disk import JournalDisk
-from controller.bench.journal_probe import last_committed_event_id
-from controller.bench.reconcile import Reconciliation, reconcile
-from controller.bench.rig import Rig
-from drivers.emulator.control_client import ControlCallError
+from tablebench.bench import faults as F
+from tablebench.bench import journal_disk
+from tablebench.bench.config import BenchConfig
+from tablebench.bench.driver import BenchTimeout, Dealer
+from tablebench.bench.journal_disk import JournalDisk
+from tablebench.bench.journal_probe import last_committed_event_id
+from tablebench.bench.reconcile import Reconciliation, reconcile
+from tablebench.bench.rig import Rig
+from tablebench.emulator.control_client import ControlCallError
 
 SCRIPTS = (
     ["8S", "8H", "2C", "8D", "8C"],  # seat 1 pair of eights after the burn: a split (PT-2001 r.26)
@@ -165,7 +165,7 @@ async def run_soak(
     rig = Rig(bench, workdir, scenario=scenario, profile=opts.profile)
     rig.journal_disk = disk
     try:
-        await _run(rig, bench, opts, rng, faults, result, started, progress)
+        await _run(SoakRun(rig, bench, opts, rng, faults, result, started, progress))
     finally:
         if disk is not None:
             await asyncio.to_thread(disk.close)
@@ -193,21 +193,28 @@ def _journal_disk(
     return disk
 
 
-async def _run(
-    rig: Rig,
-    bench: BenchConfig,
-    opts: SoakOptions,
-    rng: random.Random,
-    faults: dict[str, F.Fault],
-    result: SoakResult,
-    started: float,
-    progress: Callable[[str], None],
-) -> None:
+@dataclass(frozen=True, slots=True)
+class SoakRun:
+    """What one soak run works with: the rig, its settings, the seeded randomness, the fault kinds, the result
+    being filled in, and where progress goes."""
+
+    rig: Rig
+    bench: BenchConfig
+    opts: SoakOptions
+    rng: random.Random
+    faults: dict[str, F.Fault]
+    result: SoakResult
+    started: float
+    progress: Callable[[str], None]
+
+
+async def _run(run: SoakRun) -> None:
+    rig, result = run.rig, run.result
     async with rig:
-        d = Dealer(rig, seed=opts.seed)
+        d = Dealer(rig, seed=run.opts.seed)
         await d.open_session()
         try:
-            await _play(d, rig, bench, opts, rng, faults, result, started, progress)
+            await _play(d, run)
             await d.close_session()
         except Exception as exc:  # report what failed, then reconcile whatever the journal holds
             result.aborted = f"after {result.rounds_played} rounds: {type(exc).__name__}: {exc}"
@@ -218,17 +225,9 @@ async def _run(
         result.refetched = list(rig.observer.received.refetched)
 
 
-async def _play(
-    d: Dealer,
-    rig: Rig,
-    bench: BenchConfig,
-    opts: SoakOptions,
-    rng: random.Random,
-    faults: dict[str, F.Fault],
-    result: SoakResult,
-    started: float,
-    progress: Callable[[str], None],
-) -> None:
+async def _play(d: Dealer, run: SoakRun) -> None:
+    rig, bench, opts, rng, faults, result = run.rig, run.bench, run.opts, run.rng, run.faults, run.result
+    started, progress = run.started, run.progress
     for i in range(opts.rounds):
         order = None
         if rng.random() < 0.3:

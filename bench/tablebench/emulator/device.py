@@ -5,7 +5,7 @@ event reliably (retransmitting until acked, across reconnects: nothing is lost w
 the numbered events after their ack and sends again every one after the resume point each HELLO names
 (docs/protocol.md §5a: nothing acknowledged is lost before the host committed it), and executes commands on
 the ``ShoeModel``. Faults (line noise, silence, unplug, lost acks, raw bytes) are
-injected here; the control socket (drivers/emulator/control.py) drives it at run time.
+injected here; the control socket (bench/tablebench/emulator/control.py) drives it at run time.
 """
 
 from __future__ import annotations
@@ -22,17 +22,32 @@ from collections import deque
 from typing import Any
 
 from drivers import events as ev
-from drivers.emulator.model import Refused, ShoeModel
-from drivers.emulator.scenario import Scenario
 from drivers.link import ReliableLink
 from drivers.protocol import messages as msg
 from drivers.protocol.framing import Frame
 from drivers.protocol.messages import ErrorCode, MsgType
+from tablebench.emulator.model import Refused, ShoeModel
+from tablebench.emulator.scenario import Scenario
 
 log = logging.getLogger(__name__)
 
 _OUTBUF_MAX = 64 * 1024  # like a UART FIFO with nobody reading: beyond this, bytes are dropped
 REPLAY_BUFFER = 4096  # acknowledged events kept for a replay (>= msg.REPLAY_BUFFER_MIN, docs/protocol.md §5a)
+
+
+class LossyAckLink(ReliableLink):
+    """The emulated shoe's link: the control socket's ``lose_acks`` makes it pretend the next N acks of its
+    frame in flight were lost (it sends the frame again). Fault injection lives here, not in drivers/link.py."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.ignore_acks = 0
+
+    def _ack_taken(self, frame: Frame) -> bool:
+        if self.ignore_acks > 0:
+            self.ignore_acks -= 1
+            return False
+        return True
 
 
 class EmulatedShoe:
@@ -42,7 +57,7 @@ class EmulatedShoe:
         self.link_path = link_path
         self.device_path: str | None = None
         self.boot_id = random.getrandbits(32)
-        self.link = ReliableLink(
+        self.link = LossyAckLink(
             name="emulator", ack_timeout=scenario.ack_timeout_s, max_retries=None, backoff_cap=1.0
         )
         self.bit_error_rate = scenario.bit_error_rate

@@ -10,8 +10,8 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from functools import partial
 
-from controller.bench.driver import Dealer
 from controller.client import CommandFailed
+from tablebench.bench.driver import Dealer
 
 Fault = Callable[[Dealer], Awaitable[None]]
 

@@ -12,8 +12,8 @@ from collections import Counter, deque
 from dataclasses import dataclass
 
 from drivers import events as ev
-from drivers.emulator.scenario import ALL_CODES, Fault, Scenario, check_code
 from drivers.protocol.messages import ErrorCode
+from tablebench.emulator.scenario import ALL_CODES, Fault, Scenario, check_code
 
 
 class Refused(Exception):

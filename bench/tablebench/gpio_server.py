@@ -1,5 +1,8 @@
 """A unix socket (JSON lines) through which a bench drives the FakeBoard of a service in another process.
 
+Started by the bench's own launcher of the service (``python -m tablebench.service --gpio-control SOCKET``,
+tablebench/service.py); the product service has no such socket.
+
 Requests, one JSON object per line, each answered by one JSON line (`{"ok": true, ...}` or
 `{"ok": false, "error": "..."}`):
 - `{"op": "press", "name": "button_hit"}`: a button press (high, then low)
@@ -14,16 +17,20 @@ import asyncio
 import contextlib
 import json
 import os
+from collections.abc import Callable
 from typing import Any
 
 from controller.gpio.fake import FakeBoard
 
+FAKE_BACKEND = 'the fake GPIO backend ([gpio] backend = "fake")'
+
 
 class FakeBoardServer:
-    def __init__(self, board: Any, path: str) -> None:
-        if not isinstance(board, FakeBoard):
-            raise TypeError('the GPIO control socket needs the fake GPIO backend ([gpio] backend = "fake")')
-        self.board = board
+    """``board``: the service's board as it is now (None until the service has set it up), so the socket
+    can listen before the service starts and answers "not set up yet" until then."""
+
+    def __init__(self, board: Callable[[], Any], path: str) -> None:
+        self._board = board
         self.path = path
         self._server: asyncio.base_events.Server | None = None
 
@@ -43,17 +50,22 @@ class FakeBoardServer:
         if not isinstance(req, dict) or not isinstance(req.get("op"), str):
             return {"ok": False, "error": "request must be a JSON object with an 'op'"}
         op, name = req["op"], req.get("name")
+        board = self._board()
+        if board is None:
+            return {"ok": False, "error": "the service has not set up its GPIO board yet"}
+        if not isinstance(board, FakeBoard):
+            return {"ok": False, "error": f"the GPIO control socket needs {FAKE_BACKEND}"}
         try:
             if op == "press":
-                self.board.pulse(str(name))
+                board.pulse(str(name))
                 return {"ok": True}
             if op == "set":
-                self.board.set_input(str(name), bool(req.get("value")))
+                board.set_input(str(name), bool(req.get("value")))
                 return {"ok": True}
             if op == "read":
-                return {"ok": True, "value": self.board.read(str(name))}
+                return {"ok": True, "value": board.read(str(name))}
             if op == "outputs":
-                return {"ok": True, "values": dict(self.board.values), "history": self.board.history[-200:]}
+                return {"ok": True, "values": dict(board.values), "history": board.history[-200:]}
         except (KeyError, ValueError) as exc:
             return {"ok": False, "error": str(exc)}
         return {"ok": False, "error": f"unknown op {op!r}"}

@@ -15,7 +15,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from controller.bench.config import BenchError, load_bench
+from tablebench.bench.config import BenchError, load_bench
+
+# its line in `tablectl --help` (entry point tablectl.commands, bench/pyproject.toml)
+HELP = "hardware-in-the-loop bench: soak and scripted runs"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -63,7 +66,7 @@ def main(args: argparse.Namespace) -> int:
             "tablectl bench soak: needs the emulated shoe (scripted cards, faults); this bench has a real one"
         )
         return 2
-    from controller.bench.soak import SoakOptions, run_soak
+    from tablebench.bench.soak import SoakOptions, run_soak
 
     opts = SoakOptions(
         rounds=args.rounds,

@@ -1,4 +1,6 @@
-"""The progressive jackpot inside the table core (PT-2001 r.38-50): the real ``JackpotSeam``.
+"""The progressive jackpot inside the table core (PT-2001 r.38-50): the real ``JackpotSeam``
+(controller/table/jackpot_seam.py). The supervisor's actions are in supervision.py, the service's I/O for it
+(chip-slot sensors, the sign) in wiring.py.
 
 Pure like the core (no I/O, no clock): every hook returns effects (journal records, ``events/jackpot``
 publishes, alerts) that the shell commits in the SAME transaction as the input that caused them, and the whole
@@ -26,18 +28,16 @@ from controller.jackpot.availability import playable
 from controller.jackpot.chips import ChipEvent, Refusal, RoundChips
 from controller.jackpot.config import JackpotConfig, Mode
 from controller.jackpot.hits import Combination, allocate, decided, evaluate
-from controller.rules.engine import OPEN
-from controller.table.core import JackpotSeam
-from controller.table.effects import Alert, Effect, JournalRecord, Publish, Rejected
+from controller.jackpot.supervision import JackpotSupervision
+from controller.rules.round_state import OPEN
+from controller.table.effects import Alert, Effect, Event, EventKind, JournalRecord, Rejected
+from controller.table.jackpot_seam import JackpotSeam
 
-CHIP_SLOT_PREFIX = "chip_slot_"
-EVENT_TOPIC = "events/jackpot"
 RECORD_KIND = "jackpot"  # every meter change: MeterRecord + the meter after it, one journal record each
 UNPLAYABLE = "unplayable"  # chip_refused reason when the jackpot cannot be played (display lost, hit pending)
-SETTLED_KEPT = 64  # how many settled hit ids are remembered, to say "already paid" rather than "unknown"
 
 
-class TableJackpot(JackpotSeam):
+class TableJackpot(JackpotSupervision, JackpotSeam):
     """The table's jackpot. Construct with no arguments; the config arrives with ``open_table``."""
 
     def __init__(self) -> None:
@@ -129,7 +129,7 @@ class TableJackpot(JackpotSeam):
 
     # ================================================================ effects
     def _event(self, fx: list[Effect], action: str, **data: Any) -> None:
-        fx.append(Publish(EVENT_TOPIC, "jackpot", {"action": action, **data}))
+        fx.append(Event(EventKind.JACKPOT, {"action": action, **data}))
 
     def _meter_record(self, fx: list[Effect], rec: mt.MeterRecord, **extra: Any) -> None:
         """The journal's account of a meter change, with the meter after it (reconciliation reads these)."""
@@ -375,143 +375,6 @@ class TableJackpot(JackpotSeam):
             return []
         self.display_ok = False
         return [JournalRecord("jackpot_display", {"connected": False, "reason": "restart"})]
-
-    # ================================================================ supervisor
-    def supervisor(
-        self, action: str, user: str, args: dict[str, Any], *, between_rounds: bool
-    ) -> list[Effect]:
-        if self.meter is None:
-            raise Rejected(f"{action}: {self.disabled_reason}")
-        handler = {
-            "jackpot_verify": self._verify,
-            "jackpot_pay": self._pay,
-            "jackpot_correct": self._correct,
-        }[action]
-        fx: list[Effect] = []
-        try:
-            handler(fx, user, args, between_rounds)
-        except JackpotError as exc:
-            raise Rejected(str(exc)) from None
-        return fx
-
-    @staticmethod
-    def _hit_id(args: dict[str, Any]) -> int:
-        hit_id = args.get("hit_id")
-        if isinstance(hit_id, bool) or not isinstance(hit_id, int):
-            raise Rejected(f"hit_id must be an integer (a pending jackpot hit, PT-2001 r.49), got {hit_id!r}")
-        return hit_id
-
-    def _pending(self, hit_id: int) -> mt.PendingHit:
-        """The pending hit ``hit_id``; else a refusal that says why (settled already, or never issued)."""
-        assert self.meter is not None
-        for h in self.meter.pending:
-            if h.hit_id == hit_id:
-                return h
-        if str(hit_id) in self.settled:
-            raise Rejected(
-                f"jackpot hit {hit_id} was already {self.settled[str(hit_id)]}: a hit is settled once "
-                "(PT-2001 r.49)"
-            )
-        if 1 <= hit_id < self.meter.next_hit_id:
-            raise Rejected(f"jackpot hit {hit_id} is already settled (paid or rejected) (PT-2001 r.49)")
-        pending = [h.hit_id for h in self.meter.pending]
-        raise Rejected(f"no pending jackpot hit {hit_id} (pending: {pending or 'none'}; PT-2001 r.49)")
-
-    def _remember(self, hit_id: int, what: str) -> None:
-        self.settled[str(hit_id)] = what
-        while len(self.settled) > SETTLED_KEPT:
-            del self.settled[next(iter(self.settled))]
-
-    def _verify(self, fx: list[Effect], user: str, args: dict[str, Any], between_rounds: bool) -> None:
-        """PT-2001 r.49: a supervisor checks the hand on the table; ``valid: false`` (+ reason) rejects it."""
-        hit = self._pending(self._hit_id(args))
-        if hit.hit_id in self.verified:
-            raise Rejected(f"jackpot hit {hit.hit_id} is already verified: pay it (PT-2001 r.49)")
-        valid = args.get("valid", True)
-        if not isinstance(valid, bool):
-            raise Rejected(f"valid must be true or false, got {valid!r}")
-        if valid:
-            self.verified.append(hit.hit_id)
-            fx.append(JournalRecord("jackpot_verified", {"hit_id": hit.hit_id, "seat": hit.seat, "by": user}))
-            self._event(fx, "verified", hit_id=hit.hit_id, seat=hit.seat, round_id=hit.round_id, by=user)
-            return
-        reason = str(args.get("reason") or "")
-        assert self.meter is not None
-        # r.43a/r.50: a rejected hit's share goes back to the hits still pending
-        self.meter, records = mt.reject(self.meter, hit.hit_id, user, reason)
-        self._remember(hit.hit_id, f"rejected by {user}")
-        for rec in records:
-            self._meter_record(fx, rec)
-        self._event(
-            fx, "rejected", hit_id=hit.hit_id, seat=hit.seat, round_id=hit.round_id, by=user, reason=reason
-        )
-        self._after_settle(fx, records)
-
-    def _pay(self, fx: list[Effect], user: str, args: dict[str, Any], between_rounds: bool) -> None:
-        hit = self._pending(self._hit_id(args))
-        if hit.hit_id not in self.verified:
-            raise Rejected(f"jackpot hit {hit.hit_id} must be verified by a supervisor first (PT-2001 r.49)")
-        unverified = [h.hit_id for h in self.meter.pending if h.top and h.hit_id not in self.verified]
-        if hit.top and unverified:
-            # PT-2001 r.50b: tied top winners share the meter; a share is final only once every one of them
-            # is verified (a rejected one leaves its part to the others, meter.reject re-shares).
-            raise Rejected(
-                f"jackpot hit {hit.hit_id}: verify the other top winner(s) {unverified} first, the top prize "
-                "is shared between them (PT-2001 r.50b)"
-            )
-        if "amount" in args:  # optional: the amount the supervisor is about to hand over must be the award
-            amount = args["amount"]
-            if isinstance(amount, bool) or not isinstance(amount, int) or amount != hit.amount:
-                raise Rejected(
-                    f"jackpot hit {hit.hit_id}: amount {amount!r} is not the award of {hit.amount} "
-                    f"{self.meter.currency if self.meter else ''} minor units ({hit.combination}, "
-                    "PT-2001 r.43, r.50)"
-                )
-        assert self.meter is not None
-        self.meter, records = mt.pay(self.meter, hit.hit_id, user)  # r.50a order enforced there
-        self.verified.remove(hit.hit_id)
-        self._remember(hit.hit_id, f"paid by {user}")
-        for rec in records:
-            self._meter_record(fx, rec)
-        self._event(
-            fx,
-            "paid",
-            hit_id=hit.hit_id,
-            seat=hit.seat,
-            round_id=hit.round_id,
-            amount=hit.amount,
-            by=user,
-            meter=self.meter.display_value,
-        )
-        self._after_settle(fx, records)
-
-    def _after_settle(self, fx: list[Effect], records: list[mt.MeterRecord]) -> None:
-        assert self.meter is not None
-        for rec in records:
-            if rec.kind == "reset":  # PT-2001 r.44: back to the seed (+ reserve) after the top prize
-                self._event(
-                    fx, "reset", meter=self.meter.display_value, seed=self.meter.seed, reason="top prize paid"
-                )
-
-    def _correct(self, fx: list[Effect], user: str, args: dict[str, Any], between_rounds: bool) -> None:
-        """An authorised correction, recorded with who and why; between rounds only."""
-        if not between_rounds:
-            raise Rejected("jackpot_correct: only between rounds")
-        value = args.get("value")
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise Rejected(f"value must be an integer amount in minor units, got {value!r}")
-        assert self.meter is not None
-        old = self.meter.display_value
-        self.meter, rec = mt.correct(self.meter, value, user, str(args.get("reason") or ""))
-        self._meter_record(fx, rec)
-        self._event(
-            fx,
-            "correction",
-            by=user,
-            reason=rec.data["reason"],
-            old_meter=old,
-            meter=self.meter.display_value,
-        )
 
 
 def _seat_finished(seat_state: Any, phase: str) -> bool:

@@ -1,6 +1,6 @@
 """Start and stop the parts a bench file names, and give the bench its handles on them.
 
-Emulated parts come from `controller/stack.py` (mosquitto, the shoe and display emulators on ptys, the real
+Emulated parts come from `bench/tablebench/stack.py` (mosquitto, the shoe and display emulators on ptys, the real
 `tablectl run` process with a generated config). A real part is used where the bench file points at one: an
 external broker, a serial shoe or display, the Pi's GPIO. The controller is always the real service process,
 so the bench can kill -9 it and start it again (`kill_controller`, `start_controller`).
@@ -15,15 +15,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from controller.bench.config import BenchConfig
-from controller.bench.journal_disk import JournalDisk
-from controller.bench.journal_probe import last_committed_event_id
-from controller.bench.recorder import BenchClient
-from controller.gpio import fake_server
-from controller.stack import DEMO_PINS, Stack, StackOptions
-from drivers.emulator.control_client import ControlClient
+from tablebench import gpio_server
+from tablebench.bench.config import BenchConfig
+from tablebench.bench.journal_disk import JournalDisk
+from tablebench.bench.journal_probe import last_committed_event_id
+from tablebench.bench.recorder import BenchClient
+from tablebench.emulator.control_client import ControlClient
+from tablebench.stack import DEMO_PINS, Stack, StackOptions
 
-SUPERVISOR = ("alice", DEMO_PINS["alice"])  # demo users, enrolled by the stack (controller/stack.py)
+SUPERVISOR = ("alice", DEMO_PINS["alice"])  # demo users, enrolled by the stack (bench/tablebench/stack.py)
 TECHNICIAN = ("tom", DEMO_PINS["tom"])
 
 
@@ -191,7 +191,7 @@ class Rig:
         """A request to the service's fake GPIO board (press a button, read the lid lock)."""
         if not self.bench.fake_gpio:
             raise NeedsEmulator(f"bench {self.bench.name!r} has the real GPIO board")
-        reply = await fake_server.call(self.stack.gpio_socket, op, **args)
+        reply = await gpio_server.call(self.stack.gpio_socket, op, **args)
         if not reply.get("ok"):
             raise RuntimeError(f"gpio {op}: {reply.get('error')}")
         return reply

@@ -1,6 +1,6 @@
 """`tablectl demo`: a whole table on this machine in one command (the README's first command).
 
-It starts a :class:`controller.stack.Stack` (embedded mosquitto on a free port, the emulated shuffler-shoe
+It starts a :class:`tablebench.stack.Stack` (embedded mosquitto on a free port, the emulated shuffler-shoe
 and jackpot display on pseudo-terminals, the real service process), prepares a session the way a chief
 inspector does (PT-2001 r.53-54: the shoe is emptied, the table opened by the demo supervisor alice/123456, the
 cards loaded in two packets, the lid closed), then starts the pit terminal connected to it. In the terminal
@@ -17,13 +17,15 @@ import shutil
 import signal
 import sys
 import tempfile
-import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from controller.client import Event, TableClient
-from controller.stack import DEMO_PINS, ROOT, Stack, StackOptions
+from tablebench.stack import DEMO_PINS, ROOT, Stack, StackOptions
+
+# its line in `tablectl --help` (entry point tablectl.commands, bench/pyproject.toml)
+HELP = "run the demo: emulated shoe + controller + broker + pit terminal"
 
 PROFILES_DIR = ROOT / "firmware_configs" / "profiles"
 DEMO_SUPERVISOR = "alice"
@@ -41,17 +43,13 @@ def profile_facts(name: str) -> tuple[int, list[str]]:
     if not path.is_file():
         known = ", ".join(sorted(p.stem for p in PROFILES_DIR.glob("*.toml")))
         raise DemoError(f"unknown profile {name!r} (known: {known})")
-    doc = tomllib.loads(path.read_text())
+    from controller.rules.profiles import ProfileError, load_profile  # the one profile parser
 
-    def find(d: dict[str, Any], key: str) -> Any:
-        if key in d:
-            return d[key]
-        for v in d.values():
-            if isinstance(v, dict) and (hit := find(v, key)) is not None:
-                return hit
-        return None
-
-    return int(find(doc, "min_bet") or 500), [str(s) for s in find(doc, "shufflers") or []]
+    try:
+        profile = load_profile(str(path))
+    except ProfileError as exc:
+        raise DemoError(f"rule profile {name!r}: {exc}") from None
+    return profile.min_bet, list(profile.shoe.shufflers)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -139,6 +137,35 @@ def _printer() -> Out:
     return out
 
 
+class StackHardware:
+    """The pit terminal's demo keys (controller/terminal/pit.py ``DemoHardware``) on a stack's emulated shoe
+    (its control socket, docs/emulator.md) and fake GPIO board (tablebench/gpio_server.py)."""
+
+    def __init__(self, shoe_control: str, gpio_control: str) -> None:
+        self.shoe_control = shoe_control
+        self.gpio_control = gpio_control
+        self.chip_sensor = bool(gpio_control)
+        self._ctl: Any = None
+
+    async def connect(self) -> Any:
+        from tablebench.emulator.control_client import ControlClient
+
+        self._ctl = await ControlClient.connect(self.shoe_control)
+        return self._ctl
+
+    async def close(self) -> None:
+        if self._ctl is not None:
+            await self._ctl.close()
+
+    async def sense_chip(self, seat: int) -> None:
+        from tablebench import gpio_server
+
+        for present in (False, True):  # the slot empties first: the dealer took the last chip
+            reply = await gpio_server.call(self.gpio_control, "set", name=f"chip_slot_{seat}", value=present)
+            if not reply.get("ok"):
+                raise RuntimeError(str(reply.get("error")))
+
+
 def terminal_connection(stack: Stack, profile: str) -> Any:
     from controller.terminal.pit import PitConnection
 
@@ -150,8 +177,7 @@ def terminal_connection(stack: Stack, profile: str) -> Any:
         prefix=stack.prefix,
         supervisor_account="supervisor1",
         supervisor_password=stack.users["supervisor1"],
-        shoe_control=stack.shoe_control,
-        gpio_control=stack.gpio_socket,
+        demo=StackHardware(stack.shoe_control, stack.gpio_socket),
         floor_console=floor_console_line(stack),
         profile=profile,
         key_dir=str(stack.key_dir),
@@ -191,7 +217,7 @@ async def prepare_session(stack: Stack, profile: str, out: Out, shoe: str = "con
     """Open the table (alice), load the decks in two packets, close the lid (PT-2001 r.53-54), over MQTT and
     the emulator's control socket. A machine that starts full is emptied first. A batch shoe is shuffled when
     the table opens and then cut by seat 1 (PT-2001 r.8)."""
-    from drivers.emulator.control_client import ControlClient
+    from tablebench.emulator.control_client import ControlClient
 
     dealer, sup = stack.client("dealer"), stack.client("supervisor1")
     ctl = await ControlClient.connect(stack.shoe_control)
@@ -357,7 +383,7 @@ class AutoDealer:
 
 
 async def auto_dealer(stack: Stack, rounds: int, min_bet: int, out: Out, shoe: str = "continuous") -> int:
-    from drivers.emulator.control_client import ControlClient
+    from tablebench.emulator.control_client import ControlClient
 
     client = stack.client("dealer")
     await client.connect()

@@ -1,0 +1,140 @@
+"""Part of the round engine (controller/rules/engine.py `RoundEngine`): the bets of a round checked against the
+profile: limits, co-bettors on a seat (PT-2001 r.13-16, r.28, r.30; MO-2004 art.20). Pure logic, no I/O."""
+
+from __future__ import annotations
+
+from controller.rules.types import (
+    RoundError,
+    RuleViolation,
+    SeatBet,
+)
+
+
+class BetRules:
+    """Mixin of ``RoundEngine``; its state is set in ``RoundEngine.__init__``."""
+
+    # ------------------------------------------------------------------ set-up
+
+    def _validate_bets(self, bets: list[SeatBet]) -> None:
+        p = self.profile
+        if not bets:
+            raise RoundError("no bets: a round needs at least one seat with a bet", p.cite("bet_limits"))
+        seen: set[int] = set()
+        for b in bets:
+            where = f"seat {b.seat}"
+            if not isinstance(b.seat, int) or isinstance(b.seat, bool) or not 1 <= b.seat <= p.seats:
+                # The seats rule (PT-2001 r.2, MO-2004 art.3.1, ...), not the decks rule.
+                rule = p.citations.get("seats") or p.cite("deal_order")
+                raise RoundError(f"unknown seat {b.seat!r}: {p.name} has seats 1-{p.seats}", rule)
+            if b.seat in seen:
+                self._validate_co_bet(b, [x for x in bets if x.seat == b.seat])
+            seen.add(b.seat)
+            if not isinstance(b.amount, int) or isinstance(b.amount, bool):
+                raise RoundError(f"{where}: bet must be an integer in minor units, got {b.amount!r}")
+            if not p.min_bet <= b.amount <= p.max_bet:
+                # Below the minimum breaks the minimum rule (PT-2001 r.14, PT-ONLINE-2015 r.9); above the
+                # maximum the maximum rule (PT-2001 r.37, PT-ONLINE-2015 r.11).
+                rule = p.cite("bet_limits") if b.amount < p.min_bet else p.cite("max_bet")
+                raise RoundError(
+                    f"{where}: bet {b.amount} outside the table limits {p.min_bet}-{p.max_bet}", rule
+                )
+            if p.multiple_of_min and b.amount % p.min_bet:
+                raise RoundError(
+                    f"{where}: bet {b.amount} is not a multiple of the minimum {p.min_bet}",
+                    p.cite("bet_limits"),
+                )
+            for name, stake in b.side_bets.items():
+                rule = p.side_bets.get(name)
+                if rule is None:
+                    known = ", ".join(p.side_bets) or "none"
+                    raise RoundError(
+                        f"{where}: side bet {name!r} not offered by {p.name} (offered: {known})",
+                        p.cite("side_bets"),
+                    )
+                if not isinstance(stake, int) or isinstance(stake, bool) or stake <= 0:
+                    raise RoundError(
+                        f"{where}: side bet {name} stake must be a positive integer, got {stake!r}"
+                    )
+                if rule.stake == "half_main" and stake * 2 != b.amount:
+                    raise RoundError(
+                        f"{where}: side bet {name} stake {stake} must be half the main bet {b.amount}",
+                        p.cite("side_bets"),
+                    )
+            if p.max_side_bets and len(b.side_bets) > p.max_side_bets:
+                # MO-2004 art.13: "Para além da aposta inicial e aposta de seguro, o jogador pode ainda fazer
+                # uma das seguintes apostas" — one side bet besides the main bet and insurance.
+                raise RoundError(
+                    f"{where}: {len(b.side_bets)} side bets ({', '.join(sorted(b.side_bets))}); "
+                    f"{p.name} allows {p.max_side_bets} besides the main bet and insurance",
+                    p.cite("side_bets"),
+                )
+            if b.jackpot_chip and not p.jackpot_allowed:
+                raise RoundError(f"{where}: {p.name} has no progressive jackpot", p.cite("jackpot"))
+        if p.round_limit:
+            # IT: "La somma delle puntate nel corso di una singola mano non potrà in ogni caso superare il limite
+            # stabilito dalla normativa in vigore" — all of one player's bets in the round, every position and
+            # side bet included.
+            totals: dict[str, int] = {}
+            for b in bets:
+                who = self._player_key(b)
+                totals[who] = totals.get(who, 0) + b.amount + sum(b.side_bets.values())
+            for who, total in totals.items():
+                if total > p.round_limit:
+                    raise RoundError(
+                        f"{who}: bets in this round total {total}, above the limit {p.round_limit} "
+                        "for one player's bets in a round (every position and side bet counted)",
+                        p.cite("round_limit"),
+                    )
+
+    def _validate_co_bet(self, b: SeatBet, on_seat: list[SeatBet]) -> None:
+        """Several players on one seat: PT-2001 r.15-16, MO-2004 art.20 (at most `table.max_players_per_seat`)."""
+        p, where = self.profile, f"seat {b.seat}"
+        rule = p.cite("multiple_players")
+        if p.max_players_per_seat == 1:
+            raise RoundError(
+                f"{where}: more than one bet for the same seat ({p.name}: one player per seat)", rule
+            )
+        names = [x.player for x in on_seat]
+        if any(n is None for n in names[1:]) or len(set(names)) != len(names):
+            raise RoundError(
+                f"{where}: several bets on one seat need a different `player` each (the first is the titular's)",
+                rule,
+            )
+        if p.max_players_per_seat and len(on_seat) > p.max_players_per_seat:
+            raise RoundError(
+                f"{where}: {len(on_seat)} players, at most {p.max_players_per_seat} may bet on one seat", rule
+            )
+        total = sum(x.amount for x in on_seat)
+        if total > p.max_bet:
+            # PT-2001 r.15: "desde que o valor da aposta ... ou o somatório ... não atinja ainda o máximo"
+            raise RoundError(f"{where}: the seat's bets total {total}, above the maximum {p.max_bet}", rule)
+
+    def _player_key(self, b: SeatBet) -> str:
+        if b.player is not None:
+            return f"player {b.player!r}"
+        return "the player" if self.profile.single_player else f"seat {b.seat}"
+
+    def _committed(self, who: str) -> int:
+        """Everything one player has staked in this round so far (IT round limit)."""
+        total = 0
+        for st in self.seats.values():
+            if self._player_key(st.bet) == who:
+                total += sum(h.stake for h in st.hands) + st.insurance + sum(st.bet.side_bets.values())
+            for cb in st.co_bets:
+                if self._player_key(cb.bet) == who:
+                    total += cb.bet.amount * (1 + cb.follows_split + len(cb.doubled)) + cb.insurance
+                    total += sum(cb.bet.side_bets.values())
+        return total
+
+    def _over_round_limit(self, seat: int, extra: int) -> RuleViolation | None:
+        p = self.profile
+        if not p.round_limit:
+            return None
+        who = self._player_key(self.seats[seat].bet)
+        total = self._committed(who) + extra
+        if total > p.round_limit:
+            return RuleViolation(
+                f"{who}: {extra} more would make this round's bets {total}, above the limit {p.round_limit}",
+                p.cite("round_limit"),
+            )
+        return None

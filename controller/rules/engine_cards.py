@@ -1,0 +1,323 @@
+"""Part of the round engine (controller/rules/engine.py `RoundEngine`): each card out of the shoe attributed to a
+hand, the dealer or a burn (held cards, PT-2001 r.18; misdeals; late cards). Pure logic, no I/O."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from controller.rules.cards import Card
+from controller.rules.hands import hand_value
+from controller.rules.round_state import (  # the round's state, shared with settlement (the lower module)
+    BUST,
+    OPEN,
+    STOOD,
+    HandState,
+    SeatState,
+)
+from controller.rules.types import (
+    Action,
+    CardOutcome,
+    DealerError,
+    Recipient,
+    RoundError,
+    RoundPhase,
+)
+
+
+class CardFlow:
+    """Mixin of ``RoundEngine``; its state is set in ``RoundEngine.__init__``."""
+
+    # ------------------------------------------------------------------ cards
+
+    def on_card(self, card: Card | str, *, face_up: bool = False, to: Recipient | None = None) -> CardOutcome:
+        """Attribute the next card out of the shoe.
+
+        `face_up`: the card came out of the shoe exposed (MO-2004 art.5.1.1; PT-2001 r.18 "already seen").
+        `to`: where the dealer actually put it, if known (pit terminal, round file); None: as the rules say.
+        """
+        if isinstance(card, str):
+            card = Card.parse(card)
+        p = self.profile
+        self._seen[card] += 1
+        if self._seen[card] > p.decks:
+            self._seen[card] -= 1
+            raise RoundError(f"more than {p.decks} {card} in {p.decks} deck(s)", p.cite("decks"))
+        self._card_count += 1
+        entry: dict[str, Any] = {"card": str(card)}
+        if face_up:
+            entry["face_up"] = True
+        if to is not None:
+            entry["to"] = to.to_json()
+        self._in_card = True
+        if self.phase is RoundPhase.INSURANCE:
+            self._close_insurance()  # the next card means play has moved on
+        expected = self.expected_recipient()
+        if expected is None and self.phase is RoundPhase.PLAYERS:
+            h = self._current()
+            if h is not None and self._why_not(h, Action.STAND) is None:
+                self._note_decline(h)
+                h.status = (
+                    STOOD  # e.g. split aces with a resplit option: a card means the player did not resplit
+                )
+                ref = self._hand_ref(h)
+                self._record({"action": "stand", "seat": ref.seat, "hand": ref.hand})
+                self._advance()
+                expected = self.expected_recipient()
+        # MO-2004 art.5.1.1 "a primeira do início do jogo": the first card *dealt*, after the burns of art.4.1.
+        first = self._dealt_count == 0 and expected is not None and expected.kind != "burn"
+        before = self._situation(expected)
+        try:
+            self._in_card = True
+            outcome = self._attribute(card, face_up, to, expected, first)
+        except RoundError:
+            self._seen[card] -= 1
+            self._card_count -= 1
+            raise
+        finally:
+            self._in_card = False
+        entry["recipient"] = outcome.recipient.to_json() if outcome.recipient else "void"
+        if outcome.recipient is not None and outcome.recipient.kind != "burn":
+            self._dealt_count += 1
+        self._cards_in.append(entry)
+        self._why.append(self._card_reason(outcome, before))
+        self._errors.extend(outcome.errors)
+        self._advance()
+        return outcome
+
+    def _situation(self, expected: Recipient | None) -> dict[str, Any]:
+        """What the table was waiting for when a card came (for the dispute report, PT-2001 r.62)."""
+        out: dict[str, Any] = {"phase": self.phase, "expected": expected, "dealer": len(self.dealer)}
+        if expected is not None and expected.kind == "seat":
+            h = self.seats[expected.seat].hands[expected.hand]
+            out.update(cards=len(h.cards), doubled=h.doubled, from_split=h.from_split, owed=h.needs_card)
+        if self.dealer:
+            out["dealer_total"] = hand_value(self.dealer).total
+        return out
+
+    def _card_reason(self, outcome: CardOutcome, b: dict[str, Any]) -> str:
+        p = self.profile
+        to = outcome.recipient
+        if to is None:
+            why = outcome.errors[0].message if outcome.errors else "void"
+            return f"void, to the discard: {why}"
+        if to.kind == "held":
+            return f"held ({p.cite('misdeal')}): {outcome.errors[0].message}"
+        if to.kind == "burn":
+            return f"burn card, to the discard ({p.cite('burn')})"
+        note = f" — corrected: {outcome.errors[0].message}" if outcome.errors else ""
+        if to.kind == "dealer":
+            if b["phase"] is RoundPhase.INITIAL_DEAL:
+                what = "dealer's up card" if b["dealer"] == 0 else "dealer's hole card, face down"
+                return f"{what} ({p.cite('deal_order')}){note}"
+            if b["dealer"] == 1:
+                return f"dealer's second card, after the players ({p.cite('deal_order')}){note}"
+            return f"dealer draws on {b.get('dealer_total')}: 16 or less must draw ({p.cite('dealer_draw')}){note}"
+        if b["phase"] is RoundPhase.INITIAL_DEAL:
+            return f"initial deal ({p.cite('deal_order')}){note}"
+        if b.get("from_split") and b.get("cards") == 1:
+            return f"second card of a split hand ({p.cite('split')}){note}"
+        if b.get("doubled"):
+            return f"the one card after the double ({p.cite('double')}){note}"
+        return ("hit, as asked" if b.get("owed") else "hit: the hand took the card without standing") + note
+
+    def _attribute(
+        self, card: Card, face_up: bool, to: Recipient | None, expected: Recipient | None, first: bool
+    ) -> CardOutcome:
+        p, play = self.profile, self.profile.play
+        if (
+            face_up
+            and play.face_up_card_invalid
+            and expected != Recipient.burn()
+            and not (play.first_card_face_up_valid and self.first_of_game and first)
+        ):
+            err = DealerError(
+                p.cite("face_up_card"), f"{card} came out of the shoe face up: invalid, to the discard", card
+            )
+            return CardOutcome(None, False, [err])
+        late = self._late_second_card(card, to) if expected is None else None
+        if late is not None:
+            return late
+        if to is None or to == expected:
+            if expected is None:
+                raise self._nothing_expected(card)
+            return self._deliver(card, expected)
+        # The dealer put the card somewhere the rules do not expect.
+        if expected is None:
+            if to.kind == "dealer" and self.phase in (RoundPhase.COMPLETE, RoundPhase.DEALER):
+                if self._ended_by == "nobody":
+                    msg = f"{card}: dealer drew although nobody was left in play; not counted, to the discard"
+                    return CardOutcome(None, False, [DealerError(p.cite("nobody_in_play"), msg, card)])
+                total = hand_value(self.dealer).total
+                if play.unshown_dealer_card == "valid" and not face_up:
+                    # MO-2004 art.6.1: "podendo, no entanto, considerar-se válida se não tiver sido mostrada".
+                    self.dealer.append(card)
+                    msg = f"{card}: dealer drew on {total}; not shown, kept as valid (house option)"
+                    return CardOutcome(
+                        Recipient.dealer(), True, [DealerError(p.cite("dealer_draw"), msg, card)]
+                    )
+                msg = f"{card}: dealer drew on {total}; the card does not count, to the discard"
+                return CardOutcome(None, False, [DealerError(p.cite("dealer_draw"), msg, card)])
+            if to.kind == "seat" and to.seat in self.seats and self.phase is RoundPhase.COMPLETE:
+                rule, why = self._misdeal_reason(to)
+                msg = f"{card} given to {to} ({why}) after play ended: void, to the discard"
+                return CardOutcome(None, False, [DealerError(rule, msg, card)])
+            err = self._nothing_expected(card)
+            raise RoundError(err.message + f" (it was given to {to})", err.rule)
+        if to.kind == "seat" and to.seat not in self.seats:
+            raise RoundError(f"card {card} given to seat {to.seat}, which has no bet", p.cite("deal_order"))
+        if to.kind == "burn":
+            msg = f"{card} burnt although {expected} was due: not counted, to the discard"
+            return CardOutcome(None, False, [DealerError(p.cite("deal_order"), msg, card)])
+        if self.phase is RoundPhase.INITIAL_DEAL or expected.kind == "burn":
+            err = DealerError(
+                p.cite("deal_order"), f"{card} dealt to {to} but belongs to {expected}: corrected", card
+            )
+            out = self._deliver(card, expected)
+            return CardOutcome(out.recipient, out.counts, [err, *out.errors])
+        rule, why = self._misdeal_reason(to)
+        if play.misdeal_card == "reassign":  # MO-2004 art.5.1.2: the card goes to whom it belongs
+            err = DealerError(rule, f"{card} given to {to} ({why}); corrected to {expected}", card)
+            out = self._deliver(card, expected)
+            return CardOutcome(out.recipient, out.counts, [err, *out.errors])
+        if face_up:  # PT-2001 r.18: a card already seen is void
+            err = DealerError(
+                rule, f"{card} given to {to} ({why}) and already seen: void, to the discard", card
+            )
+            return CardOutcome(None, False, [err])
+        self._held.append(card)  # PT-2001 r.18: unseen, it goes to the next player who asks, else the dealer
+        err = DealerError(
+            rule, f"{card} given to {to} ({why}), unseen: held for the next player who asks", card
+        )
+        return CardOutcome(Recipient("held"), True, [err])
+
+    def _late_second_card(self, card: Card, to: Recipient | None) -> CardOutcome | None:
+        """No hole card, nobody left in play, and the dealer still burns and deals himself his second card.
+
+        MO-2004 art.7.1: "No seguimento da decisão final dos jogadores ... distribui uma segunda carta para si
+        própria"; art.4.2: "outra antes de a banca receber a sua segunda carta". The round was already settled
+        (PT-2001 r.22 reading: nobody in play); these cards change no result: the burn goes to the discard and the
+        second card is shown in the dealer's hand, as the book describes. Anything after that is a dealer error.
+        """
+        p = self.profile
+        if (
+            self.phase is not RoundPhase.COMPLETE
+            or self._ended_by != "nobody"
+            or p.hole_card
+            or len(self.dealer) != 1
+            or self._late_second
+        ):
+            return None
+        if p.burn.before_dealer_second and not self._burnt_late and to in (None, Recipient.burn()):
+            self._burnt_late = True
+            return CardOutcome(Recipient.burn(), False, [])
+        if to in (None, Recipient.dealer()):
+            self._late_second = True
+            self.dealer.append(card)
+            return CardOutcome(Recipient.dealer(), True, [])
+        return None
+
+    def _misdeal_reason(self, to: Recipient) -> tuple[str, str]:
+        p = self.profile
+        if to.kind == "seat":
+            hands = self.seats[to.seat].hands
+            if to.hand is not None and to.hand < len(hands):
+                h = hands[to.hand]
+                if h.doubled and len(h.cards) >= 3:
+                    return p.cite("after_double"), "the hand doubled and had its one card"
+                if h.split_aces and len(h.cards) >= 2:
+                    return p.cite("split_aces"), "split ace already has its one card"
+                if h.value.total == 21:
+                    return p.cite("draw_on_21"), "the hand is on 21"
+                if h.status != OPEN:
+                    return p.cite("misdeal"), f"the hand is {h.status}"
+        return p.cite("misdeal"), "not the hand that asked for a card"
+
+    def _nothing_expected(self, card: Card) -> RoundError:
+        """The impossible-round error for a card nobody may receive, citing the rule that ended play."""
+        p = self.profile
+        if self.phase is RoundPhase.COMPLETE:
+            # The round ended because the dealer's hand was final (PT-2001 r.19) or nobody was left in play
+            # (PT-2001 r.22); any further card is impossible unless it is marked as a dealer breach.
+            rule = p.cite("nobody_in_play") if self._ended_by == "nobody" else p.cite("dealer_draw")
+            return RoundError(
+                f"card {card} after the round ended; a card the dealer drew in breach of the drawing rule "
+                "must be marked as going to the dealer (to='dealer')",
+                rule,
+            )
+        if self.phase is RoundPhase.INSURANCE:
+            return RoundError(f"card {card} while insurance decisions are awaited", p.cite("insurance"))
+        h = self._current() if self.phase is RoundPhase.PLAYERS else None
+        if h is not None and not h.needs_card:
+            ref = self._hand_ref(h)
+            why = self._why_not(h, Action.HIT)
+            reason = f": {why.message}" if why else ""
+            return RoundError(
+                f"card {card} while seat {ref.seat} hand {ref.hand} cannot take a card and must decide "
+                f"first{reason}",
+                why.rule if why else p.cite("deal_order"),
+            )
+        return RoundError(f"card {card} while a decision is awaited", p.cite("deal_order"))
+
+    def _deliver(self, card: Card, to: Recipient) -> CardOutcome:
+        if to.kind == "burn":
+            self._burns -= 1
+            return CardOutcome(to, False, [])
+        if self.phase is RoundPhase.INITIAL_DEAL:
+            self._plan_pos += 1
+        if to.kind == "dealer":
+            if self.phase is not RoundPhase.INITIAL_DEAL:
+                self._additional_dealt = True
+            self.dealer.append(card)
+            return CardOutcome(to, True, [])
+        st = self.seats[to.seat]
+        h = st.hands[to.hand]
+        if self.phase is RoundPhase.PLAYERS and not h.needs_card:
+            # A card while the hand may hit is an implicit hit; recorded so the description replays exactly.
+            self._note_decline(h)
+            self._record({"action": "hit", "seat": to.seat, "hand": to.hand, "implicit": True})
+        self._give(st, h, card)
+        return CardOutcome(to, True, [])
+
+    def _give(self, st: SeatState, h: HandState, card: Card) -> None:
+        h.cards.append(card)
+        st.dealt.append(card)
+        if len(h.cards) == 2 and h.cards[0].rank == card.rank:
+            st.pairs_formed += 1  # MO-2004 art.13.1: the first pair, and each pair formed after a split
+        if self.phase is RoundPhase.INITIAL_DEAL:
+            return
+        self._additional_dealt = True
+        h.needs_card = False
+        v = h.value
+        if h.doubled:
+            h.status = BUST if v.bust else STOOD  # PT-2001 r.29: one card only
+        elif v.bust:
+            h.status = BUST  # PT-2001 r.22
+        elif h.split_aces and len(h.cards) == 2:
+            # One card per split ace (PT-2001 r.26); MO-2004 art.16.3 lets a new ace be split again.
+            can_resplit = (
+                card.is_ace and self._why_not_split_count(h) is None and self.profile.play.resplit_aces
+            )
+            if not can_resplit:
+                h.status = STOOD
+        elif v.total == 21 and not self._five_card_open(h):
+            h.status = STOOD  # PT-2001 r.18: no card on 21
+
+    def _five_card_open(self, h: HandState) -> bool:
+        """MO-2004 art.19: "cinco cartas sem exceder 21 pontos": a five-card 21 may still ask to be paid half,
+        so the hand waits for that decision (or a stand) instead of standing by itself (art.6.4: no more cards)."""
+        up = self.up_card
+        return self.profile.play.five_card_rule and len(h.cards) == 5 and not (up is not None and up.is_ace)
+
+    def _why_not_split_count(self, h: HandState) -> str | None:
+        mx = self.profile.play.max_hands
+        return "limit" if mx and len(self.seats[h.seat].hands) >= mx else None
+
+    def _deliver_held(self, to: Recipient) -> None:
+        card = self._held.pop(0)
+        self._held_log.append({"card": str(card), "recipient": to.to_json()})
+        if to.kind == "dealer":
+            self._additional_dealt = True
+            self.dealer.append(card)
+        else:
+            st = self.seats[to.seat]
+            self._give(st, st.hands[to.hand], card)

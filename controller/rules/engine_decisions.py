@@ -1,0 +1,224 @@
+"""Part of the round engine (controller/rules/engine.py `RoundEngine`): the player decisions applied: act, co-
+bettors' decisions, insurance closed. Pure logic, no I/O."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from controller.rules.round_state import (  # the round's state, shared with settlement (the lower module)
+    EVEN_MONEY,
+    FIVE_CARD,
+    STOOD,
+    SURRENDERED,
+    HandState,
+)
+from controller.rules.types import (
+    INSURANCE_ACTIONS,
+    Action,
+    RoundPhase,
+    RuleViolation,
+)
+
+
+class Decisions:
+    """Mixin of ``RoundEngine``; its state is set in ``RoundEngine.__init__``."""
+
+    # ------------------------------------------------------------------ decisions
+
+    def act(
+        self,
+        action: Action | str,
+        *,
+        amount: int | None = None,
+        seat: int | None = None,
+        hand: int | None = None,
+        player: str | None = None,
+    ) -> None:
+        """Apply a decision for the hand whose turn it is (or `seat` for insurance / an early surrender).
+
+        `player`: a co-bettor's own decision on a shared seat (insurance, following a split or a double)."""
+        try:
+            action = Action(action)
+        except ValueError:
+            raise RuleViolation(f"unknown decision {action!r}", self.profile.cite("deal_order")) from None
+        p = self.profile
+        if self.phase in (RoundPhase.COMPLETE, RoundPhase.DEALER, RoundPhase.INITIAL_DEAL):
+            raise RuleViolation(
+                f"no player decision possible during phase {self.phase}", p.cite("deal_order")
+            )
+        record: dict[str, Any] = {"action": str(action)}
+        if player is not None and seat is not None:
+            self._co_act(action, seat, player, amount, hand)
+            return
+        if action in INSURANCE_ACTIONS:
+            if self.phase is not RoundPhase.INSURANCE:
+                never = self._never_offered(action)  # say why rather than "too late"
+                if never is not None:
+                    raise never
+                rule = p.cite("even_money") if action is Action.EVEN_MONEY else p.cite("insurance")
+                raise RuleViolation("insurance and even money only right after the initial deal", rule)
+            q = self._insurance_queue()
+            target = seat if seat is not None else q[0]
+            why = self._why_not_insurance(target, action, amount)
+            if why:
+                raise why
+            st = self.seats[target]
+            if action is Action.INSURANCE:
+                st.insurance = amount if amount is not None else self._default_insurance(target)
+                record["amount"] = st.insurance
+            elif action is Action.EVEN_MONEY:
+                st.hands[0].status = EVEN_MONEY  # PT-2001 r.34: paid 1:1 before the hole card is known
+            st.insurance_decided = True
+            record.update(seat=target, hand=0)
+            self._record(record)
+            self._advance()
+            return
+        if (
+            action is Action.SURRENDER
+            and seat is not None
+            and self.phase in (RoundPhase.INSURANCE, RoundPhase.PLAYERS)
+        ):
+            # Surrender is decided right after the first two cards, before any additional card (PT-2001 r.36).
+            st = self.seats.get(seat)
+            if st is None:
+                raise RuleViolation(f"no bet on seat {seat}", p.cite("surrender"))
+            idx = hand or 0
+            if idx >= len(st.hands):
+                raise RuleViolation(f"seat {seat} has no hand {idx}", p.cite("surrender"))
+            why = self._why_not_surrender(st.hands[idx])
+            if why:
+                raise why
+            st.hands[idx].status = SURRENDERED
+            self._record({"seat": seat, "hand": idx, "action": "surrender"})
+            self._advance()
+            return
+        if self.phase is RoundPhase.INSURANCE:
+            self._close_insurance()  # a hand decision means the insurance window has closed
+            if self.phase is not RoundPhase.PLAYERS:
+                raise RuleViolation(
+                    f"no player decision possible during phase {self.phase}", p.cite("deal_order")
+                )
+        h = self._current()
+        if h is None:
+            raise RuleViolation("no hand is waiting for a decision", p.cite("deal_order"))
+        ref = self._hand_ref(h)
+        if (seat is not None and seat != ref.seat) or (hand is not None and hand != ref.hand):
+            st = self.seats.get(seat if seat is not None else ref.seat)
+            idx = hand if hand is not None else 0
+            if st is not None and idx < len(st.hands):
+                why = self._why_not(st.hands[idx], action)
+                if why:
+                    raise why
+            raise RuleViolation(
+                f"decision for seat {seat} hand {hand if hand is not None else 0} out of turn: "
+                f"{ref} decides now",
+                p.cite("deal_order"),
+            )
+        why = self._why_not(h, action)
+        if why:
+            raise why
+        record.update(seat=ref.seat, hand=ref.hand)
+        if action is not Action.SPLIT:
+            self._note_decline(h)
+        self._apply(h, action)
+        self._record(record)
+        self._advance()
+
+    def _apply(self, h: HandState, action: Action) -> None:
+        st = self.seats[h.seat]
+        if action is Action.HIT:
+            h.needs_card = True
+            if self._held:  # PT-2001 r.18: the unseen card goes to the next player who asks
+                self._deliver_held(self._hand_ref(h))
+        elif action is Action.STAND:
+            h.status = STOOD
+        elif action is Action.DOUBLE:
+            h.doubled = True
+            h.stake += h.base_bet
+            if self.profile.play.soft_double_ace_fixed and h.value.soft:
+                h.fixed_aces = 1  # PT-2001 r.32: the ace keeps the value 1 to the end
+            h.needs_card = True
+            if self._held:
+                self._deliver_held(self._hand_ref(h))
+        elif action is Action.SPLIT:
+            second = h.cards.pop()
+            aces = second.is_ace
+            new = HandState(
+                h.seat, h.base_bet, h.base_bet, [second], from_split=True, split_aces=aces, needs_card=True
+            )
+            st.hands.insert(st.hands.index(h) + 1, new)
+            h.from_split, h.split_aces, h.needs_card = True, aces, True
+            if len(st.hands) == 2:
+                st.first_pair_split = True
+        elif action is Action.SURRENDER:
+            h.status = SURRENDERED
+        elif action is Action.FIVE_CARD:
+            h.status = FIVE_CARD
+
+    def _co_act(self, action: Action, seat: int, player: str, amount: int | None, hand: int | None) -> None:
+        """A co-bettor's decision (PT-2001 r.15, r.28, r.30); every other decision is the titular's."""
+        p = self.profile
+        rule = p.cite("multiple_players")
+        st = self.seats.get(seat)
+        cb = next((c for c in st.co_bets if c.bet.player == player), None) if st else None
+        if st is None or cb is None:
+            raise RuleViolation(f"seat {seat}: no bet of player {player!r} besides the titular's", rule)
+        record: dict[str, Any] = {"action": str(action), "seat": seat, "player": player}
+        if action in (Action.INSURANCE, Action.NO_INSURANCE):
+            # r.15: "Se o titular do lugar fizer «seguro» da sua aposta, os donos das apostas complementares são
+            # livres de o fazer, ou não" — bounded like the titular's (r.33).
+            early = self.phase in (RoundPhase.INSURANCE, RoundPhase.PLAYERS) and not self._additional_dealt
+            if not early or not (p.insurance.offered and self.up_card and self.up_card.is_ace):
+                raise RuleViolation(
+                    "insurance only right after the initial deal, against an ace", p.cite("insurance")
+                )
+            if action is Action.INSURANCE:
+                ins = p.insurance
+                hi = (ins.max * cb.bet.amount).numerator // (ins.max * cb.bet.amount).denominator
+                stake = amount if amount is not None else hi
+                if not 1 <= stake <= hi:
+                    raise RuleViolation(
+                        f"player {player!r}: insurance {stake} above {hi}", p.cite("insurance")
+                    )
+                why = self._over_round_limit(seat, stake)
+                if why:
+                    raise why
+                cb.insurance = stake
+                record["amount"] = stake
+        elif action is Action.SPLIT:
+            # r.28: "poderão os outros jogadores ... fazer também, por seu lado, aposta igual à primeira e anexá-la
+            # à segunda aposta do titular do lugar".
+            if len(st.hands) < 2 or cb.follows_split:
+                raise RuleViolation(f"player {player!r}: nothing to follow: the titular has not split", rule)
+            cb.follows_split = True
+        elif action is Action.DOUBLE:
+            # r.30: "poderão usar também os apostadores complementares daquela aposta ... duplicar".
+            idx = hand or 0
+            if idx >= len(st.hands) or not st.hands[idx].doubled or idx in cb.doubled:
+                raise RuleViolation(f"player {player!r}: the titular did not double hand {idx}", rule)
+            if idx > 0 and not (idx == 1 and cb.follows_split):
+                raise RuleViolation(f"player {player!r} has no bet on hand {idx}", rule)
+            cb.doubled.add(idx)
+            record["hand"] = idx
+        else:
+            raise RuleViolation(
+                f"player {player!r}: the titular decides the play ({action} is not a co-bettor's decision)",
+                rule,
+            )
+        self._record(record)
+
+    def close_insurance(self) -> None:
+        """The dealer closes the insurance window: seats that have not decided decline."""
+        if self.phase is RoundPhase.INSURANCE:
+            self._close_insurance()
+
+    def _record(self, decision: dict[str, Any]) -> None:
+        # after_cards: shoe cards out before this decision, so a replay interleaves cards and decisions.
+        decision["after_cards"] = self._card_count - 1 if self._in_card else self._card_count
+        self._decisions.append(decision)
+
+    def _close_insurance(self) -> None:
+        for st in self.seats.values():
+            if not st.insurance_decided:
+                st.insurance_decided = True
+        self._advance()

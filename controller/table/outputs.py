@@ -1,0 +1,62 @@
+"""The table's safety outputs (product guide: on any fault the lid stays locked and the light shows what is wrong
+until an authorised person clears it; PT-2001 r.51, r.60).
+
+One pure function derives both outputs from the typed state (``derive_outputs``); one method writes them
+(``SafetyOutputs._sync_outputs``, after every input): a ``GpioWrite`` when a derived value changes, and for the
+light the shoe's own light too. Nothing else writes a ``GpioWrite``. Whether the lid may open is the lid's
+``unlock`` (``LidStatus``), changed only by ``Lid._grant_opening`` / ``Lid._relock`` (lid.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from controller.gpio.base import OUTPUT_SAFE_VALUES
+from controller.table import machine as m
+from controller.table.base import CoreBase
+from controller.table.effects import GpioWrite
+from drivers import events as ev
+
+if TYPE_CHECKING:
+    from controller.table.state import LidStatus
+
+# The safe state: at start-up, on shutdown, and what the shell has applied when the core hears ``restart``.
+SAFE_OUTPUTS: Mapping[str, bool] = OUTPUT_SAFE_VALUES  # defined once: controller/gpio/base.py
+
+
+def derive_outputs(
+    state: str, lid: LidStatus, faults: Mapping[str, Any], awaiting_replacement: bool
+) -> dict[str, bool]:
+    """``lid_lock``: locked unless an opening is allowed now; ``warning_light``: on in a fault state, on a
+    service fault (also on a closed table), after a failed deck check (r.55) and while a damaged card awaits
+    the chief inspector (r.51)."""
+    return {
+        "lid_lock": lid.unlock is None,
+        "warning_light": state in m.FAULT_STATES
+        or any(f in faults for f in m.SERVICE_FAULTS)
+        or state == "deck_check_failed"
+        or awaiting_replacement,
+    }
+
+
+class SafetyOutputs(CoreBase):
+    def _sync_outputs(self) -> None:
+        """The one writer of the outputs: each derived value that changed is written, once."""
+        want = derive_outputs(self.state, self.lid, self.faults, self.pending_replacement is not None)
+        for name, value in want.items():
+            if self.outputs.get(name) != value:
+                self.outputs[name] = value
+                self._fx.append(GpioWrite(name, value))
+                if name == "warning_light":
+                    self._cmd(ev.SetWarningLight(value))
+
+    def _outputs_made_safe(self) -> None:
+        """The shell applied the safe outputs (start-up after a restart): what the outputs are now."""
+        self.outputs = dict(SAFE_OUTPUTS)
+
+    def _outputs_to_rebooted_shoe(self) -> None:
+        """A shoe back on the link may have rebooted: its lock and its light are told again (r.60)."""
+        if self.lid.unlock is None:
+            self._cmd(ev.LockLid())
+        if self.outputs.get("warning_light"):
+            self._cmd(ev.SetWarningLight(True))

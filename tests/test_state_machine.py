@@ -1,0 +1,145 @@
+"""The transitions machine is the authority (issue 17 step 2): where the table is, which input it accepts now,
+and where a fault resumes. docs/state-machine.md is drawn from the machine as built."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from controller.table import machine as m
+from controller.table.diagram import built, render_mermaid_doc, render_table, transitions
+from controller.table.effects import Rejected
+from drivers import events as ev
+from tablebench.table_testing import Harness
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "state-machine.md"
+
+
+def test_the_committed_diagram_is_the_generated_one() -> None:
+    assert DOC.read_text() == render_mermaid_doc(), "run: python -m controller.docs_gen"
+
+
+def test_the_diagram_lists_every_transition_the_built_machine_holds() -> None:
+    machine = built()
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in render_table().splitlines()[2:]]
+    held = transitions(machine)
+    assert len(held) > len(m.TRANSITIONS)  # group sources and resume targets expand
+    for trigger, source, dest, _label, guard in held:
+        assert any(
+            r[0] == f"`{trigger}`"
+            and source in r[1].split(", ")
+            and r[2] == (dest or "(stays)")
+            and r[4] == guard
+            for r in rows
+        ), (trigger, source, dest)
+
+
+def test_a_transition_added_to_the_machine_shows_on_the_diagram(monkeypatch: pytest.MonkeyPatch) -> None:
+    extra = m.T("inspect", "cut", "betting", "a transition only this test adds")
+    monkeypatch.setattr(m, "TRANSITIONS", [*m.TRANSITIONS, extra])
+    assert "cut --> betting: inspect / a transition only this test adds" in render_mermaid_doc()
+
+
+def test_snapshots_keep_the_flat_state_name_and_restore_into_the_nested_machine() -> None:
+    h = Harness()
+    h.open_continuous()
+    assert h.core.state == "betting" and h.core.machine_state == "active.open.betting"
+    snap = h.core.snapshot()
+    assert snap["state"] == "betting"
+    other = Harness()
+    other.core.restore(snap)
+    assert other.core.machine_state == "active.open.betting" and other.core.may_place_bet()
+
+
+def test_an_input_is_refused_when_the_machine_may_not_fire_it() -> None:
+    h = Harness()
+    assert not h.core.may_place_bet()
+    with pytest.raises(Rejected, match=r"place_bet is not allowed in state closed \(needs betting\)"):
+        h.dealer("place_bet", seat=1, amount=1000)
+    h.open_continuous()
+    assert h.core.may_place_bet() and not h.core.may_play()
+    with pytest.raises(Rejected, match=r"hit is not allowed in state betting \(needs players or dealing\)"):
+        h.dealer("hit")
+
+
+def test_a_guard_is_a_condition_with_its_reason() -> None:
+    h = Harness()
+    h.open_continuous()
+    h.dealer("place_bet", seat=1, amount=1000)
+    assert not h.core.may_close_table()  # in a closable state, but bets are on the table
+    with pytest.raises(Rejected, match="bets are on the table"):
+        h.sup("close_table")
+    h.dealer("clear_bet", seat=1)
+    assert h.core.may_close_table()
+
+
+def test_open_table_is_guarded_by_the_service_faults() -> None:
+    h = Harness()
+    h.apply({"type": "journal_fault", "kind": "read_only", "text": "journal disk read-only (x)"})
+    assert h.core.state == "closed" and not h.core.may_open_table()
+    with pytest.raises(Rejected, match="open_table refused: the table is in the journal_io fault"):
+        h.sup("open_table", profile="pt-2001")
+
+
+def test_resume_to_is_kept_by_the_machine_through_a_fault() -> None:
+    h = Harness()
+    h.open_continuous()
+    h.start_round({1: 1000})
+    assert h.core.state == "dealing"
+    h.dev(ev.Jammed(location=ev.JamLocation.OUTPUT))
+    assert h.core.machine_state == "faults.jammed" and h.core.resume_to == "dealing"
+    h.core.trigger("initial_dealt")  # a late card completed the deal during the fault: resume in players
+    assert h.core.state == "jammed" and h.core.resume_to == "players"
+    h.dev(ev.LinkDown(reason="cable"))  # another fault inside the fault sub-machine keeps where to resume
+    assert h.core.state == "link_down" and h.core.resume_to == "players"
+    h.core.resume_to = "settled"
+    assert not h.core.may_settle()  # settled is not a phase a round completes from
+    h.core.machine.set_state("resync")
+    assert h.core.may_resume()
+    h.core.trigger("resume")
+    assert h.core.state == "settled" and h.core.resume_to is None  # forgotten leaving the faults
+
+
+def test_faults_are_typed_and_keep_their_snapshot_form() -> None:
+    """Issue 17: typed faults, snapshot bytes unchanged: an older snapshot's fault without ``restored`` stays
+    without it, details a kind does not type are kept."""
+    from controller.table.state import IntegrityFault, JamFault, LinkFault, fault_from_dict
+
+    h = Harness()
+    h.open_continuous()
+    h.dev(ev.Jammed(location=ev.JamLocation.OUTPUT))
+    jam = h.core.faults["jam"]
+    assert isinstance(jam, JamFault) and jam.location == "output" and not jam.device_cleared
+    assert h.core.snapshot()["faults"]["jam"] == {
+        "location": "output",
+        "device_cleared": False,
+        "cleared_by": None,
+    }
+    old = {"reason": "unplugged", "cleared_by": None}  # written before "restored" existed
+    link = fault_from_dict("link_down", old)
+    assert isinstance(link, LinkFault) and link.to_dict() == old and not link.restored
+    link.restored = True
+    assert link.to_dict() == {**old, "restored": True}
+    details = {"reason": "journal chain broken", "at": "t", "record": 2}
+    integrity = fault_from_dict("integrity", details)
+    assert isinstance(integrity, IntegrityFault) and integrity.untyped == {"record": 2}
+    assert integrity.to_dict() == details and integrity.get("record") == 2
+
+
+@pytest.mark.parametrize("bets", [{}, {"1": "a bet"}])
+@pytest.mark.parametrize("resume_to", [None, "dealing", "settled", "betting"])
+def test_may_gives_the_librarys_answer_in_every_state(bets: dict[str, str], resume_to: str | None) -> None:
+    """TableMachine looks the transitions to try up once per state; the answer is the library's own."""
+    from transitions.extensions.nesting import HierarchicalMachine
+
+    h = Harness()
+    core, machine = h.core, h.core.machine
+    core.bets, core.resume_to = bets, resume_to
+    core.faults = {"journal_io": object()} if bets else {}
+    for state in m.STATES:
+        machine.set_state(state)
+        for trigger in machine.events:
+            ours = core.may_trigger(trigger)
+            library = HierarchicalMachine._can_trigger(machine, core, trigger)
+            assert ours == library, (state, trigger, ours, library)
