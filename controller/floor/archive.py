@@ -100,6 +100,9 @@ class ArchiveWorker:
         self._main = self._client(f"floor-archive-{cfg.worker}", persistent=True)
         self._replay = self._client(f"floor-replay-{cfg.worker}-{secrets.token_hex(3)}", persistent=False)
         self._replay_ready = threading.Event()
+        # subscription -> the event set once the broker acknowledged it (SUBACK): before that, what a table
+        # publishes is not routed to this worker, so "ready" means subscribed, not merely connected
+        self._pending_subs: dict[tuple[int, int], threading.Event] = {}  # (id(client), mid): two clients
 
     # ---- MQTT ----
     def _client(self, client_id: str, *, persistent: bool) -> mqtt.Client:
@@ -122,7 +125,25 @@ class ArchiveWorker:
         client.max_inflight_messages_set(100)
         client.reconnect_delay_set(0.2, 5)
         client.on_message = self._on_message
+        client.on_subscribe = self._on_subscribe
         return client
+
+    def _subscribe(self, client: mqtt.Client, topics: Any, ready: threading.Event) -> None:
+        result, mid = (
+            client.subscribe(topics) if isinstance(topics, list) else client.subscribe(topics, qos=1)
+        )
+        if result == mqtt.MQTT_ERR_SUCCESS and mid is not None:
+            self._pending_subs[(id(client), mid)] = ready
+
+    def _on_subscribe(self, client, userdata, mid, reason_codes, properties) -> None:
+        ready = self._pending_subs.pop((id(client), mid), None)
+        if ready is None:
+            return
+        refused = [rc for rc in reason_codes if rc.is_failure]
+        if refused:
+            log.error("floor broker refused the archive's subscription: %s", refused)
+            return
+        ready.set()
 
     def _on_main_connect(self, client, userdata, flags, reason, properties) -> None:
         if reason.is_failure:
@@ -131,14 +152,12 @@ class ArchiveWorker:
         base = f"casino/{self.cfg.site}/table/+"
         subs = [(f"$share/{self.cfg.group}/{base}/#", 1)]
         subs += [(f"{base}/{rel}", 1) for rel in ("status", SOFTWARE_TOPIC, CHECKPOINT_TOPIC)]
-        client.subscribe(subs)
-        self._connected.set()
+        self._subscribe(client, subs, self._connected)
 
     def _on_replay_connect(self, client, userdata, flags, reason, properties) -> None:
         if reason.is_failure:
             return
-        client.subscribe(f"casino/{self.cfg.site}/table/+/{self._replay_suffix}", qos=1)
-        self._replay_ready.set()
+        self._subscribe(client, f"casino/{self.cfg.site}/table/+/{self._replay_suffix}", self._replay_ready)
 
     def _on_message(self, client: mqtt.Client, userdata: Any, msg: mqtt.MQTTMessage) -> None:
         # paho thread: hand over, never block on the database here. Only the persistent session acks by hand.
