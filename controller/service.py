@@ -626,7 +626,7 @@ class TableService:
                 "FAULT journal_io: the journal writes again; awaiting a supervisor's clear_journal_io"
             )
         if "integrity" in faults:
-            parts.append(f"FAULT integrity: {faults['integrity'].get('reason', '')}")
+            parts.append(f"FAULT integrity: {faults['integrity'].reason}")
         dead = self.dead_tasks()
         if dead:
             parts.append("task died: " + ", ".join(dead))

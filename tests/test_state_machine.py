@@ -124,7 +124,7 @@ def test_faults_are_typed_and_keep_their_snapshot_form() -> None:
     details = {"reason": "journal chain broken", "at": "t", "record": 2}
     integrity = fault_from_dict("integrity", details)
     assert isinstance(integrity, IntegrityFault) and integrity.untyped == {"record": 2}
-    assert integrity.to_dict() == details and integrity.get("record") == 2
+    assert integrity.to_dict() == details and integrity.untyped["record"] == 2
 
 
 @pytest.mark.parametrize("bets", [{}, {"1": "a bet"}])
@@ -143,3 +143,91 @@ def test_may_gives_the_librarys_answer_in_every_state(bets: dict[str, str], resu
             ours = core.may_trigger(trigger)
             library = HierarchicalMachine._can_trigger(machine, core, trigger)
             assert ours == library, (state, trigger, ours, library)
+
+
+# ---- the lid sub-machine (lid_machine.py): the shoe's lid reports, PT-2001 r.59-62 ----
+def test_every_lid_report_has_its_trigger_and_the_machine_holds_it() -> None:
+    from controller.table.diagram import built_lid
+    from controller.table.lid_machine import REPORT_TRIGGER
+
+    machine = built_lid()
+    assert set(REPORT_TRIGGER) == set(ev.LidState)
+    for report, trigger in REPORT_TRIGGER.items():
+        assert trigger in machine.events, report
+
+
+def test_an_opening_the_machine_granted_is_open_and_ends_the_deadline_pt2001_r61() -> None:
+    h = Harness()
+    h.open_continuous()
+    h.start_round({1: 1000})
+    for code in ("2C", "TS", "6D", "7S", "8C"):  # as tests/test_table_core.py deals a round to settlement
+        h.card(code)
+    h.dealer("stand")
+    h.card("5H")
+    assert h.core.state == "settled" and h.core.lid.unlock == "auto" and h.core.lid.deadline is not None
+    h.dev(ev.LidChanged(ev.LidState.OPEN))
+    assert h.core.lid.state == "open" and h.core.lid_machine.model.position == "opened.open"
+    assert h.core.lid.deadline is None and h.core.state == "settled" and not h.alerts("tamper")
+
+
+def test_an_opening_not_granted_is_forced_open_and_tamper_pt2001_r60() -> None:
+    h = Harness()
+    h.open_continuous()
+    assert h.core.lid.unlock is None
+    h.dev(ev.LidChanged(ev.LidState.OPEN))
+    assert h.core.lid.state == "forced_open" and h.core.state == "tamper"
+    assert "PT-2001 r.60" in h.alerts("tamper")[0].reason
+
+
+def test_a_lock_report_from_an_open_lid_changes_nothing_until_it_is_closed_pt2001_r60() -> None:
+    h = Harness()
+    h.open_continuous()
+    h.dev(ev.LidChanged(ev.LidState.FORCED_OPEN))
+    h.dev(ev.LidChanged(ev.LidState.LOCKED))
+    assert h.core.lid.state == "forced_open"  # a latch report does not shut an open lid
+    with pytest.raises(Rejected, match="close it"):
+        h.sup("lock_lid")
+    h.dev(ev.LidChanged(ev.LidState.CLOSED))
+    assert h.core.lid_machine.model.position == "shut.closed"
+    h.dev(ev.LidChanged(ev.LidState.LOCKED))
+    assert h.core.lid.state == "locked"
+
+
+def test_closing_a_granted_lid_locks_it_again_pt2001_r60() -> None:
+    h = Harness()
+    h.open_continuous()
+    h.sup("unlock_lid")
+    assert h.core.lid.unlock == "supervisor:inspector-ana" and not h.core.outputs["lid_lock"]
+    h.clear()
+    h.dev(ev.LidChanged(ev.LidState.OPEN))
+    h.dev(ev.LidChanged(ev.LidState.CLOSED))
+    assert h.core.lid.unlock is None and h.core.outputs["lid_lock"]
+    assert h.commands(ev.LockLid) and not h.alerts("tamper")
+
+
+def test_the_lid_machine_follows_a_restored_snapshot() -> None:
+    h = Harness()
+    h.open_continuous()
+    h.dev(ev.LidChanged(ev.LidState.FORCED_OPEN))
+    other = Harness()
+    other.core.restore(h.core.snapshot())
+    assert other.core.lid_machine.model.position == "opened.forced_open"
+    other.dev(ev.LidChanged(ev.LidState.LOCKED))
+    assert other.core.lid.state == "forced_open"
+
+
+def test_the_diagram_draws_the_lid_machine_as_built(monkeypatch: pytest.MonkeyPatch) -> None:
+    from controller.table import lid_machine as lm
+
+    doc = render_mermaid_doc()
+    assert "## The lid sub-machine" in doc and "state opened {" in doc
+    assert "shut --> forced_open: reported_open / opened while it may not - tamper (r.60)" in doc
+    original = lm.build_lid_machine
+
+    def with_extra(owner):  # a transition added to the machine shows on the diagram
+        machine = original(owner)
+        machine.add_transition("inspected", "opened", lm.LID_PATH["closed"], label="a test-only transition")
+        return machine
+
+    monkeypatch.setattr(lm, "build_lid_machine", with_extra)
+    assert "opened --> closed: inspected / a test-only transition" in render_mermaid_doc()

@@ -253,7 +253,7 @@ async def test_jam_during_a_round_cleared_by_supervisor_resumes_pt2001_r51(
         await t.tc.supervisor_action("chief-rui", "unlock_lid")  # the inspector alone opens it (r.51)
         await t.until(lambda: t.ctl.shoe.model.locked is False, "lid unlocked")
         await t.ctl.clear_jam()
-        await t.until(lambda: t.tc.core.faults.get("jam", {}).get("device_cleared"), "device cleared")
+        await t.until(lambda: getattr(t.tc.core.faults.get("jam"), "device_cleared", False), "device cleared")
         await t.tc.supervisor_action("chief-rui", "clear_jam")
         await t.until(lambda: t.state == phase, "resumed after the count")
         assert t.kinds("jam_cleared")[0]["user"] == "chief-rui"
@@ -281,7 +281,7 @@ async def test_jam_while_betting_blocks_then_continues(tmp_path: Path) -> None:
         await t.tc.supervisor_action("chief-rui", "unlock_lid")
         await t.until(lambda: not t.ctl.shoe.model.locked, "lid unlocked")
         await t.ctl.clear_jam()
-        await t.until(lambda: t.tc.core.faults.get("jam", {}).get("device_cleared"), "device cleared")
+        await t.until(lambda: getattr(t.tc.core.faults.get("jam"), "device_cleared", False), "device cleared")
         await t.tc.supervisor_action("chief-rui", "clear_jam")
         await t.until(lambda: t.state == "betting", "back to betting")
         await t.tc.dealer_input("place_bet", {"seat": 1, "amount": 500})

@@ -28,6 +28,7 @@ from controller.table.faults import Faults
 from controller.table.inputs import decode_event
 from controller.table.jackpot_seam import JackpotSeam
 from controller.table.lid import Lid
+from controller.table.lid_machine import build_lid_machine
 from controller.table.link import ShoeLink
 from controller.table.outputs import SafetyOutputs
 from controller.table.round_flow import RoundFlow
@@ -76,6 +77,7 @@ class TableCore(
         self._result: dict[str, Any] = {}
         self.now = 0.0
         self._reset()
+        self.lid_machine = build_lid_machine(self)  # the lid sub-machine (lid_machine.py), on self.lid
 
     # ================================================================ entry point
     def apply(self, inp: dict[str, Any], now: float, *, states: bool = True) -> Step:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
+from controller.table import lid_machine as lm
 from controller.table import machine as m
 
 HEADER = """# Table state machine
@@ -100,6 +101,64 @@ def render_table() -> str:
     return "\n".join(out) + "\n"
 
 
+def built_lid() -> lm.LidMachine:
+    return lm.build_lid_machine(SimpleNamespace(lid=SimpleNamespace(state="locked", unlock=None)))
+
+
+def _lid_name(path: str | None) -> str:
+    return lm.LID_LEAF.get(path, path) if path is not None else ""
+
+
+def lid_transitions(machine: lm.LidMachine) -> list[tuple[str, str, str | None, str, str]]:
+    """(trigger, source, dest, label, guard) of every transition the lid machine holds, in the order added
+    (several for one trigger and source: the first whose guard holds is taken)."""
+    out = []
+    for trigger, event in machine.events.items():
+        for source, held in event.transitions.items():
+            for t in held:
+                out.append(
+                    (
+                        trigger,
+                        _lid_name(source),
+                        None if t.dest is None else _lid_name(t.dest),
+                        t.label,
+                        t.guard,
+                    )
+                )
+    return out
+
+
+def render_lid_mermaid() -> str:
+    machine = built_lid()
+    lines = ["stateDiagram-v2", f"    [*] --> {_lid_name(machine.initial)}"]
+    lines += _states(machine.states, "    ")
+    for trigger, source, dest, label, guard in lid_transitions(machine):
+        if dest is None:
+            continue
+        text = trigger + f" / {label}" + (f" [{guard}]" if guard else "")
+        lines.append(f"    {source} --> {dest}: {text.replace(':', ' -').replace(';', ',')}")
+    return "\n".join(lines) + "\n"
+
+
+def render_lid_table() -> str:
+    out = ["| report | from | to | rule | guard |", "|---|---|---|---|---|"]
+    for trigger, source, dest, label, guard in lid_transitions(built_lid()):
+        out.append(f"| `{trigger}` | {source} | {dest or '(stays)'} | {label} | {guard} |")
+    return "\n".join(out) + "\n"
+
+
+LID_HEADER = """
+## The lid sub-machine
+
+Drawn from `controller/table/lid_machine.py` as built: a second `HierarchicalMachine` beside the table's (the
+lid moves while rounds go on, so it is a region of its own, not a table state). Its state is the shoe's last lid
+report (`lid.state`, the innermost name in snapshots); `shut` and `opened` are its composites. Each report of the
+shoe fires one trigger; the first transition whose guard holds is taken. Whether the lid may open (`lid.unlock`)
+is written only by `lid.py` (`_grant_opening`, `_relock`) and read here as a guard; the lock output is derived
+from it (`outputs.py`).
+"""
+
+
 def render_mermaid_doc() -> str:
     groups = "\n".join(f"- `{name}`: {', '.join(states)}" for name, states in m.GROUPS.items())
     return (
@@ -112,4 +171,9 @@ def render_mermaid_doc() -> str:
         + 'Internal transitions (to: "(stays)") are inputs a state accepts without changing; the internal ones of'
         + " `faults` move `resume_to` when a round phase completes during a fault.\n\n"
         + render_table()
+        + LID_HEADER
+        + "\n```mermaid\n"
+        + render_lid_mermaid()
+        + "```\n\n"
+        + render_lid_table()
     )

@@ -100,7 +100,7 @@ class StateDocuments(CoreBase):
             },
             "jam": {
                 "jammed": jam is not None,
-                **({"location": jam.get("location")} if jam else {}),
+                **({"location": jam.location} if jam else {}),
                 "device_cleared": bool(jam and jam.device_cleared),
             },  # r.51: awaits the supervisor
             "shoe": {

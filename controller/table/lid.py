@@ -8,12 +8,14 @@ from typing import Any
 from controller.actions import CHIP_SLOT_PREFIX
 from controller.table.base import CoreBase
 from controller.table.effects import Rejected
+from controller.table.lid_machine import OPENED, REPORT_TRIGGER
 from controller.table.state import TamperFault
 from drivers import events as ev
 
 
 class Lid(CoreBase):
     def _on_LidChanged(self, e: ev.LidChanged) -> None:
+        """The shoe's lid report; where it leads and what it means is the lid machine's (lid_machine.py)."""
         state = str(e.state)
         lid_event: dict[str, Any] = {"state": state, "previous": self.lid.state}
         if self.lid.unlock:
@@ -21,29 +23,30 @@ class Lid(CoreBase):
         self._event("lid", **lid_event)
         self._record("lid", state=state, unlocked_by=self.lid.unlock)
         auto_before, self.lid.auto_before_restart = self.lid.auto_before_restart, False  # read once
-        if auto_before and e.state == ev.LidState.OPEN and not self.lid.unlock:
-            # The opening the restart interrupted: not tamper, but no longer an unlock either. The restart
-            # ended the lid cycle (the cards are carried, PT-2001 r.61) and the table is in a fault until it
-            # has counted the cards, so the lock output stays locked: the lid latches when it is closed
-            # (product guide: on any fault the lid stays locked; PT-2001 r.60).
-            self.lid.state = "open"
-            self._record("lid_opened_before_restart", at=self._ts())
-            return
-        if e.state == ev.LidState.FORCED_OPEN or (e.state == ev.LidState.OPEN and self.lid.unlock is None):
-            self.lid.state = "forced_open"
-            self._tamper("lid opened without an automatic or authorised opening (PT-2001 r.60)")
-            return
-        if e.state in (ev.LidState.LOCKED, ev.LidState.UNLOCKED):
-            if self.lid.state not in ("open", "forced_open"):
-                self.lid.state = state
-            return
-        self.lid.state = state
-        if e.state == ev.LidState.OPEN:
-            self.lid.deadline = None
-            return
+        self.lid_machine.model.trigger(REPORT_TRIGGER[e.state], restart_opening=auto_before)
+
+    # ---- what the lid machine's transitions run (lid_machine.LidOwner)
+    def _lid_opened_before_restart(self) -> None:
+        # The opening the restart interrupted: not tamper, but no longer an unlock either. The restart ended the
+        # lid cycle (the cards are carried, PT-2001 r.61) and the table is in a fault until it has counted the
+        # cards, so the lock output stays locked: the lid latches when it is closed (product guide: on any
+        # fault the lid stays locked; PT-2001 r.60).
+        self._record("lid_opened_before_restart", at=self._ts())
+
+    def _lid_tampered(self, reason: str) -> None:
+        self._tamper(reason)
+
+    def _lid_opened_as_granted(self) -> None:
+        self.lid.deadline = None  # it opened in time (r.61)
+
+    def _lid_closed(self) -> None:
         # closed: lock again (PT-2001 r.60); the continuous shuffler starts shuffling by itself
         if self.lid.unlock is not None:
             self._relock()
+
+    def _lid_is_open(self) -> bool:
+        """Open or forced open (the lid machine's ``opened``): nothing is locked or counted until it closes."""
+        return self.lid.state in OPENED
 
     # ---- the one writer of ``lid.unlock`` (the lid_lock output is derived from it, outputs.py)
     def _grant_opening(self, why: str, *, unlock: bool = False, open_lid: bool = False) -> None:
@@ -82,7 +85,7 @@ class Lid(CoreBase):
         self._grant_opening(f"supervisor:{user}", unlock=True)
 
     def _sv_lock_lid(self, user: str, args: dict[str, Any]) -> None:
-        if self.lid.state in ("open", "forced_open"):
+        if self._lid_is_open():
             raise Rejected("the lid is open: close it before locking")
         self._relock()
         if "tamper" in self.faults:

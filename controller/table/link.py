@@ -75,10 +75,10 @@ class ShoeLink(CoreBase):
             raise Rejected("no shoe link fault to clear")
         if not link.restored:
             raise Rejected(
-                f"the shoe link is still down: {link.get('reason')}; reconnect the shoe first, then clear it"
+                f"the shoe link is still down: {link.reason}; reconnect the shoe first, then clear it"
             )
         link.cleared_by = user
-        self._record("link_cleared", user=user, at=self._ts(), reason=link.get("reason"))
+        self._record("link_cleared", user=user, at=self._ts(), reason=link.reason)
         self._clear_fault("link_down")
 
     def _resync(self, count: int) -> None:
@@ -100,7 +100,7 @@ class ShoeLink(CoreBase):
                 )
             self.out = max(0, self.out + expected - count)
         unlock = self.lid.unlock or ""
-        if unlock.startswith("supervisor") and self.lid.state not in ("open", "forced_open"):
+        if unlock.startswith("supervisor") and not self._lid_is_open():
             self._relock()  # the inspector's opening is over: locked again (PT-2001 r.60)
         target = self.resume_to or "closed"
         self._go("resume")  # to resume_to, forgotten on the way out (machine.py)
@@ -113,7 +113,7 @@ class ShoeLink(CoreBase):
         may have been reported during the fault, where it could not move the table on, or its lid opening
         may have been cancelled by a restart: without this the table would wait for it for ever."""
         tp = self.tp
-        if tp is None or self.shoe.shuffling or self.lid.state in ("open", "forced_open"):
+        if tp is None or self.shoe.shuffling or self._lid_is_open():
             return  # a shuffle still running reports its end; an open lid is closed first
         if target == "shuffling" or (target == "loading" and not tp.continuous):
             self._record("shuffle_requested_again", state=target)  # batch shoe: shuffled, then cut (r.8)
@@ -146,7 +146,7 @@ class ShoeLink(CoreBase):
         if "link_down" in self.faults:
             self.faults["link_down"].restored = False  # this process has not heard the shoe yet
         self._fx.extend(self.jackpot.on_restart())  # the jackpot sign must answer the new process first
-        if self.tp and self.tp.continuous and self.lid.state not in ("open", "forced_open"):
+        if self.tp and self.tp.continuous and not self._lid_is_open():
             self._cmd(ev.LockLid())
         if self.may_restarted():  # the shoe is in use (or resynchronising): count the cards inside
             self._go("restarted")

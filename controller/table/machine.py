@@ -117,7 +117,7 @@ NO_SERVICE_FAULT = Guard(
     lambda model: not _service_faults(model),
     lambda model: (
         f"open_table refused: the table is in the {', '.join(_service_faults(model))} fault: "
-        + "; ".join(str(model.faults[f].get("reason", f)) for f in _service_faults(model))
+        + "; ".join(str(model.faults[f].reason) for f in _service_faults(model))
     ),
 )
 NO_BETS = Guard(

@@ -206,7 +206,7 @@ class ShoeCycle(CoreBase):
             self.state == "closing"
             and self.out == 0
             and not self.shoe.shuffling
-            and self.lid.state not in ("open", "forced_open")
+            and not self._lid_is_open()
             and self.lid.unlock is None
         ):
             self._cmd(ev.RunDeckCheck())

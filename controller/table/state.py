@@ -122,10 +122,6 @@ class Plain:
 
     to_json = to_dict  # rounds.jsonable: a fault in a record or an event is its plain form
 
-    def get(self, key: str, default: Any = None) -> Any:
-        """Read-only access by the plain form's key (for callers outside the core)."""
-        return self.to_dict().get(key, default)
-
     def __setattr__(self, name: str, value: Any) -> None:
         if name in self.KEYS and name in self.__dict__.get("absent", ()):  # set again: present again
             object.__setattr__(self, "absent", self.absent - {name})

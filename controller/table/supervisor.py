@@ -30,7 +30,7 @@ class SupervisorActions(CoreBase):
         pinned = args.get("pinned")
         if isinstance(pinned, dict):  # the service's digests and profile text, journaled with open_table
             self.session.pinned = dict(pinned)
-        default = "continuous" if self.device.get("continuous", True) else "batch"  # unknown: continuous
+        default = "continuous" if self.device.continuous else "batch"  # unknown: continuous
         shuffler = args.get("shuffler", default)
         if shuffler not in ("continuous", "batch"):
             raise Rejected(f"shuffler must be 'continuous' or 'batch', got {shuffler!r}")
