@@ -13,6 +13,7 @@ import psycopg
 import pytest
 
 from controller.floor import store
+from controller.floor.alerts import raise_alert
 from controller.floor.archive import ArchiveConfig, ArchiveWorker
 from tablebench.broker import Broker
 from tests.support.floor import FLOOR_USERS, StandInTable, temp_database, wait_until
@@ -291,7 +292,7 @@ def test_floor_migrate_and_alert_acknowledgement_commands(dsn, capsys):
     assert tablectl(["floor", "migrate", "--dsn", dsn]) == 0
     assert "applied now: nothing" in capsys.readouterr().out
     with psycopg.connect(dsn) as conn, conn.transaction():
-        alert_id = store.raise_alert(conn.cursor(), TableRef("S1", "T1"), "event_missing", "critical",
+        alert_id = raise_alert(conn.cursor(), TableRef("S1", "T1"), "event_missing", "critical",
                                      "event 9 \x1b[2J never arrived", {}, "k1")  # fmt: skip
     assert tablectl(["floor", "alerts", "--dsn", dsn]) == 0
     out = capsys.readouterr().out

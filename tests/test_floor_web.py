@@ -17,9 +17,9 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from playwright import sync_api as playwright_sync
 
+from controller.floor.alerts import raise_alert
 from controller.floor.archive import ArchiveConfig, ArchiveWorker
 from controller.floor.messages import TableRef
-from controller.floor.store import raise_alert
 from controller.floor.web import WebConfig, serve
 from controller.mqtt.sign_cli import build_command
 from tablebench.broker import Broker, free_port

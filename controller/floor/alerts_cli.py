@@ -10,6 +10,7 @@ import sys
 import psycopg
 
 from controller.floor import store
+from controller.floor.alerts import acknowledge_alert
 from controller.floor.cli import add_dsn
 from controller.floor.queries import floor_alerts
 from controller.floor.text import safe
@@ -31,7 +32,7 @@ def main(args: argparse.Namespace) -> int:
                 if not args.user:
                     print("floor alerts: --ack needs --user", file=sys.stderr)
                     return 2
-                if not store.acknowledge_alert(conn, args.ack, args.user):
+                if not acknowledge_alert(conn, args.ack, args.user):
                     print(f"floor alerts: no open floor alert {args.ack}", file=sys.stderr)
                     return 1
                 print(f"acknowledged floor alert {args.ack}")

@@ -47,6 +47,7 @@ from controller.floor.messages import (
     TableRef,
     classify,
 )
+from controller.floor.notify import notify
 from controller.floor.repair import Repairer, request_payload
 
 log = logging.getLogger("floor.archive")
@@ -284,7 +285,7 @@ class ArchiveWorker:
             for r in rejected:
                 store.store_rejected(cur, r)
             if new or statuses:
-                store.notify(cur)
+                notify(cur)
         self.stats.received += len(batch)
         self.stats.stored += new
         self.stats.duplicates += len(envelopes) - new

@@ -21,12 +21,11 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from controller.audit.checkpoint import GENESIS, CheckpointError, follows, parse_checkpoint, verify_checkpoint
+from controller.floor.alerts import raise_alert
 from controller.floor.messages import SOFTWARE_TOPIC, Envelope, TableRef
 
 
 def _alert(cur: psycopg.Cursor, table: TableRef, kind: str, message: str, details: dict[str, Any]) -> None:
-    from controller.floor.store import raise_alert  # store imports this module
-
     key = f"{kind}:{table.site}:{table.table_id}:{details.get('seq', details.get('key', ''))}"
     raise_alert(cur, table, kind, "critical", message, details, key)
 

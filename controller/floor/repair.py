@@ -24,8 +24,8 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
+from controller.floor.alerts import raise_alert
 from controller.floor.messages import ReplayClose, TableRef
-from controller.floor.store import raise_alert
 
 MAX_RANGE = 9_999  # docs/mqtt.md cmd/replay: B - A < 10,000
 WALK_LIMIT = 50_000  # ids read per table per pass

@@ -137,14 +137,6 @@ def store_envelopes(cur: psycopg.Cursor, envelopes: list[Envelope]) -> int:
     return new
 
 
-NOTIFY_CHANNEL = "floor_archive"  # the dashboard LISTENs (controller/floor/web.py)
-
-
-def notify(cur: psycopg.Cursor) -> None:
-    """Tell listeners the archive changed (delivered when the transaction commits)."""
-    cur.execute("SELECT pg_notify(%s, '')", (NOTIFY_CHANNEL,))
-
-
 def store_status(cur: psycopg.Cursor, status: Status) -> None:
     ensure_tables(cur, [status.table])
     cur.execute(
@@ -158,39 +150,6 @@ def store_rejected(cur: psycopg.Cursor, rejected: Rejected) -> None:
         "INSERT INTO rejected_messages (topic, reason, size) VALUES (%s, %s, %s)",
         (rejected.topic, rejected.reason[:200], rejected.size),
     )
-
-
-def raise_alert(
-    cur: psycopg.Cursor,
-    table: TableRef,
-    kind: str,
-    severity: str,
-    message: str,
-    details: dict[str, Any],
-    dedupe_key: str,
-) -> int | None:
-    """A floor alert, raised once per ``dedupe_key``; returns its id when new."""
-    cur.execute(
-        "INSERT INTO floor_alerts (site, table_id, kind, severity, message, details, dedupe_key)"
-        " VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (dedupe_key) DO NOTHING RETURNING alert_id",
-        (table.site, table.table_id, kind, severity, message, Jsonb(details), dedupe_key),
-    )
-    row = cur.fetchone()
-    if row:
-        notify(cur)
-    return int(row[0]) if row else None
-
-
-def acknowledge_alert(conn: psycopg.Connection, alert_id: int, user: str) -> bool:
-    with conn.transaction():
-        cur = conn.execute(
-            "UPDATE floor_alerts SET acknowledged_by = %s, acknowledged_at = now()"
-            " WHERE alert_id = %s AND acknowledged_at IS NULL",
-            (user, alert_id),
-        )
-        if cur.rowcount == 1:
-            notify(conn.cursor())
-        return cur.rowcount == 1
 
 
 def dumps(value: Any) -> str:

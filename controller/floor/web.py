@@ -29,7 +29,7 @@ from aiohttp import web
 
 from controller.client import CommandFailed, TableClient
 from controller.floor.dashboard import snapshot
-from controller.floor.store import NOTIFY_CHANNEL as CHANNEL
+from controller.floor.notify import NOTIFY_CHANNEL as CHANNEL
 
 log = logging.getLogger("floor.web")
 STATIC = Path(__file__).resolve().parent / "static"

@@ -314,7 +314,7 @@ def prune(
                     "archive_last_seq": arch.checkpoint_seq,
                 },
             )
-            # signed at once: a journal_pruned record no checkpoint signs is not a prune (Journal._anchor), so one
+            # signed at once: a journal_pruned record no checkpoint signs is not a prune (verify.find_anchor), so one
             # appended by someone without the key after cutting the front of the journal does not pass
             cp = sign_checkpoint(
                 signing_key,

@@ -4,18 +4,8 @@ Why one database: a state change, the records that explain it and the MQTT event
 commit together (or not at all), so that nothing is published before it is durable and nothing durable
 goes unpublished.
 
-- ``records``: append-only; each row carries ``hash = sha256(prev_hash | seq | ts | kind | data)``, so a
-  changed or deleted row breaks the chain (``verify``). Triggers refuse UPDATE/DELETE from this program, but for
-  ``tablectl journal prune`` (controller/journal/prune.py): it deletes the records before a signed checkpoint
-  record, which stays as the anchor ``verify`` starts from (``_anchor``).
-- ``outbox``: events waiting for the broker's acknowledgement, keyed by a monotonic ``event_id``
-  (AUTOINCREMENT never reuses an id, even after rows are deleted on ack).
-- ``retained``: the latest payload of each retained state topic, republished after every reconnect.
-- ``snapshots``: the controller state as of a record ``seq``; start-up loads the newest one and replays
-  only the records after it, so start-up time does not grow with the journal. Each snapshot's SHA-256 is in a
-  chained ``snapshot`` record; a snapshot that does not match one is never restored (``latest_snapshot``).
-- ``events``: every published envelope, exactly as first published, kept after the broker's ack for the
-  configured retention (``prune_events``) so a consumer can fetch a gap again (``cmd/replay``).
+The tables (``records``, ``outbox``, ``retained``, ``snapshots``, ``events``) are described in
+controller/journal/schema.py.
 
 Everything restored or published is covered by the chain: each transaction that publishes ends with a
 ``published`` record holding the SHA-256 of every outbox row it created, and the publisher sends a row (or a
@@ -24,230 +14,68 @@ an outbox row cannot make the table publish it. Signed ``checkpoint`` records (c
 chain off the table; ``verify_since_checkpoint`` checks only the records after the last one at start-up.
 
 The connection belongs to one thread (the asyncio loop's); WAL + synchronous=FULL makes each COMMIT
-durable."""
+durable. ``Journal`` is the API (its names are importable from here); below it: records.py (the chain's record
+kinds, row types and hashes), schema.py, transaction.py (one atomic unit), snapshots.py (restored only when
+chained), verify.py (the chain walks and the checkpoint checks)."""
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from controller.canonical import canonical
+from controller.journal.records import (
+    CHECKPOINT_KIND,
+    GENESIS_HASH,
+    PRUNED_KIND,
+    SNAPSHOT_KIND,
+    JournalError,
+    JournalIntegrityError,
+    OutboxRow,
+    RawRecord,
+    Record,
+    chain_hash,
+    event_digest,
+    first_seq,
+    read_records,
+    record_at,
+    text_digest,
+)
+from controller.journal.schema import NO_DELETE_TRIGGER, SCHEMA
+from controller.journal.snapshots import chained_snapshot
+from controller.journal.transaction import Transaction, iso_ts
+from controller.journal.verify import (
+    VerifyResult,
+    kept_event_is_chained,
+    verify_chain,
+    verify_chain_against_checkpoint,
+    verify_chain_since_checkpoint,
+)
 
-GENESIS_HASH = "0" * 64
+# Imported from here across the project: the journal's API, whichever module below defines each name.
+__all__ = [
+    "CHECKPOINT_KIND",
+    "GENESIS_HASH",
+    "NO_DELETE_TRIGGER",
+    "PRUNED_KIND",
+    "Journal",
+    "JournalError",
+    "JournalIntegrityError",
+    "OutboxRow",
+    "Record",
+    "Transaction",
+    "VerifyResult",
+    "chain_hash",
+    "iso_ts",
+]
+
 ACK_FLUSH_ROWS = 512  # acknowledged outbox rows held for deletion at most (see Journal.outbox_ack)
-
-# The one place records are deleted, ``tablectl journal prune`` (controller/journal/prune.py), drops this trigger
-# and creates it again inside its transaction.
-NO_DELETE_TRIGGER = """CREATE TRIGGER IF NOT EXISTS records_no_delete BEFORE DELETE ON records
-    BEGIN SELECT RAISE(ABORT, 'journal records are append-only'); END;"""
-_SCHEMA = f"""
-CREATE TABLE IF NOT EXISTS records (
-    seq       INTEGER PRIMARY KEY,
-    ts        REAL    NOT NULL,
-    kind      TEXT    NOT NULL,
-    data      TEXT    NOT NULL,
-    prev_hash TEXT    NOT NULL,
-    hash      TEXT    NOT NULL
-);
--- Reading one kind (start-up: the alert book, the inputs after the snapshot) must not scan the whole
--- journal: with this index start-up does not grow with the journal (docs/performance.md).
-CREATE INDEX IF NOT EXISTS records_kind ON records(kind, seq);
-CREATE TRIGGER IF NOT EXISTS records_no_update BEFORE UPDATE ON records
-    BEGIN SELECT RAISE(ABORT, 'journal records are append-only'); END;
-{NO_DELETE_TRIGGER}
-CREATE TABLE IF NOT EXISTS outbox (
-    event_id INTEGER PRIMARY KEY AUTOINCREMENT,
-    topic    TEXT    NOT NULL,
-    payload  TEXT    NOT NULL,
-    qos      INTEGER NOT NULL,
-    retain   INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS retained (
-    topic   TEXT PRIMARY KEY,
-    payload TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS snapshots (
-    seq   INTEGER PRIMARY KEY,
-    ts    REAL    NOT NULL,
-    state TEXT    NOT NULL
-);
--- Every published envelope (exact text) with the seq of the ``published`` record that chains its digest.
-CREATE TABLE IF NOT EXISTS events (
-    event_id INTEGER PRIMARY KEY,
-    ts       REAL    NOT NULL,
-    topic    TEXT    NOT NULL,
-    payload  TEXT    NOT NULL,
-    qos      INTEGER NOT NULL,
-    retain   INTEGER NOT NULL,
-    seq      INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS events_ts ON events(ts);
-"""
-
-PUBLISHED_KIND = "published"  # the record chaining the digests of one transaction's outbox rows
-SNAPSHOT_KIND = "snapshot"  # the record chaining a snapshot's digest
-CHECKPOINT_KIND = "checkpoint"  # a signed checkpoint (controller/audit/checkpoint.py) of the head before it
-PRUNED_KIND = "journal_pruned"  # records before ``anchor_seq`` were deleted (controller/journal/prune.py)
-SNAPSHOT_FALLBACKS = 8  # older snapshots tried when the newest is not covered by the chain
-
-
-class JournalError(Exception):
-    pass
-
-
-class JournalIntegrityError(JournalError):
-    """The journal's contents contradict its chain or its signed checkpoints (the integrity fault: the service turns it
-    into the ``integrity`` fault). ``seq`` names the record (or snapshot) concerned."""
-
-    def __init__(self, seq: int | None, reason: str) -> None:
-        super().__init__(reason)
-        self.seq = seq
-        self.reason = reason
-
-
-@dataclass(frozen=True, slots=True)
-class Record:
-    seq: int
-    ts: float
-    kind: str
-    data: dict[str, Any]
-    prev_hash: str
-    hash: str
-
-
-@dataclass(frozen=True, slots=True)
-class OutboxRow:
-    event_id: int
-    topic: str
-    payload: str  # JSON text, exactly what is published
-    qos: int
-    retain: bool
-
-
-@dataclass(frozen=True, slots=True)
-class VerifyResult:
-    ok: bool
-    records: int  # records walked
-    first_bad_seq: int | None = None
-    reason: str = ""
-    from_seq: int = 0  # the walk started after this record (0: from the genesis)
-
-
-def event_digest(topic: str, payload: str, qos: int, retain: bool) -> str:
-    """What the chain records of one outbox row: the topic, QoS, retain flag and exact payload text."""
-    h = hashlib.sha256()
-    h.update(f"{topic}\n{int(qos)}\n{int(bool(retain))}\n".encode())
-    h.update(payload.encode())
-    return h.hexdigest()
-
-
-def text_digest(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def chain_hash(prev_hash: str, seq: int, ts: float, kind: str, data_text: str) -> str:
-    h = hashlib.sha256()
-    h.update(f"{prev_hash}|{seq}|{ts!r}|{kind}|".encode())
-    h.update(data_text.encode())
-    return h.hexdigest()
-
-
-def iso_ts(ts: float) -> str:
-    ms = round(ts * 1000)
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + f".{ms % 1000:03d}Z"
-
-
-class Transaction:
-    """One atomic unit: records, outbox events and retained state all commit together."""
-
-    def __init__(self, journal: Journal) -> None:
-        self._j = journal
-        self._conn = journal._conn
-        self.records: list[Record] = []
-        self.events: list[OutboxRow] = []
-        self._digests: list[str] = []  # event_digest of each row in ``events``
-
-    def append(self, kind: str, data: dict[str, Any]) -> Record:
-        j = self._j
-        seq = j._last_seq + 1
-        ts = j._clock()
-        text = canonical(data)
-        digest = chain_hash(j._last_hash, seq, ts, kind, text)
-        self._conn.execute(
-            "INSERT INTO records(seq, ts, kind, data, prev_hash, hash) VALUES (?,?,?,?,?,?)",
-            (seq, ts, kind, text, j._last_hash, digest),
-        )
-        rec = Record(seq, ts, kind, data, j._last_hash, digest)
-        j._last_seq, j._last_hash = seq, digest
-        self.records.append(rec)
-        return rec
-
-    def publish(
-        self,
-        topic: str,
-        event_type: str,
-        data: dict[str, Any] | None = None,
-        *,
-        retain: bool = False,
-        qos: int = 1,
-        data_text: str | None = None,
-    ) -> OutboxRow:
-        """Queue an event for MQTT (topic relative to the table prefix). Sent only after COMMIT.
-        ``data_text``: ``data`` already in canonical JSON (the core has it for the state documents it
-        compares), spliced into the envelope instead of encoding the document a second time."""
-        j = self._j
-        event_id = j._last_event_id + 1
-        ts = iso_ts(j._clock())
-        if data_text is None:
-            if data is None:
-                raise ValueError("publish needs data or data_text")
-            payload = canonical(
-                {"event_id": event_id, "ts": ts, "type": event_type, "table": j.table_id, "data": data}
-            )
-        else:  # the same text canonical() gives: keys in sorted order, "data" first
-            payload = (
-                f'{{"data":{data_text},"event_id":{event_id},"table":{canonical(j.table_id)},'
-                f'"ts":"{ts}","type":{canonical(event_type)}}}'
-            )
-        self._conn.execute(
-            "INSERT INTO outbox(event_id, topic, payload, qos, retain) VALUES (?,?,?,?,?)",
-            (event_id, topic, payload, qos, int(retain)),
-        )
-        if retain:
-            self._conn.execute(
-                "INSERT INTO retained(topic, payload) VALUES (?, ?) "
-                "ON CONFLICT(topic) DO UPDATE SET payload = excluded.payload",
-                (topic, payload),
-            )
-        j._last_event_id = event_id
-        row = OutboxRow(event_id, topic, payload, qos, retain)
-        self.events.append(row)
-        self._digests.append(event_digest(topic, payload, qos, retain))
-        return row
-
-    def _chain_events(self) -> None:
-        """Before COMMIT: one ``published`` record with the digest of every outbox row of this transaction (their
-        ids are consecutive), and the rows kept in ``events`` for re-fetch."""
-        first = self.events[0].event_id
-        rec = self.append(PUBLISHED_KIND, {"first_event_id": first, "sha256": list(self._digests)})
-        ts = self._j._clock()
-        self._conn.executemany(
-            "INSERT OR REPLACE INTO events(event_id, ts, topic, payload, qos, retain, seq)"
-            " VALUES (?,?,?,?,?,?,?)",
-            [(r.event_id, ts, r.topic, r.payload, r.qos, int(r.retain), rec.seq) for r in self.events],
-        )
-
-    def execute(self, sql: str, params: tuple[Any, ...] = ()) -> sqlite3.Cursor:
-        """For modules that keep auxiliary tables in the journal database (e.g. used command nonces)."""
-        return self._conn.execute(sql, params)
 
 
 class Journal:
@@ -275,7 +103,7 @@ class Journal:
             self._lock_exclusively()
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=FULL")
-        self._conn.executescript(_SCHEMA)
+        self._conn.executescript(SCHEMA)
         self._in_tx = False
         self._listeners: list = []
         self._failure_listeners: list = []
@@ -365,8 +193,7 @@ class Journal:
     # ---- reading ----
     def first_seq(self) -> int:
         """The first record kept: 1, or the anchor after a prune (0: no record)."""
-        row = self._conn.execute("SELECT MIN(seq) FROM records").fetchone()
-        return row[0] or 0
+        return first_seq(self._conn)
 
     def last_prune(self) -> dict[str, Any] | None:
         """The newest ``journal_pruned`` record's data (what was deleted, up to which anchor), unchecked."""
@@ -396,41 +223,10 @@ class Journal:
         """The newest snapshot whose digest is chained (the ``snapshot`` record right after its seq, itself
         intact). One that is not is never restored: it is named in ``integrity_problems`` and an older one (or
         none: replay from the first record) is used instead, so the state comes from chained data only."""
-        rows = self._conn.execute(
-            "SELECT seq, state FROM snapshots ORDER BY seq DESC LIMIT ?", (SNAPSHOT_FALLBACKS,)
-        ).fetchall()
-        for seq, text in rows:
-            problem = self._snapshot_problem(seq, text)
-            if problem is None:
-                return seq, json.loads(text)
-            self.integrity_problems.append(problem)
-        return None
+        return chained_snapshot(self._conn, self.integrity_problems)
 
-    def _snapshot_problem(self, seq: int, text: str) -> JournalIntegrityError | None:
-        rec = self._record_at(seq + 1)
-        if rec is None or rec[2] != SNAPSHOT_KIND:
-            return JournalIntegrityError(seq, f"snapshot as of record {seq} is not covered by the chain")
-        r_seq, ts, kind, data, prev, h = rec
-        if chain_hash(prev, r_seq, ts, kind, data) != h:
-            return JournalIntegrityError(r_seq, f"record {r_seq} (snapshot digest) was modified")
-        try:
-            chained = json.loads(data)
-        except ValueError:
-            chained = None
-        if (
-            not isinstance(chained, dict)
-            or chained.get("as_of_seq") != seq
-            or chained.get("sha256") != text_digest(text)
-        ):
-            return JournalIntegrityError(
-                seq, f"snapshot as of record {seq} does not match its chained digest (record {r_seq})"
-            )
-        return None
-
-    def _record_at(self, seq: int) -> tuple[int, float, str, str, str, str] | None:
-        return self._conn.execute(
-            "SELECT seq, ts, kind, data, prev_hash, hash FROM records WHERE seq = ?", (seq,)
-        ).fetchone()
+    def _record_at(self, seq: int) -> RawRecord | None:
+        return record_at(self._conn, seq)
 
     # ---- what may be published ----
     def is_chained(self, event_id: int, topic: str, payload: str, qos: int, retain: bool) -> bool:
@@ -441,19 +237,7 @@ class Journal:
         known = self._chained.get(event_id)
         if known is not None:
             return known == digest
-        row = self._conn.execute("SELECT seq FROM events WHERE event_id = ?", (event_id,)).fetchone()
-        rec = self._record_at(row[0]) if row else None
-        if rec is None or rec[2] != PUBLISHED_KIND:
-            return False
-        r_seq, ts, kind, data, prev, h = rec
-        if chain_hash(prev, r_seq, ts, kind, data) != h:
-            return False
-        try:
-            chained = json.loads(data)
-            index = event_id - int(chained["first_event_id"])
-            return 0 <= index < len(chained["sha256"]) and chained["sha256"][index] == digest
-        except (ValueError, KeyError, TypeError):
-            return False
+        return kept_event_is_chained(self._conn, event_id, digest)
 
     def forget_chained(self, event_ids: list[int]) -> None:
         """Acknowledged rows: their digests need not stay in memory (a later look-up reads the chain)."""
@@ -485,14 +269,7 @@ class Journal:
         return cur.rowcount
 
     def records(self, after_seq: int = 0, kinds: tuple[str, ...] | None = None) -> Iterator[Record]:
-        sql = "SELECT seq, ts, kind, data, prev_hash, hash FROM records WHERE seq > ?"
-        params: list[Any] = [after_seq]
-        if kinds:
-            sql += f" AND kind IN ({','.join('?' * len(kinds))})"
-            params.extend(kinds)
-        sql += " ORDER BY seq"
-        for seq, ts, kind, data, prev, h in self._conn.execute(sql, params):
-            yield Record(seq, ts, kind, json.loads(data), prev, h)
+        return read_records(self._conn, after_seq, kinds)
 
     def outbox_pending(self, after_event_id: int = 0, limit: int = 200) -> list[OutboxRow]:
         """Rows not yet acknowledged, oldest first (acknowledged rows awaiting their delete are left out)."""
@@ -553,112 +330,7 @@ class Journal:
         that takes a signed checkpoint from outside the file (``verify_against_checkpoint``). With the table's
         key known (``audit_public_key``), every checkpoint record on the way must be signed by it and match the
         head it signs."""
-        return self._verify_with(self.audit_public_key)
-
-    def _verify_with(self, key: str | None) -> VerifyResult:
-        anchor = self._anchor(key)
-        if isinstance(anchor, VerifyResult):
-            return anchor
-        a_seq, a_hash = anchor
-        result = self._walk(a_seq, a_hash, key=key)
-        if a_seq == 0:
-            return result
-        return VerifyResult(
-            result.ok, result.records + 1, result.first_bad_seq, result.reason, from_seq=a_seq - 1
-        )
-
-    def _anchor(self, key: str | None) -> tuple[int, str] | VerifyResult:
-        """Where the walk starts: (0, genesis) for a journal holding record 1; after a prune (controller/journal/
-        prune.py) its first record, which must be a ``checkpoint`` record that the newest ``journal_pruned``
-        record names as the anchor, intact, and (with ``key``) signed by the table with the head it names being
-        its own ``prev_hash``. Returns (anchor seq, anchor hash), or the failure."""
-        from controller.audit.checkpoint import CheckpointError, verify_checkpoint
-
-        row = self._conn.execute(
-            "SELECT seq, ts, kind, data, prev_hash, hash FROM records ORDER BY seq LIMIT 1"
-        ).fetchone()
-        if row is None or row[0] == 1:
-            return 0, GENESIS_HASH
-        seq, ts, kind, data, prev, h = row
-
-        def broken(reason: str, bad: int = 1) -> VerifyResult:
-            return VerifyResult(False, 0, bad, reason, seq - 1)
-
-        missing = f"records 1 to {seq - 1} are missing"
-        if kind != CHECKPOINT_KIND:
-            return broken(f"{missing} (record {seq} is not a checkpoint record a prune could keep as anchor)")
-        if chain_hash(prev, seq, ts, kind, data) != h:
-            return broken(f"record {seq} (the anchor) was modified (hash mismatch)", seq)
-        found = self._conn.execute(
-            "SELECT seq, data FROM records WHERE kind = ? ORDER BY seq DESC LIMIT 1", (PRUNED_KIND,)
-        ).fetchone()
-        try:
-            pruned = json.loads(found[1]) if found else None
-        except ValueError:
-            pruned = None
-        if not isinstance(pruned, dict) or pruned.get("anchor_seq") != seq or pruned.get("anchor_hash") != h:
-            return broken(f"{missing} and no journal_pruned record names record {seq} as the anchor")
-        signed = self._record_at(found[0] + 1)
-        if key is not None and (signed is None or signed[2] != CHECKPOINT_KIND):
-            # the walk checks that this checkpoint record is signed by the key and signs the prune record
-            return broken(
-                f"{missing}: the journal_pruned record {found[0]} is not signed (no checkpoint record after it)"
-            )
-        if key is not None:
-            try:
-                cp = verify_checkpoint(json.loads(data), key)
-            except (CheckpointError, ValueError) as exc:
-                return broken(f"record {seq} (the anchor): {exc}", seq)
-            if cp.seq != seq - 1 or cp.hash != prev:
-                return broken(f"record {seq} (the anchor) does not sign the head before it", seq)
-        return seq, h
-
-    def _walk(
-        self, after_seq: int, prev: str, *, until_seq: int | None = None, key: str | None = None
-    ) -> VerifyResult:
-        """Check the records after ``after_seq`` (whose hash is ``prev``), up to ``until_seq`` or the end; with
-        ``key``, also each checkpoint record's signature and signed head (a rewrite with recomputed hashes
-        cannot re-sign them)."""
-        from controller.audit.checkpoint import CheckpointError, verify_checkpoint
-
-        expected_seq = after_seq + 1
-        count = 0
-        sql = "SELECT seq, ts, kind, data, prev_hash, hash FROM records WHERE seq > ?"
-        params: list[Any] = [after_seq]
-        if until_seq is not None:
-            sql += " AND seq <= ?"
-            params.append(until_seq)
-        for seq, ts, kind, data, prev_hash, h in self._conn.execute(sql + " ORDER BY seq", params):
-            count += 1
-            if seq != expected_seq:
-                return VerifyResult(
-                    False, count, expected_seq, f"record {expected_seq} is missing", after_seq
-                )
-            if prev_hash != prev:
-                return VerifyResult(
-                    False, count, seq, f"record {seq} does not chain to record {seq - 1}", after_seq
-                )
-            if chain_hash(prev, seq, ts, kind, data) != h:
-                return VerifyResult(
-                    False, count, seq, f"record {seq} was modified (hash mismatch)", after_seq
-                )
-            if key is not None and kind == CHECKPOINT_KIND:
-                try:
-                    cp = verify_checkpoint(json.loads(data), key)
-                except (CheckpointError, ValueError) as exc:
-                    return VerifyResult(False, count, seq, f"record {seq}: {exc}", after_seq)
-                if cp.seq != seq - 1 or cp.hash != prev:
-                    return VerifyResult(
-                        False,
-                        count,
-                        seq - 1,
-                        f"record {seq - 1} differs from the head signed in checkpoint record {seq}"
-                        " (the records up to it were rewritten)",
-                        after_seq,
-                    )
-            prev = h
-            expected_seq += 1
-        return VerifyResult(True, count, from_seq=after_seq)
+        return verify_chain(self._conn, self.audit_public_key)
 
     @classmethod
     def verify_file(cls, path: str | Path, public_key: str | None) -> VerifyResult:
@@ -701,38 +373,11 @@ class Journal:
 
         A checkpoint record not signed by the table's key, or whose signed head differs from the record it
         names, is a failure (a file-level attacker cannot sign)."""
-        from controller.audit.checkpoint import CheckpointError, verify_checkpoint
-
         key = public_key or self.audit_public_key
         if not key:
             return self.verify()
-        row = self._conn.execute("SELECT MAX(seq) FROM snapshots").fetchone()
-        limit = row[0] + 1 if row and row[0] is not None else self._last_seq
-        found = self._conn.execute(
-            "SELECT seq, ts, kind, data, prev_hash, hash FROM records"
-            " WHERE kind = ? AND seq <= ? ORDER BY seq DESC LIMIT 1",
-            (CHECKPOINT_KIND, limit),
-        ).fetchone()
-        if found is None:
-            return self.verify()
-        c_seq, ts, kind, data, prev, h = found
-        if c_seq <= self.first_seq():  # the anchor of a pruned journal: nothing before it to compare with
-            return self._verify_with(key)
-        if chain_hash(prev, c_seq, ts, kind, data) != h:
-            return VerifyResult(False, 0, c_seq, f"record {c_seq} (checkpoint) was modified (hash mismatch)")
-        try:
-            cp = verify_checkpoint(json.loads(data), key)
-        except (CheckpointError, ValueError) as exc:
-            return VerifyResult(False, 0, c_seq, f"record {c_seq}: {exc}")
-        head = self._record_at(cp.seq)
-        if cp.seq != c_seq - 1 or head is None or head[5] != cp.hash or prev != cp.hash:
-            return VerifyResult(
-                False, 0, cp.seq, f"record {cp.seq} differs from the head signed in checkpoint record {c_seq}"
-            )
-        result = self._walk(cp.seq, cp.hash, key=key)
-        if result.ok and result.records == 0 and self._last_seq > cp.seq:
-            return VerifyResult(False, 0, cp.seq + 1, f"record {cp.seq + 1} is missing", cp.seq)
-        return result
+        result = verify_chain_since_checkpoint(self._conn, key, self._last_seq)
+        return self.verify() if result is None else result
 
     def verify_against_checkpoint(self, checkpoint: dict[str, Any], public_key: str | None) -> VerifyResult:
         """The whole chain, and the record the checkpoint names carries the hash it signed.
@@ -741,78 +386,7 @@ class Journal:
         trusted key (hex). ``None`` checks the signature against the checkpoint's own key only (it proves the
         journal matches the checkpoint, not who signed it). Catches truncation, rewriting with recomputed hashes,
         deleting everything and a checkpoint re-signed with another key."""
-        from controller.audit.checkpoint import CheckpointError, verify_checkpoint
-
-        try:
-            cp = verify_checkpoint(checkpoint, public_key)
-        except CheckpointError as exc:
-            return VerifyResult(False, 0, None, str(exc))
-        if self.table_id and cp.table != self.table_id:
-            return VerifyResult(False, 0, None, f"checkpoint is for table {cp.table}, not {self.table_id}")
-        anchor = self._anchor(cp.public_key)
-        if isinstance(anchor, VerifyResult):
-            return anchor
-        a_seq, a_hash = anchor
-        if a_seq and cp.seq < a_seq - 1:
-            return VerifyResult(
-                False,
-                0,
-                None,
-                f"checkpoint {cp.seq} predates the journal's anchor (record {a_seq}): the records up to it were"
-                " pruned; verify it against the journal archive",
-            )
-        if a_seq and cp.seq == a_seq - 1:  # the anchor itself signs this head: its prev_hash
-            anchor_prev = self._record_at(a_seq)[4]  # type: ignore[index]
-            if anchor_prev != cp.hash:
-                return VerifyResult(
-                    False, 1, a_seq, f"record {a_seq} (the anchor) does not chain to checkpoint {cp.seq}"
-                )
-            return VerifyResult(True, 1, from_seq=a_seq - 1)
-        result = self._walk(a_seq, a_hash, until_seq=cp.seq, key=cp.public_key)
-        if not result.ok:
-            return result
-        if result.records < cp.seq - a_seq:
-            missing = a_seq + result.records + 1
-            return VerifyResult(
-                False,
-                result.records,
-                missing,
-                f"record {missing} is missing: the checkpoint covers records up to {cp.seq} (truncated)",
-            )
-        head = self._record_at(cp.seq)
-        assert head is not None
-        if head[5] != cp.hash:
-            first = self._first_rewritten(cp.seq, cp.public_key)
-            return VerifyResult(
-                False,
-                result.records,
-                first,
-                f"record {cp.seq} differs from the signed checkpoint: the records up to it were rewritten"
-                f" (hashes recomputed) from record {first} on",
-            )
-        return VerifyResult(True, result.records + (1 if a_seq else 0), from_seq=max(0, a_seq - 1))
-
-    def _first_rewritten(self, up_to: int, key: str) -> int:
-        """Narrow a rewrite down with the signed checkpoint records inside the journal: the first record after
-        the newest one whose signed head still matches (an attacker cannot sign a new one)."""
-        from controller.audit.checkpoint import CheckpointError, verify_checkpoint
-
-        good = 0
-        for c_seq, data in self._conn.execute(
-            "SELECT seq, data FROM records WHERE kind = ? AND seq <= ? ORDER BY seq", (CHECKPOINT_KIND, up_to)
-        ):
-            try:
-                cp = verify_checkpoint(json.loads(data), key)
-            except (CheckpointError, ValueError):
-                break
-            head = self._record_at(cp.seq)
-            head_hash = head[5] if head is not None else None
-            if head is None and c_seq == self.first_seq():  # the anchor of a pruned journal
-                head_hash = self._record_at(c_seq)[4]  # type: ignore[index]
-            if head_hash != cp.hash:
-                break
-            good = c_seq
-        return good + 1
+        return verify_chain_against_checkpoint(self._conn, checkpoint, public_key, self.table_id)
 
     def last_checkpoint_record(self) -> dict[str, Any] | None:
         """The newest checkpoint record's data (to chain the next checkpoint to it), unchecked."""

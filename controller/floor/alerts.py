@@ -1,0 +1,47 @@
+"""The floor's own alerts (table ``floor_alerts``): raised once per dedupe key, acknowledged by a user.
+
+The lowest of the floor's writers: the archive's store, the checkpoint chain (controller/floor/chain.py) and the
+repair pass all raise alerts through here, and none of them is imported by it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+from controller.floor.messages import TableRef
+from controller.floor.notify import notify
+
+
+def raise_alert(
+    cur: psycopg.Cursor,
+    table: TableRef,
+    kind: str,
+    severity: str,
+    message: str,
+    details: dict[str, Any],
+    dedupe_key: str,
+) -> int | None:
+    """A floor alert, raised once per ``dedupe_key``; returns its id when new."""
+    cur.execute(
+        "INSERT INTO floor_alerts (site, table_id, kind, severity, message, details, dedupe_key)"
+        " VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (dedupe_key) DO NOTHING RETURNING alert_id",
+        (table.site, table.table_id, kind, severity, message, Jsonb(details), dedupe_key),
+    )
+    row = cur.fetchone()
+    if row:
+        notify(cur)
+    return int(row[0]) if row else None
+
+
+def acknowledge_alert(conn: psycopg.Connection, alert_id: int, user: str) -> bool:
+    with conn.transaction():
+        cur = conn.execute(
+            "UPDATE floor_alerts SET acknowledged_by = %s, acknowledged_at = now()"
+            " WHERE alert_id = %s AND acknowledged_at IS NULL",
+            (user, alert_id),
+        )
+        if cur.rowcount == 1:
+            notify(conn.cursor())
+        return cur.rowcount == 1

@@ -1,0 +1,100 @@
+"""The journal's hash chain: its record kinds, the row types read back, the digests, and reading one record.
+
+Each record's ``hash = sha256(prev_hash | seq | ts | kind | data)`` (``chain_hash``), starting from
+``GENESIS_HASH``; each outbox row's digest (``event_digest``) is chained in a ``published`` record."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+GENESIS_HASH = "0" * 64
+
+PUBLISHED_KIND = "published"  # the record chaining the digests of one transaction's outbox rows
+SNAPSHOT_KIND = "snapshot"  # the record chaining a snapshot's digest
+CHECKPOINT_KIND = "checkpoint"  # a signed checkpoint (controller/audit/checkpoint.py) of the head before it
+PRUNED_KIND = "journal_pruned"  # records before ``anchor_seq`` were deleted (controller/journal/prune.py)
+
+
+class JournalError(Exception):
+    pass
+
+
+class JournalIntegrityError(JournalError):
+    """The journal's contents contradict its chain or its signed checkpoints (the integrity fault: the service turns it
+    into the ``integrity`` fault). ``seq`` names the record (or snapshot) concerned."""
+
+    def __init__(self, seq: int | None, reason: str) -> None:
+        super().__init__(reason)
+        self.seq = seq
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    seq: int
+    ts: float
+    kind: str
+    data: dict[str, Any]
+    prev_hash: str
+    hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxRow:
+    event_id: int
+    topic: str
+    payload: str  # JSON text, exactly what is published
+    qos: int
+    retain: bool
+
+
+def event_digest(topic: str, payload: str, qos: int, retain: bool) -> str:
+    """What the chain records of one outbox row: the topic, QoS, retain flag and exact payload text."""
+    h = hashlib.sha256()
+    h.update(f"{topic}\n{int(qos)}\n{int(bool(retain))}\n".encode())
+    h.update(payload.encode())
+    return h.hexdigest()
+
+
+def text_digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def chain_hash(prev_hash: str, seq: int, ts: float, kind: str, data_text: str) -> str:
+    h = hashlib.sha256()
+    h.update(f"{prev_hash}|{seq}|{ts!r}|{kind}|".encode())
+    h.update(data_text.encode())
+    return h.hexdigest()
+
+
+# A record as stored: (seq, ts, kind, data text, prev_hash, hash).
+RawRecord = tuple[int, float, str, str, str, str]
+
+
+def record_at(conn: sqlite3.Connection, seq: int) -> RawRecord | None:
+    return conn.execute(
+        "SELECT seq, ts, kind, data, prev_hash, hash FROM records WHERE seq = ?", (seq,)
+    ).fetchone()
+
+
+def first_seq(conn: sqlite3.Connection) -> int:
+    """The first record kept: 1, or the anchor after a prune (0: no record)."""
+    row = conn.execute("SELECT MIN(seq) FROM records").fetchone()
+    return row[0] or 0
+
+
+def read_records(conn: sqlite3.Connection, after_seq: int, kinds: tuple[str, ...] | None) -> Iterator[Record]:
+    """The records after ``after_seq`` (of ``kinds`` only, if given), in seq order, data decoded."""
+    sql = "SELECT seq, ts, kind, data, prev_hash, hash FROM records WHERE seq > ?"
+    params: list[Any] = [after_seq]
+    if kinds:
+        sql += f" AND kind IN ({','.join('?' * len(kinds))})"
+        params.extend(kinds)
+    sql += " ORDER BY seq"
+    for seq, ts, kind, data, prev, h in conn.execute(sql, params):
+        yield Record(seq, ts, kind, json.loads(data), prev, h)

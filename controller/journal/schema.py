@@ -1,0 +1,64 @@
+"""The journal database's schema (SQLite): the tables, indexes and append-only triggers, created if missing
+(why one database: controller/journal/store.py; the chain's record kinds: controller/journal/records.py).
+
+- ``records``: append-only; each row carries ``hash = sha256(prev_hash | seq | ts | kind | data)``, so a
+  changed or deleted row breaks the chain (``Journal.verify``). Triggers refuse UPDATE/DELETE from this program,
+  but for ``tablectl journal prune`` (controller/journal/prune.py): it deletes the records before a signed
+  checkpoint record, which stays as the anchor ``verify`` starts from (``find_anchor``, controller/journal/verify.py).
+- ``outbox``: events waiting for the broker's acknowledgement, keyed by a monotonic ``event_id``
+  (AUTOINCREMENT never reuses an id, even after rows are deleted on ack).
+- ``retained``: the latest payload of each retained state topic, republished after every reconnect.
+- ``snapshots``: the controller state as of a record ``seq``; start-up loads the newest one and replays
+  only the records after it, so start-up time does not grow with the journal. Each snapshot's SHA-256 is in a
+  chained ``snapshot`` record; a snapshot that does not match one is never restored
+  (``Journal.latest_snapshot``).
+- ``events``: every published envelope, exactly as first published, kept after the broker's ack for the
+  configured retention (``Journal.prune_events``) so a consumer can fetch a gap again (``cmd/replay``)."""
+
+# The one place records are deleted, ``tablectl journal prune`` (controller/journal/prune.py), drops this trigger
+# and creates it again inside its transaction.
+NO_DELETE_TRIGGER = """CREATE TRIGGER IF NOT EXISTS records_no_delete BEFORE DELETE ON records
+    BEGIN SELECT RAISE(ABORT, 'journal records are append-only'); END;"""
+SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS records (
+    seq       INTEGER PRIMARY KEY,
+    ts        REAL    NOT NULL,
+    kind      TEXT    NOT NULL,
+    data      TEXT    NOT NULL,
+    prev_hash TEXT    NOT NULL,
+    hash      TEXT    NOT NULL
+);
+-- Reading one kind (start-up: the alert book, the inputs after the snapshot) must not scan the whole
+-- journal: with this index start-up does not grow with the journal (docs/performance.md).
+CREATE INDEX IF NOT EXISTS records_kind ON records(kind, seq);
+CREATE TRIGGER IF NOT EXISTS records_no_update BEFORE UPDATE ON records
+    BEGIN SELECT RAISE(ABORT, 'journal records are append-only'); END;
+{NO_DELETE_TRIGGER}
+CREATE TABLE IF NOT EXISTS outbox (
+    event_id INTEGER PRIMARY KEY AUTOINCREMENT,
+    topic    TEXT    NOT NULL,
+    payload  TEXT    NOT NULL,
+    qos      INTEGER NOT NULL,
+    retain   INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS retained (
+    topic   TEXT PRIMARY KEY,
+    payload TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS snapshots (
+    seq   INTEGER PRIMARY KEY,
+    ts    REAL    NOT NULL,
+    state TEXT    NOT NULL
+);
+-- Every published envelope (exact text) with the seq of the ``published`` record that chains its digest.
+CREATE TABLE IF NOT EXISTS events (
+    event_id INTEGER PRIMARY KEY,
+    ts       REAL    NOT NULL,
+    topic    TEXT    NOT NULL,
+    payload  TEXT    NOT NULL,
+    qos      INTEGER NOT NULL,
+    retain   INTEGER NOT NULL,
+    seq      INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_ts ON events(ts);
+"""

@@ -1,0 +1,175 @@
+"""The rule profile as typed data: ``Profile`` and its settings (shoe, burns, play, insurance, side bets, prizes),
+the errors a profile raises, and the citation keys every profile carries.
+
+Built only by the one parser, controller/rules/profiles.py; everything else reads these frozen objects."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from types import MappingProxyType
+
+# Every profile must cite its book for each of these (dealer errors and rule violations carry the citation).
+CITATION_KEYS = (
+    "decks", "deal_order", "face_up_card", "draw_on_21", "misdeal", "after_double", "split_aces",
+    "dealer_draw", "nobody_in_play", "stand", "double", "double_after_split", "split", "resplit", "surrender",
+    "insurance", "even_money", "five_card", "bet_limits", "max_bet", "blackjack", "special_prizes",
+    "side_bets", "jackpot", "dealer_blackjack",
+)  # fmt: skip
+
+# Optional citations (newer situations) and the required one they fall back to.
+_CITATION_FALLBACK = {
+    "seats": "deal_order",
+    "burn": "deal_order",
+    "round_limit": "max_bet",
+    "multiple_players": "bet_limits",
+    "unclaimed_card": "misdeal",
+}
+CITATION_OPTIONAL = tuple(_CITATION_FALLBACK)
+
+PRIZE_NAMES = ("six_seven_eight_suited", "three_sevens")
+
+
+class ProfileError(ValueError):
+    """A profile that cannot be loaded; the message names the file and the bad key."""
+
+
+class ProfileSyntaxError(ProfileError):
+    """The profile's text is not TOML at all (as opposed to TOML with a bad key)."""
+
+
+@dataclass(frozen=True)
+class BurnPolicy:
+    shoe_start: str  # "none" | "one" | "decks"  (PT-2001 r.10, MO-2004 art.4.1)
+    per_round: bool  # MO-2004 art.4.2
+    before_dealer_second: bool  # MO-2004 art.4.2
+
+
+@dataclass(frozen=True)
+class ShoePolicy:
+    shufflers: tuple[str, ...]  # "manual" | "automatic" | "continuous" | "rng"
+    cut_card: str  # "none" | "lowest_seat" (PT-2001 r.8) | "any_player_or_dealer" (MO-2004 art.2.1.1)
+    warning_card_from_end: int  # PT-2001 r.9 (50), MO-2004 art.2.1.1 (30 or more); 0 = no warning card
+    warning_card_single_player: str  # "middle" (PT-2001 r.9) | "same"
+    last_round_on_warning: bool  # PT-2001 r.11, MO-2004 art.2.2.1
+    reshuffle_after_any_round: bool = False  # MO-2004 art.2.2.2: the bank may reshuffle after any round
+
+
+@dataclass(frozen=True)
+class PlayRules:
+    min_stand_total: int
+    double: str  # "9-11" | "any" | "11" | "none"
+    double_after_split: bool
+    soft_double_ace_fixed: bool
+    split_match: str  # "value" | "rank"
+    max_hands: int  # 0 = no limit
+    resplit_aces: bool
+    surrender: bool
+    surrender_vs_ace: bool
+    five_card_rule: bool
+    misdeal_card: str  # "r18" | "reassign"
+    face_up_card_invalid: bool
+    first_card_face_up_valid: bool
+    # MO-2004 art.16.5: "a não ser que, anteriormente, tenha já decidido não separar" (False: a pair value the
+    # player once declined to split may not be split later in the round; aces excepted, art.16.3).
+    resplit_after_declining: bool = True
+    # PT-2001 r.18 ("se nenhum vier a pedir cartas, a dita carta será para o jogo da banca") against r.19 (no
+    # card on 17 or more): "void" when the dealer stands, or "dealer" (the card joins the dealer's hand anyway).
+    unclaimed_card: str = "void"
+    # MO-2004 art.6.1: a card the dealer drew on 17 or more "considera-se inválida e é retirada, podendo, no
+    # entanto, considerar-se válida se não tiver sido mostrada": "void" always, or "valid" when not shown.
+    unshown_dealer_card: str = "void"
+
+
+@dataclass(frozen=True)
+class InsuranceRules:
+    offered: bool
+    min: Fraction  # of the original bet
+    max: Fraction
+    even_money: bool
+    even_money_vs: frozenset[str]  # "A" and/or "T" (ten-value)
+    multiple_of_min: bool = False  # PT-2001 r.14 applied to the insurance stake too (house choice)
+
+
+@dataclass(frozen=True)
+class SideBetRule:
+    name: str
+    stake: str  # "free" | "half_main"
+    stake_included: bool  # True: pays N x the stake in total (IT); False: N to 1
+    pays: MappingProxyType[str, int]
+    each_pair: bool = True  # any_pair: each pair formed after a split pays again (MO-2004 art.13.1.2)
+    ace: str = "one"  # over_13 / under_13: the ace counts "one" or "eleven" (MO-2004 art.13.3 vs art.8)
+
+
+@dataclass(frozen=True)
+class PrizeRules:
+    """Who qualifies for the special prizes (PT-2001 r.35, MO-2004 art.15, PT-ONLINE-2015 r.25i)."""
+
+    split_hands: bool = True  # a split hand's three cards qualify
+    across_split: bool = False  # the seat's first three cards dealt, split pairs included, also qualify
+    after_double: str = "original_bet"  # "original_bet" | "doubled_bet" | "no"
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    book: str
+    title: str
+    decks: int
+    seats: int
+    deal_direction: str  # "ascending" | "descending" seat numbers
+    hole_card: bool
+    dealer_peek: bool
+    shoe: ShoePolicy
+    burn: BurnPolicy
+    min_bet: int
+    max_bet: int
+    max_multiple: int
+    multiple_of_min: bool
+    play: PlayRules
+    insurance: InsuranceRules
+    blackjack_pays: Fraction
+    win_pays: Fraction
+    insurance_pays: Fraction
+    original_bet_only: str  # "none" | "doubles" (MO-2004 art.10.7)
+    special_prizes: MappingProxyType[str, int] = field(hash=False)
+    side_bets: MappingProxyType[str, SideBetRule] = field(hash=False)
+    jackpot_allowed: bool = False
+    # No hole card: the dealer takes the second card even when nobody is left in play (MO-2004 art.7.1), instead
+    # of stopping at once (PT-2001 r.22).
+    dealer_second_card_always: bool = False
+    peek_with_ten: bool = True  # with dealer_peek: also check for blackjack with a ten-value card up
+    max_players_per_seat: int = 1  # PT-2001 r.15-16: several (0: no limit); MO-2004 art.20.1.2: three
+    single_player: bool = False  # online table for one player: every position is that player's (IT, RO)
+    round_limit: int = 0  # IT: one player's bets in a round, positions and side bets included (0: none)
+    max_side_bets: int = 0  # MO-2004 art.13: side bets per main bet besides insurance (0: no limit)
+    rounding: str = "down"  # amounts that are not whole minor units: "down" (house's favour) or "up"
+    prizes: PrizeRules = field(default_factory=PrizeRules, hash=False)
+    citations: MappingProxyType[str, str] = field(default_factory=lambda: MappingProxyType({}), hash=False)
+    path: str = ""
+
+    @property
+    def continuous_shuffler_allowed(self) -> bool:
+        return "continuous" in self.shoe.shufflers
+
+    @property
+    def shuffler_kinds(self) -> tuple[str, ...]:
+        return self.shoe.shufflers
+
+    def cite(self, key: str) -> str:
+        if key in self.citations:
+            return self.citations[key]
+        return self.citations[_CITATION_FALLBACK[key]]  # an optional situation cites its parent rule
+
+    def seat_order(self, seats: list[int] | set[int]) -> list[int]:
+        """Seats in dealing order (PT-2001 r.17: seat-number order; IT deals from the other side)."""
+        return sorted(seats, reverse=self.deal_direction == "descending")
+
+    def burn_before_round(self, *, shoe_start: bool) -> int:
+        """Cards to burn before a round's first card (PT-2001 r.10, MO-2004 art.4.1-4.2)."""
+        n = 0
+        if shoe_start:
+            n += {"none": 0, "one": 1, "decks": self.decks}[self.burn.shoe_start]
+        elif self.burn.per_round:
+            n += 1
+        return n
