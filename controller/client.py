@@ -28,7 +28,7 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
 from controller.mqtt import userkeys
-from controller.mqtt.commands import BUSY, RATE_LIMITED
+from controller.mqtt.command_rates import BUSY, RATE_LIMITED
 from controller.mqtt.sign_cli import build_command
 
 

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from controller.actions import DEALER_ACTIONS, SUPERVISOR_ACTIONS
-from controller.terminal.pit import DEALER_KEYS, SUPERVISOR_KEYS
+from controller.terminal.pit_keys import DEALER_KEYS, SUPERVISOR_KEYS
 
 SCHEMAS = Path(__file__).resolve().parents[1] / "schemas" / "mqtt"
 

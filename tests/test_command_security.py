@@ -28,7 +28,8 @@ from controller.journal.store import Journal
 from controller.mqtt import userkeys
 from controller.mqtt.alerts import AlertManager
 from controller.mqtt.auth import LOCKOUT_S, Authenticator, CredentialStore, NonceStore, canonical, enrol
-from controller.mqtt.commands import REJECTION_ALERT_CAP, CommandIntake, CommandRejected, CommandRequest
+from controller.mqtt.command_refusals import REJECTION_ALERT_CAP
+from controller.mqtt.commands import CommandIntake, CommandRejected, CommandRequest
 from controller.mqtt.sign_cli import build_command
 
 NOW = 1_800_000_000

@@ -23,7 +23,8 @@ from controller.mqtt.auth import ROLE_ACTIONS
 from controller.table import TableController, inputs
 from controller.table.effects import Rejected
 from controller.table.messages import messages
-from controller.terminal.pit import SUPERVISOR_KEYS, _link_line
+from controller.terminal.pit_keys import SUPERVISOR_KEYS
+from controller.terminal.pit_panels import link_line
 from drivers import events as ev
 from tablebench.table_testing import Harness
 
@@ -285,7 +286,7 @@ def test_the_pit_terminal_tells_a_link_back_awaiting_a_supervisor_from_a_link_do
     ``state/table.faults`` (raised until ``clear_link``), so after a restart it still shows what is wrong."""
     h = link_back_mid_round()
     shoe, faults = retained(h, "shoe"), h.core.view()["faults"]
-    text, style = _link_line(shoe["linked"], "link_down" in faults)
+    text, style = link_line(shoe["linked"], "link_down" in faults)
     assert "F12" in text and "fault raised" in text and style == "bold yellow"
-    assert _link_line(False, True) == ("link: DOWN", "bold red")
-    assert _link_line(True, False) == ("link: ok", "")
+    assert link_line(False, True) == ("link: DOWN", "bold red")
+    assert link_line(True, False) == ("link: ok", "")

@@ -17,7 +17,8 @@ import pytest
 
 from controller.terminal.alerts import AlertsApp
 from controller.terminal.fleet import FleetAlerts
-from controller.terminal.pit import PitApp, PitConnection
+from controller.terminal.pit import PitApp
+from controller.terminal.pit_connection import PitConnection
 from tablebench.demo import prepare_session, terminal_connection
 from tablebench.emulator.control_client import ControlClient
 from tablebench.stack import DEMO_PINS, Stack, StackOptions

@@ -22,7 +22,8 @@ from test_terminal import screen_text, until
 
 from controller.terminal.alerts import AlertsApp
 from controller.terminal.fleet import FleetAlerts
-from controller.terminal.pit import PitApp, PitConnection
+from controller.terminal.pit import PitApp
+from controller.terminal.pit_connection import PitConnection
 from controller.terminal.plain import clean
 from tablebench.broker import Broker
 

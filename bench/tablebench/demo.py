@@ -138,7 +138,7 @@ def _printer() -> Out:
 
 
 class StackHardware:
-    """The pit terminal's demo keys (controller/terminal/pit.py ``DemoHardware``) on a stack's emulated shoe
+    """The pit terminal's demo keys (controller/terminal/pit_connection.py ``DemoHardware``) on a stack's emulated shoe
     (its control socket, docs/emulator.md) and fake GPIO board (tablebench/gpio_server.py)."""
 
     def __init__(self, shoe_control: str, gpio_control: str) -> None:
@@ -167,7 +167,7 @@ class StackHardware:
 
 
 def terminal_connection(stack: Stack, profile: str) -> Any:
-    from controller.terminal.pit import PitConnection
+    from controller.terminal.pit_connection import PitConnection
 
     return PitConnection(
         host=stack.host,

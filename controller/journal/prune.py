@@ -57,7 +57,7 @@ from controller.journal.store import (
 from controller.mqtt.alerts import RECORD_KIND as ALERT_KIND
 from controller.mqtt.alerts import Alert, AlertBook
 from controller.mqtt.auth import ACCEPTED_RECORD, LOCKOUT_S, LOCKOUT_WINDOW_S, REFUSED_RECORD
-from controller.mqtt.commands import RESULT_RECORD
+from controller.mqtt.command_results import RESULT_RECORD
 from controller.ops.status import journal_bytes
 
 # Command records the service reads back at start-up by time: nonces (seconds), lock-outs (window + lock-out) and

@@ -6,7 +6,8 @@ import argparse
 import sys
 
 from controller.terminal.broker_password import PasswordError, broker_password
-from controller.terminal.pit import PitApp, PitConnection
+from controller.terminal.pit import PitApp
+from controller.terminal.pit_connection import PitConnection
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -1,0 +1,66 @@
+"""The pit terminal's keys: the dealer's inputs, the supervisor's signed actions, the demo's stand-ins for the
+dealer's hands, the chip denominations, and the Textual bindings built from them (docs/terminal.md)."""
+
+from __future__ import annotations
+
+from textual.binding import Binding
+
+DEALER_KEYS: dict[str, tuple[str, str]] = {  # command -> (key, label)
+    "place_bet": ("b", "Bet +chip"),
+    "clear_bet": ("x", "Clear bet"),
+    "jackpot_chip": ("j", "JP chip"),
+    "no_more_bets": ("n", "No more bets"),
+    "hit": ("h", "Hit"),
+    "stand": ("s", "Stand"),
+    "double": ("d", "Double"),
+    "split": ("p", "Split"),
+    "surrender": ("r", "Surrender"),
+    "insurance": ("i", "Insurance"),
+    "decline_insurance": ("o", "No insurance"),
+    "even_money": ("e", "Even money"),
+    "five_card": ("f", "Five cards"),  # MO-2004 art.19
+    "next_round": ("g", "Next round"),
+    "cut": ("t", "Cut"),  # batch shoe only (PT-2001 r.8)
+}
+# supervisor action -> (key, label, argument prompt or None)
+SUPERVISOR_KEYS: dict[str, tuple[str, str, str | None]] = {
+    "open_table": ("f2", "Open table", "rule profile"),
+    "close_table": ("f3", "Close table", None),
+    "clear_jam": ("f4", "Clear jam", None),
+    "unlock_lid": ("f5", "Unlock lid", None),
+    "lock_lid": ("f6", "Lock lid", None),
+    "jackpot_verify": ("f7", "JP verify", "jackpot hit id"),
+    "jackpot_pay": ("f8", "JP pay", "jackpot hit id"),
+    "ack_alert": ("f9", "Ack alerts", "alert ids (comma separated, empty = all open)"),
+    "ack_deck_check": ("f10", "Deck ack", None),
+    "clear_link": ("f12", "Clear link", None),  # once the link is back (F11: fullscreen in most terminals)
+}
+# Demo only (`tablectl demo`): what the dealer's hands and the hardware do, played on the emulated parts.
+DEMO_KEYS: dict[str, tuple[str, str]] = {  # demo action -> (key, label)
+    "draw": ("c", "Draw card"),
+    "machine": (
+        "l",
+        "At the machine",
+    ),  # cards in + lid / load in two packets / cards out: by the table state
+    "chip": ("k", "Chip sensed"),
+    "jam": ("m", "Jam the shoe"),
+    "free": ("u", "Free the jam"),
+    "damaged": ("v", "Damaged card"),
+}
+CHIPS = (100, 500, 1000, 2500, 5000, 10000, 50000, 100000)
+
+
+def bindings() -> list[Binding]:
+    """Seats 1-9, the chip selector, every key of the tables above, q to quit."""
+    keys = [Binding(str(n), f"seat({n})", f"seat {n}", show=False) for n in range(1, 10)]
+    keys += [
+        Binding("left_square_bracket", "chip(-1)", "chip -", show=False),
+        Binding("right_square_bracket", "chip(1)", "chip +", show=False),
+    ]
+    keys += [Binding(k, f"dealer('{a}')", label, show=False) for a, (k, label) in DEALER_KEYS.items()]
+    keys += [
+        Binding(k, f"supervisor('{a}')", label, show=False) for a, (k, label, _) in SUPERVISOR_KEYS.items()
+    ]
+    keys += [Binding(k, f"demo('{a}')", label, show=False) for a, (k, label) in DEMO_KEYS.items()]
+    keys.append(Binding("q", "quit", "Quit"))
+    return keys

@@ -1,0 +1,97 @@
+"""The pit terminal's layout: its stylesheet, its widgets top to bottom and how they fit the terminal's size
+(docs/terminal.md: from 80x24 up)."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from rich.text import Text
+from textual.app import App, ComposeResult
+from textual.containers import Horizontal, HorizontalGroup, Vertical, VerticalScroll
+from textual.widgets import Button, Footer, Static
+
+from controller.terminal.pit_connection import PitConnection
+from controller.terminal.pit_keys import DEALER_KEYS, DEMO_KEYS, SUPERVISOR_KEYS
+from controller.terminal.plain import clean
+
+BUTTON_WIDTH = 17  # one button's cell in the key grid; the grid has as many columns as fit
+PIT_CSS = """
+    #body { height: 1fr; }
+    #banner { height: auto; padding: 0 1; background: $primary-darken-2; }
+    #banner.offline { background: $error; }
+    #main { height: 1fr; }
+    #panels { height: auto; }
+    #left { width: 3fr; height: auto; }
+    #right { width: 2fr; height: auto; }
+    #body.narrow #panels { layout: vertical; }
+    #body.narrow #left, #body.narrow #right { width: 1fr; }
+    #legend { display: none; height: auto; padding: 0 1; color: $warning; }
+    #body.short #legend { display: block; }
+    #body.short #supervisor-buttons { display: none; }
+    .panel { border: round $secondary; padding: 0 1; height: auto; }
+    #round { height: auto; min-height: 6; }
+    #entry { height: auto; padding: 0 1; }
+    #hint { height: auto; padding: 0 1; background: $boost; text-style: bold; }
+    #message { height: auto; padding: 0 1; }
+    #message.refused { color: $error; }
+    .buttons { layout: grid; grid-size: 4; grid-rows: 1; grid-gutter: 0 1; height: auto; padding: 0 1; }
+    .buttons Button { width: 100%; min-width: 0; }
+    .buttons Button.allowed { background: $success; color: $text; text-style: bold; }
+    """
+
+
+def pit_widgets(conn: PitConnection) -> ComposeResult:
+    """Top to bottom: banner, the table (scrolls when the terminal is small: nothing is cut off), the next
+    useful key, the selection, the dealer's buttons, the supervisor's keys (buttons, or one legend on a
+    short terminal), the last answer. Narrow terminals stack the panels instead of side by side."""
+    with Vertical(id="body"):
+        yield Static("connecting…", id="banner")
+        with VerticalScroll(id="main"), Horizontal(id="panels"):
+            with Vertical(id="left"):
+                yield Static("", id="round", classes="panel")
+                yield Static("", id="lastround", classes="panel")
+            with Vertical(id="right"):
+                yield Static("", id="shoe", classes="panel")
+                yield Static("", id="alerts", classes="panel")
+        yield Static("", id="hint")
+        yield Static("", id="entry")
+        with HorizontalGroup(classes="buttons", id="dealer-buttons"):
+            for action, (key, label) in DEALER_KEYS.items():
+                yield Button(f"{label} ({key})", id=f"in-{action}", disabled=True, compact=True)
+        with HorizontalGroup(classes="buttons", id="supervisor-buttons"):
+            for action, (key, label, _) in SUPERVISOR_KEYS.items():
+                yield Button(f"{label} ({key.upper()})", id=f"sv-{action}", variant="warning", compact=True)
+            if conn.demo is not None:
+                for action, (key, label) in DEMO_KEYS.items():
+                    if action != "chip" or conn.demo.chip_sensor:
+                        yield Button(f"{label} ({key})", id=f"demo-{action}", variant="success", compact=True)
+        yield Static(legend(conn), id="legend")
+        if conn.floor_console:
+            yield Static(Text(f"floor console: {clean(conn.floor_console, 300)}"), id="attach")
+        yield Static("", id="message")
+    yield Footer()
+
+
+def legend(conn: PitConnection) -> Text:
+    """The supervisor's keys (and the demo's) on one line, for a short terminal."""
+    keys = "  ".join(f"{k.upper()} {label}" for k, label, _ in SUPERVISOR_KEYS.values())
+    demo = (
+        "  ·  demo: " + "  ".join(f"{k} {label.lower()}" for k, label in DEMO_KEYS.values())
+        if conn.demo is not None
+        else ""
+    )
+    return Text(f"Supervisor (user + PIN): {keys}{demo}  ·  q quit")
+
+
+def fit_layout(app: App[Any], width: int, height: int) -> None:
+    """As many button columns as fit the width (at 80 columns no label is cut); below 100 columns the
+    panels stack; below 32 rows the supervisor keys are one legend line instead of buttons."""
+    columns = max(2, min(8, (width - 2) // BUTTON_WIDTH))
+    for group in app.query(".buttons"):
+        group.styles.grid_size_columns = columns
+    with contextlib.suppress(Exception):  # before compose has run
+        body = app.query_one("#body")
+        body.set_class(width < 100, "narrow")
+        body.set_class(height < 32, "short")
+        app.query_one(Footer).display = height >= 32
