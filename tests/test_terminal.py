@@ -336,3 +336,29 @@ async def test_batch_shoe_cut_from_the_terminal_pt2001_r8(tmp_path: Path) -> Non
             await settle(app, pilot, lambda v: v.states["table"]["state"] == "betting")
     finally:
         stack.stop()
+
+
+async def test_a_change_arriving_while_the_terminal_exits_does_not_crash_it(tmp_path: Path) -> None:
+    """A document arriving as the app exits (its widgets already gone) waits for a screen instead of raising
+    NoMatches from the refresh timer (seen under load in the full suite)."""
+    import socket
+
+    from controller.terminal.alerts import AlertsApp
+    from controller.terminal.fleet import FleetAlerts
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    app = PitApp(PitConnection("127.0.0.1", port, "dealer", "x", "casino/demo/table/demo1"))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: "BROKER UNREACHABLE" in screen_text(app))
+        await app.screen.remove_children()  # the widgets go, as when the app exits
+        app._on_change(None)  # and a change arrives
+        app._tick()
+        assert app._dirty  # kept for a screen that shows it
+    console = AlertsApp(FleetAlerts("127.0.0.1", port, username="floor", password="x", site="demo"))
+    async with console.run_test(size=SIZE):
+        await console.screen.remove_children()
+        console._dirty = True
+        console._tick()
+        assert console._dirty

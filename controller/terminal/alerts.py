@@ -90,7 +90,7 @@ class AlertsApp(App[None]):
         self._dirty = True
 
     def _tick(self) -> None:
-        if self._dirty:
+        if self._dirty and self.query("#banner"):  # no widgets while the app starts or exits: later, or never
             self._dirty = False
             self.refresh_view()
 

@@ -135,7 +135,7 @@ class PitApp(App[None]):
         if connected != getattr(self, "_was_connected", None):
             self._was_connected = connected
             self._dirty = True
-        if self._dirty:
+        if self._dirty and self.query("#banner"):  # no widgets while the app starts or exits: later, or never
             self._dirty = False
             self.refresh_view()
 
