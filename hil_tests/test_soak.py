@@ -80,3 +80,44 @@ def test_a_soak_stopped_with_sigterm_stops_every_process_it_started(tmp_path: Pa
             proc.kill()
         for pid in started():  # a failing run must not leave them behind either
             subprocess.run(["kill", "-9", pid], check=False)
+
+
+def test_a_soak_that_cannot_stop_in_order_still_kills_what_it_started(tmp_path: Path) -> None:
+    """After SIGTERM the orderly stop gets its grace; past it (something held the process, e.g. a loaded machine),
+    the soak leaves with 130 and SIGKILLs every process below it (a child and a grandchild here), never leaving
+    them running."""
+    import subprocess
+    import sys
+    import time
+
+    pids = tmp_path / "pids"
+    program = f"""
+import asyncio, subprocess, sys, time
+from tablebench.bench.cli import _stop_within
+child = subprocess.Popen([sys.executable, "-c",
+    "import subprocess, sys, time; g = subprocess.Popen(['sleep', '300']); print(g.pid, flush=True); time.sleep(300)"],
+    stdout=subprocess.PIPE, text=True)
+grandchild = child.stdout.readline().strip()
+open({str(pids)!r}, "w").write(f"{{child.pid}} {{grandchild}}")
+async def main():
+    task = asyncio.current_task()
+    _stop_within(0.5, task)  # as SIGTERM does
+    await asyncio.to_thread(time.sleep, 300)  # a thread the cancel cannot stop
+asyncio.run(main())
+"""
+    proc = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 130, proc.stdout + proc.stderr
+    assert "killed 2 process(es) it had started" in proc.stdout
+    started = [int(p) for p in pids.read_text().split()]
+    deadline = time.monotonic() + 10
+    while any(Path(f"/proc/{p}").exists() and "Z" not in _state(p) for p in started):
+        assert time.monotonic() < deadline, f"left running: {started}"
+        time.sleep(0.1)
+
+
+def _state(pid: int) -> str:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return "gone"
+    return stat[stat.rfind(b")") + 2 :].split()[0].decode()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import signal
 import tempfile
@@ -111,9 +112,47 @@ def _stop_within(grace_s: float, task: asyncio.Task[Any]) -> None:
     task.cancel()
 
     def leave() -> None:
-        print(f"tablectl bench soak: interrupted; not stopped after {grace_s:.0f} s, leaving", flush=True)
+        killed = kill_descendants()
+        print(
+            f"tablectl bench soak: interrupted; not stopped after {grace_s:.0f} s, leaving"
+            f" (killed {len(killed)} process(es) it had started)",
+            flush=True,
+        )
         os._exit(130)
 
     timer = threading.Timer(grace_s, leave)
     timer.daemon = True
     timer.start()
+
+
+def _children_of() -> dict[int, list[int]]:
+    """parent pid -> its children's pids, from /proc (Linux: where the bench runs)."""
+    tree: dict[int, list[int]] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:  # gone meanwhile
+            continue
+        # pid (comm) state ppid ...: comm may hold spaces and parentheses, so split after the last ")"
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        tree.setdefault(int(fields[1]), []).append(int(entry.name))
+    return tree
+
+
+def kill_descendants(pid: int | None = None) -> list[int]:
+    """SIGKILL every process below ``pid`` (default: this one), children first found, and return their pids: a
+    soak that could not stop in order must not leave the service, emulators or broker holding their ports."""
+    tree = _children_of()
+    found: list[int] = []
+    todo = [os.getpid() if pid is None else pid]
+    while todo:
+        for child in tree.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    for child in found:
+        with contextlib.suppress(ProcessLookupError):  # gone meanwhile
+            os.kill(child, signal.SIGKILL)
+    return found
