@@ -18,17 +18,17 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from transitions.extensions.nesting import HierarchicalMachine, NestedState, NestedTransition
+from transitions.extensions.nesting import HierarchicalMachine
 
+from controller.table.machine import SEPARATOR, TableState, TableTransition
 from drivers.events import LidState
 
-LID_SEPARATOR = "."
 SHUT = ["locked", "unlocked", "closed"]
 OPENED = ["open", "forced_open"]
 LID_TREE: list[Any] = [{"name": "shut", "children": SHUT}, {"name": "opened", "children": OPENED}]
 LID_PATH: dict[str, str] = {
-    **{name: f"shut{LID_SEPARATOR}{name}" for name in SHUT},
-    **{name: f"opened{LID_SEPARATOR}{name}" for name in OPENED},
+    **{name: f"shut{SEPARATOR}{name}" for name in SHUT},
+    **{name: f"opened{SEPARATOR}{name}" for name in OPENED},
 }
 LID_LEAF: dict[str, str] = {path: name for name, path in LID_PATH.items()}
 
@@ -56,22 +56,9 @@ class LidOwner(Protocol):
     def _lid_closed(self) -> None: ...
 
 
-class LidNestedState(NestedState):
-    separator = LID_SEPARATOR
-
-
-class LidTransition(NestedTransition):
-    """Keeps the rule and guard for the diagram (diagram.py draws the built machine)."""
-
-    def __init__(self, *args: Any, label: str = "", guard: str = "", **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.label = label
-        self.guard = guard
-
-
 class LidMachine(HierarchicalMachine):
-    state_cls = LidNestedState
-    transition_cls = LidTransition
+    state_cls = TableState  # the table machine's: the same separator, the rule and guard kept for the diagram
+    transition_cls = TableTransition
 
 
 class LidModel:
