@@ -364,7 +364,13 @@ class Dealer:
         )
         if self.view.states.get("lid", {}).get("state") != "open":
             await self.barrier()
-            return False
+            if not (await ctl.state()).get("lid_open"):
+                return False  # carried (r.61): the cards go in with the next round's
+            # Carried by a restart, but the shoe had opened the lid before it: its report comes again after the
+            # restart (docs/protocol.md §5a) and the dealer still inserts the cards and closes the lid (r.59-60).
+            await self.until(
+                lambda v: v.states.get("lid", {}).get("state") == "open", "the lid the shoe opened"
+            )
         await ctl.insert()
         await self.wait_state("cards_returned")
         await ctl.close_lid()
