@@ -121,8 +121,13 @@ class JournalDisk:
 
     def repair(self) -> None:
         """The floor's repair of a disk gone read-only (the service stopped first): unmount, fsck, mount."""
+        if not self.device:
+            raise JournalDiskError(f"repair: nothing mounted at {self.mountpoint} by this bench")
         self.unmount()
         res = _run("e2fsck", "-f", "-y", str(self.image))
         if res.returncode not in (0, 1):  # 1: errors corrected
             raise JournalDiskError(f"e2fsck exit {res.returncode}: {res.stdout.strip()[-300:]}")
         self.mount()
+        if self.is_read_only():  # never start the service on a disk the repair did not mend, silently
+            opts = _run("findmnt", "-n", "-o", "SOURCE,OPTIONS", str(self.mountpoint)).stdout.strip()
+            raise JournalDiskError(f"repair: {self.mountpoint} still read-only after fsck and mount ({opts})")
