@@ -12,6 +12,7 @@ from controller.audit import keys
 from controller.config import TableConfig
 from controller.config.model import MqttConfig
 from controller.journal import Journal
+from controller.journal.table_files import audit_key_file, journal_file
 from controller.mqtt.auth import NonceStore
 from controller.mqtt.link import LinkConfig
 from controller.mqtt.link import TlsConfig as LinkTls
@@ -23,7 +24,7 @@ log = logging.getLogger("tablectl.service")
 
 def open_audit_key(config: TableConfig, state_dir: Path) -> Any:
     """The table's Ed25519 audit key (created 0600 on first start): it signs the checkpoints."""
-    path = config.audit.key_file if config.audit else keys.default_key_path(state_dir)
+    path = audit_key_file(config)
     try:
         return keys.load_or_create(path)
     except OSError as exc:  # first start on a full or read-only disk: one line, like the journal's
@@ -35,14 +36,15 @@ def open_audit_key(config: TableConfig, state_dir: Path) -> Any:
 
 def open_journal(config: TableConfig, state_dir: Path, audit_public_key: str) -> Journal:
     """The journal, or ``StartupError`` with one line naming the cause (disk full, read-only)."""
+    path = journal_file(state_dir)
     try:
         state_dir.mkdir(parents=True, exist_ok=True)
-        return Journal(state_dir / "journal.db", table_id=config.table.id, audit_public_key=audit_public_key)
+        return Journal(path, table_id=config.table.id, audit_public_key=audit_public_key)
     except Exception as exc:
         if not is_write_failure(exc):
             raise
         problem = classify(exc, state_dir if state_dir.exists() else state_dir.parent)
-        raise StartupError(f"{problem.text}: cannot open the journal {state_dir / 'journal.db'}") from exc
+        raise StartupError(f"{problem.text}: cannot open the journal {path}") from exc
 
 
 def open_nonce_store(journal: Journal) -> tuple[NonceStore, JournalProblem | None]:

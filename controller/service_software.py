@@ -12,6 +12,7 @@ from controller.audit import keys
 from controller.config import ConfigError, TableConfig
 from controller.config.integrity import combined_digest, compute_digests
 from controller.journal import Journal
+from controller.journal.table_files import audit_key_file
 from controller.mqtt.topics import SOFTWARE_STATE, STATE_TYPE
 from controller.mqtt.unjournaled import UnjournaledPublisher
 from controller.table.journal_io import is_write_failure
@@ -21,7 +22,7 @@ log = logging.getLogger("tablectl.service")
 
 def audit_public_key(config: TableConfig) -> str | None:
     """The table's audit checkpoint public key, hex (docs/security.md), or None before the key exists."""
-    path = config.audit.key_file if config.audit else keys.default_key_path(Path(config.table.state_dir))
+    path = audit_key_file(config)
     try:
         return keys.public_key_hex_of(path)
     except Exception as exc:  # an unusable key file: the checkpoints say so; the document shows none

@@ -1,5 +1,5 @@
 """`tablectl journal verify --db PATH [--checkpoint FILE [--public-key HEX | --manifest FILE]]`,
-`tablectl journal archive` (controller/journal/archive.py), `tablectl journal prune` (controller/journal/prune.py)
+`tablectl journal archive` and `tablectl journal prune` (their options and reports: controller/journal/retention_cli.py)
 and `tablectl journal export --db PATH [--session ID] [--out FILE]`.
 
 Without a checkpoint, verify walks the hash chain: it finds a record changed, inserted or deleted in place, but
@@ -14,18 +14,25 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sqlite3
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from controller.audit.keys import KeyFileError, load_key, public_key_from_manifest
 from controller.journal.export import ExportError, export_session
+from controller.journal.retention_cli import (
+    Settings,
+    add_archive_arguments,
+    add_prune_arguments,
+    archive_main,
+    prune_main,
+    settings,
+)
 from controller.journal.store import CHECKPOINT_KIND, Journal
+from controller.journal.trusted_key import given_key
 
 SQLITE_HEADER = b"SQLite format 3\x00"
-_HEX64 = re.compile(r"^[0-9a-f]{64}$")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -40,43 +47,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     trust = verify.add_mutually_exclusive_group()
     trust.add_argument("--public-key", default=None, help="the table's audit public key (64 hex)")
     trust.add_argument("--manifest", default=None, help="integrity manifest holding audit_public_key")
-    arch = sub.add_parser(
-        "archive",
-        help="copy the records up to a signed checkpoint into a new archive file and verify it (the live"
-        " journal is only read)",
-    )
-    arch.add_argument("--db", required=True, help="journal database file")
-    arch.add_argument("--to", required=True, help="the archive file to create (never overwritten)")
-    arch.add_argument(
-        "--before", type=int, default=None, help="archive up to the newest checkpoint at or before this seq"
-    )
-    arch_trust = arch.add_mutually_exclusive_group(required=True)
-    arch_trust.add_argument("--public-key", default=None, help="the table's audit public key (64 hex)")
-    arch_trust.add_argument("--manifest", default=None, help="integrity manifest holding audit_public_key")
-    pr = sub.add_parser(
-        "prune",
-        help="delete the records an archive holds, up to a signed checkpoint (service stopped; see docs/security.md)",
-    )
-    pr.add_argument("--db", required=True, help="journal database file")
-    pr.add_argument("--archive", required=True, help="the archive made by `tablectl journal archive`")
-    pr.add_argument("--by", required=True, help="who prunes (recorded in the journal_pruned record)")
-    pr.add_argument(
-        "--key-file",
-        required=True,
-        help="the table's audit key ([audit] key_file, default <state_dir>/audit_key.pem): the prune is signed",
-    )
-    pr.add_argument(
-        "--up-to", type=int, default=None, help="cut at this checkpoint record (default: the newest allowed)"
-    )
-    pr.add_argument(
-        "--event-retention-days",
-        type=int,
-        default=None,
-        help="the table's [journal] event_retention_days (default: the configuration's default)",
-    )
-    pr_trust = pr.add_mutually_exclusive_group(required=True)
-    pr_trust.add_argument("--public-key", default=None, help="the table's audit public key (64 hex)")
-    pr_trust.add_argument("--manifest", default=None, help="integrity manifest holding audit_public_key")
+    add_archive_arguments(sub)
+    add_prune_arguments(sub)
     export = sub.add_parser("export", help="a session's rounds as JSON lines for `tablectl replay`")
     export.add_argument("--db", required=True, help="journal database file")
     export.add_argument("--session", default=None, help="session id (default: the latest session)")
@@ -132,27 +104,14 @@ def read_checkpoint_file(path: str) -> dict[str, Any]:
     return doc
 
 
-def _trusted_key(args: argparse.Namespace) -> tuple[str | None, str]:
-    if args.public_key:
-        key = args.public_key.strip().lower()
-        if not _HEX64.match(key):
-            raise ValueError("--public-key: expected 64 hex digits (the raw Ed25519 public key)")
-        return key, "the given public key"
-    if args.manifest:
-        key = public_key_from_manifest(args.manifest)
-        if key is None:
-            raise ValueError(f"manifest {args.manifest} records no audit_public_key")
-        return key, f"the key in {args.manifest}"
-    return None, ""
-
-
 def _verify_checkpoint(journal: Journal, args: argparse.Namespace) -> int:
     try:
         checkpoint = read_checkpoint_file(args.checkpoint)
-        key, source = _trusted_key(args)
+        trusted = given_key(args.public_key, args.manifest)
     except ValueError as exc:
         print(f"journal verify: {exc}", file=sys.stderr)
         return 2
+    key = trusted.hex if trusted else None
     result = journal.verify_against_checkpoint(checkpoint, key)
     seq = checkpoint.get("seq")
     if not result.ok:
@@ -165,76 +124,35 @@ def _verify_checkpoint(journal: Journal, args: argparse.Namespace) -> int:
             " to know the table signed it",
             file=sys.stderr,
         )
-    trusted = f", signed by {source}" if key else ""
-    print(f"journal ok: {result.records} records up to checkpoint {seq} match the signed head{trusted}")
+    signed = f", signed by {trusted.source}" if trusted else ""
+    print(f"journal ok: {result.records} records up to checkpoint {seq} match the signed head{signed}")
     return 0
 
 
-def _archive(args: argparse.Namespace) -> int:
-    from controller.journal.archive import ArchiveError, archive
+# archive and prune (controller/journal/retention_cli.py): the journal they work on is checked here first
+RETENTION: dict[str, Callable[[argparse.Namespace, Settings], int]] = {
+    "archive": archive_main,
+    "prune": prune_main,
+}
 
+
+def _retention(args: argparse.Namespace) -> int:
+    """`journal archive` / `journal prune`: options (or --config) resolved, the journal checked, then run."""
     try:
-        key, source = _trusted_key(args)
+        chosen = settings(args, prune=args.journal_command == "prune")
     except ValueError as exc:
-        print(f"journal archive: {exc}", file=sys.stderr)
+        print(f"journal {args.journal_command}: {exc}", file=sys.stderr)
         return 2
-    assert key is not None  # the argument group is required
-    try:
-        done = archive(args.db, args.to, key, args.before)
-    except ArchiveError as exc:
-        print(f"journal archive: {exc}", file=sys.stderr)
-        return 1
-    print(
-        f"archived: {done.records} records up to checkpoint record {done.checkpoint_seq} ({done.checkpoint_ts})"
-        f" in {done.path}; chain and checkpoints verified, signed by {source}"
-    )
-    return 0
-
-
-def _prune(args: argparse.Namespace) -> int:
-    from controller.journal.prune import DEFAULT_EVENT_RETENTION_DAYS, PruneError, prune
-
-    days = DEFAULT_EVENT_RETENTION_DAYS if args.event_retention_days is None else args.event_retention_days
-    try:
-        key, source = _trusted_key(args)
-        if not 1 <= days <= 3650:
-            raise ValueError("--event-retention-days: 1 to 3650")
-        if not Path(args.archive).is_file():
-            raise ValueError(f"--archive {args.archive}: no such file")
-    except ValueError as exc:
-        print(f"journal prune: {exc}", file=sys.stderr)
+    checked = _open(chosen.db)  # missing or not a journal: exit 2
+    if checked is None:
         return 2
-    assert key is not None  # the argument group is required
-    try:
-        signing_key = load_key(args.key_file)
-    except KeyFileError as exc:
-        print(f"journal prune: {exc}", file=sys.stderr)
-        return 2
-    try:
-        done = prune(
-            args.db, args.archive, key, signing_key, by=args.by, up_to=args.up_to, event_retention_days=days
-        )
-    except PruneError as exc:
-        print(f"journal prune: refused: {exc}", file=sys.stderr)
-        return 1
-    lowered = f" (not at the archive's end: {done.lowered_by})" if done.lowered_by else ""
-    print(
-        f"pruned: records {done.first_seq_before} to {done.anchor_seq - 1} deleted ({done.records_deleted} records,"
-        f" {done.events_deleted} kept events, {done.snapshots_deleted} snapshots){lowered}; the journal starts at"
-        f" checkpoint record {done.anchor_seq} (its anchor, signed by {source}); prune recorded as record"
-        f" {done.record_seq}; archive sha256 {done.archive_sha256}; journal {done.bytes_before} -> {done.bytes_after}"
-        " bytes"
-    )
-    return 0
+    checked.close()
+    return RETENTION[args.journal_command](args, chosen)
 
 
 def main(args: argparse.Namespace) -> int:
-    if args.journal_command in ("archive", "prune"):
-        checked = _open(args.db)  # missing or not a journal: exit 2
-        if checked is None:
-            return 2
-        checked.close()
-        return _archive(args) if args.journal_command == "archive" else _prune(args)
+    if args.journal_command in RETENTION:
+        return _retention(args)
     journal = _open(args.db)
     if journal is None:
         return 2
@@ -243,19 +161,20 @@ def main(args: argparse.Namespace) -> int:
             if args.checkpoint is not None:
                 return _verify_checkpoint(journal, args)
             try:
-                key, source = _trusted_key(args)
+                trusted = given_key(args.public_key, args.manifest)
             except ValueError as exc:
                 print(f"journal verify: {exc}", file=sys.stderr)
                 return 2
             # With a trusted key every checkpoint record on the way must carry its signature: a rewrite with
             # recomputed hashes cannot re-sign them (without a key only the chain is checked).
+            key = trusted.hex if trusted else None
             journal.audit_public_key = key
             result = journal.verify()
             if result.ok:
                 signed = ""
-                if key is not None:
+                if trusted is not None:
                     n = sum(1 for _ in journal.records(kinds=(CHECKPOINT_KIND,)))
-                    signed = f"; {n} checkpoint record(s) signed by {source}"
+                    signed = f"; {n} checkpoint record(s) signed by {trusted.source}"
                 anchor = ""
                 if result.from_seq:
                     anchor = (

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from controller import __version__
+from controller.journal.table_files import journal_file
 from controller.table.machine import FAULT_STATES
 
 STATUS_FILE = "status.json"
@@ -223,7 +224,7 @@ def snapshot_of(service: Any, started_at: float) -> Status:
         text=service.status_text(),
         shoe_link_up=bool(service.shoe and service.shoe.connected),
         broker_connected=bool(service.link and service.link.connected),
-        journal_bytes=journal_bytes(Path(cfg.table.state_dir) / "journal.db"),
+        journal_bytes=journal_bytes(journal_file(cfg.table.state_dir)),
         journal_records=journal.last_seq if journal is not None else 0,
         journal_first_seq=max(1, journal.first_seq()) if journal is not None else 1,
         last_checkpoint_seq=checkpoint.get("seq") if checkpoint else None,
