@@ -61,10 +61,10 @@ def test_no_tooling_is_left_in_the_product_packages() -> None:
 
 
 def test_the_product_link_has_no_fault_injection() -> None:
-    """Losing acks on purpose is the emulated shoe's (tablebench/emulator/device.py LossyAckLink), not a knob of
+    """Losing acks on purpose is the emulated shoe's (tablebench/emulator/line_faults.py LossyAckLink), not a knob of
     the product's link (drivers/link.py) that anything holding the object could turn."""
     from drivers.link import ReliableLink
-    from tablebench.emulator.device import LossyAckLink
+    from tablebench.emulator.line_faults import LossyAckLink
 
     assert not hasattr(ReliableLink(name="x"), "ignore_acks")
     assert "ignore_acks" not in (ROOT / "drivers" / "link.py").read_text()

@@ -16,7 +16,7 @@ import pytest
 
 from controller.ops import status as st
 from controller.table.machine import FAULT_STATES
-from tablebench.demo import prepare_session
+from tablebench.demo_session import prepare_session
 from tablebench.emulator.control_client import ControlClient
 from tablebench.stack import ROOT, SERVICE, TABLECTL, Stack, StackOptions
 

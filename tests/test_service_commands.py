@@ -11,7 +11,7 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
 from controller.client import CommandFailed, TableClient
-from tablebench.demo import prepare_session
+from tablebench.demo_session import prepare_session
 from tablebench.emulator.control_client import ControlClient
 from tablebench.stack import DEMO_PINS, Stack, StackOptions
 

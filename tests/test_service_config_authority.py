@@ -10,7 +10,7 @@ import sqlite3
 import pytest
 
 from controller.client import CommandFailed
-from tablebench.demo import prepare_session
+from tablebench.demo_session import prepare_session
 from tablebench.stack import DEMO_PINS, Stack, StackOptions
 
 WAIT = 30

@@ -19,7 +19,8 @@ from controller.terminal.alerts import AlertsApp
 from controller.terminal.fleet import FleetAlerts
 from controller.terminal.pit import PitApp
 from controller.terminal.pit_connection import PitConnection
-from tablebench.demo import prepare_session, terminal_connection
+from tablebench.demo_session import prepare_session
+from tablebench.demo_terminal import terminal_connection
 from tablebench.emulator.control_client import ControlClient
 from tablebench.stack import DEMO_PINS, Stack, StackOptions
 

@@ -192,7 +192,7 @@ async def test_credential_prompt_shows_its_action_as_text() -> None:
 def test_demo_output_never_writes_outside_strings_raw() -> None:
     """`tablectl demo --auto` prints card and settlement events from MQTT: escape sequences never reach the
     user's terminal raw, surrogates never make print() raise."""
-    from tablebench.demo import card_line, settlement_line
+    from tablebench.demo_lines import card_line, settlement_line
 
     for text in HOSTILE:
         lines = [

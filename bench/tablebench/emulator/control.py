@@ -109,11 +109,11 @@ async def dispatch(shoe: EmulatedShoe, req: Any) -> dict[str, Any]:
                     v = req[key]
                     if isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v <= 1:
                         raise ControlError(f"{key}: {v!r} is not a number in 0..1")
-                    setattr(shoe, key, float(v))
+                    setattr(shoe.noise, key, float(v))
             direction = req.get("direction", "both")
             if direction not in ("both", "to_host", "to_device"):
                 raise ControlError(f"direction: {direction!r} is not 'both', 'to_host' or 'to_device'")
-            shoe.noise_direction = direction
+            shoe.noise.direction = direction
             return {}
         case "unreadable":
             m.next_unreadable = bool(req.get("damaged", False))
@@ -141,7 +141,7 @@ async def dispatch(shoe: EmulatedShoe, req: Any) -> dict[str, Any]:
             if isinstance(seq, bool) or not isinstance(seq, int) or not 0 <= seq <= 0xFFFF:
                 raise ControlError(f"shoe_seq: {seq!r} is not an integer in 0..65535")
             shoe.emit([ev.CardOut(code[0], code[1], seq)])
-            return {"event_no": shoe.event_no}
+            return {"event_no": shoe.events.event_no}
         case "send_raw":
             try:
                 data = bytes.fromhex(str(req.get("hex", "")))

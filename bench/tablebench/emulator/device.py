@@ -6,6 +6,10 @@ the numbered events after their ack and sends again every one after the resume p
 (docs/protocol.md §5a: nothing acknowledged is lost before the host committed it), and executes commands on
 the ``ShoeModel``. Faults (line noise, silence, unplug, lost acks, raw bytes) are
 injected here; the control socket (bench/tablebench/emulator/control.py) drives it at run time.
+
+This module is the device's protocol side (frames, commands, heartbeats, faults in time); the pty is
+pty_port.py, the line's noise and lost acks line_faults.py, the numbered events and their replay
+numbered_events.py, the machine itself model.py.
 """
 
 from __future__ import annotations
@@ -14,87 +18,66 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
-import os
 import random
 import time
-import tty
 from collections import deque
 from typing import Any
 
 from drivers import events as ev
-from drivers.link import ReliableLink
 from drivers.protocol import messages as msg
 from drivers.protocol.framing import Frame
 from drivers.protocol.messages import ErrorCode, MsgType
+from tablebench.emulator.line_faults import LineNoise, LossyAckLink
 from tablebench.emulator.model import Refused, ShoeModel
+from tablebench.emulator.numbered_events import NumberedEvents
+from tablebench.emulator.pty_port import PtyPort
 from tablebench.emulator.scenario import Scenario
 
 log = logging.getLogger(__name__)
-
-_OUTBUF_MAX = 64 * 1024  # like a UART FIFO with nobody reading: beyond this, bytes are dropped
-REPLAY_BUFFER = 4096  # acknowledged events kept for a replay (>= msg.REPLAY_BUFFER_MIN, docs/protocol.md §5a)
-
-
-class LossyAckLink(ReliableLink):
-    """The emulated shoe's link: the control socket's ``lose_acks`` makes it pretend the next N acks of its
-    frame in flight were lost (it sends the frame again). Fault injection lives here, not in drivers/link.py."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.ignore_acks = 0
-
-    def _ack_taken(self, frame: Frame) -> bool:
-        if self.ignore_acks > 0:
-            self.ignore_acks -= 1
-            return False
-        return True
 
 
 class EmulatedShoe:
     def __init__(self, scenario: Scenario, *, link_path: str | None = None) -> None:
         self.sc = scenario
         self.model = ShoeModel(scenario)
-        self.link_path = link_path
-        self.device_path: str | None = None
         self.boot_id = random.getrandbits(32)
         self.link = LossyAckLink(
             name="emulator", ack_timeout=scenario.ack_timeout_s, max_retries=None, backoff_cap=1.0
         )
-        self.bit_error_rate = scenario.bit_error_rate
-        self.byte_error_rate = scenario.byte_error_rate
-        self.drop_rate = scenario.drop_rate
-        self.noise_direction = "both"  # or "to_host" / "to_device": a line bad in one direction only
-        self._noise = random.Random(scenario.seed + 1 if scenario.seed is not None else None)
-        self._master: int | None = None
-        self._slave: int | None = None
-        self._outbuf = bytearray()
-        self._writer_added = False
+        self.port = PtyPort(self._received, link_path=link_path)
+        self.noise = LineNoise(
+            bit_error_rate=scenario.bit_error_rate,
+            byte_error_rate=scenario.byte_error_rate,
+            drop_rate=scenario.drop_rate,
+            seed=scenario.seed + 1 if scenario.seed is not None else None,
+        )
+        self.events = NumberedEvents(self.link)
         self._host_session: int | None = None
         self._host_present = False
         self._last_host_rx = 0.0
         self._silent_until = 0.0
         self._unplugged = False
         self._started = time.monotonic()
-        # Numbered events (docs/protocol.md §5a): every event since boot that is not acknowledged, and at
-        # least the last REPLAY_BUFFER acknowledged ones, oldest first: (event_no, type, payload).
-        self.event_no = 0
-        self.acked_upto = 0  # every event up to this number has been acknowledged (in order: stop-and-wait)
-        self.history: deque[tuple[int, int, bytes]] = deque()
-        self.replays = 0  # HELLOs that asked for events again (state op)
-        self.replayed_events = 0
         self._tasks: set[asyncio.Task[Any]] = set()
         self._timers: list[asyncio.TimerHandle] = []
-        self.dropped_out_bytes = 0
         # (shoe_seq, wall-clock time) of each card as it leaves the shoe, for the benchmarks' latency figures
         # (control op ``card_times``); bounded so a long run never grows it.
         self.card_times: deque[tuple[int, float]] = deque(maxlen=100_000)
+
+    @property
+    def device_path(self) -> str | None:
+        return self.port.device_path
+
+    @property
+    def link_path(self) -> str | None:
+        return self.port.link_path
 
     # ---- lifecycle --------------------------------------------------------------------------------------
 
     async def start(self) -> None:
         self.link.attach(self._write)
         self.link.start()
-        self._open_pty()
+        self._plug_in()
         self.spawn(self._heartbeat_loop())
 
     async def stop(self) -> None:
@@ -106,116 +89,36 @@ class EmulatedShoe:
         for h in self._timers:
             h.cancel()
         await self.link.close()
-        self._close_pty()
-        if self.link_path and os.path.islink(self.link_path):
-            with contextlib.suppress(OSError):
-                os.unlink(self.link_path)
+        self.port.close()
+        self.port.remove_link()
 
     def spawn(self, coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    def _open_pty(self) -> None:
-        master, slave = os.openpty()
-        tty.setraw(slave)  # no echo, no line discipline: a byte pipe like a UART
-        # We keep our own slave fd open so the master never sees EIO while the host is disconnected.
-        os.set_blocking(master, False)
-        self._master, self._slave = master, slave
-        self.device_path = os.ttyname(slave)
-        if self.link_path:
-            tmp = f"{self.link_path}.{os.getpid()}.tmp"
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-            os.symlink(self.device_path, tmp)
-            os.replace(tmp, self.link_path)  # atomic: the host never sees a half-made link
-        asyncio.get_running_loop().add_reader(master, self._readable)
+    def _plug_in(self) -> None:
+        self.port.open()
         self._unplugged = False
-        log.info("emulator: pty %s (link %s)", self.device_path, self.link_path)
-
-    def _close_pty(self) -> None:
-        loop = asyncio.get_running_loop()
-        if self._master is not None:
-            loop.remove_reader(self._master)
-            if self._writer_added:
-                loop.remove_writer(self._master)
-                self._writer_added = False
-            os.close(self._master)
-            self._master = None
-        if self._slave is not None:
-            os.close(self._slave)
-            self._slave = None
-        self._outbuf.clear()
 
     # ---- bytes in/out -----------------------------------------------------------------------------------
-
-    def _line_noise(self, data: bytes, *, to_device: bool) -> bytes:
-        if not (self.bit_error_rate or self.byte_error_rate or self.drop_rate):
-            return data
-        if self.noise_direction != "both" and (self.noise_direction == "to_device") != to_device:
-            return data
-        rng, out = self._noise, bytearray()
-        for b in data:
-            if self.drop_rate and rng.random() < self.drop_rate:
-                continue
-            if self.byte_error_rate and rng.random() < self.byte_error_rate:
-                b = rng.randrange(256)
-            if self.bit_error_rate:
-                for bit in range(8):
-                    if rng.random() < self.bit_error_rate:
-                        b ^= 1 << bit
-            out.append(b)
-        return bytes(out)
 
     def _silent(self) -> bool:
         return time.monotonic() < self._silent_until
 
     def _write(self, data: bytes) -> None:
-        if self._master is None or self._silent():
+        if not self.port.is_open or self._silent():
             return
-        self.write_raw(self._line_noise(data, to_device=False))
+        self.write_raw(self.noise.apply(data, to_device=False))
 
     def write_raw(self, data: bytes) -> None:
         """Bytes to the host as is (also used by the control op ``send_raw``)."""
-        if self._master is None:
-            return
-        room = _OUTBUF_MAX - len(self._outbuf)
-        if len(data) > room:
-            self.dropped_out_bytes += len(data) - room
-            data = data[:room]
-        self._outbuf += data
-        self._flush()
+        self.port.write(data)
 
-    def _flush(self) -> None:
-        if self._master is None:
+    def _received(self, data: bytes) -> None:
+        if self._silent():
             return
-        try:
-            n = os.write(self._master, self._outbuf) if self._outbuf else 0
-            del self._outbuf[:n]
-        except BlockingIOError:
-            pass
-        except OSError as exc:
-            log.warning("emulator: write failed: %s", exc)
-            self._outbuf.clear()
-        loop = asyncio.get_running_loop()
-        if self._outbuf and not self._writer_added:
-            loop.add_writer(self._master, self._flush)
-            self._writer_added = True
-        elif not self._outbuf and self._writer_added:
-            loop.remove_writer(self._master)
-            self._writer_added = False
-
-    def _readable(self) -> None:
-        assert self._master is not None
-        try:
-            data = os.read(self._master, 4096)
-        except (BlockingIOError, InterruptedError):
-            return
-        except OSError:
-            return
-        if self._silent() or not data:
-            return
-        for frame in self.link.feed(self._line_noise(data, to_device=True)):
+        for frame in self.link.feed(self.noise.apply(data, to_device=True)):
             self._last_host_rx = time.monotonic()
             try:
                 self._on_frame(frame)
@@ -256,7 +159,7 @@ class EmulatedShoe:
             if hello.host_session != self._host_session:
                 self.link.reset_rx()  # a new host process: its SEQs start again
                 self._host_session = hello.host_session
-            self._replay(hello)
+            self.events.replay(hello, self.boot_id)
             self.link.accept_reliable = True
             self._host_present = True
             self.link.resume_tx()  # anything pending goes again at once
@@ -302,32 +205,6 @@ class EmulatedShoe:
         self.emit(evs)
         self._result(cid, ev.CommandResult(True))
 
-    def _replay(self, hello: msg.Hello) -> None:
-        """docs/protocol.md §5a: every numbered event after the host's resume point goes (again), in order;
-        the ones up to it are committed by the host and never sent again. A resume point from another boot
-        of this device means the host holds none of this boot's events; boot id 0: the host asks for none."""
-        if hello.resume_boot_id == 0:
-            return
-        after = hello.resume_after if hello.resume_boot_id == self.boot_id else 0
-        self.link.drop_tagged()
-        again = [(no, t, p) for no, t, p in self.history if no > after]
-        for no, t, p in again:
-            self._send_numbered(no, t, p)
-        self.replays += 1
-        self.replayed_events += sum(1 for no, _, _ in again if no <= self.acked_upto)
-
-    def _send_numbered(self, no: int, type_: int, payload: bytes) -> None:
-        fut = self.link.send(type_, payload, tag=no)
-        fut.add_done_callback(lambda f, no=no: self._acked(no, f))
-
-    def _acked(self, no: int, fut: asyncio.Future[None]) -> None:
-        if fut.cancelled() or fut.exception() is not None:
-            return  # dropped for a replay (queued again) or the link closed
-        self.acked_upto = max(self.acked_upto, no)
-        # the history is contiguous (event numbers without holes), so the acknowledged ones are a prefix
-        while self.history and self.acked_upto - self.history[0][0] + 1 > REPLAY_BUFFER:
-            self.history.popleft()
-
     def _result(self, cid: int, res: ev.CommandResult) -> None:
         self._send_reliable(MsgType.COMMAND_RESULT, msg.encode_result(msg.ResultMsg(cid, res, self.now_ms())))
 
@@ -341,10 +218,7 @@ class EmulatedShoe:
             e = dataclasses.replace(e, device_time_ms=self.now_ms())
             if isinstance(e, ev.CardOut):
                 self.card_times.append((e.shoe_seq, time.time()))
-            self.event_no += 1
-            type_, payload = msg.encode_numbered_event(self.event_no, e)
-            self.history.append((self.event_no, type_, payload))
-            self._send_numbered(self.event_no, type_, payload)
+            self.events.send(e)
             if isinstance(e, ev.ShuffleStarted):
                 token = self.model.shuffle_token
                 h = asyncio.get_running_loop().call_later(self.sc.shuffle_s, self._finish_shuffle, token)
@@ -385,18 +259,16 @@ class EmulatedShoe:
         self._unplugged = True
         self._host_present = False
         self.link.pause_tx()
-        self._close_pty()
-        if self.link_path:
-            with contextlib.suppress(OSError):
-                os.unlink(self.link_path)
+        self.port.close()
+        self.port.remove_link()
         log.info("emulator: unplugged for %.2f s", seconds)
         await asyncio.sleep(seconds)
-        self._open_pty()
+        self._plug_in()
 
     async def _heartbeat_loop(self) -> None:
         while True:
             await asyncio.sleep(self.sc.heartbeat_s)
-            if self._master is None:
+            if not self.port.is_open:
                 continue
             heard = max(self._last_host_rx, self.link.last_valid_rx)  # any valid frame, acks included
             if self._host_present and time.monotonic() - heard > self.sc.silence_timeout_s:
@@ -414,9 +286,9 @@ class EmulatedShoe:
         s["unplugged"] = self._unplugged
         s["silent"] = self._silent()
         s["pending_events"] = self.link.queued
-        s["event_no"] = self.event_no
-        s["acked_upto"] = self.acked_upto
-        s["replays"] = self.replays
-        s["replayed_events"] = self.replayed_events
+        s["event_no"] = self.events.event_no
+        s["acked_upto"] = self.events.acked_upto
+        s["replays"] = self.events.replays
+        s["replayed_events"] = self.events.replayed_events
         s["link"] = dataclasses.asdict(self.link.snapshot(self._host_present))
         return s

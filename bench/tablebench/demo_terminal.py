@@ -1,0 +1,65 @@
+"""`tablectl demo` with the pit terminal: its connection to the demo's stack, the demo keys on the emulated shoe
+and fake GPIO board, and the line that attaches the floor alert console (docs/terminal.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tablebench.stack import Stack
+
+FLOOR_ACCOUNT = "supervisor2"  # the floor console's broker account in the demo (the pit uses supervisor1)
+
+
+class StackHardware:
+    """The pit terminal's demo keys (controller/terminal/pit_connection.py ``DemoHardware``) on a stack's emulated shoe
+    (its control socket, docs/emulator.md) and fake GPIO board (tablebench/gpio_server.py)."""
+
+    def __init__(self, shoe_control: str, gpio_control: str) -> None:
+        self.shoe_control = shoe_control
+        self.gpio_control = gpio_control
+        self.chip_sensor = bool(gpio_control)
+        self._ctl: Any = None
+
+    async def connect(self) -> Any:
+        from tablebench.emulator.control_client import ControlClient
+
+        self._ctl = await ControlClient.connect(self.shoe_control)
+        return self._ctl
+
+    async def close(self) -> None:
+        if self._ctl is not None:
+            await self._ctl.close()
+
+    async def sense_chip(self, seat: int) -> None:
+        from tablebench import gpio_server
+
+        for present in (False, True):  # the slot empties first: the dealer took the last chip
+            reply = await gpio_server.call(self.gpio_control, "set", name=f"chip_slot_{seat}", value=present)
+            if not reply.get("ok"):
+                raise RuntimeError(str(reply.get("error")))
+
+
+def terminal_connection(stack: Stack, profile: str) -> Any:
+    from controller.terminal.pit_connection import PitConnection
+
+    return PitConnection(
+        host=stack.host,
+        port=stack.port,
+        user="dealer",
+        password=stack.users["dealer"],
+        prefix=stack.prefix,
+        supervisor_account="supervisor1",
+        supervisor_password=stack.users["supervisor1"],
+        demo=StackHardware(stack.shoe_control, stack.gpio_socket),
+        floor_console=floor_console_line(stack),
+        profile=profile,
+        key_dir=str(stack.key_dir),
+    )
+
+
+def floor_console_line(stack: Stack) -> str:
+    """The one line that attaches the floor alert console to the demo's broker (docs/terminal.md)."""
+    return (
+        f"TABLECTL_MQTT_PASSWORD={stack.users[FLOOR_ACCOUNT]} tablectl alerts --host {stack.host} "
+        f"--port {stack.port} --user {FLOOR_ACCOUNT} --key-dir {stack.key_dir}"
+    )
