@@ -8,7 +8,7 @@ from typing import Any, Protocol
 
 
 class DemoHardware(Protocol):
-    """`tablectl demo` only (tablebench/demo.py; development tooling, never on a Pi): the emulated shoe and the
+    """`tablectl demo` only (tablebench/demo_terminal.py; development tooling, never on a Pi): the emulated shoe and the
     fake GPIO board, so keys stand in for the dealer's hands (docs/terminal.md). The product has none."""
 
     chip_sensor: bool  # a jackpot chip can be sensed on a seat (the fake GPIO board is reachable)
