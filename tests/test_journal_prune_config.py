@@ -7,6 +7,7 @@ Real journals written by a real TableController (test_journal_prune's ``recorded
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from pathlib import Path
 
@@ -28,10 +29,14 @@ def table_config(
     text = (ROOT / "firmware_configs" / "table.example.toml").read_text(encoding="utf-8")
     text = text.replace('state_dir = "/var/lib/tablectl"', f"state_dir = {json.dumps(str(state_dir))}", 1)
     assert str(state_dir) in text
-    if key_file is not None:
-        text += f"\n[audit]\nkey_file = {json.dumps(str(key_file))}\n"
+    if key_file is not None:  # the example's [audit] leaves key_file commented out (the default)
+        text = text.replace("[audit]", f"[audit]\nkey_file = {json.dumps(str(key_file))}", 1)
+        assert str(key_file) in text
     if retention_days is not None:
-        text += f"\n[journal]\nevent_retention_days = {retention_days}\n"
+        text, n = re.subn(
+            r"(?m)^event_retention_days = \d+", f"event_retention_days = {retention_days}", text
+        )
+        assert n == 1, "the example configuration's [journal] event_retention_days"
     where.mkdir(parents=True, exist_ok=True)
     path = where / "table.toml"
     path.write_text(text, encoding="utf-8")
