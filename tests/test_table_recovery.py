@@ -335,3 +335,36 @@ async def test_sigkill_then_a_card_lost_while_down_voids_the_round_pt_online_r27
     void = [r.data for r in journal.records(kinds=("round_void",))]
     assert void and void[0]["bets_returned"] == {"1": 1000}
     assert journal.verify().ok
+
+
+async def test_an_orderly_stop_leaves_a_snapshot_so_the_next_start_replays_nothing(tmp_path: Path) -> None:
+    """A stop saves the state as of the last record (a quiet table would otherwise keep replaying, and a prune
+    could cut only up to its last periodic snapshot); a second stop with nothing new adds none."""
+    journal = Journal(tmp_path / "j.db")
+    tc = TableController(journal, None, snapshot_every=1000)
+    await tc.start()
+    for inp in scripted_inputs()[:9]:
+        await tc.submit(inp)
+    assert journal.latest_snapshot() is None  # none of the periodic ones yet
+    await tc.stop()
+    as_of, _state = journal.latest_snapshot()
+    assert as_of == journal.last_seq - 1  # the state as of the last record before the snapshot record
+    revived = TableController(Journal(tmp_path / "j.db"), None, snapshot_every=1000)
+    revived.recover()
+    assert revived.replayed == 0 and revived.core.snapshot() == tc.core.snapshot()
+    snapshots = revived.journal._conn.execute("SELECT count(*) FROM snapshots").fetchone()[0]
+    await revived.stop()  # nothing new since the snapshot it started from
+    assert revived.journal._conn.execute("SELECT count(*) FROM snapshots").fetchone()[0] == snapshots
+
+
+async def test_no_snapshot_at_a_stop_while_commits_are_owed(tmp_path: Path) -> None:
+    """The core is ahead of the journal while a commit is owed (journal_io): a snapshot then would store what
+    the journal does not hold."""
+    journal = Journal(tmp_path / "j.db")
+    tc = TableController(journal, None, snapshot_every=1000)
+    await tc.start()
+    for inp in scripted_inputs()[:3]:
+        await tc.submit(inp)
+    tc._deferred.append((inputs.dealer("place_bet", {"seat": 1, "amount": 500}), 0.0, None))  # owed
+    await tc.stop()
+    assert journal.latest_snapshot() is None

@@ -145,6 +145,8 @@ class TableController(JournalOutage, InputFeeds):
         await cancel_tasks([*self._tasks, *self._background], swallow_errors=True)  # a dead one said why
         self._tasks.clear()
         self._safe_outputs()
+        async with self._lock:  # no input between its apply and its commit
+            self._maybe_snapshot(stopping=True)
 
     def _safe_outputs(self) -> None:
         """Lid locked, light on (PT-2001 r.51, r.60): at start-up, on fault and on shutdown."""
@@ -288,8 +290,14 @@ class TableController(JournalOutage, InputFeeds):
             raise
         self._journal_ok()
 
-    def _maybe_snapshot(self) -> None:
-        if self._since_snapshot < self.snapshot_every or self._deferred:
+    def _maybe_snapshot(self, *, stopping: bool = False) -> None:
+        """Every ``snapshot_every`` inputs, and at an orderly stop (``stopping``) if any input came since the last
+        one: the next start replays nothing, and a prune may cut up to the last checkpoint (docs/security.md).
+        Never while commits are owed (the core is then ahead of the journal) or the journal cannot write."""
+        if stopping:
+            if not self._since_snapshot or self._deferred or self.journal_problem is not None:
+                return
+        elif self._since_snapshot < self.snapshot_every or self._deferred:
             return
         try:
             self.journal.save_snapshot(self.core.snapshot())
