@@ -509,3 +509,34 @@ def test_kept_events_of_the_current_retained_documents_outlive_the_replay_retent
         assert journal.is_chained(quiet.event_id, "state/jam", payload, 1, True)
     finally:
         journal.close()
+
+
+async def test_an_archive_of_a_pruned_journal_must_reach_the_prunes_signed_record(tmp_path: Path) -> None:
+    """After a prune the journal starts at its anchor, proven by the journal_pruned record and the checkpoint
+    signing it. An archive asked to end before them (--before) is refused up front with what to ask instead,
+    never written and then found broken by its own check; asked for that point, it verifies."""
+    db, key_file, key, _book = await recorded_session(tmp_path)
+    arch = make_archive(db, tmp_path / "archive.db", key)
+    early = [r[0] for r in records(db) if r[2] == "checkpoint"][1]  # cut early: checkpoints stay after it
+    run = tablectl("journal", "prune", "--db", str(db), "--archive", str(arch), "--public-key", key,
+                   "--by", "ana (supervisor)", "--key-file", str(key_file), "--up-to", str(early))  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    after = records(db)
+    anchor = after[0][0]
+    pruned_seq = next(r[0] for r in after if r[2] == "journal_pruned")
+    between = [r[0] for r in after if r[2] == "checkpoint" and anchor < r[0] < pruned_seq]
+    assert between, "the session's checkpoints after the anchor"
+    refused = tablectl("journal", "archive", "--db", str(db), "--to", str(tmp_path / "early.db"),
+                       "--public-key", key, "--before", str(between[-1]))  # fmt: skip
+    assert refused.returncode == 1, refused
+    assert (
+        f"journal_pruned record {pruned_seq}" in refused.stderr
+        and f"--before {pruned_seq + 1}" in refused.stderr
+    )
+    assert not (tmp_path / "early.db").exists()
+    ok = tablectl("journal", "archive", "--db", str(db), "--to", str(tmp_path / "next.db"),
+                  "--public-key", key, "--before", str(pruned_seq + 1))  # fmt: skip
+    assert ok.returncode == 0, ok.stderr
+    assert (
+        tablectl("journal", "verify", "--db", str(tmp_path / "next.db"), "--public-key", key).returncode == 0
+    )

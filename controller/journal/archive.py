@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from controller.audit.checkpoint import CheckpointError, verify_checkpoint
-from controller.journal.store import CHECKPOINT_KIND, Journal
+from controller.journal.store import CHECKPOINT_KIND, PRUNED_KIND, Journal
 
 
 class ArchiveError(Exception):
@@ -99,6 +99,15 @@ def archive(db: str | Path, to: str | Path, public_key: str, before: int | None 
         if c_seq <= first:
             raise ArchiveError(
                 f"{db}: starts at record {first} (pruned before it): no newer checkpoint record to archive up to"
+            )
+        pruned = src.execute("SELECT MAX(seq) FROM records WHERE kind = ?", (PRUNED_KIND,)).fetchone()[0]
+        if first > 1 and pruned is not None and c_seq <= pruned:
+            # The archive of a pruned journal proves its anchor with the journal_pruned record and the checkpoint
+            # that signs it (verify.find_anchor): one ending before them could never verify.
+            raise ArchiveError(
+                f"{db}: the checkpoint record at or before {before} is record {c_seq}, before the last prune's"
+                f" journal_pruned record {pruned}: an archive of a pruned journal ends at or after the checkpoint"
+                f" that signs it (--before {pruned + 1} or later, or no --before)"
             )
         tmp = dest.with_name(f".{dest.name}.partial")
         tmp.unlink(missing_ok=True)
