@@ -52,9 +52,11 @@ async def recorded_session(
     ack: bool = True,
     snapshot_every: int = 10,
     command_now: bool = False,
+    stopped: bool = True,
 ):
     """A session played ``past`` seconds ago: rounds each ended by a checkpoint, a snapshot every 10 inputs, one
     alert acknowledged and one still open. ``command_now``: a command accepted just now, after the first round.
+    ``stopped``: the table stopped in order (its stop saves a snapshot), else it was killed.
     Returns (db, key file, public key, the alert book)."""
     db, key_file = tmp_path / "journal.db", tmp_path / "audit_key.pem"
     t = Table(db, key_file, snapshot_every=snapshot_every)
@@ -77,7 +79,8 @@ async def recorded_session(
     if ack:
         ack_outbox(t.journal)
     book = alerts.book
-    await t.tc.stop()
+    if stopped:
+        await t.tc.stop()
     t.journal.close()
     return db, key_file, t.public_key, book
 
@@ -299,8 +302,8 @@ async def test_what_the_table_still_needs_is_never_pruned(tmp_path: Path) -> Non
     done = prune(db, arch, key, load_key(kf), by="ana")  # without --up-to: the newest cut before it
     assert 1 < done.anchor_seq <= command and "command records" in done.lowered_by
 
-    # no snapshot yet: start-up would replay every input from the first record
-    db, kf, key, _b = await recorded_session(tmp_path / "nosnap", snapshot_every=100_000)
+    # no snapshot yet (killed before its first, never stopped in order): start-up would replay every input
+    db, kf, key, _b = await recorded_session(tmp_path / "nosnap", snapshot_every=100_000, stopped=False)
     arch = make_archive(db, tmp_path / "nosnap.db", key)
     state = untouched(db)
     with pytest.raises(PruneError, match="no chained snapshot"):
@@ -345,7 +348,8 @@ async def test_the_cut_stays_at_or_before_the_newest_snapshot(tmp_path: Path) ->
 async def test_tampering_after_a_prune_is_still_found(tmp_path: Path) -> None:
     db, kf, key, _b = await recorded_session(tmp_path)
     arch = make_archive(db, tmp_path / "archive.db", key)
-    done = prune(db, arch, key, load_key(kf), by="ana")
+    early = [r[0] for r in records(db) if r[2] == "checkpoint"][1]  # rounds with bets stay after the cut
+    done = prune(db, arch, key, load_key(kf), by="ana", up_to=early)
     clean = tmp_path / "clean.db"
     shutil.copy(db, clean)
 
