@@ -162,3 +162,25 @@ async def test_without_config_the_options_are_required(tmp_path: Path) -> None:
         tablectl(*archive, "--db", str(db)), 2, "journal archive: missing one of --public-key/--manifest"
     )
     assert untouched(db) == state and not (tmp_path / "a2.db").exists()
+
+
+async def test_verify_with_config_checks_the_tables_journal_or_an_archive_with_the_tables_key(
+    tmp_path: Path,
+) -> None:
+    """`journal verify --config`: the table's journal by default, another file (an archive) with --db, always
+    with the table's key (every checkpoint record's signature checked); a different key given too is refused."""
+    db, kf, key, _book = await recorded_session(tmp_path / "state")
+    config = table_config(tmp_path / "etc", tmp_path / "state")
+    run = tablectl("journal", "verify", "--config", str(config))
+    assert run.returncode == 0, run
+    assert "hash chain intact" in run.stdout and f"signed by the public key of {kf}" in run.stdout, run.stdout
+    arch = make_archive(db, tmp_path / "archive.db", key)
+    run = tablectl("journal", "verify", "--config", str(config), "--db", str(arch))
+    assert run.returncode == 0 and "signed by the public key of" in run.stdout, run
+    one_line(tablectl("journal", "verify", "--config", str(config), "--public-key", "ab" * 32), 2,
+             "journal verify:", "ab" * 32, key)  # fmt: skip
+    one_line(tablectl("journal", "verify"), 2, "journal verify: missing --db")
+    # the key is really used: with another key recorded in the table's manifest, the signatures do not verify
+    (tmp_path / "etc" / "integrity.json").write_text(json.dumps({"audit_public_key": "cd" * 32}))
+    run = tablectl("journal", "verify", "--config", str(config))
+    assert run.returncode == 1 and "BROKEN" in run.stderr, run

@@ -1,4 +1,5 @@
-"""`tablectl journal verify --db PATH [--checkpoint FILE [--public-key HEX | --manifest FILE]]`,
+"""`tablectl journal verify (--db PATH | --config TABLE.toml [--db PATH]) [--checkpoint FILE]
+[--public-key HEX | --manifest FILE]`,
 `tablectl journal archive` and `tablectl journal prune` (their options and reports: controller/journal/retention_cli.py)
 and `tablectl journal export --db PATH [--session ID] [--out FILE]`.
 
@@ -28,9 +29,10 @@ from controller.journal.retention_cli import (
     archive_main,
     prune_main,
     settings,
+    verify_target,
 )
 from controller.journal.store import CHECKPOINT_KIND, Journal
-from controller.journal.trusted_key import given_key
+from controller.journal.trusted_key import TrustedKey
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 
@@ -38,7 +40,13 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="journal_command", metavar="ACTION", required=True)
     verify = sub.add_parser("verify", help="walk the hash chain; exit 1 naming the first bad record")
-    verify.add_argument("--db", required=True, help="journal database file")
+    verify.add_argument(
+        "--config",
+        default=None,
+        help="the table's configuration (TOML): its journal (unless --db names another file, e.g. an archive)"
+        " and its audit public key",
+    )
+    verify.add_argument("--db", default=None, help="journal database file; required without --config")
     verify.add_argument(
         "--checkpoint",
         default=None,
@@ -104,10 +112,9 @@ def read_checkpoint_file(path: str) -> dict[str, Any]:
     return doc
 
 
-def _verify_checkpoint(journal: Journal, args: argparse.Namespace) -> int:
+def _verify_checkpoint(journal: Journal, args: argparse.Namespace, trusted: TrustedKey | None) -> int:
     try:
         checkpoint = read_checkpoint_file(args.checkpoint)
-        trusted = given_key(args.public_key, args.manifest)
     except ValueError as exc:
         print(f"journal verify: {exc}", file=sys.stderr)
         return 2
@@ -153,18 +160,21 @@ def _retention(args: argparse.Namespace) -> int:
 def main(args: argparse.Namespace) -> int:
     if args.journal_command in RETENTION:
         return _retention(args)
-    journal = _open(args.db)
+    trusted: TrustedKey | None = None
+    db = args.db
+    if args.journal_command == "verify":
+        try:
+            db, trusted = verify_target(args)
+        except ValueError as exc:
+            print(f"journal verify: {exc}", file=sys.stderr)
+            return 2
+    journal = _open(db)
     if journal is None:
         return 2
     try:
         if args.journal_command == "verify":
             if args.checkpoint is not None:
-                return _verify_checkpoint(journal, args)
-            try:
-                trusted = given_key(args.public_key, args.manifest)
-            except ValueError as exc:
-                print(f"journal verify: {exc}", file=sys.stderr)
-                return 2
+                return _verify_checkpoint(journal, args, trusted)
             # With a trusted key every checkpoint record on the way must carry its signature: a rewrite with
             # recomputed hashes cannot re-sign them (without a key only the chain is checked).
             key = trusted.hex if trusted else None

@@ -160,15 +160,41 @@ def settings(args: argparse.Namespace, *, prune: bool) -> Settings:
         raise ValueError("--event-retention-days: 1 to 3650")
     if args.config is None:
         return _from_options(args, given_days, prune=prune)
+    return _from_config(args, table_config(args.config), given_days, prune=prune)
+
+
+def table_config(path: str) -> TableConfig:
+    """The table's configuration for a journal command; ValueError: one line, its first problem (`tablectl
+    config check` lists them all)."""
     from controller.config.load import load_config
 
     try:
-        config = load_config(args.config, check_files=False)
-    except ConfigError as exc:  # one line: the first problem (`tablectl config check` lists them all)
+        return load_config(path, check_files=False)
+    except ConfigError as exc:
         more = len(exc.problems) - 1
-        also = f" (and {more} more: tablectl config check {args.config})" if more else ""
+        also = f" (and {more} more: tablectl config check {path})" if more else ""
         raise ValueError(f"bad configuration: {exc.problems[0]}{also}") from None
-    return _from_config(args, config, given_days, prune=prune)
+
+
+def verify_target(args: argparse.Namespace) -> tuple[str, TrustedKey | None]:
+    """`journal verify`: the file (``--db``, with --config by default the table's journal; another file, such
+    as an archive, may be named) and the key to trust (with --config the table's; a key given as well must be
+    the same). ValueError: one line (exit 2)."""
+    given = given_key(args.public_key, args.manifest)
+    if args.config is None:
+        if args.db is None:
+            raise ValueError(
+                "missing --db (or --config: the table's configuration gives the journal and key)"
+            )
+        return args.db, given
+    config = table_config(args.config)
+    key = configured_key(config)
+    if given is not None and given.hex != key.hex:
+        raise ValueError(
+            f"{given.source} ({given.hex}) is not the table's: {key.source} ({key.hex}), from the configuration"
+            f" {config.path}"
+        )
+    return (args.db or str(journal_file(config.table.state_dir))), key
 
 
 def archive_main(args: argparse.Namespace, chosen: Settings) -> int:
