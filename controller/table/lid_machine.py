@@ -40,7 +40,8 @@ REPORT_TRIGGER: dict[LidState, str] = {
     LidState.FORCED_OPEN: "reported_forced_open",
     LidState.CLOSED: "reported_closed",
 }
-assert set(REPORT_TRIGGER) == set(LidState), "every lid report needs its trigger"
+if set(REPORT_TRIGGER) != set(LidState):  # checked at import, as dispatch.py checks its tables
+    raise RuntimeError(f"lid_machine.py: no trigger for {sorted(set(LidState) - set(REPORT_TRIGGER))}")
 
 TAMPER_REASON = "lid opened without an automatic or authorised opening (PT-2001 r.60)"
 
