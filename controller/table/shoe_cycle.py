@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from controller.table import machine as m
 from controller.table.base import CARD_CODES, CoreBase, _card_valid
 from controller.table.effects import Rejected
 from controller.table.profile import WARNING_TOLERANCE_CARDS
@@ -62,25 +64,25 @@ class ShoeCycle(CoreBase):
         self._count_report(e.count)
 
     def _count_report(self, count: int, *, shuffled: bool = False) -> None:
-        tp = self.tp
-        if self.state == "loading":
-            self._check_loaded(count)
-        elif self.state == "shuffling":
-            if count != tp.total_cards:
-                self._alert(
-                    "shoe_count", "warning", f"{count} cards after the shuffle, expected {tp.total_cards}"
-                )
-            self.inside, self.out = count, tp.total_cards - count
-            self.shoe.update(no=self.shoe.no + 1, dealt=0, last_seq=0, first_round=True, last_round=None)
-            self._go("shuffled")
-            self._maybe_skip_cut()
-        elif self.state == "resync":
-            self._resync(count)
-        elif self.state == "closing":
-            self._closing_count(count, returned=shuffled)
+        """The shoe's count of the cards inside: what it means depends on the state (COUNT_REPORTS)."""
+        handler = COUNT_REPORTS.get(self.state)
+        if handler is not None:
+            handler(self, count, shuffled)
         elif count != self.inside and self.may_jam():  # a session runs (the machine: active or a fault)
             self._alert("shoe_count", "warning", f"shoe reports {count} cards inside, expected {self.inside}")
             self.inside = count
+
+    def _shuffled_count(self, count: int) -> None:
+        """Batch shoe: the reshuffle after the last round of the shoe is done; a new shoe begins (r.8, r.11)."""
+        tp = self.tp
+        if count != tp.total_cards:
+            self._alert(
+                "shoe_count", "warning", f"{count} cards after the shuffle, expected {tp.total_cards}"
+            )
+        self.inside, self.out = count, tp.total_cards - count
+        self.shoe.update(no=self.shoe.no + 1, dealt=0, last_seq=0, first_round=True, last_round=None)
+        self._go("shuffled")
+        self._maybe_skip_cut()
 
     def _check_loaded(self, count: int) -> None:
         """PT-2001 r.53-54: loaded once, in at least two packets, with the device counting decks x 52."""
@@ -257,3 +259,19 @@ class ShoeCycle(CoreBase):
     def _sv_run_deck_check(self, user: str, args: dict[str, Any]) -> None:
         self._allow("run_deck_check", "run_deck_check")
         self._cmd(ev.RunDeckCheck())
+
+
+CountReport = Callable[[ShoeCycle, int, bool], None]  # (core, count, after a shuffle)
+
+# The states in which a count from the shoe is part of a procedure; in any other, a count that differs from the
+# table's is a warning (PT-2001 r.53-55: loading, the shoe's reshuffle, the resync after a fault, the closing).
+COUNT_REPORTS: dict[str, CountReport] = {
+    "loading": lambda core, count, _shuffled: core._check_loaded(count),
+    "shuffling": lambda core, count, _shuffled: core._shuffled_count(count),
+    "resync": lambda core, count, _shuffled: core._resync(count),
+    "closing": lambda core, count, shuffled: core._closing_count(count, returned=shuffled),
+}
+if set(COUNT_REPORTS) - set(m.STATES):  # a renamed state would silently lose its procedure: checked at import
+    raise RuntimeError(
+        f"shoe_cycle.py: COUNT_REPORTS names no state {sorted(set(COUNT_REPORTS) - set(m.STATES))}"
+    )
