@@ -30,8 +30,14 @@ def built() -> m.TableMachine:
     return m.build_machine(SimpleNamespace(resume_to=None, faults={}, bets={}, state="closed"))
 
 
-def _name(path: str | None) -> str:
-    return m.LEAF[path] if path is not None else ""
+def _head(machine: m.TableMachine | lm.LidMachine, leaf: dict[str, str]) -> list[str]:
+    """The diagram's first lines: its initial state and the nested states."""
+    return ["stateDiagram-v2", f"    [*] --> {leaf[machine.initial]}", *_states(machine.states, "    ")]
+
+
+def _edge(source: str, dest: str, trigger: str, label: str) -> str:
+    text = trigger + (f" / {label.strip()}" if label.strip() else "")
+    return f"    {source} --> {dest}: {text.replace(':', ' -').replace(';', ',')}"
 
 
 def _states(states: dict[str, Any], indent: str) -> list[str]:
@@ -46,14 +52,17 @@ def _states(states: dict[str, Any], indent: str) -> list[str]:
     return lines
 
 
-def transitions(machine: m.TableMachine) -> list[tuple[str, str, str | None, str, str]]:
-    """(trigger, source, dest, label, guard) of every transition held by the machine, in the order added."""
+def transitions(
+    machine: m.TableMachine | lm.LidMachine, leaf: dict[str, str] = m.LEAF
+) -> list[tuple[str, str, str | None, str, str]]:
+    """(trigger, source, dest, label, guard) of every transition held by the machine, in the order added (several
+    for one trigger and source: the first whose guard holds is taken); ``leaf``: nested name -> the one shown."""
     out = []
     for trigger, event in machine.events.items():
         for source, held in event.transitions.items():
             for t in held:
-                dest = None if t.dest is None else _name(t.dest)
-                out.append((trigger, _name(source), dest, t.label, t.guard))
+                dest = None if t.dest is None else leaf[t.dest]
+                out.append((trigger, leaf[source], dest, t.label, t.guard))
     return out
 
 
@@ -81,12 +90,8 @@ def _edges(machine: m.TableMachine) -> list[tuple[str, str, str, str]]:
 
 def render_mermaid() -> str:
     machine = built()
-    lines = ["stateDiagram-v2", f"    [*] --> {_name(machine.initial)}"]
-    lines += _states(machine.states, "    ")
-    for trigger, source, dest, label in _edges(machine):
-        text = trigger + (f" / {label.strip()}" if label.strip() else "")
-        text = text.replace(":", " -").replace(";", ",")
-        lines.append(f"    {source} --> {dest}: {text}")
+    lines = _head(machine, m.LEAF)
+    lines += [_edge(source, dest, trigger, label) for trigger, source, dest, label in _edges(machine)]
     return "\n".join(lines) + "\n"
 
 
@@ -105,44 +110,24 @@ def built_lid() -> lm.LidMachine:
     return lm.build_lid_machine(SimpleNamespace(lid=SimpleNamespace(state="locked", unlock=None)))
 
 
-def _lid_name(path: str | None) -> str:
-    return lm.LID_LEAF.get(path, path) if path is not None else ""
-
-
-def lid_transitions(machine: lm.LidMachine) -> list[tuple[str, str, str | None, str, str]]:
-    """(trigger, source, dest, label, guard) of every transition the lid machine holds, in the order added
-    (several for one trigger and source: the first whose guard holds is taken)."""
-    out = []
-    for trigger, event in machine.events.items():
-        for source, held in event.transitions.items():
-            for t in held:
-                out.append(
-                    (
-                        trigger,
-                        _lid_name(source),
-                        None if t.dest is None else _lid_name(t.dest),
-                        t.label,
-                        t.guard,
-                    )
-                )
-    return out
+# the lid machine's nested names -> the ones shown, its composites ("shut", "opened") included
+LID_NAMES: dict[str, str] = {**lm.LID_LEAF, **{node["name"]: node["name"] for node in lm.LID_TREE}}
 
 
 def render_lid_mermaid() -> str:
     machine = built_lid()
-    lines = ["stateDiagram-v2", f"    [*] --> {_lid_name(machine.initial)}"]
-    lines += _states(machine.states, "    ")
-    for trigger, source, dest, label, guard in lid_transitions(machine):
-        if dest is None:
-            continue
-        text = trigger + f" / {label}" + (f" [{guard}]" if guard else "")
-        lines.append(f"    {source} --> {dest}: {text.replace(':', ' -').replace(';', ',')}")
+    lines = _head(machine, LID_NAMES)
+    lines += [
+        _edge(source, dest, trigger, label + (f" [{guard}]" if guard else ""))
+        for trigger, source, dest, label, guard in transitions(machine, LID_NAMES)
+        if dest is not None
+    ]
     return "\n".join(lines) + "\n"
 
 
 def render_lid_table() -> str:
     out = ["| report | from | to | rule | guard |", "|---|---|---|---|---|"]
-    for trigger, source, dest, label, guard in lid_transitions(built_lid()):
+    for trigger, source, dest, label, guard in transitions(built_lid(), LID_NAMES):
         out.append(f"| `{trigger}` | {source} | {dest or '(stays)'} | {label} | {guard} |")
     return "\n".join(out) + "\n"
 

@@ -33,9 +33,6 @@ class Lid(CoreBase):
         # fault the lid stays locked; PT-2001 r.60).
         self._record("lid_opened_before_restart", at=self._ts())
 
-    def _lid_tampered(self, reason: str) -> None:
-        self._tamper(reason)
-
     def _lid_opened_as_granted(self) -> None:
         self.lid.deadline = None  # it opened in time (r.61)
 

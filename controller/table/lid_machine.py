@@ -52,7 +52,7 @@ class LidOwner(Protocol):
     lid: Any  # LidStatus: ``state`` (the leaf name) and ``unlock``
 
     def _lid_opened_before_restart(self) -> None: ...
-    def _lid_tampered(self, reason: str) -> None: ...
+    def _tamper(self, reason: str) -> None: ...
     def _lid_opened_as_granted(self) -> None: ...
     def _lid_closed(self) -> None: ...
 
@@ -89,7 +89,7 @@ def build_lid_machine(owner: LidOwner) -> LidMachine:
         return restart_opening and owner.lid.unlock is None
 
     def tampered(*_a: Any, **_k: Any) -> None:
-        owner._lid_tampered(TAMPER_REASON)
+        owner._tamper(TAMPER_REASON)
 
     transitions: list[dict[str, Any]] = [
         {
