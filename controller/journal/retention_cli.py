@@ -122,6 +122,17 @@ def _from_options(args: argparse.Namespace, given_days: int | None, *, prune: bo
     )
 
 
+def _tables_key(config: TableConfig, given: TrustedKey | None) -> TrustedKey:
+    """The table's key from its configuration; a key given as well must be that one (ValueError names both)."""
+    key = configured_key(config)
+    if given is not None and given.hex != key.hex:
+        raise ValueError(
+            f"{given.source} ({given.hex}) is not the table's: {key.source} ({key.hex}), from the configuration"
+            f" {config.path}"
+        )
+    return key
+
+
 def _from_config(
     args: argparse.Namespace, config: TableConfig, given_days: int | None, *, prune: bool
 ) -> Settings:
@@ -130,12 +141,7 @@ def _from_config(
     db = journal_file(config.table.state_dir)
     if args.db is not None and not _same_file(args.db, db):
         raise ValueError(f"--db {args.db} is not the table's journal {db} ({where})")
-    key = configured_key(config)
-    given = given_key(args.public_key, args.manifest)
-    if given is not None and given.hex != key.hex:
-        raise ValueError(
-            f"{given.source} ({given.hex}) is not the table's: {key.source} ({key.hex}), from {where}"
-        )
+    key = _tables_key(config, given_key(args.public_key, args.manifest))
     key_file = audit_key_file(config)
     if prune and args.key_file is not None and not _same_file(args.key_file, key_file):
         raise ValueError(f"--key-file {args.key_file} is not the table's audit key {key_file} ({where})")
@@ -188,13 +194,7 @@ def verify_target(args: argparse.Namespace) -> tuple[str, TrustedKey | None]:
             )
         return args.db, given
     config = table_config(args.config)
-    key = configured_key(config)
-    if given is not None and given.hex != key.hex:
-        raise ValueError(
-            f"{given.source} ({given.hex}) is not the table's: {key.source} ({key.hex}), from the configuration"
-            f" {config.path}"
-        )
-    return (args.db or str(journal_file(config.table.state_dir))), key
+    return (args.db or str(journal_file(config.table.state_dir))), _tables_key(config, given)
 
 
 def archive_main(args: argparse.Namespace, chosen: Settings) -> int:
