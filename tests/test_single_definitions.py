@@ -1,7 +1,8 @@
 """Each of these is defined once and imported everywhere else (issue 17): the card alphabet (drivers/cards.py),
 the outputs' safe values (controller/gpio/base.py), the command roles and the dealer's buttons
-(controller/actions.py). A second literal copy would let the two drift apart; these tests find one by reading
-every module of controller/ and drivers/ with ast."""
+(controller/actions.py), the 64-hex pattern of digests and public keys (controller/hex64.py). A second literal
+copy would let the two drift apart; these tests find one by reading every module of controller/ and drivers/
+with ast."""
 
 from __future__ import annotations
 
@@ -80,3 +81,10 @@ def test_the_safe_output_values_are_written_once() -> None:
     assert _where(is_safe_values) - SAFE_OUTPUTS_ELSEWHERE == {"controller/gpio/base.py"}
     assert OUTPUT_SAFE_VALUES is gpio_base.OUTPUT_SAFE_VALUES
     assert dict(OUTPUT_SAFE_VALUES) == {"lid_lock": True, "warning_light": True}  # PT-2001 r.51, r.60
+
+
+def test_the_64_hex_pattern_of_digests_and_public_keys_is_written_once() -> None:
+    from controller.hex64 import HEX64
+
+    found = _where(lambda n: isinstance(n, ast.Constant) and n.value == HEX64.pattern)
+    assert found == {"controller/hex64.py"}

@@ -31,10 +31,10 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from controller.canonical import canonical
+from controller.hex64 import HEX64
 
 FORMAT = "tablectl-checkpoint/1"
 GENESIS = "0" * 64
-_HEX64 = re.compile(r"^[0-9a-f]{64}$")
 _HEX16 = re.compile(r"^[0-9a-f]{16}$")
 _HEX128 = re.compile(r"^[0-9a-f]{128}$")
 _INT_FIELDS = ("seq", "last_event_id", "prev_seq")
@@ -131,9 +131,9 @@ def parse_checkpoint(data: Any) -> Checkpoint:
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
             raise CheckpointError(f"checkpoint: {name} must be a non-negative integer")
     for name, pattern in (
-        ("hash", _HEX64),
-        ("prev_hash", _HEX64),
-        ("public_key", _HEX64),
+        ("hash", HEX64),
+        ("prev_hash", HEX64),
+        ("public_key", HEX64),
         ("key_id", _HEX16),
         ("sig", _HEX128),
     ):

@@ -13,7 +13,6 @@ import contextlib
 import json
 import logging
 import os
-import re
 import stat
 from pathlib import Path
 
@@ -26,12 +25,12 @@ from cryptography.hazmat.primitives.serialization import (
 )
 
 from controller.audit.checkpoint import public_key_hex
+from controller.hex64 import HEX64
 
 log = logging.getLogger(__name__)
 
 DEFAULT_KEY_NAME = "audit_key.pem"  # under the table's state_dir unless ``[audit] key_file`` says otherwise
 MANIFEST_FIELD = "audit_public_key"
-_HEX64 = re.compile(r"^[0-9a-f]{64}$")
 
 
 class KeyFileError(Exception):
@@ -116,6 +115,6 @@ def public_key_from_manifest(manifest_path: str | os.PathLike[str]) -> str | Non
     value = doc.get(MANIFEST_FIELD) if isinstance(doc, dict) else None
     if value is None:
         return None
-    if not isinstance(value, str) or not _HEX64.match(value):
+    if not isinstance(value, str) or not HEX64.match(value):
         raise ValueError(f"manifest {p}: {MANIFEST_FIELD} is not 64 lowercase hex digits")
     return value

@@ -38,9 +38,9 @@ from controller.config.load import (
     resolve_path,
 )
 from controller.config.profile import profile_path
+from controller.hex64 import HEX64
 
 FORMAT = "tablectl-integrity/1"
-_HEX64 = re.compile(r"^[0-9a-f]{64}$")
 
 
 def sha256_file(path: Path) -> str:
@@ -160,7 +160,7 @@ def read_manifest(manifest_path: str | os.PathLike[str]) -> dict[str, str]:
     out: dict[str, str] = {}
     for role, entry in files.items():
         digest = entry.get("sha256") if isinstance(entry, dict) else None
-        if not isinstance(digest, str) or not _HEX64.match(digest):
+        if not isinstance(digest, str) or not HEX64.match(digest):
             raise ValueError(f"manifest {path}: files.{role}.sha256 is not a SHA-256 hex digest")
         out[role] = digest
     return out
@@ -217,4 +217,4 @@ def approved_profiles(manifest_path: str | os.PathLike[str]) -> dict[str, tuple[
 def recorded_combined(manifest_path: str | os.PathLike[str]) -> str:
     doc = json.loads(Path(manifest_path).read_text(encoding="utf-8"))
     combined = doc.get("combined") if isinstance(doc, dict) else None
-    return combined if isinstance(combined, str) and _HEX64.match(combined) else ""
+    return combined if isinstance(combined, str) and HEX64.match(combined) else ""

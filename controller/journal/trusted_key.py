@@ -3,14 +3,12 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from controller.audit import keys
 from controller.config.model import TableConfig
+from controller.hex64 import HEX64
 from controller.journal.table_files import audit_key_file
-
-_HEX64 = re.compile(r"^[0-9a-f]{64}$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,7 +24,7 @@ def given_key(public_key: str | None, manifest: str | None) -> TrustedKey | None
     given. ValueError says what is wrong with the one given."""
     if public_key:
         key = public_key.strip().lower()
-        if not _HEX64.match(key):
+        if not HEX64.match(key):
             raise ValueError("--public-key: expected 64 hex digits (the raw Ed25519 public key)")
         return TrustedKey(key, "the given public key")
     if manifest:

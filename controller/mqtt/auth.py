@@ -30,12 +30,12 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from controller.actions import SUPERVISOR_ACTIONS, TECHNICIAN_ACTIONS
+from controller.hex64 import HEX64
 from controller.journal.store import Journal, Transaction
 from controller.mqtt import userkeys
 
 SIGNED_FIELDS = ("action", "args", "nonce", "role", "ts", "user")
 _USER = re.compile(r"^[A-Za-z0-9_.-]{1,32}$")
-_HEX64 = re.compile(r"^[0-9a-f]{64}$")
 ACCEPTED_RECORD = "command_accepted"  # chained: user, role, action, nonce, ts, request_id
 REFUSED_RECORD = "command_refused"  # chained: who, which source, why (the detail the sender never sees)
 
@@ -128,7 +128,7 @@ class CredentialStore:
             if not isinstance(roles, list) or not roles or any(r not in ROLE_ACTIONS for r in roles):
                 raise AuthError(f"{w}.roles: expected a non-empty list of {', '.join(ROLE_ACTIONS)}")
             pub = entry.get("public_key")
-            if not isinstance(pub, str) or not _HEX64.match(pub):
+            if not isinstance(pub, str) or not HEX64.match(pub):
                 raise AuthError(f"{w}.public_key: expected 64 lowercase hex digits (Ed25519 public key)")
             try:
                 Ed25519PublicKey.from_public_bytes(bytes.fromhex(pub))
@@ -167,7 +167,7 @@ def add_public_key(path: str | Path, user: str, roles: list[str], public_key: st
         raise AuthError(f"user {user!r}: 1-32 letters, digits, '_', '.', '-'")
     if any(r not in ROLE_ACTIONS for r in roles) or not roles:
         raise AuthError(f"roles {roles}: expected some of {', '.join(ROLE_ACTIONS)}")
-    if not _HEX64.match(public_key):
+    if not HEX64.match(public_key):
         raise AuthError("public key: expected 64 lowercase hex digits")
     creds[user] = Credential(user, frozenset(roles), public_key)
     path.write_text(render_credentials(creds))
