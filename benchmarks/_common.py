@@ -26,6 +26,7 @@ if str(ROOT) not in sys.path:
 from controller.broker import load_users  # noqa: E402
 from tablebench.broker import Broker  # noqa: E402
 from tablebench.emulator.control_client import ControlClient  # noqa: E402
+from tablebench.procs import stat_fields  # noqa: E402
 from tablebench.stack import TABLECTL, _spawn_json  # noqa: E402
 
 SITE = "bench"
@@ -119,8 +120,9 @@ def cpu_seconds(pid: int | None = None) -> float:
     if pid is None:
         r = resource.getrusage(resource.RUSAGE_SELF)
         return r.ru_utime + r.ru_stime
-    with open(f"/proc/{pid}/stat") as fh:
-        fields = fh.read().rsplit(")", 1)[1].split()
+    fields = stat_fields(pid)
+    if fields is None:
+        raise ProcessLookupError(f"process {pid} is gone")
     tick = os.sysconf("SC_CLK_TCK")
     return (int(fields[11]) + int(fields[12])) / tick  # utime + stime
 

@@ -10,6 +10,7 @@ import pytest
 
 from tablebench.bench.config import BenchConfig
 from tablebench.bench.soak import SoakOptions, run_soak
+from tablebench.procs import stat_fields
 
 pytestmark = [pytest.mark.hil, pytest.mark.timeout(300)]
 
@@ -110,14 +111,6 @@ asyncio.run(main())
     assert "killed 2 process(es) it had started" in proc.stdout
     started = [int(p) for p in pids.read_text().split()]
     deadline = time.monotonic() + 10
-    while any(Path(f"/proc/{p}").exists() and "Z" not in _state(p) for p in started):
+    while any((fields := stat_fields(p)) is not None and fields[0] != "Z" for p in started):  # running
         assert time.monotonic() < deadline, f"left running: {started}"
         time.sleep(0.1)
-
-
-def _state(pid: int) -> str:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_bytes()
-    except OSError:
-        return "gone"
-    return stat[stat.rfind(b")") + 2 :].split()[0].decode()

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from tablebench.bench.config import BenchError, load_bench
+from tablebench.procs import stat_fields
 
 # its line in `tablectl --help` (entry point tablectl.commands, bench/pyproject.toml)
 HELP = "hardware-in-the-loop bench: soak and scripted runs"
@@ -129,16 +130,9 @@ def _children_of() -> dict[int, list[int]]:
     """parent pid -> its children's pids, from /proc (Linux: where the bench runs)."""
     tree: dict[int, list[int]] = {}
     for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:  # gone meanwhile
-            continue
-        # pid (comm) state ppid ...: comm may hold spaces and parentheses, so split after the last ")"
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        tree.setdefault(int(fields[1]), []).append(int(entry.name))
+        fields = stat_fields(entry.name) if entry.name.isdigit() else None
+        if fields is not None:  # a process (not gone meanwhile)
+            tree.setdefault(int(fields[1]), []).append(int(entry.name))
     return tree
 
 
