@@ -13,6 +13,7 @@ from controller.floor.coverage import HoleKind
 from controller.floor.report import COLUMNS, TableDay, day_bounds
 
 _HEAD = {c: c.removesuffix("_minor") for c in COLUMNS}  # the page shows major units, with the currency
+_TEXT_COLUMNS = ("site", "table", "archive", "currency", "missing_ids", "pending_ids")  # left-aligned
 
 
 def money(minor: int | None, currency: str | None = None) -> str:
@@ -76,7 +77,7 @@ def _row(r: TableDay) -> str:
 
 def to_html(rows: list[TableDay], day: date, generated: datetime | None = None) -> str:
     e = html.escape
-    head = "".join(f'<th class="{"t" if c in ("site", "table") else ""}">{e(_HEAD[c])}</th>' for c in COLUMNS)
+    head = "".join(f'<th class="{"t" if c in _TEXT_COLUMNS else ""}">{e(_HEAD[c])}</th>' for c in COLUMNS)
     incomplete = [r for r in rows if not r.complete]
     notes = "".join(
         f'<li class="bad">{e(r.site)}/{e(r.table_id)}: '

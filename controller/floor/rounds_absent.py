@@ -67,8 +67,9 @@ def _jumps(rounds: list[ArchivedRound]) -> list[AbsentRound]:
             continue
         prev_no, prev = before
         span = (prev.last_event + 1, rnd.first_event - 1) if rnd.first_event > prev.last_event + 1 else None
-        why = f"no event of this round is archived: round ids jump from {prev.round_id} to {rnd.round_id}" + (
-            f" (events {span[0]}-{span[1]} between them)" if span else ""
+        why = (
+            f"no event of this round is archived: round ids jump from {prev.round_id} (its last event"
+            f" {prev.last_event}) to {rnd.round_id} (its first event {rnd.first_event})"
         )
         count = number - prev_no - 1
         if count > MAX_NAMED:
@@ -82,8 +83,33 @@ def _jumps(rounds: list[ArchivedRound]) -> list[AbsentRound]:
     return out
 
 
-def _inside(hole: Hole, rounds: list[ArchivedRound]) -> bool:
-    return any(r.first_event <= hole.lo and hole.hi <= r.last_event for r in rounds)
+def _inside(lo: int, hi: int, rounds: list[ArchivedRound]) -> bool:
+    return any(r.first_event <= lo and hi <= r.last_event for r in rounds)
+
+
+def _runs(holes: tuple[Hole, ...]) -> list[list[Hole]]:
+    """Adjacent holes (a pending run beside a given-up one) as one run of ids not archived."""
+    runs: list[list[Hole]] = []
+    for hole in holes:
+        if runs and runs[-1][-1].hi + 1 == hole.lo:
+            runs[-1].append(hole)
+        else:
+            runs.append([hole])
+    return runs
+
+
+def _hole_text(run: list[Hole]) -> str:
+    lo, hi = run[0].lo, run[-1].hi
+    ids = f"event {lo}" if lo == hi else f"events {lo}-{hi}"
+    kinds = []
+    for kind, what in (
+        (HoleKind.MISSING, "given up, the table no longer has"),
+        (HoleKind.PENDING, "pending"),
+    ):
+        part = " ".join(h.text() for h in run if h.kind is kind)
+        if part:
+            kinds.append(f"{what} {part}")
+    return f"{ids} of the table not archived ({'; '.join(kinds)}): rounds in them are not listed"
 
 
 def absent_rounds(rounds: list[ArchivedRound], covers: dict[tuple[str, str], Coverage]) -> list[AbsentRound]:
@@ -91,20 +117,10 @@ def absent_rounds(rounds: list[ArchivedRound], covers: dict[tuple[str, str], Cov
     out = _jumps(rounds)
     for (site, table_id), cov in sorted(covers.items()):
         mine = [r for r in rounds if (r.site, r.table_id) == (site, table_id)]
-        for hole in cov.holes:
-            if _inside(hole, mine):
-                continue
-            state = "given up (the table no longer has them)" if hole.kind is HoleKind.MISSING else "pending"
-            out.append(
-                AbsentRound(
-                    site,
-                    table_id,
-                    None,
-                    (hole.lo, hole.hi),
-                    f"events {hole.text()} of the table are not archived ({state}): rounds in them are not"
-                    " listed",
-                )
-            )
+        for run in _runs(cov.holes):
+            lo, hi = run[0].lo, run[-1].hi
+            if not _inside(lo, hi, mine):
+                out.append(AbsentRound(site, table_id, None, (lo, hi), _hole_text(run)))
         if cov.truncated:
             out.append(AbsentRound(site, table_id, None, None, cov.summary()))
     return out
