@@ -401,6 +401,13 @@ def test_jackpot_history_says_where_events_are_missing_and_what_a_checkpoint_say
             " key_id, doc) VALUES ('S1', 'T1', 40, 5, %s, 0, %s, 9, 'k', '{}')",
             ("a" * 64, "0" * 64),
         )
+        # a checkpoint the floor rejected (forged signature) proves nothing: its 500 is not believed
+        conn.execute(
+            "INSERT INTO checkpoints (site, table_id, seq, event_id, hash, prev_seq, prev_hash, last_event_id,"
+            " key_id, doc, signature_ok, chain) VALUES ('S1', 'T1', 41, 6, %s, 40, %s, 500, 'k', '{}', false,"
+            " 'rejected')",
+            ("b" * 64, "a" * 64),
+        )
         conn.execute("UPDATE floor_tables SET status = 'offline', status_at = '2026-11-23T14:00:00Z'")
     assert tablectl(["floor", "jackpot", "--dsn", dsn, "--table", "T1", "--since", "2026-11-23", "--until",
                      "2026-11-24"]) == 0  # fmt: skip
