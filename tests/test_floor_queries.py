@@ -15,6 +15,7 @@ import pytest
 
 from controller.cli import main as tablectl
 from controller.floor import store
+from controller.floor.dashboard import snapshot
 from controller.floor.messages import Envelope, TableRef
 from controller.table.messages import messages
 from tablebench.table_testing import Harness
@@ -437,3 +438,19 @@ def test_more_holes_than_are_read_never_leave_a_table_complete(dsn, capsys, monk
     rows = {r["table"]: r for r in csv.DictReader(io.StringIO(out.out))}
     assert rows["T1"]["archive"] == rows["T2"]["archive"] == "INCOMPLETE"
     assert "not all examined" in out.err
+
+
+def test_the_dashboard_snapshot_says_whether_each_tables_archive_is_complete(dsn):
+    synthetic(dsn, "T1", [("events/lid", "lid", {"state": "open"})] * 3)
+    synthetic(dsn, "T2", [("events/lid", "lid", {"state": "open"})] * 2)
+    synthetic(dsn, "T2", [("events/lid", "lid", {"state": "open"})], first=6)
+    with psycopg.connect(dsn) as conn:
+        tables = {t["table"]: t["archive"] for t in snapshot(conn)["tables"]}
+    assert tables["T1"] == {"complete": True, "archived_to": 3, "known_to": 3, "missing": "", "pending": ""}
+    assert tables["T2"] == {
+        "complete": False,
+        "archived_to": 2,
+        "known_to": 6,
+        "missing": "",
+        "pending": "3-5",
+    }
