@@ -136,15 +136,15 @@ def _tables(conn: psycopg.Connection, table: str | None) -> dict[tuple[str, str]
 def _gaps_above_mark(
     conn: psycopg.Connection, table: str | None
 ) -> list[tuple[str, str, int, int, datetime | None, datetime]]:
-    """Runs of ids not archived above each table's watermark, with the times of the archived ids around them."""
+    """Runs of ids not archived above each table's watermark, with the times of the archived ids around them:
+    one index range scan per table over the ids above its watermark (few while the repair keeps up)."""
     return conn.execute(
-        "SELECT site, table_id, prev + 1, event_id - 1, prev_ts, ts FROM ("
-        " SELECT e.site, e.table_id, e.event_id, e.ts,"
-        "  lag(e.event_id, 1, t.contiguous_to) OVER w AS prev, lag(e.ts) OVER w AS prev_ts"
-        " FROM events e JOIN floor_tables t ON t.site = e.site AND t.table_id = e.table_id"
-        " WHERE e.event_id > t.contiguous_to AND (%s::text IS NULL OR e.table_id = %s)"
-        " WINDOW w AS (PARTITION BY e.site, e.table_id ORDER BY e.event_id)) s"
-        " WHERE event_id > prev + 1 ORDER BY site, table_id, prev LIMIT %s",
+        "SELECT t.site, t.table_id, s.prev + 1, s.event_id - 1, s.prev_ts, s.ts FROM floor_tables t"
+        " CROSS JOIN LATERAL (SELECT event_id, ts, lag(event_id, 1, t.contiguous_to) OVER w AS prev,"
+        "  lag(ts) OVER w AS prev_ts FROM events WHERE site = t.site AND table_id = t.table_id"
+        "  AND event_id > t.contiguous_to WINDOW w AS (ORDER BY event_id)) s"
+        " WHERE s.event_id > s.prev + 1 AND (%s::text IS NULL OR t.table_id = %s)"
+        " ORDER BY t.site, t.table_id, s.prev LIMIT %s",
         (table, table, HOLE_LIMIT),
     ).fetchall()
 
