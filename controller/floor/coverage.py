@@ -26,6 +26,7 @@ from enum import StrEnum
 import psycopg
 
 HOLE_LIMIT = 10_000  # holes read per query; a table beyond it is marked incomplete for every window
+UNKNOWN_TABLE = "INCOMPLETE: the table is not known to this floor's archive"
 
 
 class HoleKind(StrEnum):
@@ -73,7 +74,7 @@ class Coverage:
 
     @property
     def verdict(self) -> str:
-        return "complete" if self.complete else "INCOMPLETE"
+        return verdict(self)
 
     def ids(self, kind: HoleKind) -> str:
         """``lo-hi`` ranges separated by spaces (CSV-safe: digits, ``-`` and spaces only)."""
@@ -101,6 +102,11 @@ class Coverage:
         if not parts:
             return f"complete ({head}){offline}"
         return f"INCOMPLETE ({head}): " + "; ".join(parts) + offline
+
+
+def verdict(cov: Coverage | None) -> str:
+    """``complete`` or ``INCOMPLETE`` (a table the archive does not know is never complete)."""
+    return "complete" if cov is not None and cov.complete else "INCOMPLETE"
 
 
 @dataclass

@@ -16,7 +16,7 @@ import psycopg
 
 from controller.floor import store
 from controller.floor.cli import add_dsn
-from controller.floor.coverage import Coverage, coverage
+from controller.floor.coverage import UNKNOWN_TABLE, Coverage, coverage, verdict
 from controller.floor.queries import table_currencies
 from controller.floor.report import csv_cell, meter_history
 from controller.floor.rounds_cli import parse_time
@@ -57,7 +57,7 @@ def main(args: argparse.Namespace) -> int:
     for site, table_id, event_id, ts, action, meter in rows:
         key = (site, table_id)
         cov = covers.get(key)
-        archive = "complete" if cov is not None and cov.complete else "INCOMPLETE"
+        archive = verdict(cov)
         gap = _gap_before(cov, previous.get(key, 0), event_id)
         previous[key] = event_id
         w.writerow([csv_cell(site), csv_cell(table_id), event_id, ts.isoformat(), csv_cell(action[:40]),
@@ -65,6 +65,6 @@ def main(args: argparse.Namespace) -> int:
     shown = set(previous) | {k for k, c in covers.items() if not c.complete}
     for key in sorted(shown):
         cov = covers.get(key)
-        what = cov.summary() if cov else "INCOMPLETE: the table is not known to this floor's archive"
+        what = cov.summary() if cov else UNKNOWN_TABLE
         print(f"{safe(key[0], 64)}/{safe(key[1], 64)}: {what}", file=sys.stderr)
     return 0

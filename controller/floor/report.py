@@ -35,7 +35,7 @@ from typing import Any
 
 import psycopg
 
-from controller.floor.coverage import Coverage, HoleKind, coverage
+from controller.floor.coverage import UNKNOWN_TABLE, Coverage, HoleKind, coverage, verdict
 from controller.floor.queries import table_currencies
 from controller.floor.text import safe
 
@@ -82,7 +82,7 @@ class TableDay:
             if cov
             else [None, None, "", ""]
         )
-        return [self.site, self.table_id, "complete" if self.complete else "INCOMPLETE", self.rounds,
+        return [self.site, self.table_id, verdict(cov), self.rounds,
                 self.staked, self.paid, self.house_net, self.dealer_errors, self.faults, self.voids,
                 self.jackpot_meter, self.currency or "", *built_on]  # fmt: skip
 
@@ -170,10 +170,6 @@ def built_on(rows: list[TableDay], day: date) -> list[str]:
     """One line per table: what its figures for the day are built on (for a person, e.g. on stderr)."""
     return [
         f"{safe(r.site, 64)}/{safe(r.table_id, 64)} {day.isoformat()}: "
-        + (
-            r.coverage.summary()
-            if r.coverage
-            else "INCOMPLETE: the table is not known to this floor's archive"
-        )
+        + (r.coverage.summary() if r.coverage else UNKNOWN_TABLE)
         for r in rows
     ]

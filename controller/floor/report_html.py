@@ -9,7 +9,7 @@ from __future__ import annotations
 import html
 from datetime import UTC, date, datetime
 
-from controller.floor.coverage import HoleKind
+from controller.floor.coverage import UNKNOWN_TABLE, HoleKind
 from controller.floor.report import COLUMNS, TableDay, day_bounds
 
 _HEAD = {c: c.removesuffix("_minor") for c in COLUMNS}  # the page shows major units, with the currency
@@ -81,7 +81,7 @@ def to_html(rows: list[TableDay], day: date, generated: datetime | None = None) 
     incomplete = [r for r in rows if not r.complete]
     notes = "".join(
         f'<li class="bad">{e(r.site)}/{e(r.table_id)}: '
-        f"{e(r.coverage.summary() if r.coverage else 'INCOMPLETE: not known to this archive')}</li>"
+        f"{e(r.coverage.summary() if r.coverage else UNKNOWN_TABLE)}</li>"
         for r in incomplete
     )
     verdict = (
