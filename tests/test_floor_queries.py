@@ -454,3 +454,15 @@ def test_the_dashboard_snapshot_says_whether_each_tables_archive_is_complete(dsn
         "missing": "",
         "pending": "3-5",
     }
+
+
+def test_a_round_whose_dealing_event_is_lost_is_listed_incomplete_not_dropped(dsn, capsys):
+    h = Harness()
+    play_rounds(h, 3)
+    second = sorted(round_spans(h).values())[1]
+    archive_harness(dsn, h, skip={second[0]})  # round 2's dealing event (its bets) never arrived
+    assert tablectl(["floor", "rounds", "--dsn", dsn, "--table", "T1", "--since", "2026-11-23"]) == 0
+    lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    rounds = [r for r in lines if not r["absent"]]
+    assert [r["complete"] for r in rounds] == [True, False, True]
+    assert any("dealing event (bets) is not archived" in m for m in rounds[1]["missing"])
