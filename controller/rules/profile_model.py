@@ -24,6 +24,8 @@ _CITATION_FALLBACK = {
     "round_limit": "max_bet",
     "multiple_players": "bet_limits",
     "unclaimed_card": "misdeal",
+    "above_max": "max_bet",
+    "max_hands": "split",
 }
 CITATION_OPTIONAL = tuple(_CITATION_FALLBACK)
 
@@ -138,6 +140,13 @@ class Profile:
     # No hole card: the dealer takes the second card even when nobody is left in play (MO-2004 art.7.1), instead
     # of stopping at once (PT-2001 r.22).
     dealer_second_card_always: bool = False
+    # IT "il banco deve tirare se ha un punteggio inferiore a 17 ... seguendo rigidamente la seguente regola"; RO
+    # "Când mâna crupierului este terminată, runda jocului este finalizată": the dealer completes his hand to 17
+    # even when nobody is left in play (neither book has PT-2001 r.22).
+    dealer_completes_hand: bool = False
+    # With a blackjack the only hand left (no other hand in play), the dealer still draws to 17 (his cards then
+    # count and change no result) instead of stopping (PT-2001 r.22 reading: nobody left in play).
+    dealer_draws_after_blackjack: bool = False
     peek_with_ten: bool = True  # with dealer_peek: also check for blackjack with a ten-value card up
     max_players_per_seat: int = 1  # PT-2001 r.15-16: several (0: no limit); MO-2004 art.20.1.2: three
     single_player: bool = False  # online table for one player: every position is that player's (IT, RO)
