@@ -15,7 +15,6 @@ GENERATORS: dict[str, Callable[[], str]] = {}
 
 def _register() -> None:
     from controller.ops.wiring import render_example
-
     from controller.rules.profile_doc import render as render_profile_settings
 
     GENERATORS["docs/wiring.md"] = render_example

@@ -521,7 +521,7 @@ INVALID = [
             [(1, "split")] + [H(1, "split")] * 3,
         ),
         "at most 4 hands",
-        "MO-2004 art.16.5",
+        "MO-2004 art.16.1",  # "até quatro ou mais apostas distintas": the limit's own rule (issue 28)
     ),
     (
         "it_even_money_not_offered",

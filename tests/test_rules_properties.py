@@ -134,14 +134,17 @@ def _with_burns(doc: dict, n: int) -> dict:
     out = {k: v for k, v in doc.items() if k not in ("burn_before_deal", "first_of_game")}
     out["cards"] = ["2C"] * n + doc["cards"][had:]
     out["decisions"] = [
-        {**d, "after_cards": d["after_cards"] - had + n} if "after_cards" in d else d for d in doc["decisions"]
+        {**d, "after_cards": d["after_cards"] - had + n} if "after_cards" in d else d
+        for d in doc["decisions"]
     ]
     return out
 
 
 @settings(max_examples=int(os.environ.get("RULES_EXAMPLES", "200")) // 2, deadline=None)
 @given(st.randoms(use_true_random=False), st.sampled_from(PROFILES), st.integers(min_value=0, max_value=8))
-def test_every_books_burn_count_whichever_way_the_round_writes_it(rng: random.Random, name: str, n: int) -> None:
+def test_every_books_burn_count_whichever_way_the_round_writes_it(
+    rng: random.Random, name: str, n: int
+) -> None:
     """PT-2001 r.10 (one), MO-2004 art.4.1-4.2 (one or as many as decks; one per round), the online books (none):
     a burn count the book does not allow is an invalid round citing the burn rule, written as
     ``burn_before_deal`` or as leading cards marked ``"to": "burn"``; an allowed one settles the same both ways."""

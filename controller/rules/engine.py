@@ -253,7 +253,9 @@ class RoundEngine(BetRules, DecisionRules, Decisions, CardFlow):
         p = self.profile
         # IT / RO: the dealer completes his hand whoever is left (p.dealer_completes_hand); the house may have him
         # draw against a lone blackjack too (p.dealer_draws_after_blackjack). Otherwise PT-2001 r.22.
-        self._dealer_plays = live or p.dealer_completes_hand or (pending_bj and p.dealer_draws_after_blackjack)
+        self._dealer_plays = (
+            live or p.dealer_completes_hand or (pending_bj and p.dealer_draws_after_blackjack)
+        )
         if not p.hole_card:
             can_bj = up is not None and (up.is_ace or up.is_ten_value)
             always = p.dealer_second_card_always  # MO-2004 art.7.1, even with nobody in play

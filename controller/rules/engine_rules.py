@@ -89,7 +89,9 @@ class DecisionRules:
             if play.max_hands and n >= play.max_hands:
                 # MO-2004 art.16.1 "pode separá-las até quatro ou mais apostas distintas": the limit's own rule
                 # (`max_hands`), not art.16.5's resplit after declining.
-                return RuleViolation(f"split limit reached: at most {play.max_hands} hands", p.cite("max_hands"))
+                return RuleViolation(
+                    f"split limit reached: at most {play.max_hands} hands", p.cite("max_hands")
+                )
             key = self._pair_key(a)
             if not play.resplit_after_declining and not a.is_ace and key in self.seats[h.seat].declined:
                 # MO-2004 art.16.5: "pode ser permitido separar mais uma vez, a não ser que, anteriormente,

@@ -141,7 +141,9 @@ def build(
         prizes.rows = [[str(x.seat), str(x.hand), x.name, money(x.net)] for x in s.prizes]
         rep.sections.append(prizes)
     if s.jackpot:
-        jp = Section("Jackpot (PT-2001 r.42-43)", ["seat", "player", "first cards", "combination"], cards_column=2)
+        jp = Section(
+            "Jackpot (PT-2001 r.42-43)", ["seat", "player", "first cards", "combination"], cards_column=2
+        )
         for j in s.jackpot:
             combo = evaluate(j["first_cards"])
             who = j.get("player") or "seat holder"
