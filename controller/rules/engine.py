@@ -230,7 +230,8 @@ class RoundEngine(BetRules, DecisionRules, Decisions, CardFlow):
         offer_ins = self.profile.insurance.offered and up is not None and up.is_ace
         offer_em = self._even_money_offered()
         for st in self.seats.values():
-            wanted = offer_ins or (offer_em and st.hands[0].status == BLACKJACK)
+            bj = st.hands[0].status == BLACKJACK
+            wanted = (offer_ins and (not bj or self.profile.insurance.on_blackjack)) or (offer_em and bj)
             st.insurance_decided = not wanted
         self.phase = RoundPhase.INSURANCE
 

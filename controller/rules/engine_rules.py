@@ -75,6 +75,12 @@ class DecisionRules:
                 want = "9, 10 or 11" if play.double == "9-11" else "11"
                 rule = p.cite("double_after_split") if h.from_split else p.cite("double")
                 return RuleViolation(f"double only on {want}, not on {v.total}", rule)
+            if p.double_within_max and h.stake + h.base_bet > p.max_bet:
+                # house choice bets.double_within_max: the doubled stake stays within the table maximum
+                return RuleViolation(
+                    f"doubling would stake {h.stake + h.base_bet}, above the maximum {p.max_bet}",
+                    p.cite("above_max"),
+                )
             return self._over_round_limit(h.seat, h.base_bet)
         if action is Action.SPLIT:
             if len(h.cards) != 2:
@@ -203,6 +209,12 @@ class DecisionRules:
         if never is not None:
             return never
         if action is Action.INSURANCE:
+            if not p.insurance.on_blackjack and st.hands[0].status == BLACKJACK:
+                # house choice insurance.on_blackjack = false: a blackjack is offered even money (PT-2001 r.34)
+                return RuleViolation(
+                    f"seat {seat}: a blackjack is not insured at this table (even money instead)",
+                    p.cite("even_money"),
+                )
             lo, hi = self._insurance_bounds(seat)
             if amount is not None and not lo <= amount <= hi:
                 return RuleViolation(

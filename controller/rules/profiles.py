@@ -155,6 +155,7 @@ def profile_from_dict(data: dict[str, Any], *, source: str = "<profile>", path: 
         max_players_per_seat=t.get("max_players_per_seat", 1),
         round_limit=bets.get("round_limit", 0),
         max_side_bets=bets.get("max_side_bets", 0),
+        double_within_max=bets.get("double_within_max", False),
         rounding=pays.get("rounding", "down"),
         prizes=PrizeRules(
             split_hands=prizes.get("split_hands", True),
@@ -182,6 +183,8 @@ def profile_from_dict(data: dict[str, Any], *, source: str = "<profile>", path: 
             even_money=ins["even_money"],
             even_money_vs=frozenset(ins["even_money_vs"]),
             multiple_of_min=ins.get("multiple_of_min", False),
+            on_blackjack=ins.get("on_blackjack", True),
+            co_bet_without_holder=ins.get("co_bet_without_holder", True),
         ),
         blackjack_pays=Fraction(pays["blackjack"]),
         win_pays=Fraction(pays["win"]),
