@@ -97,6 +97,12 @@ def test_a_gap_is_repaired_through_the_bridge_and_a_cut_link_shows_on_the_floor(
         wait_until(lambda: rows(dsn, "SELECT link FROM floor_tables")[0][0] == "up", 15, "link up")
         contact = rows(dsn, "SELECT last_contact_at FROM floor_tables")[0][0]
         assert contact is not None and (datetime.now(UTC) - contact).total_seconds() < 30
+        heard = rows(dsn, "SELECT last_contact_at FROM floor_tables")[0][
+            0
+        ]  # then the table broker's heartbeat
+        wait_until(
+            lambda: rows(dsn, "SELECT last_contact_at FROM floor_tables")[0][0] > heard, 25, "heartbeat"
+        )
         net.table_broker.kill()  # the table host is gone (no clean disconnect: the floor must notice)
         cut = time.monotonic()
         wait_until(lambda: rows(dsn, "SELECT link FROM floor_tables")[0][0] == "down", 30, "link down")
@@ -219,6 +225,7 @@ def test_the_rendered_bridge_carries_replay_and_notifies_its_link(tmp_path):
     p = "casino/S1/table/T1/"
     assert f"topic cmd/replay in 1 {p} {p}" in text and f"topic cmd/+/response/# out 1 {p} {p}" in text
     assert "notifications true" in text and f"notification_topic {p}link/floor" in text
+    assert f"topic uptime out 0 $SYS/broker/ {p}link/" in text  # the heartbeat
     keepalive = int(
         next(line.split()[1] for line in text.splitlines() if line.startswith("keepalive_interval"))
     )

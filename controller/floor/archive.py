@@ -39,7 +39,15 @@ from paho.mqtt.properties import Properties
 
 from controller.floor import store
 from controller.floor.chain import check_chains
-from controller.floor.contact import LINK_TOPIC, LinkNotice, is_link_topic, link_notice, store_link
+from controller.floor.contact import (
+    LINK_TOPIC,
+    LinkNotice,
+    heartbeat,
+    is_link_topic,
+    link_notice,
+    record_heartbeats,
+    store_link,
+)
 from controller.floor.messages import (
     CHECKPOINT_TOPIC,
     SOFTWARE_TOPIC,
@@ -266,10 +274,13 @@ class ArchiveWorker:
         rejected: list[Rejected] = []
         closes: list[ReplayClose] = []
         links: list[LinkNotice] = []
+        beats: set[TableRef] = set()
         for _acker, _mid, _qos, topic, payload in batch:
-            if is_link_topic(topic):  # the bridge's notice (not an envelope: "1" / "0")
-                notice = link_notice(topic, payload)
-                if notice is not None:
+            if is_link_topic(topic):  # the bridge's notice ("1" / "0") or the table broker's heartbeat
+                notice, beat = link_notice(topic, payload), heartbeat(topic)
+                if beat is not None:
+                    beats.add(beat)
+                elif notice is not None:
                     links.append(notice)
                 else:
                     rejected.append(Rejected(topic[:200], "link notice is neither 1 nor 0", len(payload)))
@@ -294,6 +305,9 @@ class ArchiveWorker:
                 store.store_status(cur, status)
             for notice in links:
                 store_link(cur, notice)
+            if beats:
+                store.ensure_tables(cur, beats)
+                record_heartbeats(cur, beats)
             for r in rejected:
                 store.store_rejected(cur, r)
             if new or statuses or links:

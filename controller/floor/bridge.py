@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from controller.floor.contact import LINK_TOPIC
+from controller.floor.contact import HEARTBEAT_TOPIC, LINK_TOPIC
 
 _HOST = re.compile(r"^[A-Za-z0-9.-]{1,253}:[0-9]{1,5}$")
 _ID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -164,4 +164,6 @@ def render(cfg: BridgeConfig) -> str:
         lines += [f"bridge_certfile {cfg.cert}", f"bridge_keyfile {cfg.key}"]
     lines += [f"topic {t} out 1 {p} {p}" for t in OUT_TOPICS]
     lines += [f"topic {t} in 1 {p} {p}" for t in IN_TOPICS]
+    # the heartbeat: this broker's uptime, every sys_interval (10 s), QoS 0 (never queued while the link is down)
+    lines.append(f"topic uptime out 0 $SYS/broker/ {p}{HEARTBEAT_TOPIC.rsplit('/', 1)[0]}/")
     return "\n".join(lines) + "\n"

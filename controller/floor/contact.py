@@ -5,7 +5,11 @@ rendered by ``controller.floor.bridge``): ``1`` when it connects to the floor br
 which the floor broker publishes itself when the bridge stops answering (1.5 × its keepalive: under 30 s with
 the rendered ``keepalive_interval``). Retained, so an archive that starts later learns it at once. The archive
 stores it in ``floor_tables`` (``link``, ``link_at``) and keeps ``last_contact_at``: the last time anything
-arrived from the table (an event, a state document, its status, a re-fetch answer, its bridge's notice).
+arrived from the table (an event, a state document, its status, a re-fetch answer, its bridge's notice, or the
+table broker's heartbeat: its ``$SYS/broker/uptime``, published every ``sys_interval`` (10 s) and carried out by
+the bridge as ``<prefix>/link/uptime``). The heartbeat is what shows a cut table even when the floor broker
+restarted meanwhile (a restarted broker no longer holds the bridge's will): ``Contact.reachable`` is false once
+nothing arrived for ``CONTACT_STALE_S``.
 """
 
 from __future__ import annotations
@@ -20,6 +24,9 @@ if TYPE_CHECKING:  # the bridge is rendered on table hosts, which have no psycop
     import psycopg
 
 LINK_TOPIC = "link/floor"  # relative to the table's prefix; the bridge's notification_topic
+HEARTBEAT_TOPIC = "link/uptime"  # the table broker's $SYS/broker/uptime, carried out by the bridge (QoS 0)
+HEARTBEAT_S = 10  # mosquitto's default sys_interval: how often the table broker publishes it
+CONTACT_STALE_S = 30  # no heartbeat, event or notice for this long: the table is shown out of reach
 LINK_UP, LINK_DOWN = "up", "down"
 _PAYLOADS = {b"1": LINK_UP, b"0": LINK_DOWN}
 
@@ -40,9 +47,12 @@ class Contact:
     link_at: datetime | None
     last_contact_at: datetime | None
 
-    @property
-    def reachable(self) -> bool:
-        return self.link != LINK_DOWN and self.status != "offline"
+    def reachable(self, now: datetime) -> bool:
+        fresh = (
+            self.last_contact_at is not None
+            and (now - self.last_contact_at).total_seconds() < CONTACT_STALE_S
+        )
+        return fresh and self.link != LINK_DOWN and self.status != "offline"
 
 
 def link_notice(topic: str, payload: bytes) -> LinkNotice | None:
@@ -55,8 +65,25 @@ def link_notice(topic: str, payload: bytes) -> LinkNotice | None:
 
 
 def is_link_topic(topic: str) -> bool:
+    """The bridge's notice or the table broker's heartbeat (neither is an envelope)."""
     split = split_topic(topic)
-    return split is not None and split[1] == LINK_TOPIC
+    return split is not None and split[1] in (LINK_TOPIC, HEARTBEAT_TOPIC)
+
+
+def heartbeat(topic: str) -> TableRef | None:
+    split = split_topic(topic)
+    return split[0] if split is not None and split[1] == HEARTBEAT_TOPIC else None
+
+
+def record_heartbeats(cur: psycopg.Cursor, tables: set[TableRef]) -> None:
+    """Heard from: an arrival without ids (appended, no row shared between workers); the gap pass sets
+    ``last_contact_at`` of every table with an arrival (controller/floor/gaps.py)."""
+    order = sorted(tables, key=lambda t: (t.site, t.table_id))
+    cur.execute(
+        "INSERT INTO floor_arrivals (site, table_id, lo, hi) SELECT s, t, 0, 0 FROM unnest(%s::text[], %s::text[])"
+        " AS v(s, t)",
+        ([t.site for t in order], [t.table_id for t in order]),
+    )
 
 
 def store_link(cur: psycopg.Cursor, notice: LinkNotice) -> None:

@@ -82,8 +82,11 @@ class GapFinder:
                 "DELETE FROM floor_arrivals RETURNING site, table_id, lo, hi"
             ).fetchall():
                 t = TableRef(site, table_id)
+                if hi == 0:  # heard from, no ids (controller/floor/contact.py heartbeat)
+                    touched.setdefault(t, (0, 0))
+                    continue
                 old = touched.get(t)
-                touched[t] = (lo, hi) if old is None else (min(old[0], lo), max(old[1], hi))
+                touched[t] = (lo, hi) if old is None or old[1] == 0 else (min(old[0], lo), max(old[1], hi))
             self._known_to(conn, touched)
             if self._fresh:
                 self._scans.clear()
