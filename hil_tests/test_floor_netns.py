@@ -179,11 +179,15 @@ def test_three_tables_lose_nothing_they_keep_through_every_outage(tmp_path):
                     wait_until(lambda h=h, want=want: stored_ids(dsn, h.table) == want, 120, "archived")
                 except AssertionError:
                     with psycopg.connect(dsn) as conn:
-                        asked = conn.execute("SELECT from_event_id, to_event_id, ok, sent, reason, answered_at"
-                                             " FROM replay_requests WHERE table_id = %s ORDER BY sent_at", (h.table,))
+                        asked = conn.execute(
+                            "SELECT from_event_id, to_event_id, ok, sent, reason, answered_at"
+                            " FROM replay_requests WHERE table_id = %s ORDER BY sent_at",
+                            (h.table,),
+                        )
                         detail = asked.fetchall()[-6:]
-                        marks = conn.execute("SELECT contiguous_to, known_to FROM floor_tables WHERE table_id = %s",
-                                             (h.table,)).fetchone()
+                        marks = conn.execute(
+                            "SELECT contiguous_to, known_to FROM floor_tables WHERE table_id = %s", (h.table,)
+                        ).fetchone()
                     lost = sorted(set(want) - set(stored_ids(dsn, h.table)))
                     raise AssertionError(f"{h.table}: not archived {lost[:20]} ({len(lost)} of {top}), marks {marks};"
                                          f" asked {detail}") from None  # fmt: skip
