@@ -11,10 +11,13 @@ One worker = one MQTT session + one writer thread + one maintenance thread:
   (``manual_ack``) only after the transaction that stores them committed: a worker that dies loses nothing,
   the broker redelivers to the session.
 - **Writer**: batches messages into one transaction each (inserts idempotent on (site, table, event_id)).
-- **Maintenance**: whichever worker holds the PostgreSQL advisory lock ``REPAIR_LOCK`` finds gaps and asks
-  the tables to resend (``repair.Repairer``) over a second, MQTT v5 connection (the re-fetch names its response
-  topic ``<prefix>/cmd/replay/response/<username>``), and verifies the audit checkpoints (``chain``). If it
-  dies, another worker takes the lock.
+- **Maintenance**: whichever worker holds the PostgreSQL advisory lock ``REPAIR_LOCK`` finds gaps
+  (``gaps.GapFinder``, driven by the ``floor_arrivals`` each batch appends) and asks the tables to resend
+  (``repair.Repairer``) over a second, MQTT v5 connection (the re-fetch names its answer address
+  ``<prefix>/cmd/replay/response/<username>`` as ``reply_to`` in the request, which crosses the 3.1.1 bridge, and
+  as the v5 response topic), and verifies the audit checkpoints (``chain``). If it dies, another worker takes
+  the lock.
+- **Contact**: the table bridges' link notices (``contact``) and the time each table was last heard from.
 """
 
 from __future__ import annotations
@@ -36,6 +39,15 @@ from paho.mqtt.properties import Properties
 
 from controller.floor import store
 from controller.floor.chain import check_chains
+from controller.floor.contact import (
+    LINK_TOPIC,
+    LinkNotice,
+    heartbeat,
+    is_link_topic,
+    link_notice,
+    record_heartbeats,
+    store_link,
+)
 from controller.floor.messages import (
     CHECKPOINT_TOPIC,
     SOFTWARE_TOPIC,
@@ -68,7 +80,6 @@ class ArchiveConfig:
     batch: int = 500
     grace: float = 2.0
     answer_timeout: float = 10.0
-    max_attempts: int = 2
     maintenance_every: float = 0.5
 
 
@@ -93,10 +104,7 @@ class ArchiveWorker:
         self._threads: list[threading.Thread] = []
         self._replay_suffix = REPLAY_RESPONSE.format(user=cfg.username)
         self.repairer = Repairer(
-            self._send_replay,
-            grace=cfg.grace,
-            answer_timeout=cfg.answer_timeout,
-            max_attempts=cfg.max_attempts,
+            self._send_replay, username=cfg.username, grace=cfg.grace, answer_timeout=cfg.answer_timeout
         )
         self._main = self._client(f"floor-archive-{cfg.worker}", persistent=True)
         self._replay = self._client(f"floor-replay-{cfg.worker}-{secrets.token_hex(3)}", persistent=False)
@@ -152,7 +160,7 @@ class ArchiveWorker:
             return
         base = f"casino/{self.cfg.site}/table/+"
         subs = [(f"$share/{self.cfg.group}/{base}/#", 1)]
-        subs += [(f"{base}/{rel}", 1) for rel in ("status", SOFTWARE_TOPIC, CHECKPOINT_TOPIC)]
+        subs += [(f"{base}/{rel}", 1) for rel in ("status", SOFTWARE_TOPIC, CHECKPOINT_TOPIC, LINK_TOPIC)]
         self._subscribe(client, subs, self._connected)
 
     def _on_replay_connect(self, client, userdata, flags, reason, properties) -> None:
@@ -166,6 +174,8 @@ class ArchiveWorker:
         self._queue.put((acker, msg.mid, msg.qos, msg.topic, bytes(msg.payload)))
 
     def _send_replay(self, table: TableRef, body: dict[str, Any]) -> None:
+        """The request names its answer address twice: ``reply_to`` in the body (crosses the 3.1.1 bridge) and
+        the v5 response topic (a table on the floor broker itself)."""
         props = Properties(PacketTypes.PUBLISH)
         props.ResponseTopic = f"{table.prefix}/{self._replay_suffix}"
         self._replay.publish(f"{table.prefix}/cmd/replay", request_payload(body), qos=1, properties=props)
@@ -263,7 +273,18 @@ class ArchiveWorker:
         statuses: list[Status] = []
         rejected: list[Rejected] = []
         closes: list[ReplayClose] = []
+        links: list[LinkNotice] = []
+        beats: set[TableRef] = set()
         for _acker, _mid, _qos, topic, payload in batch:
+            if is_link_topic(topic):  # the bridge's notice ("1" / "0") or the table broker's heartbeat
+                notice, beat = link_notice(topic, payload), heartbeat(topic)
+                if beat is not None:
+                    beats.add(beat)
+                elif notice is not None:
+                    links.append(notice)
+                else:
+                    rejected.append(Rejected(topic[:200], "link notice is neither 1 nor 0", len(payload)))
+                continue
             msg = classify(topic, payload, self._replay_suffix)
             if isinstance(msg, Envelope):
                 envelopes.append(msg)
@@ -282,9 +303,14 @@ class ArchiveWorker:
             new = store.store_envelopes(cur, envelopes)
             for status in statuses:
                 store.store_status(cur, status)
+            for notice in links:
+                store_link(cur, notice)
+            if beats:
+                store.ensure_tables(cur, beats)
+                record_heartbeats(cur, beats)
             for r in rejected:
                 store.store_rejected(cur, r)
-            if new or statuses:
+            if new or statuses or links:
                 notify(cur)
         self.stats.received += len(batch)
         self.stats.stored += new
