@@ -120,6 +120,7 @@ class StackOptions:
     min_bet: int | None = None
     max_bet: int | None = None
     broker: tuple[str, int] | None = None  # use this broker instead of starting one
+    broker_config: tuple[str, ...] = ()  # appended to the started broker's configuration (a floor bridge)
     config_overrides: dict[str, dict[str, Any]] = field(default_factory=dict)  # section -> key -> value
     verbose: bool = False
 
@@ -161,7 +162,12 @@ class Stack:
         """The embedded broker (or the one in the options); a bench subscribes before the controller starts."""
         self.workdir.mkdir(parents=True, exist_ok=True)
         if self.opts.broker is None:
-            self.broker = Broker.start(self.workdir / "broker", users=self.users, site=self.opts.site)
+            self.broker = Broker.start(
+                self.workdir / "broker",
+                users=self.users,
+                site=self.opts.site,
+                extra_config=self.opts.broker_config,
+            )
             self.host, self.port = self.broker.host, self.broker.port
         else:
             self.host, self.port = self.opts.broker
