@@ -128,7 +128,7 @@ class FloorStack:
         assert self.floor is not None
         cmd = [*TABLECTL, "floor", "archive", "--dsn", self.dsn, "--host", self.floor.host,
                "--port", str(self.floor.port), "--username", ARCHIVE_ACCOUNT, "--worker", worker,
-               "--site", SITE]  # fmt: skip
+               "--site", SITE, "--status-file", str(self.workdir / f"archive-{worker}.json")]  # fmt: skip
         env = {**os.environ, ARCHIVE_PASSWORD_ENV: self.users[ARCHIVE_ACCOUNT]}
         return _spawn(cmd, self.workdir / f"archive-{worker}.log", env)
 

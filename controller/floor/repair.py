@@ -113,6 +113,11 @@ class Repairer:
         self._lock = threading.Lock()
         self.stats = {"requests": 0, "answers": 0, "alerts": 0}
 
+    def open_gaps(self) -> int:
+        """Gaps being repaired now (waiting out the grace, or asked for)."""
+        with self._lock:
+            return len(self._pending)
+
     def step(self, conn: psycopg.Connection) -> None:
         gaps = find_gaps(conn)
         now = self._clock()
