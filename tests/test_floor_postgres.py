@@ -10,6 +10,8 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import psycopg
@@ -88,3 +90,20 @@ def test_the_server_goes_when_its_starter_is_killed() -> None:
             starter.kill()
             starter.wait()
     shutil.rmtree(workdir, ignore_errors=True)  # removal was the killed starter's job
+
+
+def test_a_server_started_from_another_thread_outlives_that_thread() -> None:
+    """Linux's parent-death signal follows the thread that forked: a worker thread that starts the server and
+    ends must not take it along (it stays until stop())."""
+    started: list[Postgres] = []
+    t = threading.Thread(target=lambda: started.append(Postgres.start()))
+    t.start()
+    t.join(120)
+    assert started, "the server did not start"
+    server = started[0]
+    try:
+        time.sleep(0.5)  # a signal from the thread's end would arrive at once; give it the chance to
+        with psycopg.connect(server.dsn(), connect_timeout=5) as conn:
+            assert conn.execute("SELECT 1").fetchone() == (1,)
+    finally:
+        server.stop()

@@ -5,7 +5,8 @@
 ``initdb`` into a new private directory, then ``postgres`` listening on a free port on 127.0.0.1 and on a unix
 socket in that directory, trust authentication for the superuser ``postgres`` (reachable only from this machine).
 ``stop()`` shuts it down (fast shutdown, then SIGKILL) and removes the directory. The server is started with a
-parent-death signal, so it also goes when the process that started it dies without stopping it.
+parent-death signal, so it also goes when the process that started it dies without stopping it (when started
+from the main thread: see ``_as_server_user``).
 
 ``initdb`` and ``postgres`` refuse to run as root: run as root, both run as the ``postgres`` system user (the
 package creates it) and the directory is owned by it.
@@ -71,8 +72,13 @@ def bin_dir() -> Path:
 
 
 def _as_server_user() -> list[str]:
-    """setpriv's options: the parent-death signal, and, when root, the ``postgres`` account."""
-    opts = ["setpriv", "--pdeathsig", "INT"]  # SIGINT: the server's fast shutdown
+    """setpriv's options: the parent-death signal, and, when root, the ``postgres`` account.
+
+    Linux sends the parent-death signal when the THREAD that started the child ends: only a server started
+    from the main thread gets it (one started from another thread lives until ``stop()`` or exit)."""
+    opts = ["setpriv"]
+    if threading.current_thread() is threading.main_thread():
+        opts += ["--pdeathsig", "INT"]  # SIGINT: the server's fast shutdown
     if os.geteuid() == 0:
         opts += ["--reuid", SERVICE_USER, "--regid", SERVICE_USER, "--clear-groups"]
     return opts
