@@ -14,26 +14,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from tablebench.broker import Broker
-from tests.support.floor import FLOOR_USERS, StandInTable, temp_database, wait_until
+from tests.support.floor import FLOOR_USERS, StandInTable, wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRET = "hunter2-not-for-logs"
-
-
-@pytest.fixture
-def dsn():
-    with temp_database() as d:
-        yield d
-
-
-@pytest.fixture
-def floor_broker(tmp_path):
-    broker = Broker.start(tmp_path / "floor-broker", users=FLOOR_USERS, acl=False)
-    yield broker
-    broker.stop()
 
 
 def archive(dsn: str, broker: Broker, *extra: str) -> subprocess.Popen[str]:

@@ -18,30 +18,12 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from tablebench.procs import stat_fields
+from tablebench.procs import descendants, running
 from tests.support.floor import wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLES = ("T1", "T2", "T3")
 pytestmark = pytest.mark.timeout(300)
-
-
-def descendants(root: int) -> set[int]:
-    """Every process under ``root`` now (children, their children, ...), from /proc."""
-    parent: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit() and (fields := stat_fields(entry)) is not None:
-            parent[int(entry)] = int(fields[1])
-    found, frontier = set(), {root}
-    while frontier:
-        frontier = {pid for pid, ppid in parent.items() if ppid in frontier} - found
-        found |= frontier
-    return found
-
-
-def alive(pid: int) -> bool:
-    fields = stat_fields(pid)
-    return fields is not None and fields[0] != "Z"
 
 
 class Output:
@@ -110,7 +92,7 @@ def test_the_floor_demo_archives_every_table_through_its_bridge_and_stops_everyt
         proc.send_signal(signal.SIGINT)
         assert proc.wait(120) == 130, out.text()
         wait_until(
-            lambda: not any(alive(pid) for pid in started), 30, "every process the demo started to end"
+            lambda: not any(running(pid) for pid in started), 30, "every process the demo started to end"
         )
         assert not data_dir.exists(), "PostgreSQL's private directory outlived the demo"
         assert "floor demo: stopping everything it started" in out.text()

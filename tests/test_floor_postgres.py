@@ -18,7 +18,7 @@ import psycopg
 import pytest
 
 from tablebench.postgres import TEST_DSN_ENV, Postgres, shared_server
-from tablebench.procs import stat_fields
+from tablebench.procs import running, stat_fields
 from tests.support.floor import temp_database, wait_until
 
 
@@ -27,11 +27,6 @@ def _uid(pid: int) -> int:
         if line.startswith("Uid:"):
             return int(line.split()[1])
     raise AssertionError("no Uid line")
-
-
-def _gone(pid: int) -> bool:
-    fields = stat_fields(pid)
-    return fields is None or fields[0] == "Z"
 
 
 def test_the_test_database_lives_on_a_server_this_process_started(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -59,7 +54,7 @@ def test_a_private_server_is_stopped_and_removed(tmp_path: Path) -> None:
     with psycopg.connect(server.dsn(), autocommit=True) as conn:
         conn.execute("CREATE DATABASE kept_nowhere")
     server.stop()
-    assert _gone(pid), "postgres still running after stop()"
+    assert not running(pid), "postgres still running after stop()"
     assert not workdir.exists(), "the private directory was left behind"
     with pytest.raises(psycopg.OperationalError):
         psycopg.connect(server.dsn(), connect_timeout=3)
@@ -81,10 +76,10 @@ def test_the_server_goes_when_its_starter_is_killed() -> None:
         line = starter.stdout.readline().split()
         assert line, "the starter did not start a server"
         pid, workdir = int(line[0]), Path(line[1])
-        assert not _gone(pid)
+        assert running(pid)
         starter.send_signal(signal.SIGKILL)  # no atexit, no stop(): only the parent-death signal is left
         starter.wait(30)
-        wait_until(lambda: _gone(pid), 60, "the orphaned postgres to shut down")
+        wait_until(lambda: not running(pid), 60, "the orphaned postgres to shut down")
     finally:
         if starter.poll() is None:
             starter.kill()

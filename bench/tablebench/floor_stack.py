@@ -24,6 +24,7 @@ from controller.rules.profiles import load_profile
 from tablebench import ROOT
 from tablebench.broker import Broker, free_port
 from tablebench.postgres import Postgres
+from tablebench.procs import stop_process
 from tablebench.stack import DEMO_PINS, TABLECTL, Stack, StackOptions
 
 SITE = "demo"
@@ -184,7 +185,7 @@ class FloorStack:
     def stop(self) -> None:
         """Everything, in reverse order of start: dashboard, archive workers, tables, floor broker, PostgreSQL."""
         for proc in (self.web, *self.workers):
-            _stop(proc)
+            stop_process(proc, signal.SIGTERM, 15)
         for stack in reversed(self.tables):
             stack.stop()
         if self.floor is not None:
@@ -210,17 +211,6 @@ def _run(cmd: list[str], log: Path) -> None:
         done = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT, check=False, timeout=120)
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd[2:5])} failed: {_tail(log)}")
-
-
-def _stop(proc: subprocess.Popen[bytes] | None, timeout: float = 15.0) -> None:
-    if proc is None or proc.poll() is not None:
-        return
-    proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
 
 
 def _tail(path: Path, chars: int = 1500) -> str:

@@ -37,6 +37,7 @@ import psycopg
 from psycopg.conninfo import make_conninfo
 
 from tablebench.broker import free_port
+from tablebench.procs import stop_process
 
 TEST_DSN_ENV = "FLOOR_TEST_DSN"
 SUPERUSER = "postgres"
@@ -174,13 +175,7 @@ class Postgres:
     def stop(self, timeout: float = 30.0) -> None:
         """Fast shutdown (SIGINT), SIGKILL if it hangs; then the directory is removed."""
         proc, self._proc = self._proc, None
-        if proc is not None and proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
-            try:
-                proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        stop_process(proc, signal.SIGINT, timeout)
         shutil.rmtree(self.workdir, ignore_errors=True)
 
     def __enter__(self) -> Postgres:
