@@ -15,6 +15,7 @@ import shutil
 import signal
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from types import FrameType
@@ -45,7 +46,16 @@ def main(args: argparse.Namespace, min_bet: int) -> int:
         return 2
     temp = args.workdir is None
     workdir = Path(tempfile.mkdtemp(prefix="tablectl-floor-demo-") if temp else args.workdir)
-    signal.signal(signal.SIGTERM, _interrupt)  # SIGTERM stops it the way Ctrl-C does
+    # Ctrl-C and SIGTERM stop it at once (not asyncio's cancel-first handler, whose clean-up can end in another
+    # error); a terminal's Ctrl-C also reaches the children, so a table may fail first: still a stop, not an error
+    stopping = threading.Event()
+
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        stopping.set()
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, interrupt)
+    signal.signal(signal.SIGTERM, interrupt)
     seed = args.seed if args.seed is not None else 7
     floor = FloorStack(workdir, FloorOptions(tables=args.tables, profile=args.profile, seed=seed))
     out: Out = functools.partial(print, flush=True)
@@ -62,17 +72,22 @@ def main(args: argparse.Namespace, min_bet: int) -> int:
         out("floor demo: stopping everything it started")
         return 130
     except Exception as exc:  # a demo that cannot go on says why, with each table's last words
+        if stopping.is_set():
+            out("floor demo: stopping everything it started")
+            return 130
         logs = "\n".join(
             f"--- {t.opts.table_id} controller log ---\n{t.controller_log(10)}" for t in floor.tables
         )
         print(f"floor demo: {type(exc).__name__}: {exc}\n{logs}", file=sys.stderr)
         return 1
     finally:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C does not abandon the clean-up
+        for sig in (signal.SIGINT, signal.SIGTERM):  # a second Ctrl-C does not abandon the clean-up
+            signal.signal(sig, signal.SIG_IGN)
         floor.stop()
         if temp:
             shutil.rmtree(workdir, ignore_errors=True)
         signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _introduce(floor: FloorStack, workdir: Path, out: Out) -> None:
@@ -111,7 +126,3 @@ def _wait_archived(floor: FloorStack, rounds: int) -> None:
         if time.monotonic() > deadline:
             raise DemoError(f"the archive holds {counts} settlements after {ARCHIVED_WAIT:.0f} s")
         time.sleep(0.2)
-
-
-def _interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
