@@ -6,6 +6,7 @@ directory with it."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -82,6 +83,15 @@ def test_the_floor_demo_archives_every_table_through_its_bridge_and_stops_everyt
             assert page.status == 200
         wait_until(lambda: all(settled(dsn.group(1)).get(t, 0) >= 1 for t in TABLES), 180,
                    "a settled round of every table in PostgreSQL")  # fmt: skip
+
+        def on_dashboard() -> dict[str, dict]:
+            with urllib.request.urlopen(url.group(1) + "api/snapshot", timeout=10) as answer:
+                return {t["table"]: t for t in json.load(answer)["tables"]}
+
+        # the dashboard shows every table online with its last round (what a supervisor opens the URL for)
+        wait_until(lambda: all(on_dashboard().get(t, {}).get("status") == "online"
+                               and on_dashboard()[t].get("last_round") for t in TABLES), 60,
+                   "every table online with a round on the dashboard")  # fmt: skip
         with psycopg.connect(dsn.group(1)) as conn:
             data_dir = Path(conn.execute("SHOW data_directory").fetchone()[0])
             tables = {r[0] for r in conn.execute("SELECT DISTINCT table_id FROM events WHERE site = 'demo'")}
