@@ -71,7 +71,8 @@ def test_the_floor_demo_archives_every_table_through_its_bridge_and_stops_everyt
     )  # fmt: skip
     out = Output(proc)
     try:
-        wait_until(lambda: out.find(r"dealing on every table") is not None or proc.poll() is not None, 180,
+        started_line = r"^floor demo: dealing until Ctrl-C on every table$"
+        wait_until(lambda: out.find(started_line) is not None or proc.poll() is not None, 180,
                    "the floor demo to start")  # fmt: skip
         assert proc.poll() is None, out.text()
         url = out.find(r"^floor demo: dashboard (http://127\.0\.0\.1:\d+/)$")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import functools
+import secrets
 import shutil
 import signal
 import sys
@@ -56,13 +57,13 @@ def main(args: argparse.Namespace, min_bet: int) -> int:
 
     signal.signal(signal.SIGINT, interrupt)
     signal.signal(signal.SIGTERM, interrupt)
-    seed = args.seed if args.seed is not None else 7
+    seed = args.seed if args.seed is not None else secrets.randbelow(2**31)  # table i deals with seed + i
     floor = FloorStack(workdir, FloorOptions(tables=args.tables, profile=args.profile, seed=seed))
     out: Out = functools.partial(print, flush=True)
     try:
         out(f"floor demo: starting {args.tables} tables, the floor broker, PostgreSQL, archive and dashboard")
         floor.start()
-        _introduce(floor, workdir, out)
+        _introduce(floor, workdir, args.rounds, out)
         asyncio.run(_deal(floor, args.profile, args.rounds, min_bet, out))
         if args.rounds is not None:
             _wait_archived(floor, args.rounds)
@@ -90,7 +91,7 @@ def main(args: argparse.Namespace, min_bet: int) -> int:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
-def _introduce(floor: FloorStack, workdir: Path, out: Out) -> None:
+def _introduce(floor: FloorStack, workdir: Path, rounds: int | None, out: Out) -> None:
     assert floor.floor is not None and floor.login is not None
     tables = " ".join(floor.table_ids)
     out(f"floor demo: tables {tables} (site {SITE}), each on its own broker bridged to the floor broker "
@@ -102,7 +103,10 @@ def _introduce(floor: FloorStack, workdir: Path, out: Out) -> None:
     out(
         f"floor demo: the floor's alerts (another terminal): {tablectl_command()} floor alerts --dsn '{floor.dsn}'"
     )
-    out("floor demo: dealing on every table until Ctrl-C")
+    out(
+        f"floor demo: card order seed {floor.opts.seed} (--seed {floor.opts.seed} deals the same cards again)"
+    )
+    out(f"floor demo: dealing {f'{rounds} round(s)' if rounds else 'until Ctrl-C'} on every table")
 
 
 async def _deal(floor: FloorStack, profile: str, rounds: int | None, min_bet: int, out: Out) -> None:
