@@ -16,20 +16,7 @@ from controller.floor import store
 from controller.floor.alerts import raise_alert
 from controller.floor.archive import ArchiveConfig, ArchiveWorker
 from tablebench.broker import Broker
-from tests.support.floor import FLOOR_USERS, StandInTable, temp_database, wait_until
-
-
-@pytest.fixture
-def dsn():
-    with temp_database() as d:
-        yield d
-
-
-@pytest.fixture
-def floor_broker(tmp_path):
-    broker = Broker.start(tmp_path / "floor-broker", users=FLOOR_USERS, acl=False)
-    yield broker
-    broker.stop()
+from tests.support.floor import FLOOR_USERS, StandInTable, wait_until
 
 
 def worker(dsn: str, broker: Broker, name: str = "1", **kw) -> ArchiveWorker:

@@ -3,6 +3,9 @@ and fake GPIO board, and the line that attaches the floor alert console (docs/te
 
 from __future__ import annotations
 
+import shlex
+import sys
+from pathlib import Path
 from typing import Any
 
 from tablebench.stack import Stack
@@ -57,9 +60,18 @@ def terminal_connection(stack: Stack, profile: str) -> Any:
     )
 
 
+def tablectl_command() -> str:
+    """``tablectl`` as a line printed for a person to paste into a fresh shell: the full path of this
+    environment's script (a fresh shell does not have the venv on its PATH)."""
+    script = Path(sys.executable).parent / "tablectl"
+    return (
+        shlex.quote(str(script)) if script.is_file() else f"{shlex.quote(sys.executable)} -m controller.cli"
+    )
+
+
 def floor_console_line(stack: Stack) -> str:
     """The one line that attaches the floor alert console to the demo's broker (docs/terminal.md)."""
     return (
-        f"TABLECTL_MQTT_PASSWORD={stack.users[FLOOR_ACCOUNT]} tablectl alerts --host {stack.host} "
+        f"TABLECTL_MQTT_PASSWORD={stack.users[FLOOR_ACCOUNT]} {tablectl_command()} alerts --host {stack.host} "
         f"--port {stack.port} --user {FLOOR_ACCOUNT} --key-dir {stack.key_dir}"
     )

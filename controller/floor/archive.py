@@ -22,13 +22,16 @@ One worker = one MQTT session + one writer thread + one maintenance thread:
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import queue
 import secrets
 import ssl
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import paho.mqtt.client as mqtt
@@ -64,6 +67,7 @@ from controller.floor.repair import Repairer, request_payload
 
 log = logging.getLogger("floor.archive")
 REPLAY_RESPONSE = "cmd/replay/response/{user}"
+LAG_SAMPLES = 100_000  # lag samples kept between two reads (archive_report.py reads them every interval)
 
 
 @dataclass(frozen=True)
@@ -92,6 +96,25 @@ class ArchiveStats:
     batches: int = 0
     retries: int = 0
     repairs_held: bool = False
+    # (table, seconds from the envelope's ts to the commit) of each live event, until read (take_lags)
+    lags: deque[tuple[TableRef, float]] = field(default_factory=lambda: deque(maxlen=LAG_SAMPLES), repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class ArchiveCounters:
+    """What a worker did since it started, for its reports (archive_report.py reads only this: keep it)."""
+
+    received: int
+    stored: int
+    duplicates: int
+    rejected: int
+    retries: int
+    refetch_requests: int  # re-fetch requests sent to tables (by this worker, while it held the repairs)
+    refetch_answers: int
+    missing_alerts: int  # events given up on: event_missing alerts raised
+    open_gaps: int  # gaps this worker is repairing now
+    repairs_held: bool  # this worker holds the repair lock
+    connected: bool  # subscribed on the floor broker
 
 
 class ArchiveWorker:
@@ -218,6 +241,24 @@ class ArchiveWorker:
         for t in self._threads:
             t.join(timeout=10)
 
+    def counters(self) -> ArchiveCounters:
+        """A snapshot of the counters (any thread)."""
+        s, r = self.stats, self.repairer.stats
+        return ArchiveCounters(
+            received=s.received, stored=s.stored, duplicates=s.duplicates, rejected=s.rejected,
+            retries=s.retries, refetch_requests=r["requests"], refetch_answers=r["answers"],
+            missing_alerts=r["alerts"], open_gaps=self.repairer.open_gaps(), repairs_held=s.repairs_held,
+            connected=self._connected.is_set(),
+        )  # fmt: skip
+
+    def take_lags(self) -> list[tuple[TableRef, float]]:
+        """The live events' lag (envelope ts to commit, seconds) since the last call, by table (any thread)."""
+        taken: list[tuple[TableRef, float]] = []
+        with contextlib.suppress(IndexError):
+            while True:
+                taken.append(self.stats.lags.popleft())
+        return taken
+
     def request_stop(self) -> None:
         """From a signal handler: ``run_forever`` returns after a clean stop."""
         self._stop.set()
@@ -317,6 +358,10 @@ class ArchiveWorker:
         self.stats.duplicates += len(envelopes) - new
         self.stats.rejected += len(rejected)
         self.stats.batches += 1
+        committed = datetime.now(UTC)
+        self.stats.lags.extend(
+            (e.table, (committed - e.ts).total_seconds()) for e in envelopes if e.source == "live"
+        )
         return closes
 
     # ---- maintenance (one worker at a time) ----

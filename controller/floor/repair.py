@@ -82,6 +82,11 @@ class Repairer:
         self._lock = threading.Lock()
         self.stats = {"requests": 0, "answers": 0, "refusals": 0, "alerts": 0}
 
+    def open_gaps(self) -> int:
+        """Gaps being repaired now (waiting out the grace, or asked for)."""
+        with self._lock:
+            return len(self._pending)
+
     def step(self, conn: psycopg.Connection) -> None:
         started = self._clock()
         with self._lock:  # answered() (the writer thread) settles holes too

@@ -1,5 +1,9 @@
 """Test helpers for the floor: a throw-away PostgreSQL database and a stand-in table publisher.
 
+``temp_database()`` (tablebench/postgres.py) creates a database on ``$FLOOR_TEST_DSN`` when that names a server,
+otherwise on a PostgreSQL server of this test process's own (initdb in a private directory, a free port on
+127.0.0.1, stopped and removed when the process exits): nothing needs to be running before the tests.
+
 ``StandInTable`` is NOT the table controller: it is a small publisher that implements the event re-fetch
 contract (the event re-fetch of docs/reliability.md, served for real by controller/journal/replay.py: request
 ``{"request_id", "from_event_id", "to_event_id"[, "reply_to"]}`` on ``<prefix>/cmd/replay``; answer on the
@@ -17,21 +21,19 @@ import json
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 import paho.mqtt.client as mqtt
-import psycopg
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from paho.mqtt.enums import CallbackAPIVersion
 from paho.mqtt.properties import Properties
 
 from controller.audit.checkpoint import GENESIS, public_key_hex, sign_checkpoint
 from controller.journal.replay import RATE_LIMITED, RATE_PER_KEY, RATE_WINDOW_S
+from tablebench.postgres import temp_database as temp_database  # re-exported: the tests' throw-away databases
 
-ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
 FLOOR_USERS = {
     "table-T1": "demo-table-T1",
     "table-T2": "demo-table-T2",
@@ -41,19 +43,6 @@ FLOOR_USERS = {
     "supervisor1": "demo-supervisor1",
     "monitor": "demo-monitor",
 }
-
-
-@contextmanager
-def temp_database(prefix: str = "floor_test") -> Iterator[str]:
-    """A new, empty database; dropped (connections and all) afterwards. Yields its DSN."""
-    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(ADMIN_DSN, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield f"postgresql://postgres@127.0.0.1:5432/{name}"
-    finally:
-        with psycopg.connect(ADMIN_DSN, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def now_ts() -> str:
