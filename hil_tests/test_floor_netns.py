@@ -30,9 +30,10 @@ from controller.floor.archive import ArchiveConfig, ArchiveWorker
 from controller.floor.bridge import BridgeConfig, render
 from controller.floor.contact import CONTACT_STALE_S, contacts
 from tablebench.broker import Broker
+from tablebench.postgres import admin_dsn
 from tablebench.stack import DEMO_PINS, SERVICE, Stack, StackOptions
 from tests.support.broker import Recorder
-from tests.support.floor import ADMIN_DSN, FLOOR_USERS, temp_database, wait_until
+from tests.support.floor import FLOOR_USERS, temp_database, wait_until
 
 ROOT = Path(__file__).resolve().parents[1]
 CUT_S = float(os.environ.get("FLOOR_HIL_CUT_S", "40"))
@@ -153,8 +154,8 @@ def test_three_tables_lose_nothing_they_keep_through_every_outage(tmp_path):
             for w in workers:  # every archive worker down for longer than the floor broker's queue lasts
                 w.kill()
             time.sleep(4 * FLOOR_QUEUE / (3 * 20) + 1)
-            with psycopg.connect(ADMIN_DSN, autocommit=True) as admin:  # and the database goes away
-                name = dsn.rsplit("/", 1)[1]
+            with psycopg.connect(admin_dsn(), autocommit=True) as admin:  # and the database goes away
+                name = psycopg.conninfo.conninfo_to_dict(dsn)["dbname"]
                 workers = [archive("w1"), archive("w2")]  # they come back; then the database refuses them
                 admin.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS false')
                 admin.execute(
