@@ -5,21 +5,20 @@ from __future__ import annotations
 import argparse
 import sys
 
+from controller.mqtt import client_options as opts
 from controller.terminal.broker_password import PasswordError, broker_password
 from controller.terminal.pit import PitApp
 from controller.terminal.pit_connection import PitConnection
 
+# The connection: the command line, else --client-config, else these (password: else $TABLECTL_MQTT_PASSWORD,
+# else asked). The dealer's screen on the Pi or a pit PC: docs/terminal.md "Where the terminal runs".
+KEYS = (opts.HOST, opts.PORT, opts.USERNAME, opts.PASSWORD_FILE, *opts.TLS_KEYS, opts.SITE, opts.TABLE)
+DEFAULTS = {opts.HOST.name: "127.0.0.1", opts.USERNAME.name: "dealer"}
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--host", default="127.0.0.1", help="MQTT broker host")
-    p.add_argument("--port", type=int, default=1883, help="MQTT broker port")
-    p.add_argument("--user", default="dealer", help="broker account of the pit terminal (dealer role)")
-    p.add_argument(
-        "--password-file",
-        help="file holding its broker password, mode 0600 (else $TABLECTL_MQTT_PASSWORD, else asked)",
-    )
-    p.add_argument("--site", required=True, help="site of the topic prefix casino/<site>/table/<id>")
-    p.add_argument("--table", required=True, help="table id")
+    opts.add_client_config(p)
+    opts.add_options(p, KEYS, DEFAULTS)
     p.add_argument(
         "--supervisor-account",
         help="broker account (supervisor role) for signed supervisor actions (else refused)",
@@ -41,7 +40,20 @@ def main(args: argparse.Namespace) -> int:
         print(f"terminal: --seats must be 1..9, got {args.seats}", file=sys.stderr, flush=True)
         return 2
     try:
-        password = broker_password(args.password_file, "TABLECTL_MQTT_PASSWORD", f"terminal: {args.user}")
+        where = opts.merged(args, KEYS, DEFAULTS)
+        tls = opts.tls_of(where)
+    except opts.ClientConfigError as exc:
+        print(f"terminal: {exc}", file=sys.stderr, flush=True)
+        return 2
+    missing = [k.flag for k in (opts.SITE, opts.TABLE) if where[k.name] is None]
+    if missing:
+        print(f"terminal: give {' and '.join(missing)} (or site/table in --client-config)", file=sys.stderr)
+        return 2
+    user = where[opts.USERNAME.name]
+    try:
+        password = broker_password(
+            where[opts.PASSWORD_FILE.name], "TABLECTL_MQTT_PASSWORD", f"terminal: {user}"
+        )
         sup_password = (
             broker_password(
                 args.supervisor_password_file,
@@ -55,11 +67,12 @@ def main(args: argparse.Namespace) -> int:
         print(exc, file=sys.stderr, flush=True)
         return 2
     conn = PitConnection(
-        host=args.host,
-        port=args.port,
-        user=args.user,
+        host=where[opts.HOST.name],
+        port=where[opts.PORT.name],
+        user=user,
         password=password,
-        prefix=f"casino/{args.site}/table/{args.table}",
+        prefix=f"casino/{where[opts.SITE.name]}/table/{where[opts.TABLE.name]}",
+        tls=tls,
         supervisor_account=args.supervisor_account,
         supervisor_password=sup_password,
         profile=args.profile,
