@@ -26,22 +26,25 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
+def fleet(args: argparse.Namespace) -> FleetAlerts:
+    """The console's connection, from the options and ``--client-config``; ``ClientConfigError`` or
+    ``PasswordError`` with the one line to print."""
+    where = opts.merged(args, KEYS, DEFAULTS)
+    tls = opts.tls_of(where)
+    user = where[opts.USERNAME.name]
+    password = broker_password(where[opts.PASSWORD_FILE.name], "TABLECTL_MQTT_PASSWORD", f"alerts: {user}")
+    return FleetAlerts(where[opts.HOST.name], where[opts.PORT.name], username=user, password=password,
+                       site=where[opts.SITE.name], key_dir=args.key_dir, tls=tls)  # fmt: skip
+
+
 def main(args: argparse.Namespace) -> int:
     try:
-        where = opts.merged(args, KEYS, DEFAULTS)
-        tls = opts.tls_of(where)
+        console = fleet(args)
     except opts.ClientConfigError as exc:
         print(f"alerts: {exc}", file=sys.stderr, flush=True)
         return 2
-    user = where[opts.USERNAME.name]
-    try:
-        password = broker_password(
-            where[opts.PASSWORD_FILE.name], "TABLECTL_MQTT_PASSWORD", f"alerts: {user}"
-        )
     except PasswordError as exc:
         print(exc, file=sys.stderr, flush=True)
         return 2
-    fleet = FleetAlerts(where[opts.HOST.name], where[opts.PORT.name], username=user, password=password,
-                        site=where[opts.SITE.name], key_dir=args.key_dir, tls=tls)  # fmt: skip
-    AlertsApp(fleet).run()
+    AlertsApp(console).run()
     return 0

@@ -35,38 +35,28 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-def main(args: argparse.Namespace) -> int:
+def connection(args: argparse.Namespace) -> PitConnection:
+    """Where the terminal connects, from the options and ``--client-config``; ``ClientConfigError`` or
+    ``PasswordError`` with the one line to print."""
     if not 1 <= args.seats <= 9:
-        print(f"terminal: --seats must be 1..9, got {args.seats}", file=sys.stderr, flush=True)
-        return 2
-    try:
-        where = opts.merged(args, KEYS, DEFAULTS)
-        tls = opts.tls_of(where)
-    except opts.ClientConfigError as exc:
-        print(f"terminal: {exc}", file=sys.stderr, flush=True)
-        return 2
-    missing = [k.flag for k in (opts.SITE, opts.TABLE) if where[k.name] is None]
+        raise opts.ClientConfigError(f"--seats must be 1..9, got {args.seats}")
+    where = opts.merged(args, KEYS, DEFAULTS)
+    tls = opts.tls_of(where)
+    missing = [k.flag for k in (opts.SITE, opts.TABLE) if where[k.name] in (None, "+")]
     if missing:
-        print(f"terminal: give {' and '.join(missing)} (or site/table in --client-config)", file=sys.stderr)
-        return 2
+        raise opts.ClientConfigError(f"give {' and '.join(missing)} (or site/table in --client-config)")
     user = where[opts.USERNAME.name]
-    try:
-        password = broker_password(
-            where[opts.PASSWORD_FILE.name], "TABLECTL_MQTT_PASSWORD", f"terminal: {user}"
+    password = broker_password(where[opts.PASSWORD_FILE.name], "TABLECTL_MQTT_PASSWORD", f"terminal: {user}")
+    sup_password = (
+        broker_password(
+            args.supervisor_password_file,
+            "TABLECTL_SUPERVISOR_MQTT_PASSWORD",
+            f"terminal: {args.supervisor_account}",
         )
-        sup_password = (
-            broker_password(
-                args.supervisor_password_file,
-                "TABLECTL_SUPERVISOR_MQTT_PASSWORD",
-                f"terminal: {args.supervisor_account}",
-            )
-            if args.supervisor_account
-            else None
-        )
-    except PasswordError as exc:
-        print(exc, file=sys.stderr, flush=True)
-        return 2
-    conn = PitConnection(
+        if args.supervisor_account
+        else None
+    )
+    return PitConnection(
         host=where[opts.HOST.name],
         port=where[opts.PORT.name],
         user=user,
@@ -79,5 +69,16 @@ def main(args: argparse.Namespace) -> int:
         seats=args.seats,
         key_dir=args.key_dir,
     )
+
+
+def main(args: argparse.Namespace) -> int:
+    try:
+        conn = connection(args)
+    except opts.ClientConfigError as exc:
+        print(f"terminal: {exc}", file=sys.stderr, flush=True)
+        return 2
+    except PasswordError as exc:
+        print(exc, file=sys.stderr, flush=True)
+        return 2
     PitApp(conn).run()
     return 0
