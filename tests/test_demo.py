@@ -44,7 +44,10 @@ def test_demo_auto_plays_two_rounds_over_mqtt(tmp_path: Path) -> None:
     )
     assert len(summaries) == 2
     assert re.search(r"^round \S+: bets Seat 1 10\.00, Seat 3 5\.00$", out, re.M)
-    assert "floor alert console (another terminal): TABLECTL_MQTT_PASSWORD=" in out
+    console = re.search(r"^demo: floor alert console \(another terminal\): (.+)$", out, re.M)
+    assert console and console.group(1).startswith(
+        str(Path(sys.executable).absolute().parent / "tablectl") + " alerts "
+    )
     assert re.search(r"^demo: card order seed \d+ \(--seed \d+ deals the same cards again\)$", out, re.M)
     log = (tmp_path / "demo" / "controller.log").read_text(errors="replace")
     assert "Traceback" not in log
