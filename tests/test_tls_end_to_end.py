@@ -16,7 +16,6 @@ import argparse
 import asyncio
 import json
 import os
-import pwd
 import shutil
 import subprocess
 import tempfile
@@ -38,7 +37,7 @@ from controller.terminal.pit import PitApp
 from tablebench.broker import free_port
 from tablebench.stack import DEMO_PINS, TABLECTL, Stack, StackOptions
 from tests.support.floor import temp_database
-from tests.support.shipped_broker import PLACES, Pki, ShippedBroker, changed_lines
+from tests.support.shipped_broker import PLACES, Pki, ShippedBroker, changed_lines, give_to_mosquitto
 
 pytestmark = [
     pytest.mark.timeout(300),
@@ -64,14 +63,6 @@ def secret_file(path: Path, text: str) -> Path:
     path.write_text(text + "\n")
     os.chmod(path, 0o600)
     return path
-
-
-def give_to_mosquitto(folder: Path) -> None:
-    """Run as root, mosquitto works as its own account (as on the Pi): it must read the CA the bridge uses."""
-    if os.geteuid() == 0:
-        account = pwd.getpwnam("mosquitto")
-        for path in [folder, *folder.iterdir()]:
-            os.chown(path, account.pw_uid, account.pw_gid)
 
 
 @pytest.fixture

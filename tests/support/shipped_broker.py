@@ -144,6 +144,15 @@ def changed_lines(config: str) -> set[str]:
     return changed | {line.split()[0] for line in mine[len(shipped) :] if line.strip() and line[0] != "#"}
 
 
+def give_to_mosquitto(folder: Path) -> None:
+    """Run as root, mosquitto drops to its own account (as on the Pi): its folder (and the CA a bridge reads at
+    connect time) must be that account's."""
+    if os.geteuid() == 0:
+        account = pwd.getpwnam("mosquitto")
+        for path in [folder, *folder.iterdir()]:
+            os.chown(path, account.pw_uid, account.pw_gid)
+
+
 class ShippedBroker:
     def __init__(
         self, folder: Path, ca: Path, server: Issued, users: dict[str, str], site: str, extra: str = ""
