@@ -29,7 +29,7 @@ from paho.mqtt.properties import Properties
 
 from controller.mqtt import userkeys
 from controller.mqtt.command_rates import BUSY, RATE_LIMITED
-from controller.mqtt.paho_client import BrokerEndpoint, TlsConfig, new_client
+from controller.mqtt.paho_client import BrokerEndpoint, TlsConfig, connect_failure, new_client
 from controller.mqtt.sign_cli import build_command
 
 
@@ -86,6 +86,7 @@ class TableClient:
         self.view = TableView()
         self.events: asyncio.Queue[Event] = asyncio.Queue(maxsize=keep_events)
         self.on_change: list[Callable[[Event | None], None]] = []
+        self.last_error = ""  # why the broker is not reachable, for the screens ("" once connected)
         self.endpoint = BrokerEndpoint(host, port, username, password, tls)
         self._seen_ids: set[int] = set()
         self._pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
@@ -98,6 +99,7 @@ class TableClient:
     def _make_client(self, client_id: str, **options: Any) -> mqtt.Client:
         client = new_client(self.endpoint, client_id, **options)
         client.on_connect = self._on_connect
+        client.on_connect_fail = self._on_connect_fail
         client.on_disconnect = self._on_disconnect
         client.on_message = self._on_message
         client.reconnect_delay_set(0.2, 5)
@@ -120,9 +122,14 @@ class TableClient:
         return self._connected.is_set()
 
     # ---- paho thread -> loop ----
+    def _on_connect_fail(self, client, userdata) -> None:
+        self.last_error = connect_failure()
+
     def _on_connect(self, client, userdata, flags, reason_code, properties) -> None:
         if reason_code.is_failure:
+            self.last_error = f"the broker refused the connection: {reason_code}"
             return
+        self.last_error = ""
         client.subscribe(f"{self.prefix}/#", qos=1)
         self._call(self._connected.set)
 

@@ -21,6 +21,7 @@ import subprocess
 import tempfile
 import urllib.request
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -256,17 +257,30 @@ async def test_the_shipped_brokers_and_every_client_over_tls(top: Path, tmp_path
                     h.alert_id == alert_id and h.alert.get("acked_by") == "alice" for h in fleet.history))  # fmt: skip
                 await pilot.pause(0.2)
 
-            # ---- verification is on: another CA, or no TLS at all, gets no connection ----
+            # ---- verification is on: another CA, or no TLS at all, gets no connection; the screens say why ----
             other = Pki(top / "other-ca", "another CA")
-            for refused in (
-                TableClient(table_broker.host, table_broker.port, username="dealer", password=TABLE_USERS["dealer"],
-                            prefix=stack.prefix, tls=TlsConfig(other.ca)),
-                TableClient(table_broker.host, table_broker.port, username="dealer", password=TABLE_USERS["dealer"],
-                            prefix=stack.prefix),
-            ):  # fmt: skip
+            wrong_ca = TableClient(
+                table_broker.host,
+                table_broker.port,
+                username="dealer",
+                password=TABLE_USERS["dealer"],
+                prefix=stack.prefix,
+                tls=TlsConfig(other.ca),
+            )
+            plain = TableClient(table_broker.host, table_broker.port, username="dealer",
+                                password=TABLE_USERS["dealer"], prefix=stack.prefix)  # fmt: skip
+            for refused in (wrong_ca, plain):
                 with pytest.raises(TimeoutError):
                     await refused.connect(timeout=3)
                 await refused.close()
+            assert wrong_ca.last_error.startswith("TLS: certificate verify failed"), wrong_ca.last_error
+            pit = PitApp(replace(conn, tls=TlsConfig(other.ca)))
+            async with pit.run_test(size=(140, 46)) as pilot:
+                for _ in range(int(WAIT / 0.1)):
+                    if "certificate verify failed" in str(pit._banner()):
+                        break
+                    await pilot.pause(0.1)
+                assert str(pit._banner()).startswith("BROKER UNREACHABLE (TLS: certificate verify failed")
         finally:
             for proc in procs:
                 stop(proc)

@@ -11,6 +11,7 @@ certificate names the Pi's host name, ``localhost`` and 127.0.0.1); nothing turn
 from __future__ import annotations
 
 import ssl
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -71,3 +72,17 @@ def new_client(
     if endpoint.tls is not None:
         apply_tls(client, endpoint.tls)
     return client
+
+
+def connect_failure() -> str:
+    """Why a connection attempt failed, for a person: called from paho's ``on_connect_fail``, which paho runs while
+    it handles the connect's error (so that error is the one being handled): "TLS: certificate verify failed:
+    unable to get local issuer certificate", "Connection refused"."""
+    exc = sys.exc_info()[1]
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        return f"TLS: certificate verify failed: {exc.verify_message}"
+    if isinstance(exc, ssl.SSLError):
+        return f"TLS: {exc.reason or exc}"
+    if isinstance(exc, OSError):
+        return exc.strerror or str(exc) or type(exc).__name__
+    return "cannot connect"

@@ -16,7 +16,7 @@ from typing import Any
 import paho.mqtt.client as mqtt
 
 from controller.client import TableClient
-from controller.mqtt.paho_client import BrokerEndpoint, TlsConfig, new_client
+from controller.mqtt.paho_client import BrokerEndpoint, TlsConfig, connect_failure, new_client
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,8 @@ class FleetAlerts:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._connected = asyncio.Event()
         self._client = new_client(self.endpoint, f"{username}-alerts-{secrets.token_hex(3)}")
+        self.last_error = ""  # why the broker is not reachable, for the banner ("" once connected)
+        self._client.on_connect_fail = self._on_connect_fail
         self._client.on_connect = self._on_connect
         self._client.on_disconnect = lambda *a: self._call(self._connected.clear)
         self._client.on_message = self._on_message
@@ -89,11 +91,16 @@ class FleetAlerts:
             self._client.disconnect()
         await asyncio.to_thread(self._client.loop_stop)
 
+    def _on_connect_fail(self, client: mqtt.Client, userdata: Any) -> None:
+        self.last_error = connect_failure()
+
     def _on_connect(
         self, client: mqtt.Client, userdata: Any, flags: Any, reason_code: Any, props: Any
     ) -> None:
         if reason_code.is_failure:
+            self.last_error = f"the broker refused the connection: {reason_code}"
             return
+        self.last_error = ""
         client.subscribe(f"casino/{self.site}/table/+/alerts/#", qos=1)
         self._call(self._connected.set)
 

@@ -208,7 +208,8 @@ class PitApp(App[None]):
         connected, status = self.client.connected, self.client.view.status
         self.query_one("#banner", Static).set_class(not connected or status != "online", "offline")
         return banner_text(connected=connected, status=status, prefix=self.conn.prefix, table=self.doc("table"),
-                           sw=self.doc("software"), jackpot=self.doc("jackpot"))  # fmt: skip
+                           sw=self.doc("software"), jackpot=self.doc("jackpot"),
+                           why=self.client.last_error)  # fmt: skip
 
     def _round_panel(self) -> Table:
         return round_panel(self.doc("table"), self.doc("round"), self.burnt)
