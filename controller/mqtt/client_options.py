@@ -86,7 +86,7 @@ PASSWORD_FILE = ClientKey(
     "password_file",
     "--password-file",
     _path,
-    "file holding the account's broker password, mode 0600",
+    "file holding the account's broker password, mode 0600 (else $TABLECTL_MQTT_PASSWORD, else asked)",
     is_path=True,
 )
 CA = ClientKey(
@@ -96,8 +96,10 @@ CA = ClientKey(
     "CA certificate that signed the broker's certificate: TLS, the broker verified against it",
     is_path=True,
 )
-CERT = ClientKey("cert", "--cert", _path, "client certificate (with --key), if the broker asks for one", True)
-KEY = ClientKey("key", "--key", _path, "the client certificate's private key (with --cert)", True)
+CERT = ClientKey(
+    "cert", "--cert", _path, "client certificate (with --key), if the broker asks for one", is_path=True
+)
+KEY = ClientKey("key", "--key", _path, "the client certificate's private key (with --cert)", is_path=True)
 SITE = ClientKey("site", "--site", _site, "site of the topic prefix casino/<site>/table/<id>")
 TABLE = ClientKey("table", "--table", _name, "table id")
 
