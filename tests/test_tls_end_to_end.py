@@ -36,6 +36,7 @@ from controller.terminal import alerts_cli, pit_cli
 from controller.terminal.alerts import AlertsApp
 from controller.terminal.pit import PitApp
 from tablebench.broker import free_port
+from tablebench.procs import stop_process
 from tablebench.stack import DEMO_PINS, TABLECTL, Stack, StackOptions
 from tests.support.floor import temp_database
 from tests.support.shipped_broker import PLACES, Pki, ShippedBroker, changed_lines, give_to_mosquitto
@@ -80,16 +81,6 @@ def spawn(args: list[str], log: Path, env: dict[str, str]) -> subprocess.Popen[b
         return subprocess.Popen(
             [*TABLECTL, *args], stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **env}
         )
-
-
-def stop(proc: subprocess.Popen[bytes] | None) -> None:
-    if proc is not None and proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 async def until(what: str, check: Any, timeout: float = WAIT, *logs: Path) -> Any:
@@ -283,7 +274,7 @@ async def test_the_shipped_brokers_and_every_client_over_tls(top: Path, tmp_path
                 assert str(pit._banner()).startswith("BROKER UNREACHABLE (TLS: certificate verify failed")
         finally:
             for proc in procs:
-                stop(proc)
+                stop_process(proc, 15)
             stack.stop()
             table_broker.stop()
             floor.stop()

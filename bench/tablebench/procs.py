@@ -1,6 +1,10 @@
-"""Processes as Linux's /proc shows them (where the bench, the soak and the benchmarks run)."""
+"""Processes as Linux's /proc shows them (where the bench, the soak and the benchmarks run), and stopping one
+that was started."""
 
 from __future__ import annotations
+
+import subprocess
+from typing import Any
 
 
 def stat_fields(pid: int | str) -> list[str] | None:
@@ -13,3 +17,14 @@ def stat_fields(pid: int | str) -> list[str] | None:
     except OSError:
         return None
     return stat[stat.rfind(b")") + 2 :].decode(errors="replace").split()
+
+
+def stop_process(proc: subprocess.Popen[Any] | None, timeout: float = 5.0) -> None:
+    """SIGTERM, then SIGKILL after ``timeout`` seconds, of a process this program started (if still running)."""
+    if proc is not None and proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from controller.mqtt import client_options as opts
 from controller.terminal.alerts import AlertsApp
-from controller.terminal.broker_password import PasswordError, broker_password
+from controller.terminal.broker_password import broker_password
 from controller.terminal.fleet import FleetAlerts
+from controller.terminal.screen_cli import run_screen
 
 # The connection: the command line, else --client-config (its table, if any, is not used: the console shows
 # every table of the site), else these; password: else $TABLECTL_MQTT_PASSWORD, else asked.
@@ -38,13 +38,4 @@ def fleet(args: argparse.Namespace) -> FleetAlerts:
 
 
 def main(args: argparse.Namespace) -> int:
-    try:
-        console = fleet(args)
-    except opts.ClientConfigError as exc:
-        print(f"alerts: {exc}", file=sys.stderr, flush=True)
-        return 2
-    except PasswordError as exc:
-        print(exc, file=sys.stderr, flush=True)
-        return 2
-    AlertsApp(console).run()
-    return 0
+    return run_screen("alerts", lambda: AlertsApp(fleet(args)))

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from controller.mqtt import client_options as opts
-from controller.terminal.broker_password import PasswordError, broker_password
+from controller.terminal.broker_password import broker_password
 from controller.terminal.pit import PitApp
 from controller.terminal.pit_connection import PitConnection
+from controller.terminal.screen_cli import run_screen
 
 # The connection: the command line, else --client-config, else these (password: else $TABLECTL_MQTT_PASSWORD,
-# else asked). The dealer's screen on the Pi or a pit PC: docs/terminal.md "Where the terminal runs".
+# else asked). The dealer's screen on the Pi or a pit PC: docs/deploy.md "The dealer's screen".
 KEYS = (opts.HOST, opts.PORT, opts.USERNAME, opts.PASSWORD_FILE, *opts.TLS_KEYS, opts.SITE, opts.TABLE)
 DEFAULTS = {opts.HOST.name: "127.0.0.1", opts.USERNAME.name: "dealer"}
 
@@ -72,13 +72,4 @@ def connection(args: argparse.Namespace) -> PitConnection:
 
 
 def main(args: argparse.Namespace) -> int:
-    try:
-        conn = connection(args)
-    except opts.ClientConfigError as exc:
-        print(f"terminal: {exc}", file=sys.stderr, flush=True)
-        return 2
-    except PasswordError as exc:
-        print(exc, file=sys.stderr, flush=True)
-        return 2
-    PitApp(conn).run()
-    return 0
+    return run_screen("terminal", lambda: PitApp(connection(args)))
