@@ -33,10 +33,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import paho.mqtt.client as mqtt
 import psycopg
-from paho.mqtt.enums import CallbackAPIVersion
 
 from controller.floor.archive import ArchiveConfig, ArchiveWorker
 from controller.floor.messages import TableRef, parse_envelope
+from controller.mqtt.paho_client import BrokerEndpoint, new_client
 from tablebench.broker import Broker
 from tablebench.postgres import temp_database
 
@@ -102,9 +102,8 @@ class Publisher(threading.Thread):
         super().__init__(daemon=True)
         self.tables, self.pace, self.until = tables, pace, until
         self.sent = 0
-        self.client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"bench-{uuid.uuid4().hex[:8]}",
-                                  protocol=mqtt.MQTTv311)  # fmt: skip
-        self.client.username_pw_set("bench", "bench")
+        self.client = new_client(BrokerEndpoint(broker.host, broker.port, "bench", "bench"),
+                                 f"bench-{uuid.uuid4().hex[:8]}", protocol=mqtt.MQTTv311)  # fmt: skip
         self.client.max_inflight_messages_set(1000)
         self.client.max_queued_messages_set(0)
         self.client.connect(broker.host, broker.port, 30)

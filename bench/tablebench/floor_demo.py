@@ -21,9 +21,9 @@ import time
 from pathlib import Path
 from types import FrameType
 
+from controller.paste import command
 from tablebench.demo_dealer import auto_dealer
 from tablebench.demo_session import DemoError, Out, prepare_session
-from tablebench.demo_terminal import tablectl_command
 from tablebench.floor_stack import SITE, FloorOptions, FloorStack
 from tablebench.stack import Stack
 
@@ -101,7 +101,7 @@ def _introduce(floor: FloorStack, workdir: Path, rounds: int | None, out: Out) -
     out(f"floor demo: dashboard {floor.url}")
     out(f"floor demo: login {floor.login.user} / {floor.login.secret} ({floor.login.what})")
     out(
-        f"floor demo: the floor's alerts (another terminal): {tablectl_command()} floor alerts --dsn '{floor.dsn}'"
+        f"floor demo: the floor's alerts (another terminal): {command('floor', 'alerts', '--dsn', floor.dsn)}"
     )
     out(
         f"floor demo: card order seed {floor.opts.seed} (--seed {floor.opts.seed} deals the same cards again)"

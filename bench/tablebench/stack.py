@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.broker import load_users
+from controller.mqtt.paho_client import TlsConfig
 from controller.rules.profiles import load_profile
 from tablebench import ROOT
 from tablebench.broker import Broker
@@ -122,6 +123,9 @@ class StackOptions:
     max_bet: int | None = None
     broker: tuple[str, int] | None = None  # use this broker instead of starting one
     broker_config: tuple[str, ...] = ()  # appended to the started broker's configuration (a floor bridge)
+    broker_tls: TlsConfig | None = (
+        None  # that broker's CA (and client certificate): the service and clients use it
+    )
     config_overrides: dict[str, dict[str, Any]] = field(default_factory=dict)  # section -> key -> value
     verbose: bool = False
 
@@ -223,6 +227,11 @@ class Stack:
         cfg["mqtt"].update(
             host=self.host, port=self.port, username=self.table_user, password_file=str(password_file)
         )
+        tls = o.broker_tls
+        if tls is not None:  # the table's [mqtt.tls], the keys of docs/deploy.md
+            cfg["mqtt"]["tls"] = {"ca": str(tls.ca)} | (
+                {"cert": str(tls.cert), "key": str(tls.key)} if tls.cert and tls.key else {}
+            )
         creds, self.key_dir = write_demo_credentials(self.workdir)
         cfg["supervisors"]["credentials_file"] = str(creds)
         for section, values in o.config_overrides.items():
@@ -287,6 +296,7 @@ class Stack:
             password=self.users[user],
             prefix=self.prefix,
             key_dir=self.key_dir,
+            tls=self.opts.broker_tls,
         )
 
 

@@ -26,7 +26,6 @@ import contextlib
 import logging
 import queue
 import secrets
-import ssl
 import threading
 import time
 from collections import deque
@@ -36,7 +35,6 @@ from typing import Any
 
 import paho.mqtt.client as mqtt
 import psycopg
-from paho.mqtt.enums import CallbackAPIVersion
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
@@ -64,6 +62,7 @@ from controller.floor.messages import (
 )
 from controller.floor.notify import notify
 from controller.floor.repair import Repairer, request_payload
+from controller.mqtt.paho_client import BrokerEndpoint, TlsConfig, new_client
 
 log = logging.getLogger("floor.archive")
 REPLAY_RESPONSE = "cmd/replay/response/{user}"
@@ -80,7 +79,7 @@ class ArchiveConfig:
     worker: str = "1"
     group: str = "floor-archive"
     site: str = "+"
-    ca: str | None = None
+    tls: TlsConfig | None = None  # the floor broker's CA (and a client certificate): verified
     batch: int = 500
     grace: float = 2.0
     answer_timeout: float = 10.0
@@ -138,22 +137,18 @@ class ArchiveWorker:
 
     # ---- MQTT ----
     def _client(self, client_id: str, *, persistent: bool) -> mqtt.Client:
+        endpoint = BrokerEndpoint(
+            self.cfg.host, self.cfg.port, self.cfg.username, self.cfg.password, self.cfg.tls
+        )
         if persistent:
-            client = mqtt.Client(
-                CallbackAPIVersion.VERSION2,
-                client_id=client_id,
-                protocol=mqtt.MQTTv311,
-                clean_session=False,
-                manual_ack=True,
+            client = new_client(
+                endpoint, client_id, protocol=mqtt.MQTTv311, clean_session=False, manual_ack=True
             )
             client.on_connect = self._on_main_connect
             client.on_disconnect = lambda *a: self._connected.clear()
         else:
-            client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5)
+            client = new_client(endpoint, client_id)
             client.on_connect = self._on_replay_connect
-        client.username_pw_set(self.cfg.username, self.cfg.password)
-        if self.cfg.ca:
-            client.tls_set(ca_certs=self.cfg.ca, tls_version=ssl.PROTOCOL_TLS_CLIENT)
         client.max_inflight_messages_set(100)
         client.reconnect_delay_set(0.2, 5)
         client.on_message = self._on_message

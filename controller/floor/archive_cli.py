@@ -18,13 +18,17 @@ import psycopg
 from controller.floor.archive import ArchiveConfig, ArchiveWorker
 from controller.floor.archive_report import DEFAULT_INTERVAL_S, Reporter
 from controller.floor.cli import add_dsn
+from controller.mqtt import client_options as opts
+from controller.mqtt.paho_client import default_port
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_dsn(parser)
     parser.add_argument("--host", default="127.0.0.1", help="floor broker host")
-    parser.add_argument("--port", type=int, default=8883, help="floor broker port")
-    parser.add_argument("--ca", default=None, help="CA certificate of the floor broker (TLS)")
+    parser.add_argument(
+        "--port", type=int, default=None, help="floor broker port (default 8883 with --ca, else 1883)"
+    )
+    opts.add_options(parser, opts.TLS_KEYS, {})
     parser.add_argument("--username", default="archive", help="broker account (an archive* account)")
     parser.add_argument(
         "--password-env",
@@ -62,16 +66,21 @@ def main(args: argparse.Namespace) -> int:
     if not password:
         print(f"floor archive: set the broker password in ${args.password_env}", file=sys.stderr)
         return 2
+    try:
+        tls = opts.tls_from_args(args)
+    except opts.ClientConfigError as exc:
+        print(f"floor archive: {exc}", file=sys.stderr)
+        return 2
     cfg = ArchiveConfig(
         dsn=args.dsn,
         host=args.host,
-        port=args.port,
+        port=args.port if args.port is not None else default_port(tls),
         username=args.username,
         password=password,
         worker=args.worker,
         group=args.group,
         site=args.site,
-        ca=args.ca,
+        tls=tls,
         grace=args.grace,
     )
     worker = ArchiveWorker(cfg)
