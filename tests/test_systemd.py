@@ -59,6 +59,8 @@ def test_notify_type_watchdog_and_restart(unit: dict[str, list[tuple[str, str]]]
     assert one(unit, "Service", "Type") == "notify"  # READY=1 from controller/sdnotify.py
     assert int(one(unit, "Service", "WatchdogSec")) > 0
     assert one(unit, "Service", "Restart") == "on-failure"
+    # a refused configuration (exit 2 or 3, docs/cli.md) fails the unit at once instead of a restart loop
+    assert set(one(unit, "Service", "RestartPreventExitStatus").split()) == {"2", "3"}
     assert one(unit, "Install", "WantedBy") == "multi-user.target"
 
 
@@ -219,7 +221,7 @@ def test_install_script_covers_every_step() -> None:
         "usermod --groups dialout,gpio tablectl",
         "make_release",
         "switch_to",
-        "firmware_configs/mosquitto",
+        "controller.broker path acl",  # the wheel's template, never the source tree's (issue 26)
         "controller.broker render",
         "99-tablectl.rules",
         "systemctl enable tablectl.service",
