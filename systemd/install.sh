@@ -108,8 +108,8 @@ table_id="$("$venv_python" -c 'import sys, tomllib; print(tomllib.load(open(sys.
 site="$("$venv_python" -c 'import sys, tomllib; print(tomllib.load(open(sys.argv[1], "rb"))["table"]["site"])' "$cfg")"
 
 # ---- 5. mosquitto: TLS, accounts, ACL -------------------------------------------------------------------------
-# Restarted only when its configuration or certificates changed; new or changed accounts only reload it
-# (SIGHUP: mosquitto reads passwd and acl again, connected clients stay).
+# Restarted only when its configuration or certificates changed; new or changed accounts only make it read
+# passwd and acl again (SIGHUP; connected clients stay).
 log "5/8 mosquitto (TLS on 8883, accounts, ACL)"
 mosq_restart=0
 mosq_reload=0
@@ -195,8 +195,9 @@ if [ "$mosq_restart" -eq 1 ] || ! systemctl is-active --quiet mosquitto.service;
     systemctl restart mosquitto.service
     log "mosquitto (re)started"
 elif [ "$mosq_reload" -eq 1 ]; then
-    systemctl reload mosquitto.service
-    log "mosquitto reloaded (accounts)"
+    # SIGHUP from systemd itself: Debian's ExecReload= runs /bin/kill, which a minimal Debian lacks (procps)
+    systemctl kill --signal=HUP --kill-whom=main mosquitto.service
+    log "mosquitto re-read passwd and acl (SIGHUP; not restarted)"
 fi
 
 # ---- 6. udev ----------------------------------------------------------------------------------------------
