@@ -106,6 +106,11 @@ if [ ! -f "$cfg" ]; then
 fi
 table_id="$("$venv_python" -c 'import sys, tomllib; print(tomllib.load(open(sys.argv[1], "rb"))["table"]["id"])' "$cfg")"
 site="$("$venv_python" -c 'import sys, tomllib; print(tomllib.load(open(sys.argv[1], "rb"))["table"]["site"])' "$cfg")"
+# A new release over an installed one (an upgrade through install.sh): its code must accept the configuration
+# before anything else changes (on a first install it cannot yet: step 5 makes files it names).
+if [ "$new_release" -eq 1 ] && [ -n "$old" ] && ! "$release_dir/.venv/bin/tablectl" config check "$cfg" >&2; then
+    die "configuration refused by the new release (reasons above): still on $old, nothing changed"
+fi
 
 # ---- 5. mosquitto: TLS, accounts, ACL -------------------------------------------------------------------------
 # Restarted only when its configuration or certificates changed; new or changed accounts only make it read
@@ -136,6 +141,9 @@ else
     rm -rf "$ca_tmp"
     mosq_restart=1
     log "made a CA and the broker's certificate; the CA's private key was not kept (docs/deploy.md \"Certificates\")"
+fi
+if ! getent hosts localhost >/dev/null; then
+    log "WARNING: localhost does not resolve (no /etc/hosts?): the controller connects to the broker as localhost"
 fi
 if [ -e "$CERTS/ca.key" ]; then
     log "WARNING: $CERTS/ca.key is a CA's private key on the table: move it to the operator's machine (offline)"
@@ -228,7 +236,7 @@ ok=1
 "$release_dir/.venv/bin/tablectl" config check "$cfg" >&2 || ok=0
 if [ "$new_release" -eq 1 ]; then
     if [ "$ok" -eq 0 ] && [ -n "$old" ]; then
-        die "configuration refused by the new release (reasons above): still on $old, service untouched"
+        die "configuration refused by the new release (reasons above): still on $old, service not restarted"
     fi
     commit_release "$release_dir"
     switch_to "$release"

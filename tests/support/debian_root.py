@@ -18,6 +18,8 @@ mirror not reachable.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import os
 import shutil
@@ -26,7 +28,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -74,12 +76,27 @@ def _rootfs_dir() -> Path:
     return CACHE / f"rootfs-{key}"
 
 
+@contextlib.contextmanager
+def _cache_lock() -> Iterator[None]:
+    """One builder of the cache at a time (two test runs on one machine share it)."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with (CACHE / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 def rootfs() -> Path:
     """The cached debootstrap tree (built on first use, a few minutes; read-only by convention)."""
     done = _rootfs_dir()
     if (done / ".complete").exists():
         return done
-    CACHE.mkdir(parents=True, exist_ok=True)
+    with _cache_lock():
+        if not (done / ".complete").exists():
+            _debootstrap(done)
+    return done
+
+
+def _debootstrap(done: Path) -> None:
     work = done.with_name(done.name + ".partial")
     shutil.rmtree(work, ignore_errors=True)
     shutil.rmtree(done, ignore_errors=True)
@@ -89,7 +106,6 @@ def rootfs() -> Path:
         raise RuntimeError(f"debootstrap failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
     (work / ".complete").write_text(" ".join(PACKAGES) + "\n")
     work.rename(done)
-    return done
 
 
 def wheelhouse() -> Path:
@@ -100,6 +116,13 @@ def wheelhouse() -> Path:
     done = CACHE / f"wheelhouse-{key}"
     if (done / ".complete").exists():
         return done
+    with _cache_lock():
+        if not (done / ".complete").exists():
+            _download(lock, done)
+    return done
+
+
+def _download(lock: Path, done: Path) -> None:
     work = done.with_name(done.name + ".partial")
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
@@ -111,7 +134,6 @@ def wheelhouse() -> Path:
     (work / ".complete").write_text("")
     shutil.rmtree(done, ignore_errors=True)
     work.rename(done)
-    return done
 
 
 def copy_tree(src: Path, dest: Path) -> None:
