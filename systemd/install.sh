@@ -228,6 +228,15 @@ if ! cmp -s "$release_dir/systemd/tablectl.service" /etc/systemd/system/tablectl
     unit_changed=1
 fi
 
+# A file of /etc/tablectl (but the broker's accounts) changed since the running service started: restart it so
+# the change takes effect (seconds resolution: a file written in the second before the start counts).
+config_changed_since_start() {
+    local since
+    since="$(systemctl show -p ActiveEnterTimestamp --value tablectl.service)"
+    [ -n "$since" ] && since="$(date -d "$since" +%s)" || return 0
+    [ -n "$(find "$TABLECTL_ETC" -maxdepth 1 -type f ! -name mqtt-users.toml -newermt "@$((since - 1))" -print -quit)" ]
+}
+
 # ---- 8. check, switch and start ----------------------------------------------------------------------------
 # The release's own tablectl checks the configuration. Refused: the service is not started (nor enabled, so
 # no boot crash-loops on it) and the script ends non-zero with one line saying what to do.
@@ -252,11 +261,12 @@ if [ "$ok" -eq 0 ]; then
     else
         was="left stopped"
     fi
-    die "configuration refused (reasons above): tablectl.service $was; fix $cfg (docs/deploy.md step 5), then run $here/install.sh again"
+    die "configuration refused (reasons above): tablectl.service $was; fix $cfg (docs/deploy.md §1 step 6), then run $here/install.sh again"
 fi
 systemctl enable tablectl.service >/dev/null 2>&1
 if [ "$start" -eq 1 ]; then
-    if [ "$new_release" -eq 1 ] || [ "$unit_changed" -eq 1 ] || ! systemctl is-active --quiet tablectl.service; then
+    if [ "$new_release" -eq 1 ] || [ "$unit_changed" -eq 1 ] || ! systemctl is-active --quiet tablectl.service \
+        || config_changed_since_start; then
         # reset-failed: a unit that used up its start limit (5 in 5 min) refuses to start until it is reset
         systemctl reset-failed tablectl.service 2>/dev/null || true
         systemctl restart --no-block tablectl.service

@@ -9,7 +9,8 @@ no udev, no sudo, no procps), booted under systemd (``systemd-nspawn --boot --pr
 3. the technician's step 5/6 (credentials, table.toml for this table, manifest) and a re-run that adds a dealer's
    broker account: no new release, mosquitto not restarted but the account works (and a wrong password does
    not), tablectl starts and reaches READY=1 (shoe, journal, TLS broker up) with the shipped broker settings;
-   a further re-run with nothing changed restarts nothing;
+   a further re-run with nothing changed restarts nothing; one with a broken configuration is refused and leaves
+   the running service alone;
 4. ``update.sh`` and ``rollback.sh``: the service comes back up each time and ``tablectl journal verify``
    passes after each.
 
@@ -33,7 +34,8 @@ import select
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -110,6 +112,15 @@ def install(m: Machine, *args: str, pip: dict[str, str] = OFFLINE_PIP) -> subpro
 
 def releases(m: Machine) -> list[str]:
     return sorted(p.name for p in (m.root / "opt" / "tablectl" / "releases").iterdir())
+
+
+def wait_for(condition: Callable[[], bool], timeout: float = 120.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.2)  # the poll interval of a condition wait
+    return True
 
 
 def journal_verify(m: Machine) -> subprocess.CompletedProcess[str]:
@@ -223,6 +234,22 @@ def test_install_on_a_fresh_debian_as_the_docs_say(machine: Machine) -> None:
     assert m.show("tablectl.service", "MainPID") == service_pid
     assert m.show("mosquitto.service", "MainPID") == broker_pid
     assert releases(m) == [release]
+
+    # a configuration broken while the table runs: refused, the running service left as it was
+    cfg = m.root / "etc" / "tablectl" / "table.toml"
+    good = cfg.read_text()
+    cfg.write_text(good.replace('profile = "pt-2001"', 'profile = "no-such-profile"', 1))
+    broken = install(m)
+    assert broken.returncode != 0
+    assert "left running on the configuration it started with" in broken.stderr.strip().splitlines()[-1]
+    assert m.show("tablectl.service", "MainPID") == service_pid
+    # fixed again: the change in /etc/tablectl since the start is what restarts it (still no new release)
+    cfg.write_text(good)
+    applied = install(m)
+    assert applied.returncode == 0, applied.stderr[-3000:]
+    assert "starting tablectl.service" in applied.stderr and releases(m) == [release]
+    assert wait_for(lambda: m.show("tablectl.service", "MainPID") not in ("0", service_pid))
+    assert m.wait_unit("tablectl.service", {"active"}) == "active"
 
     # 4. update and rollback keep the journal verifiable
     assert journal_verify(m).returncode == 0
