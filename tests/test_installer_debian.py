@@ -95,7 +95,7 @@ def machine(cached: tuple[Path, Path], shoe: str, tmp_path: Path) -> Iterator[Ma
     m = Machine(
         root=root,
         name=f"installer-{os.getpid()}",
-        binds=(f"{shoe}:/dev/tablectl-shoe", f"{wheels}:/root/wheelhouse"),
+        binds=(f"--bind={shoe}:/dev/tablectl-shoe", f"--bind-ro={wheels}:/root/wheelhouse"),
         log=tmp_path / "nspawn.log",
     )
     try:

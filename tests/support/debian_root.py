@@ -171,7 +171,7 @@ class Machine:
 
     root: Path
     name: str
-    binds: Sequence[str] = ()
+    binds: Sequence[str] = ()  # systemd-nspawn options: --bind=SRC:DEST, --bind-ro=SRC:DEST
     process: subprocess.Popen[bytes] | None = None
     leader: int = 0
     log: Path = field(default_factory=lambda: Path("/dev/null"))
@@ -186,7 +186,7 @@ class Machine:
             "--private-network",
             "--boot",
             "--console=passive",
-            *(f"--bind={b}" for b in self.binds),
+            *self.binds,
         ]
         with self.log.open("ab") as out:
             self.process = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=out)
