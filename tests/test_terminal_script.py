@@ -106,7 +106,9 @@ async def test_a_new_person_plays_the_demo_script_at_80x24(table: Stack, tmp_pat
             )
             await settle(app, pilot, lambda v: not v.states["shoe"]["shuffling"] and "jackpot" in v.states)
             text = screen_text(app)
-            assert "floor console: TABLECTL_MQTT_PASSWORD=" in text and f"--port {table.port}" in text
+            console = next(r for r in text.splitlines() if r.startswith("floor console: sh "))
+            script = Path(console.removeprefix("floor console: sh ").strip()).read_text()
+            assert "TABLECTL_MQTT_PASSWORD=" in script and f"--port {table.port}" in script
 
             # round 1: a bet on seat 1 and a jackpot chip sensed in its slot: the meter goes up (PT-2001 r.40)
             meter = st(app, "jackpot")["meter"]
@@ -126,7 +128,7 @@ async def test_a_new_person_plays_the_demo_script_at_80x24(table: Stack, tmp_pat
             await settle(app, pilot, lambda v: v.states["table"]["bets"].get("1", {}).get("amount") == 2000)
             rid2 = await play_round(app, pilot, queue=["8S", "AH", "8D", "9C", "TS", "TH"], ctl=ctl)
             assert {"i", "p", "s"} <= app.played  # type: ignore[attr-defined]
-            # the last round is below the table at 80x24: the person scrolls down to it (mouse wheel)
+            # the last round in full is below the table at 80x24: the person scrolls down to it (PageDown)
             app.query_one("#main").scroll_to_widget(app.query_one("#lastround"), animate=False, top=True)
             await pilot.pause(0.3)
             last = "\n".join(line.strip("│ ") for line in screen_text(app).splitlines())

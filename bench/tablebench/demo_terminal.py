@@ -3,6 +3,9 @@ and fake GPIO board, and the line that attaches the floor alert console (docs/te
 
 from __future__ import annotations
 
+import os
+import sys
+from pathlib import Path
 from typing import Any
 
 from tablebench.stack import Stack
@@ -51,15 +54,30 @@ def terminal_connection(stack: Stack, profile: str) -> Any:
         supervisor_account="supervisor1",
         supervisor_password=stack.users["supervisor1"],
         demo=StackHardware(stack.shoe_control, stack.gpio_socket),
-        floor_console=floor_console_line(stack),
+        floor_console=f"sh {floor_console_script(stack)}",
         profile=profile,
         key_dir=str(stack.key_dir),
     )
 
 
-def floor_console_line(stack: Stack) -> str:
+def floor_console_line(stack: Stack, tablectl: str = "tablectl") -> str:
     """The one line that attaches the floor alert console to the demo's broker (docs/terminal.md)."""
     return (
-        f"TABLECTL_MQTT_PASSWORD={stack.users[FLOOR_ACCOUNT]} tablectl alerts --host {stack.host} "
+        f"TABLECTL_MQTT_PASSWORD={stack.users[FLOOR_ACCOUNT]} {tablectl} alerts --host {stack.host} "
         f"--port {stack.port} --user {FLOOR_ACCOUNT} --key-dir {stack.key_dir}"
     )
+
+
+def floor_console_script(stack: Stack) -> Path:
+    """That line as a script in the demo's work directory (only its owner may read it: it holds the demo
+    account's password), so the pit terminal names it in one short line even at 80 columns:
+    ``sh <workdir>/floor-console``."""
+    beside = Path(sys.executable).parent / "tablectl"  # the venv's tablectl, when the demo runs from one
+    tablectl = str(beside) if beside.exists() else "tablectl"
+    script = stack.workdir / "floor-console"
+    fd = os.open(script, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o700)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        line = floor_console_line(stack, tablectl)
+        f.write(f"#!/bin/sh\n# the demo's floor alert console (docs/terminal.md)\nexec env {line}\n")
+    script.chmod(0o700)
+    return script
