@@ -13,6 +13,7 @@ from outside that is not a known name is returned as given (the screens still sh
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from drivers.cards import RANKS, SUITS
@@ -57,6 +58,9 @@ ALERT_WORDS = {
     "journal_io": "Journal write failed",
     "integrity": "Journal or configuration does not check out",
     "journal_integrity": "Journal contradicts its checkpoints",
+    # the floor's own alerts (controller/floor/chain.py, repair.py)
+    "event_missing": "Event missing from the archive",
+    "replay_unanswered": "Table did not resend missing events",
 }
 SEVERITY_WORDS = {"critical": "critical", "warning": "warning", "info": "notice"}
 SEVERITY_RANK = {"critical": 0, "warning": 1, "info": 2}  # most severe first
@@ -89,6 +93,13 @@ ACTION_WORDS = {
     "ack_alert": "Acknowledge alerts",
     "ack_deck_check": "Acknowledge deck check",
     "clear_link": "Clear link fault",
+    "replace_card": "Replace a card",
+    "jackpot_correct": "Correct jackpot",
+    "void_round": "Void the round",
+    "run_deck_check": "Run the deck check",
+    "clear_shoe_fault": "Clear shoe fault",
+    "clear_journal_io": "Clear journal fault",
+    "clear_integrity": "Clear integrity fault",
 }
 # The table's state (controller/table/machine.py).
 STATE_WORDS = {
@@ -109,6 +120,10 @@ STATE_WORDS = {
     "link_down": "SHOE LINK DOWN",
     "tamper": "TAMPER",
     "resync": "Resynchronising",
+    "journal_io": "JOURNAL WRITE FAILED",
+    "integrity": "INTEGRITY FAULT",
+    "shoe_sequence": "CARD OUT OF SEQUENCE",
+    "card_count": "CARD SEEN TOO OFTEN",
 }
 # The round's phase (state/round "phase", the rules engine's RoundPhase).
 PHASE_WORDS = {
@@ -234,3 +249,26 @@ def money(minor: Any, currency: str | None = None, *, sign: bool = False) -> str
     units, cents = divmod(abs(int(minor)), 100)
     text = f"{lead}{units:,}.{cents:02d}"
     return f"{text} {currency}" if currency else text
+
+
+_CARD_CODE = re.compile(rf"(?<![\w#])([{RANKS}][{SUITS}])(?!\w)")
+_SEAT_HAND = re.compile(r"\bseat (\d+) hand (\d+)\b")
+_SNAKE = re.compile(r"\b[a-z]+(?:_[a-z]+)+\b")
+
+
+def in_words(text: str) -> str:
+    """A sentence written by the code (a rules engine's reason, a refusal) in people's words: card codes as
+    faces ('4H' -> '4♥'), 'seat 1 hand 0' -> 'Seat 1, hand 1', and every known snake_case name (an alert kind,
+    a decision, a state, a status) by its label. Anything else is left as it is."""
+    text = _SEAT_HAND.sub(lambda m: f"Seat {m.group(1)}, hand {int(m.group(2)) + 1}", text)
+    text = _CARD_CODE.sub(lambda m: card_face(m.group(1)), text)
+    return _SNAKE.sub(lambda m: _KNOWN.get(m.group(0), m.group(0)), text)
+
+
+# every snake_case name the tables above know, by its label in lower case (for in_words)
+_KNOWN = {
+    name: label if table is ALERT_WORDS else label.lower()
+    for table in (STATUS_WORDS, OUTCOME_WORDS, PHASE_WORDS, STATE_WORDS, ACTION_WORDS, ALERT_WORDS)
+    for name, label in table.items()
+    if "_" in name
+}

@@ -106,8 +106,8 @@ async def test_a_new_person_plays_the_demo_script_at_80x24(table: Stack, tmp_pat
             )
             await settle(app, pilot, lambda v: not v.states["shoe"]["shuffling"] and "jackpot" in v.states)
             text = screen_text(app)
-            console = next(r for r in text.splitlines() if r.startswith("floor console: sh "))
-            script = Path(console.removeprefix("floor console: sh ").strip()).read_text()
+            assert any(r.startswith("floor console: sh ") for r in text.splitlines())  # one line
+            script = Path(str(app.conn.floor_console).removeprefix("sh ")).read_text()
             assert "TABLECTL_MQTT_PASSWORD=" in script and f"--port {table.port}" in script
 
             # round 1: a bet on seat 1 and a jackpot chip sensed in its slot: the meter goes up (PT-2001 r.40)

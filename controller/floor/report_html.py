@@ -11,18 +11,16 @@ from datetime import UTC, date, datetime
 
 from controller.floor.coverage import UNKNOWN_TABLE, HoleKind
 from controller.floor.report import COLUMNS, TableDay, day_bounds
+from controller.words import money as words_money
 
 _HEAD = {c: c.removesuffix("_minor") for c in COLUMNS}  # the page shows major units, with the currency
 _TEXT_COLUMNS = ("site", "table", "archive", "currency", "missing_ids", "pending_ids")  # left-aligned
 
 
 def money(minor: int | None, currency: str | None = None) -> str:
-    """``-1,234.05 EUR`` from minor units (two decimals, as every currency the tables use); ``—`` when None."""
-    if minor is None:
-        return "—"
-    sign = "-" if minor < 0 else ""
-    text = f"{sign}{abs(minor) // 100:,}.{abs(minor) % 100:02d}"
-    return f"{text} {currency}" if currency else text
+    """``-1,234.05 EUR`` from minor units (two decimals, as every currency the tables use); ``—`` when None:
+    the product's one way of writing money for people (controller/words.py)."""
+    return words_money(minor, currency)
 
 
 def meter_svg(points: list[tuple[datetime, int]], day: date, currency: str | None = None) -> str:
