@@ -169,7 +169,8 @@ def test_a_tampered_journal_settlement_is_found_by_the_replay(tmp_path: Path) ->
     res = tablectl("replay", "-", "--report", stdin=export.stdout)
     assert res.returncode == 1
     assert res.stdout.count("agrees with the journal's settlement") == 2
-    assert "DISAGREES with the journal's settlement: total_net: journal" in res.stdout
+    assert "DISAGREES with the journal's settlement: total net for the players: journal +" in res.stdout
+    assert "total_net" not in res.stdout  # in words (issue 30)
 
 
 def test_the_hostile_page_in_a_real_browser_has_no_script_and_shows_the_text(tmp_path: Path) -> None:

@@ -319,6 +319,20 @@ _COMPARED = (
 )
 
 
+_COMPARED_WORDS = {
+    "dealer_cards": "dealer's cards",
+    "dealer_total": "dealer's total",
+    "hands": "hands",
+    "co_bets": "other players' bets",
+    "co_side_bets": "other players' side bets",
+    "insurance": "insurance",
+    "side_bets": "side bets",
+    "prizes": "special prizes",
+    "seat_nets": "net per seat",
+    "total_net": "total net for the players",
+}
+
+
 def differences(replayed: dict[str, Any], recorded: Any) -> list[str]:
     """Where the replayed settlement differs from the one the journal recorded (both as JSON)."""
     if not isinstance(recorded, dict):
@@ -328,10 +342,14 @@ def differences(replayed: dict[str, Any], recorded: Any) -> list[str]:
     out = []
     for key in _COMPARED:
         if a.get(key) != b.get(key):
-            out.append(f"{key}: journal {_short(b.get(key))}, replay {_short(a.get(key))}")
+            out.append(
+                f"{_COMPARED_WORDS[key]}: journal {_short(b.get(key), key)}, replay {_short(a.get(key), key)}"
+            )
     return out
 
 
-def _short(value: Any) -> str:
+def _short(value: Any, key: str = "") -> str:
+    if key == "total_net" and isinstance(value, int) and not isinstance(value, bool):
+        return money(value)  # an amount: in money; the other fields as the journal holds them
     text_ = json.dumps(value, ensure_ascii=False, default=str)
     return text_ if len(text_) <= 120 else text_[:117] + "..."
