@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.code_names import code_names
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.timeout(120)
@@ -42,6 +43,8 @@ def test_demo_auto_plays_two_rounds_over_mqtt(tmp_path: Path) -> None:
     seqs = [int(c[0]) for c in cards]
     assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)  # in shoe order, each once (deduped)
     assert "2 round(s) dealt and settled" in out
+    played = [line for line in out.splitlines() if line.startswith(("card ", "round ", "settlement "))]
+    assert not [(line, code_names(line)) for line in played if code_names(line)]  # in words (issue 30)
     # one line per round in words, every amount in money (issue 19)
     summaries = re.findall(rf"^round \S+: Seat 1 bet \d+\.\d\d EUR: .+ = \d+, [a-z ,]+, {money}", out, re.M)
     assert len(summaries) == 2

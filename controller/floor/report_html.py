@@ -13,7 +13,26 @@ from controller.floor.coverage import UNKNOWN_TABLE, HoleKind
 from controller.floor.report import COLUMNS, TableDay, day_bounds
 from controller.words import money as words_money
 
-_HEAD = {c: c.removesuffix("_minor") for c in COLUMNS}  # the page shows major units, with the currency
+# The page's column headers in words (the CSV keeps the code names and says its unit: ``_minor``); the page
+# shows major units with the currency.
+_HEAD = {
+    "site": "site",
+    "table": "table",
+    "archive": "archive",
+    "rounds": "rounds",
+    "staked_minor": "staked",
+    "paid_minor": "paid out",
+    "house_net_minor": "house net",
+    "dealer_errors": "dealer errors",
+    "faults": "faults",
+    "voids": "void rounds",
+    "jackpot_meter_minor": "jackpot meter",
+    "currency": "currency",
+    "archived_to": "archived to event",
+    "known_to": "known to event",
+    "missing_ids": "missing events",
+    "pending_ids": "pending events",
+}
 _TEXT_COLUMNS = ("site", "table", "archive", "currency", "missing_ids", "pending_ids")  # left-aligned
 
 
