@@ -243,13 +243,17 @@ def broker(tmp_path: Path) -> Iterator[Broker]:
         b.stop()
 
 
+# a reason as the controller writes it (controller/table/cards.py): card codes, a hand from 0, a decision's name
+REASON = "PT-2001 r.58: KS given to seat 2 hand 0 after no_insurance: KS goes to the discard"
+
+
 async def test_alert_console_in_words(broker: Broker) -> None:
     """The floor's alert console with an open alert of every kind and an acknowledged one: kinds and severities
     in words, no code name on the screen (banner, list, history)."""
     pub = Publisher(broker, f"casino/s{uuid.uuid4().hex[:6]}/table/T1")
     kinds = list(ALERT_KINDS)
     alerts = [{"alert_id": i + 1, "kind": k, "severity": ("critical", "warning", "info")[i % 3], "level": 0,
-               "raised_at": 1_700_000_000.0 + i, "reason": "see the table"} for i, k in enumerate(kinds)]  # fmt: skip
+               "raised_at": 1_700_000_000.0 + i, "reason": REASON} for i, k in enumerate(kinds)]  # fmt: skip
     pub.retain("alerts/open", {"alerts": alerts})
     pub.retain("alerts/events", {"action": "acknowledged", "alert": {**alerts[0], "alert_id": 99,
                "kind": "dealer_error", "acked_by": "bob"}})  # fmt: skip
@@ -264,6 +268,7 @@ async def test_alert_console_in_words(broker: Broker) -> None:
             assert not code_names(text), code_names(text)
             assert "NEW ALERT" in text or "ALERT" in text
             assert "Shoe jam" in text and "Dealer error" in text and "critical" in text
+            assert "K♠ given to Seat 2, hand 1 after no insurance" in text
             assert not [k for k in CODE_NAMES if "_" in k and k in text]
     finally:
         pub.close()

@@ -51,7 +51,7 @@ from controller.terminal.view import (
     money_in_text,
     next_hint,
 )
-from controller.words import ACTION_WORDS, money, words
+from controller.words import ACTION_WORDS, in_words, money, words
 
 
 class PitApp(App[None]):
@@ -377,7 +377,7 @@ class PitApp(App[None]):
                 if on_refused is not None:
                     on_refused()
                 if isinstance(exc, CommandFailed):
-                    self._show(f"refused: {what}: {money_in_text(exc.reason, self.currency)}")
+                    self._show(f"refused: {what}: {in_words(money_in_text(exc.reason, self.currency))}")
                 elif isinstance(exc, TimeoutError):
                     self._show(f"refused: {what}: no answer from the controller (is it online?)")
                 else:

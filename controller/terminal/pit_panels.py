@@ -33,6 +33,7 @@ from controller.words import (
     UNKNOWN,
     card_face,
     hand_label,
+    in_words,
     money,
     words,
 )
@@ -231,7 +232,7 @@ def alerts_panel(alerts_open: list[Any]) -> Text:
     for a in alerts[-6:]:
         style = "bold red" if a.get("severity") == "critical" else ""
         out.append(clean(f"#{a.get('alert_id')} {words(ALERT_WORDS, a.get('kind'))} "
-                         f"({words(SEVERITY_WORDS, a.get('severity'))}): {a.get('reason')}", 200)
+                         f"({words(SEVERITY_WORDS, a.get('severity'))}): {in_words(str(a.get('reason')))}", 200)
                    + "\n", style=style)  # fmt: skip
     return out
 
