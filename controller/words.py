@@ -178,6 +178,23 @@ COMBINATION_WORDS = {
 RECIPIENT_WORDS = {"burn": "burnt", "dealer": "Dealer", "held": "held back", "void": "void round"}
 
 
+# Every table above by its subject, e.g. for a web page's script (the floor dashboard can serve
+# ``json.dumps(VOCABULARY)`` once and label on the client exactly as the terminal and the reports do).
+VOCABULARY: dict[str, dict[str, str]] = {
+    "alert": ALERT_WORDS,
+    "severity": SEVERITY_WORDS,
+    "action": ACTION_WORDS,
+    "state": STATE_WORDS,
+    "phase": PHASE_WORDS,
+    "status": STATUS_WORDS,
+    "outcome": OUTCOME_WORDS,
+    "lid": LID_WORDS,
+    "lid_state": LID_STATE_WORDS,
+    "combination": COMBINATION_WORDS,
+    "recipient": RECIPIENT_WORDS,
+}
+
+
 def words(table: dict[str, str], value: Any) -> str:
     """A known internal name in words; anything else as given (underscores as spaces): never a code name."""
     if value is None:

@@ -163,7 +163,7 @@ async def test_refused_input_shows_the_controllers_reason(table: Stack) -> None:
         assert "hit is not allowed in state betting" in screen_text(app)
         await pilot.press("g")
         await until(pilot, lambda: "Next round" in app.message)
-        assert app.message.startswith("refused: Next round: next_round is not allowed")
+        assert app.message.startswith("refused: Next round: next round is not allowed")  # in words (issue 30)
 
 
 async def test_jam_cleared_by_supervisor_and_acknowledged_on_the_console_pt2001_r51(

@@ -20,7 +20,7 @@ from rich.console import Console
 from support.broker import USERS
 from support.code_names import CODE_NAMES, MONEY, code_names
 from test_terminal import screen_text, until
-from test_terminal_hostile import Publisher
+from test_terminal_hostile import Publisher, broker  # noqa: F401 (fixture)
 
 from controller.actions import DEALER_ACTIONS, SUPERVISOR_ACTIONS
 from controller.alert_kinds import ALERT_KINDS
@@ -234,20 +234,11 @@ def test_pit_terminal_panels_in_words() -> None:
     assert "four aces of one colour 25.00 EUR" in text
 
 
-@pytest.fixture
-def broker(tmp_path: Path) -> Iterator[Broker]:
-    b = Broker.start(tmp_path / "broker", users=USERS)
-    try:
-        yield b
-    finally:
-        b.stop()
-
-
 # a reason as the controller writes it (controller/table/cards.py): card codes, a hand from 0, a decision's name
 REASON = "PT-2001 r.58: KS given to seat 2 hand 0 after no_insurance: KS goes to the discard"
 
 
-async def test_alert_console_in_words(broker: Broker) -> None:
+async def test_alert_console_in_words(broker: Broker) -> None:  # noqa: F811 (the fixture, imported)
     """The floor's alert console with an open alert of every kind and an acknowledged one: kinds and severities
     in words, no code name on the screen (banner, list, history)."""
     pub = Publisher(broker, f"casino/s{uuid.uuid4().hex[:6]}/table/T1")

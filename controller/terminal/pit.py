@@ -26,7 +26,7 @@ from controller.terminal.credentials import Credential, CredentialScreen
 from controller.terminal.pit_connection import PitConnection
 from controller.terminal.pit_dealer import dealer_args, shown_bet
 from controller.terminal.pit_demo import demo_step
-from controller.terminal.pit_keys import CHIPS, DEALER_KEYS, DEMO_KEYS, SUPERVISOR_KEYS, bindings
+from controller.terminal.pit_keys import CHIPS, DEALER_KEYS, DEMO_KEYS, SUPERVISOR_KEYS, bindings, hint_keys
 from controller.terminal.pit_layout import PIT_CSS, fit_layout, pit_widgets
 from controller.terminal.pit_panels import (
     alerts_panel,
@@ -233,7 +233,7 @@ class PitApp(App[None]):
         return Text("\n").join(
             [
                 settled_summary(self.last_settlement, self.currency),
-                alert_summary(self.client.view.alerts_open),
+                alert_summary(self.client.view.alerts_open, hint_keys()["ack_alert"]),
             ]
         )
 
@@ -266,7 +266,7 @@ class PitApp(App[None]):
         hint = next_hint(
             status=self.client.view.status if self.client.connected else "unreachable",
             table=self.doc("table"), rnd=self.doc("round"), shoe=self.doc("shoe"), jam=self.doc("jam"),
-            lid=self.doc("lid"), enabled=self.enabled(), keys={a: k for a, (k, _) in DEALER_KEYS.items()},
+            lid=self.doc("lid"), enabled=self.enabled(), keys=hint_keys(),
             demo=self.conn.demo is not None, seat=self.seat, chip=money(self.chip), seats=self.conn.seats,
         )  # fmt: skip
         return Text(f"next: {clean(hint, 200)}")

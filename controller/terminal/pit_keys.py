@@ -50,6 +50,14 @@ DEMO_KEYS: dict[str, tuple[str, str]] = {  # demo action -> (key, label)
 CHIPS = (100, 500, 1000, 2500, 5000, 10000, 50000, 100000)
 
 
+def hint_keys() -> dict[str, str]:
+    """Every key by its action's name, as the "next:" line names them ("F4" for clear_jam, "c" for draw)."""
+    keys = {a: k for a, (k, _) in DEMO_KEYS.items()}
+    keys.update({a: k.upper() for a, (k, _, _) in SUPERVISOR_KEYS.items()})
+    keys.update({a: k for a, (k, _) in DEALER_KEYS.items()})
+    return keys
+
+
 def bindings() -> list[Binding]:
     """Seats 1-9 (the table's seats are taken), the chip selector, every key of the tables above, PageDown /
     PageUp to the parts below the round (named in the footer), q to quit."""

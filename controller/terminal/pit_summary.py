@@ -48,7 +48,7 @@ def settled_summary(settlement: dict[str, Any], currency: str | None) -> Text:
     return head + Text(clean(per_seat or "no bets", 400))
 
 
-def alert_summary(alerts_open: list[Any]) -> Text:
+def alert_summary(alerts_open: list[Any], ack_key: str = "F9") -> Text:
     """'No open alert' or '2 ALERTS OPEN · most severe: Shoe jam (critical) · F9 acknowledges'."""
     alerts = sorted((a for a in alerts_open if isinstance(a, dict)), key=alert_sort_key)
     if not alerts:
@@ -58,7 +58,7 @@ def alert_summary(alerts_open: list[Any]) -> Text:
     style = "bold white on red" if worst.get("severity") == "critical" else "bold yellow"
     line = (
         f"{count} ALERT{'S' if count > 1 else ''} OPEN · most severe: {alert_words(worst.get('kind'))} "
-        f"({words(SEVERITY_WORDS, worst.get('severity'))}) · F9 acknowledges"
+        f"({words(SEVERITY_WORDS, worst.get('severity'))}) · {ack_key} acknowledges"
     )
     return Text(clean(line, 200), style=style)
 

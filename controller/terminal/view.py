@@ -207,8 +207,13 @@ def next_hint(
     seats: int = 7,
 ) -> str:
     """The next useful key for the person at the terminal, in words ("c: next card"), from the documents;
-    the seat keys as the table has them (``seats``: "1-7" at a seven-seat table)."""
+    the seat keys as the table has them (``seats``: "1-7" at a seven-seat table); every key named as ``keys``
+    maps it (dealer commands, supervisor actions, demo actions by name; pit_keys.py), the usual key otherwise."""
     pick = f"1-{seats}" if seats > 1 else "1"
+
+    def k(action: str, usual: str) -> str:
+        return keys.get(action, usual)
+
     if status == "unreachable":
         return "the broker is unreachable: wait, the terminal reconnects by itself"
     if status != "online":
@@ -219,31 +224,42 @@ def next_hint(
     faults = table.get("faults") or []
     if state == "jammed":
         if jam.get("jammed") and not jam.get("device_cleared"):
-            unlock = "F5 (supervisor) unlocks the lid, " if lid.get("state") == "locked" else ""
-            free = "u frees the cards on the device" if demo else "free the cards on the device"
-            return f"jam at {jam.get('location', '?')}: {unlock}{free}, then F4 releases the table"
-        return "jam cleared on the device: F4 (supervisor) releases the table"
+            unlock = (
+                f"{k('unlock_lid', 'F5')} (supervisor) unlocks the lid, "
+                if lid.get("state") == "locked"
+                else ""
+            )
+            free = (
+                f"{k('free', 'u')} frees the cards on the device" if demo else "free the cards on the device"
+            )
+            return f"jam at {jam.get('location', '?')}: {unlock}{free}, then {k('clear_jam', 'F4')} releases the table"
+        return f"jam cleared on the device: {k('clear_jam', 'F4')} (supervisor) releases the table"
     if state == "link_down" or "link_down" in faults:
         if shoe.get("linked") is False:
             return "shoe link down: check the shoe's cable and power; the table waits"
-        return "shoe link back: F12 (supervisor) clears the link fault"
+        return f"shoe link back: {k('clear_link', 'F12')} (supervisor) clears the link fault"
     if state == "tamper":
-        return "tamper: a supervisor inspects the shoe; F9 acknowledges the alert"
+        return f"tamper: a supervisor inspects the shoe; {k('ack_alert', 'F9')} acknowledges the alert"
     if state == "deck_check_failed":
-        return "the deck check failed: F10 (supervisor) acknowledges it"
+        return f"the deck check failed: {k('ack_deck_check', 'F10')} (supervisor) acknowledges it"
     if state == "closed":
         inside = table.get("cards_inside")
         if demo and isinstance(inside, int) and inside > 0:
-            return "closed: l takes every card out of the machine, then F2 (supervisor) opens a new session"
-        return "the table is closed: F2 (supervisor) opens it"
+            return (
+                f"closed: {k('machine', 'l')} takes every card out of the machine, then {k('open_table', 'F2')} "
+                "(supervisor) opens a new session"
+            )
+        return f"the table is closed: {k('open_table', 'F2')} (supervisor) opens it"
     if state == "loading":
         return (
-            "l: load the cards in two packets and close the lid" if demo else "load the cards, close the lid"
+            f"{k('machine', 'l')}: load the cards in two packets and close the lid"
+            if demo
+            else "load the cards, close the lid"
         )
     if state == "closing":
         if lid.get("state") == "open":
             return (
-                "l: the cards in, close the lid (the deck check follows)"
+                f"{k('machine', 'l')}: the cards in, close the lid (the deck check follows)"
                 if demo
                 else "cards in, close the lid"
             )
@@ -255,19 +271,22 @@ def next_hint(
         return f"{cut}: Seat {seat} cuts the cards ({pick} chooses the seat with the right, PT-2001 r.8)"
     if state == "betting":
         if "no_more_bets" in enabled:
-            return (
-                f"n: no more bets  ·  {keys['place_bet']}: add {chip} on Seat {seat}  ·  {pick}: another seat"
-            )
+            more = f"{keys['place_bet']}: add {chip} on Seat {seat}"
+            return f"{k('no_more_bets', 'n')}: no more bets  ·  {more}  ·  {pick}: another seat"
         return f"{keys['place_bet']}: bet {chip} on Seat {seat}  ·  {pick}: choose the seat  ·  [ ]: the chip"
     if state in ("dealing", "players", "dealer", "no_more_bets"):
         allowed = [a for a in ACTION_WORDS if a in enabled and a in keys]
         if allowed:
             return "  ·  ".join(f"{keys[a]}: {ACTION_WORDS[a].lower()}" for a in allowed)
-        return "c: next card" if demo else "deal the next card from the shoe"
+        return f"{k('draw', 'c')}: next card" if demo else "deal the next card from the shoe"
     if state == "settled" and table.get("shuffler") not in (None, "continuous"):
         return f"{keys['next_round']}: next round"
     if state == "settled":
-        return "l: cards in + close the lid" if demo else "put the round's cards in and close the lid"
+        return (
+            f"{k('machine', 'l')}: cards in + close the lid"
+            if demo
+            else "put the round's cards in and close the lid"
+        )
     if state == "cards_returned":
         return f"{keys['next_round']}: next round"
     return "—"
