@@ -106,9 +106,10 @@ async def test_a_new_person_plays_the_demo_script_at_80x24(table: Stack, tmp_pat
             )
             await settle(app, pilot, lambda v: not v.states["shoe"]["shuffling"] and "jackpot" in v.states)
             text = screen_text(app)
-            assert any(r.startswith("floor console: sh ") for r in text.splitlines())  # one line
+            assert any(r.startswith("floor console: sh ") for r in text.splitlines())  # one line (issue 30)
             script = Path(str(app.conn.floor_console).removeprefix("sh ")).read_text()
-            assert "TABLECTL_MQTT_PASSWORD=" in script and f"--port {table.port}" in script
+            assert " alerts --client-config " in script  # the line that works pasted as it is (issue 26)
+            assert f"port = {table.port}" in (table.workdir / "floor-console.toml").read_text()
 
             # round 1: a bet on seat 1 and a jackpot chip sensed in its slot: the meter goes up (PT-2001 r.40)
             meter = st(app, "jackpot")["meter"]

@@ -3,11 +3,12 @@ and fake GPIO board, and the line that attaches the floor alert console (docs/te
 
 from __future__ import annotations
 
+import json
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
+from controller.paste import command
 from tablebench.stack import Stack
 
 FLOOR_ACCOUNT = "supervisor2"  # the floor console's broker account in the demo (the pit uses supervisor1)
@@ -60,24 +61,31 @@ def terminal_connection(stack: Stack, profile: str) -> Any:
     )
 
 
-def floor_console_line(stack: Stack, tablectl: str = "tablectl") -> str:
-    """The one line that attaches the floor alert console to the demo's broker (docs/terminal.md)."""
-    return (
-        f"TABLECTL_MQTT_PASSWORD={stack.users[FLOOR_ACCOUNT]} {tablectl} alerts --host {stack.host} "
-        f"--port {stack.port} --user {FLOOR_ACCOUNT} --key-dir {stack.key_dir}"
+def floor_console_line(stack: Stack) -> str:
+    """The one line that attaches the floor alert console to the demo's broker (docs/terminal.md): the console's
+    client configuration file (controller/mqtt/client_options.py) and its password file (0600) in the demo's
+    workdir, and tablectl by its absolute path, so that the line works pasted into a fresh shell."""
+    password = stack.workdir / "floor-console-password"
+    fd = os.open(password, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(stack.users[FLOOR_ACCOUNT] + "\n")
+    settings = stack.workdir / "floor-console.toml"
+    settings.write_text(
+        "# The demo's floor alert console: `tablectl alerts --client-config` (docs/terminal.md)\n"
+        f"host = {json.dumps(stack.host)}\nport = {stack.port}\nusername = {json.dumps(FLOOR_ACCOUNT)}\n"
+        f"password_file = {json.dumps(password.name)}\nsite = {json.dumps(stack.opts.site)}\n"
     )
+    return command("alerts", "--client-config", settings, "--key-dir", stack.key_dir)
 
 
 def floor_console_script(stack: Stack) -> Path:
-    """That line as a script in the demo's work directory (only its owner may read it: it holds the demo
-    account's password), so the pit terminal names it in one short line even at 80 columns:
-    ``sh <workdir>/floor-console``."""
-    beside = Path(sys.executable).parent / "tablectl"  # the venv's tablectl, when the demo runs from one
-    tablectl = str(beside) if beside.exists() else "tablectl"
+    """That line as a script in the demo's work directory, so the pit terminal names it in one short line even
+    at 80 columns (``sh <workdir>/floor-console``): the line itself is longer than the screen is wide."""
     script = stack.workdir / "floor-console"
     fd = os.open(script, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o700)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
-        line = floor_console_line(stack, tablectl)
-        f.write(f"#!/bin/sh\n# the demo's floor alert console (docs/terminal.md)\nexec env {line}\n")
+        f.write(
+            f"#!/bin/sh\n# the demo's floor alert console (docs/terminal.md)\nexec {floor_console_line(stack)}\n"
+        )
     script.chmod(0o700)
     return script
