@@ -30,9 +30,10 @@ pytestmark = pytest.mark.timeout(240)
 SEATS = 7
 SHOTS = Path(__file__).resolve().parent.parent / "docs" / "screenshots"
 # each seat's first card and the dealer's open card, then the second cards and the hole card (PT-2001 r.17):
-# seat 1 and the dealer hold naturals, the dealer's open ace offers insurance (r.33)
-FIRST = ["AS", "5H", "6D", "7C", "8S", "9H", "2D", "AH"]
-SECOND = ["KS", "4C", "3S", "9C", "QD", "2S", "5C", "KD"]
+# seat 1 and the dealer hold naturals, the dealer's open ace offers insurance (r.33), seat 2 splits its eights
+# (r.26): eight hands and the dealer on the first screen
+FIRST = ["AS", "8H", "6D", "7C", "8S", "9H", "2D", "AH"]
+SECOND = ["KS", "8C", "3S", "9C", "QD", "2S", "5C", "KD"]
 
 
 @pytest.fixture
@@ -102,10 +103,13 @@ async def test_a_seven_seat_round_fits_80x24_without_scrolling(table: Stack, tmp
             assert "Last round: none settled yet" in screen and "No open alert" in screen
             shot(app, "pit-terminal-80x24-7-seats-insurance", tmp_path)
 
-            while not app.client.view.states["round"].get("complete"):  # everyone stands, the dealer draws
+            split = False
+            while not app.client.view.states["round"].get("complete"):  # seat 2 splits, all stand, the dealer
                 rnd = app.client.view.states["round"]
                 allowed = rnd.get("allowed_actions") or []
                 key = "o" if "decline_insurance" in allowed else ("s" if "stand" in allowed else "c")
+                if "split" in allowed and not split:
+                    key, split = "p", True
                 if key == "c":
                     seq = app.client.view.states["shoe"]["dealt_this_shoe"]
                     await pilot.press("c")
@@ -124,12 +128,19 @@ async def test_a_seven_seat_round_fits_80x24_without_scrolling(table: Stack, tmp
             start = next(i for i, r in enumerate(screen) if r.startswith("Last round, "))
             last = " ".join(screen[start : start + 2])
             assert last.startswith(f"Last round, dealer blackjack, net in {currency}: "), last
-            nets = {str(h["seat"]): h["net"] for h in app.last_settlement["hands"]}
+            nets: dict[str, int] = {}
+            for h in app.last_settlement["hands"]:
+                nets[str(h["seat"])] = nets.get(str(h["seat"]), 0) + h["net"]
             from controller.words import money
 
             for seat in range(1, SEATS + 1):
                 assert f"Seat {seat} {money(nets[str(seat)], sign=True)}" in last, (seat, last)
-            assert "Seat 1 0.00 · Seat 2 -10.00 · " in last  # blackjack against blackjack: a push
+            assert "Seat 1 0.00 · Seat 2 " in last  # blackjack against blackjack: a push
+            # the split seat's two hands, every other seat and the dealer on the same first screen
+            assert split and any(r.startswith("Seat 2, hand 1 ") for r in screen)
+            assert any(r.startswith("Seat 2, hand 2 ") for r in screen)
+            for seat in (1, *range(3, SEATS + 1)):
+                assert any(re.match(rf"Seat {seat} .*= \d+", r) for r in screen), (seat, screen)
             shot(app, "pit-terminal-80x24-7-seats", tmp_path)
 
             # at 120x40 the panels sit side by side and the buttons are back

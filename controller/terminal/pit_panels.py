@@ -107,6 +107,10 @@ def round_panel(
     unit = f" ({currency})" if currency else ""  # the amounts' currency, said once (the cells stay narrow)
     if compact and currency and rnd:
         title += f"  ·  bets in {currency}"
+    burnt_cards = burnt.get(str(rnd.get("round_id")), [])
+    burnt_text = " ".join(card_face(c) for c in burnt_cards)
+    if compact and burnt_cards:  # on the title line: one row more for the hands at 80x24
+        title += f"  ·  burnt {burnt_text}"
     grid = Table(title=Text(title, style="bold"), expand=True, box=box.SIMPLE_HEAD, show_edge=False,
                  padding=(0, 1), show_header=not compact)  # fmt: skip
     for col in ("hand", f"bet{unit}", "cards = total", "status"):
@@ -136,9 +140,8 @@ def round_panel(
         status = "blackjack" if natural else ("bust" if isinstance(total, int) and total > 21 else "")
         grid.add_row(plain("Dealer"), plain(""), plain(hand_text({**dealer, "blackjack": natural}), 80),
                      plain(status))  # fmt: skip
-    burnt_cards = burnt.get(str(rnd.get("round_id")), [])
-    if burnt_cards:
-        grid.add_row(plain("Burnt"), plain(""), plain(" ".join(card_face(c) for c in burnt_cards), 80),
+    if burnt_cards and not compact:
+        grid.add_row(plain("Burnt"), plain(""), plain(burnt_text, 80),
                      plain("burn card" + ("s" if len(burnt_cards) > 1 else "")))  # fmt: skip
     split = any(len(s.get("hands") or []) > 1 for s in seats)
     grid.caption = Text(
