@@ -20,6 +20,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("controller.service", "run the table controller service (what systemd starts)"),
     "replay": ("controller.rules.replay_cli", "settle a round description (JSON) and report dealer errors"),
     "jackpot-math": ("controller.jackpot.math_cli", "exact jackpot combination probabilities and returns"),
+    "strategy": ("controller.rules.strategy_cli", "basic strategy and house edge of a rule profile"),
     "rtp": ("controller.rules.rtp_cli", "exact RTP of side bets (perfect pairs, insurance) for a deck count"),
     "status": (
         "controller.ops.status_cli",
