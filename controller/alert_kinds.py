@@ -32,6 +32,7 @@ ALERT_KINDS: dict[str, str] = {
     "profile_mismatch": "the shoe is not the kind of shoe the session was opened for",
     # jackpot (PT-2001 r.41-50)
     "jackpot_pending": "a jackpot hit awaits a supervisor's verification and payment (PT-2001 r.49)",
+    "jackpot_correction": "the jackpot meter was corrected (requested and confirmed by two supervisors)",
     "display_fault": "the jackpot sign is not connected: the jackpot is not playable (PT-2001 r.41)",
     # the service
     "config_integrity": "the configuration or a rule profile changed since it was recorded",

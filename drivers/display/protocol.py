@@ -17,6 +17,7 @@ from dataclasses import dataclass
 MAX_LINE = 80  # bytes, terminator included
 SEQ_MODULO = 1000
 MAX_TEXT = 32  # characters a fault message may carry
+MAX_AMOUNT_DIGITS = 15  # digits an amount (minor units) may have: the sign shows no more
 COMMANDS = {"MTR": 2, "WIN": 3, "FLT": 1, "CLR": 0, "PNG": 0}  # command -> argument count
 REPLIES = {"ACK": 0, "NAK": 1}
 NAK_CODES = ("CKSUM", "BADCMD", "BADARG")
@@ -101,7 +102,7 @@ def check_command(frame: Frame) -> None:
 
 
 def _amount(s: str) -> bool:
-    return s.isdigit() and len(s) <= 15
+    return s.isdigit() and len(s) <= MAX_AMOUNT_DIGITS
 
 
 def format_amount(minor: int, currency: str) -> str:
