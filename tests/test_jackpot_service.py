@@ -158,8 +158,8 @@ def _last_event_id(journal_path: Path) -> int:
 
 
 @contextlib.asynccontextmanager
-async def running(tmp_path: Path) -> AsyncIterator[Table]:
-    stack = Stack(tmp_path / "stack", StackOptions(scenario=scenario()))
+async def running(tmp_path: Path, config: dict[str, Any] | None = None) -> AsyncIterator[Table]:
+    stack = Stack(tmp_path / "stack", StackOptions(scenario=scenario(), config_overrides=config or {}))
     await asyncio.to_thread(stack.start)
     dealer = stack.client("dealer")
     sup = stack.client("supervisor1")

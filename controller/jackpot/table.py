@@ -82,6 +82,9 @@ class TableJackpot(JackpotSupervision, JackpotSeam):
             **({"correction_seq": self.correction_seq} if self.correction_seq else {}),
         }
 
+    def meter_units(self) -> int | None:
+        return self.meter.meter_units if self.meter is not None else None
+
     def pending_correction(self) -> dict[str, Any] | None:
         """The meter correction awaiting its second supervisor (``jackpot_correct_confirm``), if any."""
         return dict(self.correction) if self.correction else None

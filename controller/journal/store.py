@@ -57,6 +57,7 @@ from controller.journal.verify import (
     verify_chain_against_checkpoint,
     verify_chain_since_checkpoint,
 )
+from controller.journal.verify import trusted_until as trusted_until
 
 # Imported from here across the project: the journal's API, whichever module below defines each name.
 __all__ = [
@@ -219,11 +220,27 @@ class Journal:
     def last_event_id(self) -> int:
         return self._last_event_id
 
-    def latest_snapshot(self) -> tuple[int, dict[str, Any]] | None:
+    def latest_snapshot(self, before_seq: int | None = None) -> tuple[int, dict[str, Any]] | None:
         """The newest snapshot whose digest is chained (the ``snapshot`` record right after its seq, itself
         intact). One that is not is never restored: it is named in ``integrity_problems`` and an older one (or
-        none: replay from the first record) is used instead, so the state comes from chained data only."""
-        return chained_snapshot(self._conn, self.integrity_problems)
+        none: replay from the first record) is used instead, so the state comes from chained data only.
+        ``before_seq``: only one whose digest record is before that record (the verified part)."""
+        return chained_snapshot(self._conn, self.integrity_problems, before_seq=before_seq)
+
+    def trusted_until(self) -> int:
+        """The last record covered by a valid signed checkpoint before the chain's first break (the whole
+        journal when nothing is broken): what may become live state after an integrity fault."""
+        return trusted_until(self._conn, self.audit_public_key)
+
+    def last_record(self, kind: str, until_seq: int | None = None) -> Record | None:
+        """The newest record of ``kind`` (at or before ``until_seq``)."""
+        row = self._conn.execute(
+            "SELECT MAX(seq) FROM records WHERE kind = ? AND seq <= ?",
+            (kind, until_seq if until_seq is not None else 2**62),
+        ).fetchone()
+        if not row or row[0] is None:
+            return None
+        return next(iter(self.records(after_seq=row[0] - 1, kinds=(kind,))), None)
 
     def _record_at(self, seq: int) -> RawRecord | None:
         return record_at(self._conn, seq)
