@@ -56,6 +56,7 @@ from controller.journal.verify import (
     verify_chain,
     verify_chain_against_checkpoint,
     verify_chain_since_checkpoint,
+    walk,
 )
 from controller.journal.verify import trusted_until as trusted_until
 
@@ -395,6 +396,17 @@ class Journal:
             return self.verify()
         result = verify_chain_since_checkpoint(self._conn, key, self._last_seq)
         return self.verify() if result is None else result
+
+    def verify_after(self, seq: int) -> VerifyResult:
+        """The records after record ``seq`` (the head a checkpoint signed): each chains to the one before, and
+        with ``audit_public_key`` every checkpoint record among them is signed and signs its head."""
+        head = record_at(self._conn, seq)
+        anchor = record_at(self._conn, seq + 1) if head is None and seq + 1 == self.first_seq() else None
+        if head is None and anchor is None:
+            return VerifyResult(False, 0, seq, f"record {seq} is missing", seq)
+        # after a prune the anchor (record seq + 1) holds the signed head as its prev_hash
+        prev = head[5] if head is not None else anchor[4]  # type: ignore[index]
+        return walk(self._conn, seq, prev, key=self.audit_public_key)
 
     def verify_against_checkpoint(self, checkpoint: dict[str, Any], public_key: str | None) -> VerifyResult:
         """The whole chain, and the record the checkpoint names carries the hash it signed.
