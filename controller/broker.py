@@ -22,8 +22,8 @@ CONFIG_DIR = Path(__file__).resolve().parents[1] / "firmware_configs" / "mosquit
 SHIPPED_CONF = CONFIG_DIR / "mosquitto.conf"
 SHIPPED_ACL = CONFIG_DIR / "acl"
 DEMO_USERS = CONFIG_DIR / "users.example.toml"
-_USER_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
-_SITE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+_USER_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}\Z")
+_SITE = re.compile(r"^[A-Za-z0-9_.-]{1,64}\Z")
 
 
 class BrokerError(RuntimeError):

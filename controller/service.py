@@ -244,7 +244,7 @@ class TableService:
         the configured profiles directory, never a path."""
         from controller.rules.profiles import ProfileError, load_profile
 
-        if not PROFILE_NAME.match(name):
+        if not PROFILE_NAME.fullmatch(name):
             raise ProfileError(f"profile {name[:64]!r}: a profile is named, never a path")
         return load_profile(str(self.config.table.profile_path.parent / f"{name}.toml"))
 

@@ -71,7 +71,7 @@ class ServiceCommands:
         digest; its digest, the configuration's and the profile's text are pinned in the session (journaled
         with open_table): the session's rules come from the journal, never from the file again."""
         name = args.get("profile") or self.config.table.profile
-        if not isinstance(name, str) or not PROFILE_NAME.match(name):
+        if not isinstance(name, str) or not PROFILE_NAME.fullmatch(name):
             self.refuse(
                 req,
                 "open_table takes the name of a rule profile listed in the integrity manifest, never a path",

@@ -52,7 +52,7 @@ def pinned_problems(core: TableCore, config: TableConfig) -> list[str]:
         return []  # a session opened before pinning existed: nothing recorded to compare
     problems = []
     name = str(pinned.get("profile"))
-    if not PROFILE_NAME.match(name):
+    if not PROFILE_NAME.fullmatch(name):
         return [f"the session's pinned profile name {name[:64]!r} is not a profile name"]
     files = {
         "profile": (config.table.profile_path.parent / f"{name}.toml", pinned.get("profile_sha256")),

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-_HOST = re.compile(r"^[A-Za-z0-9.-]{1,253}:[0-9]{1,5}$")
-_ID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+_HOST = re.compile(r"^[A-Za-z0-9.-]{1,253}:[0-9]{1,5}\Z")
+_ID = re.compile(r"^[A-Za-z0-9_.-]{1,64}\Z")
 _KEYS = {
     "hosts",
     "ca",

@@ -33,8 +33,8 @@ from controller.floor.notify import NOTIFY_CHANNEL as CHANNEL
 
 log = logging.getLogger("floor.web")
 STATIC = Path(__file__).resolve().parent / "static"
-_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
-_PIN = re.compile(r"^[0-9]{4,12}$")
+_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}\Z")
+_PIN = re.compile(r"^[0-9]{4,12}\Z")
 _CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'"
 
 

@@ -25,7 +25,7 @@ KEYS = ("enabled", "mode", "bet_value", "increment_bp", "reserve_bp", "seed", "c
 CORRECTION_KEYS = ("correction_ceiling", "correction_max_change", "correction_confirm_s")
 DEFAULT_CONFIRM_S = 300  # a second supervisor confirms a correction within this many seconds
 MAX_CONFIRM_S = 3600
-_CURRENCY = re.compile(r"^[A-Z]{3}$")
+_CURRENCY = re.compile(r"^[A-Z]{3}\Z")
 
 
 class Mode(StrEnum):

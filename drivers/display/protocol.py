@@ -21,9 +21,9 @@ MAX_AMOUNT_DIGITS = 15  # digits an amount (minor units) may have: the sign show
 COMMANDS = {"MTR": 2, "WIN": 3, "FLT": 1, "CLR": 0, "PNG": 0}  # command -> argument count
 REPLIES = {"ACK": 0, "NAK": 1}
 NAK_CODES = ("CKSUM", "BADCMD", "BADARG")
-_ARG = re.compile(r"^[\x20-\x7e]*$")  # printable ASCII; the separators are refused below
+_ARG = re.compile(r"^[\x20-\x7e]*\Z")  # printable ASCII; the separators are refused below
 _FORBIDDEN = set("$,*")
-_CURRENCY = re.compile(r"^[A-Z]{3}$")
+_CURRENCY = re.compile(r"^[A-Z]{3}\Z")
 _FRAME = re.compile(rb"^\$(?P<body>[^$*\r\n]*)\*(?P<ck>[0-9A-F]{2})\r?\n?$")
 
 
