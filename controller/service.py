@@ -41,7 +41,7 @@ from controller.mqtt.publisher import OutboxPublisher
 from controller.mqtt.topics import Topics
 from controller.mqtt.unjournaled import UnjournaledPublisher
 from controller.ops.status import StatusWriter, status_dir
-from controller.service_alerts import AlertAdapter, escalate_while_journal_writes
+from controller.service_alerts import AlertAdapter, BrokerAlertsReadback, escalate_while_journal_writes
 from controller.service_commands import ServiceCommands
 from controller.service_errors import OptionsError, StartupError
 from controller.service_health import HealthLoop
@@ -169,6 +169,12 @@ class TableService:
             start_head=head_at_open,
         )  # the broker's retained checkpoint: a journal cut short while stopped shows up
         self.anchor.start()
+        # the broker's retained alerts/open read back once: alerts it holds that the journal never got are
+        # journaled, then the open list is the journal's again (issue 27 §5)
+        self.alerts_readback = BrokerAlertsReadback(
+            self.alerts, self.link, lambda: set(self.table.core.faults)
+        )
+        self.alerts_readback.start()
         try:
             credentials = CredentialStore.load(cfg.supervisors.credentials_file)
         except AuthError as exc:  # unreadable, or the old HMAC format: one line, outputs stay safe (exit 3)
@@ -310,6 +316,8 @@ class TableService:
             self.alert_sink.flush()
         if self.unjournaled is not None and self.unjournaled.retained:
             self.unjournaled.forget()
+            if self.alerts is not None:  # the retained open list is the journal's book again
+                self.alerts.publish_open()
 
     # ---- shutdown ----
     async def stop(self) -> None:
