@@ -40,6 +40,7 @@ ALERT_KINDS: dict[str, str] = {
     "command_lockout": "5 failed signatures in 10 minutes: the user or source is refused for 15 minutes",
     "command_flood": "commands dropped by the rate limit (counted in aggregate)",
     "journal_io": "a journal write failed (disk full, read-only, I/O error): dealing refused, lid locked",
+    "disk_space": "the journal's filesystem is low on space or inodes: a warning, then no new round",
     "integrity": "journal chain, snapshot or the session's pinned configuration does not check out",
     "journal_integrity": "the journal contradicts its chain or its signed checkpoints, or a row it does not chain"
     " was refused for publishing",

@@ -43,6 +43,7 @@ from controller.mqtt.unjournaled import UnjournaledPublisher
 from controller.ops.status import StatusWriter, status_dir
 from controller.service_alerts import AlertAdapter, BrokerAlertsReadback, escalate_while_journal_writes
 from controller.service_commands import ServiceCommands
+from controller.service_disk import DiskWatch
 from controller.service_errors import OptionsError, StartupError
 from controller.service_health import HealthLoop
 from controller.service_integrity import (
@@ -90,6 +91,7 @@ class TableService:
         self.jackpot: JackpotWiring | None = None
         self.unjournaled: UnjournaledPublisher | None = None
         self.alert_sink: AlertAdapter | None = None
+        self.disk: DiskWatch | None = None
         self.commands: ServiceCommands | None = None
         self.startup_problem: JournalProblem | None = None  # the journal failed a write during start-up
         # `tablectl status` reads it (under systemd from /run/tablectl: controller/ops/status.py)
@@ -112,6 +114,7 @@ class TableService:
         self.journal = open_journal(cfg, state_dir, public_key_hex(audit_key.public_key()))
         head_at_open = self.journal.last_seq  # before anything is written (BrokerAnchor)
         self.alerts = AlertManager(self.journal, escalate_after_s=cfg.alerts.escalate_after_s)
+        self.disk = DiskWatch(cfg.table.state_dir, cfg.journal, self.alerts)  # free space and inodes
 
         try:
             port = resolve_port(cfg.shoe.port)
@@ -186,6 +189,7 @@ class TableService:
         self.commands = ServiceCommands(
             cfg, self.journal, self.table, self.alerts, self.jackpot, self.integrity_problems
         )
+        self.commands.disk = self.disk  # no new round on a nearly full journal disk
         self.intake = CommandIntake(
             handler=self.commands.handle, auth=auth, alerts=self.alerts, link=self.link
         )
@@ -221,6 +225,7 @@ class TableService:
             )
         )
         self._tasks.append(asyncio.create_task(HealthLoop(self, self._journal_back).run(), name="health"))
+        self._tasks.append(asyncio.create_task(self.disk.run(), name="journal-disk"))
         for task in self._tasks:
             task.add_done_callback(_report_death)
         # One-off (not a watched task: it ends when done): the whole chain, in the background.

@@ -26,6 +26,15 @@ from controller.client import CommandFailed
 from tablebench.bench.driver import Dealer
 from tablebench.bench.rig import Rig
 
+# These tests break the journal's disk under the service; the free-space watch (issue 27 §6, its own test in
+# hil_tests/test_journal_disk_space.py) would refuse rounds on these small filesystems before that.
+NO_DISK_LIMITS = {
+    "disk_warn_free_mb": 0,
+    "disk_refuse_free_mb": 0,
+    "disk_warn_free_inodes": 0,
+    "disk_refuse_free_inodes": 0,
+}
+
 ROOT_ONLY = pytest.mark.skipif(
     os.geteuid() != 0, reason="mounts a tmpfs / an ext4 image for the journal: needs root (CI runs as root)"
 )
@@ -156,6 +165,7 @@ async def test_full_journal_disk_is_a_fault_at_once_and_the_service_answers_stop
     workdir = tmp_path / "rig"
     with _tmpfs(workdir / "state", "24m") as state:
         rig = Rig(bench, workdir)
+        rig.stack.opts.config_overrides["journal"] = dict(NO_DISK_LIMITS)  # the disk fails, not the watch
         await rig.start()
         try:
             dealer = Dealer(rig)
@@ -270,6 +280,7 @@ async def test_read_only_journal_disk_is_a_fault_at_once_and_a_restart_says_read
     workdir = tmp_path / "rig"
     with _ext4(workdir / "state", tmp_path / "journal.img") as device:
         rig = Rig(bench, workdir)
+        rig.stack.opts.config_overrides["journal"] = dict(NO_DISK_LIMITS)  # the disk fails, not the watch
         await rig.start()
         try:
             ctl = rig.ctl()
@@ -360,6 +371,7 @@ async def test_an_alert_published_without_the_journal_is_journaled_at_the_next_s
     state = workdir / "state"
     with _ext4(state, image) as device:
         rig = Rig(bench, workdir)
+        rig.stack.opts.config_overrides["journal"] = dict(NO_DISK_LIMITS)  # the disk fails, not the watch
         await rig.start()
         try:
             Path(f"/sys/fs/ext4/{device}/trigger_fs_error").write_text("test: the disk fails\n")
