@@ -47,10 +47,9 @@ from controller.service_disk import DiskWatch
 from controller.service_errors import OptionsError, StartupError
 from controller.service_health import HealthLoop
 from controller.service_integrity import (
-    check_at_startup,
     manifest_problems,
     raise_integrity_fault,
-    verify_before_recovery,
+    recover_verified,
     verify_whole_journal,
 )
 from controller.service_resources import link_config, open_audit_key, open_journal, open_nonce_store
@@ -205,16 +204,7 @@ class TableService:
 
         # the chain since the last signed checkpoint first: when it is broken only the verified part becomes
         # state (issue 27 §2)
-        verified, until = verify_before_recovery(self.journal)
-        await self.table.start(until)  # recover from the journal, re-assert safe outputs
-        # the chain, the snapshots, the jackpot meter, the configuration pinned by the open session
-        if await check_at_startup(self.table, self.journal, cfg, verified):
-            # the state as recovered, signed and saved: the next start restores it, not what was left out
-            try:
-                self.checkpointer.write()
-            except Exception as exc:  # the journal_io fault's to raise; the next start limits it again
-                log.critical("checkpoint after a limited recovery not written: %s", exc)
-            self.table.snapshot_now()
+        await recover_verified(self.table, self.journal, cfg, self.checkpointer)  # issue 27 §2
         publish_software(cfg, self.journal, self.unjournaled)
         await self.shoe.start()
         await self.link.start()

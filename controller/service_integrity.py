@@ -12,6 +12,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from controller.audit.checkpointer import Checkpointer
 from controller.config import TableConfig
 from controller.config.integrity import PROFILE_NAME, sha256_file
 from controller.config.integrity import verify as verify_integrity
@@ -161,6 +162,22 @@ async def check_at_startup(
             {"check": "pinned_configuration", "problems": problems},
         )
     return limited or bool(table.recovery_problems)
+
+
+async def recover_verified(
+    table: TableController, journal: Journal, config: TableConfig, checkpointer: Checkpointer
+) -> None:
+    """Start the table from the verified part of its journal (the chain since the last signed checkpoint first:
+    when it is broken only what a valid signed checkpoint covers becomes state, issue 27 §2), then the
+    start-up checks; a state that left records out is signed and saved, so the next start restores it."""
+    verified, until = verify_before_recovery(journal)
+    await table.start(until)  # recover from the journal, re-assert safe outputs
+    if await check_at_startup(table, journal, config, verified):
+        try:
+            checkpointer.write()
+        except Exception as exc:  # the journal_io fault's to raise; the next start limits it again
+            log.critical("checkpoint after a limited recovery not written: %s", exc)
+        table.snapshot_now()
 
 
 async def verify_whole_journal(table: TableController, journal: Journal) -> None:

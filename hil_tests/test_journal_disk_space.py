@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from controller.client import CommandFailed
-from tablebench.bench.driver import DONE_STATES, ROUND_STATES, Dealer
+from tablebench.bench.driver import Dealer
 from tablebench.bench.rig import Rig
 
 pytestmark = [
@@ -140,17 +140,7 @@ async def test_journal_disk_space_warned_then_no_new_round_and_the_round_in_prog
             )
             assert status(state)["disk_free_bytes"] < LIMITS["disk_refuse_free_mb"] * MB
 
-            for _ in range(200):  # the round in progress finishes
-                if d.state in DONE_STATES:
-                    break
-                if d.state not in ROUND_STATES:
-                    await d.wait_state(*ROUND_STATES, *DONE_STATES)
-                    continue
-                if d.needs_card():
-                    await d.draw(1)
-                else:
-                    await d.cmd(d.choose(d.round()))
-            d.rounds.append(rid)
+            await d.play_out(rid)  # the round in progress finishes
             await d.finish_round()
             with pytest.raises(CommandFailed, match="journal disk low"):
                 await rig.dealer.dealer("place_bet", seat=1, amount=1000)  # no new round

@@ -32,18 +32,8 @@ def _records(path, kind: str) -> list[dict]:
 
 
 async def _finish_round(d, rid: str) -> None:
-    """The rest of a round already under way (Dealer.play_round's loop without the bets)."""
-    for _ in range(200):
-        if d.state in DONE_STATES:
-            break
-        if d.state not in ROUND_STATES:
-            await d.wait_state(*ROUND_STATES, *DONE_STATES, timeout=120)
-            continue
-        if d.needs_card():
-            await d.draw(1)
-        else:
-            await d.cmd(d.choose(d.round()))
-    d.rounds.append(rid)
+    """The rest of a round already under way, then its lid cycle."""
+    await d.play_out(rid)
     await d.finish_round()
 
 
@@ -151,6 +141,7 @@ async def test_a_forged_card_taking_a_real_cards_shoe_number_voids_the_round(tab
         (void,) = _records(rig.journal_path, "round_void")
         assert void["cards"] == ["AS", "2C"] and void["shoe_seq"] == seq + 1, void
         assert "two different cards claimed shoe number" in void["reason"]
+        await d.until(lambda v: any(a["kind"] == "shoe_sequence" for a in v.alerts_open), "the alert")
         _stopped_safely(d, "shoe_sequence")
         await rig.sv("clear_shoe_fault")
         await d.wait_state(*DONE_STATES)
