@@ -77,6 +77,8 @@ class DiskWatch:
             return None
         if not betting:
             return None
+        if self.check() is not DiskLevel.REFUSE:  # measured again: space freed since the last look
+            return None
         space = describe(self.space) if self.space else "unknown"
         return (
             f"journal disk low ({space}, below [journal] disk_refuse_free_mb / disk_refuse_free_inodes): "
