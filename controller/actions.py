@@ -44,6 +44,7 @@ SUPERVISOR_ACTIONS = (
     "jackpot_verify",
     "jackpot_pay",
     "jackpot_correct",
+    "jackpot_correct_confirm",  # the second supervisor's approval of a pending jackpot_correct (dual control)
     "void_round",
     "run_deck_check",  # PT-2001 r.55: the verification at close is done in a supervisor's presence
     "clear_shoe_fault",  # shoe_sequence / card_count (a frame that cannot be a card): a supervisor only

@@ -32,6 +32,7 @@ ALERT_KINDS: dict[str, str] = {
     "profile_mismatch": "the shoe is not the kind of shoe the session was opened for",
     # jackpot (PT-2001 r.41-50)
     "jackpot_pending": "a jackpot hit awaits a supervisor's verification and payment (PT-2001 r.49)",
+    "jackpot_correction": "the jackpot meter was corrected (requested and confirmed by two supervisors)",
     "display_fault": "the jackpot sign is not connected: the jackpot is not playable (PT-2001 r.41)",
     # the service
     "config_integrity": "the configuration or a rule profile changed since it was recorded",
@@ -39,6 +40,7 @@ ALERT_KINDS: dict[str, str] = {
     "command_lockout": "5 failed signatures in 10 minutes: the user or source is refused for 15 minutes",
     "command_flood": "commands dropped by the rate limit (counted in aggregate)",
     "journal_io": "a journal write failed (disk full, read-only, I/O error): dealing refused, lid locked",
+    "disk_space": "the journal's filesystem is low on space or inodes: a warning, then no new round",
     "integrity": "journal chain, snapshot or the session's pinned configuration does not check out",
     "journal_integrity": "the journal contradicts its chain or its signed checkpoints, or a row it does not chain"
     " was refused for publishing",

@@ -28,8 +28,8 @@ SHIPPED_CONF = MOSQUITTO_DIR / "mosquitto.conf"
 SHIPPED_ACL = MOSQUITTO_DIR / "acl"
 DEMO_USERS = MOSQUITTO_DIR / "users.example.toml"
 TEMPLATES = {"conf": SHIPPED_CONF, "acl": SHIPPED_ACL, "users": DEMO_USERS}
-_USER_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
-_SITE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+_USER_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}\Z")
+_SITE = re.compile(r"^[A-Za-z0-9_.-]{1,64}\Z")
 
 
 class BrokerError(RuntimeError):

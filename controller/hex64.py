@@ -5,4 +5,4 @@ from __future__ import annotations
 
 import re
 
-HEX64 = re.compile(r"^[0-9a-f]{64}$")
+HEX64 = re.compile(r"^[0-9a-f]{64}\Z")

@@ -41,14 +41,15 @@ from controller.mqtt.publisher import OutboxPublisher
 from controller.mqtt.topics import Topics
 from controller.mqtt.unjournaled import UnjournaledPublisher
 from controller.ops.status import StatusWriter, status_dir
-from controller.service_alerts import AlertAdapter, escalate_while_journal_writes
+from controller.service_alerts import AlertAdapter, BrokerAlertsReadback, escalate_while_journal_writes
 from controller.service_commands import ServiceCommands
+from controller.service_disk import DiskWatch
 from controller.service_errors import OptionsError, StartupError
 from controller.service_health import HealthLoop
 from controller.service_integrity import (
-    check_at_startup,
     manifest_problems,
     raise_integrity_fault,
+    recover_verified,
     verify_whole_journal,
 )
 from controller.service_resources import link_config, open_audit_key, open_journal, open_nonce_store
@@ -89,6 +90,7 @@ class TableService:
         self.jackpot: JackpotWiring | None = None
         self.unjournaled: UnjournaledPublisher | None = None
         self.alert_sink: AlertAdapter | None = None
+        self.disk: DiskWatch | None = None
         self.commands: ServiceCommands | None = None
         self.startup_problem: JournalProblem | None = None  # the journal failed a write during start-up
         # `tablectl status` reads it (under systemd from /run/tablectl: controller/ops/status.py)
@@ -111,6 +113,7 @@ class TableService:
         self.journal = open_journal(cfg, state_dir, public_key_hex(audit_key.public_key()))
         head_at_open = self.journal.last_seq  # before anything is written (BrokerAnchor)
         self.alerts = AlertManager(self.journal, escalate_after_s=cfg.alerts.escalate_after_s)
+        self.disk = DiskWatch(cfg.table.state_dir, cfg.journal, self.alerts)  # free space and inodes
 
         try:
             port = resolve_port(cfg.shoe.port)
@@ -168,6 +171,12 @@ class TableService:
             start_head=head_at_open,
         )  # the broker's retained checkpoint: a journal cut short while stopped shows up
         self.anchor.start()
+        # the broker's retained alerts/open read back once: alerts it holds that the journal never got are
+        # journaled, then the open list is the journal's again (issue 27 §5)
+        self.alerts_readback = BrokerAlertsReadback(
+            self.alerts, self.link, lambda: set(self.table.core.faults)
+        )
+        self.alerts_readback.start()
         try:
             credentials = CredentialStore.load(cfg.supervisors.credentials_file)
         except AuthError as exc:  # unreadable, or the old HMAC format: one line, outputs stay safe (exit 3)
@@ -179,6 +188,7 @@ class TableService:
         self.commands = ServiceCommands(
             cfg, self.journal, self.table, self.alerts, self.jackpot, self.integrity_problems
         )
+        self.commands.disk = self.disk  # no new round on a nearly full journal disk
         self.intake = CommandIntake(
             handler=self.commands.handle, auth=auth, alerts=self.alerts, link=self.link
         )
@@ -192,9 +202,9 @@ class TableService:
                 {"problems": self.integrity_problems},
             )
 
-        await self.table.start()  # recover from the journal, re-assert safe outputs
-        # the chain, the snapshots, the configuration pinned by the open session
-        await check_at_startup(self.table, self.journal, cfg)
+        # the chain since the last signed checkpoint first: when it is broken only the verified part becomes
+        # state (issue 27 §2)
+        await recover_verified(self.table, self.journal, cfg, self.checkpointer)  # issue 27 §2
         publish_software(cfg, self.journal, self.unjournaled)
         await self.shoe.start()
         await self.link.start()
@@ -205,6 +215,7 @@ class TableService:
             )
         )
         self._tasks.append(asyncio.create_task(HealthLoop(self, self._journal_back).run(), name="health"))
+        self._tasks.append(asyncio.create_task(self.disk.run(), name="journal-disk"))
         for task in self._tasks:
             task.add_done_callback(_report_death)
         # One-off (not a watched task: it ends when done): the whole chain, in the background.
@@ -234,7 +245,7 @@ class TableService:
         the configured profiles directory, never a path."""
         from controller.rules.profiles import ProfileError, load_profile
 
-        if not PROFILE_NAME.match(name):
+        if not PROFILE_NAME.fullmatch(name):
             raise ProfileError(f"profile {name[:64]!r}: a profile is named, never a path")
         return load_profile(str(self.config.table.profile_path.parent / f"{name}.toml"))
 
@@ -300,6 +311,8 @@ class TableService:
             self.alert_sink.flush()
         if self.unjournaled is not None and self.unjournaled.retained:
             self.unjournaled.forget()
+            if self.alerts is not None:  # the retained open list is the journal's book again
+                self.alerts.publish_open()
 
     # ---- shutdown ----
     async def stop(self) -> None:

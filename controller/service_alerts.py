@@ -4,9 +4,11 @@ the journal cannot be written (issue 14 item 3); the alert book's escalation."""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from typing import Any
 
+from controller.alert_kinds import ALERT_KINDS
 from controller.mqtt.alerts import AlertManager
 from controller.mqtt.topics import ALERT_TYPE, ALERTS_EVENTS, ALERTS_OPEN, ALERTS_OPEN_TYPE
 from controller.mqtt.unjournaled import UnjournaledPublisher
@@ -74,3 +76,80 @@ async def escalate_while_journal_writes(
             alerts.escalate_due()
         except Exception as exc:
             log.error("alerts: escalation pass failed: %s", exc)
+
+
+UNJOURNALED_ACK = "tablectl"  # who acknowledges a recovered alert whose fault is no longer live
+
+
+class BrokerAlertsReadback:
+    """At start (issue 27 §5): the broker's retained ``alerts/open`` is read back once. A copy the table published
+    while its journal could not write (``"journaled": false``) holds alerts the journal never got (the process
+    died before it could journal them): each one not in the alert book is journaled now (raised, marked
+    ``recovered_from: broker``); a ``journal_io`` alert among them whose fault is not live any more (the journal
+    writes: this start proved it) is acknowledged at once by ``tablectl``. Then the open list is published
+    through the journal, so the retained document is the journal's book again, whatever the broker held."""
+
+    def __init__(self, manager: AlertManager, link: Any, live_faults: Any) -> None:
+        self.manager = manager
+        self.link = link
+        self.live_faults = live_faults  # () -> the table's faults now
+        self.done = False
+        self.recovered: list[int] = []
+
+    def start(self) -> None:
+        """Subscribe (call before ``link.start()``)."""
+        self.link.subscribe(ALERTS_OPEN, self._on_message)
+
+    def _on_message(self, msg: Any) -> None:
+        if self.done:
+            return
+        self.done = True  # the first copy after connecting: the retained one (or our own, then nothing stale)
+        try:
+            self._reconcile(msg.payload if msg.retain else b"")
+        except Exception as exc:  # a journal that cannot write: the journal_io fault's own path
+            log.error("alerts: the broker's retained alerts/open not reconciled: %s", exc)
+
+    def _reconcile(self, payload: bytes) -> None:
+        for alert in unjournaled_alerts(payload):
+            kind, reason = str(alert.get("kind")), str(alert.get("reason", ""))
+            if any(a.kind == kind and a.reason == reason for a in self.manager.open_alerts):
+                continue
+            details = dict(alert.get("details") or {}) if isinstance(alert.get("details"), dict) else {}
+            details["recovered_from"] = "broker"
+            raised = self.manager.raise_alert(
+                kind,
+                str(alert.get("severity", "warning")),
+                reason,
+                rule=str(alert.get("rule", "")),
+                details=details,
+            )
+            self.recovered.append(raised.alert_id)
+            if kind == "journal_io" and "journal_io" not in self.live_faults():
+                self.manager.acknowledge(raised.alert_id, UNJOURNALED_ACK)
+            log.warning(
+                "alert %s [%s] published without the journal, journaled now: %s",
+                kind,
+                raised.severity,
+                reason,
+            )
+        self.manager.publish_open()
+
+
+def unjournaled_alerts(payload: bytes) -> list[dict[str, Any]]:
+    """The alerts of a retained ``alerts/open`` the table published without its journal; [] for anything else."""
+    try:
+        doc = json.loads(payload) if payload else None
+    except ValueError:
+        return []
+    if (
+        not isinstance(doc, dict)
+        or doc.get("journaled") is not False
+        or not isinstance(doc.get("data"), dict)
+    ):
+        return []
+    alerts = doc["data"].get("alerts")
+    return (
+        [a for a in alerts[:64] if isinstance(a, dict) and a.get("kind") in ALERT_KINDS]
+        if isinstance(alerts, list)
+        else []
+    )

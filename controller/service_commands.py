@@ -16,6 +16,7 @@ from controller.jackpot.wiring import JackpotWiring
 from controller.journal import Journal
 from controller.mqtt.alerts import AlertManager
 from controller.mqtt.commands import CommandRejected, CommandRequest
+from controller.service_disk import DiskWatch
 from controller.table.controller import TableController
 from controller.table.effects import Rejected
 
@@ -44,8 +45,14 @@ class ServiceCommands:
         self.alerts = alerts
         self.jackpot = jackpot
         self.integrity_problems = integrity_problems
+        self.disk: DiskWatch | None = None  # the journal's filesystem (controller/service_disk.py)
 
     async def handle(self, req: CommandRequest) -> dict[str, Any]:
+        core = self.table.core
+        betting = core.state == "betting" and not core.faults
+        refused = self.disk.refusal(req.role, req.action, betting=betting) if self.disk is not None else None
+        if refused is not None:
+            raise CommandRejected(refused)
         if req.action in ALERT_ACTIONS:
             try:
                 alert = self.alerts.acknowledge(int(req.args.get("alert_id", -1)), req.user)
@@ -71,7 +78,7 @@ class ServiceCommands:
         digest; its digest, the configuration's and the profile's text are pinned in the session (journaled
         with open_table): the session's rules come from the journal, never from the file again."""
         name = args.get("profile") or self.config.table.profile
-        if not isinstance(name, str) or not PROFILE_NAME.match(name):
+        if not isinstance(name, str) or not PROFILE_NAME.fullmatch(name):
             self.refuse(
                 req,
                 "open_table takes the name of a rule profile listed in the integrity manifest, never a path",

@@ -12,9 +12,11 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from controller.audit.checkpointer import Checkpointer
 from controller.config import TableConfig
 from controller.config.integrity import PROFILE_NAME, sha256_file
 from controller.config.integrity import verify as verify_integrity
+from controller.jackpot.meter import UNIT
 from controller.journal import Journal, VerifyResult
 from controller.paste import command
 from controller.table.controller import TableController
@@ -53,7 +55,7 @@ def pinned_problems(core: TableCore, config: TableConfig) -> list[str]:
         return []  # a session opened before pinning existed: nothing recorded to compare
     problems = []
     name = str(pinned.get("profile"))
-    if not PROFILE_NAME.match(name):
+    if not PROFILE_NAME.fullmatch(name):
         return [f"the session's pinned profile name {name[:64]!r} is not a profile name"]
     files = {
         "profile": (config.table.profile_path.parent / f"{name}.toml", pinned.get("profile_sha256")),
@@ -82,14 +84,67 @@ async def raise_integrity_fault(table: TableController, reason: str, details: di
         log.critical("integrity fault not journaled: %s", exc.reason)
 
 
-async def check_at_startup(table: TableController, journal: Journal, config: TableConfig) -> None:
-    """After the table recovered: the chain since the last checkpoint, the snapshots, the pinned
-    configuration."""
+def verify_before_recovery(journal: Journal) -> tuple[VerifyResult, int | None]:
+    """Before the table recovers: the start-up verification, and where the state must stop when it fails
+    (issue 27 §2: only records covered by a valid signed checkpoint become live state; None: all of them)."""
     try:
         result = verify_journal(journal)
     except Exception as exc:  # JournalIntegrityError(seq, reason), or an unreadable journal
         seq = getattr(exc, "seq", None)
         result = VerifyResult(False, 0, seq, str(getattr(exc, "reason", "") or exc))
+    if result.ok:
+        return result, None
+    try:
+        until = journal.trusted_until()
+    except Exception as exc:  # an unreadable journal: nothing of it is verified
+        log.critical("journal: no verified part found (%s)", exc)
+        until = 0
+    log.critical("journal: state recovered only up to record %d, covered by a signed checkpoint", until)
+    return result, until
+
+
+def meter_problem(table: TableController, journal: Journal) -> str | None:
+    """The jackpot meter restored must be the one the chained meter records add up to: the newest ``jackpot``
+    record (each carries the meter after it) in the part of the journal the state came from."""
+    units = table.core.jackpot.meter_units()
+    rec = journal.last_record("jackpot", table.recovered_until)
+    if units is None or rec is None or not isinstance(rec.data.get("meter_units"), int):
+        return None
+    if rec.data["meter_units"] == units:
+        return None
+    return (
+        f"the restored jackpot meter ({units // UNIT} minor units) differs from the journal's meter records "
+        f"({rec.data['meter_units'] // UNIT}, record {rec.seq})"
+    )
+
+
+async def check_at_startup(
+    table: TableController, journal: Journal, config: TableConfig, result: VerifyResult | None = None
+) -> bool:
+    """After the table recovered: the jackpot meter against its records, the chain since the last checkpoint,
+    the snapshots, the pinned configuration. True: the state left records out (the caller saves it)."""
+    if result is None:
+        result, _ = verify_before_recovery(journal)
+    limited = table.recovered_until is not None
+    problem = meter_problem(table, journal)
+    if (
+        problem is not None
+    ):  # the newest snapshot contradicts the records: an older one and the inputs after it
+        snap = journal.latest_snapshot(
+            before_seq=table.recovered_until + 1 if table.recovered_until is not None else None
+        )
+        table.recover(table.recovered_until, before_snapshot=snap[0] if snap else 0)
+        if table.recovered_until is not None:  # the restart input journaled after the verified part
+            await table.submit({"type": "restart"})
+        await raise_integrity_fault(table, problem, {"check": "jackpot_meter"})
+        limited = True
+    if table.recovered_until is not None:
+        await raise_integrity_fault(
+            table,
+            f"state recovered from the verified journal only: up to record {table.recovered_until}, the last "
+            "one covered by a valid signed checkpoint; nothing after it was restored",
+            {"record": table.recovered_until, "check": "verified_recovery"},
+        )
     if not result.ok:
         where = f"record {result.first_bad_seq}" if result.first_bad_seq is not None else "the journal"
         await raise_integrity_fault(
@@ -108,6 +163,23 @@ async def check_at_startup(table: TableController, journal: Journal, config: Tab
             "the configuration differs from the one pinned when the open session began",
             {"check": "pinned_configuration", "problems": problems},
         )
+    return limited or bool(table.recovery_problems)
+
+
+async def recover_verified(
+    table: TableController, journal: Journal, config: TableConfig, checkpointer: Checkpointer
+) -> None:
+    """Start the table from the verified part of its journal (the chain since the last signed checkpoint first:
+    when it is broken only what a valid signed checkpoint covers becomes state, issue 27 §2), then the
+    start-up checks; a state that left records out is signed and saved, so the next start restores it."""
+    verified, until = verify_before_recovery(journal)
+    await table.start(until)  # recover from the journal, re-assert safe outputs
+    if await check_at_startup(table, journal, config, verified):
+        try:
+            checkpointer.write()
+        except Exception as exc:  # the journal_io fault's to raise; the next start limits it again
+            log.critical("checkpoint after a limited recovery not written: %s", exc)
+        table.snapshot_now()
 
 
 async def verify_whole_journal(table: TableController, journal: Journal) -> None:

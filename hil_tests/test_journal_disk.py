@@ -26,6 +26,15 @@ from controller.client import CommandFailed
 from tablebench.bench.driver import Dealer
 from tablebench.bench.rig import Rig
 
+# These tests break the journal's disk under the service; the free-space watch (issue 27 §6, its own test in
+# hil_tests/test_journal_disk_space.py) would refuse rounds on these small filesystems before that.
+NO_DISK_LIMITS = {
+    "disk_warn_free_mb": 0,
+    "disk_refuse_free_mb": 0,
+    "disk_warn_free_inodes": 0,
+    "disk_refuse_free_inodes": 0,
+}
+
 ROOT_ONLY = pytest.mark.skipif(
     os.geteuid() != 0, reason="mounts a tmpfs / an ext4 image for the journal: needs root (CI runs as root)"
 )
@@ -156,6 +165,7 @@ async def test_full_journal_disk_is_a_fault_at_once_and_the_service_answers_stop
     workdir = tmp_path / "rig"
     with _tmpfs(workdir / "state", "24m") as state:
         rig = Rig(bench, workdir)
+        rig.stack.opts.config_overrides["journal"] = dict(NO_DISK_LIMITS)  # the disk fails, not the watch
         await rig.start()
         try:
             dealer = Dealer(rig)
@@ -270,6 +280,7 @@ async def test_read_only_journal_disk_is_a_fault_at_once_and_a_restart_says_read
     workdir = tmp_path / "rig"
     with _ext4(workdir / "state", tmp_path / "journal.img") as device:
         rig = Rig(bench, workdir)
+        rig.stack.opts.config_overrides["journal"] = dict(NO_DISK_LIMITS)  # the disk fails, not the watch
         await rig.start()
         try:
             ctl = rig.ctl()
@@ -344,3 +355,57 @@ def test_a_journal_that_cannot_even_be_opened_is_one_line_and_exit_status_3(tmp_
     finally:
         stack.stop()
         _run("umount", "-l", str(ro))
+
+
+@ROOT_ONLY
+async def test_an_alert_published_without_the_journal_is_journaled_at_the_next_start_and_no_stale_alarm_stays(
+    bench, tmp_path
+) -> None:
+    """Issue 27 §5: during a journal disk fault the ``journal_io`` alert goes out without the journal (retained
+    ``alerts/open`` marked ``journaled: false``). Before: after the repair and a restart nothing replaced it and
+    the broker kept saying "journal disk read-only, dealing refused" while the table worked, and the journal
+    never got the alert. Now the service reads the retained copy back at start, journals the alert it holds
+    (acknowledged by ``tablectl``: its fault is not live any more) and publishes the journal's open list."""
+    workdir = tmp_path / "rig"
+    image = tmp_path / "journal.img"
+    state = workdir / "state"
+    with _ext4(state, image) as device:
+        rig = Rig(bench, workdir)
+        rig.stack.opts.config_overrides["journal"] = dict(NO_DISK_LIMITS)  # the disk fails, not the watch
+        await rig.start()
+        try:
+            Path(f"/sys/fs/ext4/{device}/trigger_fs_error").write_text("test: the disk fails\n")
+            with pytest.raises(CommandFailed, match="journal"):
+                await rig.sv("open_table", profile="pt-2001")  # its nonce cannot be recorded: the fault
+            await _until(rig, lambda v: _alert(v, "journal_io") is not None, "journal_io alert")
+            assert rig.stack.stop_controller() == 0, rig.stack.controller_log(30)
+            # the repair: unmount, fsck, mount (docs/deploy.md)
+            assert _run("umount", str(state)).returncode == 0
+            _run("e2fsck", "-fy", str(image))
+            assert _run("mount", "-o", "loop,errors=remount-ro", str(image), str(state)).returncode == 0
+
+            rig.stack.start_controller()
+            await _until(rig, lambda v: v.status == "online", "online again")
+            await _until(
+                rig, lambda v: _alert(v, "journal_io") is None, "the stale journal_io alarm replaced"
+            )
+            records = _alert_records(rig.journal_path)
+            raised = [r for r in records if r["action"] == "raised" and r["alert"]["kind"] == "journal_io"]
+            assert raised and raised[0]["alert"]["details"]["recovered_from"] == "broker", records
+            assert "journal disk read-only" in raised[0]["alert"]["reason"]
+            acked = [r for r in records if r["action"] == "acknowledged"]
+            assert acked and acked[0]["alert"]["acked_by"] == "tablectl", records
+            _no_invalid_messages(rig)
+        finally:
+            await rig.stop()
+
+
+def _alert_records(journal: Path) -> list[dict]:
+    import json
+    import sqlite3
+
+    conn = sqlite3.connect(f"file:{journal}?mode=ro", uri=True, timeout=10)
+    try:
+        return [json.loads(d) for (d,) in conn.execute("SELECT data FROM records WHERE kind = 'alert'")]
+    finally:
+        conn.close()

@@ -32,18 +32,8 @@ def _records(path, kind: str) -> list[dict]:
 
 
 async def _finish_round(d, rid: str) -> None:
-    """The rest of a round already under way (Dealer.play_round's loop without the bets)."""
-    for _ in range(200):
-        if d.state in DONE_STATES:
-            break
-        if d.state not in ROUND_STATES:
-            await d.wait_state(*ROUND_STATES, *DONE_STATES, timeout=120)
-            continue
-        if d.needs_card():
-            await d.draw(1)
-        else:
-            await d.cmd(d.choose(d.round()))
-    d.rounds.append(rid)
+    """The rest of a round already under way, then its lid cycle."""
+    await d.play_out(rid)
     await d.finish_round()
 
 
@@ -105,14 +95,16 @@ def _stopped_safely(d, fault: str) -> None:
 
 
 async def test_hostile_shoe_repeating_a_shoe_seq_stops_the_table_at_once(table) -> None:
-    """Issue 13 §5: a CARD_OUT with a valid CRC but a shoe_seq already used (a replayed or forged frame) is not
-    dealt; the table stops at once (fault shoe_sequence) until a supervisor clears it, then the round goes on."""
+    """Issue 13 §5: a CARD_OUT with a valid CRC but a shoe_seq already used (a replayed frame: the same card) is
+    not dealt; the table stops at once (fault shoe_sequence) until a supervisor clears it, then the round goes
+    on."""
     async with table(scenario=CONTINUOUS) as (rig, d):
         await d.open_session()
         rid = await _start_round(d, {1: 1000})
         await d.draw(1)  # the burn card
         seq = int((await rig.ctl().state())["shoe_seq"])
-        await rig.ctl().forge("AS", seq)  # the same number again
+        (burn,) = [c["card"] for c in _records(rig.journal_path, "card") if c["shoe_seq"] == seq]
+        await rig.ctl().forge(burn, seq)  # the same number again, the same card
         await d.wait_state("shoe_sequence")
         await d.until(lambda v: any(a["kind"] == "shoe_sequence" for a in v.alerts_open), "the alert")
         _stopped_safely(d, "shoe_sequence")
@@ -125,6 +117,36 @@ async def test_hostile_shoe_repeating_a_shoe_seq_stops_the_table_at_once(table) 
         rep = await reconcile_rig(d)
     assert _records(rig.journal_path, "round_void") == []
     assert rep.rounds == rep.settled == 1 and rep.cards_dealt == rep.cards_journaled, rep.lines()
+
+
+async def test_a_forged_card_taking_a_real_cards_shoe_number_voids_the_round(table) -> None:
+    """Issue 27 §3: a hostile device sends a card (valid CRC) with the next shoe number during the deal; it is
+    dealt to seat 1. The real card with that number then stops the table (shoe_sequence). Before, after
+    clear_shoe_fault the resync's count matched (the forged card had taken the real card's place) and the round
+    went on with seat 1 holding the forged card. Now the identities are compared: two different cards claim one
+    shoe number, the round's cards can no longer be attributed, the round is void and its bets returned
+    (PT-ONLINE-2015 r.27-28)."""
+    async with table(scenario=CONTINUOUS) as (rig, d):
+        await d.open_session()
+        ctl = rig.ctl()
+        await _start_round(d, {1: 1000})
+        await d.draw(1)  # the burn card
+        seq = int((await ctl.state())["shoe_seq"])
+        await ctl.queue(["2C"])  # the real card that comes out next
+        await ctl.forge("AS", seq + 1)  # the forged one takes its number first
+        await d.until(lambda v: v.states.get("table", {}).get("last_shoe_seq", -1) >= seq + 1, "forged card")
+        assert [c["card"] for c in _records(rig.journal_path, "card") if c["shoe_seq"] == seq + 1] == ["AS"]
+        await ctl.draw(1)  # the real card #seq+1
+        await d.wait_state("shoe_sequence")
+        (void,) = _records(rig.journal_path, "round_void")
+        assert void["cards"] == ["AS", "2C"] and void["shoe_seq"] == seq + 1, void
+        assert "two different cards claimed shoe number" in void["reason"]
+        await d.until(lambda v: any(a["kind"] == "shoe_sequence" for a in v.alerts_open), "the alert")
+        _stopped_safely(d, "shoe_sequence")
+        await rig.sv("clear_shoe_fault")
+        await d.wait_state(*DONE_STATES)
+    assert len(_records(rig.journal_path, "round_void")) == 1
+    assert not _records(rig.journal_path, "round_settled"), "the round was settled with the forged card"
 
 
 async def test_hostile_shoe_dealing_more_of_a_card_than_the_decks_hold_stops_the_table_at_once(table) -> None:

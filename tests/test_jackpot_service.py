@@ -158,8 +158,8 @@ def _last_event_id(journal_path: Path) -> int:
 
 
 @contextlib.asynccontextmanager
-async def running(tmp_path: Path) -> AsyncIterator[Table]:
-    stack = Stack(tmp_path / "stack", StackOptions(scenario=scenario()))
+async def running(tmp_path: Path, config: dict[str, Any] | None = None) -> AsyncIterator[Table]:
+    stack = Stack(tmp_path / "stack", StackOptions(scenario=scenario(), config_overrides=config or {}))
     await asyncio.to_thread(stack.start)
     dealer = stack.client("dealer")
     sup = stack.client("supervisor1")
@@ -310,3 +310,51 @@ async def test_sign_increments_shows_win_and_meter_survives_kill_9(tmp_path: Pat
     units, totals = reconcile(journal)
     assert units == SEED * UNIT + 4 * BET * INC_BP - 25 * BET * UNIT
     assert totals["paid"] == 25 * BET and totals["rounds_chips"] == 4
+
+
+async def test_a_correction_needs_a_second_supervisor_and_stays_within_bounds(tmp_path: Path) -> None:
+    """The attack of issue 27: one supervisor's signed jackpot_correct to 10**20, then to 2**63, was the meter.
+    Now: refused out of range, below the seed (PT-2001 r.44), beyond the configured maximum change; a correction
+    in bounds changes nothing until a second, different supervisor confirms it; then both names, the reason, old
+    and new meter are in the journal and a critical alert is on the broker (bridged to the floor)."""
+    bob, bob_pin = "bob", DEMO_PINS["bob"]
+    async with running(tmp_path) as t:
+        journal = t.stack.workdir / "state" / "journal.db"
+        await t.until(lambda: t.state("jackpot").get("display_connected") is True, "sign connected")
+        await t.load()
+        for value, why in (
+            (10**20, "value"),
+            (2**63, "value"),
+            (SEED - 1, "below the seed"),
+            (SEED * 3, "maximum"),
+        ):
+            with pytest.raises(CommandFailed, match=why):
+                await t.sup.supervisor(SUP, PIN, "jackpot_correct", value=value, reason="attack")
+        assert t.state("jackpot")["meter"] == SEED
+        answer = await t.sup.supervisor(
+            SUP, PIN, "jackpot_correct", value=SEED + 5000, reason="restored from log"
+        )
+        cid = answer["result"]["correction_id"]
+        await t.until(lambda: "pending_correction" in t.state("jackpot"), "pending correction shown")
+        assert t.state("jackpot")["meter"] == SEED  # one supervisor alone changes nothing
+        with pytest.raises(CommandFailed, match="different supervisor"):
+            await t.sup.supervisor(SUP, PIN, "jackpot_correct_confirm", correction_id=cid)
+        await t.sup.supervisor(bob, bob_pin, "jackpot_correct_confirm", correction_id=cid)
+        await t.until(lambda: t.state("jackpot").get("meter") == SEED + 5000, "meter corrected")
+        await t.shown("JACKPOT EUR 10,050.00")
+        await t.until(
+            lambda: any(
+                a.get("kind") == "jackpot_correction" and a.get("severity") == "critical"
+                for a in t.dealer.view.alerts_open
+            ),
+            "critical jackpot_correction alert on the broker",
+        )
+    units, totals = reconcile(journal)
+    assert units == (SEED + 5000) * UNIT and totals["corrections"] == 5000 * UNIT
+    j = Journal(journal)
+    try:
+        (rec,) = [r.data for r in j.records(kinds=("jackpot",)) if r.data["kind"] == "correct"]
+    finally:
+        j.close()
+    assert (rec["who"], rec["confirmed_by"], rec["reason"]) == (SUP, bob, "restored from log")
+    assert (rec["old_units"], rec["new_units"]) == (SEED * UNIT, (SEED + 5000) * UNIT)

@@ -393,19 +393,38 @@ def test_rejected_hit_leaves_the_meter_unchanged_pt2001_r49() -> None:
 
 
 def test_correction_is_authorised_recorded_with_who_and_why_between_rounds() -> None:
+    """Dual control: one supervisor asks, a different one confirms; both names, the reason, old and new meter
+    journaled and published, a critical alert to the floor."""
     h = make_table()
     with pytest.raises(Rejected, match="reason"):
         h.sup("jackpot_correct", value=SEED + 5000)
-    h.sup("jackpot_correct", user="inspector-rui", value=SEED + 5000, reason="meter restored from the log")
+    step = h.sup(
+        "jackpot_correct", user="inspector-rui", value=SEED + 5000, reason="meter restored from the log"
+    )
+    cid = step.result["correction_id"]
+    assert meter_units(h) == SEED * UNIT  # nothing changed yet
+    assert events(h, "correction_requested")[-1]["by"] == "inspector-rui"
+    with pytest.raises(Rejected, match="different supervisor"):
+        h.sup("jackpot_correct_confirm", user="inspector-rui", correction_id=cid)
+    h.sup("jackpot_correct_confirm", user="inspector-ana", correction_id=cid)
     assert events(h, "correction")[-1] == {
         "action": "correction",
+        "correction_id": cid,
         "by": "inspector-rui",
+        "confirmed_by": "inspector-ana",
         "reason": "meter restored from the log",
         "old_meter": SEED,
         "meter": SEED + 5000,
     }
     rec = [r for r in h.records("jackpot") if r["kind"] == "correct"][-1]
-    assert (rec["who"], rec["delta_units"]) == ("inspector-rui", 5000 * UNIT)
+    assert (rec["who"], rec["confirmed_by"], rec["delta_units"]) == (
+        "inspector-rui",
+        "inspector-ana",
+        5000 * UNIT,
+    )
+    assert [a.severity for a in h.alerts("jackpot_correction")] == ["critical"]
+    with pytest.raises(Rejected, match="no pending correction"):  # confirmed once
+        h.sup("jackpot_correct_confirm", user="inspector-bo", correction_id=cid)
     start_round(h, {1: 500})
     with pytest.raises(Rejected, match="between rounds"):
         h.sup("jackpot_correct", value=SEED, reason="during a round")
@@ -413,6 +432,40 @@ def test_correction_is_authorised_recorded_with_who_and_why_between_rounds() -> 
         h.apply(
             {"type": "supervisor", "user": "d1", "role": "dealer", "action": "jackpot_correct", "args": {}}
         )
+
+
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [
+        (SEED - 1, "below the seed"),  # PT-2001 r.44
+        (10**20, "from 0 to"),
+        (2**63, "from 0 to"),
+        (-5, "from 0 to"),
+        (True, "from 0 to"),
+        (SEED + 2_000_000, "exceeds the maximum"),  # more than correction_max_change
+    ],
+)
+def test_correction_is_bounded_pt2001_r44(value: Any, why: str) -> None:
+    h = make_table()
+    with pytest.raises(Rejected, match=why):
+        h.sup("jackpot_correct", value=value, reason="attempt")
+    assert meter_units(h) == SEED * UNIT
+
+
+def test_correction_above_the_ceiling_and_expired_confirmation_are_refused() -> None:
+    h = Harness()
+    h.core = TableCore(load_profile, jackpot=TableJackpot())
+    cfg = {**CFG, "correction_ceiling": SEED + 100, "correction_confirm_s": 5}
+    h.sup("open_table", profile="pt-2001", shuffler="continuous", jackpot=cfg)
+    with pytest.raises(Rejected, match="above the ceiling"):
+        h.sup("jackpot_correct", value=SEED + 101, reason="too high")
+    cid = h.sup("jackpot_correct", value=SEED + 100, reason="ok").result["correction_id"]
+    with pytest.raises(Rejected, match="awaits its confirmation"):
+        h.sup("jackpot_correct", user="inspector-bo", value=SEED + 50, reason="second")
+    h.now += 10  # past correction_confirm_s
+    with pytest.raises(Rejected, match="expired"):
+        h.sup("jackpot_correct_confirm", user="inspector-bo", correction_id=cid)
+    assert meter_units(h) == SEED * UNIT
 
 
 # ---- availability (PT-2001 r.41) and enabling (r.38) --------------------------------------------------

@@ -205,3 +205,15 @@ def test_an_old_hmac_credentials_file_stops_the_service_in_one_line(tmp_path) ->
         assert "re-enrol" in lines[0] and "Traceback" not in run.stdout + run.stderr
     finally:
         stack.stop()
+
+
+async def test_a_profile_name_with_a_trailing_newline_is_refused_by_the_name_check(bare: Stack) -> None:
+    """Issue 27 §7: ``$`` matches before a final newline, so "pt-2001\\n" passed the profile name pattern and
+    was stopped only by a later check. Now the name check itself refuses it (fullmatch / \\Z)."""
+    sup = await _connected(bare, "supervisor1")
+    try:
+        with pytest.raises(CommandFailed, match="never a path") as refused:
+            await sup.supervisor("alice", DEMO_PINS["alice"], "open_table", profile="pt-2001\n")
+        assert "listed in the integrity manifest, never a path" in refused.value.reason
+    finally:
+        await sup.close()

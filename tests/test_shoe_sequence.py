@@ -54,10 +54,12 @@ def test_the_round_after_a_lost_card_is_not_voided_for_it() -> None:
 
 @pytest.mark.parametrize("seq_delta", [0, -2])  # the same shoe_seq again; an older one
 def test_repeated_or_out_of_order_shoe_seq_is_a_fault_at_once(seq_delta: int) -> None:
+    """The same card's frame again (a replayed frame): the fault, the round goes on after the resync."""
     h = mid_round()
     cards_before = list(h.core.round.cards)
     inside = h.core.inside
-    h.dev(ev.CardOut("A", "S", h.seq + seq_delta))
+    again = next(c["card"] for c in cards_before if c["shoe_seq"] == h.seq + seq_delta)
+    h.dev(ev.CardOut(again[0], again[1], h.seq + seq_delta))
     assert h.core.state == "shoe_sequence" and h.core.resume_to == "players"
     assert h.core.round.cards == cards_before and h.core.inside == inside  # not dealt, not counted
     assert h.core.outputs == SAFE and h.core.lid.unlock is None
@@ -73,6 +75,27 @@ def test_repeated_or_out_of_order_shoe_seq_is_a_fault_at_once(seq_delta: int) ->
     h.dev(ev.CardsInside(inside))
     assert h.core.state == "players" and h.records("round_void") == []
     h.dealer("stand", seat=1)  # the round goes on
+
+
+@pytest.mark.parametrize("seq_delta", [0, -2])
+def test_two_different_cards_claiming_one_shoe_number_void_the_round(seq_delta: int) -> None:
+    """Issue 27 §3: a forged frame took a real card's number (or the other way round): the identities differ,
+    which card a seat holds can no longer be told, so the round is void (PT-ONLINE-2015 r.27-28) and its bets
+    returned; the shoe-line fault stays until a supervisor clears it. Before, the counts matched at the resync
+    and the round went on with the forged card."""
+    h = mid_round()
+    dealt = next(c["card"] for c in h.core.round.cards if c["shoe_seq"] == h.seq + seq_delta)
+    other = "AS" if dealt != "AS" else "KH"
+    h.dev(ev.CardOut(other[0], other[1], h.seq + seq_delta))
+    (void,) = h.records("round_void")
+    assert void["shoe_seq"] == h.seq + seq_delta and void["cards"] == [dealt, other]
+    assert "two different cards claimed shoe number" in void["reason"]
+    assert void["bets_returned"] == {1: 1000} or void["bets_returned"] == {"1": 1000}
+    assert h.core.state == "shoe_sequence"
+    h.sup("clear_shoe_fault", user="chief-rui")
+    h.dev(ev.CardsInside(h.core.inside))
+    assert h.core.state == "settled"
+    assert len(h.records("round_void")) == 1
 
 
 def test_a_card_code_more_often_than_the_decks_hold_is_a_fault_at_once() -> None:

@@ -35,8 +35,8 @@ from controller.hex64 import HEX64
 
 FORMAT = "tablectl-checkpoint/1"
 GENESIS = "0" * 64
-_HEX16 = re.compile(r"^[0-9a-f]{16}$")
-_HEX128 = re.compile(r"^[0-9a-f]{128}$")
+_HEX16 = re.compile(r"^[0-9a-f]{16}\Z")
+_HEX128 = re.compile(r"^[0-9a-f]{128}\Z")
 _INT_FIELDS = ("seq", "last_event_id", "prev_seq")
 _FIELDS = frozenset(
     {"format", "site", "table", "seq", "hash", "last_event_id", "prev_seq", "prev_hash", "ts", "key_id"}

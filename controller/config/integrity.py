@@ -198,7 +198,7 @@ def verify(config_path: str | os.PathLike[str], manifest_path: str | os.PathLike
     return problems
 
 
-PROFILE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+PROFILE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}\Z")
 
 
 def approved_profiles(manifest_path: str | os.PathLike[str]) -> dict[str, tuple[Path, str]]:

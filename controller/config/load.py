@@ -184,7 +184,15 @@ def _build(
         key_file=audit_key_path(data, base),
         checkpoint_interval_s=data.get("audit", {}).get("checkpoint_interval_s", 60),
     )
-    journal = JournalConfig(event_retention_days=data.get("journal", {}).get("event_retention_days", 30))
+    journal = JournalConfig(**data.get("journal", {}))  # keys and ranges: schemas/config/table.schema.json
+    for key, refuse, warn in (
+        ("disk_refuse_free_mb", journal.disk_refuse_free_mb, journal.disk_warn_free_mb),
+        ("disk_refuse_free_inodes", journal.disk_refuse_free_inodes, journal.disk_warn_free_inodes),
+    ):
+        if refuse > warn:
+            problems.append(
+                Problem(file, f"journal.{key}", f"{refuse} is above the warning threshold {warn}")
+            )
 
     try:
         prof = profile_mod.read_profile(table.profile_path, file)

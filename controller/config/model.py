@@ -172,6 +172,12 @@ class AuditConfig:
 @dataclass(frozen=True, slots=True)
 class JournalConfig:
     event_retention_days: int = 30  # published events kept for re-fetch (cmd/replay) after the broker's ack
+    # the journal's filesystem (controller/ops/disk.py): a warning alert below the first, no new round below
+    # the second (the round in progress finishes)
+    disk_warn_free_mb: int = 256
+    disk_refuse_free_mb: int = 64
+    disk_warn_free_inodes: int = 2000
+    disk_refuse_free_inodes: int = 500
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,8 +34,8 @@ from typing import Any
 
 from controller.floor.contact import HEARTBEAT_TOPIC, LINK_TOPIC
 
-_HOST = re.compile(r"^[A-Za-z0-9.-]{1,253}:[0-9]{1,5}$")
-_ID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+_HOST = re.compile(r"^[A-Za-z0-9.-]{1,253}:[0-9]{1,5}\Z")
+_ID = re.compile(r"^[A-Za-z0-9_.-]{1,64}\Z")
 _KEYS = {
     "hosts",
     "ca",

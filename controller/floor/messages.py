@@ -22,10 +22,10 @@ MAX_DEPTH = 32
 CHECKPOINT_TOPIC = "audit/checkpoint"
 CHECKPOINT_TYPE = "checkpoint"
 SOFTWARE_TOPIC = "state/software"
-_LEVEL = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
-_TS = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z$")
-_TYPE = re.compile(r"^[a-z_]{1,32}$")
-_REL = re.compile(r"^[a-z_]{1,32}(/[A-Za-z0-9_.-]{1,64}){0,4}$")
+_LEVEL = re.compile(r"^[A-Za-z0-9_.-]{1,64}\Z")
+_TS = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z\Z")
+_TYPE = re.compile(r"^[a-z_]{1,32}\Z")
+_REL = re.compile(r"^[a-z_]{1,32}(/[A-Za-z0-9_.-]{1,64}){0,4}\Z")
 
 
 @dataclass(frozen=True, slots=True)

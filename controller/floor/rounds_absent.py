@@ -23,7 +23,7 @@ from typing import Any
 from controller.floor.coverage import Coverage, Hole, HoleKind
 from controller.floor.rounds import ArchivedRound
 
-_ROUND_ID = re.compile(r"^(.{1,64})-([0-9]{4,9})$")  # <session id>-<number> (controller/table/dealer.py)
+_ROUND_ID = re.compile(r"^(.{1,64})-([0-9]{4,9})\Z")  # <session id>-<number> (controller/table/dealer.py)
 MAX_NAMED = 100  # absent round ids named one by one per jump; a longer jump is one entry
 
 

@@ -34,8 +34,8 @@ from controller.mqtt.paho_client import TlsConfig
 
 log = logging.getLogger("floor.web")
 STATIC = Path(__file__).resolve().parent / "static"
-_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
-_PIN = re.compile(r"^[0-9]{4,12}$")
+_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}\Z")
+_PIN = re.compile(r"^[0-9]{4,12}\Z")
 _CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'"
 
 

@@ -14,11 +14,18 @@ from typing import Any
 
 from controller.actions import CHIP_SLOT_PREFIX as CHIP_SLOT_PREFIX  # re-exported for the config's readers
 from controller.jackpot import JackpotError
+from drivers.display.protocol import MAX_AMOUNT_DIGITS
 
 BP_DENOMINATOR = 10_000  # basis points in 100 %
 MIN_SEED_MULTIPLE = 10_000  # PT-2001 r.44: seed >= 10,000 x bet value
+# The meter's range, minor units: what the sign can show (and below 2**53, exact in every JSON reader).
+METER_MAX = 10**MAX_AMOUNT_DIGITS - 1
 KEYS = ("enabled", "mode", "bet_value", "increment_bp", "reserve_bp", "seed", "currency")
-CURRENCY_CODE = re.compile(r"^[A-Z]{3}$")  # ISO 4217 (the floor reads it too)
+# Bounds of a supervisor's meter correction (docs/jackpot.md "Corrections"); optional, defaults below.
+CORRECTION_KEYS = ("correction_ceiling", "correction_max_change", "correction_confirm_s")
+DEFAULT_CONFIRM_S = 300  # a second supervisor confirms a correction within this many seconds
+MAX_CONFIRM_S = 3600
+CURRENCY_CODE = re.compile(r"^[A-Z]{3}\Z")  # ISO 4217 (the floor reads it too)
 
 
 class Mode(StrEnum):
@@ -35,13 +42,31 @@ class JackpotConfig:
     reserve_bp: int  # share diverted to the next-seed reserve pool (may be 0)
     seed: int  # minor units, >= 10,000 x bet_value (PT-2001 r.44)
     currency: str  # ISO 4217 code
+    # A correction (dual control): the meter after it at most this (default: METER_MAX) ...
+    correction_ceiling: int | None = None
+    # ... changed by at most this much (default: the seed) ...
+    correction_max_change: int | None = None
+    # ... confirmed by a second supervisor within this many seconds (default: DEFAULT_CONFIRM_S).
+    correction_confirm_s: int | None = None
+
+    @property
+    def ceiling(self) -> int:
+        return METER_MAX if self.correction_ceiling is None else self.correction_ceiling
+
+    @property
+    def max_change(self) -> int:
+        return self.seed if self.correction_max_change is None else self.correction_max_change
+
+    @property
+    def confirm_s(self) -> int:
+        return DEFAULT_CONFIRM_S if self.correction_confirm_s is None else self.correction_confirm_s
 
     @classmethod
     def from_dict(cls, d: Any) -> JackpotConfig:
         """Validate a ``[jackpot]`` section; raise ``JackpotError`` naming the first bad key."""
         if not isinstance(d, dict):
             raise JackpotError(f"jackpot: expected a table (dict), got {type(d).__name__}")
-        unknown = sorted(set(d) - set(KEYS))
+        unknown = sorted(set(d) - set(KEYS) - set(CORRECTION_KEYS))
         if unknown:
             raise JackpotError(f"jackpot: unknown key(s) {', '.join(map(str, unknown))}")
         missing = [k for k in KEYS if k not in d]
@@ -62,7 +87,7 @@ class JackpotConfig:
                 f"jackpot.reserve_bp: increment_bp + reserve_bp = {increment_bp + reserve_bp} exceeds "
                 f"{BP_DENOMINATOR} (100 % of the bet)"
             )
-        seed = _int(d, "seed", minimum=0)
+        seed = _int(d, "seed", minimum=0, maximum=METER_MAX)
         if seed < MIN_SEED_MULTIPLE * bet_value:
             raise JackpotError(
                 f"jackpot.seed: {seed} is below the minimum {MIN_SEED_MULTIPLE} x bet_value = "
@@ -71,11 +96,31 @@ class JackpotConfig:
         currency = d["currency"]
         if not isinstance(currency, str) or not CURRENCY_CODE.fullmatch(currency):
             raise JackpotError(f"jackpot.currency: expected a 3-letter ISO 4217 code, got {currency!r}")
-        return cls(enabled, mode, bet_value, increment_bp, reserve_bp, seed, currency)
+        ceiling = (
+            _int(d, "correction_ceiling", minimum=seed, maximum=METER_MAX)
+            if "correction_ceiling" in d
+            else None
+        )
+        max_change = (
+            _int(d, "correction_max_change", minimum=1, maximum=METER_MAX)
+            if "correction_max_change" in d
+            else None
+        )
+        confirm_s = (
+            _int(d, "correction_confirm_s", minimum=1, maximum=MAX_CONFIRM_S)
+            if "correction_confirm_s" in d
+            else None
+        )
+        return cls(
+            enabled, mode, bet_value, increment_bp, reserve_bp, seed, currency, ceiling, max_change, confirm_s
+        )
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["mode"] = str(self.mode)
+        for key in CORRECTION_KEYS:  # unset: left out (a section without them reads back the same)
+            if d[key] is None:
+                del d[key]
         return d
 
 
@@ -102,6 +147,9 @@ class JackpotSection:
     reserve_bp: int
     seed: int  # minor units, at least 10,000 x bet_value (PT-2001 r.44)
     currency: str
+    correction_ceiling: int | None = None  # minor units; the meter after a correction at most this
+    correction_max_change: int | None = None  # minor units one correction may change the meter by
+    correction_confirm_s: int | None = None  # seconds for the second supervisor's confirmation
     parsed: JackpotConfig | None = field(default=None, compare=False)  # the validated parameters
 
 
@@ -124,6 +172,9 @@ def read_section(j: dict[str, Any], *, chip_slots: int) -> tuple[JackpotSection,
         reserve_bp=j.get("reserve_bp", 0),
         seed=j.get("seed", 0),
         currency=j.get("currency", ""),
+        correction_ceiling=j.get("correction_ceiling"),
+        correction_max_change=j.get("correction_max_change"),
+        correction_confirm_s=j.get("correction_confirm_s"),
         parsed=parsed,
     )
     # PT-2001 r.41a: in automatic mode the slot senses the chip, so there must be slots to sense it.

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from controller.jackpot import JackpotError
-from controller.jackpot.config import BP_DENOMINATOR, JackpotConfig
+from controller.jackpot.config import BP_DENOMINATOR, METER_MAX, JackpotConfig
 from controller.jackpot.hits import Award, Combination, allocate  # hits is the lower module: no import back
 
 UNIT = BP_DENOMINATOR  # units per minor unit: one basis point of one minor unit is exactly one unit
@@ -197,9 +197,9 @@ def contribute(state: MeterState, chips: int, round_id: str) -> tuple[MeterState
 
 def correct(state: MeterState, new_value: int, who: str, reason: str) -> tuple[MeterState, MeterRecord]:
     """Set the meter to ``new_value`` minor units: an authorised correction, recorded with who and why."""
-    if isinstance(new_value, bool) or not isinstance(new_value, int) or new_value < 0:
+    if isinstance(new_value, bool) or not isinstance(new_value, int) or not 0 <= new_value <= METER_MAX:
         raise JackpotError(
-            f"correct: new_value must be a non-negative integer (minor units), got {new_value!r}"
+            f"correct: new_value must be an integer from 0 to {METER_MAX} (minor units), got {str(new_value)[:40]!r}"
         )
     if not isinstance(who, str) or not who.strip():
         raise JackpotError("correct: who (the authorising supervisor) is required")

@@ -8,17 +8,20 @@ from typing import Any
 
 from controller.jackpot import JackpotError
 from controller.jackpot import meter as mt
+from controller.jackpot.config import METER_MAX
 from controller.table.effects import Effect, JournalRecord, Rejected
 from controller.words import COMBINATION_WORDS, money, words
 
 SETTLED_KEPT = 64  # how many settled hit ids are remembered, to say "already paid" rather than "unknown"
+REASON_MAX = 200  # characters of a correction's reason
+CORRECTION_ALERT = "jackpot_correction"  # controller/alert_kinds.py
 
 
 class JackpotSupervision:
     """Attributes: see ``TableJackpot.restore``."""
 
     def supervisor(
-        self, action: str, user: str, args: dict[str, Any], *, between_rounds: bool
+        self, action: str, user: str, args: dict[str, Any], *, between_rounds: bool, now: float = 0.0
     ) -> list[Effect]:
         if self.meter is None:
             raise Rejected(f"{action}: {self.disabled_reason}")
@@ -26,8 +29,10 @@ class JackpotSupervision:
             "jackpot_verify": self._verify,
             "jackpot_pay": self._pay,
             "jackpot_correct": self._correct,
+            "jackpot_correct_confirm": self._correct_confirm,
         }[action]
         fx: list[Effect] = []
+        self._now = now
         try:
             handler(fx, user, args, between_rounds)
         except JackpotError as exc:
@@ -134,21 +139,113 @@ class JackpotSupervision:
                 )
 
     def _correct(self, fx: list[Effect], user: str, args: dict[str, Any], between_rounds: bool) -> None:
-        """An authorised correction, recorded with who and why; between rounds only."""
+        """A correction is requested by one supervisor and made only when a second, different one confirms it
+        (``jackpot_correct_confirm``) within the configured time; between rounds, within the bounds."""
         if not between_rounds:
             raise Rejected("jackpot_correct: only between rounds")
         value = args.get("value")
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise Rejected(f"value must be an integer amount in minor units, got {value!r}")
-        assert self.meter is not None
+        reason = args.get("reason")
+        if not isinstance(reason, str) or not reason.strip() or len(reason) > REASON_MAX:
+            raise Rejected(f"jackpot_correct: a reason of 1-{REASON_MAX} characters is required")
+        assert self.meter is not None and self.config is not None
+        pending = self.correction
+        if pending is not None and self._now <= pending["expires_at"]:
+            raise Rejected(
+                f"jackpot_correct: correction {pending['correction_id']} by {pending['by']} awaits its "
+                "confirmation: confirm it or let it expire first"
+            )
         old = self.meter.display_value
-        self.meter, rec = mt.correct(self.meter, value, user, str(args.get("reason") or ""))
-        self._meter_record(fx, rec)
+        self._check_bounds(value, old)
+        self.correction_seq += 1
+        self.correction = {
+            "correction_id": self.correction_seq,
+            "by": user,
+            "value": value,
+            "reason": reason,
+            "old_meter": old,
+            "requested_at": self._now,
+            "expires_at": self._now + self.config.confirm_s,
+        }
+        fx.append(JournalRecord("jackpot_correction_requested", dict(self.correction)))
         self._event(
             fx,
-            "correction",
+            "correction_requested",
+            correction_id=self.correction_seq,
             by=user,
-            reason=rec.data["reason"],
+            reason=reason,
             old_meter=old,
-            meter=self.meter.display_value,
+            meter=value,
+        )
+
+    def _check_bounds(self, value: Any, old: int) -> None:
+        """Never below the seed (PT-2001 r.44), never above the ceiling, at most the maximum change."""
+        assert self.meter is not None and self.config is not None
+        if self.meter.pending:
+            raise Rejected("jackpot_correct: a hit is pending verification; settle it first (PT-2001 r.49)")
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= METER_MAX:
+            raise Rejected(
+                f"jackpot_correct: value must be an integer amount in minor units from 0 to {METER_MAX}, "
+                f"got {str(value)[:40]!r}"
+            )
+        if value < self.meter.seed:
+            raise Rejected(f"jackpot_correct: {value} is below the seed {self.meter.seed} (PT-2001 r.44)")
+        if value > self.config.ceiling:
+            raise Rejected(
+                f"jackpot_correct: {value} is above the ceiling {self.config.ceiling} (jackpot.correction_ceiling)"
+            )
+        if abs(value - old) > self.config.max_change:
+            raise Rejected(
+                f"jackpot_correct: a change of {value - old} from {old} exceeds the maximum "
+                f"{self.config.max_change} per correction (jackpot.correction_max_change)"
+            )
+        if value == old:
+            raise Rejected(f"jackpot_correct: the meter is already {old}")
+
+    def _correct_confirm(
+        self, fx: list[Effect], user: str, args: dict[str, Any], between_rounds: bool
+    ) -> None:
+        """The second supervisor's approval of the pending correction (dual control)."""
+        if not between_rounds:
+            raise Rejected("jackpot_correct_confirm: only between rounds")
+        pending = self.correction
+        cid = args.get("correction_id")
+        if pending is None or isinstance(cid, bool) or cid != pending["correction_id"]:
+            have = pending["correction_id"] if pending else "none"
+            raise Rejected(
+                f"jackpot_correct_confirm: no pending correction {str(cid)[:20]!r} (pending: {have})"
+            )
+        if user == pending["by"]:
+            raise Rejected(
+                f"jackpot_correct_confirm: {user} requested correction {cid}; a different supervisor confirms it"
+            )
+        if self._now > pending["expires_at"]:
+            raise Rejected(f"jackpot_correct_confirm: correction {cid} expired; request it again")
+        assert self.meter is not None
+        old = self.meter.display_value
+        if old != pending["old_meter"]:
+            raise Rejected(
+                f"jackpot_correct_confirm: the meter moved from {pending['old_meter']} to {old} since correction "
+                f"{cid} was requested; request it again"
+            )
+        self._check_bounds(pending["value"], old)
+        self.meter, rec = mt.correct(self.meter, pending["value"], pending["by"], pending["reason"])
+        self.correction = None
+        self._meter_record(fx, rec, confirmed_by=user, correction_id=cid)
+        details = {
+            "correction_id": cid,
+            "by": pending["by"],
+            "confirmed_by": user,
+            "reason": pending["reason"],
+            "old_meter": old,
+            "meter": self.meter.display_value,
+        }
+        self._event(fx, "correction", **details)
+        self._alert(
+            fx,
+            CORRECTION_ALERT,
+            "critical",
+            f"jackpot meter corrected from {old} to {self.meter.display_value} by {pending['by']}, "
+            f"confirmed by {user}: {pending['reason']}",
+            **{k: v for k, v in details.items() if k != "reason"},
+            why=pending["reason"],
         )

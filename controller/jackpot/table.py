@@ -15,7 +15,7 @@ Inputs that reach it (all journaled by the shell):
 - dealer ``jackpot_chip {seat}``: manual mode (r.41b).
 - ``{"type": "jackpot_display", "connected": bool}``: the sign's link; without it the jackpot is unplayable.
 - supervisor ``jackpot_verify {hit_id[, valid, reason]}``, ``jackpot_pay {hit_id}``,
-  ``jackpot_correct {value, reason}``.
+  ``jackpot_correct {value, reason}`` and a second supervisor's ``jackpot_correct_confirm {correction_id}``.
 """
 
 from __future__ import annotations
@@ -62,6 +62,10 @@ class TableJackpot(JackpotSupervision, JackpotSeam):
         self.verified: list[int] = list(d.get("verified", []))  # hit ids a supervisor verified
         # the last settled hits, "<hit_id>" -> "paid by X" / "rejected by X": a hit is never paid twice (r.49)
         self.settled: dict[str, str] = dict(d.get("settled", {}))
+        # the correction awaiting a second supervisor (supervision.py); kept in the snapshot only when there
+        # is one or was one, so a table that never corrected its meter keeps the snapshot it always had
+        self.correction: dict[str, Any] | None = d.get("correction")
+        self.correction_seq: int = int(d.get("correction_seq", 0))
 
     def snapshot(self) -> dict[str, Any]:
         return {
@@ -75,7 +79,16 @@ class TableJackpot(JackpotSupervision, JackpotSeam):
             "round": dict(self.round) if self.round else None,
             "verified": list(self.verified),
             "settled": dict(self.settled),
+            **({"correction": dict(self.correction)} if self.correction else {}),
+            **({"correction_seq": self.correction_seq} if self.correction_seq else {}),
         }
+
+    def meter_units(self) -> int | None:
+        return self.meter.meter_units if self.meter is not None else None
+
+    def pending_correction(self) -> dict[str, Any] | None:
+        """The meter correction awaiting its second supervisor (``jackpot_correct_confirm``), if any."""
+        return dict(self.correction) if self.correction else None
 
     # ================================================================ views
     @property
@@ -108,7 +121,13 @@ class TableJackpot(JackpotSupervision, JackpotSeam):
             "chips_sensed": sorted(int(s) for s, here in self.levels.items() if here),  # slots now (r.41a)
             "pending_hits": [self._hit_doc(h) for h in (m.pending if m else ())],
             "flagged_seats": m.flagged_seats() if m else [],  # PT-2001 r.49: hands that stay on the table
+            **({"pending_correction": self._correction_doc()} if self.correction else {}),
         }
+
+    def _correction_doc(self) -> dict[str, Any]:
+        c = self.correction or {}
+        keys = ("correction_id", "by", "value", "reason", "old_meter", "expires_at")
+        return {k: c[k] for k in keys}
 
     def round_doc(self, round_id: str | None) -> dict[str, Any]:
         """Extra fields of ``state/round``: this round's winning hands, flagged until paid (PT-2001 r.49)."""

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from controller.audit.cadence import INTERVAL_S, missing_checkpoint
 from controller.journal.export import ExportError, export_session
 from controller.journal.retention_cli import (
     Settings,
@@ -29,6 +30,7 @@ from controller.journal.retention_cli import (
     archive_main,
     prune_main,
     settings,
+    table_config,
     verify_target,
 )
 from controller.journal.store import CHECKPOINT_KIND, Journal
@@ -112,6 +114,24 @@ def read_checkpoint_file(path: str) -> dict[str, Any]:
     return doc
 
 
+def _interval(args: argparse.Namespace) -> float:
+    """The table's checkpoint cadence: ``[audit] checkpoint_interval_s`` with --config, else the default."""
+    if args.config is None:
+        return INTERVAL_S
+    audit = table_config(args.config).audit
+    return float(audit.checkpoint_interval_s) if audit else INTERVAL_S
+
+
+def _cadence_broken(journal: Journal, args: argparse.Namespace, after_seq: int = 0) -> bool:
+    """Checkpoint records the journal's own rules require (round ends, the cadence) are there; else say where
+    (issue 27 §4: deleting them all and recomputing the chain must not pass a verification with the key)."""
+    missing = missing_checkpoint(journal.records(after_seq=after_seq), _interval(args))
+    if missing is None:
+        return False
+    print(f"journal BROKEN at record {missing.seq}: {missing.reason}", file=sys.stderr)
+    return True
+
+
 def _verify_checkpoint(journal: Journal, args: argparse.Namespace, trusted: TrustedKey | None) -> int:
     try:
         checkpoint = read_checkpoint_file(args.checkpoint)
@@ -125,6 +145,17 @@ def _verify_checkpoint(journal: Journal, args: argparse.Namespace, trusted: Trus
         where = f"record {result.first_bad_seq}" if result.first_bad_seq is not None else f"checkpoint {seq}"
         print(f"journal BROKEN at {where}: {result.reason}", file=sys.stderr)
         return 1
+    # the records after the checkpoint: still the chain (and, with the key, every checkpoint record on the way)
+    journal.audit_public_key = key
+    head = journal.verify_after(int(seq)) if isinstance(seq, int) else None
+    if head is not None and not head.ok:
+        print(
+            f"journal BROKEN at record {head.first_bad_seq} (after checkpoint {seq}): {head.reason}",
+            file=sys.stderr,
+        )
+        return 1
+    if key is not None and _cadence_broken(journal, args):
+        return 1
     if key is None:
         print(
             "warning: checkpoint signature checked against its own key only; pass --public-key or --manifest"
@@ -132,7 +163,11 @@ def _verify_checkpoint(journal: Journal, args: argparse.Namespace, trusted: Trus
             file=sys.stderr,
         )
     signed = f", signed by {trusted.source}" if trusted else ""
-    print(f"journal ok: {result.records} records up to checkpoint {seq} match the signed head{signed}")
+    after = head.records if head is not None else 0
+    print(
+        f"journal ok: {result.records} records up to checkpoint {seq} match the signed head{signed}; "
+        f"{after} record(s) after it chain to it (not covered by this checkpoint)"
+    )
     return 0
 
 
@@ -180,6 +215,8 @@ def main(args: argparse.Namespace) -> int:
             key = trusted.hex if trusted else None
             journal.audit_public_key = key
             result = journal.verify()
+            if result.ok and key is not None and _cadence_broken(journal, args):
+                return 1
             if result.ok:
                 signed = ""
                 if trusted is not None:

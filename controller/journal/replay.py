@@ -60,7 +60,7 @@ BUSY = "busy"
 CHUNK = 200  # events handed to paho between two yields to the loop
 PRUNE_EVERY_S = 3600.0
 RESPONSE = f"{CMD_REPLAY}/response"
-_SEGMENT = re.compile(r"^[A-Za-z0-9_.@-]{1,64}$")
+_SEGMENT = re.compile(r"^[A-Za-z0-9_.@-]{1,64}\Z")
 PRUNED_SEE = (
     "pruned from the table's journal: see the journal archive (tablectl journal archive) or the floor's"
 )

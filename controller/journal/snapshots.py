@@ -20,12 +20,14 @@ SNAPSHOT_FALLBACKS = 8  # older snapshots tried when the newest is not covered b
 
 
 def chained_snapshot(
-    conn: sqlite3.Connection, problems: list[JournalIntegrityError]
+    conn: sqlite3.Connection, problems: list[JournalIntegrityError], *, before_seq: int | None = None
 ) -> tuple[int, dict[str, Any]] | None:
     """The newest snapshot whose digest is chained (seq, state); each newer one that is not is added to
-    ``problems``. None: no such snapshot among the newest ``SNAPSHOT_FALLBACKS``."""
+    ``problems``. None: no such snapshot among the newest ``SNAPSHOT_FALLBACKS``. ``before_seq``: only a
+    snapshot whose digest record comes before it (inside the verified part of the journal)."""
     rows = conn.execute(
-        "SELECT seq, state FROM snapshots ORDER BY seq DESC LIMIT ?", (SNAPSHOT_FALLBACKS,)
+        "SELECT seq, state FROM snapshots WHERE seq + 1 < ? ORDER BY seq DESC LIMIT ?",
+        (before_seq if before_seq is not None else 2**62, SNAPSHOT_FALLBACKS),
     ).fetchall()
     for seq, text in rows:
         problem = snapshot_problem(conn, seq, text)

@@ -56,7 +56,9 @@ from controller.journal.verify import (
     verify_chain,
     verify_chain_against_checkpoint,
     verify_chain_since_checkpoint,
+    walk,
 )
+from controller.journal.verify import trusted_until as trusted_until
 
 # Imported from here across the project: the journal's API, whichever module below defines each name.
 __all__ = [
@@ -219,11 +221,27 @@ class Journal:
     def last_event_id(self) -> int:
         return self._last_event_id
 
-    def latest_snapshot(self) -> tuple[int, dict[str, Any]] | None:
+    def latest_snapshot(self, before_seq: int | None = None) -> tuple[int, dict[str, Any]] | None:
         """The newest snapshot whose digest is chained (the ``snapshot`` record right after its seq, itself
         intact). One that is not is never restored: it is named in ``integrity_problems`` and an older one (or
-        none: replay from the first record) is used instead, so the state comes from chained data only."""
-        return chained_snapshot(self._conn, self.integrity_problems)
+        none: replay from the first record) is used instead, so the state comes from chained data only.
+        ``before_seq``: only one whose digest record is before that record (the verified part)."""
+        return chained_snapshot(self._conn, self.integrity_problems, before_seq=before_seq)
+
+    def trusted_until(self) -> int:
+        """The last record covered by a valid signed checkpoint before the chain's first break (the whole
+        journal when nothing is broken): what may become live state after an integrity fault."""
+        return trusted_until(self._conn, self.audit_public_key)
+
+    def last_record(self, kind: str, until_seq: int | None = None) -> Record | None:
+        """The newest record of ``kind`` (at or before ``until_seq``)."""
+        row = self._conn.execute(
+            "SELECT MAX(seq) FROM records WHERE kind = ? AND seq <= ?",
+            (kind, until_seq if until_seq is not None else 2**62),
+        ).fetchone()
+        if not row or row[0] is None:
+            return None
+        return next(iter(self.records(after_seq=row[0] - 1, kinds=(kind,))), None)
 
     def _record_at(self, seq: int) -> RawRecord | None:
         return record_at(self._conn, seq)
@@ -378,6 +396,17 @@ class Journal:
             return self.verify()
         result = verify_chain_since_checkpoint(self._conn, key, self._last_seq)
         return self.verify() if result is None else result
+
+    def verify_after(self, seq: int) -> VerifyResult:
+        """The records after record ``seq`` (the head a checkpoint signed): each chains to the one before, and
+        with ``audit_public_key`` every checkpoint record among them is signed and signs its head."""
+        head = record_at(self._conn, seq)
+        anchor = record_at(self._conn, seq + 1) if head is None and seq + 1 == self.first_seq() else None
+        if head is None and anchor is None:
+            return VerifyResult(False, 0, seq, f"record {seq} is missing", seq)
+        # after a prune the anchor (record seq + 1) holds the signed head as its prev_hash
+        prev = head[5] if head is not None else anchor[4]  # type: ignore[index]
+        return walk(self._conn, seq, prev, key=self.audit_public_key)
 
     def verify_against_checkpoint(self, checkpoint: dict[str, Any], public_key: str | None) -> VerifyResult:
         """The whole chain, and the record the checkpoint names carries the hash it signed.

@@ -142,6 +142,26 @@ def walk(
     return VerifyResult(True, count, from_seq=after_seq)
 
 
+def trusted_until(conn: sqlite3.Connection, key: str | None) -> int:
+    """The last record that verified data reaches: the newest checkpoint record signed by ``key`` before the
+    first break of the chain walked from its anchor (every record up to it chains, every checkpoint record up
+    to it is signed and signs its head). Without a key, the record before the first break. 0: none (nothing
+    verified: the state starts empty). The whole journal when nothing is broken."""
+    anchor = find_anchor(conn, key)
+    if isinstance(anchor, VerifyResult):
+        return 0
+    a_seq, a_hash = anchor
+    result = walk(conn, a_seq, a_hash, key=key)
+    last = conn.execute("SELECT MAX(seq) FROM records").fetchone()[0] or 0
+    bad = last + 1 if result.ok else (result.first_bad_seq or a_seq)
+    if key is None:
+        return max(0, bad - 1)
+    row = conn.execute(
+        "SELECT MAX(seq) FROM records WHERE kind = ? AND seq < ? AND seq >= ?", (CHECKPOINT_KIND, bad, a_seq)
+    ).fetchone()
+    return int(row[0] or 0) if not result.ok else last
+
+
 def verify_chain_since_checkpoint(conn: sqlite3.Connection, key: str, last_seq: int) -> VerifyResult | None:
     """Start-up verification: only the records after the newest checkpoint record that the table's key signed
     and that precedes the newest snapshot (so the snapshot restored and every input replayed after it are

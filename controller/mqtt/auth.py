@@ -35,7 +35,7 @@ from controller.journal.store import Journal, Transaction
 from controller.mqtt import userkeys
 
 SIGNED_FIELDS = ("action", "args", "nonce", "role", "ts", "user")
-_USER = re.compile(r"^[A-Za-z0-9_.-]{1,32}$")
+_USER = re.compile(r"^[A-Za-z0-9_.-]{1,32}\Z")
 ACCEPTED_RECORD = "command_accepted"  # chained: user, role, action, nonce, ts, request_id
 REFUSED_RECORD = "command_refused"  # chained: who, which source, why (the detail the sender never sees)
 

@@ -32,7 +32,7 @@ from typing import Any
 from controller.config.load import resolve_path
 from controller.mqtt.paho_client import TlsConfig, default_port
 
-_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}\Z")
 MAX_FILE_BYTES = 16 * 1024
 
 

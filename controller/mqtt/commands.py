@@ -62,7 +62,7 @@ from controller.mqtt.topics import cmd_topic, response_topic
 
 __all__ = ["CommandIntake", "CommandRejected", "CommandRequest", "Handler", "RateLimits"]
 
-_ACCOUNT = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+_ACCOUNT = re.compile(r"^[A-Za-z0-9_.-]{1,64}\Z")
 
 
 class CommandIntake:

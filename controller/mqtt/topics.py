@@ -197,7 +197,7 @@ def spec_for(rel: str) -> TopicSpec | None:
     return None
 
 
-_SEGMENT = re.compile(r"^[A-Za-z0-9_.-]+$")
+_SEGMENT = re.compile(r"^[A-Za-z0-9_.-]+\Z")
 
 
 class Topics:

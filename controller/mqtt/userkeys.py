@@ -43,7 +43,7 @@ MIN_SCRYPT_N = 2**15  # files asking for less are refused (a tampered file must 
 MIN_PIN_DIGITS = 6
 KEY_DIR_ENV = "TABLECTL_KEY_DIR"
 _PIN = re.compile(rf"^[0-9]{{{MIN_PIN_DIGITS},32}}$")
-_USER = re.compile(r"^[A-Za-z0-9_.-]{1,32}$")
+_USER = re.compile(r"^[A-Za-z0-9_.-]{1,32}\Z")
 
 
 class KeyFileError(ValueError):

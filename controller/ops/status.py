@@ -23,6 +23,7 @@ from typing import Any
 
 from controller import __version__
 from controller.journal.table_files import journal_file
+from controller.ops.disk import MB
 from controller.table.machine import FAULT_STATES
 
 STATUS_FILE = "status.json"
@@ -54,6 +55,10 @@ class Status:
     outbox_depth: int  # rows not yet acknowledged by the broker
     faults: tuple[str, ...] = field(default_factory=tuple)  # active faults, by name
     journal_first_seq: int = 1  # the first record kept (after `tablectl journal prune`: the anchor)
+    disk_free_bytes: int | None = (
+        None  # the journal's filesystem (controller/ops/disk.py); None: not measured
+    )
+    disk_free_inodes: int | None = None
     format: str = FORMAT
 
     @property
@@ -153,6 +158,12 @@ def prometheus(status: Status, now: float | None = None) -> str:
     if age is not None:
         metric("last_checkpoint_age_seconds", "gauge", "Seconds since the last signed audit checkpoint.",
                [("", round(age, 3))])  # fmt: skip
+    if status.disk_free_bytes is not None:
+        metric("journal_disk_free_bytes", "gauge", "Bytes free for the service on the journal's filesystem.",
+               [("", status.disk_free_bytes)])  # fmt: skip
+    if status.disk_free_inodes is not None:
+        metric("journal_disk_free_inodes", "gauge", "Inodes free on the journal's filesystem.",
+               [("", status.disk_free_inodes)])  # fmt: skip
     metric("outbox_depth", "gauge", "Journaled events not yet acknowledged by the broker.",
            [("", status.outbox_depth)])  # fmt: skip
     metric("fault_active", "gauge", "1 while the named fault holds the table (lid locked), else 0.",
@@ -179,6 +190,7 @@ def human(status: Status, now: float | None = None) -> str:
         f"shoe:    {'up' if status.shoe_link_up else 'DOWN'}",
         f"broker:  {'connected' if status.broker_connected else 'NOT CONNECTED'}",
         f"journal: {_records(status)}, {status.journal_bytes} bytes; last checkpoint {checkpoint}",
+        f"disk:    {_disk(status)}",
         f"outbox:  {status.outbox_depth} unacknowledged",
         "faults:  " + (", ".join(status.faults) if status.faults else "none"),
     ]
@@ -190,6 +202,14 @@ def status_dir(state_dir: Path, environ: dict[str, str] | None = None) -> Path:
     runtime = (os.environ if environ is None else environ).get(RUNTIME_DIRECTORY_ENV, "")
     first = runtime.split(":")[0].strip()
     return Path(first) if first else state_dir
+
+
+def _disk(status: Status) -> str:
+    if status.disk_free_bytes is None or status.disk_free_inodes is None:
+        return "not measured"
+    return (
+        f"{status.disk_free_bytes // MB} MB and {status.disk_free_inodes} inodes free (journal's filesystem)"
+    )
 
 
 def _records(status: Status) -> str:
@@ -214,6 +234,7 @@ def snapshot_of(service: Any, started_at: float) -> Status:
     journal = service.journal
     table = service.table
     checkpoint = journal.last_checkpoint_record() if journal is not None else None
+    disk = service.disk.space if getattr(service, "disk", None) is not None else None
     return Status(
         site=cfg.table.site,
         table=cfg.table.id,
@@ -231,6 +252,8 @@ def snapshot_of(service: Any, started_at: float) -> Status:
         last_checkpoint_ts=checkpoint.get("ts") if checkpoint else None,
         outbox_depth=journal.outbox_size() if journal is not None else 0,
         faults=tuple(sorted(table.core.faults)) if table is not None else (),
+        disk_free_bytes=disk.free_bytes if disk is not None else None,
+        disk_free_inodes=disk.free_inodes if disk is not None else None,
     )
 
 
@@ -247,7 +270,8 @@ class StatusWriter:
     def tick(self, service: Any) -> None:
         status = snapshot_of(service, self.started_at)
         key = (status.text, status.shoe_link_up, status.broker_connected, status.faults,
-               status.journal_records, status.outbox_depth, status.last_checkpoint_seq)  # fmt: skip
+               status.journal_records, status.outbox_depth, status.last_checkpoint_seq,
+               status.disk_free_bytes, status.disk_free_inodes)  # fmt: skip
         if key == self._last_key and status.written_at - self._last_write < REFRESH_S:
             return
         write_atomic(self.path, status.to_json() + "\n")

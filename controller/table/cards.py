@@ -72,6 +72,7 @@ class CardFlow(CoreBase):
             reason = f"card #{shoe_seq} after #{last}: shoe_seq repeated or out of order"
             self._shoe_line_fault("shoe_sequence", reason, shoe_seq=shoe_seq, last_seq=last, card=code)
             self._alert("shoe_sequence", "critical", f"{reason}: {self._SHOE_LINE_ALERT}", shoe_seq=shoe_seq)
+            self._claimed_twice(shoe_seq, code)
             return False
         impossible: dict[str, Any] | None = None
         impossible_why = ""
@@ -106,6 +107,23 @@ class CardFlow(CoreBase):
             self._alert("card_count", "critical", f"{impossible_why}: {self._SHOE_LINE_ALERT}", **impossible)
             return False  # never dealt
         return True
+
+    def _claimed_twice(self, shoe_seq: int, code: str | None) -> None:
+        """Two different cards claiming one shoe number: one of them is not the card the shoe dealt, and which
+        seat holds which can no longer be told, so the round is void (PT-ONLINE-2015 r.27-28) — the card
+        identities compared, not only the count (a forged frame taking a real card's number keeps the count)."""
+        rnd = self.round
+        if code is None or rnd is None or self.round_void or not self._round_active():
+            return
+        dealt = next((c for c in rnd.cards if c.get("shoe_seq") == shoe_seq), None)
+        if dealt is None or dealt.get("card") == code:
+            return  # a repeated frame of the same card: the fault alone (nothing was misattributed)
+        self._void(
+            f"two different cards claimed shoe number {shoe_seq} ({dealt.get('card')} dealt, then {code}): "
+            "the round's cards can no longer be attributed",
+            shoe_seq=shoe_seq,
+            cards=[dealt.get("card"), code],
+        )
 
     def _shoe_line_fault(self, name: str, reason: str, **info: Any) -> None:
         """``shoe_sequence`` / ``card_count`` (issue 13 §5): raised at once, like a jam (PT-2001 r.51): lid

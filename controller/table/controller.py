@@ -86,13 +86,22 @@ class TableController(JournalOutage, InputFeeds):
         self._held: list[dict[str, Any]] = []
         self._background: set[asyncio.Task[None]] = set()
         self.recovery_problems: list[str] = []  # a snapshot that could not be restored (start-up)
+        self.recovered_until: int | None = None  # the recovery stopped at this record (the verified part)
 
     # ---- life cycle ----
-    def recover(self) -> int:
-        """Snapshot + the inputs journaled after it, effects suppressed. Returns the inputs re-applied."""
+    def recover(self, until_seq: int | None = None, *, before_snapshot: int | None = None) -> int:
+        """Snapshot + the inputs journaled after it, effects suppressed. Returns the inputs re-applied.
+
+        ``until_seq``: only the verified part of the journal becomes state (after an integrity fault, issue
+        27 §2): a snapshot whose digest record is at or before it, the inputs up to it. ``before_snapshot``:
+        an older snapshot than that one (it contradicts the journal's meter records)."""
         after = 0
+        limit = until_seq + 1 if until_seq is not None else None
+        if before_snapshot is not None:
+            limit = min(limit, before_snapshot + 1) if limit is not None else before_snapshot + 1
+        self.core.restore(TableCore(lambda _n: None).snapshot())  # a fresh core, this core's loader
         try:
-            snap = self.journal.latest_snapshot()
+            snap = self.journal.latest_snapshot(before_seq=limit)
             if snap is not None:
                 after, state = snap
                 self.core.restore(state)
@@ -102,8 +111,11 @@ class TableController(JournalOutage, InputFeeds):
             log.error("snapshot at record %s cannot be restored (%s): replaying the whole journal", seq, exc)
             self.core.restore(TableCore(lambda _n: None).snapshot())  # a fresh core, this core's loader
             after = 0
+        self.recovered_until = until_seq
         count = 0
         for rec in self.journal.records(after_seq=after, kinds=("input",)):
+            if until_seq is not None and rec.seq > until_seq:
+                break  # not covered by a valid signed checkpoint: never live state
             try:
                 self.core.apply(rec.data["input"], rec.data["now"])
             except Exception as exc:  # never journaled normally; a bad record must not stop the table
@@ -114,14 +126,20 @@ class TableController(JournalOutage, InputFeeds):
         self._since_snapshot = count
         return count
 
+    def snapshot_now(self) -> None:
+        """A snapshot of the state as it is (after a recovery limited to the verified part of the journal:
+        the next start restores it instead of the records it left out)."""
+        self._since_snapshot = max(self._since_snapshot, 1)
+        self._maybe_snapshot(stopping=True)
+
     def _newest_snapshot_seq(self) -> int | None:
         with contextlib.suppress(Exception):
             row = self.journal._conn.execute("SELECT MAX(seq) FROM snapshots").fetchone()
             return row[0]
         return None
 
-    async def start(self) -> None:
-        self.recover()
+    async def start(self, until_seq: int | None = None) -> None:
+        self.recover(until_seq)
         resume = getattr(self.shoe, "resume_after", None)
         if resume is not None:  # the shoe sends again every event after the last committed one (protocol §5a)
             resume(*self.core.device.committed)

@@ -69,6 +69,7 @@ SUPERVISOR_HANDLERS: dict[str, SupervisorHandler] = {
     "jackpot_verify": SupervisorActions._sv_jackpot_verify,
     "jackpot_pay": SupervisorActions._sv_jackpot_pay,
     "jackpot_correct": SupervisorActions._sv_jackpot_correct,
+    "jackpot_correct_confirm": SupervisorActions._sv_jackpot_correct_confirm,
     "void_round": SupervisorActions._sv_void_round,
     "run_deck_check": ShoeCycle._sv_run_deck_check,
     "clear_shoe_fault": Faults._sv_clear_shoe_fault,

@@ -66,7 +66,15 @@ class JackpotSeam:
     def on_restart(self) -> list[Effect]:
         return []
 
+    def meter_units(self) -> int | None:
+        """The meter (1/10,000 minor units), checked at start against the journal's meter records."""
+        return None
+
+    def pending_correction(self) -> dict[str, Any] | None:
+        """A meter correction awaiting its second supervisor's confirmation (dual control); None: none."""
+        return None
+
     def supervisor(
-        self, action: str, user: str, args: dict[str, Any], *, between_rounds: bool
+        self, action: str, user: str, args: dict[str, Any], *, between_rounds: bool, now: float = 0.0
     ) -> list[Effect]:
         raise Rejected("the progressive jackpot is not integrated on this table")

@@ -113,5 +113,19 @@ class SupervisorActions(CoreBase):
         self._fx.extend(self.jackpot.supervisor("jackpot_pay", user, args, between_rounds=False))
 
     def _sv_jackpot_correct(self, user: str, args: dict[str, Any]) -> None:
+        """One supervisor asks for a meter correction; it is made when another confirms it (dual control)."""
         between = not self._round_active()
-        self._fx.extend(self.jackpot.supervisor("jackpot_correct", user, args, between_rounds=between))
+        self._fx.extend(
+            self.jackpot.supervisor("jackpot_correct", user, args, between_rounds=between, now=self.now)
+        )
+        pending = self.jackpot.pending_correction()
+        if pending is not None:
+            self._result = {"correction_id": pending["correction_id"], "confirm_by": pending["expires_at"]}
+
+    def _sv_jackpot_correct_confirm(self, user: str, args: dict[str, Any]) -> None:
+        between = not self._round_active()
+        self._fx.extend(
+            self.jackpot.supervisor(
+                "jackpot_correct_confirm", user, args, between_rounds=between, now=self.now
+            )
+        )

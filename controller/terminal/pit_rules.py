@@ -9,7 +9,7 @@ from functools import lru_cache
 
 from controller.terminal.pit_keys import DEALER_KEYS
 
-_PROFILE_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
+_PROFILE_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}\Z")
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ def table_rules(profile: str | None) -> TableRules:
     """The dealer inputs a rule profile can ever allow (PT-2001 has no five-card rule, MO-2004 art.19 has) and
     its bet limits. The name comes from MQTT: only a plain profile name is looked up among the shipped
     profiles; anything else (or a profile that does not load) is 'unknown' and every button stays."""
-    if not isinstance(profile, str) or not _PROFILE_NAME.match(profile):
+    if not isinstance(profile, str) or not _PROFILE_NAME.fullmatch(profile):
         return ALL_RULES
     from controller.rules.profiles import ProfileError, load_profile
 

@@ -17,12 +17,13 @@ from dataclasses import dataclass
 MAX_LINE = 80  # bytes, terminator included
 SEQ_MODULO = 1000
 MAX_TEXT = 32  # characters a fault message may carry
+MAX_AMOUNT_DIGITS = 15  # digits an amount (minor units) may have: the sign shows no more
 COMMANDS = {"MTR": 2, "WIN": 3, "FLT": 1, "CLR": 0, "PNG": 0}  # command -> argument count
 REPLIES = {"ACK": 0, "NAK": 1}
 NAK_CODES = ("CKSUM", "BADCMD", "BADARG")
-_ARG = re.compile(r"^[\x20-\x7e]*$")  # printable ASCII; the separators are refused below
+_ARG = re.compile(r"^[\x20-\x7e]*\Z")  # printable ASCII; the separators are refused below
 _FORBIDDEN = set("$,*")
-_CURRENCY = re.compile(r"^[A-Z]{3}$")
+_CURRENCY = re.compile(r"^[A-Z]{3}\Z")
 _FRAME = re.compile(rb"^\$(?P<body>[^$*\r\n]*)\*(?P<ck>[0-9A-F]{2})\r?\n?$")
 
 
@@ -101,7 +102,7 @@ def check_command(frame: Frame) -> None:
 
 
 def _amount(s: str) -> bool:
-    return s.isdigit() and len(s) <= 15
+    return s.isdigit() and len(s) <= MAX_AMOUNT_DIGITS
 
 
 def format_amount(minor: int, currency: str) -> str:

@@ -303,6 +303,13 @@ class Dealer:
         rid = str((await self.cmd("no_more_bets"))["result"]["round_id"])
         for seat in chips:  # r.48: the chips are collected at "no more bets"
             await self.rig.gpio("set", name=f"chip_slot_{seat}", value=False)
+        return await self.play_out(rid, hook=hook, max_steps=max_steps)
+
+    async def play_out(
+        self, rid: str, *, hook: Callable[[int], Awaitable[None]] | None = None, max_steps: int = 200
+    ) -> str:
+        """The rest of round ``rid``, under way: draw whenever a card is due, decide when a decision is due,
+        wait out a fault; until it is settled."""
         for step in range(max_steps):
             if hook is not None:
                 await hook(step)
