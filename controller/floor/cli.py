@@ -22,7 +22,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "jackpot": ("controller.floor.jackpot_cli", "jackpot meter history per table"),
     "report": ("controller.floor.report_cli", "a day's summary per table (CSV or HTML)"),
     "bridge": ("controller.floor.bridge_cli", "write a table broker's bridge section to the floor broker"),
-    "web": ("controller.floor.web_cli", "the floor dashboard (web, live updates)"),
+    "web": ("controller.floor.web_cli", "the floor dashboard (web, live updates, behind a login)"),
+    "user": (
+        "controller.floor.users_cli",
+        "the dashboard's user accounts (add, password, role, disable, list)",
+    ),
 }
 
 

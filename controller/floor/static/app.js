@@ -1,6 +1,9 @@
 // Floor dashboard: renders the server's snapshots (server-sent events). Every value from a table is put in the
-// page with textContent: never parsed as markup.
+// page with textContent: never parsed as markup. A supervisor acknowledges a table's alert with a command
+// signed by this device's key (keys.js); the server only relays it to the table and returns the answer.
 "use strict";
+
+const me = {user: "", role: "viewer", key: undefined};
 
 function el(tag, cls, text) {
   const e = document.createElement(tag);
@@ -16,19 +19,28 @@ function money(minor) {
   return sign + Math.floor(a / 100).toLocaleString("en") + "." + String(a % 100).padStart(2, "0");
 }
 
+async function post(path, body) {
+  const r = await fetch(path, {
+    method: "POST",
+    headers: {"Content-Type": "application/json", "X-Floor": "1"},
+    body: JSON.stringify(body),
+  });
+  if (r.status === 401) { window.location.assign("/login"); }
+  return r.json();
+}
+
 async function acknowledge(alert, resultEl, button) {
-  const user = document.getElementById("user").value.trim();
-  const pin = document.getElementById("pin").value;
-  if (!user || !pin) { resultEl.textContent = "enter your user and PIN above"; return; }
   button.disabled = true;
-  resultEl.textContent = "signing…";
   try {
-    const r = await fetch("/api/ack", {
-      method: "POST",
-      headers: {"Content-Type": "application/json", "X-Floor-Ack": "1"},
-      body: JSON.stringify({site: alert.site, table: alert.table, alert_id: alert.alert_id, user: user, pin: pin}),
-    });
-    const answer = await r.json();
+    let answer;
+    if (alert.source === "table") {
+      if (!me.key) { resultEl.textContent = "make and enrol a signing key on this device first"; return; }
+      resultEl.textContent = "signing…";
+      const command = await signCommand(me.key, "supervisor", "ack_alert", {alert_id: alert.alert_id});
+      answer = await post("/api/ack", {site: alert.site, table: alert.table, command: command});
+    } else {
+      answer = await post("/api/floor-ack", {alert_id: alert.alert_id});
+    }
     resultEl.textContent = answer.ok ? "acknowledged" : "refused: " + String(answer.reason);
   } catch (err) {
     resultEl.textContent = "failed: " + String(err);
@@ -44,16 +56,15 @@ function renderAlerts(alerts) {
   for (const a of alerts) {
     const li = el("li", "alert " + (["critical", "warning", "info"].includes(a.severity) ? a.severity : ""));
     li.dataset.kind = String(a.kind);
+    li.dataset.source = String(a.source);
     li.append(el("span", "sev", a.severity), el("span", "where", a.site + "/" + a.table),
               el("span", "kind", a.kind), el("span", "msg", a.message), el("span", "when", a.raised_at));
     const result = el("span", "result");
-    if (a.source === "table") {
+    if (me.role === "supervisor") {
       const b = el("button", "ack", "Acknowledge");
       b.type = "button";
       b.addEventListener("click", () => acknowledge(a, result, b));
       li.append(b);
-    } else {
-      li.append(el("span", "hint", "floor alert: tablectl floor alerts --ack " + a.alert_id));
     }
     li.append(result);
     list.append(li);
@@ -80,6 +91,30 @@ function renderTables(tables) {
   }
 }
 
+function showKey() {
+  const state = document.getElementById("key-state");
+  document.getElementById("make-key").hidden = Boolean(me.key);
+  if (!me.key) {
+    state.textContent = "no signing key on this device";
+    return;
+  }
+  state.textContent = "made " + me.key.created;
+  document.getElementById("pubkey").textContent = me.key.publicKey;
+  document.getElementById("enrol").textContent = "tablectl sign --add-to /etc/tablectl/credentials.toml --user " +
+    me.user + " --role supervisor --public-key " + me.key.publicKey;
+}
+
+async function setUpSigning() {
+  document.getElementById("signing").hidden = false;
+  me.key = await loadSigningKey(me.user);
+  showKey();
+  document.getElementById("make-key").addEventListener("click", async () => {
+    if (me.key) return;
+    me.key = await makeSigningKey(me.user);
+    showKey();
+  });
+}
+
 function connect() {
   const live = document.getElementById("live");
   const source = new EventSource("/events");
@@ -93,4 +128,19 @@ function connect() {
   source.onerror = () => { live.textContent = "reconnecting…"; live.className = "live off"; };
 }
 
-document.addEventListener("DOMContentLoaded", connect);
+async function start() {
+  const r = await fetch("/api/me");
+  if (r.status !== 200) { window.location.assign("/login"); return; }
+  const who = await r.json();
+  me.user = String(who.user);
+  me.role = String(who.role);
+  document.getElementById("who").textContent = me.user + " (" + me.role + ")";
+  document.getElementById("logout").addEventListener("click", async () => {
+    await post("/api/logout", {});
+    window.location.assign("/login");
+  });
+  if (me.role === "supervisor") await setUpSigning();
+  connect();
+}
+
+document.addEventListener("DOMContentLoaded", start);
