@@ -33,13 +33,16 @@ from controller.floor.users import (
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_dsn(parser)
     sub = parser.add_subparsers(dest="user_command", metavar="USER_COMMAND", required=True)
-    add = sub.add_parser("add", help="create an account")
+    # no abbreviations: "--password SECRET" must not be taken for --password-file (and echoed in an error)
+    add = sub.add_parser("add", help="create an account", allow_abbrev=False)
     add.add_argument("name")
     add.add_argument("--role", required=True, choices=[r.value for r in Role])
     add.add_argument(
         "--password-file", required=True, help="a file whose first line is the password; - for stdin"
     )
-    password = sub.add_parser("password", help="set an account's password (ends its sessions)")
+    password = sub.add_parser(
+        "password", help="set an account's password (ends its sessions)", allow_abbrev=False
+    )
     password.add_argument("name")
     password.add_argument("--password-file", required=True, help="as for add")
     role = sub.add_parser("role", help="change an account's role (ends its sessions)")
@@ -55,7 +58,7 @@ def read_password(source: str) -> str:
     try:
         text = sys.stdin.readline() if source == "-" else Path(source).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"password file {source}: {exc}") from None
+        raise UserError(f"password file {source}: {exc.__class__.__name__}") from None
     return text.splitlines()[0] if text else ""
 
 
