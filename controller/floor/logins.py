@@ -62,8 +62,9 @@ def log_event(cur: psycopg.Cursor, event: LogEvent, user: str, client: str, deta
     )
 
 
-def _failures(cur: psycopg.Cursor, subject: Subject, value: str) -> list[datetime]:
-    cur.execute(_FAILURES_SQL[subject], (value, WINDOW_S, _LIMIT[subject]))
+def _failures(cur: psycopg.Cursor, subject: Subject, value: str, limit: int) -> list[datetime]:
+    """The newest ``limit`` failed logins of ``subject`` inside the window, newest first."""
+    cur.execute(_FAILURES_SQL[subject], (value, WINDOW_S, limit))
     return [row[0] for row in cur.fetchall()]
 
 
@@ -72,7 +73,7 @@ def locked_until(conn: psycopg.Connection, user: str, client: str) -> datetime |
     cur = conn.cursor()
     ends = []
     for subject, value in ((Subject.ACCOUNT, user), (Subject.CLIENT, client)):
-        failures = _failures(cur, subject, value)
+        failures = _failures(cur, subject, value, _LIMIT[subject])
         if len(failures) >= _LIMIT[subject]:
             ends.append(failures[-1])
     if not ends:
@@ -89,8 +90,8 @@ def record_failure(conn: psycopg.Connection, user: str, client: str, detail: str
         cur.execute("SELECT pg_advisory_xact_lock(%s)", (LOGIN_LOCK,))  # one count at a time
         log_event(cur, LogEvent.LOGIN_FAILED, user, client, detail)
         for subject, value in ((Subject.ACCOUNT, user), (Subject.CLIENT, client)):
-            if len(_failures(cur, subject, value)) != _LIMIT[subject]:
-                continue
+            if len(_failures(cur, subject, value, _LIMIT[subject] + 1)) != _LIMIT[subject]:
+                continue  # below the limit, or beyond it (attempts that raced past the check): alerted once
             # exactly at the limit: this failure starts the lockout (later ones are refused before counting)
             log_event(cur, LogEvent.LOCKOUT, user, client, f"{subject.value} {value} locked out")
             cur.execute("SELECT currval('dashboard_log_id_seq')")

@@ -94,6 +94,12 @@ def dummy_hash() -> str:
     return hash_password(secrets.token_hex(16))
 
 
+def check_login(password: str, stored: str | None) -> bool:
+    """A login's password check; a name without an account (``stored`` None) costs the same and fails."""
+    ok = verify_password(password[: MAX_PASSWORD + 1], stored if stored is not None else dummy_hash())
+    return ok and stored is not None
+
+
 def add_user(conn: psycopg.Connection, name: str, role: Role, password: str) -> None:
     check_name(name)
     stored = hash_password(check_password(password))

@@ -27,6 +27,7 @@ from typing import Any
 import psycopg
 from aiohttp import web
 
+from controller.floor import store
 from controller.floor.dashboard import snapshot
 from controller.floor.logins import LogEvent
 from controller.floor.notify import NOTIFY_CHANNEL as CHANNEL
@@ -107,6 +108,7 @@ class FloorWeb:
 
     # ---- data ----
     async def _start(self, app: web.Application) -> None:
+        await asyncio.to_thread(self._migrate)  # as every archive worker does: users and sessions need theirs
         self._latest = await asyncio.to_thread(self._build)
         self._tasks = [asyncio.create_task(self._listen()), asyncio.create_task(self._publish())]
 
@@ -118,6 +120,10 @@ class FloorWeb:
         for t in self._tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await t
+
+    def _migrate(self) -> None:
+        with store.connect(self.cfg.dsn) as conn:
+            store.migrate(conn)
 
     def _build(self) -> str:
         with psycopg.connect(self.cfg.dsn) as conn:

@@ -74,7 +74,7 @@ class Auth:
         self.db = db
         self.origin = cfg.origin
         self._kdf = asyncio.Semaphore(cfg.kdf_parallel)
-        self._kdf_waiting = 0
+        self._kdf_queue = 0
 
     def routes(self, app: web.Application) -> None:
         app.router.add_post("/api/login", self._login)
@@ -140,11 +140,16 @@ class Auth:
         if until is not None:
             await self.db.log(LogEvent.LOGIN_LOCKED, name, client, f"refused until {until:%H:%M:%S %Z}")
             return deny(429, f"too many failed logins: try again after {until:%H:%M:%S %Z}")
-        if self._kdf_waiting >= self.cfg.kdf_waiting:
-            log.warning("login of %s from %s refused: %d logins waiting", name, client, self._kdf_waiting)
+        if self._kdf_queue >= self.cfg.kdf_parallel + self.cfg.kdf_waiting:
+            log.warning("login of %s from %s refused: %d logins waiting", name, client, self._kdf_queue)
             return deny(503, "busy: try again in a moment")
-        found = await self.db.call(users.password_hash_of, name) if name != "-" else None
-        ok = await self._check(password, found[1] if found else users.dummy_hash())
+        self._kdf_queue += 1  # the place is taken here, before anything is awaited
+        try:
+            found = await self.db.call(users.password_hash_of, name) if name != "-" else None
+            async with self._kdf:
+                ok = await asyncio.to_thread(users.check_login, password, found[1] if found else None)
+        finally:
+            self._kdf_queue -= 1
         if not ok or found is None:
             started = await self.db.call(logins.record_failure, name, client, WRONG_LOGIN)
             for subject in started:
@@ -158,16 +163,6 @@ class Auth:
             samesite="Strict",
         )  # fmt: skip
         return resp
-
-    async def _check(self, password: str, stored: str) -> bool:
-        self._kdf_waiting += 1
-        try:
-            async with self._kdf:
-                return await asyncio.to_thread(
-                    users.verify_password, password[: users.MAX_PASSWORD + 1], stored
-                )
-        finally:
-            self._kdf_waiting -= 1
 
     async def logout(self, request: web.Request) -> web.Response:
         session = request[SESSION]

@@ -20,6 +20,7 @@ import re
 import secrets
 from typing import Any
 
+import psycopg
 from aiohttp import web
 
 from controller.client import TableClient
@@ -61,6 +62,13 @@ def command_refusal(body: Any, user: str) -> str | None:
     return None
 
 
+def _known_table(conn: psycopg.Connection, site: str, table: str) -> bool:
+    row = conn.execute(
+        "SELECT 1 FROM floor_tables WHERE site = %s AND table_id = %s", (site, table)
+    ).fetchone()
+    return row is not None
+
+
 class Relay:
     def __init__(self, cfg: WebConfig, db: Database, auth: Auth) -> None:
         self.cfg = cfg
@@ -100,6 +108,9 @@ class Relay:
         if self._relaying.locked():
             await self.db.log(LogEvent.REFUSED, session.user, client, "ack refused: relay busy")
             return deny(503, "busy: try again in a moment")
+        if not await self.db.call(_known_table, body["site"], body["table"]):
+            await self.db.log(LogEvent.REFUSED, session.user, client, "ack refused: unknown table")
+            return deny(404, "no such table on this floor")
         cmd = body["command"]
         prefix = f"casino/{body['site']}/table/{body['table']}"
         what = f"{prefix} alert {cmd['args']['alert_id']}"
