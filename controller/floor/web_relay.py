@@ -18,6 +18,7 @@ import json
 import logging
 import re
 import secrets
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import psycopg
@@ -35,6 +36,7 @@ from controller.mqtt import schemas
 log = logging.getLogger("floor.web")
 _LEVEL = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")  # a site or table id: one safe topic level
 RELAYED_ACTION = "ack_alert"
+Handler = Callable[[Session, str, Any], Awaitable[web.Response]]
 
 
 def _positive_int(value: Any) -> bool:
@@ -77,30 +79,34 @@ class Relay:
         self._relaying = asyncio.Semaphore(cfg.relay_parallel)
 
     def routes(self, app: web.Application) -> None:
-        app.router.add_post("/api/ack", self._ack)
-        app.router.add_post("/api/floor-ack", self._floor_ack)
+        app.router.add_post("/api/ack", self._supervisors_only("table alert acknowledgement", self._ack))
+        app.router.add_post(
+            "/api/floor-ack", self._supervisors_only("floor alert acknowledgement", self._floor_ack)
+        )
 
-    async def _supervisor(self, request: web.Request, what: str) -> tuple[Session, Any] | web.Response:
-        """The session and JSON body of a supervisor's request, or the refusal (logged)."""
-        session = request[SESSION]
-        client = self.auth.client(request)
-        if session.role is not Role.SUPERVISOR:
-            await self.db.log(
-                LogEvent.REFUSED, session.user, client, f"{what}: a {session.role.value} may not"
-            )
-            log.warning("%s by %s (%s) from %s refused: role", what, session.user, session.role.value, client)
-            return deny(403, f"a {session.role.value} cannot acknowledge alerts")
-        try:
-            return session, json.loads(await request.text())
-        except (ValueError, UnicodeDecodeError):
-            return deny(400, "not JSON")
+    def _supervisors_only(
+        self, what: str, handler: Handler
+    ) -> Callable[[web.Request], Awaitable[web.Response]]:
+        """``handler(session, client, body)`` for a supervisor's request with a JSON body; anyone else is
+        refused and the refusal logged."""
 
-    async def _ack(self, request: web.Request) -> web.Response:
-        checked = await self._supervisor(request, "table alert acknowledgement")
-        if isinstance(checked, web.Response):
-            return checked
-        session, body = checked
-        client = self.auth.client(request)
+        async def checked(request: web.Request) -> web.Response:
+            session = request[SESSION]
+            client = self.auth.client(request)
+            if session.role is not Role.SUPERVISOR:
+                detail = f"{what}: a {session.role.value} may not"
+                await self.db.log(LogEvent.REFUSED, session.user, client, detail)
+                log.warning("%s by %s from %s refused", detail, session.user, client)
+                return deny(403, f"a {session.role.value} cannot acknowledge alerts")
+            try:
+                body = json.loads(await request.text())
+            except (ValueError, UnicodeDecodeError):
+                return deny(400, "not JSON")
+            return await handler(session, client, body)
+
+        return checked
+
+    async def _ack(self, session: Session, client: str, body: Any) -> web.Response:
         reason = command_refusal(body, session.user)
         if reason:
             await self.db.log(LogEvent.REFUSED, session.user, client, f"ack refused: {reason}")
@@ -141,12 +147,7 @@ class Relay:
         finally:
             await client.close()
 
-    async def _floor_ack(self, request: web.Request) -> web.Response:
-        checked = await self._supervisor(request, "floor alert acknowledgement")
-        if isinstance(checked, web.Response):
-            return checked
-        session, body = checked
-        client = self.auth.client(request)
+    async def _floor_ack(self, session: Session, client: str, body: Any) -> web.Response:
         if not isinstance(body, dict) or set(body) != {"alert_id"} or not _positive_int(body["alert_id"]):
             return deny(400, "expected {alert_id: a positive integer}")
         alert_id = body["alert_id"]
