@@ -149,6 +149,9 @@ def test_a_browser_key_enrolled_at_a_real_table_acknowledges_its_alert_the_floor
                 assert shot.stat().st_size > 0
                 # acknowledge every command_rejected alert (the forgery's, and the one for the bad signature)
                 rejected = page.locator(".alert[data-kind='command_rejected']")
+                expect(rejected).to_have_count(
+                    2, timeout=30_000
+                )  # alice's (forged) and carol's (bad signature)
                 while rejected.count():
                     before = rejected.count()
                     rejected.locator("button.ack").first.click()
@@ -164,6 +167,18 @@ def test_a_browser_key_enrolled_at_a_real_table_acknowledges_its_alert_the_floor
                     log = [r[0] for r in conn.execute("SELECT detail FROM dashboard_log WHERE event = 'ack'")]
                 assert row == ("carol", True)
                 assert any(d.endswith("ok") and "alert" in d for d in log)
+
+                # every wrong signature relayed counts at the table: four more make five, and the table locks
+                # carol out (before, wrong PINs were tried on the floor host and never reached the table)
+                for _ in range(4):
+                    answer = page.evaluate(BAD_SIGNATURE_ACK, ["demo", "demo1", table_alert["alert_id"]])
+                    assert answer == {"ok": False, "reason": "not authorised"}
+                lockout = page.locator(".alert[data-kind='command_lockout']").first
+                lockout.wait_for(timeout=30_000)
+                lockout.locator(
+                    "button.ack"
+                ).click()  # signed with carol's enrolled key: refused while locked
+                expect(lockout.locator(".result")).to_have_text("refused: not authorised", timeout=30_000)
         finally:
             stack.stop()
             if archive is not None:

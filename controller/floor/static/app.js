@@ -4,6 +4,16 @@
 "use strict";
 
 const me = {user: "", role: "viewer", key: undefined};
+const results = new Map();  // alert -> the last answer shown for it (kept across re-renders of the list)
+
+function alertKey(a) {
+  return [a.source, a.site, a.table, a.alert_id].join("/");
+}
+
+function show(alert, resultEl, text) {
+  results.set(alertKey(alert), text);
+  resultEl.textContent = text;
+}
 
 function el(tag, cls, text) {
   const e = document.createElement(tag);
@@ -34,16 +44,16 @@ async function acknowledge(alert, resultEl, button) {
   try {
     let answer;
     if (alert.source === "table") {
-      if (!me.key) { resultEl.textContent = "make and enrol a signing key on this device first"; return; }
-      resultEl.textContent = "signing…";
+      if (!me.key) { show(alert, resultEl, "make and enrol a signing key on this device first"); return; }
+      show(alert, resultEl, "signing…");
       const command = await signCommand(me.key, "supervisor", "ack_alert", {alert_id: alert.alert_id});
       answer = await post("/api/ack", {site: alert.site, table: alert.table, command: command});
     } else {
       answer = await post("/api/floor-ack", {alert_id: alert.alert_id});
     }
-    resultEl.textContent = answer.ok ? "acknowledged" : "refused: " + String(answer.reason);
+    show(alert, resultEl, answer.ok ? "acknowledged" : "refused: " + String(answer.reason));
   } catch (err) {
-    resultEl.textContent = "failed: " + String(err);
+    show(alert, resultEl, "failed: " + String(err));
   } finally {
     button.disabled = false;
   }
@@ -59,7 +69,7 @@ function renderAlerts(alerts) {
     li.dataset.source = String(a.source);
     li.append(el("span", "sev", a.severity), el("span", "where", a.site + "/" + a.table),
               el("span", "kind", a.kind), el("span", "msg", a.message), el("span", "when", a.raised_at));
-    const result = el("span", "result");
+    const result = el("span", "result", results.get(alertKey(a)));
     if (me.role === "supervisor") {
       const b = el("button", "ack", "Acknowledge");
       b.type = "button";
@@ -118,10 +128,13 @@ async function setUpSigning() {
 function connect() {
   const live = document.getElementById("live");
   const source = new EventSource("/events");
+  let shownAlerts = "", shownTables = "";
   source.addEventListener("snapshot", (ev) => {
     const snap = JSON.parse(ev.data);
-    renderAlerts(snap.alerts);
-    renderTables(snap.tables);
+    // redraw only what changed: a list redrawn under the pointer would swallow a click on its buttons
+    const alerts = JSON.stringify(snap.alerts), tables = JSON.stringify(snap.tables);
+    if (alerts !== shownAlerts) { renderAlerts(snap.alerts); shownAlerts = alerts; }
+    if (tables !== shownTables) { renderTables(snap.tables); shownTables = tables; }
     live.textContent = "live";
     live.className = "live";
   });
