@@ -46,7 +46,9 @@ def test_anonymous_requests_get_nothing():
             assert request(web.port, "POST", path, body=body, headers=page_headers(web.port)).status == 401
         # a forged or stale cookie is no session
         assert request(web.port, "GET", "/api/snapshot", token="A" * 43).status == 401
-        assert request(web.port, "GET", "/login").status == 200
+        login = request(web.port, "GET", "/login")
+        assert login.status == 200 and "frame-ancestors 'none'" in login.headers["content-security-policy"]
+        assert "strict-transport-security" not in login.headers  # plain http on loopback: no HSTS
 
 
 def test_session_cookie_is_secure_httponly_strict_and_only_its_hash_is_stored():
@@ -75,6 +77,10 @@ def test_wrong_passwords_lock_out_the_account_and_the_address_with_a_floor_alert
         refused = api_login(web.port, "carol")  # the right password, now refused without a check
         assert refused.status == 429 and "too many failed logins" in refused.json()["reason"]
         assert not refused.cookies
+        for _ in range(
+            10
+        ):  # a flood while locked: refused unchecked, one log row a minute (the table stays small)
+            assert api_login(web.port, "carol").status == 429
         assert api_login(web.port, "sam").status == 200  # another account from the same address still works
         with psycopg.connect(dsn) as conn:
             alerts = conn.execute(
@@ -106,6 +112,7 @@ def test_origin_check_uses_the_public_url_behind_a_tls_proxy():
         browser = {**proxy, "X-Floor": "1", "Origin": public}
         answer = api_login(web.port, "carol", **browser)
         assert answer.status == 200, answer.body
+        assert answer.headers["strict-transport-security"].startswith("max-age=")  # the browser sees https
         token = session_token(answer)
         alert_id = _floor_alert(dsn)
         ack = request(

@@ -6,7 +6,8 @@ and across several dashboard processes on one database:
 
 - an account with ``USER_FAILURES`` failed logins in the last ``WINDOW_S`` seconds, or a client address with
   ``CLIENT_FAILURES``, is refused without a password check until the oldest of those failures is ``WINDOW_S``
-  old; an attempt while refused is logged (``login_locked``) but does not extend the lockout;
+  old; an attempt while refused is logged (``login_locked``, at most one row a minute per account and address)
+  but does not extend the lockout;
 - the failure that starts a lockout logs a ``lockout`` row and raises a critical ``login_lockout`` floor alert
   naming the account or address (shown on the dashboard, acknowledged by a supervisor).
 
@@ -80,6 +81,20 @@ def locked_until(conn: psycopg.Connection, user: str, client: str) -> datetime |
         return None
     row = cur.execute("SELECT %s::timestamptz + make_interval(secs => %s)", (max(ends), WINDOW_S)).fetchone()
     return row[0] if row else None
+
+
+def record_locked(conn: psycopg.Connection, user: str, client: str, detail: str) -> None:
+    """Log an attempt refused while locked out: at most one row per account and address a minute, so a locked-out
+    attacker's flood cannot grow the table (the process log has each)."""
+    with conn.transaction():
+        cur = conn.cursor()
+        cur.execute(
+            "SELECT 1 FROM dashboard_log WHERE event = 'login_locked' AND user_name = %s AND client = %s"
+            " AND at > now() - interval '1 minute' LIMIT 1",
+            (user[:64], client[:100]),
+        )
+        if cur.fetchone() is None:
+            log_event(cur, LogEvent.LOGIN_LOCKED, user, client, detail)
 
 
 def record_failure(conn: psycopg.Connection, user: str, client: str, detail: str) -> list[Subject]:

@@ -38,7 +38,10 @@ from controller.floor.web_relay import Relay
 
 log = logging.getLogger("floor.web")
 STATIC = Path(__file__).resolve().parent / "static"
-_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'"
+_CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self';"
+    " frame-ancestors 'none'; form-action 'self'; base-uri 'none'"
+)
 KEEPALIVE_S = 15.0
 # path -> (file, content type): the only files served
 FILES = {
@@ -94,6 +97,8 @@ class FloorWeb:
         resp.headers["Referrer-Policy"] = "no-referrer"
         resp.headers["X-Frame-Options"] = "DENY"
         resp.headers.setdefault("Cache-Control", "no-store")
+        if self.cfg.origin.startswith("https://"):
+            resp.headers["Strict-Transport-Security"] = "max-age=31536000"
         if isinstance(resp, web.HTTPException):
             raise resp
         return resp

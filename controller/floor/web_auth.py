@@ -138,7 +138,8 @@ class Auth:
         name = user if users.USER_NAME.match(user) else "-"  # an impossible name counts against the client
         until = await self.db.call(logins.locked_until, name, client)
         if until is not None:
-            await self.db.log(LogEvent.LOGIN_LOCKED, name, client, f"refused until {until:%H:%M:%S %Z}")
+            log.warning("login of %s from %s refused: locked out until %s", name, client, until)
+            await self.db.call(logins.record_locked, name, client, f"refused until {until:%H:%M:%S %Z}")
             return deny(429, f"too many failed logins: try again after {until:%H:%M:%S %Z}")
         if self._kdf_queue >= self.cfg.kdf_parallel + self.cfg.kdf_waiting:
             log.warning("login of %s from %s refused: %d logins waiting", name, client, self._kdf_queue)
