@@ -16,6 +16,8 @@ import sys
 from controller.floor.cli import add_dsn
 from controller.floor.web import serve
 from controller.floor.web_config import ConfigError, WebConfig, proxy_addresses, public_origin
+from controller.mqtt import client_options as opts
+from controller.mqtt.paho_client import default_port
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -39,7 +41,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--broker-host", default="127.0.0.1", help="floor broker (relays signed acknowledgements)"
     )
-    parser.add_argument("--broker-port", type=int, default=1883)
+    parser.add_argument(
+        "--broker-port", type=int, default=None, help="floor broker port (default 8883 with --ca, else 1883)"
+    )
+    opts.add_options(parser, opts.TLS_KEYS, {})
     parser.add_argument("--username", default="supervisor-floor", help="the dashboard's broker account")
     parser.add_argument("--password-env", default="FLOOR_WEB_PASSWORD", help="env variable with its password")
 
@@ -68,13 +73,14 @@ def main(args: argparse.Namespace) -> int:
     try:
         public_origin(public_url)
         proxies = proxy_addresses(args.trusted_proxy)
-    except ConfigError as exc:
+        tls = opts.tls_from_args(args)
+    except (ConfigError, opts.ClientConfigError) as exc:
         print(f"floor web: {exc}", file=sys.stderr)
         return 2
     cfg = WebConfig(
         args.dsn,
         args.broker_host,
-        args.broker_port,
+        args.broker_port if args.broker_port is not None else default_port(tls),
         args.username,
         password,
         public_url=public_url,
@@ -82,6 +88,7 @@ def main(args: argparse.Namespace) -> int:
         session_s=int(args.session_hours * 3600),
         sse_per_user=args.sse_per_user,
         sse_total=args.sse_total,
+        broker_tls=tls,
     )
     try:
         asyncio.run(_run(cfg, host, int(port)))

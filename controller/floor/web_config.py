@@ -6,6 +6,8 @@ import ipaddress
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from controller.mqtt.paho_client import TlsConfig
+
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 
 
@@ -58,6 +60,7 @@ class WebConfig:
     relay_parallel: int = 4  # signed commands being relayed to tables at once
     min_interval: float = 0.3
     ack_timeout: float = 15.0
+    broker_tls: TlsConfig | None = None  # the floor broker's CA (and a client certificate): verified
 
     @property
     def origin(self) -> str:

@@ -138,6 +138,7 @@ class Relay:
             password=self.cfg.password,
             prefix=prefix,
             client_id=f"floor-web-{secrets.token_hex(4)}",
+            tls=self.cfg.broker_tls,
         )
         try:
             await client.connect()
