@@ -16,7 +16,7 @@ TABLECTL = [sys.executable, "-m", "controller.cli"]
 
 
 def _user(dsn: str, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*TABLECTL, "floor", "user", "--dsn", dsn, *args], input=stdin, capture_output=True,
+    return subprocess.run([*TABLECTL, "floor", "user", *args, "--dsn", dsn], input=stdin, capture_output=True,
                           text=True, timeout=60)  # fmt: skip
 
 

@@ -31,7 +31,6 @@ from controller.floor.users import (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_dsn(parser)
     sub = parser.add_subparsers(dest="user_command", metavar="USER_COMMAND", required=True)
     # no abbreviations: "--password SECRET" must not be taken for --password-file (and echoed in an error)
     add = sub.add_parser("add", help="create an account", allow_abbrev=False)
@@ -51,6 +50,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     for name, text in (("disable", "disable an account (ends its sessions)"), ("enable", "enable it again")):
         sub.add_parser(name, help=text).add_argument("name")
     sub.add_parser("list", help="every account")
+    for each in sub.choices.values():  # after the command: tablectl floor user add ana ... --dsn DSN
+        add_dsn(each)
 
 
 def read_password(source: str) -> str:
