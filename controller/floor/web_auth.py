@@ -105,14 +105,14 @@ class Auth:
             refusal = self.post_refusal(request)
             if refusal:
                 log.warning(
-                    "refused %s %s from %s: %s", request.method, request.path, self.client(request), refusal
+                    "refused %s %r from %s: %s", request.method, request.path, self.client(request), refusal
                 )
                 return deny(403, refusal)
         if request.path in PUBLIC_PATHS:
             return await handler(request)
         session = await self.db.call(sessions.find_session, request.cookies.get(SESSION_COOKIE))
         if session is None:
-            log.info("refused %s %s from %s: no session", request.method, request.path, self.client(request))
+            log.info("refused %s %r from %s: no session", request.method, request.path, self.client(request))
             if request.path == "/":
                 raise web.HTTPSeeOther("/login")
             return deny(401, "log in first")

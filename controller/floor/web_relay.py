@@ -127,7 +127,7 @@ class Relay:
         await self.db.log(
             LogEvent.ACK, session.user, client, f"{what}: " + ("ok" if ok else f"refused: {reason}")
         )
-        log.info("ack of %s by %s from %s: %s", what, session.user, client, "ok" if ok else reason)
+        log.info("ack of %s by %s from %s: %r", what, session.user, client, "ok" if ok else reason)
         return web.json_response({"ok": True} if ok else {"ok": False, "reason": reason})
 
     async def _relay(self, prefix: str, cmd: dict[str, Any]) -> dict[str, Any]:
