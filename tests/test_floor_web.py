@@ -30,10 +30,11 @@ from controller.floor.logins import USER_FAILURES
 from controller.floor.messages import TableRef
 from controller.floor.web import WebConfig
 from controller.mqtt.sign_cli import build_command
-from tablebench.broker import Broker
+from tablebench.broker import Broker, free_port
 from tablebench.stack import TABLECTL, Stack, StackOptions
 from tests.support.floor import FLOOR_USERS, temp_database
-from tests.support.floor_web import CHROMIUM, PASSWORDS, chromium, dashboard, log_in
+from tests.support.floor_web import CHROMIUM, PASSWORDS, TlsProxy, chromium, dashboard, log_in
+from tests.support.shipped_broker import Pki
 
 pytestmark = pytest.mark.skipif(
     not CHROMIUM.exists(), reason="Debian's chromium is not installed (scripts/test's set-up does)"
@@ -255,3 +256,36 @@ def test_wrong_passwords_in_the_login_page_lock_out_and_a_supervisor_acknowledge
                 "SELECT acknowledged_by FROM floor_alerts WHERE kind = 'login_lockout'"
             ).fetchone()
         assert row == ("sam",)
+
+
+def test_a_browser_behind_a_tls_reverse_proxy_logs_in_and_acknowledges(tmp_path):
+    """Before: the dashboard compared Origin with the plain-http scheme it saw itself, so every browser that reached
+    it through the site's TLS proxy had its acknowledgement refused ("cross-origin request refused"). Here chromium
+    opens https://floor.casino.lan:PORT/ (resolved to a TLS proxy on loopback) and the dashboard knows that URL."""
+    pki = Pki(tmp_path / "pki")
+    cert = pki.issue("floor-web", server=True)
+    proxy_port = free_port()
+    public = f"https://floor.casino.lan:{proxy_port}"
+    with temp_database() as dsn, dashboard(dsn, public_url=public) as web:
+        proxy = TlsProxy(proxy_port, cert.cert, cert.key, web.port)
+        try:
+            with chromium("--host-resolver-rules=MAP floor.casino.lan 127.0.0.1") as browser:
+                page = browser.new_context(
+                    ignore_https_errors=True
+                ).new_page()  # the test CA is not the browser's
+                _floor_alert(dsn, "event_missing", "events 5-9 never arrived")
+                log_in(page, public, "carol")
+                alert = page.locator(".alert[data-kind='event_missing']")
+                alert.wait_for(timeout=30_000)
+                alert.locator("button.ack").click()
+                alert.wait_for(state="detached", timeout=30_000)
+                assert page.url.startswith(public)
+                cookie = page.context.cookies()[0]
+                assert cookie["secure"] and cookie["domain"] == "floor.casino.lan"
+        finally:
+            proxy.stop()
+        with psycopg.connect(dsn) as conn:
+            row = conn.execute(
+                "SELECT acknowledged_by FROM floor_alerts WHERE kind = 'event_missing'"
+            ).fetchone()
+        assert row == ("carol",)

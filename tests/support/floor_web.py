@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import http.client
 import json
+import ssl
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -86,9 +87,9 @@ def dashboard(dsn: str, broker: tuple[str, int] = ("127.0.0.1", 1), **options: A
 
 
 @contextmanager
-def chromium() -> Iterator[playwright_sync.Browser]:
+def chromium(*extra: str) -> Iterator[playwright_sync.Browser]:
     with playwright_sync.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS, headless=True)
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=[*FLAGS, *extra], headless=True)
         try:
             yield browser
         finally:
@@ -103,6 +104,54 @@ def log_in(page: playwright_sync.Page, base: str, user: str, password: str | Non
     page.fill("#login-password", password if password is not None else PASSWORDS[user])
     page.click("#login-submit")
     page.wait_for_selector("#who:has-text('" + user + "')", timeout=30_000)
+
+
+class TlsProxy:
+    """A TLS-terminating reverse proxy in front of the dashboard, as a site's nginx would be: https outside,
+    plain http to the dashboard on loopback. It passes the bytes through unchanged (so the Host and Origin the
+    dashboard sees are the browser's: ``floor.casino.lan:PORT``, ``https://floor.casino.lan:PORT``)."""
+
+    def __init__(self, port: int, cert: Path, key: Path, backend_port: int) -> None:
+        self.port, self.backend_port = port, backend_port
+        self.context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        self.context.load_cert_chain(cert, key)
+        self.loop = asyncio.new_event_loop()
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+        assert self._ready.wait(20), "proxy did not start"
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        self.server = self.loop.run_until_complete(
+            asyncio.start_server(self._client, "127.0.0.1", self.port, ssl=self.context)
+        )
+        self._ready.set()
+        self.loop.run_forever()
+
+    async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.backend_port)
+        except OSError:
+            writer.close()
+            return
+
+        async def pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
+            try:
+                while data := await src.read(65536):
+                    dst.write(data)
+                    await dst.drain()
+            except (ConnectionError, ssl.SSLError):
+                pass
+            finally:
+                dst.close()
+
+        await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+
+    def stop(self) -> None:
+        self.loop.call_soon_threadsafe(self.server.close)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(10)
 
 
 @dataclass
