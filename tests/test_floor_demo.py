@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import threading
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -85,8 +86,18 @@ def test_the_floor_demo_archives_every_table_through_its_bridge_and_stops_everyt
         wait_until(lambda: all(settled(dsn.group(1)).get(t, 0) >= 1 for t in TABLES), 180,
                    "a settled round of every table in PostgreSQL")  # fmt: skip
 
+        # the printed login opens the dashboard (anonymous requests get nothing)
+        base = url.group(1).rstrip("/")
+        with pytest.raises(urllib.error.HTTPError, match="401"):
+            urllib.request.urlopen(base + "/api/snapshot", timeout=10)
+        logged_in = urllib.request.urlopen(urllib.request.Request(
+            base + "/api/login", data=json.dumps({"user": login.group(1), "password": login.group(2)}).encode(),
+            headers={"Content-Type": "application/json", "X-Floor": "1", "Origin": base}), timeout=30)  # fmt: skip
+        cookie = logged_in.headers["Set-Cookie"].split(";", 1)[0]
+
         def on_dashboard() -> dict[str, dict]:
-            with urllib.request.urlopen(url.group(1) + "api/snapshot", timeout=10) as answer:
+            request = urllib.request.Request(base + "/api/snapshot", headers={"Cookie": cookie})
+            with urllib.request.urlopen(request, timeout=10) as answer:
                 return {t["table"]: t for t in json.load(answer)["tables"]}
 
         # the dashboard shows every table online with its last round (what a supervisor opens the URL for)

@@ -98,11 +98,15 @@ async def until(what: str, check: Any, timeout: float = WAIT, *logs: Path) -> An
         await asyncio.sleep(0.2)
 
 
-def http(url: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
-    headers = {"X-Floor-Ack": "1", "Content-Type": "application/json"} if body is not None else {}
+def http(url: str, body: dict[str, Any] | None = None, cookie: str = "") -> dict[str, Any]:
+    """A request as the dashboard's page makes it (its origin, ``X-Floor: 1``, the session cookie)."""
+    origin = "/".join(url.split("/")[:3])
+    headers = {"Cookie": cookie} if cookie else {}
+    if body is not None:
+        headers |= {"X-Floor": "1", "Content-Type": "application/json", "Origin": origin}
     data = json.dumps(body).encode() if body is not None else None
     with urllib.request.urlopen(urllib.request.Request(url, data, headers), timeout=30) as resp:
-        return json.loads(resp.read())
+        return json.loads(resp.read()) | ({"cookie": resp.headers["Set-Cookie"]} if "login" in url else {})
 
 
 def parsed(add_arguments: Any, argv: list[str]) -> argparse.Namespace:
@@ -160,9 +164,11 @@ async def test_the_shipped_brokers_and_every_client_over_tls(top: Path, tmp_path
             procs.append(
                 spawn(["floor", "web", "--dsn", dsn, "--listen", f"127.0.0.1:{web_port}", "--broker-host",
                        "127.0.0.1", "--broker-port", str(floor.port), "--ca", str(pki.ca), "--username",
-                       "supervisor1", "--key-dir", str(stack.key_dir)],
+                       "supervisor1"],
                       web_log, {"FLOOR_WEB_PASSWORD": FLOOR_USERS["supervisor1"]})
             )  # fmt: skip
+            subprocess.run([*TABLECTL, "floor", "user", "add", "alice", "--role", "supervisor", "--dsn", dsn,
+                            "--password-file", "-"], input=b"alice-dashboard-pw\n", check=True)  # fmt: skip
 
             def archived() -> bool:  # the table's events crossed the bridge and the archive stored them
                 with psycopg.connect(dsn) as conn:
@@ -229,9 +235,14 @@ async def test_the_shipped_brokers_and_every_client_over_tls(top: Path, tmp_path
                 # ---- the dashboard shows it (archive -> PostgreSQL) and acknowledges it through the bridge ----
                 base = f"http://127.0.0.1:{web_port}"
 
+                session = await asyncio.to_thread(
+                    http, f"{base}/api/login", {"user": "alice", "password": "alice-dashboard-pw"}
+                )
+                cookie = session["cookie"].split(";", 1)[0]
+
                 def on_dashboard() -> bool:
                     try:
-                        snap = http(f"{base}/api/snapshot")
+                        snap = http(f"{base}/api/snapshot", cookie=cookie)
                     except OSError:
                         return False
                     return any(
@@ -239,10 +250,12 @@ async def test_the_shipped_brokers_and_every_client_over_tls(top: Path, tmp_path
                     )
 
                 await until("the alert on the dashboard", on_dashboard, WAIT, web_log)
+                # alice signs on her own device (here: her key file and PIN); the dashboard only relays it
+                command = build_command("alice", DEMO_PINS["alice"], "supervisor", "ack_alert",
+                                        {"alert_id": alert_id}, key_file=stack.key_dir / "alice.key")  # fmt: skip
                 answer = await asyncio.to_thread(
-                    http, f"{base}/api/ack",
-                    {"site": SITE, "table": TABLE, "alert_id": alert_id, "user": "alice", "pin": DEMO_PINS["alice"]},
-                )  # fmt: skip
+                    http, f"{base}/api/ack", {"site": SITE, "table": TABLE, "command": command}, cookie
+                )
                 assert answer == {"ok": True}, answer  # the table's answer, back through the bridge
                 await until("the acknowledgement on the console", lambda: any(
                     h.alert_id == alert_id and h.alert.get("acked_by") == "alice" for h in fleet.history))  # fmt: skip

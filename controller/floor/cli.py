@@ -23,7 +23,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "report": ("controller.floor.report_cli", "a day's summary per table (CSV or HTML)"),
     "shift": ("controller.floor.shift_cli", "a shift's figures per table, pit and floor (CSV or HTML)"),
     "bridge": ("controller.floor.bridge_cli", "write a table broker's bridge section to the floor broker"),
-    "web": ("controller.floor.web_cli", "the floor dashboard (web, live updates)"),
+    "web": ("controller.floor.web_cli", "the floor dashboard (web, live updates, behind a login)"),
+    "user": (
+        "controller.floor.users_cli",
+        "the dashboard's user accounts (add, password, role, disable, list)",
+    ),
 }
 
 

@@ -30,6 +30,7 @@ DEFAULT_DSN = "postgresql://postgres@127.0.0.1:5432/floor"
 _MIGRATION_NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
 _MIGRATE_LOCK = 0x7AB1EF10  # advisory lock ids (one constant each)
 REPAIR_LOCK = 0x7AB1EF11
+LOGIN_LOCK = 0x7AB1EF12  # dashboard: failed logins are counted one at a time (controller/floor/logins.py)
 
 
 class MigrationError(RuntimeError):

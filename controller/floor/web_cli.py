@@ -1,7 +1,9 @@
-"""``tablectl floor web [--listen 127.0.0.1:8080]``: the floor dashboard (controller/floor/web.py).
+"""``tablectl floor web [--listen 127.0.0.1:8080] --public-url https://floor.casino.lan``: the floor dashboard
+(controller/floor/web.py).
 
-Serve it behind a TLS reverse proxy on the floor network; the broker password comes from an environment
-variable, never the command line."""
+Serve it behind a TLS reverse proxy on the floor network; ``--public-url`` is the URL people open (its origin is
+the only one whose requests are accepted). The broker password comes from an environment variable, never the
+command line. The dashboard holds no supervisor key: supervisors sign in their browsers (docs/floor.md)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,8 @@ import os
 import sys
 
 from controller.floor.cli import add_dsn
-from controller.floor.web import WebConfig, serve
+from controller.floor.web import serve
+from controller.floor.web_config import ConfigError, WebConfig, proxy_addresses, public_origin
 from controller.mqtt import client_options as opts
 from controller.mqtt.paho_client import default_port
 
@@ -21,7 +24,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_dsn(parser)
     parser.add_argument("--listen", default="127.0.0.1:8080", help="host:port to serve on")
     parser.add_argument(
-        "--broker-host", default="127.0.0.1", help="floor broker (for signed acknowledgements)"
+        "--public-url",
+        default=None,
+        help="the URL people open, e.g. https://floor.casino.lan (default: http://<--listen>, local use only)",
+    )
+    parser.add_argument(
+        "--trusted-proxy",
+        action="append",
+        default=[],
+        metavar="IP",
+        help="the reverse proxy's address: its X-Forwarded-For names the client (repeatable)",
+    )
+    parser.add_argument("--session-hours", type=float, default=8.0, help="a login lasts this long")
+    parser.add_argument("--sse-per-user", type=int, default=4, help="live connections per user")
+    parser.add_argument("--sse-total", type=int, default=64, help="live connections in all")
+    parser.add_argument(
+        "--broker-host", default="127.0.0.1", help="floor broker (relays signed acknowledgements)"
     )
     parser.add_argument(
         "--broker-port", type=int, default=None, help="floor broker port (default 8883 with --ca, else 1883)"
@@ -29,16 +47,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     opts.add_options(parser, opts.TLS_KEYS, {})
     parser.add_argument("--username", default="supervisor-floor", help="the dashboard's broker account")
     parser.add_argument("--password-env", default="FLOOR_WEB_PASSWORD", help="env variable with its password")
-    parser.add_argument(
-        "--key-dir",
-        default=None,
-        help="the supervisors' PIN-encrypted key files (default: $TABLECTL_KEY_DIR or the user's key directory)",
-    )
 
 
 async def _run(cfg: WebConfig, host: str, port: int) -> None:
     runner = await serve(cfg, host, port)
-    print(f"floor dashboard on http://{host}:{port}/", flush=True)
+    print(f"floor dashboard on http://{host}:{port}/ (public URL {cfg.public_url})", flush=True)
     try:
         await asyncio.Event().wait()
     finally:
@@ -48,21 +61,37 @@ async def _run(cfg: WebConfig, host: str, port: int) -> None:
 def main(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     host, _, port = args.listen.rpartition(":")
+    host = host or "127.0.0.1"
     password = os.environ.get(args.password_env, "")
     if not password:
         print(f"floor web: set the broker password in ${args.password_env}", file=sys.stderr)
         return 2
+    if not (0 < args.session_hours <= 24 and args.sse_per_user > 0 and args.sse_total > 0):
+        print("floor web: --session-hours 0-24, --sse-per-user and --sse-total above 0", file=sys.stderr)
+        return 2
+    public_url = args.public_url or f"http://{host}:{port}"
     try:
+        public_origin(public_url)
+        proxies = proxy_addresses(args.trusted_proxy)
         tls = opts.tls_from_args(args)
-    except opts.ClientConfigError as exc:
+    except (ConfigError, opts.ClientConfigError) as exc:
         print(f"floor web: {exc}", file=sys.stderr)
         return 2
-    port_ = args.broker_port if args.broker_port is not None else default_port(tls)
     cfg = WebConfig(
-        args.dsn, args.broker_host, port_, args.username, password, key_dir=args.key_dir, broker_tls=tls
+        args.dsn,
+        args.broker_host,
+        args.broker_port if args.broker_port is not None else default_port(tls),
+        args.username,
+        password,
+        public_url=public_url,
+        trusted_proxies=proxies,
+        session_s=int(args.session_hours * 3600),
+        sse_per_user=args.sse_per_user,
+        sse_total=args.sse_total,
+        broker_tls=tls,
     )
     try:
-        asyncio.run(_run(cfg, host or "127.0.0.1", int(port)))
+        asyncio.run(_run(cfg, host, int(port)))
     except KeyboardInterrupt:
         return 0
     return 0

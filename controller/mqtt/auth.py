@@ -19,7 +19,6 @@
 from __future__ import annotations
 
 import json
-import re
 import tomllib
 from collections import deque
 from dataclasses import dataclass, field
@@ -35,7 +34,6 @@ from controller.journal.store import Journal, Transaction
 from controller.mqtt import userkeys
 
 SIGNED_FIELDS = ("action", "args", "nonce", "role", "ts", "user")
-_USER = re.compile(r"^[A-Za-z0-9_.-]{1,32}\Z")
 ACCEPTED_RECORD = "command_accepted"  # chained: user, role, action, nonce, ts, request_id
 REFUSED_RECORD = "command_refused"  # chained: who, which source, why (the detail the sender never sees)
 
@@ -114,7 +112,7 @@ class CredentialStore:
         creds = {}
         for user, entry in users.items():
             w = f"{where}: users.{user}"
-            if not _USER.match(user) or not isinstance(entry, dict):
+            if not userkeys.USER_NAME.match(user) or not isinstance(entry, dict):
                 raise AuthError(f"{w}: bad user name or entry")
             if "key" in entry or "iterations" in entry:
                 raise AuthError(
@@ -163,7 +161,7 @@ def add_public_key(path: str | Path, user: str, roles: list[str], public_key: st
     """Add or replace ``user`` in the credentials file (created if missing)."""
     path = Path(path)
     creds = CredentialStore.load(path).users() if path.exists() and path.read_text().strip() else {}
-    if not _USER.match(user):
+    if not userkeys.USER_NAME.match(user):
         raise AuthError(f"user {user!r}: 1-32 letters, digits, '_', '.', '-'")
     if any(r not in ROLE_ACTIONS for r in roles) or not roles:
         raise AuthError(f"roles {roles}: expected some of {', '.join(ROLE_ACTIONS)}")

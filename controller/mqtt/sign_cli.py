@@ -6,6 +6,11 @@ role to the table's credentials file):
     tablectl sign --add-to /etc/tablectl/credentials.toml --user alice --role supervisor \\
         --key-file ~/.config/tablectl/keys/alice.key          (prompts for the PIN twice)
 
+Enrol a key made elsewhere, e.g. a supervisor's browser key (the floor dashboard shows its public key; its
+private key never leaves the supervisor's device):
+
+    tablectl sign --add-to /etc/tablectl/credentials.toml --user alice --role supervisor --public-key HEX
+
 Sign (with the key file and the PIN):
 
     tablectl sign --user alice --role supervisor --action clear_jam --args '{"alert_id": 3}'
@@ -26,10 +31,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from controller.mqtt import userkeys
-from controller.mqtt.auth import ROLE_ACTIONS, AuthError, enrol, sign
+from controller.mqtt.auth import ROLE_ACTIONS, AuthError, add_public_key, enrol, sign
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -48,6 +53,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--add-to",
         metavar="CREDENTIALS_TOML",
         help="enrol: create the user's key file and add its public key to this credentials file",
+    )
+    parser.add_argument(
+        "--public-key",
+        metavar="HEX",
+        help="with --add-to: enrol this Ed25519 public key (64 hex digits) made elsewhere; no key file is written",
     )
 
 
@@ -99,6 +109,16 @@ def _pin(args: argparse.Namespace, *, confirm: bool) -> str:
     return pin
 
 
+def _public_key(text: str) -> str:
+    """A raw Ed25519 public key as 64 lowercase hex digits, or AuthError."""
+    key = text.strip().lower()
+    try:
+        Ed25519PublicKey.from_public_bytes(bytes.fromhex(key))
+    except ValueError:
+        raise AuthError("--public-key: expected an Ed25519 public key, 64 hex digits") from None
+    return key
+
+
 class NoTerminal(Exception):
     """The PIN is needed and there is no terminal to ask it on (a usage error: exit 2, docs/cli.md)."""
 
@@ -106,6 +126,13 @@ class NoTerminal(Exception):
 def main(args: argparse.Namespace) -> int:
     try:
         key_file = args.key_file or userkeys.key_path(userkeys.default_key_dir(), args.user)
+        if args.public_key and not args.add_to:
+            print("error: --public-key goes with --add-to", file=sys.stderr)
+            return 2
+        if args.add_to and args.public_key:
+            add_public_key(args.add_to, args.user, [args.role], _public_key(args.public_key))
+            print(f"{args.add_to}: {args.user} ({args.role}) added, public key {args.public_key.lower()}")
+            return 0
         if args.add_to:
             pin = _pin(args, confirm=True)
             userkeys.check_pin(pin)

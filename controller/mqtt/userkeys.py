@@ -43,7 +43,7 @@ MIN_SCRYPT_N = 2**15  # files asking for less are refused (a tampered file must 
 MIN_PIN_DIGITS = 6
 KEY_DIR_ENV = "TABLECTL_KEY_DIR"
 _PIN = re.compile(rf"^[0-9]{{{MIN_PIN_DIGITS},32}}$")
-_USER = re.compile(r"^[A-Za-z0-9_.-]{1,32}\Z")
+USER_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,32}\Z")
 
 
 class KeyFileError(ValueError):
@@ -62,7 +62,7 @@ def default_key_dir() -> Path:
 
 
 def key_path(key_dir: str | Path, user: str) -> Path:
-    if not _USER.match(user):
+    if not USER_NAME.match(user):
         raise KeyFileError(f"user {user!r}: 1-32 letters, digits, '_', '.', '-'")
     return Path(key_dir) / f"{user}.key"
 
@@ -87,7 +87,7 @@ def public_key_hex(private_key: Ed25519PrivateKey) -> str:
 def encrypt_key(user: str, pin: str, private_key: Ed25519PrivateKey | None = None) -> bytes:
     """The key file's bytes for ``user`` (a new key unless one is given)."""
     check_pin(pin)
-    if not _USER.match(user):
+    if not USER_NAME.match(user):
         raise KeyFileError(f"user {user!r}: 1-32 letters, digits, '_', '.', '-'")
     key = private_key or Ed25519PrivateKey.generate()
     salt, nonce = secrets.token_bytes(16), secrets.token_bytes(12)

@@ -1,0 +1,252 @@
+"""The floor dashboard's door, attacked over plain HTTP (what a browser would never send: forged Origin
+headers, a reverse proxy's headers, dozens of streams) against the real aiohttp server and PostgreSQL (issue 25).
+Each attack here succeeded on the dashboard before it had users: anonymous reads, no stream cap, an origin check
+that refused every browser behind a TLS proxy."""
+
+from __future__ import annotations
+
+import http.client
+import threading
+import time
+
+import psycopg
+import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from controller.floor import users
+from controller.floor.alerts import raise_alert
+from controller.floor.logins import CLIENT_FAILURES, USER_FAILURES
+from controller.floor.messages import TableRef
+from controller.floor.sessions import SESSION_COOKIE
+from controller.floor.store import ensure_tables
+from controller.mqtt.sign_cli import build_command
+from tests.support.floor import temp_database, wait_until
+from tests.support.floor_web import api_login, dashboard, page_headers, request, session_token
+
+PROXY = "127.0.0.1"  # the reverse proxy in front of the dashboard (here: the test itself)
+
+
+def _floor_alert(dsn: str) -> int:
+    with psycopg.connect(dsn) as conn, conn.transaction():
+        alert_id = raise_alert(conn.cursor(), TableRef("demo", "T1"), "event_missing", "critical", "gap", {},
+                               f"test-{time.monotonic_ns()}")  # fmt: skip
+    assert alert_id is not None
+    return alert_id
+
+
+def test_anonymous_requests_get_nothing():
+    """Before: an anonymous GET /api/snapshot returned every table, meter and alert."""
+    with temp_database() as dsn, dashboard(dsn) as web:
+        for path in ("/api/snapshot", "/events", "/api/me"):
+            answer = request(web.port, "GET", path)
+            assert answer.status == 401 and b"tables" not in answer.body, path
+        page = request(web.port, "GET", "/")
+        assert page.status == 303 and page.headers["location"] == "/login"
+        for path, body in (("/api/ack", {}), ("/api/floor-ack", {"alert_id": 1}), ("/api/logout", {})):
+            assert request(web.port, "POST", path, body=body, headers=page_headers(web.port)).status == 401
+        # a forged or stale cookie is no session
+        assert request(web.port, "GET", "/api/snapshot", token="A" * 43).status == 401
+        login = request(web.port, "GET", "/login")
+        assert login.status == 200 and "frame-ancestors 'none'" in login.headers["content-security-policy"]
+        assert "strict-transport-security" not in login.headers  # plain http on loopback: no HSTS
+
+
+def test_session_cookie_is_secure_httponly_strict_and_only_its_hash_is_stored():
+    with temp_database() as dsn, dashboard(dsn, session_s=2) as web:
+        answer = api_login(web.port, "carol")
+        assert answer.status == 200 and answer.json() == {"ok": True, "user": "carol", "role": "supervisor"}
+        (cookie,) = answer.cookies
+        flags = {part.strip().split("=")[0].lower() for part in cookie.split(";")[1:]}
+        assert cookie.startswith(SESSION_COOKIE + "=") and {"secure", "httponly", "path", "max-age"} <= flags
+        assert "samesite=strict" in cookie.lower()
+        token = session_token(answer)
+        with psycopg.connect(dsn) as conn:
+            stored = conn.execute("SELECT token_sha256 FROM dashboard_sessions").fetchall()
+            dump = str(conn.execute("SELECT * FROM dashboard_sessions").fetchall())
+        assert len(stored) == 1 and token not in dump
+        assert request(web.port, "GET", "/api/snapshot", token=token).status == 200
+        # the session expires on the server, whatever the browser keeps
+        wait_until(lambda: request(web.port, "GET", "/api/me", token=token).status == 401, 30, "expiry")
+
+
+def test_wrong_passwords_lock_out_the_account_and_the_address_with_a_floor_alert():
+    """Before: no login at all; a PIN guessed 20 times on /api/ack raised nothing."""
+    with temp_database() as dsn, dashboard(dsn, trusted_proxies=frozenset({PROXY})) as web:
+        for _ in range(USER_FAILURES):
+            assert api_login(web.port, "carol", "not-carols-password").status == 401
+        refused = api_login(web.port, "carol")  # the right password, now refused without a check
+        assert refused.status == 429 and "too many failed logins" in refused.json()["reason"]
+        assert not refused.cookies
+        for _ in range(
+            10
+        ):  # a flood while locked: refused unchecked, one log row a minute (the table stays small)
+            assert api_login(web.port, "carol").status == 429
+        assert api_login(web.port, "sam").status == 200  # another account from the same address still works
+        with psycopg.connect(dsn) as conn:
+            alerts = conn.execute(
+                "SELECT kind, severity, message FROM floor_alerts WHERE kind = 'login_lockout'"
+            ).fetchall()
+            events = [r[0] for r in conn.execute("SELECT event FROM dashboard_log WHERE user_name = 'carol'")]
+        assert alerts == [("login_lockout", "critical", alerts[0][2])] and "account carol" in alerts[0][2]
+        assert events == ["login_failed"] * USER_FAILURES + ["lockout", "login_locked"]
+
+        # one address trying many accounts (behind the proxy: its X-Forwarded-For names the address)
+        attacker = {"X-Forwarded-For": "10.9.9.9"}
+        for i in range(CLIENT_FAILURES):
+            assert api_login(web.port, f"guess{i}", "a-wrong-password", **attacker).status == 401
+        assert api_login(web.port, "victor", **attacker).status == 429
+        assert api_login(web.port, "victor", **{"X-Forwarded-For": "10.9.9.10"}).status == 200
+        with psycopg.connect(dsn) as conn:
+            messages = [
+                r[0] for r in conn.execute("SELECT message FROM floor_alerts WHERE kind = 'login_lockout'")
+            ]
+        assert any("client 10.9.9.9" in m for m in messages)
+
+
+def test_origin_check_uses_the_public_url_behind_a_tls_proxy():
+    """Before: the server compared Origin with the plain-http scheme it saw itself, refusing every browser that
+    reached it through https://floor.casino.lan."""
+    public = "https://floor.casino.lan"
+    proxy = {"Host": "floor.casino.lan", "X-Forwarded-Proto": "https", "X-Forwarded-For": "10.0.0.7"}
+    with temp_database() as dsn, dashboard(dsn, public_url=public, trusted_proxies=frozenset({PROXY})) as web:
+        browser = {**proxy, "X-Floor": "1", "Origin": public}
+        answer = api_login(web.port, "carol", **browser)
+        assert answer.status == 200, answer.body
+        assert answer.headers["strict-transport-security"].startswith("max-age=")  # the browser sees https
+        token = session_token(answer)
+        alert_id = _floor_alert(dsn)
+        ack = request(
+            web.port, "POST", "/api/floor-ack", body={"alert_id": alert_id}, headers=browser, token=token
+        )
+        assert ack.status == 200 and ack.json() == {"ok": True}
+        for origin in (
+            f"http://127.0.0.1:{web.port}",
+            "http://floor.casino.lan",
+            "https://evil.example",
+            None,
+        ):
+            headers = {**proxy, "X-Floor": "1"} | ({"Origin": origin} if origin else {})
+            refused = request(web.port, "POST", "/api/floor-ack", body={"alert_id": alert_id}, headers=headers,
+                              token=token)  # fmt: skip
+            assert refused.status == 403 and "cross-origin" in refused.json()["reason"], origin
+        with psycopg.connect(dsn) as conn:
+            row = conn.execute("SELECT client FROM dashboard_log WHERE event = 'login'").fetchone()
+        assert row == ("10.0.0.7",)  # the address the proxy named, not the proxy's
+
+
+def _open_stream(port: int, token: str) -> tuple[int, http.client.HTTPResponse]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    conn.request("GET", "/events", headers={"Cookie": f"{SESSION_COOKIE}={token}"})
+    resp = conn.getresponse()
+    if resp.status == 200:
+        assert resp.readline().startswith(b"event: snapshot")
+    else:
+        resp.read()
+        conn.close()
+    return resp.status, resp
+
+
+def test_event_streams_are_capped_per_user_and_in_all_and_end_at_logout():
+    """Before: any number of anonymous /events streams, each holding a task and a queue on the server."""
+    with temp_database() as dsn, dashboard(dsn, sse_per_user=2, sse_total=3) as web:
+        carol = session_token(api_login(web.port, "carol"))
+        victor = session_token(api_login(web.port, "victor"))
+        opened = [_open_stream(web.port, carol) for _ in range(2)]
+        assert [s for s, _ in opened] == [200, 200]
+        assert _open_stream(web.port, carol)[0] == 429
+        assert _open_stream(web.port, victor)[0] == 200
+        assert _open_stream(web.port, victor)[0] == 503  # three in all
+        with psycopg.connect(dsn) as conn:
+            refusals = conn.execute("SELECT user_name FROM dashboard_log WHERE event = 'refused'").fetchall()
+        assert refusals == [("carol",), ("victor",)]
+        # logout ends carol's streams at once: the server closes them
+        assert (
+            request(
+                web.port, "POST", "/api/logout", body={}, headers=page_headers(web.port), token=carol
+            ).status
+            == 200
+        )
+        for _, resp in opened:
+            resp.read()  # returns: the server ended the stream (it would wait for the next snapshot otherwise)
+            resp.close()
+        wait_until(lambda: _open_stream(web.port, victor)[0] == 200, 20, "a slot freed")
+
+
+def test_parallel_logins_derive_at_most_two_keys_at_once(monkeypatch):
+    """An attacker's parallel logins must not run many 32 MiB derivations at once (before: one 128 MiB
+    derivation per /api/ack request, no limit). The derivations are held until the flood has been answered, so
+    the test sees the bound whatever the machine's speed: 2 deriving, 4 waiting, the other 10 answered busy."""
+    running, peak, lock, release = [0], [0], threading.Lock(), threading.Event()
+    real = users.verify_password
+
+    def held(password: str, stored: str) -> bool:
+        with lock:
+            running[0] += 1
+            peak[0] = max(peak[0], running[0])
+        try:
+            release.wait(120)
+            return real(password, stored)
+        finally:
+            with lock:
+                running[0] -= 1
+
+    monkeypatch.setattr(users, "verify_password", held)
+    with temp_database() as dsn, dashboard(dsn, kdf_parallel=2, kdf_waiting=4) as web:
+        results: list[int] = []
+
+        def attempt(i: int) -> None:
+            results.append(api_login(web.port, f"user{i}", "a-wrong-password").status)
+
+        threads = [threading.Thread(target=attempt, args=(i,)) for i in range(16)]
+        for t in threads:
+            t.start()
+        wait_until(lambda: results.count(503) == 10, 60, "ten logins answered busy")
+        assert peak[0] == 2 and results == [503] * 10  # nothing else answered yet: 2 deriving, 4 waiting
+        release.set()
+        for t in threads:
+            t.join(120)
+        assert sorted(results) == [401] * 6 + [503] * 10 and peak[0] == 2
+
+
+def test_the_relay_takes_only_the_users_own_ack_alert_for_a_known_table():
+    """A supervisor's session relays nothing but an ``ack_alert`` signed in that supervisor's own name, to a table
+    the floor knows; each refusal is logged (the table would check the signature anyway)."""
+    key = Ed25519PrivateKey.generate()
+    with temp_database() as dsn, dashboard(dsn) as web:
+        with psycopg.connect(dsn) as conn, conn.transaction():
+            ensure_tables(conn.cursor(), [TableRef("demo", "T1")])
+        token = session_token(api_login(web.port, "carol"))
+
+        def relay(site: str, command: dict) -> tuple[int, str]:
+            answer = request(web.port, "POST", "/api/ack", body={"site": site, "table": "T1", "command": command},
+                             headers=page_headers(web.port), token=token)  # fmt: skip
+            return answer.status, answer.json()["reason"]
+
+        ack = build_command("carol", "", "supervisor", "ack_alert", {"alert_id": 3}, private_key=key)
+        assert relay("elsewhere", ack) == (404, "no such table on this floor")
+        alices = build_command("alice", "", "supervisor", "ack_alert", {"alert_id": 3}, private_key=key)
+        assert relay("demo", alices)[1].startswith("a command is relayed only in the")
+        assert (
+            relay("demo", build_command("carol", "", "supervisor", "void_round", {}, private_key=key))[0]
+            == 400
+        )
+        assert relay("demo", {**ack, "pin": "123456"})[0] == 400
+        assert relay("demo", {**ack, "args": {"alert_id": "3; drop"}})[0] == 400
+        assert relay("demo+", ack)[0] == 400  # a topic wildcard is no table id
+        with psycopg.connect(dsn) as conn:
+            refused = conn.execute("SELECT count(*) FROM dashboard_log WHERE event = 'refused'").fetchone()
+        assert refused == (6,)
+
+
+@pytest.mark.parametrize("password", ["short", " " * 20, "tab\tin-the-password"])
+def test_weak_or_odd_passwords_are_refused(password):
+    with pytest.raises(users.UserError):
+        users.check_password(password)
+
+
+def test_hash_parameters_from_the_database_are_bounded():
+    stored = users.hash_password("a-good-long-password")
+    assert users.verify_password("a-good-long-password", stored)
+    assert not users.verify_password("a-good-long-password2", stored)
+    huge = stored.replace("$32768$", f"${2**20}$", 1)
+    assert not users.verify_password("a-good-long-password", huge)  # refused, not derived with 1 GiB
