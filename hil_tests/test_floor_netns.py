@@ -27,6 +27,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from controller.broker import BrokerKind
 from controller.client import TableClient
 from controller.floor.archive import ArchiveConfig, ArchiveWorker
 from controller.floor.bridge import BridgeConfig, render
@@ -116,7 +117,9 @@ class TableHost:
 def test_three_tables_survive_a_cut_uplink_a_floor_broker_restart_and_a_killed_worker(tmp_path):
     tag, net = uuid.uuid4().hex[:4], random.randint(100, 250)
     with temp_database() as dsn:
-        floor = Broker.start(tmp_path / "floor", users=FLOOR_USERS, acl=False, host="0.0.0.0")
+        floor = Broker.start(
+            tmp_path / "floor", users=FLOOR_USERS, acl=BrokerKind.FLOOR, site="S1", host="0.0.0.0"
+        )
         hosts: list[TableHost] = []
         workers: list[ArchiveWorker] = []
         recorders: list[Recorder] = []
@@ -218,7 +221,7 @@ async def test_the_real_table_service_behind_its_own_broker_reaches_the_floor_an
     tag, net = uuid.uuid4().hex[:4], random.randint(100, 250)
     users = FLOOR_USERS
     with temp_database() as dsn:
-        floor = Broker.start(tmp_path / "floor", users=users, acl=False, host="0.0.0.0")
+        floor = Broker.start(tmp_path / "floor", users=users, acl=BrokerKind.FLOOR, site="S1", host="0.0.0.0")
         host = stack = worker = client = ctl = None
         try:
             worker = ArchiveWorker(ArchiveConfig(dsn, "127.0.0.1", floor.port, "archive", users["archive"],

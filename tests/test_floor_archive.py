@@ -12,6 +12,7 @@ import shutil
 import psycopg
 import pytest
 
+from controller.broker import BrokerKind
 from controller.floor import store
 from controller.floor.alerts import raise_alert
 from controller.floor.archive import ArchiveConfig, ArchiveWorker
@@ -27,7 +28,7 @@ def dsn():
 
 @pytest.fixture
 def floor_broker(tmp_path):
-    broker = Broker.start(tmp_path / "floor-broker", users=FLOOR_USERS, acl=False)
+    broker = Broker.start(tmp_path / "floor-broker", users=FLOOR_USERS, acl=BrokerKind.FLOOR)
     yield broker
     broker.stop()
 

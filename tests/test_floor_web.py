@@ -17,6 +17,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from playwright import sync_api as playwright_sync
 
+from controller.broker import BrokerKind
 from controller.floor.alerts import raise_alert
 from controller.floor.archive import ArchiveConfig, ArchiveWorker
 from controller.floor.messages import TableRef
@@ -64,7 +65,7 @@ class WebThread:
 def test_dashboard_shows_a_table_alert_live_and_acknowledges_it_signed(tmp_path):
     users = {**FLOOR_USERS, "table-demo1": "demo-table-demo1", "supervisor-floor": "demo-supervisor-floor"}
     with temp_database() as dsn:
-        broker = Broker.start(tmp_path / "floor-broker", users=users, acl=False)
+        broker = Broker.start(tmp_path / "floor-broker", users=users, acl=BrokerKind.FLOOR)
         stack = Stack(tmp_path / "stack", StackOptions(jackpot=False, broker=(broker.host, broker.port)))
         stack.users = users
         archive = web = None
