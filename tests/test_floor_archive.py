@@ -16,6 +16,8 @@ from controller.broker import BrokerKind
 from controller.floor import store
 from controller.floor.alerts import raise_alert
 from controller.floor.archive import ArchiveConfig, ArchiveWorker
+from controller.floor.enrol import set_trust_on_first_use
+from controller.floor.messages import TableRef
 from tablebench.broker import Broker
 from tests.support.floor import FLOOR_USERS, StandInTable, temp_database, wait_until
 
@@ -41,6 +43,11 @@ def worker(dsn: str, broker: Broker, name: str = "1", **kw) -> ArchiveWorker:
     return ArchiveWorker(cfg).start()
 
 
+def trust_on_first_use(dsn: str, table: str) -> None:
+    with psycopg.connect(dsn) as conn:
+        set_trust_on_first_use(conn, TableRef("S1", table), True)
+
+
 def rows(dsn: str, sql: str, *params):
     with psycopg.connect(dsn) as conn:
         return conn.execute(sql, params).fetchall()
@@ -53,9 +60,10 @@ def count(dsn: str, site: str, table: str) -> int:
 # ---- migrations ----
 def test_migrations_apply_once_in_order_and_refuse_an_edited_file(dsn, tmp_path):
     with psycopg.connect(dsn) as conn:
-        assert store.migrate(conn) == [1]
+        shipped = [m.version for m in store.migrations()]
+        assert store.migrate(conn) == shipped == list(range(1, len(shipped) + 1))
         assert store.migrate(conn) == []
-        assert store.schema_version(conn) == 1
+        assert store.schema_version(conn) == len(shipped)
         edited = tmp_path / "migrations"
         shutil.copytree(store.MIGRATIONS_DIR, edited)
         first = edited / "0001_archive.sql"
@@ -63,10 +71,11 @@ def test_migrations_apply_once_in_order_and_refuse_an_edited_file(dsn, tmp_path)
         with pytest.raises(store.MigrationError, match="changed since it was applied"):
             store.migrate(conn, edited)
         (edited / "0001_archive.sql").write_text((store.MIGRATIONS_DIR / "0001_archive.sql").read_text())
-        (edited / "0002_more.sql").write_text("CREATE TABLE extra (x int);")
-        assert store.migrate(conn, edited) == [2]
+        more = len(shipped) + 1
+        (edited / f"{more:04d}_more.sql").write_text("CREATE TABLE extra (x int);")
+        assert store.migrate(conn, edited) == [more]
         names = conn.execute("SELECT version, name FROM schema_migrations ORDER BY version").fetchall()
-        assert names == [(1, "archive"), (2, "more")]
+        assert names[0] == (1, "archive") and names[-1] == (more, "more")
 
 
 # ---- idempotence, several workers ----
@@ -203,6 +212,7 @@ def test_checkpoints_are_verified_against_the_state_software_key_and_must_chain(
 
     w = worker(dsn, floor_broker)
     table = StandInTable(floor_broker.host, floor_broker.port, "S1", "T1")
+    trust_on_first_use(dsn, "T1")  # the operator's choice for this table (otherwise: enrolled keys only)
     try:
         sw = {"version": "0.1.0", "profile": "pt-2001", "audit_public_key": table.public_key}
         table.publish("state/software", "state", sw, retain=True)
@@ -232,6 +242,7 @@ def test_checkpoints_are_verified_against_the_state_software_key_and_must_chain(
 def test_without_state_software_the_first_checkpoint_key_is_trusted_on_first_use(dsn, floor_broker):
     w = worker(dsn, floor_broker)
     table = StandInTable(floor_broker.host, floor_broker.port, "S1", "T2")
+    trust_on_first_use(dsn, "T2")
     try:
         table.publish("events/round", "round", {"round_id": "r1", "phase": "betting"})
         table.checkpoint(5)
@@ -289,7 +300,7 @@ def test_floor_migrate_and_alert_acknowledgement_commands(dsn, capsys):
     from controller.floor.messages import TableRef
 
     assert tablectl(["floor", "migrate", "--dsn", dsn]) == 0
-    assert "applied now: [1]" in capsys.readouterr().out
+    assert f"applied now: {[m.version for m in store.migrations()]}" in capsys.readouterr().out
     assert tablectl(["floor", "migrate", "--dsn", dsn]) == 0
     assert "applied now: nothing" in capsys.readouterr().out
     with psycopg.connect(dsn) as conn, conn.transaction():
@@ -314,6 +325,7 @@ def test_an_altered_checkpoint_is_never_trusted_on_first_use(dsn, floor_broker):
 
     w = worker(dsn, floor_broker)
     table = StandInTable(floor_broker.host, floor_broker.port, "S1", "T3")
+    trust_on_first_use(dsn, "T3")
     try:
         cp = sign_checkpoint(table.key, site="S1", table="T3", seq=4, hash="a" * 64, last_event_id=0, prev_seq=0,
                              prev_hash=GENESIS, ts="2026-11-23T10:00:00.000Z").to_dict()  # fmt: skip

@@ -23,6 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "report": ("controller.floor.report_cli", "a day's summary per table (CSV or HTML)"),
     "bridge": ("controller.floor.bridge_cli", "write a table broker's bridge section to the floor broker"),
     "web": ("controller.floor.web_cli", "the floor dashboard (web, live updates)"),
+    "enrol": ("controller.floor.enrol_cli", "enrol a table's audit key (from its integrity manifest)"),
 }
 
 

@@ -1,0 +1,154 @@
+"""Envelopes kept aside, never read as the table's events (``quarantined_events``, issue 25).
+
+- **A second payload for an archived event id** (``conflicting``): a table publishes each id once and a re-fetch
+  resends the same bytes, so a different payload under an archived id is someone else's. It is kept aside with a
+  critical ``event_conflict`` floor alert; the table's signed chain decides later which of the two is the table's
+  (controller/floor/verify_events.py swaps them if the archived one is not).
+- **An envelope the table's chain disproves** (``evict``): taken out of ``events`` with the reason, a critical
+  ``event_rejected`` alert, and the table's watermark lowered so the gap it leaves is asked from the table again
+  (controller/floor/repair.py).
+An envelope already kept aside is not stored again when it is delivered again (``known``)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from dataclasses import dataclass
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+from controller.floor.alerts import raise_alert
+from controller.floor.messages import Envelope, TableRef
+
+CONFLICT = "conflict: another payload is archived under this event id"
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One payload for an event id: the archived row or one kept aside."""
+
+    event_id: int
+    digest: str
+    raw: bytes
+    prev: str | None
+    chain: str | None
+    archived: bool
+
+
+def digest(raw: bytes) -> str:
+    return hashlib.sha256(raw).hexdigest()
+
+
+def _by_table(envelopes: list[Envelope]) -> dict[TableRef, list[Envelope]]:
+    out: dict[TableRef, list[Envelope]] = defaultdict(list)
+    for e in envelopes:
+        out[e.table].append(e)
+    return out
+
+
+def known(cur: psycopg.Cursor, envelopes: list[Envelope]) -> list[Envelope]:
+    """The envelopes that are not already kept aside (a forged one delivered again stays aside)."""
+    out = []
+    for table, envs in _by_table(envelopes).items():
+        aside = {
+            (e, d)
+            for e, d in cur.execute(
+                "SELECT event_id, digest FROM quarantined_events WHERE site = %s AND table_id = %s"
+                " AND event_id = ANY(%s)",
+                (table.site, table.table_id, [e.event_id for e in envs]),
+            )
+        }
+        out += [e for e in envs if (e.event_id, digest(e.raw)) not in aside]
+    return out
+
+
+def conflicting(cur: psycopg.Cursor, envelopes: list[Envelope]) -> None:
+    """After the batch's inserts: each envelope whose id is archived with other bytes is kept aside and alerted."""
+    for table, envs in _by_table(envelopes).items():
+        stored = dict(
+            cur.execute(
+                "SELECT event_id, encode(sha256(raw), 'hex') FROM events WHERE site = %s AND table_id = %s"
+                " AND event_id = ANY(%s)",
+                (table.site, table.table_id, [e.event_id for e in envs]),
+            ).fetchall()
+        )
+        for e in envs:
+            d = digest(e.raw)
+            if stored.get(e.event_id, d) != d:
+                keep_aside(cur, e, d, CONFLICT)
+                raise_alert(
+                    cur,
+                    table,
+                    "event_conflict",
+                    "critical",
+                    f"event {e.event_id}: two different payloads (archived {stored[e.event_id][:12]}..., "
+                    f"new {d[:12]}...); the table's signed chain decides which is its own",
+                    {"event_id": e.event_id, "archived": stored[e.event_id], "other": d},
+                    f"event_conflict:{table.site}:{table.table_id}:{e.event_id}:{d}",
+                )
+
+
+def keep_aside(cur: psycopg.Cursor, e: Envelope, d: str, reason: str) -> None:
+    cur.execute(
+        "INSERT INTO quarantined_events (site, table_id, event_id, digest, topic, type, ts, data, raw, source,"
+        " prev, chain, reason) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+        (e.table.site, e.table.table_id, e.event_id, d, e.topic, e.type, e.ts, Jsonb(e.data), e.raw, e.source,
+         e.prev, e.chain, reason[:300]),
+    )  # fmt: skip
+
+
+def candidates(cur: psycopg.Cursor, table: TableRef, low: int, high: int) -> dict[int, list[Candidate]]:
+    """Every payload for the ids in [low, high]: the archived one first, then those kept aside."""
+    out: dict[int, list[Candidate]] = defaultdict(list)
+    for event_id, raw, prev, chain in cur.execute(
+        "SELECT event_id, raw, prev, chain FROM events WHERE site = %s AND table_id = %s"
+        " AND event_id BETWEEN %s AND %s",
+        (table.site, table.table_id, low, high),
+    ):
+        out[event_id].append(Candidate(event_id, digest(bytes(raw)), bytes(raw), prev, chain, True))
+    for event_id, d, raw, prev, chain in cur.execute(
+        "SELECT event_id, digest, raw, prev, chain FROM quarantined_events WHERE site = %s AND table_id = %s"
+        " AND event_id BETWEEN %s AND %s ORDER BY quarantined_at",
+        (table.site, table.table_id, low, high),
+    ):
+        out[event_id].append(Candidate(event_id, d, bytes(raw), prev, chain, False))
+    return out
+
+
+def evict(cur: psycopg.Cursor, table: TableRef, event_id: int, reason: str, *, refetch: bool = True) -> None:
+    """The archived row of ``event_id`` is not the table's: keep it aside and alert; ``refetch``: no payload of
+    the table's is at hand, let the repair ask the table again."""
+    cur.execute(
+        "WITH gone AS (DELETE FROM events WHERE site = %s AND table_id = %s AND event_id = %s RETURNING *)"
+        " INSERT INTO quarantined_events (site, table_id, event_id, digest, topic, type, ts, data, raw, source,"
+        " prev, chain, reason) SELECT site, table_id, event_id, encode(sha256(raw), 'hex'), topic, type, ts, data,"
+        " raw, source, prev, chain, %s FROM gone ON CONFLICT DO NOTHING",
+        (table.site, table.table_id, event_id, reason[:300]),
+    )
+    if refetch:
+        cur.execute(
+            "UPDATE floor_tables SET contiguous_to = %s WHERE site = %s AND table_id = %s AND contiguous_to > %s",
+            (event_id - 1, table.site, table.table_id, event_id - 1),
+        )
+    raise_alert(
+        cur,
+        table,
+        "event_rejected",
+        "critical",
+        f"event {event_id}: not the table's ({reason}); kept aside"
+        + (", asked from the table again" if refetch else ", the table's own payload archived instead"),
+        {"event_id": event_id, "reason": reason},
+        f"event_rejected:{table.site}:{table.table_id}:{event_id}",
+    )
+
+
+def promote(cur: psycopg.Cursor, table: TableRef, event_id: int, d: str) -> None:
+    """The payload kept aside under ``d`` is the table's: it becomes the archived row (the other was evicted)."""
+    cur.execute(
+        "WITH back AS (DELETE FROM quarantined_events WHERE site = %s AND table_id = %s AND event_id = %s"
+        " AND digest = %s RETURNING *) INSERT INTO events (site, table_id, event_id, topic, type, ts, data, raw,"
+        " source, prev, chain) SELECT site, table_id, event_id, topic, type, ts, data, raw, source, prev, chain"
+        " FROM back",
+        (table.site, table.table_id, event_id, d),
+    )
