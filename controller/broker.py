@@ -27,7 +27,8 @@ _USER_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 _SITE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
 
-EVERY_TABLE_SUFFIX = "floor"  # "supervisor-floor": an account of the floor, for every table (not table "floor")
+# "supervisor-floor": an account of the floor, for every table (not a table called "floor")
+EVERY_TABLE_SUFFIX = "floor"
 FLOOR_SECTION = "floor-"  # the floor broker's sections of the template: [floor-<role>]
 
 
@@ -96,7 +97,9 @@ def render_acl(
     if site != "+" and not _SITE.match(site):
         raise BrokerError(f"site {site!r}: letters, digits, '_', '.', '-' only")
     roles = parse_acl_template(template if template is not None else SHIPPED_ACL.read_text())
-    out = [f"# Rendered by controller/broker.py from firmware_configs/mosquitto/acl ({kind.value}); do not edit."]
+    out = [
+        f"# Rendered by controller/broker.py from firmware_configs/mosquitto/acl ({kind.value}); do not edit."
+    ]
     for user in sorted(users):
         role, table = _ROLE_OF[kind](user)
         if role not in roles:
