@@ -111,7 +111,9 @@ class Account:
 
 @pytest.fixture
 def floor(tmp_path) -> Iterator[Broker]:
-    broker = Broker.start(tmp_path / "floor", users=ACCOUNTS, acl=BrokerKind.FLOOR, site=SITE, persistence=False)
+    broker = Broker.start(
+        tmp_path / "floor", users=ACCOUNTS, acl=BrokerKind.FLOOR, site=SITE, persistence=False
+    )
     yield broker
     broker.stop()
 
