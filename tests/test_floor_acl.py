@@ -17,6 +17,7 @@ import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 
 from controller.broker import BrokerKind, floor_role_of, render_acl
+from controller.broker import main as broker_main
 from tablebench.broker import Broker
 from tests.support.floor import wait_until
 
@@ -130,6 +131,16 @@ def test_rendered_roles_of_the_floor_accounts():
     assert "/table/floor/" not in acl and "casino/+/" not in acl  # every rule names the floor's site
     dealer = acl.split("user dealer\n", 1)[1].split("\nuser ", 1)[0]
     assert "topic" not in dealer  # the dealer has nothing on the floor
+
+
+def test_the_production_render_writes_the_floor_acl(tmp_path):
+    """``python -m controller.broker render --floor``: the floor broker's files, as the installer writes them."""
+    users = tmp_path / "floor-users.toml"
+    users.write_text("[users]\n" + "".join(f'"{u}" = "{p}"\n' for u, p in ACCOUNTS.items()))
+    out = tmp_path / "etc"
+    assert broker_main(["render", "--floor", "--users", str(users), "--site", SITE, "--out", str(out)]) == 0
+    assert (out / "acl").read_text() == render_acl(list(ACCOUNTS), site=SITE, kind=BrokerKind.FLOOR)
+    assert "user bridge-T2\ntopic write casino/S1/table/T2/status\n" in (out / "acl").read_text()
 
 
 def test_every_floor_account_against_every_topic_class(floor):
