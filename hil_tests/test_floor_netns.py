@@ -28,9 +28,12 @@ import psycopg
 import pytest
 
 from controller.broker import BrokerKind
+from controller.cli import main as tablectl
 from controller.client import TableClient
 from controller.floor.archive import ArchiveConfig, ArchiveWorker
 from controller.floor.bridge import BridgeConfig, render
+from controller.floor.enrol import set_trust_on_first_use
+from controller.floor.messages import TableRef
 from controller.mqtt.topics import Topics
 from tablebench.broker import Broker
 from tablebench.stack import DEMO_PINS, SERVICE, Stack, StackOptions
@@ -131,6 +134,9 @@ def test_three_tables_survive_a_cut_uplink_a_floor_broker_restart_and_a_killed_w
 
         try:
             workers = [archive("w1"), archive("w2")]
+            with psycopg.connect(dsn) as conn:  # the stand-ins make their keys in their own processes
+                for i in (1, 2, 3):
+                    set_trust_on_first_use(conn, TableRef("S1", f"T{i}"), True)
             recorders = [
                 Recorder(floor, "monitor", Topics("S1", f"T{i}"), filters=("events/#", "audit/#"), persistent=True,
                          v5=False, validate=False).start()
@@ -171,6 +177,7 @@ def test_three_tables_survive_a_cut_uplink_a_floor_broker_restart_and_a_killed_w
                     "SELECT table_id, chain, count(*) FROM checkpoints GROUP BY 1, 2"
                 ).fetchall()
                 assert {c for _, c, _ in chains} <= {"genesis", "linked"}, chains
+                wait_until(lambda: unproven(conn) == 0, 30, "every event up to the last checkpoint proven")
                 assert (
                     conn.execute("SELECT count(*) FROM floor_alerts WHERE severity = 'critical'").fetchone()[
                         0
@@ -185,6 +192,14 @@ def test_three_tables_survive_a_cut_uplink_a_floor_broker_restart_and_a_killed_w
             for h in hosts:
                 h.close()
             floor.stop()
+
+
+def unproven(conn: psycopg.Connection) -> int:
+    """Events up to a table's newest checkpoint that its signed chain has not proven (issue 25)."""
+    return conn.execute(
+        "SELECT count(*) FROM events e WHERE NOT e.verified AND e.event_id <= (SELECT max(c.last_event_id) FROM"
+        " checkpoints c WHERE c.site = e.site AND c.table_id = e.table_id AND c.signature_ok)"
+    ).fetchone()[0]
 
 
 def rec_count(rec: Recorder) -> int:
@@ -234,6 +249,8 @@ async def test_the_real_table_service_behind_its_own_broker_reaches_the_floor_an
             stack.start_broker()  # the broker of the options: the table host's own (inside its namespace)
             stack.start_parts()
             stack.start_controller()
+            assert tablectl(["floor", "enrol", "--dsn", dsn, "--site", "S1", "--table", "T4", "--manifest",
+                             str(stack.workdir / "integrity.json"), "--user", "alice"]) == 0  # fmt: skip
             client = TableClient("127.0.0.1", floor.port, username="supervisor1", password=users["supervisor1"],
                                  prefix="casino/S1/table/T4", key_dir=stack.key_dir)  # fmt: skip
             await client.connect()
@@ -263,6 +280,7 @@ async def test_the_real_table_service_behind_its_own_broker_reaches_the_floor_an
                 kinds = {r[0] for r in conn.execute(
                     "SELECT data->>'fault' FROM events WHERE table_id = 'T4' AND topic = 'events/fault'")}  # fmt: skip
                 assert "jam" in kinds
+                wait_until(lambda: unproven(conn) == 0, 60, "the table's events proven by its checkpoints")
         finally:
             if ctl is not None:
                 await ctl.close()

@@ -38,7 +38,8 @@ SUPERVISORS = ("supervisor-floor", "dashboard", "supervisor1")
 REPORTS = ("status", "state/table", "events/card", "alerts/open", "audit/checkpoint")
 COMMANDS = ("cmd/dealer", "cmd/supervisor", "cmd/technician", "cmd/replay")
 RESPONSES = tuple(
-    [f"cmd/supervisor/response/{s}" for s in SUPERVISORS]
+    ["cmd/supervisor/response", "cmd/technician/response"]  # the fallback: what crossed the 3.1.1 bridge
+    + [f"cmd/supervisor/response/{s}" for s in SUPERVISORS]
     + ["cmd/replay/response/archive", "cmd/technician/response/technician", "cmd/dealer/response/dealer"]
 )
 CLASSES = REPORTS + COMMANDS + RESPONSES
@@ -65,7 +66,7 @@ def may_read(user: str, table: str, rel: str) -> bool:
     if user in ("archive", "monitor"):
         return rel in REPORTS or (user == "archive" and rel == "cmd/replay/response/archive")
     role = "technician" if user == "technician" else "supervisor"
-    return rel in ("status", "state/table", "alerts/open") or rel == f"cmd/{role}/response/{user}"
+    return rel in ("status", "state/table", "alerts/open", f"cmd/{role}/response", f"cmd/{role}/response/{user}")
 
 
 class Account:
