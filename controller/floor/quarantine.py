@@ -40,53 +40,58 @@ def digest(raw: bytes) -> str:
     return hashlib.sha256(raw).hexdigest()
 
 
-def _by_table(envelopes: list[Envelope]) -> dict[TableRef, list[Envelope]]:
-    out: dict[TableRef, list[Envelope]] = defaultdict(list)
-    for e in envelopes:
-        out[e.table].append(e)
-    return out
+def _keys(envelopes: list[Envelope]) -> tuple[list[str], list[str], list[int]]:
+    return (
+        [e.table.site for e in envelopes],
+        [e.table.table_id for e in envelopes],
+        [e.event_id for e in envelopes],
+    )
+
+
+_BATCH_IDS = "SELECT * FROM unnest(%s::text[], %s::text[], %s::bigint[]) AS b(site, table_id, event_id)"
 
 
 def known(cur: psycopg.Cursor, envelopes: list[Envelope]) -> list[Envelope]:
-    """The envelopes that are not already kept aside (a forged one delivered again stays aside)."""
-    out = []
-    for table, envs in _by_table(envelopes).items():
-        aside = {
-            (e, d)
-            for e, d in cur.execute(
-                "SELECT event_id, digest FROM quarantined_events WHERE site = %s AND table_id = %s"
-                " AND event_id = ANY(%s)",
-                (table.site, table.table_id, [e.event_id for e in envs]),
-            )
-        }
-        out += [e for e in envs if (e.event_id, digest(e.raw)) not in aside]
-    return out
+    """The envelopes that are not already kept aside (a forged one delivered again stays aside). One query per
+    batch."""
+    aside = set(
+        cur.execute(
+            f"SELECT q.site, q.table_id, q.event_id, q.digest FROM quarantined_events q JOIN ({_BATCH_IDS}) b"
+            " USING (site, table_id, event_id)",
+            _keys(envelopes),
+        ).fetchall()
+    )
+    if not aside:
+        return envelopes
+    return [e for e in envelopes if (e.table.site, e.table.table_id, e.event_id, digest(e.raw)) not in aside]
 
 
 def conflicting(cur: psycopg.Cursor, envelopes: list[Envelope]) -> None:
     """After the batch's inserts: each envelope whose id is archived with other bytes is kept aside and alerted."""
-    for table, envs in _by_table(envelopes).items():
-        stored = dict(
-            cur.execute(
-                "SELECT event_id, encode(sha256(raw), 'hex') FROM events WHERE site = %s AND table_id = %s"
-                " AND event_id = ANY(%s)",
-                (table.site, table.table_id, [e.event_id for e in envs]),
-            ).fetchall()
+    stored = {
+        (site, table_id, event_id): d
+        for site, table_id, event_id, d in cur.execute(
+            f"SELECT e.site, e.table_id, e.event_id, encode(sha256(e.raw), 'hex') FROM events e JOIN ({_BATCH_IDS})"
+            " b USING (site, table_id, event_id)",
+            _keys(envelopes),
         )
-        for e in envs:
-            d = digest(e.raw)
-            if stored.get(e.event_id, d) != d:
-                keep_aside(cur, e, d, CONFLICT)
-                raise_alert(
-                    cur,
-                    table,
-                    "event_conflict",
-                    "critical",
-                    f"event {e.event_id}: two different payloads (archived {stored[e.event_id][:12]}..., "
-                    f"new {d[:12]}...); the table's signed chain decides which is its own",
-                    {"event_id": e.event_id, "archived": stored[e.event_id], "other": d},
-                    f"event_conflict:{table.site}:{table.table_id}:{e.event_id}:{d}",
-                )
+    }
+    for e in envelopes:
+        d = digest(e.raw)
+        archived = stored.get((e.table.site, e.table.table_id, e.event_id), d)
+        if archived == d:
+            continue
+        keep_aside(cur, e, d, CONFLICT)
+        raise_alert(
+            cur,
+            e.table,
+            "event_conflict",
+            "critical",
+            f"event {e.event_id}: two different payloads (archived {archived[:12]}..., new {d[:12]}...);"
+            " the table's signed chain decides which is its own",
+            {"event_id": e.event_id, "archived": archived, "other": d},
+            f"event_conflict:{e.table.site}:{e.table.table_id}:{e.event_id}:{d}",
+        )
 
 
 def keep_aside(cur: psycopg.Cursor, e: Envelope, d: str, reason: str) -> None:
