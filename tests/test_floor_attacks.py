@@ -19,6 +19,7 @@ from controller.broker import BrokerKind
 from controller.canonical import canonical
 from controller.cli import main as tablectl
 from controller.floor.archive import ArchiveConfig, ArchiveWorker
+from controller.floor.dashboard import snapshot
 from controller.journal.event_chain import chained_text
 from controller.mqtt.topics import Topics
 from tablebench.broker import Broker
@@ -271,5 +272,8 @@ def test_two_payloads_for_one_event_id_the_tables_chain_decides(floor, tmp_path)
         assert "checkpoint 20" in aside[1][1] or "checkpoint 20" in aside[0][1]
         assert "event_rejected" in floor.alerts("T4")
         assert floor.events("T4")[7][1] is False  # the checkpoint's own envelope: the next one proves it
+        with psycopg.connect(floor.dsn) as conn:  # what the dashboard shows: proven up to event 6, 7 not yet
+            shown = {t["table"]: t for t in snapshot(conn)["tables"]}["T4"]
+        assert (shown["verified_to"], shown["archived_to"]) == (6, 7)
     finally:
         table.close()

@@ -1,10 +1,11 @@
 """What the floor dashboard shows, read from the archive: every table's state and open alerts.
 
 Per table (latest archived documents): ``status``, ``state/table`` (state, faults), ``state/jackpot`` (meter),
-the last ``events/settlement`` (round, net, when). Alerts: each table's latest retained ``alerts/open`` (the
-table's own, acknowledged by a signed ``ack_alert`` command) and the floor's open alerts (acknowledged with
-``tablectl floor alerts --ack``), most severe first, then newest first. Values the tables sent are passed on as
-data (strings, numbers); the page shows them with ``textContent`` only.
+the last ``events/settlement`` (round, net, when), ``verified_to``: the newest event its signed chain proves
+(events after it are not yet verified, controller/floor/verify_events.py). Alerts: each table's latest retained
+``alerts/open`` (the table's own, acknowledged by a signed ``ack_alert`` command) and the floor's open alerts
+(acknowledged with ``tablectl floor alerts --ack``), most severe first, then newest first. Values the tables sent
+are passed on as data (strings, numbers); the page shows them with ``textContent`` only.
 """
 
 from __future__ import annotations
@@ -55,6 +56,13 @@ def snapshot(conn: psycopg.Connection) -> dict[str, Any]:
     jackpot = _latest(conn, "state/jackpot")
     settlement = _latest(conn, "events/settlement")
     alerts_open = _latest(conn, "alerts/open")
+    verified_to = dict(
+        ((r[0], r[1]), r[2])
+        for r in conn.execute(
+            "SELECT t.site, t.table_id, (SELECT max(event_id) FROM events e WHERE e.site = t.site"
+            " AND e.table_id = t.table_id AND e.verified) FROM floor_tables t"
+        )
+    )
     tables = []
     alerts: list[dict[str, Any]] = []
     for site, table_id, status, contiguous in tables_rows:
@@ -79,6 +87,7 @@ def snapshot(conn: psycopg.Connection) -> dict[str, Any]:
                     "settled": _when(last[1]),
                 },
                 "archived_to": contiguous,
+                "verified_to": verified_to.get(key) or 0,
             }
         )
         data = alerts_open.get(key, (None, None, {}))[2] or {}
