@@ -66,7 +66,13 @@ def may_read(user: str, table: str, rel: str) -> bool:
     if user in ("archive", "monitor"):
         return rel in REPORTS or (user == "archive" and rel == "cmd/replay/response/archive")
     role = "technician" if user == "technician" else "supervisor"
-    return rel in ("status", "state/table", "alerts/open", f"cmd/{role}/response", f"cmd/{role}/response/{user}")
+    return rel in (
+        "status",
+        "state/table",
+        "alerts/open",
+        f"cmd/{role}/response",
+        f"cmd/{role}/response/{user}",
+    )
 
 
 class Account:
