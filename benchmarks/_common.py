@@ -199,16 +199,6 @@ class Subscriber:
             self._task.cancel()
 
 
-def stop_process(proc: subprocess.Popen[Any] | None) -> None:
-    if proc is not None and proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
 class InProcTable:
     """The service's parts in this process, on a real pty, SQLite file and broker (see module docstring)."""
 

@@ -33,13 +33,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import paho.mqtt.client as mqtt
 import psycopg
-from paho.mqtt.enums import CallbackAPIVersion
 
 from controller.floor.archive import ArchiveConfig, ArchiveWorker
 from controller.floor.messages import TableRef, parse_envelope
+from controller.mqtt.paho_client import BrokerEndpoint, new_client
 from tablebench.broker import Broker
+from tablebench.postgres import temp_database
 
-ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
 ROUND_SECONDS = 40.0  # a dealer's round
 CARDS = [r + s for r in "A23456789TJQK" for s in "SHDC"]
 
@@ -102,9 +102,8 @@ class Publisher(threading.Thread):
         super().__init__(daemon=True)
         self.tables, self.pace, self.until = tables, pace, until
         self.sent = 0
-        self.client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"bench-{uuid.uuid4().hex[:8]}",
-                                  protocol=mqtt.MQTTv311)  # fmt: skip
-        self.client.username_pw_set("bench", "bench")
+        self.client = new_client(BrokerEndpoint(broker.host, broker.port, "bench", "bench"),
+                                 f"bench-{uuid.uuid4().hex[:8]}", protocol=mqtt.MQTTv311)  # fmt: skip
         self.client.max_inflight_messages_set(1000)
         self.client.max_queued_messages_set(0)
         self.client.connect(broker.host, broker.port, 30)
@@ -158,10 +157,12 @@ def main() -> int:
     args = ap.parse_args()
     if args.quick:
         args.tables, args.seconds, args.flood = 20, 5.0, 2000
-    db = f"floor_bench_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(ADMIN_DSN, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{db}"')
-    dsn = f"postgresql://postgres@127.0.0.1:5432/{db}"
+    # $FLOOR_TEST_DSN's server if given, else a private one of this process (tablebench/postgres.py)
+    with temp_database("floor_bench") as dsn:
+        return run(args, dsn)
+
+
+def run(args: argparse.Namespace, dsn: str) -> int:
     workdir = Path(tempfile.mkdtemp(prefix="floor-bench-"))
     broker = Broker.start(workdir / "broker", users={"archive": "archive", "bench": "bench"}, acl=False,
                           extra_config=("max_inflight_messages 0", "max_queued_messages 1000000"))  # fmt: skip
@@ -257,8 +258,6 @@ def main() -> int:
         for w in workers:
             w.stop()
         broker.stop()
-        with psycopg.connect(ADMIN_DSN, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)')
 
 
 if __name__ == "__main__":

@@ -37,13 +37,13 @@ from benchmarks._common import (
     print_table,
     start_broker,
     start_emulator,
-    stop_process,
     summary_ms,
 )
 from benchmarks._workload import is_card
 from drivers import events as ev
 from drivers.protocol import messages as msg
 from drivers.protocol.framing import FrameDecoder, encode_frame
+from tablebench.procs import stop_process
 
 SEATS = {1: 500, 3: 500, 5: 500}
 

@@ -7,7 +7,8 @@ docs/mqtt.md: dealer commands plain, supervisor/technician commands signed with 
 key file opened with the PIN). Responses come back on ``cmd/<role>/response/<this account>`` (the only response
 topic the broker lets the account read); a request without an answer is re-sent with the same ``request_id``
 (and the same signed body), which the controller answers from its record without acting twice.
-paho's network thread hands everything to the asyncio loop; nothing blocks in a callback.
+paho's network thread hands everything to the asyncio loop; nothing blocks in a callback. The paho client, its
+account and its TLS (``tls``: verified against the CA) come from controller/mqtt/paho_client.py.
 """
 
 from __future__ import annotations
@@ -23,12 +24,12 @@ from typing import Any
 
 import paho.mqtt.client as mqtt
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from paho.mqtt.enums import CallbackAPIVersion
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
 from controller.mqtt import userkeys
 from controller.mqtt.command_rates import BUSY, RATE_LIMITED
+from controller.mqtt.paho_client import BrokerEndpoint, TlsConfig, connect_failure, new_client
 from controller.mqtt.sign_cli import build_command
 
 
@@ -79,27 +80,26 @@ class TableClient:
         client_id: str | None = None,
         keep_events: int = 10_000,
         key_dir: str | Path | None = None,
+        tls: TlsConfig | None = None,
     ) -> None:
         self.prefix = prefix.rstrip("/")
         self.view = TableView()
         self.events: asyncio.Queue[Event] = asyncio.Queue(maxsize=keep_events)
         self.on_change: list[Callable[[Event | None], None]] = []
-        self._host, self._port = host, port
+        self.last_error = ""  # why the broker is not reachable, for the screens ("" once connected)
+        self.endpoint = BrokerEndpoint(host, port, username, password, tls)
         self._seen_ids: set[int] = set()
         self._pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._connected = asyncio.Event()
         self._reply_base = f"{self.prefix}/cmd/{{role}}/response/{username}"
-        self._credentials = (username, password)
         self._client = self._make_client(client_id or f"{username}-{secrets.token_hex(3)}")
         self.key_dir = Path(key_dir) if key_dir is not None else userkeys.default_key_dir()
 
     def _make_client(self, client_id: str, **options: Any) -> mqtt.Client:
-        client = mqtt.Client(
-            CallbackAPIVersion.VERSION2, client_id=client_id, **{"protocol": mqtt.MQTTv5, **options}
-        )
-        client.username_pw_set(*self._credentials)
+        client = new_client(self.endpoint, client_id, **options)
         client.on_connect = self._on_connect
+        client.on_connect_fail = self._on_connect_fail
         client.on_disconnect = self._on_disconnect
         client.on_message = self._on_message
         client.reconnect_delay_set(0.2, 5)
@@ -108,7 +108,7 @@ class TableClient:
     # ---- life cycle ----
     async def connect(self, timeout: float = 10.0) -> None:
         self._loop = asyncio.get_running_loop()
-        self._client.connect_async(self._host, self._port, keepalive=15)
+        self._client.connect_async(self.endpoint.host, self.endpoint.port, keepalive=15)
         self._client.loop_start()
         await asyncio.wait_for(self._connected.wait(), timeout)
 
@@ -122,9 +122,14 @@ class TableClient:
         return self._connected.is_set()
 
     # ---- paho thread -> loop ----
+    def _on_connect_fail(self, client, userdata) -> None:
+        self.last_error = connect_failure()
+
     def _on_connect(self, client, userdata, flags, reason_code, properties) -> None:
         if reason_code.is_failure:
+            self.last_error = f"the broker refused the connection: {reason_code}"
             return
+        self.last_error = ""
         client.subscribe(f"{self.prefix}/#", qos=1)
         self._call(self._connected.set)
 

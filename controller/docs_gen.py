@@ -15,8 +15,10 @@ GENERATORS: dict[str, Callable[[], str]] = {}
 
 def _register() -> None:
     from controller.ops.wiring import render_example
+    from controller.rules.profile_doc import render as render_profile_settings
 
     GENERATORS["docs/wiring.md"] = render_example
+    GENERATORS["docs/profile-settings.md"] = render_profile_settings
     try:
         from controller.table.diagram import render_mermaid_doc
     except ImportError:

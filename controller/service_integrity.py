@@ -16,6 +16,7 @@ from controller.config import TableConfig
 from controller.config.integrity import PROFILE_NAME, sha256_file
 from controller.config.integrity import verify as verify_integrity
 from controller.journal import Journal, VerifyResult
+from controller.paste import command
 from controller.table.controller import TableController
 from controller.table.core import TableCore
 from controller.table.effects import Rejected
@@ -27,7 +28,8 @@ def manifest_problems(config: TableConfig) -> list[str]:
     """The configuration and firmware profile against the recorded digests (the integrity manifest)."""
     manifest = config.table.integrity_manifest
     if not Path(manifest).exists():
-        return [f"integrity manifest {manifest} is missing (record it with `tablectl config record`)"]
+        record = command("config", "record", config.path, "--manifest", manifest)
+        return [f"integrity manifest {manifest} is missing (record it, once approved: {record})"]
     try:
         return verify_integrity(config.path, manifest)
     except Exception as exc:  # an unreadable manifest is a failed check, not a crash

@@ -15,7 +15,6 @@ from controller.journal import Journal
 from controller.journal.table_files import audit_key_file, journal_file
 from controller.mqtt.auth import NonceStore
 from controller.mqtt.link import LinkConfig
-from controller.mqtt.link import TlsConfig as LinkTls
 from controller.service_errors import StartupError
 from controller.table.journal_io import JournalProblem, classify, is_write_failure
 
@@ -65,7 +64,6 @@ def open_nonce_store(journal: Journal) -> tuple[NonceStore, JournalProblem | Non
 def link_config(m: MqttConfig) -> LinkConfig:
     """The MQTT link's settings from ``[mqtt]``."""
     password = m.password() or ""  # only from [mqtt] password_file: never on a command line
-    tls = LinkTls(ca=m.tls.ca, cert=m.tls.cert, key=m.tls.key) if m.tls else None
     return LinkConfig(
         host=m.host,
         port=m.port,
@@ -73,5 +71,5 @@ def link_config(m: MqttConfig) -> LinkConfig:
         password=password,
         client_id=m.client_id,
         keepalive=m.keepalive_s,
-        tls=tls,
+        tls=m.tls,
     )

@@ -10,7 +10,7 @@ import pytest
 
 from tablebench.bench.config import BenchConfig
 from tablebench.bench.soak import SoakOptions, run_soak
-from tablebench.procs import stat_fields
+from tablebench.procs import running
 
 pytestmark = [pytest.mark.hil, pytest.mark.timeout(300)]
 
@@ -111,6 +111,6 @@ asyncio.run(main())
     assert "killed 2 process(es) it had started" in proc.stdout
     started = [int(p) for p in pids.read_text().split()]
     deadline = time.monotonic() + 10
-    while any((fields := stat_fields(p)) is not None and fields[0] != "Z" for p in started):  # running
+    while any(running(p) for p in started):
         assert time.monotonic() < deadline, f"left running: {started}"
         time.sleep(0.1)

@@ -44,7 +44,14 @@ def test_demo_auto_plays_two_rounds_over_mqtt(tmp_path: Path) -> None:
     )
     assert len(summaries) == 2
     assert re.search(r"^round \S+: bets Seat 1 10\.00, Seat 3 5\.00$", out, re.M)
-    assert "floor alert console (another terminal): TABLECTL_MQTT_PASSWORD=" in out
+    console = re.search(r"^demo: floor alert console \(another terminal\): (.+)$", out, re.M)
+    assert console and console.group(1).startswith(
+        str(Path(sys.executable).absolute().parent / "tablectl") + " alerts "
+    )
+    # the printed line works pasted into a fresh shell: no venv on PATH (issue 26)
+    fresh = subprocess.run(["env", "-i", "PATH=/usr/bin:/bin", "bash", "-c", f"{console.group(1)} --help"],
+                           capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    assert fresh.returncode == 0 and "usage:" in fresh.stdout, fresh.stdout + fresh.stderr
     assert re.search(r"^demo: card order seed \d+ \(--seed \d+ deals the same cards again\)$", out, re.M)
     log = (tmp_path / "demo" / "controller.log").read_text(errors="replace")
     assert "Traceback" not in log

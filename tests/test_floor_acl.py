@@ -35,10 +35,13 @@ ACCOUNTS = {
     "dealer": "pw-dealer",
 }
 SUPERVISORS = ("supervisor-floor", "dashboard", "supervisor1")
-REPORTS = ("status", "state/table", "events/card", "alerts/open", "audit/checkpoint")
+REPORTS = ("status", "state/table", "events/card", "alerts/open", "audit/checkpoint", "link/uptime")
 COMMANDS = ("cmd/dealer", "cmd/supervisor", "cmd/technician", "cmd/replay")
 RESPONSES = tuple(
-    ["cmd/supervisor/response", "cmd/technician/response"]  # the fallback: what crossed the 3.1.1 bridge
+    [
+        "cmd/supervisor/response",
+        "cmd/technician/response",
+    ]  # the fallback (no response topic): nobody reads it
     + [f"cmd/supervisor/response/{s}" for s in SUPERVISORS]
     + ["cmd/replay/response/archive", "cmd/technician/response/technician", "cmd/dealer/response/dealer"]
 )
@@ -66,13 +69,7 @@ def may_read(user: str, table: str, rel: str) -> bool:
     if user in ("archive", "monitor"):
         return rel in REPORTS or (user == "archive" and rel == "cmd/replay/response/archive")
     role = "technician" if user == "technician" else "supervisor"
-    return rel in (
-        "status",
-        "state/table",
-        "alerts/open",
-        f"cmd/{role}/response",
-        f"cmd/{role}/response/{user}",
-    )
+    return rel in ("status", "state/table", "alerts/open", "link/uptime", f"cmd/{role}/response/{user}")
 
 
 class Account:

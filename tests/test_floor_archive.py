@@ -12,27 +12,13 @@ import shutil
 import psycopg
 import pytest
 
-from controller.broker import BrokerKind
 from controller.floor import store
 from controller.floor.alerts import raise_alert
 from controller.floor.archive import ArchiveConfig, ArchiveWorker
 from controller.floor.enrol import set_trust_on_first_use
 from controller.floor.messages import TableRef
 from tablebench.broker import Broker
-from tests.support.floor import FLOOR_USERS, StandInTable, temp_database, wait_until
-
-
-@pytest.fixture
-def dsn():
-    with temp_database() as d:
-        yield d
-
-
-@pytest.fixture
-def floor_broker(tmp_path):
-    broker = Broker.start(tmp_path / "floor-broker", users=FLOOR_USERS, acl=BrokerKind.FLOOR)
-    yield broker
-    broker.stop()
+from tests.support.floor import FLOOR_USERS, StandInTable, wait_until
 
 
 def worker(dsn: str, broker: Broker, name: str = "1", **kw) -> ArchiveWorker:
@@ -60,10 +46,10 @@ def count(dsn: str, site: str, table: str) -> int:
 # ---- migrations ----
 def test_migrations_apply_once_in_order_and_refuse_an_edited_file(dsn, tmp_path):
     with psycopg.connect(dsn) as conn:
-        shipped = [m.version for m in store.migrations()]
-        assert store.migrate(conn) == shipped == list(range(1, len(shipped) + 1))
+        shipped = len(store.migrations())
+        assert store.migrate(conn) == list(range(1, shipped + 1))
         assert store.migrate(conn) == []
-        assert store.schema_version(conn) == len(shipped)
+        assert store.schema_version(conn) == shipped
         edited = tmp_path / "migrations"
         shutil.copytree(store.MIGRATIONS_DIR, edited)
         first = edited / "0001_archive.sql"
@@ -71,11 +57,10 @@ def test_migrations_apply_once_in_order_and_refuse_an_edited_file(dsn, tmp_path)
         with pytest.raises(store.MigrationError, match="changed since it was applied"):
             store.migrate(conn, edited)
         (edited / "0001_archive.sql").write_text((store.MIGRATIONS_DIR / "0001_archive.sql").read_text())
-        more = len(shipped) + 1
-        (edited / f"{more:04d}_more.sql").write_text("CREATE TABLE extra (x int);")
-        assert store.migrate(conn, edited) == [more]
+        (edited / f"{shipped + 1:04d}_more.sql").write_text("CREATE TABLE extra (x int);")
+        assert store.migrate(conn, edited) == [shipped + 1]
         names = conn.execute("SELECT version, name FROM schema_migrations ORDER BY version").fetchall()
-        assert names[0] == (1, "archive") and names[-1] == (more, "more")
+        assert names[0] == (1, "archive") and names[-1] == (shipped + 1, "more")
 
 
 # ---- idempotence, several workers ----
@@ -149,7 +134,9 @@ def test_a_gap_is_refetched_from_the_table_and_one_no_longer_kept_raises_a_floor
         assert [(r[0], r[1], r[3]) for r in got] == [(i, "replay", "events/card") for i in (5, 6, 7)]
         assert all(bytes(r[2]) == table.kept[r[0]] for r in got)
         assert table.requests and all(
-            set(r) == {"request_id", "from_event_id", "to_event_id"} for r in table.requests
+            set(r) == {"request_id", "from_event_id", "to_event_id", "reply_to"}
+            and r["reply_to"] == "archive"
+            for r in table.requests
         )
         wait_until(lambda: rows(dsn, "SELECT count(*) FROM missing_events")[0][0] == 1, what="alert for 12")
         alert = rows(dsn, "SELECT kind, severity, details FROM floor_alerts WHERE kind = 'event_missing'")
@@ -300,7 +287,7 @@ def test_floor_migrate_and_alert_acknowledgement_commands(dsn, capsys):
     from controller.floor.messages import TableRef
 
     assert tablectl(["floor", "migrate", "--dsn", dsn]) == 0
-    assert f"applied now: {[m.version for m in store.migrations()]}" in capsys.readouterr().out
+    assert f"applied now: {list(range(1, len(store.migrations()) + 1))}" in capsys.readouterr().out
     assert tablectl(["floor", "migrate", "--dsn", dsn]) == 0
     assert "applied now: nothing" in capsys.readouterr().out
     with psycopg.connect(dsn) as conn, conn.transaction():

@@ -468,7 +468,9 @@ INVALID = [
     ("bet_below_min_pt2001_r14", R(PT, [(1, 400)], []), "400", "PT-2001 r.14"),
     ("bet_not_multiple_pt2001_r14", R(PT, [(1, 750)], []), "750", "PT-2001 r.14"),
     ("bet_below_min_ptonline_r9", R("pt-online-2015", [(1, 99)], []), "99", "PT-ONLINE-2015 r.9"),
-    ("bet_above_max_ptonline_r11", R("pt-online-2015", [(1, 10001)], []), "10001", "PT-ONLINE-2015 r.11"),
+    # PT-ONLINE-2015 r.9 "nem superior ao valor máximo" is the rule a bet above the maximum breaks (r.11 bounds the
+    # maximum itself: issue 28)
+    ("bet_above_max_ptonline_r9", R("pt-online-2015", [(1, 10001)], []), "10001", "PT-ONLINE-2015 r.9"),
     (
         "double_on_12_pt2001_r29",
         R(PT, [(1, 1000)], ["5S", "TH", "7D", "7C"], [(1, "double")]),
@@ -519,7 +521,7 @@ INVALID = [
             [(1, "split")] + [H(1, "split")] * 3,
         ),
         "at most 4 hands",
-        "MO-2004 art.16.5",
+        "MO-2004 art.16.1",  # "até quatro ou mais apostas distintas": the limit's own rule (issue 28)
     ),
     (
         "it_even_money_not_offered",

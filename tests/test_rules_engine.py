@@ -411,8 +411,9 @@ def test_pt_online_r25a_blackjack_3_to_2_rounds_down_on_odd_bet() -> None:
     assert hand(res, 1).net == 151  # 151.5 rounded down
 
 
-def test_pt_online_r11_max_bet_100x() -> None:
-    with pytest.raises(InvalidRound, match=r"PT-ONLINE-2015 r\.11"):
+def test_pt_online_r9_no_bet_above_the_maximum() -> None:
+    """PT-ONLINE-2015 r.9 "nem superior ao valor máximo" (r.11 bounds the maximum itself, 100 x the minimum)."""
+    with pytest.raises(InvalidRound, match=r"PT-ONLINE-2015 r\.9"):
         play("pt-online-2015", [{"seat": 1, "amount": 10001}], [])
 
 

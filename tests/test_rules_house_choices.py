@@ -295,3 +295,63 @@ def test_mo2004_art6_1_a_shown_card_is_always_void(tmp_path, capsys) -> None:
     cards = [*EXTRA[:-1], {"card": "2D", "to": "dealer", "face_up": True}]
     rc, out = cli(tmp_path, capsys, R(prof, [(1, 10000)], cards, [(1, "stand")]))
     assert rc == 0 and out["settlement"]["total_net"] == 10000
+
+
+# ---------------------------------------------------------------- insurance on a blackjack (IT, PT-2001 r.33-34)
+
+BJ_VS_ACE = ["AH", "AS", "KD", "7C", "9C"]  # seat 1 A-K, dealer A up, hole 7: no dealer blackjack
+
+
+def test_ro_default_a_blackjack_box_may_insure(tmp_path, capsys) -> None:
+    """RO "Jucătorul poate cumpăra Asigurare dacă prima carte a crupierului este un As" (insurance.on_blackjack =
+    true, as IT's "su ciascuna postazione attiva"): the blackjack insures 500 and loses it (the dealer checks:
+    no blackjack), and is paid 3:2 at the end."""
+    doc = R("ro-online", [(1, 1000)], BJ_VS_ACE[:4], [{"seat": 1, "action": "insurance", "amount": 500}])
+    assert net(tmp_path, capsys, doc) == 1500 - 500
+
+
+def test_house_offers_a_blackjack_even_money_only(tmp_path, capsys) -> None:
+    """insurance.on_blackjack = false: PT-2001 r.34's even money is the blackjack's only offer; insuring it is
+    refused citing the even-money rule."""
+    prof = profile_with(tmp_path, "pt-2001", "insurance", on_blackjack=False)
+    rc, out = cli(tmp_path, capsys, R(prof, [(1, 1000)], BJ_VS_ACE, [{"seat": 1, "action": "insurance"}]))
+    assert rc == 1 and out["rule"] == "PT-2001 r.34" and "not insured" in out["error"], out
+
+
+# ---------------------------------------------------------------- a double above the table maximum
+
+DOUBLE_11 = ["6D", "TS", "5D", "7C", "9H"]  # seat 1 6-5 doubles to 21 (9H); dealer T-7
+
+
+def test_pt2001_default_a_double_may_pass_the_table_maximum(tmp_path, capsys) -> None:
+    """bets.double_within_max = false: a 15000 bet (the pt-2001 maximum, r.37) doubles to 30000 and wins it."""
+    assert net(tmp_path, capsys, R("pt-2001", [(1, 15000)], DOUBLE_11, [(1, "double")])) == 30000
+
+
+def test_house_keeps_a_doubled_stake_within_the_maximum(tmp_path, capsys) -> None:
+    """bets.double_within_max = true: the same double is refused citing the maximum's rule (PT-2001 r.37)."""
+    prof = profile_with(tmp_path, "pt-2001", "bets", double_within_max=True)
+    rc, out = cli(tmp_path, capsys, R(prof, [(1, 15000)], DOUBLE_11, [(1, "double")]))
+    assert rc == 1 and out["rule"] == "PT-2001 r.37" and "above the maximum 15000" in out["error"], out
+
+
+# ---------------------------------------------------------------- PT-2001 r.15: a co-bettor's insurance
+
+CO_VS_ACE = ["TH", "AS", "9D", "7C"]  # seat 1 19 against A up, hole 7: no dealer blackjack
+CO_BETS = [{"seat": 1, "amount": 1000}, {"seat": 1, "amount": 500, "player": "p2"}]
+CO_INSURES = [{"seat": 1, "action": "no_insurance"}, {"seat": 1, "action": "insurance", "player": "p2"}]
+
+
+def test_pt2001_r15_default_a_co_bettor_insures_although_the_holder_declines(tmp_path, capsys) -> None:
+    """r.15 "os donos das apostas complementares são livres de o fazer, ou não", read as free whatever the holder
+    does (insurance.co_bet_without_holder = true): p2 insures 250 and loses it; both 19s beat 18."""
+    doc = R("pt-2001", CO_BETS, CO_VS_ACE, [*CO_INSURES, (1, "stand")])
+    assert net(tmp_path, capsys, doc) == 1000 + 500 - 250
+
+
+def test_pt2001_r15_house_reads_it_literally_only_after_the_holder_insured(tmp_path, capsys) -> None:
+    """r.15 "Se o titular do lugar fizer «seguro» da sua aposta, os donos ... são livres de o fazer" read
+    literally (co_bet_without_holder = false): with the holder declining, p2's insurance is refused."""
+    prof = profile_with(tmp_path, "pt-2001", "insurance", co_bet_without_holder=False)
+    rc, out = cli(tmp_path, capsys, R(prof, CO_BETS, CO_VS_ACE, [*CO_INSURES, (1, "stand")]))
+    assert rc == 1 and "has not insured" in out["error"], out

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from controller.rules import Action, Recipient, RoundEngine, RoundPhase, SeatBet
 from controller.rules.cards import full_deck
 from controller.rules.profiles import list_profiles, load_profile
-from controller.rules.rounds import replay
+from controller.rules.rounds import InvalidRound, replay
 
 PROFILES = ["pt-2001", "mo-2004", "pt-online-2015", "it-online", "ro-online"]
 
@@ -106,7 +106,15 @@ def test_random_rounds_keep_the_invariants(rng: random.Random, name: str, sloppy
         if h.outcome == "blackjack":  # PT-2001 r.20: never after a split
             assert len(h.cards) == 2 and sum(1 for x in s.hands if x.seat == h.seat) == 1
     dealer_played = any(h.outcome in ("win", "lose", "push") and len(h.cards) >= 2 for h in s.hands)
-    if all(h.outcome in ("bust", "surrender") for h in s.hands):
+    p = eng.profile
+    if p.dealer_completes_hand:
+        # IT "il banco deve tirare se ha un punteggio inferiore a 17 ... rigidamente"; RO "Crupierul trebuie să
+        # tragă carte la 16" and "Când mâna crupierului este terminată, runda jocului este finalizată": in every
+        # round shape (all bust, a lone blackjack, insured, split) the dealer's hand is finished, and no card of
+        # his is a nobody-in-play error.
+        assert s.dealer_blackjack or s.dealer_total >= 17
+        assert not any("nobody was left in play" in e["message"] for e in s.dealer_errors)
+    elif all(h.outcome in ("bust", "surrender") for h in s.hands):
         assert len(s.dealer_cards) <= 2  # PT-2001 r.22
     if dealer_played and not s.dealer_blackjack and not eng.profile.dealer_peek:
         assert s.dealer_total >= 17  # PT-2001 r.19
@@ -117,3 +125,41 @@ def test_random_rounds_keep_the_invariants(rng: random.Random, name: str, sloppy
 
 def test_all_shipped_profiles_are_exercised() -> None:
     assert set(PROFILES) == set(list_profiles())
+
+
+def _with_burns(doc: dict, n: int) -> dict:
+    """The round file with ``n`` burn cards before its first card instead of its own burns (the burn cards are
+    the first ``burn_before_deal`` cards; a decision's ``after_cards`` counts burns, docs/rounds.md)."""
+    had = doc.get("burn_before_deal", 0)
+    out = {k: v for k, v in doc.items() if k not in ("burn_before_deal", "first_of_game")}
+    out["cards"] = ["2C"] * n + doc["cards"][had:]
+    out["decisions"] = [
+        {**d, "after_cards": d["after_cards"] - had + n} if "after_cards" in d else d
+        for d in doc["decisions"]
+    ]
+    return out
+
+
+@settings(max_examples=int(os.environ.get("RULES_EXAMPLES", "200")) // 2, deadline=None)
+@given(st.randoms(use_true_random=False), st.sampled_from(PROFILES), st.integers(min_value=0, max_value=8))
+def test_every_books_burn_count_whichever_way_the_round_writes_it(
+    rng: random.Random, name: str, n: int
+) -> None:
+    """PT-2001 r.10 (one), MO-2004 art.4.1-4.2 (one or as many as decks; one per round), the online books (none):
+    a burn count the book does not allow is an invalid round citing the burn rule, written as
+    ``burn_before_deal`` or as leading cards marked ``"to": "burn"``; an allowed one settles the same both ways."""
+    p = load_profile(name)
+    body = _with_burns(random_round(rng, name).description(), n)
+    allowed = {0, p.burn_before_round(shoe_start=False), p.burn_before_round(shoe_start=True)}
+    as_number = {**body, "burn_before_deal": n}
+    as_cards = {**body, "cards": [{"card": "2C", "to": "burn"}] * n + body["cards"][n:]}
+    if n in allowed:
+        assert replay(as_number).settlement == replay(as_cards).settlement
+    else:
+        for doc in (as_number, as_cards):
+            try:
+                replay(doc)
+            except InvalidRound as exc:
+                assert exc.rule == p.cite("burn") and f"{n} card(s)" in exc.message
+            else:
+                raise AssertionError(f"{name}: {n} burns accepted")

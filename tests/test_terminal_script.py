@@ -106,7 +106,9 @@ async def test_a_new_person_plays_the_demo_script_at_80x24(table: Stack, tmp_pat
             )
             await settle(app, pilot, lambda v: not v.states["shoe"]["shuffling"] and "jackpot" in v.states)
             text = screen_text(app)
-            assert "floor console: TABLECTL_MQTT_PASSWORD=" in text and f"--port {table.port}" in text
+            flat = " ".join(text.split())  # the line wraps at 80 columns
+            assert "floor console: /" in flat and " alerts --client-config " in flat  # works pasted as it is
+            assert f"port = {table.port}" in (table.workdir / "floor-console.toml").read_text()
 
             # round 1: a bet on seat 1 and a jackpot chip sensed in its slot: the meter goes up (PT-2001 r.40)
             meter = st(app, "jackpot")["meter"]

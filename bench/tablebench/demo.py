@@ -6,7 +6,8 @@ inspector does (PT-2001 r.53-54: the shoe is emptied, the table opened by the de
 cards loaded in two packets, the lid closed), then starts the pit terminal connected to it. In the terminal
 the key ``c`` makes the emulated shoe deal the next card (its ``draw`` control op): it stands in for the
 dealer pulling a card out of the shoe. ``--auto N`` runs a scripted dealer instead (no terminal) and prints
-every card and settlement as it arrives over MQTT. Everything is stopped on exit.
+every card and settlement as it arrives over MQTT. Everything is stopped on exit. ``--floor`` starts a floor
+instead (tables bridged to a floor broker, archive, PostgreSQL, dashboard: floor_demo.py).
 
 This module is the command (its options and what it starts); the session it prepares is demo_session.py, the
 pit terminal's connection demo_terminal.py, the scripted dealer demo_dealer.py, its printed lines
@@ -24,13 +25,14 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from tablebench import floor_demo
 from tablebench.demo_dealer import auto_dealer
 from tablebench.demo_session import DemoError, Out, prepare_session
 from tablebench.demo_terminal import floor_console_line, terminal_connection
 from tablebench.stack import ROOT, Stack, StackOptions
 
 # its line in `tablectl --help` (entry point tablectl.commands, bench/pyproject.toml)
-HELP = "run the demo: emulated shoe + controller + broker + pit terminal"
+HELP = "run the demo: emulated shoe + controller + broker + pit terminal (--floor: a whole floor)"
 
 PROFILES_DIR = ROOT / "firmware_configs" / "profiles"
 
@@ -65,6 +67,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--seed", type=int, help="the emulated shoe's card order repeats with this seed (default: random)"
     )
+    floor_demo.add_arguments(p)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -79,6 +82,12 @@ def main(args: argparse.Namespace) -> int:
     except DemoError as exc:
         print(f"demo: {exc}", file=sys.stderr)
         return 2
+    if args.floor:  # tables bridged to a floor: tablebench/floor_demo.py
+        if args.shoe != "continuous" or "continuous" not in shufflers:
+            print("demo: --floor deals with the emulated continuous shuffler (profiles pt-2001, mo-2004)",
+                  file=sys.stderr)  # fmt: skip
+            return 2
+        return floor_demo.main(args, min_bet)
     if args.shoe == "continuous" and "continuous" not in shufflers:
         print(f"demo: profile {args.profile} does not allow the emulated continuous shuffler "
               f"(it allows: {', '.join(shufflers)}); try pt-2001 or mo-2004", file=sys.stderr)  # fmt: skip

@@ -4,6 +4,7 @@ emulated shoe's control socket, printing every card and settlement as it arrives
 from __future__ import annotations
 
 import asyncio
+import itertools
 from typing import Any
 
 from controller.client import Event, TableClient
@@ -90,7 +91,11 @@ class AutoDealer:
         return str(rid)
 
 
-async def auto_dealer(stack: Stack, rounds: int, min_bet: int, out: Out, shoe: str = "continuous") -> int:
+async def auto_dealer(
+    stack: Stack, rounds: int | None, min_bet: int, out: Out, shoe: str = "continuous", *, brief: bool = False
+) -> int:
+    """Deal ``rounds`` rounds (None: until cancelled). ``brief``: one line per round (the floor demo's tables)
+    instead of every card, bet and settlement."""
     from tablebench.emulator.control_client import ControlClient
 
     client = stack.client("dealer")
@@ -100,6 +105,11 @@ async def auto_dealer(stack: Stack, rounds: int, min_bet: int, out: Out, shoe: s
     settled: set[str] = set()
 
     def show(event: Event) -> None:
+        if brief:
+            if event.topic == "events/settlement":
+                settled.add(str(event.data.get("round_id")))
+                out(round_summary(event.data))
+            return
         if event.topic == "events/card":
             out(card_line(event.data))
         elif event.topic == "events/settlement":
@@ -118,7 +128,7 @@ async def auto_dealer(stack: Stack, rounds: int, min_bet: int, out: Out, shoe: s
     task = asyncio.create_task(printer())
     try:
         dealer = AutoDealer(client, ctl, min_bet, out, shoe)
-        for n in range(rounds):
+        for n in itertools.count() if rounds is None else range(rounds):
             if n:
                 await client.dealer("next_round")
                 await client.wait_for(lambda v: v.states["table"].get("state") in ("betting", "cut"), WAIT)

@@ -3,8 +3,11 @@ and fake GPIO board, and the line that attaches the floor alert console (docs/te
 
 from __future__ import annotations
 
+import json
+import os
 from typing import Any
 
+from controller.paste import command
 from tablebench.stack import Stack
 
 FLOOR_ACCOUNT = "supervisor2"  # the floor console's broker account in the demo (the pit uses supervisor1)
@@ -58,8 +61,17 @@ def terminal_connection(stack: Stack, profile: str) -> Any:
 
 
 def floor_console_line(stack: Stack) -> str:
-    """The one line that attaches the floor alert console to the demo's broker (docs/terminal.md)."""
-    return (
-        f"TABLECTL_MQTT_PASSWORD={stack.users[FLOOR_ACCOUNT]} tablectl alerts --host {stack.host} "
-        f"--port {stack.port} --user {FLOOR_ACCOUNT} --key-dir {stack.key_dir}"
+    """The one line that attaches the floor alert console to the demo's broker (docs/terminal.md): the console's
+    client configuration file (controller/mqtt/client_options.py) and its password file (0600) in the demo's
+    workdir, and tablectl by its absolute path, so that the line works pasted into a fresh shell."""
+    password = stack.workdir / "floor-console-password"
+    fd = os.open(password, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(stack.users[FLOOR_ACCOUNT] + "\n")
+    settings = stack.workdir / "floor-console.toml"
+    settings.write_text(
+        "# The demo's floor alert console: `tablectl alerts --client-config` (docs/terminal.md)\n"
+        f"host = {json.dumps(stack.host)}\nport = {stack.port}\nusername = {json.dumps(FLOOR_ACCOUNT)}\n"
+        f"password_file = {json.dumps(password.name)}\nsite = {json.dumps(stack.opts.site)}\n"
     )
+    return command("alerts", "--client-config", settings, "--key-dir", stack.key_dir)

@@ -21,9 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from controller.broker import load_users
+from controller.mqtt.paho_client import TlsConfig
 from controller.rules.profiles import load_profile
 from tablebench import ROOT
 from tablebench.broker import Broker
+from tablebench.procs import stop_process
 
 DEMO_CONFIG = ROOT / "firmware_configs" / "demo.toml"
 TABLECTL = [sys.executable, "-m", "controller.cli"]
@@ -120,6 +122,10 @@ class StackOptions:
     min_bet: int | None = None
     max_bet: int | None = None
     broker: tuple[str, int] | None = None  # use this broker instead of starting one
+    broker_config: tuple[str, ...] = ()  # appended to the started broker's configuration (a floor bridge)
+    broker_tls: TlsConfig | None = (
+        None  # that broker's CA (and client certificate): the service and clients use it
+    )
     config_overrides: dict[str, dict[str, Any]] = field(default_factory=dict)  # section -> key -> value
     verbose: bool = False
 
@@ -161,7 +167,12 @@ class Stack:
         """The embedded broker (or the one in the options); a bench subscribes before the controller starts."""
         self.workdir.mkdir(parents=True, exist_ok=True)
         if self.opts.broker is None:
-            self.broker = Broker.start(self.workdir / "broker", users=self.users, site=self.opts.site)
+            self.broker = Broker.start(
+                self.workdir / "broker",
+                users=self.users,
+                site=self.opts.site,
+                extra_config=self.opts.broker_config,
+            )
             self.host, self.port = self.broker.host, self.broker.port
         else:
             self.host, self.port = self.opts.broker
@@ -216,6 +227,11 @@ class Stack:
         cfg["mqtt"].update(
             host=self.host, port=self.port, username=self.table_user, password_file=str(password_file)
         )
+        tls = o.broker_tls
+        if tls is not None:  # the table's [mqtt.tls], the keys of docs/deploy.md
+            cfg["mqtt"]["tls"] = {"ca": str(tls.ca)} | (
+                {"cert": str(tls.cert), "key": str(tls.key)} if tls.cert and tls.key else {}
+            )
         creds, self.key_dir = write_demo_credentials(self.workdir)
         cfg["supervisors"]["credentials_file"] = str(creds)
         for section, values in o.config_overrides.items():
@@ -247,15 +263,7 @@ class Stack:
             self.controller_proc.wait()
 
     def stop_controller(self, timeout: float = 10.0) -> int | None:
-        proc = self.controller_proc
-        if proc and proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        return proc.returncode if proc else None
+        return stop_process(self.controller_proc, signal.SIGTERM, timeout)
 
     def controller_log(self, lines: int = 40) -> str:
         try:
@@ -267,12 +275,7 @@ class Stack:
     def stop(self) -> None:
         self.stop_controller()
         for proc in (self.shoe_proc, self.display_proc):
-            if proc and proc.poll() is None:
-                proc.terminate()
-                try:
-                    proc.wait(5)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
+            stop_process(proc, signal.SIGTERM, 5)
         if self.broker is not None:
             self.broker.stop()
 
@@ -293,6 +296,7 @@ class Stack:
             password=self.users[user],
             prefix=self.prefix,
             key_dir=self.key_dir,
+            tls=self.opts.broker_tls,
         )
 
 

@@ -38,6 +38,7 @@ from controller.config.model import (
 from controller.config.schema import schema_problems
 from controller.data import PROFILES_DIR
 from controller.jackpot.config import JackpotSection, read_section
+from controller.mqtt.paho_client import default_port
 
 DEFAULT_PROFILES_DIR = PROFILES_DIR  # the shipped profiles (package data)
 FIRMWARE_SECTIONS = ("shoe", "reader", "display")
@@ -302,7 +303,7 @@ def _mqtt(
         )
     return MqttConfig(
         host=m["host"],
-        port=m.get("port", 8883 if tls else 1883),
+        port=m.get("port", default_port(tls)),
         prefix=m.get("prefix", f"casino/{table.site}/table/{table.id}"),
         client_id=m.get("client_id", f"tablectl-{table.site}-{table.id}"),
         keepalive_s=m.get("keepalive_s", 30),

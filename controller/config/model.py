@@ -13,6 +13,7 @@ from pathlib import Path
 from controller.actions import BUTTON_ACTIONS
 from controller.gpio.base import OUTPUT_SAFE_VALUES, PinSpec
 from controller.jackpot.config import CHIP_SLOT_PREFIX, JackpotSection
+from controller.mqtt.paho_client import TlsConfig  # the one definition, shared with every MQTT client
 
 
 class ShoeMode(StrEnum):
@@ -95,13 +96,6 @@ class DisplayConfig:
     ack_timeout_ms: int
     retries: int
     source: Path | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class TlsConfig:
-    ca: Path
-    cert: Path | None = None  # client certificate and key: both or neither
-    key: Path | None = None
 
 
 @dataclass(frozen=True, slots=True)

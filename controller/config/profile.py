@@ -108,9 +108,9 @@ def bet_problems(table: TableSection, profile: Profile, file: str) -> list[Probl
     problems = []
     ratio = profile.max_multiple
     if isinstance(ratio, int) and ratio > 0 and hi > ratio * lo:
-        why = f"{hi} is above {ratio} x the minimum {lo} allowed by the rule profile (PT-2001 r.37)"
+        why = f"{hi} is above {ratio} x the minimum {lo} allowed by the rule profile ({profile.cite('max_bet')})"
         problems.append(Problem(file, "table.max_bet", why))
     if profile.multiple_of_min is True and hi % lo:
-        why = f"{hi} is not a multiple of the minimum {lo} (rule profile multiple_of_min; PT-2001 r.14)"
+        why = f"{hi} is not a multiple of the minimum {lo} (rule profile multiple_of_min; {profile.cite('bet_limits')})"
         problems.append(Problem(file, "table.max_bet", why))
     return problems

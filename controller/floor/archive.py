@@ -11,31 +11,44 @@ One worker = one MQTT session + one writer thread + one maintenance thread:
   (``manual_ack``) only after the transaction that stores them committed: a worker that dies loses nothing,
   the broker redelivers to the session.
 - **Writer**: batches messages into one transaction each (inserts idempotent on (site, table, event_id)).
-- **Maintenance**: whichever worker holds the PostgreSQL advisory lock ``REPAIR_LOCK`` finds gaps and asks
-  the tables to resend (``repair.Repairer``) over a second, MQTT v5 connection (the re-fetch names its response
-  topic ``<prefix>/cmd/replay/response/<username>``), and verifies the audit checkpoints (``chain``). If it
-  dies, another worker takes the lock.
+- **Maintenance**: whichever worker holds the PostgreSQL advisory lock ``REPAIR_LOCK`` finds gaps
+  (``gaps.GapFinder``, driven by the ``floor_arrivals`` each batch appends) and asks the tables to resend
+  (``repair.Repairer``) over a second, MQTT v5 connection (the re-fetch names its answer address
+  ``<prefix>/cmd/replay/response/<username>`` as ``reply_to`` in the request, which crosses the 3.1.1 bridge, and
+  as the v5 response topic), and verifies the audit checkpoints (``chain``). If it dies, another worker takes
+  the lock.
+- **Contact**: the table bridges' link notices (``contact``) and the time each table was last heard from.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import queue
 import secrets
-import ssl
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import paho.mqtt.client as mqtt
 import psycopg
-from paho.mqtt.enums import CallbackAPIVersion
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
 from controller.floor import store
 from controller.floor.chain import check_chains
+from controller.floor.contact import (
+    LINK_TOPIC,
+    LinkNotice,
+    heartbeat,
+    is_link_topic,
+    link_notice,
+    record_heartbeats,
+    store_link,
+)
 from controller.floor.messages import (
     CHECKPOINT_TOPIC,
     SOFTWARE_TOPIC,
@@ -49,9 +62,11 @@ from controller.floor.messages import (
 )
 from controller.floor.notify import notify
 from controller.floor.repair import Repairer, request_payload
+from controller.mqtt.paho_client import BrokerEndpoint, TlsConfig, new_client
 
 log = logging.getLogger("floor.archive")
 REPLAY_RESPONSE = "cmd/replay/response/{user}"
+LAG_SAMPLES = 100_000  # lag samples kept between two reads (archive_report.py reads them every interval)
 
 
 @dataclass(frozen=True)
@@ -64,11 +79,10 @@ class ArchiveConfig:
     worker: str = "1"
     group: str = "floor-archive"
     site: str = "+"
-    ca: str | None = None
+    tls: TlsConfig | None = None  # the floor broker's CA (and a client certificate): verified
     batch: int = 500
     grace: float = 2.0
     answer_timeout: float = 10.0
-    max_attempts: int = 2
     maintenance_every: float = 0.5
 
 
@@ -81,6 +95,25 @@ class ArchiveStats:
     batches: int = 0
     retries: int = 0
     repairs_held: bool = False
+    # (table, seconds from the envelope's ts to the commit) of each live event, until read (take_lags)
+    lags: deque[tuple[TableRef, float]] = field(default_factory=lambda: deque(maxlen=LAG_SAMPLES), repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class ArchiveCounters:
+    """What a worker did since it started, for its reports (archive_report.py reads only this: keep it)."""
+
+    received: int
+    stored: int
+    duplicates: int
+    rejected: int
+    retries: int
+    refetch_requests: int  # re-fetch requests sent to tables (by this worker, while it held the repairs)
+    refetch_answers: int
+    missing_alerts: int  # events given up on: event_missing alerts raised
+    open_gaps: int  # gaps this worker is repairing now
+    repairs_held: bool  # this worker holds the repair lock
+    connected: bool  # subscribed on the floor broker
 
 
 class ArchiveWorker:
@@ -93,10 +126,7 @@ class ArchiveWorker:
         self._threads: list[threading.Thread] = []
         self._replay_suffix = REPLAY_RESPONSE.format(user=cfg.username)
         self.repairer = Repairer(
-            self._send_replay,
-            grace=cfg.grace,
-            answer_timeout=cfg.answer_timeout,
-            max_attempts=cfg.max_attempts,
+            self._send_replay, username=cfg.username, grace=cfg.grace, answer_timeout=cfg.answer_timeout
         )
         self._main = self._client(f"floor-archive-{cfg.worker}", persistent=True)
         self._replay = self._client(f"floor-replay-{cfg.worker}-{secrets.token_hex(3)}", persistent=False)
@@ -107,22 +137,18 @@ class ArchiveWorker:
 
     # ---- MQTT ----
     def _client(self, client_id: str, *, persistent: bool) -> mqtt.Client:
+        endpoint = BrokerEndpoint(
+            self.cfg.host, self.cfg.port, self.cfg.username, self.cfg.password, self.cfg.tls
+        )
         if persistent:
-            client = mqtt.Client(
-                CallbackAPIVersion.VERSION2,
-                client_id=client_id,
-                protocol=mqtt.MQTTv311,
-                clean_session=False,
-                manual_ack=True,
+            client = new_client(
+                endpoint, client_id, protocol=mqtt.MQTTv311, clean_session=False, manual_ack=True
             )
             client.on_connect = self._on_main_connect
             client.on_disconnect = lambda *a: self._connected.clear()
         else:
-            client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5)
+            client = new_client(endpoint, client_id)
             client.on_connect = self._on_replay_connect
-        client.username_pw_set(self.cfg.username, self.cfg.password)
-        if self.cfg.ca:
-            client.tls_set(ca_certs=self.cfg.ca, tls_version=ssl.PROTOCOL_TLS_CLIENT)
         client.max_inflight_messages_set(100)
         client.reconnect_delay_set(0.2, 5)
         client.on_message = self._on_message
@@ -152,7 +178,7 @@ class ArchiveWorker:
             return
         base = f"casino/{self.cfg.site}/table/+"
         subs = [(f"$share/{self.cfg.group}/{base}/#", 1)]
-        subs += [(f"{base}/{rel}", 1) for rel in ("status", SOFTWARE_TOPIC, CHECKPOINT_TOPIC)]
+        subs += [(f"{base}/{rel}", 1) for rel in ("status", SOFTWARE_TOPIC, CHECKPOINT_TOPIC, LINK_TOPIC)]
         self._subscribe(client, subs, self._connected)
 
     def _on_replay_connect(self, client, userdata, flags, reason, properties) -> None:
@@ -166,6 +192,8 @@ class ArchiveWorker:
         self._queue.put((acker, msg.mid, msg.qos, msg.topic, bytes(msg.payload)))
 
     def _send_replay(self, table: TableRef, body: dict[str, Any]) -> None:
+        """The request names its answer address twice: ``reply_to`` in the body (crosses the 3.1.1 bridge) and
+        the v5 response topic (a table on the floor broker itself)."""
         props = Properties(PacketTypes.PUBLISH)
         props.ResponseTopic = f"{table.prefix}/{self._replay_suffix}"
         self._replay.publish(f"{table.prefix}/cmd/replay", request_payload(body), qos=1, properties=props)
@@ -207,6 +235,24 @@ class ArchiveWorker:
             client.loop_stop()
         for t in self._threads:
             t.join(timeout=10)
+
+    def counters(self) -> ArchiveCounters:
+        """A snapshot of the counters (any thread)."""
+        s, r = self.stats, self.repairer.stats
+        return ArchiveCounters(
+            received=s.received, stored=s.stored, duplicates=s.duplicates, rejected=s.rejected,
+            retries=s.retries, refetch_requests=r["requests"], refetch_answers=r["answers"],
+            missing_alerts=r["alerts"], open_gaps=self.repairer.open_gaps(), repairs_held=s.repairs_held,
+            connected=self._connected.is_set(),
+        )  # fmt: skip
+
+    def take_lags(self) -> list[tuple[TableRef, float]]:
+        """The live events' lag (envelope ts to commit, seconds) since the last call, by table (any thread)."""
+        taken: list[tuple[TableRef, float]] = []
+        with contextlib.suppress(IndexError):
+            while True:
+                taken.append(self.stats.lags.popleft())
+        return taken
 
     def request_stop(self) -> None:
         """From a signal handler: ``run_forever`` returns after a clean stop."""
@@ -263,7 +309,18 @@ class ArchiveWorker:
         statuses: list[Status] = []
         rejected: list[Rejected] = []
         closes: list[ReplayClose] = []
+        links: list[LinkNotice] = []
+        beats: set[TableRef] = set()
         for _acker, _mid, _qos, topic, payload in batch:
+            if is_link_topic(topic):  # the bridge's notice ("1" / "0") or the table broker's heartbeat
+                notice, beat = link_notice(topic, payload), heartbeat(topic)
+                if beat is not None:
+                    beats.add(beat)
+                elif notice is not None:
+                    links.append(notice)
+                else:
+                    rejected.append(Rejected(topic[:200], "link notice is neither 1 nor 0", len(payload)))
+                continue
             msg = classify(topic, payload, self._replay_suffix)
             if isinstance(msg, Envelope):
                 envelopes.append(msg)
@@ -282,15 +339,24 @@ class ArchiveWorker:
             new = store.store_envelopes(cur, envelopes)
             for status in statuses:
                 store.store_status(cur, status)
+            for notice in links:
+                store_link(cur, notice)
+            if beats:
+                store.ensure_tables(cur, beats)
+                record_heartbeats(cur, beats)
             for r in rejected:
                 store.store_rejected(cur, r)
-            if new or statuses:
+            if new or statuses or links:
                 notify(cur)
         self.stats.received += len(batch)
         self.stats.stored += new
         self.stats.duplicates += len(envelopes) - new
         self.stats.rejected += len(rejected)
         self.stats.batches += 1
+        committed = datetime.now(UTC)
+        self.stats.lags.extend(
+            (e.table, (committed - e.ts).total_seconds()) for e in envelopes if e.source == "live"
+        )
         return closes
 
     # ---- maintenance (one worker at a time) ----
@@ -307,7 +373,8 @@ class ArchiveWorker:
                     self.stats.repairs_held = bool(row and row[0])
                 if self.stats.repairs_held:
                     self.repairer.step(conn)
-                    check_chains(conn, software_seen)
+                    if check_chains(conn, software_seen):  # events kept aside: their ids are holes again
+                        self.repairer.rescan()
             except psycopg.Error as exc:
                 log.warning("archive maintenance failed (%s)", exc)
                 if conn is not None:

@@ -8,14 +8,20 @@ configuration (``[table] site/id``, ``[mqtt] prefix``) and the floor's bridge fi
     password_file = "/etc/tablectl/floor-password"
     # cert = "...", key = "..."                                    # client certificate, if the floor asks one
     # queue_messages = 1000000                                     # held while the uplink is down
+    # keepalive = 15                                               # s; a dead link shows on the floor in 1.5x
 
 What the section does (docs/floor.md): out to the floor, QoS 1, retained flags kept: ``status``, ``state/#``,
 ``events/#``, ``alerts/#``, ``audit/#``, the command responses and the re-fetch answers; in from the floor, QoS 1:
 ``cmd/supervisor``, ``cmd/technician``, ``cmd/replay`` (commands stay signed end to end: the bridge only
-carries them). ``cleansession false`` with a fixed ``remote_clientid``: both brokers keep the bridge's session,
-and the table broker queues what the table publishes while the uplink is down (``max_queued_messages``) and
-sends it, in order, when it comes back; ``round_robin false``: the first host is the primary, the bridge fails
-over to the next and returns to the primary when it can.
+carries them). MQTT v5 across the bridge (``bridge_protocol_version mqttv50``): a command's response topic and
+correlation data reach the table, so its answer goes to ``cmd/<role>/response/<sender>``, the one response topic
+the floor broker's ACL lets the sender read (over 3.1.1 they were dropped and no answer came back: issue 26,
+tests/test_tls_end_to_end.py; the archive's re-fetch requests also name ``reply_to`` in the payload).
+``cleansession false`` with a fixed ``remote_clientid``: both brokers keep the bridge's session, and the table
+broker queues what the table publishes while the uplink is down (``max_queued_messages``) and sends it, in order,
+when it comes back; ``round_robin false``: the first host is the primary, the bridge fails over to the next and
+returns to the primary when it can. ``notifications true`` on ``<prefix>/link/floor``: "1" when the bridge is
+connected, "0" (its last will, published by the floor broker) when the link died.
 """
 
 from __future__ import annotations
@@ -25,6 +31,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from controller.floor.contact import HEARTBEAT_TOPIC, LINK_TOPIC
 
 _HOST = re.compile(r"^[A-Za-z0-9.-]{1,253}:[0-9]{1,5}$")
 _ID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -36,11 +44,15 @@ _KEYS = {
     "cert",
     "key",
     "queue_messages",
+    "keepalive",
     "protocol",
     "insecure_no_tls",
 }
 OUT_TOPICS = ("status", "state/#", "events/#", "alerts/#", "audit/#", "cmd/+/response", "cmd/+/response/#")
 IN_TOPICS = ("cmd/supervisor", "cmd/technician", "cmd/replay")
+# The floor broker publishes the bridge's last will (link/floor "0") 1.5 keepalives after the link died: at 15 s
+# a cut table shows within 30 s (docs/floor.md).
+KEEPALIVE_S = 15
 
 
 class BridgeConfigError(ValueError):
@@ -59,6 +71,7 @@ class BridgeConfig:
     cert: Path | None = None
     key: Path | None = None
     queue_messages: int = 1_000_000
+    keepalive: int = KEEPALIVE_S
 
 
 def _path(base: Path, value: Any, name: str) -> Path | None:
@@ -113,8 +126,11 @@ def load(table_config: Path, bridge_file: Path) -> BridgeConfig:
     queue = doc.get("queue_messages", 1_000_000)
     if not isinstance(queue, int) or isinstance(queue, bool) or not 1000 <= queue <= 100_000_000:
         raise BridgeConfigError(f"{bridge_file}: queue_messages must be 1000..100000000")
+    keepalive = doc.get("keepalive", KEEPALIVE_S)
+    if not isinstance(keepalive, int) or isinstance(keepalive, bool) or not 2 <= keepalive <= 20:
+        raise BridgeConfigError(f"{bridge_file}: keepalive must be 2..20 s (a cut link shows in 1.5 x that)")
     return BridgeConfig(
-        site, table_id, prefix.rstrip("/"), tuple(hosts), username, password, ca, cert, key, queue
+        site, table_id, prefix.rstrip("/"), tuple(hosts), username, password, ca, cert, key, queue, keepalive
     )
 
 
@@ -129,7 +145,7 @@ def render(cfg: BridgeConfig) -> str:
         f"connection floor-{cfg.site}-{cfg.table_id}",
         f"address {' '.join(cfg.hosts)}",
         "round_robin false",
-        "bridge_protocol_version mqttv311",
+        "bridge_protocol_version mqttv50",
         "try_private false",
         "cleansession false",
         f"remote_clientid bridge-{cfg.site}-{cfg.table_id}",
@@ -138,8 +154,12 @@ def render(cfg: BridgeConfig) -> str:
         f"remote_password {cfg.password}",
         "start_type automatic",
         "restart_timeout 1 30",
-        "keepalive_interval 30",
-        "notifications false",
+        f"keepalive_interval {cfg.keepalive}",
+        # link/floor: "1" when the bridge connects, "0" as its last will (published by the floor broker when
+        # the link dies): the floor sees a table out of reach (controller/floor/contact.py)
+        "notifications true",
+        "notifications_local_only false",
+        f"notification_topic {p}{LINK_TOPIC}",
         "bridge_max_packet_size 0",
     ]
     if cfg.ca is not None:
@@ -148,4 +168,6 @@ def render(cfg: BridgeConfig) -> str:
         lines += [f"bridge_certfile {cfg.cert}", f"bridge_keyfile {cfg.key}"]
     lines += [f"topic {t} out 1 {p} {p}" for t in OUT_TOPICS]
     lines += [f"topic {t} in 1 {p} {p}" for t in IN_TOPICS]
+    # the heartbeat: this broker's uptime, every sys_interval (10 s), QoS 0 (never queued while the link is down)
+    lines.append(f"topic uptime out 0 $SYS/broker/ {p}{HEARTBEAT_TOPIC.rsplit('/', 1)[0]}/")
     return "\n".join(lines) + "\n"

@@ -174,8 +174,9 @@ def _not_enrolled(cur: psycopg.Cursor, table: TableRef) -> None:
         )
 
 
-def check_chains(conn: psycopg.Connection, software_seen: dict[TableRef, int] | None = None) -> None:
-    """Verify pending checkpoints of every table and place them in the chain (run by one worker at a time).
+def check_chains(conn: psycopg.Connection, software_seen: dict[TableRef, int] | None = None) -> int:
+    """Verify pending checkpoints of every table and place them in the chain, then prove the events they cover
+    (run by one worker at a time). Returns how many archived events were kept aside to be asked again.
 
     ``software_seen`` (kept by the caller between passes): the newest ``state/software`` event checked per
     table; a newer one is compared with the trusted key even when no checkpoint is pending."""
@@ -197,10 +198,12 @@ def check_chains(conn: psycopg.Connection, software_seen: dict[TableRef, int] | 
             if software_seen.get(ref) != newest:
                 software_seen[ref] = newest
                 tables.add(ref)
+    evicted = 0
     for table in sorted(tables, key=lambda t: (t.site, t.table_id)):
         with conn.transaction():
             _check_table(conn.cursor(), table)
-            prove_events(conn.cursor(), table)
+            evicted += prove_events(conn.cursor(), table)
+    return evicted
 
 
 def _check_table(cur: psycopg.Cursor, table: TableRef) -> None:

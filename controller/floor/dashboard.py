@@ -1,11 +1,13 @@
 """What the floor dashboard shows, read from the archive: every table's state and open alerts.
 
 Per table (latest archived documents): ``status``, ``state/table`` (state, faults), ``state/jackpot`` (meter),
-the last ``events/settlement`` (round, net, when), ``verified_to``: the newest event its signed chain proves
-(events after it are not yet verified, controller/floor/verify_events.py). Alerts: each table's latest retained
-``alerts/open`` (the table's own, acknowledged by a signed ``ack_alert`` command) and the floor's open alerts
-(acknowledged with ``tablectl floor alerts --ack``), most severe first, then newest first. Values the tables sent
-are passed on as data (strings, numbers); the page shows them with ``textContent`` only.
+the last ``events/settlement`` (round, net, when), ``archive`` (controller/floor/coverage.py over the table's
+whole history: ``complete``, ``archived_to``, ``known_to`` and the ids ``missing`` for good or ``pending``),
+``verified_to``: the newest event the table's signed chain proves (events after it are not yet verified,
+controller/floor/verify_events.py). Alerts: each table's latest retained ``alerts/open`` (the table's own,
+acknowledged by a signed ``ack_alert`` command) and the floor's open alerts (acknowledged with ``tablectl floor
+alerts --ack``), most severe first, then newest first. Values the tables sent are passed on as data (strings,
+numbers); the page shows them with ``textContent`` only.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 
 import psycopg
 
+from controller.floor.coverage import Coverage, HoleKind, coverage
 from controller.floor.queries import SEVERITY_RANK, floor_alerts
 
 MAX_ALERTS = 200
@@ -48,6 +51,18 @@ def _when(value: Any) -> str:
     return _text(value, 40)
 
 
+def _archive(cov: Coverage | None) -> dict[str, Any] | None:
+    if cov is None:
+        return None
+    return {
+        "complete": cov.complete,
+        "archived_to": cov.archived_to,
+        "known_to": cov.known_to,
+        "missing": cov.ids(HoleKind.MISSING)[:300],
+        "pending": cov.ids(HoleKind.PENDING)[:300],
+    }
+
+
 def snapshot(conn: psycopg.Connection) -> dict[str, Any]:
     tables_rows = conn.execute(
         "SELECT site, table_id, status, contiguous_to FROM floor_tables ORDER BY site, table_id"
@@ -63,6 +78,7 @@ def snapshot(conn: psycopg.Connection) -> dict[str, Any]:
             " AND e.table_id = t.table_id AND e.verified) FROM floor_tables t"
         )
     )
+    covers = coverage(conn, None, None)
     tables = []
     alerts: list[dict[str, Any]] = []
     for site, table_id, status, contiguous in tables_rows:
@@ -88,6 +104,7 @@ def snapshot(conn: psycopg.Connection) -> dict[str, Any]:
                 },
                 "archived_to": contiguous,
                 "verified_to": verified_to.get(key) or 0,
+                "archive": _archive(covers.get(key)),
             }
         )
         data = alerts_open.get(key, (None, None, {}))[2] or {}

@@ -8,6 +8,8 @@ from typing import Any
 
 import psycopg
 
+from controller.jackpot.config import CURRENCY_CODE
+
 SEVERITY_RANK = {"critical": 0, "warning": 1, "info": 2}
 
 
@@ -52,3 +54,14 @@ def floor_alerts(
         (open_only, table, table, limit),
     ).fetchall()
     return [FloorAlert(*r) for r in rows]
+
+
+def table_currencies(conn: psycopg.Connection) -> dict[tuple[str, str], str]:
+    """Each table's currency, from its newest ``state/jackpot`` (one index lookup per table); a value that is not
+    a 3-letter code is ignored."""
+    rows = conn.execute(
+        "SELECT t.site, t.table_id, e.currency FROM floor_tables t CROSS JOIN LATERAL"
+        " (SELECT data->>'currency' AS currency FROM events WHERE site = t.site AND table_id = t.table_id"
+        " AND topic = 'state/jackpot' ORDER BY event_id DESC LIMIT 1) e"
+    ).fetchall()
+    return {(s, t): c for s, t, c in rows if isinstance(c, str) and CURRENCY_CODE.fullmatch(c)}

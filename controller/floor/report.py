@@ -4,24 +4,30 @@ Per table, for one UTC day, from the archived events:
 
 | column | from |
 |---|---|
+| ``archive`` | ``complete`` or ``INCOMPLETE``: whether an event of the table that may fall in the day is not archived |
 | ``rounds`` | ``events/settlement`` count |
-| ``staked`` | Σ hand stakes (doubles and splits included) + insurance amounts + side-bet stakes, minor units |
-| ``paid`` | what went back to the players: ``staked + Σ total_net`` (stakes returned on wins and pushes + winnings) |
-| ``house_net`` | ``-Σ total_net`` |
+| ``staked_minor`` | Σ hand stakes (doubles and splits included) + insurance amounts + side-bet stakes |
+| ``paid_minor`` | back to the players: ``staked + Σ total_net`` (stakes returned on wins and pushes + winnings) |
+| ``house_net_minor`` | ``-Σ total_net`` |
 | ``dealer_errors`` | ``events/dealer_error`` count |
 | ``faults`` | ``events/fault`` with ``state: raised`` |
 | ``voids`` | ``events/round`` with ``phase: void`` |
-| ``jackpot_meter`` | the meter after the day's last ``events/jackpot`` |
+| ``jackpot_meter_minor`` | the meter after the day's last ``events/jackpot`` |
+| ``currency`` | the table's currency as its ``state/jackpot`` says (empty: the table published none) |
+| ``archived_to`` ``known_to`` ``missing_ids`` ``pending_ids`` | what the figures are built on (coverage.py) |
+
+Money is integer minor units in the CSV (``_minor`` columns) and major units with the currency on the page. A
+table whose day touches a hole of its archive is listed even without an archived event that day, and marked
+``INCOMPLETE`` with the ids missing: its figures are sums of what is archived, never presented as the day's.
 
 Values the table sent that are not numbers count as 0 (the archive keeps what it received; a report never
-crashes on it). The HTML page is self-contained (inline CSS and SVG, no script, no external resource) and every
-string in it is escaped.
+crashes on it). The HTML page (report_html.py) is self-contained (inline CSS and SVG, no script, no external
+resource) and every string in it is escaped.
 """
 
 from __future__ import annotations
 
 import csv
-import html
 import io
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
@@ -29,8 +35,13 @@ from typing import Any
 
 import psycopg
 
-COLUMNS = ("site", "table", "rounds", "staked", "paid", "house_net", "dealer_errors", "faults", "voids",
-           "jackpot_meter")  # fmt: skip
+from controller.floor.coverage import UNKNOWN_TABLE, Coverage, HoleKind, coverage, verdict
+from controller.floor.queries import table_currencies
+from controller.floor.text import safe
+
+COLUMNS = ("site", "table", "archive", "rounds", "staked_minor", "paid_minor", "house_net_minor", "dealer_errors",
+           "faults", "voids", "jackpot_meter_minor", "currency", "archived_to", "known_to", "missing_ids",
+           "pending_ids")  # fmt: skip
 
 
 def _num(expr: str) -> str:
@@ -57,10 +68,23 @@ class TableDay:
     voids: int = 0
     jackpot_meter: int | None = None
     meter: list[tuple[datetime, int]] = field(default_factory=list)
+    currency: str | None = None
+    coverage: Coverage | None = None  # None: the table is not in floor_tables (not archived by this floor)
+
+    @property
+    def complete(self) -> bool:
+        return self.coverage is not None and self.coverage.complete
 
     def row(self) -> list[Any]:
-        return [self.site, self.table_id, self.rounds, self.staked, self.paid, self.house_net,
-                self.dealer_errors, self.faults, self.voids, self.jackpot_meter]  # fmt: skip
+        cov = self.coverage
+        built_on = (
+            [cov.archived_to, cov.known_to, cov.ids(HoleKind.MISSING), cov.ids(HoleKind.PENDING)]
+            if cov
+            else [None, None, "", ""]
+        )
+        return [self.site, self.table_id, verdict(cov), self.rounds,
+                self.staked, self.paid, self.house_net, self.dealer_errors, self.faults, self.voids,
+                self.jackpot_meter, self.currency or "", *built_on]  # fmt: skip
 
 
 def day_bounds(day: date) -> tuple[datetime, datetime]:
@@ -116,11 +140,17 @@ def day_report(conn: psycopg.Connection, day: date) -> list[TableDay]:
         t = get(site, table_id)
         t.meter.append((ts, int(meter)))
         t.jackpot_meter = int(meter)
+    for key, cov in coverage(conn, start, end).items():
+        if key in out or not cov.complete:  # a day lost whole to a hole is listed too
+            get(*key).coverage = cov
+    currencies = table_currencies(conn)
+    for key, t in out.items():
+        t.currency = currencies.get(key)
     return [out[k] for k in sorted(out)]
 
 
 # ---- output ----
-def _cell(value: Any) -> Any:
+def csv_cell(value: Any) -> Any:
     """CSV cells a spreadsheet would run as a formula are quoted with a leading apostrophe."""
     if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
         return "'" + value
@@ -132,72 +162,14 @@ def to_csv(rows: list[TableDay]) -> str:
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(COLUMNS)
     for r in rows:
-        w.writerow([_cell(v) for v in r.row()])
+        w.writerow([csv_cell(v) for v in r.row()])
     return buf.getvalue()
 
 
-def money(minor: int | None) -> str:
-    if minor is None:
-        return "—"
-    sign = "-" if minor < 0 else ""
-    return f"{sign}{abs(minor) // 100:,}.{abs(minor) % 100:02d}"
-
-
-def meter_svg(points: list[tuple[datetime, int]], day: date, width: int = 640, height: int = 160) -> str:
-    """An inline SVG line of the meter over the day (x: time of day, y: meter), with its scale written."""
-    if not points:
-        return '<p class="none">no jackpot events this day</p>'
-    start, _ = day_bounds(day)
-    lo, hi = min(v for _, v in points), max(v for _, v in points)
-    span = max(hi - lo, 1)
-    pad = 30
-
-    def xy(ts: datetime, v: int) -> str:
-        x = pad + (ts - start).total_seconds() / 86400 * (width - 2 * pad)
-        y = height - pad - (v - lo) / span * (height - 2 * pad)
-        return f"{x:.1f},{y:.1f}"
-
-    pts = " ".join(xy(ts, v) for ts, v in points)
-    return (
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img"'
-        f' aria-label="jackpot meter over the day">'
-        f'<rect x="{pad}" y="{pad}" width="{width - 2 * pad}" height="{height - 2 * pad}" class="frame"/>'
-        f'<polyline points="{pts}" class="meter"/>'
-        f'<text x="{pad}" y="{pad - 8}">{html.escape(money(hi))}</text>'
-        f'<text x="{pad}" y="{height - 8}">{html.escape(money(lo))}</text>'
-        f'<text x="{width - pad}" y="{height - 8}" text-anchor="end">00:00 – 24:00 UTC</text></svg>'
-    )
-
-
-_CSS = """body{font-family:system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse}
-td,th{border:1px solid #bbb;padding:4px 8px;text-align:right}td.t,th.t{text-align:left}
-.frame{fill:#fafafa;stroke:#ccc}.meter{fill:none;stroke:#0a5;stroke-width:2}svg text{font-size:11px;fill:#555}
-h2{margin-top:1.5em}"""
-
-
-def to_html(rows: list[TableDay], day: date, generated: datetime | None = None) -> str:
-    e = html.escape
-    head = "".join(f'<th class="{"t" if c in ("site", "table") else ""}">{e(c)}</th>' for c in COLUMNS)
-    body = []
-    for r in rows:
-        cells = [
-            f'<td class="t">{e(r.site)}</td>', f'<td class="t">{e(r.table_id)}</td>', f"<td>{r.rounds}</td>",
-            f"<td>{e(money(r.staked))}</td>", f"<td>{e(money(r.paid))}</td>", f"<td>{e(money(r.house_net))}</td>",
-            f"<td>{r.dealer_errors}</td>", f"<td>{r.faults}</td>", f"<td>{r.voids}</td>",
-            f"<td>{e(money(r.jackpot_meter))}</td>",
-        ]  # fmt: skip
-        body.append("<tr>" + "".join(cells) + "</tr>")
-    plots = "".join(
-        f"<h2>Jackpot meter — {e(r.site)}/{e(r.table_id)}</h2>{meter_svg(r.meter, day)}"
+def built_on(rows: list[TableDay], day: date) -> list[str]:
+    """One line per table: what its figures for the day are built on (for a person, e.g. on stderr)."""
+    return [
+        f"{safe(r.site, 64)}/{safe(r.table_id, 64)} {day.isoformat()}: "
+        + (r.coverage.summary() if r.coverage else UNKNOWN_TABLE)
         for r in rows
-        if r.meter
-    )
-    when = (generated or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
-        f"<title>Floor report {e(day.isoformat())}</title><style>{_CSS}</style></head><body>"
-        f"<h1>Floor report {e(day.isoformat())}</h1><p>Generated {e(when)}. Money in major units"
-        " (minor units / 100).</p>"
-        f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>{plots}</body></html>\n"
-    )
+    ]

@@ -1,6 +1,7 @@
 """``tablectl floor report --day 2026-11-23 [--html FILE] [--csv FILE]``: a day's summary per table
-(rounds, staked, paid, house net, dealer errors, faults, voids, jackpot meter; controller/floor/report.py).
-Without ``--html``/``--csv`` the CSV goes to stdout."""
+(rounds, staked, paid, house net, dealer errors, faults, voids, jackpot meter; controller/floor/report.py), each
+table marked ``complete`` or ``INCOMPLETE`` with what its archive lacks for the day. Without ``--html``/``--csv``
+the CSV goes to stdout; what each table's figures are built on goes to stderr."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ import psycopg
 
 from controller.floor import store
 from controller.floor.cli import add_dsn
-from controller.floor.report import day_report, to_csv, to_html
+from controller.floor.report import built_on, day_report, to_csv
+from controller.floor.report_html import to_html
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -39,6 +41,8 @@ def main(args: argparse.Namespace) -> int:
         args.html.write_text(to_html(rows, day))
     if not args.csv and not args.html:
         sys.stdout.write(to_csv(rows))
-    else:
-        print(f"{len(rows)} table(s) for {day.isoformat()}", file=sys.stderr)
+    incomplete = sum(1 for r in rows if not r.complete)
+    for line in built_on(rows, day):
+        print(line, file=sys.stderr)
+    print(f"{len(rows)} table(s) for {day.isoformat()}, {incomplete} INCOMPLETE", file=sys.stderr)
     return 0

@@ -78,6 +78,7 @@ class ArchivedRound:
             "settled": self.settled.isoformat() if self.settled else None,
             "void": self.void,
             "complete": self.complete,
+            "absent": False,
             "missing": self.all_missing(),
             "events": [self.first_event, self.last_event],
             "description": self.description(),
@@ -139,8 +140,9 @@ def _fold(site: str, table_id: str, rows: Any, start: int, conn: psycopg.Connect
         rid = str(rid)
         rnd = by_id.get(rid)
         if rnd is None:
-            if topic != "events/round" or data.get("phase") != "dealing":
-                continue  # the tail of a round that started before --since
+            if not order and (topic != "events/round" or data.get("phase") != "dealing"):
+                continue  # the tail of the round before the first one that started in the window
+            # a round seen without its dealing event lost it to a hole: listed, incomplete (bets unknown)
             rnd = by_id[rid] = ArchivedRound(site, table_id, rid, started=ts, profile=profile)
             rnd.first_event = event_id
             order.append(rnd)
@@ -212,11 +214,21 @@ def _implicit_hit(rnd: ArchivedRound, data: dict[str, Any], turn: dict[str, Any]
 
 
 def _card_event(rnd: ArchivedRound, data: dict[str, Any], event_id: int) -> None:
+    """The card as the round file's input (docs/rounds.md): ``recipient`` is where the table's engine put it
+    (informational), ``to`` where the dealer put it. The live engine is never told where a card went but for a
+    card drawn after the round was settled (PT-2001 r.19, MO-2004 art.6.1: the dealer drew for himself), so
+    ``to`` is the engine's placement for a counted card, ``dealer`` for a card after the settlement, and absent
+    for a card the engine voided or held in play (a face-up card, MO-2004 art.5.1.1: the file's ``face_up``
+    voids it again)."""
     to = _recipient(data.get("recipient"))
     entry: dict[str, Any] = {"card": data.get("code")}
     if data.get("face_up") is True:
         entry["face_up"] = True
     if to is not None:
+        entry["recipient"] = to
+    if rnd.settlement is not None:
+        entry["to"] = "dealer"  # drawn after the round was settled: void (r.19) or, where kept, the dealer's
+    elif to is not None and to not in ("void", "held"):
         entry["to"] = to
     if data.get("hidden"):
         entry["card"] = None

@@ -103,11 +103,31 @@ def schema_version(conn: psycopg.Connection) -> int:
 
 # ---- writes ----
 def ensure_tables(cur: psycopg.Cursor, tables: Iterable[TableRef]) -> None:
-    for t in sorted(set(tables), key=lambda t: (t.site, t.table_id)):
-        cur.execute(
-            "INSERT INTO floor_tables (site, table_id) VALUES (%s, %s) ON CONFLICT DO NOTHING",
-            (t.site, t.table_id),
-        )
+    cur.executemany(
+        "INSERT INTO floor_tables (site, table_id) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+        [(t.site, t.table_id) for t in sorted(set(tables), key=lambda t: (t.site, t.table_id))],
+    )
+
+
+def record_arrivals(cur: psycopg.Cursor, envelopes: list[Envelope]) -> None:
+    """One ``floor_arrivals`` row per table of the batch (lowest and highest id): what the gap finder reads
+    (controller/floor/gaps.py), duplicates included (a retained checkpoint delivered again still says how far
+    the table got). Appended only: no row is shared with another worker's transaction."""
+    spans: dict[TableRef, tuple[int, int]] = {}
+    for e in envelopes:
+        lo, hi = spans.get(e.table, (e.event_id, e.event_id))
+        spans[e.table] = (min(lo, e.event_id), max(hi, e.event_id))
+    order = sorted(spans, key=lambda t: (t.site, t.table_id))
+    cur.execute(
+        "INSERT INTO floor_arrivals (site, table_id, lo, hi)"
+        " SELECT * FROM unnest(%s::text[], %s::text[], %s::bigint[], %s::bigint[])",
+        (
+            [t.site for t in order],
+            [t.table_id for t in order],
+            [spans[t][0] for t in order],
+            [spans[t][1] for t in order],
+        ),
+    )
 
 
 def store_envelopes(cur: psycopg.Cursor, envelopes: list[Envelope]) -> int:
@@ -142,6 +162,7 @@ def store_envelopes(cur: psycopg.Cursor, envelopes: list[Envelope]) -> int:
     new = max(cur.rowcount, 0)
     if new < len(envelopes):
         conflicting(cur, envelopes)
+    record_arrivals(cur, envelopes)
     for e in envelopes:
         if e.type == CHECKPOINT_TYPE:
             record_checkpoint(cur, e)
@@ -151,7 +172,8 @@ def store_envelopes(cur: psycopg.Cursor, envelopes: list[Envelope]) -> int:
 def store_status(cur: psycopg.Cursor, status: Status) -> None:
     ensure_tables(cur, [status.table])
     cur.execute(
-        "UPDATE floor_tables SET status = %s, status_at = now() WHERE site = %s AND table_id = %s",
+        "UPDATE floor_tables SET status = %s, status_at = now(), last_contact_at = now()"
+        " WHERE site = %s AND table_id = %s",
         (status.status, status.table.site, status.table.table_id),
     )
 

@@ -32,24 +32,30 @@ def _proves(c: Candidate, expected: str) -> bool:
     return chained is not None and chained.self_consistent
 
 
-def prove_events(cur: psycopg.Cursor, table: TableRef) -> None:
-    """Walk every signed checkpoint of ``table`` whose events are not all proven yet (newest first)."""
+def prove_events(cur: psycopg.Cursor, table: TableRef) -> int:
+    """Walk every signed checkpoint of ``table`` whose events are not all proven yet (newest first). Returns how
+    many archived events were kept aside to be asked from the table again (the gap finder must look again)."""
     rows = cur.execute(
         "SELECT seq, walk_next, walk_expect FROM checkpoints WHERE site = %s AND table_id = %s"
         " AND signature_ok AND event_chain IS NOT NULL AND NOT events_proven ORDER BY seq DESC",
         (table.site, table.table_id),
     ).fetchall()
+    evicted = 0
     for seq, walk_next, walk_expect in rows:
-        next_id, expect, done = _walk(cur, table, seq, walk_next, walk_expect)
+        next_id, expect, done, gone = _walk(cur, table, seq, walk_next, walk_expect)
+        evicted += gone
         cur.execute(
             "UPDATE checkpoints SET walk_next = %s, walk_expect = %s, events_proven = %s"
             " WHERE site = %s AND table_id = %s AND seq = %s",
             (next_id, expect, done, table.site, table.table_id, seq),
         )
+    return evicted
 
 
-def _walk(cur: psycopg.Cursor, table: TableRef, seq: int, n: int, expected: str) -> tuple[int, str, bool]:
-    """(where to resume, the chain value expected there, complete)."""
+def _walk(
+    cur: psycopg.Cursor, table: TableRef, seq: int, n: int, expected: str
+) -> tuple[int, str, bool, int]:
+    """(where to resume, the chain value expected there, complete, events kept aside to be asked again)."""
     given_up = {
         r[0]
         for r in cur.execute(
@@ -74,14 +80,14 @@ def _walk(cur: psycopg.Cursor, table: TableRef, seq: int, n: int, expected: str)
             archived = next((c for c in here if c.archived), None)
             if archived is not None and event_id in verified and archived.chain == expected:
                 _mark(cur, table, proven)
-                return event_id, expected, True  # proven already: an earlier walk goes on from here
+                return event_id, expected, True, 0  # proven already: an earlier walk goes on from here
             winner = next((c for c in here if _proves(c, expected)), None)
             if winner is None:
                 _mark(cur, table, proven)
                 if archived is not None:
                     evict(cur, table, event_id, f"its chain value is not the one checkpoint {seq} proves")
-                    return event_id, expected, False
-                return event_id, expected, event_id in given_up  # asked again, or never to come
+                    return event_id, expected, False, 1
+                return event_id, expected, event_id in given_up, 0  # asked again, or never to come
             if not winner.archived:
                 if archived is not None:
                     reason = f"checkpoint {seq} proves another payload ({winner.digest[:12]}...)"
@@ -91,10 +97,10 @@ def _walk(cur: psycopg.Cursor, table: TableRef, seq: int, n: int, expected: str)
             expected = winner.prev or EVENT_GENESIS
             if expected == EVENT_GENESIS:
                 _mark(cur, table, proven)
-                return event_id, expected, True  # the start of the table's chain
+                return event_id, expected, True, 0  # the start of the table's chain
         _mark(cur, table, proven)
         n = low - 1
-    return 0, expected, True
+    return 0, expected, True, 0
 
 
 def _mark(cur: psycopg.Cursor, table: TableRef, event_ids: list[int]) -> None:

@@ -30,6 +30,7 @@ from aiohttp import web
 from controller.client import CommandFailed, TableClient
 from controller.floor.dashboard import snapshot
 from controller.floor.notify import NOTIFY_CHANNEL as CHANNEL
+from controller.mqtt.paho_client import TlsConfig
 
 log = logging.getLogger("floor.web")
 STATIC = Path(__file__).resolve().parent / "static"
@@ -50,6 +51,7 @@ class WebConfig:
     # The supervisors' PIN-encrypted key files (docs/mqtt.md "Signed commands"): the PIN typed on the page opens
     # the user's key here, signs the acknowledgement and is forgotten. None: TABLECTL_KEY_DIR or the default.
     key_dir: str | None = None
+    broker_tls: TlsConfig | None = None  # the floor broker's CA (and a client certificate): verified
 
 
 class FloorWeb:
@@ -184,6 +186,7 @@ class FloorWeb:
             prefix=prefix,
             client_id=f"floor-web-{secrets.token_hex(4)}",
             key_dir=self.cfg.key_dir,
+            tls=self.cfg.broker_tls,
         )
         try:
             await client.connect()

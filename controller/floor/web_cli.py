@@ -13,6 +13,8 @@ import sys
 
 from controller.floor.cli import add_dsn
 from controller.floor.web import WebConfig, serve
+from controller.mqtt import client_options as opts
+from controller.mqtt.paho_client import default_port
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -21,7 +23,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--broker-host", default="127.0.0.1", help="floor broker (for signed acknowledgements)"
     )
-    parser.add_argument("--broker-port", type=int, default=1883)
+    parser.add_argument(
+        "--broker-port", type=int, default=None, help="floor broker port (default 8883 with --ca, else 1883)"
+    )
+    opts.add_options(parser, opts.TLS_KEYS, {})
     parser.add_argument("--username", default="supervisor-floor", help="the dashboard's broker account")
     parser.add_argument("--password-env", default="FLOOR_WEB_PASSWORD", help="env variable with its password")
     parser.add_argument(
@@ -47,8 +52,14 @@ def main(args: argparse.Namespace) -> int:
     if not password:
         print(f"floor web: set the broker password in ${args.password_env}", file=sys.stderr)
         return 2
+    try:
+        tls = opts.tls_from_args(args)
+    except opts.ClientConfigError as exc:
+        print(f"floor web: {exc}", file=sys.stderr)
+        return 2
+    port_ = args.broker_port if args.broker_port is not None else default_port(tls)
     cfg = WebConfig(
-        args.dsn, args.broker_host, args.broker_port, args.username, password, key_dir=args.key_dir
+        args.dsn, args.broker_host, port_, args.username, password, key_dir=args.key_dir, broker_tls=tls
     )
     try:
         asyncio.run(_run(cfg, host or "127.0.0.1", int(port)))

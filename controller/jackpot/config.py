@@ -18,7 +18,7 @@ from controller.jackpot import JackpotError
 BP_DENOMINATOR = 10_000  # basis points in 100 %
 MIN_SEED_MULTIPLE = 10_000  # PT-2001 r.44: seed >= 10,000 x bet value
 KEYS = ("enabled", "mode", "bet_value", "increment_bp", "reserve_bp", "seed", "currency")
-_CURRENCY = re.compile(r"^[A-Z]{3}$")
+CURRENCY_CODE = re.compile(r"^[A-Z]{3}$")  # ISO 4217 (the floor reads it too)
 
 
 class Mode(StrEnum):
@@ -69,7 +69,7 @@ class JackpotConfig:
                 f"{MIN_SEED_MULTIPLE * bet_value} (PT-2001 r.44)"
             )
         currency = d["currency"]
-        if not isinstance(currency, str) or not _CURRENCY.fullmatch(currency):
+        if not isinstance(currency, str) or not CURRENCY_CODE.fullmatch(currency):
             raise JackpotError(f"jackpot.currency: expected a 3-letter ISO 4217 code, got {currency!r}")
         return cls(enabled, mode, bet_value, increment_bp, reserve_bp, seed, currency)
 

@@ -53,6 +53,10 @@ RATE_WINDOW_S = 10.0
 RATE_PER_KEY = 5
 RATE_GLOBAL = 30
 QUEUE = 8
+# Reason prefixes of the refusals a requester should retry after RATE_WINDOW_S (the floor archive paces to
+# RATE_PER_KEY / RATE_WINDOW_S and backs off on these: controller/floor/repair.py); every other refusal is final.
+RATE_LIMITED = "rate limited"
+BUSY = "busy"
 CHUNK = 200  # events handed to paho between two yields to the loop
 PRUNE_EVERY_S = 3600.0
 RESPONSE = f"{CMD_REPLAY}/response"
@@ -147,7 +151,7 @@ class ReplayServer:
             self._queue.put_nowait(msg)
         except asyncio.QueueFull:
             self._refuse(
-                requester, topic, msg, None, ReplayRefused("busy", "busy: too many replay requests, retry")
+                requester, topic, msg, None, ReplayRefused("busy", f"{BUSY}: too many replay requests, retry")
             )
 
     def _answer_topic(self, msg: InboundMessage) -> tuple[str, str | None]:
@@ -169,7 +173,7 @@ class ReplayServer:
         if len(self._recent[requester]) >= RATE_PER_KEY or len(self._all) >= RATE_GLOBAL:
             self.counters.rate_limited += 1
             raise ReplayRefused(
-                "rate_limited", f"rate limited: at most {RATE_PER_KEY} requests per {RATE_WINDOW_S:g} s"
+                "rate_limited", f"{RATE_LIMITED}: at most {RATE_PER_KEY} requests per {RATE_WINDOW_S:g} s"
             )
         self._recent[requester].append(now)
         self._all.append(now)

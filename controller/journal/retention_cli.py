@@ -173,12 +173,13 @@ def table_config(path: str) -> TableConfig:
     """The table's configuration for a journal command; ValueError: one line, its first problem (`tablectl
     config check` lists them all)."""
     from controller.config.load import load_config
+    from controller.paste import command
 
     try:
         return load_config(path, check_files=False)
     except ConfigError as exc:
         more = len(exc.problems) - 1
-        also = f" (and {more} more: tablectl config check {path})" if more else ""
+        also = f" (and {more} more: {command('config', 'check', path)})" if more else ""
         raise ValueError(f"bad configuration: {exc.problems[0]}{also}") from None
 
 

@@ -7,8 +7,8 @@
   a reconnect: the journal outbox is the only queue, and the publisher resends from it in order.
 - Reconnect with exponential backoff; last will ``<prefix>/status`` = ``offline`` (retained); ``online``
   (retained) on every (re)connect, then the ``on_connected`` listeners (publisher: retained state, outbox).
-- MQTT v5 when the broker offers it, else 3.1.1 (``protocol="auto"``); TLS from the config; the password is
-  never logged (``repr=False``).
+- MQTT v5 when the broker offers it, else 3.1.1 (``protocol="auto"``); account and TLS from the config, set by
+  controller/mqtt/paho_client.py as for every client; the password is never logged (``repr=False``).
 """
 
 from __future__ import annotations
@@ -20,15 +20,14 @@ import secrets
 import ssl
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import paho.mqtt.client as mqtt
-from paho.mqtt.enums import CallbackAPIVersion
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
 from controller.mqtt.aio import LoopDriver
+from controller.mqtt.paho_client import PLAIN_PORT, BrokerEndpoint, TlsConfig, new_client
 from controller.mqtt.topics import STATUS, Topics
 
 log = logging.getLogger(__name__)
@@ -39,17 +38,9 @@ _UNSUPPORTED_PROTOCOL = (132, 1)  # v5 reason code 0x84; v3 CONNACK rc 1
 
 
 @dataclass(frozen=True, slots=True)
-class TlsConfig:
-    ca: Path
-    cert: Path | None = None  # client certificate, when the broker requires one
-    key: Path | None = None
-    insecure_skip_hostname: bool = False  # only for lab set-ups with IP-address certificates
-
-
-@dataclass(frozen=True, slots=True)
 class LinkConfig:
     host: str = "127.0.0.1"
-    port: int = 1883
+    port: int = PLAIN_PORT
     username: str = ""
     password: str = field(default="", repr=False)
     client_id: str = ""
@@ -185,23 +176,13 @@ class MqttLink:
     # ---- the connection supervisor ----
     def _new_client(self) -> mqtt.Client:
         c = self.config
-        client = mqtt.Client(
-            callback_api_version=CallbackAPIVersion.VERSION2,
-            client_id=self.client_id,
+        client = new_client(
+            BrokerEndpoint(c.host, c.port, c.username, c.password, c.tls),
+            self.client_id,
             protocol=self._protocol,
             reconnect_on_failure=False,  # we make a fresh client instead (see module docstring)
             **({} if self._protocol == mqtt.MQTTv5 else {"clean_session": True}),
         )
-        if c.username:
-            client.username_pw_set(c.username, c.password)
-        if c.tls is not None:
-            client.tls_set(
-                ca_certs=str(c.tls.ca),
-                certfile=str(c.tls.cert) if c.tls.cert else None,
-                keyfile=str(c.tls.key) if c.tls.key else None,
-                cert_reqs=ssl.CERT_REQUIRED,
-            )
-            client.tls_insecure_set(c.tls.insecure_skip_hostname)
         client.will_set(self.topics.abs(STATUS), OFFLINE, qos=1, retain=True)
         client.reconnect_delay_set(
             min_delay=max(1, int(c.reconnect_min_s)), max_delay=max(1, int(c.reconnect_max_s))

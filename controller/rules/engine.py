@@ -230,7 +230,8 @@ class RoundEngine(BetRules, DecisionRules, Decisions, CardFlow):
         offer_ins = self.profile.insurance.offered and up is not None and up.is_ace
         offer_em = self._even_money_offered()
         for st in self.seats.values():
-            wanted = offer_ins or (offer_em and st.hands[0].status == BLACKJACK)
+            bj = st.hands[0].status == BLACKJACK
+            wanted = (offer_ins and (not bj or self.profile.insurance.on_blackjack)) or (offer_em and bj)
             st.insurance_decided = not wanted
         self.phase = RoundPhase.INSURANCE
 
@@ -250,14 +251,19 @@ class RoundEngine(BetRules, DecisionRules, Decisions, CardFlow):
         pending_bj = any(h.status == BLACKJACK for h in hands)
         insured = any(st.insurance for st in self.seats.values())
         up = self.up_card
-        self._dealer_plays = live
-        if not self.profile.hole_card:
+        p = self.profile
+        # IT / RO: the dealer completes his hand whoever is left (p.dealer_completes_hand); the house may have him
+        # draw against a lone blackjack too (p.dealer_draws_after_blackjack). Otherwise PT-2001 r.22.
+        self._dealer_plays = (
+            live or p.dealer_completes_hand or (pending_bj and p.dealer_draws_after_blackjack)
+        )
+        if not p.hole_card:
             can_bj = up is not None and (up.is_ace or up.is_ten_value)
-            always = self.profile.dealer_second_card_always  # MO-2004 art.7.1, even with nobody in play
-            self._dealer_needs_second = live or insured or (pending_bj and can_bj) or always
-            if self._dealer_needs_second and self.profile.burn.before_dealer_second:
+            always = p.dealer_second_card_always  # MO-2004 art.7.1, even with nobody in play
+            self._dealer_needs_second = self._dealer_plays or insured or (pending_bj and can_bj) or always
+            if self._dealer_needs_second and p.burn.before_dealer_second:
                 self._burns += 1  # MO-2004 art.4.2: one card burnt before the dealer's second card
-        if not (live or self._dealer_needs_second):
+        if not (self._dealer_plays or self._dealer_needs_second):
             self._complete("nobody")  # PT-2001 r.22: nobody left in play, no further dealer card
 
     def _complete(self, why: str) -> None:

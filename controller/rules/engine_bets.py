@@ -32,9 +32,11 @@ class BetRules:
             if not isinstance(b.amount, int) or isinstance(b.amount, bool):
                 raise RoundError(f"{where}: bet must be an integer in minor units, got {b.amount!r}")
             if not p.min_bet <= b.amount <= p.max_bet:
-                # Below the minimum breaks the minimum rule (PT-2001 r.14, PT-ONLINE-2015 r.9); above the
-                # maximum the maximum rule (PT-2001 r.37, PT-ONLINE-2015 r.11).
-                rule = p.cite("bet_limits") if b.amount < p.min_bet else p.cite("max_bet")
+                # Below the minimum breaks the minimum rule (PT-2001 r.14, PT-ONLINE-2015 r.9); above the maximum
+                # the rule the book has against it: `above_max` where the book has one apart from the bound on the
+                # maximum itself (PT-ONLINE-2015 r.9 "nem superior ao valor máximo"; r.11 bounds the maximum),
+                # else `max_bet` (PT-2001 r.37 "O valor máximo de aposta é igual a 30 vezes o valor mínimo").
+                rule = p.cite("bet_limits") if b.amount < p.min_bet else p.cite("above_max")
                 raise RoundError(
                     f"{where}: bet {b.amount} outside the table limits {p.min_bet}-{p.max_bet}", rule
                 )

@@ -173,6 +173,14 @@ class Decisions:
                     "insurance only right after the initial deal, against an ace", p.cite("insurance")
                 )
             if action is Action.INSURANCE:
+                if not p.insurance.co_bet_without_holder and not st.insurance:
+                    # house choice insurance.co_bet_without_holder = false: r.15 read literally ("Se o titular
+                    # do lugar fizer «seguro» ...")
+                    raise RuleViolation(
+                        f"player {player!r}: the seat holder has not insured; a complementary bet may insure only "
+                        "after the holder",
+                        rule,
+                    )
                 ins = p.insurance
                 hi = (ins.max * cb.bet.amount).numerator // (ins.max * cb.bet.amount).denominator
                 stake = amount if amount is not None else hi

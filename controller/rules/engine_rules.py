@@ -75,6 +75,12 @@ class DecisionRules:
                 want = "9, 10 or 11" if play.double == "9-11" else "11"
                 rule = p.cite("double_after_split") if h.from_split else p.cite("double")
                 return RuleViolation(f"double only on {want}, not on {v.total}", rule)
+            if p.double_within_max and h.stake + h.base_bet > p.max_bet:
+                # house choice bets.double_within_max: the doubled stake stays within the table maximum
+                return RuleViolation(
+                    f"doubling would stake {h.stake + h.base_bet}, above the maximum {p.max_bet}",
+                    p.cite("above_max"),
+                )
             return self._over_round_limit(h.seat, h.base_bet)
         if action is Action.SPLIT:
             if len(h.cards) != 2:
@@ -87,8 +93,11 @@ class DecisionRules:
                 return RuleViolation("split aces may not be split again", p.cite("split_aces"))
             n = len(self.seats[h.seat].hands)
             if play.max_hands and n >= play.max_hands:
-                rule = p.cite("resplit") if h.from_split else p.cite("split")
-                return RuleViolation(f"split limit reached: at most {play.max_hands} hands", rule)
+                # MO-2004 art.16.1 "pode separá-las até quatro ou mais apostas distintas": the limit's own rule
+                # (`max_hands`), not art.16.5's resplit after declining.
+                return RuleViolation(
+                    f"split limit reached: at most {play.max_hands} hands", p.cite("max_hands")
+                )
             key = self._pair_key(a)
             if not play.resplit_after_declining and not a.is_ace and key in self.seats[h.seat].declined:
                 # MO-2004 art.16.5: "pode ser permitido separar mais uma vez, a não ser que, anteriormente,
@@ -200,6 +209,12 @@ class DecisionRules:
         if never is not None:
             return never
         if action is Action.INSURANCE:
+            if not p.insurance.on_blackjack and st.hands[0].status == BLACKJACK:
+                # house choice insurance.on_blackjack = false: a blackjack is offered even money (PT-2001 r.34)
+                return RuleViolation(
+                    f"seat {seat}: a blackjack is not insured at this table (even money instead)",
+                    p.cite("even_money"),
+                )
             lo, hi = self._insurance_bounds(seat)
             if amount is not None and not lo <= amount <= hi:
                 return RuleViolation(

@@ -18,6 +18,15 @@ SIDE_BET_PAYS = {
 }
 
 
+# The maximum bet as a multiple of the minimum, where the book fixes one: PT-2001 r.37 "O valor máximo de aposta
+# é igual a 30 vezes o valor mínimo" (read as the cap: a table whose maximum is lower breaks no rule of the book);
+# PT-ONLINE-2015 r.11 "O valor da aposta máxima não pode exceder 100 vezes o valor da aposta mínima". MO-2004, IT
+# and RO set none (the house's maximum).
+BOOK_MAX_MULTIPLE: dict[str, tuple[int, str]] = {
+    "PT-2001": (30, "PT-2001 r.37"),
+    "PT-ONLINE-2015": (100, "PT-ONLINE-2015 r.11"),
+}
+
 # PT-2001 r.3; MO-2004 art.1.2 (one or more); PT-ONLINE-2015 r.4b; IT and RO: six.
 _DECKS_ALLOWED = {
     "PT-2001": {4, 6},
@@ -45,8 +54,17 @@ def check_semantics(d: dict[str, Any], source: str) -> None:
     bets = d["bets"]
     if bets["max_bet"] < bets["min_bet"]:
         bad("bets.max_bet", f"{bets['max_bet']} is below bets.min_bet {bets['min_bet']}")
+    bound = BOOK_MAX_MULTIPLE.get(d["book"])
+    if bound is not None:
+        # The book's bound belongs to the book, not to the file: a file cannot raise it or switch it off.
+        most, rule = bound
+        if not 1 <= bets["max_multiple"] <= most:
+            bad("bets.max_multiple", f"{bets['max_multiple']}, but {d['book']} allows 1 to {most} ({rule})")
+        if bets["max_bet"] > most * bets["min_bet"]:
+            bad("bets.max_bet", f"{bets['max_bet']} exceeds {most} x min_bet ({rule})")
     if bets["max_multiple"] and bets["max_bet"] > bets["max_multiple"] * bets["min_bet"]:
-        bad("bets.max_bet", f"{bets['max_bet']} exceeds {bets['max_multiple']} x min_bet (PT-2001 r.37)")
+        why = f"{bets['max_bet']} exceeds {bets['max_multiple']} x min_bet ({d['citations'].get('max_bet', d['book'])})"
+        bad("bets.max_bet", why)
     if bets["multiple_of_min"] and bets["max_bet"] % bets["min_bet"]:
         bad("bets.max_bet", "must be a multiple of bets.min_bet (PT-2001 r.14)")
     if d["burn"]["before_dealer_second"] and not d["burn"]["per_round"]:

@@ -24,6 +24,8 @@ _CITATION_FALLBACK = {
     "round_limit": "max_bet",
     "multiple_players": "bet_limits",
     "unclaimed_card": "misdeal",
+    "above_max": "max_bet",
+    "max_hands": "split",
 }
 CITATION_OPTIONAL = tuple(_CITATION_FALLBACK)
 
@@ -89,6 +91,13 @@ class InsuranceRules:
     even_money: bool
     even_money_vs: frozenset[str]  # "A" and/or "T" (ten-value)
     multiple_of_min: bool = False  # PT-2001 r.14 applied to the insurance stake too (house choice)
+    # A seat holding a blackjack may insure too (IT "su ciascuna postazione attiva"; PT-2001 r.33 "os jogadores
+    # poderão"), or is offered even money only (r.34).
+    on_blackjack: bool = True
+    # PT-2001 r.15 "Se o titular do lugar fizer «seguro» da sua aposta, os donos das apostas complementares são
+    # livres de o fazer, ou não": True reads it as "free whatever the holder does"; False literally, only after
+    # the holder insured.
+    co_bet_without_holder: bool = True
 
 
 @dataclass(frozen=True)
@@ -138,11 +147,21 @@ class Profile:
     # No hole card: the dealer takes the second card even when nobody is left in play (MO-2004 art.7.1), instead
     # of stopping at once (PT-2001 r.22).
     dealer_second_card_always: bool = False
+    # IT "il banco deve tirare se ha un punteggio inferiore a 17 ... seguendo rigidamente la seguente regola"; RO
+    # "Când mâna crupierului este terminată, runda jocului este finalizată": the dealer completes his hand to 17
+    # even when nobody is left in play (neither book has PT-2001 r.22).
+    dealer_completes_hand: bool = False
+    # With a blackjack the only hand left (no other hand in play), the dealer still draws to 17 (his cards then
+    # count and change no result) instead of stopping (PT-2001 r.22 reading: nobody left in play).
+    dealer_draws_after_blackjack: bool = False
     peek_with_ten: bool = True  # with dealer_peek: also check for blackjack with a ten-value card up
     max_players_per_seat: int = 1  # PT-2001 r.15-16: several (0: no limit); MO-2004 art.20.1.2: three
     single_player: bool = False  # online table for one player: every position is that player's (IT, RO)
     round_limit: int = 0  # IT: one player's bets in a round, positions and side bets included (0: none)
     max_side_bets: int = 0  # MO-2004 art.13: side bets per main bet besides insurance (0: no limit)
+    # A doubled stake may exceed the table maximum (no book says; PT-2001 r.37 bounds "o valor máximo de aposta"):
+    # False lets the double through (the bet was within the limits when placed), True refuses it.
+    double_within_max: bool = False
     rounding: str = "down"  # amounts that are not whole minor units: "down" (house's favour) or "up"
     prizes: PrizeRules = field(default_factory=PrizeRules, hash=False)
     citations: MappingProxyType[str, str] = field(default_factory=lambda: MappingProxyType({}), hash=False)

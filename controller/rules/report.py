@@ -141,11 +141,14 @@ def build(
         prizes.rows = [[str(x.seat), str(x.hand), x.name, money(x.net)] for x in s.prizes]
         rep.sections.append(prizes)
     if s.jackpot:
-        jp = Section("Jackpot (PT-2001 r.42-43)", ["seat", "first cards", "combination"], cards_column=1)
+        jp = Section(
+            "Jackpot (PT-2001 r.42-43)", ["seat", "player", "first cards", "combination"], cards_column=2
+        )
         for j in s.jackpot:
             combo = evaluate(j["first_cards"])
+            who = j.get("player") or "seat holder"
             jp.rows.append(
-                [str(j["seat"]), " ".join(j["first_cards"]), _JACKPOT_WORDS[combo] if combo else "none"]
+                [str(j["seat"]), who, " ".join(j["first_cards"]), _JACKPOT_WORDS[combo] if combo else "none"]
             )
         rep.sections.append(jp)
     errs = Section("Dealer errors", ["rule", "card", "what happened", "remedy"], cards_column=1)

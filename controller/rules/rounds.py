@@ -154,19 +154,22 @@ def replay(doc: dict[str, Any]) -> ReplayResult:
         for b in doc["bets"]
     ]
     burns = doc.get("burn_before_deal")
+    written = "burn_before_deal"
     if burns is None:
-        burns = _leading_burns(doc["cards"]) if profile.burn_before_round(shoe_start=True) else 0
-    else:
-        # The profile says how many cards may be burnt before a round: none, the per-round burn, or the
-        # shoe-start burn (PT-2001 r.10; MO-2004 art.4.1-4.2; the online books burn nothing).
-        allowed = {0, profile.burn_before_round(shoe_start=False), profile.burn_before_round(shoe_start=True)}
-        if burns not in allowed:
-            raise InvalidRound(
-                f"burn_before_deal: {burns} card(s), but {profile.name} burns "
-                + " or ".join(str(n) for n in sorted(allowed))
-                + " before a round",
-                profile.citations.get("burn") or profile.cite("deal_order"),
-            )
+        # Burns written as leading cards marked "to": "burn" are counted and checked like a written number:
+        # two leading burns where the book burns one are the same invalid round as burn_before_deal: 2.
+        burns, written = _leading_burns(doc["cards"]), "leading burn cards"
+    # The profile says how many cards may be burnt before a round: none, the per-round burn, or the
+    # shoe-start burn (PT-2001 r.10: one; MO-2004 art.4.1-4.2: one or as many as decks, one per round; the
+    # online books burn nothing).
+    allowed = {0, profile.burn_before_round(shoe_start=False), profile.burn_before_round(shoe_start=True)}
+    if burns not in allowed:
+        raise InvalidRound(
+            f"{written}: {burns} card(s), but {profile.name} burns "
+            + " or ".join(str(n) for n in sorted(allowed))
+            + " before a round",
+            profile.cite("burn"),
+        )
     first_of_game = doc.get("first_of_game")
     if first_of_game is None:
         # MO-2004 art.4.1-4.2: the shoe-start burns ("antes do início do jogo") are told apart from the per-round

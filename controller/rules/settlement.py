@@ -224,8 +224,16 @@ def settle(engine: SettlingRound) -> Settlement:
             net += n
         for cb in st.co_bets:
             net += _settle_co_bet(engine, seat, st, cb, co_bets, co_extra)
+        first_cards = [str(c) for c in st.dealt[:4]]
         if st.bet.jackpot_chip:
-            jackpot.append({"seat": seat, "first_cards": [str(c) for c in st.dealt[:4]]})
+            jackpot.append({"seat": seat, "first_cards": first_cards})
+        for cb in st.co_bets:
+            # PT-2001 r.45 "Apenas poderão jogar para o jackpot os jogadores que tenham feito a sua aposta no jogo
+            # principal" (a complementary bet is one, r.15), r.47 "uma ficha por cada jogador", r.46 "cuja decisão
+            # depende unicamente das primeiras duas, três ou quatro cartas do jogador": judged on the seat's first
+            # cards (r.42), the cards the co-bettor plays on.
+            if cb.bet.jackpot_chip:
+                jackpot.append({"seat": seat, "player": cb.bet.player, "first_cards": first_cards})
         seat_nets[seat] = net
     total = hand_value(engine.dealer).total if engine.dealer else 0
     return Settlement(

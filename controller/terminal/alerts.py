@@ -109,7 +109,10 @@ class AlertsApp(App[None]):
         )
         if flashing:
             header = f"{self._flash_text}  ·  {header}"
-        banner.update(Text(header) if self.fleet.connected else Text("BROKER UNREACHABLE — reconnecting…"))
+        why = f" ({clean(self.fleet.last_error, 120)})" if self.fleet.last_error else ""
+        banner.update(
+            Text(header) if self.fleet.connected else Text(f"BROKER UNREACHABLE{why} — reconnecting…")
+        )
         table = self.query_one("#open", DataTable)
         cursor = table.cursor_row
         table.clear()

@@ -3,22 +3,22 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
+from controller.mqtt import client_options as opts
 from controller.terminal.alerts import AlertsApp
-from controller.terminal.broker_password import PasswordError, broker_password
+from controller.terminal.broker_password import broker_password
 from controller.terminal.fleet import FleetAlerts
+from controller.terminal.screen_cli import run_screen
+
+# The connection: the command line, else --client-config (its table, if any, is not used: the console shows
+# every table of the site), else these; password: else $TABLECTL_MQTT_PASSWORD, else asked.
+KEYS = (opts.HOST, opts.PORT, opts.USERNAME, opts.PASSWORD_FILE, *opts.TLS_KEYS, opts.SITE)
+DEFAULTS = {opts.HOST.name: "127.0.0.1", opts.USERNAME.name: "supervisor1", opts.SITE.name: "+"}
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--host", default="127.0.0.1", help="MQTT broker host")
-    p.add_argument("--port", type=int, default=1883, help="MQTT broker port")
-    p.add_argument("--user", default="supervisor1", help="broker account (supervisor role)")
-    p.add_argument(
-        "--password-file",
-        help="file holding its broker password, mode 0600 (else $TABLECTL_MQTT_PASSWORD, else asked)",
-    )
-    p.add_argument("--site", default="+", help="one site, or every site (default)")
+    opts.add_client_config(p)
+    opts.add_options(p, KEYS, DEFAULTS)
     p.add_argument(
         "--key-dir",
         help="the supervisors' PIN-encrypted key files, to sign acknowledgements "
@@ -26,17 +26,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
+def fleet(args: argparse.Namespace) -> FleetAlerts:
+    """The console's connection, from the options and ``--client-config``; ``ClientConfigError`` or
+    ``PasswordError`` with the one line to print."""
+    where = opts.merged(args, KEYS, DEFAULTS)
+    tls = opts.tls_of(where)
+    user = where[opts.USERNAME.name]
+    password = broker_password(where[opts.PASSWORD_FILE.name], "TABLECTL_MQTT_PASSWORD", f"alerts: {user}")
+    return FleetAlerts(where[opts.HOST.name], where[opts.PORT.name], username=user, password=password,
+                       site=where[opts.SITE.name], key_dir=args.key_dir, tls=tls)  # fmt: skip
+
+
 def main(args: argparse.Namespace) -> int:
-    if "/" in args.site or "#" in args.site:
-        print(f"alerts: --site must be a site name or '+', got {args.site!r}", file=sys.stderr, flush=True)
-        return 2
-    try:
-        password = broker_password(args.password_file, "TABLECTL_MQTT_PASSWORD", f"alerts: {args.user}")
-    except PasswordError as exc:
-        print(exc, file=sys.stderr, flush=True)
-        return 2
-    fleet = FleetAlerts(
-        args.host, args.port, username=args.user, password=password, site=args.site, key_dir=args.key_dir
-    )
-    AlertsApp(fleet).run()
-    return 0
+    return run_screen("alerts", lambda: AlertsApp(fleet(args)))

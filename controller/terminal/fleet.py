@@ -1,7 +1,7 @@
 """A small multi-table MQTT subscriber for the floor supervisor console: the open alerts of every table
 (``casino/<site>/table/+/alerts/open``, retained) and the alert events (for the history of acknowledgements).
 Acknowledging goes to that table's ``cmd/supervisor`` as a signed ``ack_alert`` through a per-table
-:class:`controller.client.TableClient` opened on first use (same broker account)."""
+:class:`controller.client.TableClient` opened on first use (same broker account, same TLS)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import paho.mqtt.client as mqtt
-from paho.mqtt.enums import CallbackAPIVersion
 
 from controller.client import TableClient
+from controller.mqtt.paho_client import BrokerEndpoint, TlsConfig, connect_failure, new_client
 
 
 @dataclass(frozen=True)
@@ -53,23 +53,21 @@ class FleetAlerts:
         password: str,
         site: str = "+",
         key_dir: str | None = None,
+        tls: TlsConfig | None = None,
     ) -> None:
         self.site = site
         self.key_dir = key_dir  # the supervisors' PIN-encrypted key files (default: $TABLECTL_KEY_DIR)
         self.open: dict[str, list[dict[str, Any]]] = {}  # table prefix -> open alerts
         self.history: list[TableAlert] = []  # acknowledged, newest first
         self.on_change: list[Callable[[], None]] = []
-        self._host, self._port, self._user, self._password = host, port, username, password
+        self.endpoint = BrokerEndpoint(host, port, username, password, tls)
         self._tables: dict[str, TableClient] = {}
         self._seen: set[tuple[str, int]] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._connected = asyncio.Event()
-        self._client = mqtt.Client(
-            CallbackAPIVersion.VERSION2,
-            client_id=f"{username}-alerts-{secrets.token_hex(3)}",
-            protocol=mqtt.MQTTv5,
-        )
-        self._client.username_pw_set(username, password)
+        self._client = new_client(self.endpoint, f"{username}-alerts-{secrets.token_hex(3)}")
+        self.last_error = ""  # why the broker is not reachable, for the banner ("" once connected)
+        self._client.on_connect_fail = self._on_connect_fail
         self._client.on_connect = self._on_connect
         self._client.on_disconnect = lambda *a: self._call(self._connected.clear)
         self._client.on_message = self._on_message
@@ -81,7 +79,7 @@ class FleetAlerts:
 
     async def connect(self, timeout: float = 10.0) -> None:
         self._loop = asyncio.get_running_loop()
-        self._client.connect_async(self._host, self._port, keepalive=15)
+        self._client.connect_async(self.endpoint.host, self.endpoint.port, keepalive=15)
         self._client.loop_start()
         await asyncio.wait_for(self._connected.wait(), timeout)
 
@@ -93,11 +91,16 @@ class FleetAlerts:
             self._client.disconnect()
         await asyncio.to_thread(self._client.loop_stop)
 
+    def _on_connect_fail(self, client: mqtt.Client, userdata: Any) -> None:
+        self.last_error = connect_failure()
+
     def _on_connect(
         self, client: mqtt.Client, userdata: Any, flags: Any, reason_code: Any, props: Any
     ) -> None:
         if reason_code.is_failure:
+            self.last_error = f"the broker refused the connection: {reason_code}"
             return
+        self.last_error = ""
         client.subscribe(f"casino/{self.site}/table/+/alerts/#", qos=1)
         self._call(self._connected.set)
 
@@ -140,8 +143,9 @@ class FleetAlerts:
         """Signed ``ack_alert {alert_id}`` to that table's cmd/supervisor; raises CommandFailed if refused."""
         client = self._tables.get(prefix)
         if client is None:
-            client = TableClient(self._host, self._port, username=self._user, password=self._password,
-                                 prefix=prefix, key_dir=self.key_dir)  # fmt: skip
+            e = self.endpoint
+            client = TableClient(e.host, e.port, username=e.username, password=e.password, prefix=prefix,
+                                 key_dir=self.key_dir, tls=e.tls)  # fmt: skip
             await client.connect()
             self._tables[prefix] = client
         return await client.supervisor(user, pin, "ack_alert", alert_id=alert_id)

@@ -63,12 +63,12 @@ class PitApp(App[None]):
         super().__init__()
         self.conn = conn
         self.client = TableClient(conn.host, conn.port, username=conn.user, password=conn.password,
-                                  prefix=conn.prefix)  # fmt: skip
+                                  prefix=conn.prefix, tls=conn.tls)  # fmt: skip
         self.sup_client: TableClient | None = None
         if conn.supervisor_account and conn.supervisor_password is not None:
             self.sup_client = TableClient(conn.host, conn.port, username=conn.supervisor_account,
                                           password=conn.supervisor_password, prefix=conn.prefix,
-                                          key_dir=conn.key_dir)  # fmt: skip
+                                          key_dir=conn.key_dir, tls=conn.tls)  # fmt: skip
         self.seat = 1
         self.chip = 1000
         self.results = DealerResults()
@@ -208,7 +208,8 @@ class PitApp(App[None]):
         connected, status = self.client.connected, self.client.view.status
         self.query_one("#banner", Static).set_class(not connected or status != "online", "offline")
         return banner_text(connected=connected, status=status, prefix=self.conn.prefix, table=self.doc("table"),
-                           sw=self.doc("software"), jackpot=self.doc("jackpot"))  # fmt: skip
+                           sw=self.doc("software"), jackpot=self.doc("jackpot"),
+                           why=self.client.last_error)  # fmt: skip
 
     def _round_panel(self) -> Table:
         return round_panel(self.doc("table"), self.doc("round"), self.burnt)

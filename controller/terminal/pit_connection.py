@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from controller.mqtt.paho_client import TlsConfig
+
 
 class DemoHardware(Protocol):
     """`tablectl demo` only (tablebench/demo_terminal.py; development tooling, never on a Pi): the emulated shoe and the
@@ -40,3 +42,4 @@ class PitConnection:
     profile: str = "pt-2001"
     seats: int = 7
     key_dir: str | None = None  # the users' PIN-encrypted key files (default: $TABLECTL_KEY_DIR)
+    tls: TlsConfig | None = None  # the broker's CA (and a client certificate): both accounts connect with it

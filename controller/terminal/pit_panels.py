@@ -40,10 +40,15 @@ def banner_text(
     table: dict[str, Any],
     sw: dict[str, Any],
     jackpot: dict[str, Any],
+    why: str = "",
 ) -> Text:
-    """The broker / controller state, the table's state and session, the software and, if any, the meter."""
+    """The broker / controller state (``why``: the last connection failure), the table's state and session, the
+    software and, if any, the meter."""
     if not connected:
-        top = Text("BROKER UNREACHABLE — showing the last known state; inputs disabled; reconnecting…")
+        reason = f" ({clean(why, 120)})" if why else ""
+        top = Text(
+            f"BROKER UNREACHABLE{reason} — showing the last known state; inputs disabled; reconnecting…"
+        )
     elif status != "online":
         status = "status unknown" if status == "unknown" else clean(status, 20).upper()
         top = Text(f"CONTROLLER {status} — inputs disabled until it is online")

@@ -1,11 +1,18 @@
 """Test helpers for the floor: a throw-away PostgreSQL database and a stand-in table publisher.
 
+``temp_database()`` (tablebench/postgres.py) creates a database on ``$FLOOR_TEST_DSN`` when that names a server,
+otherwise on a PostgreSQL server of this test process's own (initdb in a private directory, a free port on
+127.0.0.1, stopped and removed when the process exits): nothing needs to be running before the tests.
+
 ``StandInTable`` is NOT the table controller: it is a small publisher that implements the event re-fetch
-contract (the event re-fetch of docs/reliability.md: request ``{"request_id", "from_event_id", "to_event_id"}`` on
-``<prefix>/cmd/replay``; answer on the request's response topic if it lies under
-``<prefix>/cmd/replay/response/``: each kept envelope byte-identical in event_id order, QoS 1, not retained, then
-``{"request_id", "ok", "from_event_id", "to_event_id", "sent", "missing"}``) exactly, so the floor's repair can
-be tested while the real table side is built by the journal helper.
+contract (the event re-fetch of docs/reliability.md, served for real by controller/journal/replay.py: request
+``{"request_id", "from_event_id", "to_event_id"[, "reply_to"]}`` on ``<prefix>/cmd/replay``; answer on the
+request's v5 response topic if it lies under ``<prefix>/cmd/replay/response/``, else under
+``.../response/<reply_to>`` (MQTT 3.1.1 clients, and whatever crossed a 3.1.1 bridge), else a refusal on the bare
+``.../response``; each kept envelope byte-identical in event_id order, QoS 1, not retained, then ``{"request_id",
+"ok", "from_event_id", "to_event_id", "sent", "missing"}``; the same rate limit per requester as the table, a
+refusal ``{"request_id", "ok": false, "reason": "rate limited: ..."}`` beyond it) exactly, so the floor's repair
+can be tested with the gaps each case needs.
 """
 
 from __future__ import annotations
@@ -14,13 +21,11 @@ import json
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 import paho.mqtt.client as mqtt
-import psycopg
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from paho.mqtt.enums import CallbackAPIVersion
 from paho.mqtt.properties import Properties
@@ -28,8 +33,9 @@ from paho.mqtt.properties import Properties
 from controller.audit.checkpoint import GENESIS, public_key_hex, sign_checkpoint
 from controller.canonical import canonical
 from controller.journal.event_chain import EVENT_GENESIS, chained_text
+from controller.journal.replay import RATE_LIMITED, RATE_PER_KEY, RATE_WINDOW_S
+from tablebench.postgres import temp_database as temp_database  # re-exported: the tests' throw-away databases
 
-ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
 FLOOR_USERS = {
     "table-T1": "demo-table-T1",
     "table-T2": "demo-table-T2",
@@ -39,19 +45,6 @@ FLOOR_USERS = {
     "supervisor1": "demo-supervisor1",
     "monitor": "demo-monitor",
 }
-
-
-@contextmanager
-def temp_database(prefix: str = "floor_test") -> Iterator[str]:
-    """A new, empty database; dropped (connections and all) afterwards. Yields its DSN."""
-    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(ADMIN_DSN, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield f"postgresql://postgres@127.0.0.1:5432/{name}"
-    finally:
-        with psycopg.connect(ADMIN_DSN, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def now_ts() -> str:
@@ -75,6 +68,9 @@ class StandInTable:
         self.next_id = 1
         self.head = EVENT_GENESIS  # the published events' hash chain, as the table's journal keeps it
         self.requests: list[dict[str, Any]] = []
+        self.refusals: list[str] = []
+        self.answered = 0
+        self._recent: dict[str, list[float]] = {}
         self.key = Ed25519PrivateKey.generate()
         self._cp_prev = (0, GENESIS)
         self._acked = threading.Condition()
@@ -167,11 +163,25 @@ class StandInTable:
         except ValueError:
             return
         self.requests.append(req)
-        base = f"{self.prefix}/cmd/replay/response/"
+        base = f"{self.prefix}/cmd/replay/response"
         props = getattr(msg, "properties", None)
         target = getattr(props, "ResponseTopic", None)
-        if not target or not target.startswith(base):
-            return  # the contract answers only under .../response/<username>
+        if not target or not target.startswith(base + "/"):
+            reply_to = req.get("reply_to")
+            target = f"{base}/{reply_to}" if isinstance(reply_to, str) and reply_to else None
+        if target is None:
+            self._refuse(base, req, "no_response_topic: set the v5 response topic or reply_to")
+            return
+        now = time.monotonic()
+        recent = [t for t in self._recent.get(target, []) if now - t <= RATE_WINDOW_S]
+        self._recent[target] = recent
+        if len(recent) >= RATE_PER_KEY:
+            self._refuse(
+                target, req, f"{RATE_LIMITED}: at most {RATE_PER_KEY} requests per {RATE_WINDOW_S:g} s"
+            )
+            return
+        recent.append(now)
+        self.answered += 1
         a, b = req.get("from_event_id"), req.get("to_event_id")
         if not (isinstance(a, int) and isinstance(b, int) and 0 <= b - a < 10_000):
             self._send(target, json.dumps({"request_id": req.get("request_id"), "ok": False,
@@ -187,3 +197,8 @@ class StandInTable:
         closing = {"request_id": req["request_id"], "ok": True, "from_event_id": a, "to_event_id": b,
                    "sent": sent, "missing": missing}  # fmt: skip
         self._send(target, json.dumps(closing).encode(), False)
+
+    def _refuse(self, topic: str, req: dict[str, Any], reason: str) -> None:
+        self.refusals.append(reason)
+        doc = {"request_id": req.get("request_id"), "ok": False, "reason": reason}
+        self._send(topic, json.dumps(doc).encode(), False)

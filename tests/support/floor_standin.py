@@ -1,6 +1,9 @@
 """Run a ``StandInTable`` as its own process (the floor's namespace HIL test starts one per table host):
 publishes ``--events`` events at ``--rate`` per second (a signed checkpoint every ``--checkpoint-every``), answers
 re-fetch requests (docs/reliability.md), prints ``published <last event_id>`` and keeps serving until stdin closes.
+``--expired 37,38``: those events are never delivered and are past the table's retention (the floor must name
+them missing); ``--dump FILE``: every kept envelope, ``<event_id> <hex bytes>`` a line, written before
+``published``.
 
     python -m tests.support.floor_standin --port 1883 --site S1 --table T1 --events 100 --rate 20
 """
@@ -23,6 +26,8 @@ def main() -> int:
     ap.add_argument("--events", type=int, default=100)
     ap.add_argument("--rate", type=float, default=20.0)
     ap.add_argument("--checkpoint-every", type=int, default=25)
+    ap.add_argument("--expired", default="", help="event ids never delivered and no longer kept")
+    ap.add_argument("--dump", default=None)
     args = ap.parse_args()
     deadline = time.monotonic() + 30
     while True:
@@ -36,13 +41,19 @@ def main() -> int:
     sw = {"version": "0.1.0", "audit_public_key": table.public_key}
     table.publish("state/software", "state", sw, retain=True)
     seq = 0
+    expired = {int(x) for x in args.expired.split(",") if x}
     for i in range(1, args.events + 1):
-        table.publish("events/round", "round", {"round_id": f"r{i // 10}", "phase": "decision", "n": i})
+        data = {"round_id": f"r{i // 10}", "phase": "decision", "n": i}
+        event_id = table.publish("events/round", "round", data, deliver=table.next_id not in expired)
+        table.forget(*(expired & {event_id}))
         if i % args.checkpoint_every == 0:
             seq += 10
             table.checkpoint(seq)
         time.sleep(1 / args.rate)
     table.flush(120)
+    if args.dump:
+        with open(args.dump, "w") as out:
+            out.writelines(f"{i} {raw.hex()}\n" for i, raw in sorted(table.kept.items()))
     print(f"published {table.next_id - 1}", flush=True)
     sys.stdin.read()  # serve re-fetches until the test closes our stdin
     table.close()

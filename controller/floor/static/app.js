@@ -74,7 +74,18 @@ function renderTables(tables) {
     if (t.faults.length) row("faults", t.faults.join(", "), "faults");
     row("jackpot", money(t.meter));
     row("last round", t.last_round ? t.last_round.round_id + " (net " + money(t.last_round.total_net) + ")" : "—");
-    row("archived to event", t.archived_to);
+    const a = t.archive;
+    if (a && a.complete) {
+      row("archive", "complete to event " + a.archived_to);
+    } else if (a) {
+      const lacks = [];
+      if (a.missing) lacks.push("missing for good " + a.missing);
+      if (a.pending) lacks.push("pending " + a.pending);
+      row("archive", "INCOMPLETE after event " + a.archived_to + " (known to " + a.known_to + "): " +
+          (lacks.join("; ") || "more holes than read"), "incomplete");
+    } else {
+      row("archived to event", t.archived_to);
+    }
     card.append(h, dl);
     grid.append(card);
   }

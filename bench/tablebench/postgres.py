@@ -1,0 +1,232 @@
+"""A private PostgreSQL server for the tests, the benchmarks and the floor demo: development tooling, like
+``tablebench/broker.py``; a production floor names its own server (``FLOOR_DSN``, docs/floor.md).
+
+``Postgres.start()`` runs Debian's server binaries (package ``postgresql``, which ``scripts/setup-env`` installs):
+``initdb`` into a new private directory, then ``postgres`` listening on a free port on 127.0.0.1 and on a unix
+socket in that directory, trust authentication for the superuser ``postgres`` (reachable only from this machine).
+``stop()`` shuts it down (fast shutdown, then SIGKILL) and removes the directory. The server is started with a
+parent-death signal, so it also goes when the process that started it dies without stopping it (when started
+from the main thread: see ``_as_server_user``).
+
+``initdb`` and ``postgres`` refuse to run as root: run as root, both run as the ``postgres`` system user (the
+package creates it) and the directory is owned by it.
+
+``admin_dsn()`` is the server the tests create their databases in: ``$FLOOR_TEST_DSN`` when set (an account that
+may CREATE DATABASE), otherwise one private server per process, started on first use and stopped at exit.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import pwd
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import psycopg
+from psycopg.conninfo import make_conninfo
+
+from tablebench.broker import free_port
+from tablebench.procs import stop_process
+
+TEST_DSN_ENV = "FLOOR_TEST_DSN"
+SUPERUSER = "postgres"
+SERVICE_USER = "postgres"  # the system account the server runs as when started by root
+_DEBIAN_BIN = Path("/usr/lib/postgresql")
+_SETTINGS = (
+    "listen_addresses=127.0.0.1",
+    "shared_buffers=32MB",
+    "max_connections=200",
+    "log_min_messages=warning",
+)
+
+
+class PostgresError(RuntimeError):
+    pass
+
+
+def bin_dir() -> Path:
+    """The newest Debian server binaries (``/usr/lib/postgresql/<major>/bin``), else ``postgres`` on PATH."""
+    found = sorted(
+        (int(p.parent.parent.name), p.parent)
+        for p in _DEBIAN_BIN.glob("*/bin/postgres")
+        if p.parent.parent.name.isdigit()
+    )
+    if found:
+        return found[-1][1]
+    on_path = shutil.which("postgres")
+    if on_path:
+        return Path(on_path).parent
+    raise PostgresError(
+        "no PostgreSQL server binaries: install Debian's `postgresql` (scripts/setup-env does)"
+    )
+
+
+def _as_server_user() -> list[str]:
+    """setpriv's options: the parent-death signal, and, when root, the ``postgres`` account.
+
+    Linux sends the parent-death signal when the THREAD that started the child ends: only a server started
+    from the main thread gets it (one started from another thread lives until ``stop()`` or exit)."""
+    opts = ["setpriv"]
+    if threading.current_thread() is threading.main_thread():
+        opts += ["--pdeathsig", "INT"]  # SIGINT: the server's fast shutdown
+    if os.geteuid() == 0:
+        opts += ["--reuid", SERVICE_USER, "--regid", SERVICE_USER, "--clear-groups"]
+    return opts
+
+
+@dataclass
+class Postgres:
+    """One private server (see the module docstring)."""
+
+    workdir: Path
+    port: int
+    host: str = "127.0.0.1"
+    _proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def data_dir(self) -> Path:
+        return self.workdir / "data"
+
+    @property
+    def log_path(self) -> Path:
+        return self.workdir / "postgres.log"
+
+    def dsn(self, dbname: str = "postgres") -> str:
+        return f"postgresql://{SUPERUSER}@{self.host}:{self.port}/{dbname}"
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc else None
+
+    @classmethod
+    def start(cls, parent: str | Path | None = None, *, timeout: float = 90.0) -> Postgres:
+        """initdb into a new directory under ``parent`` (default: the system's temp directory), start, wait."""
+        workdir = Path(tempfile.mkdtemp(prefix="tablebench-pg-", dir=parent))
+        server = cls(workdir, 0)
+        try:
+            server._initdb()
+            for attempt in range(5):
+                server.port = free_port(server.host)
+                try:
+                    server._launch(timeout)
+                    return server
+                except PostgresError:
+                    if attempt == 4 or "could not bind" not in server.log_tail():
+                        raise
+            raise AssertionError("unreachable")
+        except BaseException:
+            server.stop()
+            raise
+
+    def _initdb(self) -> None:
+        if os.geteuid() == 0:
+            try:
+                account = pwd.getpwnam(SERVICE_USER)
+            except KeyError:
+                raise PostgresError(
+                    f"no `{SERVICE_USER}` system user to run the server as (root may not)"
+                ) from None
+            os.chown(self.workdir, account.pw_uid, account.pw_gid)
+        cmd = [*_as_server_user(), str(bin_dir() / "initdb"), "-D", str(self.data_dir), "-U", SUPERUSER,
+               "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync"]  # fmt: skip
+        done = subprocess.run(cmd, cwd=self.workdir, capture_output=True, text=True, check=False, timeout=120)
+        if done.returncode != 0:
+            raise PostgresError(f"initdb failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
+
+    def _launch(self, timeout: float) -> None:
+        opts = [
+            f"-c{s}" for s in (*_SETTINGS, f"port={self.port}", f"unix_socket_directories={self.workdir}")
+        ]
+        cmd = [*_as_server_user(), str(bin_dir() / "postgres"), "-D", str(self.data_dir), *opts]
+        # the server's stderr is its log; opened by us, so the log file needs no rights of the server's account
+        with open(self.log_path, "ab") as log:
+            self._proc = subprocess.Popen(cmd, cwd=self.workdir, stdin=subprocess.DEVNULL,
+                                          stdout=subprocess.DEVNULL, stderr=log)  # fmt: skip
+        deadline = time.monotonic() + timeout
+        while True:
+            if self._proc.poll() is not None:
+                code, self._proc = self._proc.returncode, None
+                raise PostgresError(f"postgres exited with {code}: {self.log_tail()}")
+            try:
+                with psycopg.connect(self.dsn(), connect_timeout=2):
+                    return
+            except psycopg.OperationalError:
+                if time.monotonic() > deadline:
+                    raise PostgresError(f"postgres did not accept connections: {self.log_tail()}") from None
+                time.sleep(0.1)
+
+    def log_tail(self, chars: int = 2000) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-chars:]
+        except OSError:
+            return ""
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Fast shutdown (SIGINT), SIGKILL if it hangs; then the directory is removed."""
+        proc, self._proc = self._proc, None
+        stop_process(proc, signal.SIGINT, timeout)
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def __enter__(self) -> Postgres:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+_shared: Postgres | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_server() -> Postgres:
+    """This process's private server, started on first use and stopped when the process exits."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = Postgres.start()
+            atexit.register(stop_shared_server)
+        return _shared
+
+
+def stop_shared_server() -> None:
+    global _shared
+    with _shared_lock:
+        server, _shared = _shared, None
+    if server is not None:
+        server.stop()
+
+
+def admin_dsn() -> str:
+    """Where test databases are created: ``$FLOOR_TEST_DSN`` if given, else this process's private server."""
+    return os.environ.get(TEST_DSN_ENV) or shared_server().dsn()
+
+
+_DB_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+
+
+@contextmanager
+def temp_database(prefix: str = "floor_test", admin: str | None = None) -> Iterator[str]:
+    """A new, empty database on ``admin`` (default: ``admin_dsn()``); dropped, connections and all, afterwards.
+    Yields its DSN."""
+    admin = admin or admin_dsn()
+    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
+    if not _DB_NAME.fullmatch(name):
+        raise ValueError(f"not a database name: {name!r}")
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield make_conninfo(admin, dbname=name)
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

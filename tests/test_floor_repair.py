@@ -1,0 +1,235 @@
+"""Gap repair and outages (issue 24): through the REAL rendered bridge (a table broker running the section
+``controller.floor.bridge.render`` writes, MQTT 3.1.1 to the floor broker), real PostgreSQL, real archive workers.
+The table is ``tests.support.floor.StandInTable`` (the re-fetch contract with the table's own rate limit) on its
+own broker; the real table service does the same in hil_tests/test_floor_netns.py.
+
+- the re-fetch crosses the bridge (its answer address in ``reply_to``: the bridge drops the v5 response topic);
+- a refusal is not an answer: "rate limited" is waited out and asked again, never turned into ``event_missing``;
+  only ids the table answers ``missing`` are, at once, named;
+- archive workers down for longer than the floor broker's queue: nothing the table keeps is lost, even when the
+  table publishes nothing afterwards (its retained checkpoint tells how far it got);
+- a cut link shows on the floor within 1.5 bridge keepalives (bridge notifications);
+- no blind spot far above an open hole, and a pass over idle tables reads nothing.
+"""
+
+from __future__ import annotations
+
+import io
+import time
+from datetime import UTC, datetime
+
+import psycopg
+import pytest
+
+from controller.broker import BrokerKind
+from controller.floor import store
+from controller.floor.archive import ArchiveConfig, ArchiveWorker
+from controller.floor.bridge import load, render
+from controller.floor.gaps import GapFinder
+from controller.floor.messages import TableRef
+from controller.journal.replay import RATE_PER_KEY, RATE_WINDOW_S
+from tablebench.broker import Broker
+from tests.support.floor import FLOOR_USERS, StandInTable, temp_database, wait_until
+from tests.test_floor_bridge import write_configs
+
+
+@pytest.fixture
+def dsn():
+    with temp_database() as d:
+        yield d
+
+
+class Bridged:
+    """A floor broker and a table broker bridged to it by the rendered section; the stand-in on the table's."""
+
+    def __init__(self, tmp_path, *, floor_queue: int | None = None, keepalive: int = 15) -> None:
+        extra = (f"max_queued_messages {floor_queue}",) if floor_queue else ()
+        self.floor = Broker.start(
+            tmp_path / "floor", users=FLOOR_USERS, acl=BrokerKind.FLOOR, site="S1", extra_config=extra
+        )
+        table_toml, bridge_toml = write_configs(tmp_path, [self.floor.port], insecure_no_tls=True,
+                                                keepalive=keepalive)  # fmt: skip
+        section = tuple(render(load(table_toml, bridge_toml)).splitlines())
+        self.table_broker = Broker.start(
+            tmp_path / "table", users=FLOOR_USERS, site="S1", extra_config=section
+        )
+        self.table = StandInTable(self.table_broker.host, self.table_broker.port, "S1", "T1")
+
+    def worker(self, dsn: str, name: str = "1", **kw) -> ArchiveWorker:
+        cfg = ArchiveConfig(
+            dsn=dsn, host=self.floor.host, port=self.floor.port, username="archive",
+            password=FLOOR_USERS["archive"], worker=name, **{"grace": 0.3, "answer_timeout": 3.0, **kw},
+        )  # fmt: skip
+        return ArchiveWorker(cfg).start()
+
+    def close(self) -> None:
+        self.table.close()
+        self.table_broker.stop()
+        self.floor.stop()
+
+
+def rows(dsn: str, sql: str, *params):
+    with psycopg.connect(dsn) as conn:
+        return conn.execute(sql, params).fetchall()
+
+
+def ids(dsn: str) -> list[int]:
+    return [r[0] for r in rows(dsn, "SELECT event_id FROM events WHERE table_id = 'T1' ORDER BY event_id")]
+
+
+def test_a_gap_is_repaired_through_the_bridge_and_a_cut_link_shows_on_the_floor(dsn, tmp_path):
+    net = Bridged(tmp_path, keepalive=2)
+    w = net.worker(dsn)
+    try:
+        for i in range(1, 31):  # 5-7 and 20 never reached the floor (lost by a broker, say)
+            net.table.publish("events/card", "card", {"n": i}, deliver=i not in (5, 6, 7, 20))
+        net.table.forget(20)  # and 20 is past the table's retention
+        net.table.flush()
+        wait_until(
+            lambda: ids(dsn) == [i for i in range(1, 31) if i != 20], 30, "5-7 re-fetched over the bridge"
+        )
+        got = rows(dsn, "SELECT event_id, source, raw FROM events WHERE event_id BETWEEN 5 AND 7 ORDER BY 1")
+        assert [(r[0], r[1]) for r in got] == [(5, "replay"), (6, "replay"), (7, "replay")]
+        assert all(bytes(r[2]) == net.table.kept[r[0]] for r in got)  # byte for byte
+        assert net.table.refusals == [] and net.table.requests[0]["reply_to"] == "archive"
+        wait_until(lambda: rows(dsn, "SELECT event_id FROM missing_events") == [(20,)], 15, "20 given up")
+        alert = rows(dsn, "SELECT severity, details FROM floor_alerts WHERE kind = 'event_missing'")
+        assert alert[0][0] == "critical" and alert[0][1]["event_ids"] == [20]
+        wait_until(lambda: rows(dsn, "SELECT contiguous_to FROM floor_tables")[0][0] == 30, 15, "watermark")
+        # the link: up (the bridge's notice), then down within 1.5 keepalives of the table broker's death
+        wait_until(lambda: rows(dsn, "SELECT link FROM floor_tables")[0][0] == "up", 15, "link up")
+        contact = rows(dsn, "SELECT last_contact_at FROM floor_tables")[0][0]
+        assert contact is not None and (datetime.now(UTC) - contact).total_seconds() < 30
+        heard = rows(dsn, "SELECT last_contact_at FROM floor_tables")[0][
+            0
+        ]  # then the table broker's heartbeat
+        wait_until(
+            lambda: rows(dsn, "SELECT last_contact_at FROM floor_tables")[0][0] > heard, 25, "heartbeat"
+        )
+        net.table_broker.kill()  # the table host is gone (no clean disconnect: the floor must notice)
+        cut = time.monotonic()
+        wait_until(lambda: rows(dsn, "SELECT link FROM floor_tables")[0][0] == "down", 30, "link down")
+        assert time.monotonic() - cut < 2 * 1.5 * 2 + 2
+    finally:
+        w.stop()
+        net.close()
+
+
+def test_a_refusal_is_not_an_answer_the_archive_waits_out_the_rate_limit(dsn, tmp_path):
+    """Started after the table, the archive finds a table that has just been asked by the archive's previous
+    life (its rate window is full): the first request is refused "rate limited"; the archive waits the window and
+    asks again; no event the table keeps is ever reported missing."""
+    net = Bridged(tmp_path)
+    try:
+        for i in range(1, 41):
+            net.table.publish("events/card", "card", {"n": i}, deliver=i % 7 != 0)
+        net.table.checkpoint(1)  # event 41, retained
+        net.table.flush()
+        now = time.monotonic()
+        net.table._recent["casino/S1/table/T1/cmd/replay/response/archive"] = [now] * RATE_PER_KEY
+        w = net.worker(dsn)
+        try:
+            wait_until(lambda: len(net.table.refusals) >= 1, 20, "a rate-limited refusal")
+            wait_until(
+                lambda: ids(dsn) == list(range(1, 42)), 3 * RATE_WINDOW_S + 20, "every hole re-fetched"
+            )
+            assert rows(dsn, "SELECT count(*) FROM missing_events")[0][0] == 0
+            assert rows(dsn, "SELECT count(*) FROM floor_alerts WHERE kind = 'event_missing'")[0][0] == 0
+            assert all(r.startswith("rate limited") for r in net.table.refusals)
+            assert len(net.table.refusals) <= 2  # backed off, not hammering
+            refused = rows(dsn, "SELECT count(*) FROM replay_requests WHERE ok IS FALSE")[0][0]
+            assert refused == len(net.table.refusals)
+        finally:
+            w.stop()
+    finally:
+        net.close()
+
+
+def test_workers_down_longer_than_the_floor_queue_lose_nothing_the_table_keeps(dsn, tmp_path):
+    """Both workers stopped while the table publishes 10x the floor broker's queue; afterwards the table publishes
+    nothing more: its retained checkpoint shows how far it got and the rest is re-fetched over the bridge."""
+    net = Bridged(tmp_path, floor_queue=20)
+    workers = [net.worker(dsn, "w1"), net.worker(dsn, "w2")]
+    try:
+        for i in range(10):
+            net.table.publish("events/round", "round", {"i": i})
+        net.table.flush()
+        wait_until(lambda: len(ids(dsn)) == 10, 20, "first 10")
+        for w in workers:
+            w.stop()  # sessions stay on the floor broker, which queues 20 messages each, then drops
+        for i in range(10, 300):
+            net.table.publish("events/round", "round", {"i": i})
+        top = net.table.checkpoint(1)  # retained: the last thing the table publishes
+        net.table.flush()
+        time.sleep(0.5)  # let the bridge hand everything to the floor broker (which drops most of it)
+        workers = [net.worker(dsn, "w1"), net.worker(dsn, "w2")]
+        wait_until(lambda: ids(dsn) == list(range(1, top + 1)), 60, "every event archived")
+        dupes = rows(dsn, "SELECT count(*) - count(DISTINCT event_id) FROM events")[0][0]
+        assert dupes == 0 and rows(dsn, "SELECT count(*) FROM missing_events")[0][0] == 0
+        assert rows(dsn, "SELECT count(*) FROM events WHERE source = 'replay'")[0][0] > 0  # it was repaired
+        raw = dict(rows(dsn, "SELECT event_id, raw FROM events"))
+        assert all(bytes(raw[i]) == net.table.kept[i] for i in range(1, top + 1))
+    finally:
+        for w in workers:
+            w.stop()
+        net.close()
+
+
+def _copy_events(conn: psycopg.Connection, table: TableRef, event_ids: list[int]) -> None:
+    buf = io.StringIO()
+    for i in event_ids:
+        buf.write(
+            f"{table.site}\t{table.table_id}\t{i}\tevents/card\tcard\t2026-11-23 12:00:00+00\t{{}}\t\\\\x7b7d\tlive\n"
+        )
+    with conn.cursor() as cur, cur.copy("COPY events (site, table_id, event_id, topic, type, ts, data, raw, source)"
+                                        " FROM STDIN") as copy:  # fmt: skip
+        copy.write(buf.getvalue())
+
+
+def test_no_blind_spot_far_above_an_open_hole_and_idle_tables_cost_nothing(dsn):
+    t = TableRef("S1", "T1")
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        store.migrate(conn)
+        conn.execute(
+            "INSERT INTO floor_tables (site, table_id) SELECT 'S1', 'idle' || g FROM generate_series(1, 500) g"
+        )
+        _copy_events(conn, t, [*range(1, 11), *range(12, 60_011), *range(60_012, 60_021)])
+        with conn.cursor() as cur:
+            store.ensure_tables(cur, [t])
+        conn.execute("INSERT INTO floor_arrivals (site, table_id, lo, hi) VALUES ('S1', 'T1', 1, 60020)")
+        finder = GapFinder()
+        for _ in range(3):  # WALK_LIMIT ids a pass: the walk goes on where it stopped
+            finder.step(conn)
+        assert [(h.lo, h.hi) for h in finder.holes()[t]] == [(11, 11), (60_011, 60_011)]
+        assert (
+            conn.execute("SELECT contiguous_to FROM floor_tables WHERE table_id = 'T1'").fetchone()[0] == 10
+        )
+        before = dict(finder.stats)
+        finder.step(conn)  # nothing arrived: no table is read (not the 500 idle ones, not the open holes)
+        assert finder.stats["tables_read"] == before["tables_read"]
+        _copy_events(conn, t, [11])
+        conn.execute("INSERT INTO floor_arrivals (site, table_id, lo, hi) VALUES ('S1', 'T1', 11, 11)")
+        finder.step(conn)  # the hole an arrival touched is read again, and only that one
+        assert finder.stats["tables_read"] == before["tables_read"] + 1
+        assert [(h.lo, h.hi) for h in finder.holes()[t]] == [(60_011, 60_011)]
+        assert (
+            conn.execute("SELECT contiguous_to FROM floor_tables WHERE table_id = 'T1'").fetchone()[0]
+            == 60_010
+        )
+        fresh = GapFinder()  # a new repairer (the lock moved): rebuilt from floor_tables, same answer
+        for _ in range(2):
+            fresh.step(conn)
+        assert [(h.lo, h.hi) for h in fresh.holes()[t]] == [(60_011, 60_011)]
+
+
+def test_the_rendered_bridge_carries_replay_and_notifies_its_link(tmp_path):
+    table_toml, bridge_toml = write_configs(tmp_path, [8883], ca="ca.crt")
+    text = render(load(table_toml, bridge_toml))
+    p = "casino/S1/table/T1/"
+    assert f"topic cmd/replay in 1 {p} {p}" in text and f"topic cmd/+/response/# out 1 {p} {p}" in text
+    assert "notifications true" in text and f"notification_topic {p}link/floor" in text
+    assert f"topic uptime out 0 $SYS/broker/ {p}link/" in text  # the heartbeat
+    keepalive = int(
+        next(line.split()[1] for line in text.splitlines() if line.startswith("keepalive_interval"))
+    )
+    assert 1.5 * keepalive <= 30  # a cut link shows within 30 s
