@@ -1,6 +1,10 @@
 """The production broker's accounts and ACL: ``python -m controller.broker render --users USERS.toml --site SITE
---out DIR`` renders ``passwd`` (hashed with mosquitto_passwd) and ``acl`` from ``firmware_configs/mosquitto/acl``
-(every ACL rule names the site; no wildcard site); with ``--bridge`` also the table broker's bridge to the floor.
+--out DIR`` renders ``passwd`` (hashed with mosquitto_passwd) and ``acl`` from the ACL template
+``firmware_configs/mosquitto/acl`` (every ACL rule names the site; no wildcard site); with ``--bridge`` also the
+table broker's bridge to the floor. The templates are package data (``controller/data/mosquitto``, found with
+``importlib.resources``), so an installed wheel renders from its own copy and never from a source tree;
+``python -m controller.broker path conf|acl|users`` prints where a template is (the installer copies
+``mosquitto.conf`` from there).
 The systemd installer runs it. The embedded broker the tests, the bench and the demo start is development
 tooling: tablebench/broker.py.
 """
@@ -18,11 +22,13 @@ from enum import Enum
 from pathlib import Path
 
 from controller.actions import ACCOUNT_ROLES
+from controller.data import MOSQUITTO_DIR
 
-CONFIG_DIR = Path(__file__).resolve().parents[1] / "firmware_configs" / "mosquitto"
-SHIPPED_CONF = CONFIG_DIR / "mosquitto.conf"
-SHIPPED_ACL = CONFIG_DIR / "acl"
-DEMO_USERS = CONFIG_DIR / "users.example.toml"
+# package data (controller/data/mosquitto -> firmware_configs/mosquitto in a checkout; the files in a wheel)
+SHIPPED_CONF = MOSQUITTO_DIR / "mosquitto.conf"
+SHIPPED_ACL = MOSQUITTO_DIR / "acl"
+DEMO_USERS = MOSQUITTO_DIR / "users.example.toml"
+TEMPLATES = {"conf": SHIPPED_CONF, "acl": SHIPPED_ACL, "users": DEMO_USERS}
 _USER_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 _SITE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
@@ -146,7 +152,12 @@ def main(argv: list[str] | None = None) -> int:
     # floor hook (controller/floor/bridge.py): also write the table broker's bridge to the floor broker
     r.add_argument("--bridge", type=Path, default=None, help="floor bridge settings (bridge.toml)")
     r.add_argument("--table-config", type=Path, default=None, help="table.toml (with --bridge)")
+    p = sub.add_parser("path", help="print where a shipped template is (package data)")
+    p.add_argument("template", choices=sorted(TEMPLATES))
     args = parser.parse_args(argv)
+    if args.cmd == "path":
+        print(TEMPLATES[args.template])
+        return 0
     try:
         users = load_users(args.users)
         args.out.mkdir(parents=True, exist_ok=True)

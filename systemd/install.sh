@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# From a fresh Raspberry Pi OS (Bookworm, 64-bit) to a running table controller. Safe to run again.
-#   sudo systemd/install.sh [--table-id ID] [--site SITE] [--no-start]
+# From a fresh Raspberry Pi OS Lite or minimal Debian (Bookworm) to a running table controller. Run as root.
+#   systemd/install.sh [--table-id ID] [--site SITE] [--no-start]
 # Steps (docs/deploy.md explains each): apt packages; user tablectl in groups dialout and gpio; a release in
-# /opt/tablectl/releases with its venv (the wheel, dependencies hash-checked from requirements/pi.txt) and
-# the `current` symlink; /etc/tablectl; mosquitto with TLS,
-# accounts and ACL (firmware_configs/mosquitto/); udev rules; the systemd unit, enabled and started.
+# /opt/tablectl/releases with its venv (the wheel, dependencies hash-checked from requirements/pi.txt); /etc/tablectl;
+# mosquitto with TLS, accounts and ACL (the wheel's templates); udev rules; the systemd unit; then, with the
+# configuration accepted, `current` switched and the unit enabled and started. Safe to run again: the same source
+# makes no new release, and nothing is restarted that did not change. Exits non-zero when the configuration is
+# refused (the unit is then left stopped).
 # shellcheck source-path=SCRIPTDIR
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -26,31 +28,40 @@ while [ $# -gt 0 ]; do
             ;;
         --no-start) start=0 ;;
         -h | --help)
-            sed -n '2,7p' "$0"
+            sed -n '2,9p' "$0"
             exit 0
             ;;
         *) die "unknown argument $1" ;;
     esac
     shift
 done
-[ "$(id -u)" -eq 0 ] || die "run as root: sudo $0 $*"
+[ "$(id -u)" -eq 0 ] || die "run as root (e.g. sudo $0 $*)"
 name_re='^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$'
 [ -z "$table_id" ] || [[ "$table_id" =~ $name_re ]] || die "--table-id: letters, digits, _ and - only"
 [ -z "$site" ] || [[ "$site" =~ $name_re ]] || die "--site: letters, digits, _ and - only"
 
-MOSQ_SRC="$src/firmware_configs/mosquitto"
 CERTS=/etc/mosquitto/certs
 
 # ---- 1. packages ----------------------------------------------------------------------------------------
+# apt only for what is missing, so a re-run (e.g. to add broker accounts) needs no network.
 log "1/8 apt packages"
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq python3 python3-venv python3-dev python3-pip mosquitto mosquitto-clients openssl \
-    ca-certificates tar >/dev/null
-# rpi-lgpio needs lgpio; on Raspberry Pi OS these let pip build it when no wheel fits.
+missing=()
+for pkg in python3 python3-venv python3-dev python3-pip mosquitto mosquitto-clients openssl ca-certificates tar \
+    util-linux; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    log "installing ${missing[*]}"
+    apt-get update -qq
+    apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+# rpi-lgpio needs lgpio; on Raspberry Pi OS these let pip build it when no wheel fits (best effort: where the
+# archive has no such package, or none can be fetched, pip uses a wheel).
 for pkg in swig liblgpio-dev; do
-    if apt-cache show "$pkg" >/dev/null 2>&1; then
-        apt-get install -y -qq "$pkg" >/dev/null
+    if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' \
+        && apt-cache show "$pkg" >/dev/null 2>&1; then
+        apt-get install -y -qq "$pkg" >/dev/null || log "could not install $pkg (only needed to build lgpio)"
     fi
 done
 
@@ -64,19 +75,30 @@ fi
 usermod --groups dialout,gpio tablectl # exactly these supplementary groups, nothing else
 
 # ---- 3. release + venv ------------------------------------------------------------------------------------
-log "3/8 release in $RELEASES"
-install -d -m 0755 "$TABLECTL_ROOT" "$RELEASES"
-release_dir="$(make_release "$src")"
-switch_to "$(basename "$release_dir")"
-tablectl_bin="$TABLECTL_ROOT/.venv/bin/tablectl"
-venv_python="$TABLECTL_ROOT/.venv/bin/python"
+# Built beside the running one; `current` switches only in step 8, once everything else is in place. The same
+# source tree as the current release's (a re-run): no new release.
+lock_root
+trap forget_uncommitted EXIT
+old="$(current_release || true)"
+if release="$(current_if_same_source "$src")"; then
+    log "3/8 release $release already holds this source tree: no new release"
+    new_release=0
+else
+    release="$(new_release_id "$src")"
+    log "3/8 release $release in $RELEASES"
+    make_release "$src" "$release"
+    new_release=1
+fi
+release_dir="$RELEASES/$release"
+venv_python="$release_dir/.venv/bin/python"
+tablectl_bin="$TABLECTL_ROOT/.venv/bin/tablectl" # what the unit and the operator run once `current` is switched
 
 # ---- 4. /etc/tablectl ---------------------------------------------------------------------------------------
 log "4/8 configuration in $TABLECTL_ETC"
 install -d -m 0750 -o root -g tablectl "$TABLECTL_ETC"
 cfg="$TABLECTL_ETC/table.toml"
 if [ ! -f "$cfg" ]; then
-    install -m 0640 -o root -g tablectl "$src/firmware_configs/table.example.toml" "$cfg"
+    install -m 0640 -o root -g tablectl "$release_dir/firmware_configs/table.example.toml" "$cfg"
     [ -z "$table_id" ] || sed -i -e "s/^id = \"bj07\"/id = \"$table_id\"/" \
         -e "s/^username = \"table-bj07\"/username = \"table-$table_id\"/" "$cfg"
     [ -z "$site" ] || sed -i -e "s/^site = \"lisboa\"/site = \"$site\"/" "$cfg"
@@ -84,22 +106,48 @@ if [ ! -f "$cfg" ]; then
 fi
 table_id="$("$venv_python" -c 'import sys, tomllib; print(tomllib.load(open(sys.argv[1], "rb"))["table"]["id"])' "$cfg")"
 site="$("$venv_python" -c 'import sys, tomllib; print(tomllib.load(open(sys.argv[1], "rb"))["table"]["site"])' "$cfg")"
+# A new release over an installed one (an upgrade through install.sh): its code must accept the configuration
+# before anything else changes (on a first install it cannot yet: step 5 makes files it names).
+if [ "$new_release" -eq 1 ] && [ -n "$old" ] && ! "$release_dir/.venv/bin/tablectl" config check "$cfg" >&2; then
+    die "configuration refused by the new release (reasons above): still on $old, nothing changed"
+fi
 
 # ---- 5. mosquitto: TLS, accounts, ACL -------------------------------------------------------------------------
+# Restarted only when its configuration or certificates changed; new or changed accounts only make it read
+# passwd and acl again (SIGHUP; connected clients stay).
 log "5/8 mosquitto (TLS on 8883, accounts, ACL)"
+mosq_restart=0
+mosq_reload=0
 install -d -m 0755 "$CERTS"
-if [ ! -f "$CERTS/ca.crt" ]; then
-    # A CA of this Pi's own. A site with its own PKI replaces ca.crt, broker.crt and broker.key.
+if [ -f "$CERTS/ca.crt" ] && [ -f "$CERTS/broker.crt" ] && [ -f "$CERTS/broker.key" ]; then
+    : # the site PKI's, or this Pi's from an earlier run (docs/deploy.md "Certificates")
+elif [ -e "$CERTS/ca.crt" ] || [ -e "$CERTS/broker.crt" ] || [ -e "$CERTS/broker.key" ]; then
+    die "$CERTS has some of ca.crt, broker.crt, broker.key but not all three (docs/deploy.md \"Certificates\")"
+else
+    # No PKI given: a CA made here for this one broker certificate. Its private key never touches the disk
+    # outside a private temporary folder and is deleted at once: nothing on the table can sign another
+    # certificate. A site that needs client certificates keeps its CA on the operator's machine (offline).
+    ca_tmp="$(mktemp -d)"
     openssl req -x509 -newkey rsa:3072 -nodes -days 3650 -subj "/CN=tablectl broker CA $(hostname)" \
-        -keyout "$CERTS/ca.key" -out "$CERTS/ca.crt" 2>/dev/null
+        -keyout "$ca_tmp/ca.key" -out "$ca_tmp/ca.crt" 2>/dev/null
     openssl req -newkey rsa:3072 -nodes -subj "/CN=$(hostname)" \
-        -keyout "$CERTS/broker.key" -out "$CERTS/broker.csr" 2>/dev/null
-    printf 'subjectAltName=DNS:localhost,DNS:%s,IP:127.0.0.1\n' "$(hostname)" >"$CERTS/broker.ext"
-    openssl x509 -req -in "$CERTS/broker.csr" -CA "$CERTS/ca.crt" -CAkey "$CERTS/ca.key" -CAcreateserial \
-        -days 3650 -extfile "$CERTS/broker.ext" -out "$CERTS/broker.crt" 2>/dev/null
-    rm -f "$CERTS/broker.csr" "$CERTS/broker.ext"
+        -keyout "$ca_tmp/broker.key" -out "$ca_tmp/broker.csr" 2>/dev/null
+    printf 'subjectAltName=DNS:localhost,DNS:%s,IP:127.0.0.1\n' "$(hostname)" >"$ca_tmp/broker.ext"
+    openssl x509 -req -in "$ca_tmp/broker.csr" -CA "$ca_tmp/ca.crt" -CAkey "$ca_tmp/ca.key" -CAcreateserial \
+        -days 3650 -extfile "$ca_tmp/broker.ext" -out "$ca_tmp/broker.crt" 2>/dev/null
+    install -m 0600 "$ca_tmp/broker.key" "$CERTS/broker.key"
+    install -m 0644 "$ca_tmp/broker.crt" "$CERTS/broker.crt"
+    install -m 0644 "$ca_tmp/ca.crt" "$CERTS/ca.crt"
+    rm -rf "$ca_tmp"
+    mosq_restart=1
+    log "made a CA and the broker's certificate; the CA's private key was not kept (docs/deploy.md \"Certificates\")"
 fi
-chmod 0600 "$CERTS/ca.key" 2>/dev/null || true
+if ! getent hosts localhost >/dev/null; then
+    log "WARNING: localhost does not resolve (no /etc/hosts?): the controller connects to the broker as localhost"
+fi
+if [ -e "$CERTS/ca.key" ]; then
+    log "WARNING: $CERTS/ca.key is a CA's private key on the table: move it to the operator's machine (offline)"
+fi
 chown mosquitto:mosquitto "$CERTS/broker.key"
 chmod 0600 "$CERTS/broker.key"
 chmod 0644 "$CERTS/ca.crt" "$CERTS/broker.crt"
@@ -110,7 +158,7 @@ if [ ! -f "$users" ]; then
     umask 077
     {
         echo "# Broker accounts (name = password), rendered into /etc/mosquitto/passwd and acl by install.sh."
-        echo "# Add dealer*, supervisor*, technician*, monitor* accounts here, then re-run systemd/install.sh."
+        echo "# Add dealer*, supervisor*, technician*, monitor* accounts here, then run systemd/install.sh again."
         echo "[users]"
         echo "\"table-$table_id\" = \"$password\""
     } >"$users"
@@ -122,45 +170,109 @@ if [ -f "$TABLECTL_ETC/mqtt-password" ]; then
     chown root:tablectl "$TABLECTL_ETC/mqtt-password"
     chmod 0640 "$TABLECTL_ETC/mqtt-password"
 fi
-"$venv_python" -m controller.broker render --users "$users" --site "$site" --out /etc/mosquitto
-chown root:mosquitto /etc/mosquitto/passwd /etc/mosquitto/acl
-chmod 0640 /etc/mosquitto/passwd /etc/mosquitto/acl
+# The templates are the release's package data (python -m controller.broker path ...), not this source tree.
+acl_template="$("$venv_python" -m controller.broker path acl)"
+conf_template="$("$venv_python" -m controller.broker path conf)"
+# passwd is hashed with a fresh salt each time, so what decides a new render is what it is made from.
+accounts_digest="$(cat "$users" "$acl_template" <(printf 'site=%s\n' "$site") | sha256sum | cut -d' ' -f1)"
+stamp=/etc/mosquitto/tablectl-accounts.sha256
+if [ ! -f /etc/mosquitto/passwd ] || [ ! -f /etc/mosquitto/acl ] || [ ! -f "$stamp" ] \
+    || [ "$(cat "$stamp")" != "$accounts_digest" ]; then
+    render_tmp="$(mktemp -d /etc/mosquitto/.render.XXXXXX)"
+    "$venv_python" -m controller.broker render --users "$users" --site "$site" --out "$render_tmp" >/dev/null
+    for f in passwd acl; do
+        chown root:mosquitto "$render_tmp/$f"
+        chmod 0640 "$render_tmp/$f"
+        mv -f "$render_tmp/$f" "/etc/mosquitto/$f"
+    done
+    rm -rf "$render_tmp"
+    printf '%s\n' "$accounts_digest" >"$stamp"
+    mosq_reload=1
+    log "rendered /etc/mosquitto/passwd and acl from $users"
+fi
 if [ -f /etc/mosquitto/mosquitto.conf ] && [ ! -f /etc/mosquitto/mosquitto.conf.debian ]; then
     cp -p /etc/mosquitto/mosquitto.conf /etc/mosquitto/mosquitto.conf.debian
 fi
-install -m 0644 "$MOSQ_SRC/mosquitto.conf" /etc/mosquitto/mosquitto.conf
+if ! cmp -s "$conf_template" /etc/mosquitto/mosquitto.conf; then
+    install -m 0644 "$conf_template" /etc/mosquitto/mosquitto.conf
+    mosq_restart=1
+fi
 systemctl enable mosquitto.service >/dev/null 2>&1
-systemctl restart mosquitto.service
+if [ "$mosq_restart" -eq 1 ] || ! systemctl is-active --quiet mosquitto.service; then
+    systemctl reset-failed mosquitto.service 2>/dev/null || true
+    systemctl restart mosquitto.service
+    log "mosquitto (re)started"
+elif [ "$mosq_reload" -eq 1 ]; then
+    # SIGHUP from systemd itself: Debian's ExecReload= runs /bin/kill, which a minimal Debian lacks (procps)
+    systemctl kill --signal=HUP --kill-whom=main mosquitto.service
+    log "mosquitto re-read passwd and acl (SIGHUP; not restarted)"
+fi
 
 # ---- 6. udev ----------------------------------------------------------------------------------------------
 log "6/8 udev rules (/dev/tablectl-shoe, -reader, -display; gpio group)"
-install -m 0644 "$here/99-tablectl.rules" /etc/udev/rules.d/99-tablectl.rules
-if command -v udevadm >/dev/null 2>&1; then
-    udevadm control --reload-rules
-    udevadm trigger --subsystem-match=tty --subsystem-match=usb --subsystem-match=gpio
+install -d -m 0755 /etc/udev/rules.d # a minimal Debian has no udev folder yet
+if ! cmp -s "$release_dir/systemd/99-tablectl.rules" /etc/udev/rules.d/99-tablectl.rules; then
+    install -m 0644 "$release_dir/systemd/99-tablectl.rules" /etc/udev/rules.d/99-tablectl.rules
+    if command -v udevadm >/dev/null 2>&1 && [ -S /run/udev/control ]; then # udevd runs (not in a container)
+        udevadm control --reload-rules
+        udevadm trigger --subsystem-match=tty --subsystem-match=usb --subsystem-match=gpio
+    fi
 fi
 
 # ---- 7. systemd unit --------------------------------------------------------------------------------------
 log "7/8 systemd unit"
-install -m 0644 "$here/tablectl.service" /etc/systemd/system/tablectl.service
-systemctl daemon-reload
-systemctl enable tablectl.service >/dev/null 2>&1
+unit_changed=0
+if ! cmp -s "$release_dir/systemd/tablectl.service" /etc/systemd/system/tablectl.service; then
+    install -m 0644 "$release_dir/systemd/tablectl.service" /etc/systemd/system/tablectl.service
+    systemctl daemon-reload
+    unit_changed=1
+fi
 
-# ---- 8. check and start -----------------------------------------------------------------------------------
-log "8/8 configuration check and start"
+# A file of /etc/tablectl (but the broker's accounts) changed since the running service started: restart it so
+# the change takes effect (seconds resolution: a file written in the second before the start counts).
+config_changed_since_start() {
+    local since
+    since="$(systemctl show -p ActiveEnterTimestamp --value tablectl.service)"
+    [ -n "$since" ] && since="$(date -d "$since" +%s)" || return 0
+    [ -n "$(find "$TABLECTL_ETC" -maxdepth 1 -type f ! -name mqtt-users.toml -newermt "@$((since - 1))" -print -quit)" ]
+}
+
+# ---- 8. check, switch and start ----------------------------------------------------------------------------
+# The release's own tablectl checks the configuration. Refused: the service is not started (nor enabled, so
+# no boot crash-loops on it) and the script ends non-zero with one line saying what to do.
+log "8/8 configuration check, switch and start"
 ok=1
-"$tablectl_bin" config check "$cfg" || ok=0
+"$release_dir/.venv/bin/tablectl" config check "$cfg" >&2 || ok=0
+if [ "$new_release" -eq 1 ]; then
+    if [ "$ok" -eq 0 ] && [ -n "$old" ]; then
+        die "configuration refused by the new release (reasons above): still on $old, service not restarted"
+    fi
+    commit_release "$release_dir"
+    switch_to "$release"
+    prune_releases
+fi
 if [ ! -f "$TABLECTL_ETC/integrity.json" ]; then
     log "no integrity manifest yet: the controller keeps the table closed until one is recorded."
     log "  after review: $tablectl_bin config record $cfg --manifest $TABLECTL_ETC/integrity.json"
 fi
-if [ "$start" -eq 1 ]; then
-    systemctl restart --no-block tablectl.service
-    log "started; follow it with: journalctl -fu tablectl"
-fi
 if [ "$ok" -eq 0 ]; then
-    log "the configuration above is refused: fix $cfg, add supervisors with"
-    log "  $tablectl_bin sign --add-to $TABLECTL_ETC/credentials.toml --user NAME --role supervisor"
-    log "then record the manifest and: systemctl restart tablectl"
+    if systemctl is-active --quiet tablectl.service; then
+        was="left running on the configuration it started with"
+    else
+        was="left stopped"
+    fi
+    die "configuration refused (reasons above): tablectl.service $was; fix $cfg (docs/deploy.md §1 step 6), then run $here/install.sh again"
+fi
+systemctl enable tablectl.service >/dev/null 2>&1
+if [ "$start" -eq 1 ]; then
+    if [ "$new_release" -eq 1 ] || [ "$unit_changed" -eq 1 ] || ! systemctl is-active --quiet tablectl.service \
+        || config_changed_since_start; then
+        # reset-failed: a unit that used up its start limit (5 in 5 min) refuses to start until it is reset
+        systemctl reset-failed tablectl.service 2>/dev/null || true
+        systemctl restart --no-block tablectl.service
+        log "starting tablectl.service; follow it with: journalctl -fu tablectl"
+    else
+        log "tablectl.service is running this release already: not restarted"
+    fi
 fi
 log "installed release $(current_release) (update: systemd/update.sh, rollback: systemd/rollback.sh)"

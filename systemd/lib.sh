@@ -5,9 +5,15 @@
 #   /opt/tablectl/current -> releases/<id>         the running release (switched atomically)
 #   /opt/tablectl/.venv   -> current/.venv         what the unit's ExecStart= names
 #
+# A release being built carries the file .incomplete until the script that built it switches to it
+# (commit_release); an install or update that stops before that removes it (forget_uncommitted, an EXIT trap),
+# and one that could not (power cut) is shown as incomplete by `rollback.sh --list`, never chosen by a
+# rollback and removed by the next prune. .source-sha256 holds the digest of the source tree it was built from,
+# so a re-run of install.sh on the same source reuses the current release instead of building another.
+#
 # Environment (the tests point these at a scratch folder): TABLECTL_ROOT, TABLECTL_ETC, SYSTEMCTL,
 # TABLECTL_SKIP_VENV=1 (copy only, no venv), TABLECTL_REQUIREMENTS (the hash-locked dependencies, default
-# requirements/pi.txt), TABLECTL_KEEP.
+# requirements/pi.txt), TABLECTL_KEEP (releases kept, default 5).
 
 TABLECTL_ROOT="${TABLECTL_ROOT:-/opt/tablectl}"
 TABLECTL_ETC="${TABLECTL_ETC:-/etc/tablectl}"
@@ -15,11 +21,39 @@ SYSTEMCTL="${SYSTEMCTL:-systemctl}"
 TABLECTL_KEEP="${TABLECTL_KEEP:-5}"
 RELEASES="$TABLECTL_ROOT/releases"
 UNIT=tablectl.service
+INCOMPLETE=.incomplete
+SOURCE_DIGEST=.source-sha256
+# The copy of a source tree: everything but the developer's venv, git data and build leftovers.
+TAR_EXCLUDES=(--exclude=./.venv --exclude=./.git --exclude='__pycache__' --exclude='.pytest_cache'
+    --exclude='.hypothesis' --exclude='.ruff_cache' --exclude='*.egg-info' --exclude=./build --exclude=./dist)
 
 log() { printf 'tablectl: %s\n' "$*" >&2; }
 die() {
     log "error: $*"
     exit 1
+}
+
+# One install, update or rollback at a time (fd 9 stays open until the script exits).
+lock_root() {
+    mkdir -p "$TABLECTL_ROOT"
+    exec 9>"$TABLECTL_ROOT/.lock"
+    flock -n 9 || die "another install, update or rollback is running ($TABLECTL_ROOT/.lock)"
+}
+
+# SHA-256 of the source tree as a release would copy it (names, modes, contents; not times or owners).
+source_digest() {
+    tar -C "$1" "${TAR_EXCLUDES[@]}" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner \
+        -cf - . | sha256sum | cut -d' ' -f1
+}
+
+# The current release when it was built from exactly this source tree (prints its id), else status 1.
+current_if_same_source() {
+    local cur digest
+    cur="$(current_release)" || return 1
+    [ -f "$RELEASES/$cur/$SOURCE_DIGEST" ] || return 1
+    digest="$(source_digest "$1")"
+    [ "$(cat "$RELEASES/$cur/$SOURCE_DIGEST")" = "$digest" ] || return 1
+    printf '%s\n' "$cur"
 }
 
 # A new release id: UTC time to the nanosecond (sorts by time, never reused even after pruning), plus the git
@@ -34,18 +68,18 @@ new_release_id() {
     printf '%s\n' "$id"
 }
 
-# Copy SRC into a new release directory and build its venv there; prints the release directory.
+# Copy SRC into the new release directory RELEASES/ID and build its venv there. UNCOMMITTED names it from the
+# start, so an EXIT trap (forget_uncommitted) removes it when anything later fails.
 make_release() {
-    local src="$1" id dest
+    local src="$1" id="$2" dest
     [ -f "$src/pyproject.toml" ] || die "$src does not look like the tablectl source tree (no pyproject.toml)"
     mkdir -p "$RELEASES"
-    id="$(new_release_id "$src")"
     dest="$RELEASES/$id"
+    UNCOMMITTED="$dest"
     mkdir "$dest"
-    tar -C "$src" \
-        --exclude=./.venv --exclude=./.git --exclude='__pycache__' --exclude='.pytest_cache' \
-        --exclude='.hypothesis' --exclude='.ruff_cache' --exclude='*.egg-info' --exclude=./build --exclude=./dist \
-        -cf - . | tar -C "$dest" -xf -
+    : >"$dest/$INCOMPLETE"
+    source_digest "$src" >"$dest/$SOURCE_DIGEST"
+    tar -C "$src" "${TAR_EXCLUDES[@]}" -cf - . | tar -C "$dest" -xf -
     if [ "${TABLECTL_SKIP_VENV:-0}" != 1 ]; then
         local lock="$dest/${TABLECTL_REQUIREMENTS:-requirements/pi.txt}" wheel
         log "building the wheel and $dest/.venv (dependencies hash-checked from ${lock#"$dest"/})"
@@ -61,7 +95,6 @@ make_release() {
         "$dest/.venv/bin/python" -m pip install --quiet --no-deps "$wheel" >&2
     fi
     chmod -R go-w "$dest"
-    printf '%s\n' "$dest"
 }
 
 # Fail (status 1) when the release's code rejects the installed configuration; warn on an integrity mismatch
@@ -80,6 +113,23 @@ check_release() {
     fi
 }
 
+# The release is whole and about to run: drop its .incomplete mark (before switch_to, which refuses marked ones).
+commit_release() {
+    rm -f "$1/$INCOMPLETE"
+    UNCOMMITTED=""
+}
+
+# EXIT trap of install.sh and update.sh: a release they built but did not switch to is removed, so it is never
+# offered as one to roll back to.
+forget_uncommitted() {
+    if [ -n "${UNCOMMITTED:-}" ] && [ -d "$UNCOMMITTED" ]; then
+        rm -rf "$UNCOMMITTED"
+        log "removed the unfinished release $(basename "$UNCOMMITTED")"
+    fi
+}
+
+is_incomplete() { [ -e "$RELEASES/$1/$INCOMPLETE" ]; }
+
 current_release() {
     local target
     target="$(readlink "$TABLECTL_ROOT/current" 2>/dev/null)" || return 1
@@ -91,7 +141,7 @@ previous_release() {
     local cur="$1" prev="" r
     for r in $(list_releases); do
         [ "$r" = "$cur" ] && break
-        prev="$r"
+        is_incomplete "$r" || prev="$r"
     done
     [ -n "$prev" ] && printf '%s\n' "$prev"
 }
@@ -105,6 +155,7 @@ list_releases() {
 switch_to() {
     local id="$1"
     [ -d "$RELEASES/$id" ] || die "no release $id in $RELEASES"
+    ! is_incomplete "$id" || die "release $id is incomplete (an install or update that did not finish)"
     ln -sfn "releases/$id" "$TABLECTL_ROOT/current.new"
     mv -Tf "$TABLECTL_ROOT/current.new" "$TABLECTL_ROOT/current"
     if [ ! -L "$TABLECTL_ROOT/.venv" ]; then
@@ -114,20 +165,32 @@ switch_to() {
 }
 
 # Restart and report whether the unit came up. Type=notify: restart returns when the service sent READY=1
-# (serial link, journal and broker up) or failed.
+# (serial link, journal and broker up) or failed. reset-failed first: a unit that used up its start limit
+# (StartLimitBurst=) would refuse the restart.
 restart_service() {
     "$SYSTEMCTL" daemon-reload || true
+    "$SYSTEMCTL" reset-failed "$UNIT" 2>/dev/null || true
     "$SYSTEMCTL" restart "$UNIT" && "$SYSTEMCTL" is-active --quiet "$UNIT"
 }
 
-# Keep the newest TABLECTL_KEEP releases, and never the current or previous one.
+# Keep the newest TABLECTL_KEEP releases (at least 2), and never the current or previous one; incomplete ones
+# (an install cut off before it finished) go first.
 prune_releases() {
-    local cur prev r n
+    local cur prev r n keep="$TABLECTL_KEEP"
+    if ! [[ "$keep" =~ ^[0-9]+$ ]] || [ "$keep" -lt 2 ]; then
+        die "TABLECTL_KEEP=$keep: a number of releases, 2 or more"
+    fi
     cur="$(current_release || true)"
     prev="$(previous_release "$cur" || true)"
+    for r in $(list_releases); do
+        if [ "$r" != "$cur" ] && is_incomplete "$r"; then
+            rm -rf "${RELEASES:?}/$r"
+            log "removed incomplete release $r"
+        fi
+    done
     n="$(list_releases | wc -l)"
     for r in $(list_releases); do
-        [ "$n" -le "$TABLECTL_KEEP" ] && break
+        [ "$n" -le "$keep" ] && break
         if [ "$r" != "$cur" ] && [ "$r" != "$prev" ]; then
             rm -rf "${RELEASES:?}/$r"
             log "pruned release $r"

@@ -15,7 +15,13 @@ for arg in "$@"; do
         --list)
             cur="$(current_release || true)"
             for r in $(list_releases); do
-                if [ "$r" = "$cur" ]; then echo "$r  (current)"; else echo "$r"; fi
+                if [ "$r" = "$cur" ]; then
+                    echo "$r  (current)"
+                elif is_incomplete "$r"; then
+                    echo "$r  (incomplete: an install or update that did not finish; not offered)"
+                else
+                    echo "$r"
+                fi
             done
             exit 0
             ;;
@@ -27,7 +33,8 @@ for arg in "$@"; do
         *) target="$arg" ;;
     esac
 done
-[ "$(id -u)" -eq 0 ] || [ -n "${TABLECTL_ROOT_OK:-}" ] || die "run as root (sudo)"
+[ "$(id -u)" -eq 0 ] || [ -n "${TABLECTL_ROOT_OK:-}" ] || die "run as root"
+lock_root
 
 cur="$(current_release)" || die "no current release in $TABLECTL_ROOT"
 if [ -z "$target" ]; then

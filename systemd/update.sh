@@ -21,15 +21,16 @@ for arg in "$@"; do
         *) src="$(cd "$arg" && pwd)" ;;
     esac
 done
-[ "$(id -u)" -eq 0 ] || [ -n "${TABLECTL_ROOT_OK:-}" ] || die "run as root (sudo)"
+[ "$(id -u)" -eq 0 ] || [ -n "${TABLECTL_ROOT_OK:-}" ] || die "run as root"
+lock_root
+trap forget_uncommitted EXIT
 
 old="$(current_release || true)"
-new_dir="$(make_release "$src")"
-new="$(basename "$new_dir")"
-if ! check_release "$new_dir"; then
-    rm -rf "$new_dir"
-    die "update refused; still on ${old:-nothing}"
-fi
+new="$(new_release_id "$src")"
+new_dir="$RELEASES/$new"
+make_release "$src" "$new"
+check_release "$new_dir" || die "update refused; still on ${old:-nothing}" # the trap removes $new
+commit_release "$new_dir"
 switch_to "$new"
 if [ "$restart" -eq 0 ]; then
     log "switched to $new; restart with: systemctl restart $UNIT"

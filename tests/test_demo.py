@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.code_names import code_names
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.timeout(120)
@@ -31,19 +32,23 @@ def test_demo_auto_plays_two_rounds_over_mqtt(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out = proc.stdout
     assert "loaded in two packets by alice" in out
-    settlements = re.findall(r"^settlement (\S+): dealer .+ = \d+ \| Seat 1 .+ net -?[\d,]+\.\d\d", out, re.M)
+    money = r"[+-]?[\d,]+\.\d\d EUR"  # major units with the table's currency (issue 30)
+    settlements = re.findall(rf"^settlement (\S+): dealer .+ = \d+ \| Seat 1 .+ net {money}", out, re.M)
     assert len(set(settlements)) == 2
-    cards = re.findall(r"^card #(\d+) (seat:\d:\d|dealer|burn): (\w\w|face down \(hole card\))$", out, re.M)
+    face = r"(?:10|[2-9AJQK])[♠♥♦♣]"  # as on the table, never a code such as QH
+    cards = re.findall(
+        rf"^card (\d+) (to Seat \d|to Dealer|burnt): ({face}|face down \(hole card\))$", out, re.M
+    )
     assert len(cards) >= 2 * 5  # two seats and the dealer, two cards each at least, per round
     seqs = [int(c[0]) for c in cards]
     assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)  # in shoe order, each once (deduped)
     assert "2 round(s) dealt and settled" in out
+    played = [line for line in out.splitlines() if line.startswith(("card ", "round ", "settlement "))]
+    assert not [(line, code_names(line)) for line in played if code_names(line)]  # in words (issue 30)
     # one line per round in words, every amount in money (issue 19)
-    summaries = re.findall(
-        r"^round \S+: Seat 1 bet \d+\.\d\d: .+ = \d+, [a-z ]+, [+-]?[\d,]+\.\d\d", out, re.M
-    )
+    summaries = re.findall(rf"^round \S+: Seat 1 bet \d+\.\d\d EUR: .+ = \d+, [a-z ,]+, {money}", out, re.M)
     assert len(summaries) == 2
-    assert re.search(r"^round \S+: bets Seat 1 10\.00, Seat 3 5\.00$", out, re.M)
+    assert re.search(r"^round \S+: bets Seat 1 10\.00 EUR, Seat 3 5\.00 EUR$", out, re.M)
     console = re.search(r"^demo: floor alert console \(another terminal\): (.+)$", out, re.M)
     assert console and console.group(1).startswith(
         str(Path(sys.executable).absolute().parent / "tablectl") + " alerts "
@@ -82,7 +87,7 @@ def test_demo_refuses_bad_options_with_a_reason() -> None:
 
 
 def cards_of(out: str) -> list[str]:
-    return re.findall(r"^card #\d+ \S+: (\w\w)$", out, re.M)
+    return re.findall(r"^card \d+ [^:]+: (\S+)$", out, re.M)
 
 
 def test_demo_card_order_is_random_unless_seeded(tmp_path: Path) -> None:

@@ -36,12 +36,13 @@ def test_report_tells_each_card_decision_result_and_dealer_error() -> None:
     assert res.returncode == 0, res.stderr
     out = res.stdout
     assert "dealer's hole card, face down (PT-2001 r.17)" in out
-    assert re.search(r"8\s+4H\s+held\s+held \(PT-2001 r\.18\)", out)
-    assert re.search(r"4H\s+seat 2 hand 0", out)  # the held card's final place
+    # in an inspector's words (issue 30): cards as on the table, hands from 1, amounts in major units
+    assert re.search(r"8\s+4♥\s+held back\s+held \(PT-2001 r\.18\): 4♥ given to Seat 1, hand 1", out)
+    assert re.search(r"4♥\s+Seat 2, hand 1", out)  # the held card's final place
     assert "dealer draws on 16: 16 or less must draw (PT-2001 r.19)" in out
-    assert re.search(r"Dealer's hand\n.*\n\s+7D 9C 5C\s+21", out)
-    assert re.search(r"1\s+0\s+5S 6H TC\s+21\s+1000\s+push\s+0", out)
-    assert "PT-2001 r.18  4H" in out and "total  0" in out
+    assert re.search(r"Dealer's hand\n.*\n\s+7♦ 9♣ 5♣\s+21", out)
+    assert re.search(r"1\s+1\s+5♠ 6♥ 10♣\s+21\s+10\.00\s+push\s+0\.00", out)
+    assert "PT-2001 r.18  4♥" in out and "total  0.00" in out
 
 
 def test_report_of_side_bets_prizes_insurance_and_jackpot(tmp_path: Path) -> None:
@@ -61,7 +62,7 @@ def test_report_of_side_bets_prizes_insurance_and_jackpot(tmp_path: Path) -> Non
     res = tablectl("replay", str(path), "--report")
     assert res.returncode == 0, res.stdout + res.stderr
     assert "r.43d: first two cards aces of one suit, 100 x the jackpot bet" in res.stdout  # AS AS
-    assert re.search(r"Insurance\n.*\n\s+1\s+500\s+yes\s+\+1000", res.stdout)
+    assert re.search(r"Insurance\n.*\n\s+1\s+5\.00\s+yes\s+\+10\.00", res.stdout)
 
 
 def test_html_page_shows_every_hostile_string_as_text(tmp_path: Path) -> None:
@@ -168,7 +169,8 @@ def test_a_tampered_journal_settlement_is_found_by_the_replay(tmp_path: Path) ->
     res = tablectl("replay", "-", "--report", stdin=export.stdout)
     assert res.returncode == 1
     assert res.stdout.count("agrees with the journal's settlement") == 2
-    assert "DISAGREES with the journal's settlement: total_net: journal" in res.stdout
+    assert "DISAGREES with the journal's settlement: total net for the players: journal +" in res.stdout
+    assert "total_net" not in res.stdout  # in words (issue 30)
 
 
 def test_the_hostile_page_in_a_real_browser_has_no_script_and_shows_the_text(tmp_path: Path) -> None:

@@ -59,6 +59,8 @@ def test_notify_type_watchdog_and_restart(unit: dict[str, list[tuple[str, str]]]
     assert one(unit, "Service", "Type") == "notify"  # READY=1 from controller/sdnotify.py
     assert int(one(unit, "Service", "WatchdogSec")) > 0
     assert one(unit, "Service", "Restart") == "on-failure"
+    # a refused configuration (exit 2 or 3, docs/cli.md) fails the unit at once instead of a restart loop
+    assert set(one(unit, "Service", "RestartPreventExitStatus").split()) == {"2", "3"}
     assert one(unit, "Install", "WantedBy") == "multi-user.target"
 
 
@@ -219,7 +221,7 @@ def test_install_script_covers_every_step() -> None:
         "usermod --groups dialout,gpio tablectl",
         "make_release",
         "switch_to",
-        "firmware_configs/mosquitto",
+        "controller.broker path acl",  # the wheel's template, never the source tree's (issue 26)
         "controller.broker render",
         "99-tablectl.rules",
         "systemctl enable tablectl.service",
@@ -321,3 +323,53 @@ def test_old_releases_are_pruned_but_not_current_or_previous(tmp_path: Path, san
 def test_update_refuses_a_folder_that_is_not_the_source(tmp_path: Path, sandbox: dict[str, str]) -> None:
     result = run("update.sh", sandbox, str(tmp_path))
     assert result.returncode != 0 and "pyproject.toml" in result.stderr
+
+
+def test_an_update_cut_off_while_building_leaves_no_release(tmp_path: Path, sandbox: dict[str, str]) -> None:
+    """pip cannot build the wheel (no index, issue 26): the half-made release is removed, current unchanged."""
+    assert run("update.sh", sandbox, str(source_tree(tmp_path, "1"))).returncode == 0
+    env = {
+        **sandbox,
+        "TABLECTL_SKIP_VENV": "0",
+        "PIP_NO_INDEX": "1",
+        "PIP_FIND_LINKS": str(tmp_path / "none"),
+    }
+    result = run("update.sh", env, str(source_tree(tmp_path, "2")))
+    assert result.returncode != 0
+    assert "removed the unfinished release" in result.stderr, result.stderr
+    assert len(list((Path(sandbox["TABLECTL_ROOT"]) / "releases").iterdir())) == 1
+    assert current_version(sandbox) == "1"
+
+
+def test_an_incomplete_release_is_marked_never_offered_and_pruned(
+    tmp_path: Path, sandbox: dict[str, str]
+) -> None:
+    """A release whose install was cut off by a power cut (its .incomplete mark left): --list says so, a rollback
+    skips it and refuses it by name, the next prune removes it."""
+    assert run("update.sh", sandbox, str(source_tree(tmp_path, "1"))).returncode == 0
+    releases = Path(sandbox["TABLECTL_ROOT"]) / "releases"
+    [first] = [p.name for p in releases.iterdir()]
+    assert run("update.sh", sandbox, str(source_tree(tmp_path, "2"))).returncode == 0
+    cut = releases / f"{first}-cut"  # sorts between the two: the previous one if it were offered
+    cut.mkdir()
+    (cut / ".incomplete").write_text("")
+    (cut / "VERSION").write_text("cut")
+    listing = run("rollback.sh", sandbox, "--list").stdout.splitlines()
+    assert listing[1] == f"{cut.name}  (incomplete: an install or update that did not finish; not offered)"
+    refused = run("rollback.sh", sandbox, cut.name)
+    assert refused.returncode != 0 and "incomplete" in refused.stderr
+    assert current_version(sandbox) == "2"
+    assert run("rollback.sh", sandbox).returncode == 0 and current_version(sandbox) == "1"
+    assert run("update.sh", sandbox, str(source_tree(tmp_path, "3"))).returncode == 0
+    assert not cut.exists()  # the prune after the update removed it
+
+
+def test_keep_is_configurable_and_checked(tmp_path: Path, sandbox: dict[str, str]) -> None:
+    for v in "1234":
+        assert (
+            run("update.sh", {**sandbox, "TABLECTL_KEEP": "2"}, str(source_tree(tmp_path, v))).returncode == 0
+        )
+    releases = sorted((Path(sandbox["TABLECTL_ROOT"]) / "releases").iterdir())
+    assert [(r / "VERSION").read_text() for r in releases] == ["3", "4"]
+    bad = run("update.sh", {**sandbox, "TABLECTL_KEEP": "1"}, str(source_tree(tmp_path, "5")))
+    assert bad.returncode != 0 and "TABLECTL_KEEP=1" in bad.stderr

@@ -106,8 +106,9 @@ async def test_a_new_person_plays_the_demo_script_at_80x24(table: Stack, tmp_pat
             )
             await settle(app, pilot, lambda v: not v.states["shoe"]["shuffling"] and "jackpot" in v.states)
             text = screen_text(app)
-            flat = " ".join(text.split())  # the line wraps at 80 columns
-            assert "floor console: /" in flat and " alerts --client-config " in flat  # works pasted as it is
+            assert any(r.startswith("floor console: sh ") for r in text.splitlines())  # one line (issue 30)
+            script = Path(str(app.conn.floor_console).removeprefix("sh ")).read_text()
+            assert " alerts --client-config " in script  # the line that works pasted as it is (issue 26)
             assert f"port = {table.port}" in (table.workdir / "floor-console.toml").read_text()
 
             # round 1: a bet on seat 1 and a jackpot chip sensed in its slot: the meter goes up (PT-2001 r.40)
@@ -128,7 +129,7 @@ async def test_a_new_person_plays_the_demo_script_at_80x24(table: Stack, tmp_pat
             await settle(app, pilot, lambda v: v.states["table"]["bets"].get("1", {}).get("amount") == 2000)
             rid2 = await play_round(app, pilot, queue=["8S", "AH", "8D", "9C", "TS", "TH"], ctl=ctl)
             assert {"i", "p", "s"} <= app.played  # type: ignore[attr-defined]
-            # the last round is below the table at 80x24: the person scrolls down to it (mouse wheel)
+            # the last round in full is below the table at 80x24: the person scrolls down to it (PageDown)
             app.query_one("#main").scroll_to_widget(app.query_one("#lastround"), animate=False, top=True)
             await pilot.pause(0.3)
             last = "\n".join(line.strip("│ ") for line in screen_text(app).splitlines())

@@ -10,16 +10,14 @@ from controller.terminal.view import (
     DealerResults,
     alert_age,
     alert_sort_key,
-    card_text,
     enabled_inputs,
-    hand_label,
     hand_text,
-    money,
     money_in_text,
     next_hint,
     settlement_lines,
     turn_text,
 )
+from controller.words import card_face, hand_label, money
 
 
 @given(st.integers(min_value=-(10**12), max_value=10**12))
@@ -104,12 +102,12 @@ def test_last_round_essentials_pt_online_2015_r31() -> None:
                        "outcome": "lose", "net": -1000}],
         }
     )  # fmt: skip
-    assert lines == ["Round R1", "Dealer: K♦ K♠ = 20", "Seat 2: 6♠ 10♠ = 16  stake 10.00  lose  net -10.00"]
+    assert lines == ["Round R1", "Dealer: K♦ K♠ = 20", "Seat 2: 6♠ 10♠ = 16  stake 10.00  loses  net -10.00"]
     assert settlement_lines({}) == ["no round settled yet"]
 
 
 def test_hole_card_stays_hidden_pt2001_r17() -> None:
-    assert card_text("??") == "(face down)"
+    assert card_face("??") == "(face down)"
     assert hand_text({"cards": ["AS", "??"], "total": 11, "soft": True}) == "A♠ (face down) = 11 (soft)"
 
 

@@ -105,19 +105,26 @@ async def auto_dealer(
     settled: set[str] = set()
 
     def show(event: Event) -> None:
+        jackpot = client.view.states.get("jackpot")
+        currency = (
+            jackpot.get("currency") if isinstance(jackpot, dict) else None
+        )  # the table's (state/jackpot)
+        currency = (
+            currency if isinstance(currency, str) and currency.isalpha() and len(currency) == 3 else None
+        )
         if brief:
             if event.topic == "events/settlement":
                 settled.add(str(event.data.get("round_id")))
-                out(round_summary(event.data))
+                out(round_summary(event.data, currency))
             return
         if event.topic == "events/card":
             out(card_line(event.data))
         elif event.topic == "events/settlement":
             settled.add(str(event.data.get("round_id")))
-            out(settlement_line(event.data))
-            out(round_summary(event.data))
+            out(settlement_line(event.data, currency))
+            out(round_summary(event.data, currency))
         elif event.topic == "events/round" and event.data.get("phase") == "dealing":
-            out(bets_line(event.data))
+            out(bets_line(event.data, currency))
 
     async def printer() -> None:
         while True:

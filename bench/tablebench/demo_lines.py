@@ -1,69 +1,82 @@
 """`tablectl demo --auto`, what it prints: each card, bet, settlement and round summary that came over MQTT as
-one line of plain text (controller/terminal/plain.py)."""
+one line of plain text (controller/terminal/plain.py), in a dealer's words (controller/words.py): cards as on the
+table (`Q♥`), hands numbered from 1, outcomes in words, money in major units with the table's currency."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from controller.terminal.plain import clean
+from controller.words import OUTCOME_WORDS, RECIPIENT_WORDS, card_face, cards_text, hand_label, money, words
+
+
+def recipient_words(recipient: Any) -> str:
+    """events/card 'recipient': 'seat:1:0' -> 'Seat 1' ('Seat 1, hand 2' for a later hand), 'dealer' -> 'Dealer',
+    'burn' -> 'burnt'."""
+    text = str(recipient)
+    if text.startswith("seat:"):
+        _, seat, *hand = text.split(":")
+        index = int(hand[0]) if hand and hand[0].isdigit() else 0
+        return hand_label(seat, index)
+    return words(RECIPIENT_WORDS, text)
+
 
 def card_line(data: dict[str, Any]) -> str:
-    """One events/card as a line; what came over MQTT is printed as plain text (controller/terminal/plain.py)."""
-    from controller.terminal.plain import clean
+    """One events/card as a line: 'card 2 to Seat 1: Q♥', 'card 1 burnt: J♦', 'card 7 to Dealer: face down'."""
+    card = "face down (hole card)" if data.get("hidden") else card_face(data.get("code"))
+    to = recipient_words(data.get("recipient"))
+    where = to if data.get("recipient") in ("burn", "held", "void") else f"to {to}"
+    return clean(f"card {data.get('shoe_seq')} {where}: {card}", 200)
 
-    card = "face down (hole card)" if data.get("hidden") else str(data.get("code"))
-    return clean(f"card #{data.get('shoe_seq')} {data.get('recipient')}: {card}", 200)
+
+def _hands(data: dict[str, Any]) -> list[dict[str, Any]]:
+    hands = data.get("hands")
+    return [h for h in hands if isinstance(h, dict)] if isinstance(hands, list) else []
 
 
-def settlement_line(data: dict[str, Any]) -> str:
-    from controller.terminal.plain import clean
-    from controller.terminal.view import hand_label, money
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
-    dealer = " ".join(str(c) for c in data.get("dealer_cards") or [])
-    hands = "; ".join(
-        f"{hand_label(h.get('seat'), h.get('hand'))} {' '.join(str(c) for c in h.get('cards') or [])} = "
-        f"{h.get('total')} {h.get('outcome')} net {money(h.get('net'))}"
-        for h in data.get("hands") or []
-        if isinstance(h, dict)
+
+def settlement_line(data: dict[str, Any], currency: str | None = None) -> str:
+    """events/settlement: the dealer's hand, then each hand's cards, total, outcome and net."""
+    hands = _hands(data)
+    split = {str(h.get("seat")) for h in hands if h.get("hand")}
+    parts = "; ".join(
+        f"{hand_label(h.get('seat'), h.get('hand'), str(h.get('seat')) in split)} {cards_text(_list(h.get('cards')))}"
+        f" = {h.get('total')} {words(OUTCOME_WORDS, h.get('outcome'))} net {money(h.get('net'), currency, sign=True)}"
+        for h in hands
     )
+    dealer = cards_text(_list(data.get("dealer_cards")))
     return clean(
-        f"settlement {data.get('round_id')}: dealer {dealer} = {data.get('dealer_total')} | {hands}", 1000
+        f"settlement {data.get('round_id')}: dealer {dealer} = {data.get('dealer_total')} | {parts}", 1000
     )
 
 
-def round_summary(data: dict[str, Any]) -> str:
+def round_summary(data: dict[str, Any], currency: str | None = None) -> str:
     """One round in words: each hand's bet, cards, total, result and what it won or lost, then the dealer."""
-    from controller.terminal.plain import clean
-    from controller.terminal.view import card_text, hand_label, money
-
-    def signed(cents: Any) -> str:
-        text = money(cents)
-        return f"+{text}" if isinstance(cents, int) and cents > 0 else text
-
-    hands = [h for h in data.get("hands") or [] if isinstance(h, dict)]
+    hands = _hands(data)
     split = {str(h.get("seat")) for h in hands if h.get("hand")}
     parts = [
         f"{hand_label(h.get('seat'), h.get('hand'), str(h.get('seat')) in split)} bet "
-        f"{money(h.get('stake', h.get('bet')))}: {' '.join(card_text(c) for c in h.get('cards') or [])} = "
-        f"{h.get('total')}, {str(h.get('outcome')).replace('_', ' ')}, {signed(h.get('net'))}"
+        f"{money(h.get('stake', h.get('bet')), currency)}: {cards_text(_list(h.get('cards')))} = "
+        f"{h.get('total')}, {words(OUTCOME_WORDS, h.get('outcome'))}, {money(h.get('net'), currency, sign=True)}"
         for h in hands
     ]
-    for ins in data.get("insurance") or []:
+    for ins in _list(data.get("insurance")):
         if isinstance(ins, dict):
-            parts.append(f"Seat {ins.get('seat')} insurance {signed(ins.get('net'))}")
+            parts.append(f"Seat {ins.get('seat')} insurance {money(ins.get('net'), currency, sign=True)}")
     tag = ", blackjack" if data.get("dealer_blackjack") else (", bust" if data.get("dealer_bust") else "")
-    dealer = " ".join(card_text(c) for c in data.get("dealer_cards") or [])
+    dealer = cards_text(_list(data.get("dealer_cards")))
     line = f"round {data.get('round_id')}: {'; '.join(parts)} · dealer {dealer} = {data.get('dealer_total')}{tag}"
     return clean(line, 1000)
 
 
-def bets_line(data: dict[str, Any]) -> str:
+def bets_line(data: dict[str, Any], currency: str | None = None) -> str:
     """One events/round of the dealing phase as a line: the bet of each seat."""
-    from controller.terminal.plain import clean
-    from controller.terminal.view import money
-
     bets = ", ".join(
-        f"Seat {b.get('seat')} {money(b.get('amount'))}"
-        for b in data.get("bets") or []
+        f"Seat {b.get('seat')} {money(b.get('amount'), currency)}"
+        for b in _list(data.get("bets"))
         if isinstance(b, dict)
     )
     return clean(f"round {data.get('round_id')}: bets {bets}", 400)

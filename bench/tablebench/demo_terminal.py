@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 from typing import Any
 
 from controller.paste import command
@@ -54,7 +55,7 @@ def terminal_connection(stack: Stack, profile: str) -> Any:
         supervisor_account="supervisor1",
         supervisor_password=stack.users["supervisor1"],
         demo=StackHardware(stack.shoe_control, stack.gpio_socket),
-        floor_console=floor_console_line(stack),
+        floor_console=f"sh {floor_console_script(stack)}",
         profile=profile,
         key_dir=str(stack.key_dir),
     )
@@ -75,3 +76,16 @@ def floor_console_line(stack: Stack) -> str:
         f"password_file = {json.dumps(password.name)}\nsite = {json.dumps(stack.opts.site)}\n"
     )
     return command("alerts", "--client-config", settings, "--key-dir", stack.key_dir)
+
+
+def floor_console_script(stack: Stack) -> Path:
+    """That line as a script in the demo's work directory, so the pit terminal names it in one short line even
+    at 80 columns (``sh <workdir>/floor-console``): the line itself is longer than the screen is wide."""
+    script = stack.workdir / "floor-console"
+    fd = os.open(script, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o700)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(
+            f"#!/bin/sh\n# the demo's floor alert console (docs/terminal.md)\nexec {floor_console_line(stack)}\n"
+        )
+    script.chmod(0o700)
+    return script

@@ -14,6 +14,7 @@ from controller.floor.alerts import acknowledge_alert
 from controller.floor.cli import add_dsn
 from controller.floor.queries import floor_alerts
 from controller.floor.text import safe
+from controller.words import alert_words
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -48,7 +49,7 @@ def main(args: argparse.Namespace) -> int:
             ack = f"  acknowledged by {safe(a.acknowledged_by)}" if a.acknowledged_by else ""
             print(
                 f"#{a.alert_id} {a.raised_at:%Y-%m-%d %H:%M:%S} {a.severity:<8} {safe(a.site)}/{safe(a.table_id)}"
-                f" {a.kind}: {safe(a.message)}{ack}"
+                f" {safe(alert_words(a.kind))}: {safe(a.message)}{ack}"
             )
     if not alerts and not args.json:
         print("no open floor alerts" if not args.all else "no floor alerts")

@@ -89,7 +89,7 @@ def consumes(cfg: ArchiveConfig) -> str:
 
 
 def start_line(cfg: ArchiveConfig, interval: float, files: list[Path]) -> str:
-    tls = f"TLS, CA {cfg.ca}" if cfg.ca else "no TLS"
+    tls = f"TLS, CA {cfg.tls.ca}" if cfg.tls is not None else "no TLS"
     reports = f"; status every {interval:g} s" + (f" to {', '.join(map(str, files))}" if files else "")
     return (f"archive worker {cfg.worker} (tablectl {__version__}): consumes {consumes(cfg)} from the floor broker "
             f"{cfg.host}:{cfg.port} ({tls}) as {cfg.username}; stores into {safe_dsn(cfg.dsn)}{reports}")  # fmt: skip

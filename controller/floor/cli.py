@@ -21,6 +21,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "rounds": ("controller.floor.rounds_cli", "archived rounds as replayable round descriptions"),
     "jackpot": ("controller.floor.jackpot_cli", "jackpot meter history per table"),
     "report": ("controller.floor.report_cli", "a day's summary per table (CSV or HTML)"),
+    "shift": ("controller.floor.shift_cli", "a shift's figures per table, pit and floor (CSV or HTML)"),
     "bridge": ("controller.floor.bridge_cli", "write a table broker's bridge section to the floor broker"),
     "web": ("controller.floor.web_cli", "the floor dashboard (web, live updates)"),
     "enrol": ("controller.floor.enrol_cli", "enrol a table's audit key (from its integrity manifest)"),

@@ -83,9 +83,10 @@ class Repairer:
         self.stats = {"requests": 0, "answers": 0, "refusals": 0, "alerts": 0}
 
     def open_gaps(self) -> int:
-        """Gaps being repaired now (waiting out the grace, or asked for)."""
+        """Gaps being repaired now: holes the gap finder knows of, over every table (waiting out the grace, or
+        asked for)."""
         with self._lock:
-            return len(self._pending)
+            return sum(len(holes) for holes in self.finder.holes().values())
 
     def rescan(self) -> None:
         """Read every table's archive again at the next step (ids below a watermark became holes: an archived

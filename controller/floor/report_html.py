@@ -11,18 +11,35 @@ from datetime import UTC, date, datetime
 
 from controller.floor.coverage import UNKNOWN_TABLE, HoleKind
 from controller.floor.report import COLUMNS, TableDay, day_bounds
+from controller.words import money as words_money
 
-_HEAD = {c: c.removesuffix("_minor") for c in COLUMNS}  # the page shows major units, with the currency
+# The page's column headers in words (the CSV keeps the code names and says its unit: ``_minor``); the page
+# shows major units with the currency.
+_HEAD = {
+    "site": "site",
+    "table": "table",
+    "archive": "archive",
+    "rounds": "rounds",
+    "staked_minor": "staked",
+    "paid_minor": "paid out",
+    "house_net_minor": "house net",
+    "dealer_errors": "dealer errors",
+    "faults": "faults",
+    "voids": "void rounds",
+    "jackpot_meter_minor": "jackpot meter",
+    "currency": "currency",
+    "archived_to": "archived to event",
+    "known_to": "known to event",
+    "missing_ids": "missing events",
+    "pending_ids": "pending events",
+}
 _TEXT_COLUMNS = ("site", "table", "archive", "currency", "missing_ids", "pending_ids")  # left-aligned
 
 
 def money(minor: int | None, currency: str | None = None) -> str:
-    """``-1,234.05 EUR`` from minor units (two decimals, as every currency the tables use); ``—`` when None."""
-    if minor is None:
-        return "—"
-    sign = "-" if minor < 0 else ""
-    text = f"{sign}{abs(minor) // 100:,}.{abs(minor) % 100:02d}"
-    return f"{text} {currency}" if currency else text
+    """``-1,234.05 EUR`` from minor units (two decimals, as every currency the tables use); ``—`` when None:
+    the product's one way of writing money for people (controller/words.py)."""
+    return words_money(minor, currency)
 
 
 def meter_svg(points: list[tuple[datetime, int]], day: date, currency: str | None = None) -> str:

@@ -20,6 +20,7 @@ from controller.jackpot.math import (
     return_at_meter,
 )
 from controller.rules.profiles import ProfileError, load_profile
+from controller.words import COMBINATION_WORDS, money, words
 
 
 class CliError(Exception):
@@ -47,7 +48,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--meter", type=int, help="meter value for the return at a given meter (default: seed)"
     )
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--currency", help="ISO 4217 code the amounts are written with (text output)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object (amounts: *_minor fields)")
 
 
 def _num(x: Fraction) -> dict[str, Any]:
@@ -63,7 +65,8 @@ def report(odds: Odds, args: argparse.Namespace) -> dict[str, Any]:
         "decks": odds.decks,
         "model": "first 4 cards of a seat from a full shoe, without replacement; highest combination only",
         "combinations": {
-            c.name: {"multiplier": c.multiplier, **_num(p)} for c, p in odds.probabilities.items()
+            c.name: {"label": words(COMBINATION_WORDS, c), "multiplier": c.multiplier, **_num(p)}
+            for c, p in odds.probabilities.items()
         },
         "hit_frequency": _num(odds.hit_frequency),
         "fixed_prizes_ev_bets": _num(odds.fixed_ev),
@@ -73,7 +76,7 @@ def report(odds: Odds, args: argparse.Namespace) -> dict[str, Any]:
         if bet <= 0:
             raise CliError("--bet-value must be a positive integer (minor units)")
         be = break_even_meter(odds, bet)
-        out["bet_value"] = bet
+        out["bet_value_minor"] = bet
         out["break_even_meter"] = None if be is None else {"minor_units": float(be), "fraction": str(be)}
         if args.seed is not None:
             if args.seed < MIN_SEED_MULTIPLE * bet:
@@ -81,8 +84,8 @@ def report(odds: Odds, args: argparse.Namespace) -> dict[str, Any]:
                     f"--seed {args.seed} is below {MIN_SEED_MULTIPLE} x bet = {MIN_SEED_MULTIPLE * bet}"
                 )
             meter = args.seed if args.meter is None else args.meter
-            out["seed"] = args.seed
-            out["return_at_meter"] = {"meter": meter, **_num(return_at_meter(odds, bet, meter))}
+            out["seed_minor"] = args.seed
+            out["return_at_meter"] = {"meter_minor": meter, **_num(return_at_meter(odds, bet, meter))}
             if args.increment_bp is not None:
                 bps = (args.increment_bp, args.reserve_bp)
                 if min(bps) < 0 or sum(bps) > 10_000:  # PT-2001 r.40: shares of the bet
@@ -90,35 +93,42 @@ def report(odds: Odds, args: argparse.Namespace) -> dict[str, Any]:
                 out["increment_bp"], out["reserve_bp"] = args.increment_bp, args.reserve_bp
                 lr = long_run_return(odds, bet, args.increment_bp, args.reserve_bp, args.seed)
                 out["long_run_return"] = _num(lr)
-                out["meter_drift_per_bet"] = float(meter_drift_per_bet(odds, bet, args.increment_bp))
+                out["meter_drift_per_bet_minor"] = float(meter_drift_per_bet(odds, bet, args.increment_bp))
     return out
 
 
-def _text(r: dict[str, Any]) -> str:
+def _text(r: dict[str, Any], currency: str | None = None) -> str:
+    """For people: the combinations in words (controller/words.py), amounts in money (major units)."""
     lines = [f"decks: {r['decks']}  ({r['model']})", ""]
-    lines.append(f"{'combination':<22} {'pays':>6} {'probability':>16} {'1 in':>14}  exact")
-    for name, c in r["combinations"].items():
+    lines.append(f"{'combination':<32} {'pays':>6} {'probability':>16} {'1 in':>14}  exact")
+    for c in r["combinations"].values():
         pays = "100 %" if c["multiplier"] is None else f"{c['multiplier']}x"
         one_in = "never" if c["one_in"] is None else f"{c['one_in']:,.1f}"
-        lines.append(f"{name:<22} {pays:>6} {c['decimal']:>16.10f} {one_in:>14}  {c['fraction']}")
+        lines.append(f"{c['label']:<32} {pays:>6} {c['decimal']:>16.10f} {one_in:>14}  {c['fraction']}")
     hf = r["hit_frequency"]
     lines.append(f"hit frequency per seat-round: {hf['decimal']:.10f} (1 in {hf['one_in']:,.1f})")
     lines.append(f"fixed prizes EV: {r['fixed_prizes_ev_bets']['decimal']:.6f} bets per jackpot bet")
+    if "bet_value_minor" in r:
+        lines.append(f"jackpot bet: {money(r['bet_value_minor'], currency)}")
     if "break_even_meter" in r:
         be = r["break_even_meter"]
-        shown = "n/a (top prize impossible)" if be is None else f"{be['minor_units']:,.0f} minor units"
+        shown = "n/a (top prize impossible)" if be is None else money(round(be["minor_units"]), currency)
         lines.append(f"break-even meter (return 100 %): {shown}")
     if "return_at_meter" in r:
         rm = r["return_at_meter"]
-        lines.append(f"return at meter {rm['meter']:,}: {rm['decimal'] * 100:.4f} %")
+        lines.append(f"return at meter {money(rm['meter_minor'], currency)}: {rm['decimal'] * 100:.4f} %")
     if "long_run_return" in r:
         lines.append(
             f"long-run return (increment {r['increment_bp']} bp + reserve {r['reserve_bp']} bp"
             f" + seed per top hit): {r['long_run_return']['decimal'] * 100:.4f} %"
         )
-        drift = r["meter_drift_per_bet"]
+        drift = r["meter_drift_per_bet_minor"]
         note = "" if drift >= 0 else "  (the meter drifts DOWN between top hits: increment < fixed prizes)"
-        lines.append(f"meter drift per bet between top hits: {drift:+.4f} minor units{note}")
+        cents = Fraction(drift).limit_denominator(10**6)
+        shown = f"{'+' if cents >= 0 else '-'}{abs(float(cents)) / 100:,.4f}"  # sub-cent: four decimals
+        lines.append(
+            f"meter drift per bet between top hits: {shown}{f' {currency}' if currency else ''}{note}"
+        )
     return "\n".join(lines)
 
 
@@ -131,5 +141,5 @@ def main(args: argparse.Namespace) -> int:
     except CliError as exc:
         print(f"jackpot-math: {exc}", file=sys.stderr)
         return 2
-    print(json.dumps(r, indent=2) if args.json else _text(r))
+    print(json.dumps(r, indent=2) if args.json else _text(r, getattr(args, "currency", None)))
     return 0

@@ -9,6 +9,7 @@ from typing import Any
 from controller.jackpot import JackpotError
 from controller.jackpot import meter as mt
 from controller.table.effects import Effect, JournalRecord, Rejected
+from controller.words import COMBINATION_WORDS, money, words
 
 SETTLED_KEPT = 64  # how many settled hit ids are remembered, to say "already paid" rather than "unknown"
 
@@ -102,9 +103,9 @@ class JackpotSupervision:
             amount = args["amount"]
             if isinstance(amount, bool) or not isinstance(amount, int) or amount != hit.amount:
                 raise Rejected(
-                    f"jackpot hit {hit.hit_id}: amount {amount!r} is not the award of {hit.amount} "
-                    f"{self.meter.currency if self.meter else ''} minor units ({hit.combination}, "
-                    "PT-2001 r.43, r.50)"
+                    f"jackpot hit {hit.hit_id}: amount {amount!r} (minor units) is not the award of "
+                    f"{money(hit.amount, self.meter.currency if self.meter else None)} "
+                    f"({words(COMBINATION_WORDS, hit.combination)}, PT-2001 r.43, r.50)"
                 )
         assert self.meter is not None
         self.meter, records = mt.pay(self.meter, hit.hit_id, user)  # r.50a order enforced there

@@ -32,6 +32,7 @@ from controller.jackpot.supervision import JackpotSupervision
 from controller.rules.round_state import OPEN
 from controller.table.effects import Alert, Effect, Event, EventKind, JournalRecord, Rejected
 from controller.table.jackpot_seam import JackpotSeam
+from controller.words import COMBINATION_WORDS, money, words
 
 RECORD_KIND = "jackpot"  # every meter change: MeterRecord + the meter after it, one journal record each
 UNPLAYABLE = "unplayable"  # chip_refused reason when the jackpot cannot be played (display lost, hit pending)
@@ -341,7 +342,8 @@ class TableJackpot(JackpotSupervision, JackpotSeam):
                 fx,
                 "jackpot_pending",
                 "critical",
-                f"jackpot {combo.name} on seat {h.seat}: {h.amount} {self.meter.currency} pending; the hand "
+                f"jackpot ({words(COMBINATION_WORDS, combo)}) on seat {h.seat}: "
+                f"{money(h.amount, self.meter.currency)} pending; the hand "
                 "stays on the table until a supervisor verifies and pays it (PT-2001 r.49)",
                 hit_id=h.hit_id,
                 seat=h.seat,

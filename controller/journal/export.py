@@ -9,6 +9,7 @@ import json
 from collections.abc import Iterator
 from typing import Any, TextIO
 
+from controller.jackpot.config import CURRENCY_CODE
 from controller.journal.store import Journal
 
 
@@ -48,6 +49,7 @@ def export_session(journal: Journal, out: TextIO, session_id: str | None = None)
             f"no rounds for session {session_id!r} (sessions: {', '.join(sessions(journal)) or 'none'})"
         )
     exported = void = 0
+    currency = table_currency(journal)
     for data in final_rounds(journal, session_id):
         if data.get("void"):
             void += 1
@@ -55,6 +57,23 @@ def export_session(journal: Journal, out: TextIO, session_id: str | None = None)
         doc = dict(data["description"])
         # The table's own record of the round, so `tablectl replay -` can say whether it settles the same.
         doc["journal"] = {k: data.get(k) for k in ("session_id", "round_id", "settlement")}
+        if currency:  # what the amounts are in, for the dispute report (`replay --report`: "amounts in EUR")
+            doc["journal"]["currency"] = currency
         out.write(json.dumps(doc, sort_keys=True, separators=(",", ":")) + "\n")
         exported += 1
     return exported, void
+
+
+def table_currency(journal: Journal) -> str | None:
+    """The table's currency as its retained ``state/jackpot`` says (ISO 4217), None when it has none."""
+    for topic, payload in journal.retained_state().items():
+        if not topic.endswith("/state/jackpot"):
+            continue
+        try:
+            doc = json.loads(payload)
+        except (TypeError, ValueError):
+            return None
+        data = doc.get("data", doc) if isinstance(doc, dict) else None
+        currency = data.get("currency") if isinstance(data, dict) else None
+        return currency if isinstance(currency, str) and CURRENCY_CODE.fullmatch(currency) else None
+    return None

@@ -4,6 +4,10 @@
 `html_page(...)` render it. Every string that came from the round file (profile names, players, comments, card
 codes, the journal's ids) reaches the HTML page only through `html.escape`: the page shows it as text. Pure: no
 I/O.
+
+In an inspector's words (controller/words.py, issue 30): cards as on the table (`K♠`), hands numbered from 1 as
+the pit terminal numbers them, decisions and outcomes in words (`No insurance`, `loses`), amounts in major units
+(`+20.00`) with the currency when the round's record names it.
 """
 
 from __future__ import annotations
@@ -15,8 +19,19 @@ from typing import Any
 
 from controller.jackpot.hits import Combination, evaluate
 from controller.rules.cards import RED_SUITS, Card
+from controller.words import (
+    ACTION_WORDS,
+    OUTCOME_WORDS,
+    RECIPIENT_WORDS,
+    SUIT_SYMBOLS,
+    card_face,
+    hand_label,
+    hand_number,
+    in_words,
+    words,
+)
+from controller.words import money as _money_words
 
-SUIT_SYMBOL = {"S": "\u2660", "H": "\u2665", "D": "\u2666", "C": "\u2663"}
 _JACKPOT_WORDS = {
     Combination.FOUR_ACES_ONE_COLOUR: "r.43a: first four cards all red or all black aces, 100 % of the jackpot",
     Combination.THREE_ACES_SUITED: "r.43b: first three cards aces of one suit, 2,500 x the jackpot bet",
@@ -43,13 +58,23 @@ class Report:
 
 
 def money(n: int) -> str:
-    return f"{n:+d}" if n else "0"
+    """A net amount for people: '+20.00', '-10.00', '0.00' (major units, controller/words.py)."""
+    return _money_words(n, sign=True)
+
+
+def amount(n: Any) -> str:
+    """A stake or bet: '10.00'."""
+    return _money_words(n) if isinstance(n, int) and not isinstance(n, bool) else str(n)
 
 
 def _where(to: Any) -> str:
     if isinstance(to, dict):
-        return f"seat {to.get('seat')} hand {to.get('hand', 0)}"
-    return str(to)
+        return hand_label(to.get("seat"), to.get("hand", 0), True)
+    return words(RECIPIENT_WORDS, to)
+
+
+def _faces(codes: Any) -> str:
+    return " ".join(card_face(c) for c in codes)
 
 
 def build(
@@ -63,6 +88,8 @@ def build(
 ) -> Report:
     """The report of one round: `result` a ReplayResult, or `error` an InvalidRound."""
     profile = str(doc.get("profile", "?")) if isinstance(doc, dict) else "?"
+    currency = (journal or {}).get("currency")
+    unit = f" in {currency}" if isinstance(currency, str) and currency.isalpha() else ""
     title = f"{label}: profile {profile}"
     if journal and journal.get("round_id"):
         title = f"{label}: round {journal['round_id']} (profile {profile})"
@@ -81,14 +108,15 @@ def build(
         verdict = "settled, DISAGREES with the journal's settlement: " + "; ".join(agreement)
     else:
         verdict = "settled, agrees with the journal's settlement"
-    rep = Report(f"{title} ({eng.profile.book}: {eng.profile.title})", verdict, not agreement)
+    rep = Report(f"{title} ({eng.profile.book}: {eng.profile.title}), amounts{unit or ' in major units'}", verdict,
+                 not agreement)  # fmt: skip
     _note(rep, doc)
     rep.sections.append(_bets(eng))
     desc = eng.description()
     why = eng.card_reasons()
     cards = Section("Cards, in the order they left the shoe", ["#", "card", "went to", "why"], cards_column=1)
     for i, (c, reason) in enumerate(zip(desc["cards"], why, strict=True), 1):
-        cards.rows.append([str(i), c["card"], _where(c["recipient"]), reason])
+        cards.rows.append([str(i), c["card"], _where(c["recipient"]), in_words(reason)])
     rep.sections.append(cards)
     if eng.held_log:
         held = Section(
@@ -99,11 +127,12 @@ def build(
     dec = Section("Decisions", ["after card #", "seat", "hand", "player", "decision"])
     for d in desc["decisions"]:
         what = (
-            d["action"]
-            + (f" {d['amount']}" if "amount" in d else "")
+            words(ACTION_WORDS, d["action"])
+            + (f" {amount(d['amount'])}" if "amount" in d else "")
             + (" (implicit)" if d.get("implicit") else "")
         )
-        dec.rows.append([str(d.get("after_cards", "")), str(d["seat"]), str(d.get("hand", "")),
+        hand = str(hand_number(d["hand"])) if isinstance(d.get("hand"), int) else ""
+        dec.rows.append([str(d.get("after_cards", "")), str(d["seat"]), hand,
                          str(d.get("player", "")), what])  # fmt: skip
     rep.sections.append(dec)
     dealer = Section("Dealer's hand", ["cards", "total", ""], cards_column=0)
@@ -112,33 +141,36 @@ def build(
     rep.sections.append(dealer)
     hands = Section("Hands", ["seat", "hand", "cards", "total", "stake", "result", "paid"], cards_column=2)
     for h in s.hands:
-        stake = f"{h.stake}" + (" (doubled)" if h.doubled else "")
-        hands.rows.append([str(h.seat), str(h.hand), " ".join(h.cards), str(h.total), stake, h.outcome,
-                           money(h.net)])  # fmt: skip
+        stake = amount(h.stake) + (" (doubled)" if h.doubled else "")
+        hands.rows.append([str(h.seat), str(hand_number(h.hand)), " ".join(h.cards), str(h.total), stake,
+                           words(OUTCOME_WORDS, h.outcome), money(h.net)])  # fmt: skip
     rep.sections.append(hands)
     if s.co_bets:
         co = Section("Other players' bets on a seat (PT-2001 r.15-16)", ["seat", "player", "hand", "stake",
                                                                           "result", "paid"])  # fmt: skip
         co.rows = [
-            [str(c.seat), c.player, str(c.hand), str(c.stake), c.outcome, money(c.net)] for c in s.co_bets
-        ]
-        co.rows += [[str(x["seat"]), str(x["player"]), "", str(x.get("stake", x.get("amount", ""))),
+            [str(c.seat), c.player, str(hand_number(c.hand)), amount(c.stake), words(OUTCOME_WORDS, c.outcome),
+             money(c.net)] for c in s.co_bets
+        ]  # fmt: skip
+        co.rows += [[str(x["seat"]), str(x["player"]), "", amount(x.get("stake", x.get("amount", ""))),
                      f"{x['kind']} {x.get('name') or ''} {x.get('result') or ''}".strip(), money(x["net"])]
                     for x in s.co_side_bets]  # fmt: skip
         rep.sections.append(co)
     if s.insurance:
         ins = Section("Insurance", ["seat", "amount", "dealer blackjack", "paid"])
-        ins.rows = [[str(i.seat), str(i.amount), "yes" if i.won else "no", money(i.net)] for i in s.insurance]
+        ins.rows = [
+            [str(i.seat), amount(i.amount), "yes" if i.won else "no", money(i.net)] for i in s.insurance
+        ]
         rep.sections.append(ins)
     if s.side_bets:
         side = Section("Side bets", ["seat", "bet", "stake", "result", "paid"])
         side.rows = [
-            [str(b.seat), b.name, str(b.stake), b.result or "lost", money(b.net)] for b in s.side_bets
+            [str(b.seat), b.name, amount(b.stake), b.result or "lost", money(b.net)] for b in s.side_bets
         ]
         rep.sections.append(side)
     if s.prizes:
         prizes = Section("Special prizes", ["seat", "hand", "prize", "paid"])
-        prizes.rows = [[str(x.seat), str(x.hand), x.name, money(x.net)] for x in s.prizes]
+        prizes.rows = [[str(x.seat), str(hand_number(x.hand)), x.name, money(x.net)] for x in s.prizes]
         rep.sections.append(prizes)
     if s.jackpot:
         jp = Section(
@@ -153,7 +185,9 @@ def build(
         rep.sections.append(jp)
     errs = Section("Dealer errors", ["rule", "card", "what happened", "remedy"], cards_column=1)
     for e in eng.dealer_errors:
-        errs.rows.append([e.rule, str(e.card or ""), e.message, _remedy(e, desc["cards"], why, eng.held_log)])
+        errs.rows.append(
+            [e.rule, str(e.card or ""), in_words(e.message), _remedy(e, desc["cards"], why, eng.held_log)]
+        )
     if not errs.rows:
         errs.rows.append(["", "", "none", ""])
     rep.sections.append(errs)
@@ -172,9 +206,9 @@ def _bets(eng: Any) -> Section:
     sec = Section("Bets", ["seat", "player", "amount", "side bets", "jackpot chip"])
     for seat, st in eng.seats.items():
         for bet in [st.bet, *(cb.bet for cb in st.co_bets)]:
-            side = ", ".join(f"{k} {v}" for k, v in bet.side_bets.items())
+            side = ", ".join(f"{k} {amount(v)}" for k, v in bet.side_bets.items())
             sec.rows.append(
-                [str(seat), bet.player or "", str(bet.amount), side, "yes" if bet.jackpot_chip else ""]
+                [str(seat), bet.player or "", amount(bet.amount), side, "yes" if bet.jackpot_chip else ""]
             )
     return sec
 
@@ -206,11 +240,14 @@ def text(rep: Report) -> str:
     for sec in rep.sections:
         out.append(sec.title)
         widths = [len(c) for c in sec.columns]
-        for row in sec.rows:
+        rows = [
+            [_faces(v.split()) if i == sec.cards_column else v for i, v in enumerate(row)] for row in sec.rows
+        ]
+        for row in rows:
             widths = [max(w, len(v)) for w, v in zip(widths, row, strict=False)]
         widths = [min(w, 60) for w in widths]
         out.append("  " + "  ".join(c.ljust(w) for c, w in zip(sec.columns, widths, strict=True)).rstrip())
-        for row in sec.rows:
+        for row in rows:
             out.append("  " + "  ".join(v.ljust(w) for v, w in zip(row, widths, strict=False)).rstrip())
         out.append("")
     return "\n".join(out)
@@ -224,7 +261,7 @@ def _card_html(code: str) -> str:
         return f'<span class="card bad">{html.escape(code)}</span>'
     rank = "10" if card.rank == "T" else card.rank
     colour = "red" if card.suit in RED_SUITS else "black"
-    return f'<span class="card {colour}" title="{html.escape(code)}">{rank}{SUIT_SYMBOL[card.suit]}</span>'
+    return f'<span class="card {colour}" title="{html.escape(card_face(code))}">{rank}{SUIT_SYMBOLS[card.suit]}</span>'
 
 
 def _cell(value: str, cards: bool) -> str:
@@ -285,6 +322,20 @@ _COMPARED = (
 )
 
 
+_COMPARED_WORDS = {
+    "dealer_cards": "dealer's cards",
+    "dealer_total": "dealer's total",
+    "hands": "hands",
+    "co_bets": "other players' bets",
+    "co_side_bets": "other players' side bets",
+    "insurance": "insurance",
+    "side_bets": "side bets",
+    "prizes": "special prizes",
+    "seat_nets": "net per seat",
+    "total_net": "total net for the players",
+}
+
+
 def differences(replayed: dict[str, Any], recorded: Any) -> list[str]:
     """Where the replayed settlement differs from the one the journal recorded (both as JSON)."""
     if not isinstance(recorded, dict):
@@ -294,10 +345,14 @@ def differences(replayed: dict[str, Any], recorded: Any) -> list[str]:
     out = []
     for key in _COMPARED:
         if a.get(key) != b.get(key):
-            out.append(f"{key}: journal {_short(b.get(key))}, replay {_short(a.get(key))}")
+            out.append(
+                f"{_COMPARED_WORDS[key]}: journal {_short(b.get(key), key)}, replay {_short(a.get(key), key)}"
+            )
     return out
 
 
-def _short(value: Any) -> str:
+def _short(value: Any, key: str = "") -> str:
+    if key == "total_net" and isinstance(value, int) and not isinstance(value, bool):
+        return money(value)  # an amount: in money; the other fields as the journal holds them
     text_ = json.dumps(value, ensure_ascii=False, default=str)
     return text_ if len(text_) <= 120 else text_[:117] + "..."

@@ -12,13 +12,12 @@ from typing import Any
 
 from controller.table.effects import Event, EventKind
 from controller.terminal.plain import clean
+from controller.words import money
 
 log = logging.getLogger("tablectl.table")
 
 
 def _money(cents: Any) -> str:
-    from controller.terminal.view import money
-
     return money(cents)
 
 

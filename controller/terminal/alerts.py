@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual.app import App, ComposeResult
@@ -18,13 +18,20 @@ from controller.terminal.credentials import Credential, CredentialScreen
 from controller.terminal.fleet import FleetAlerts, TableAlert
 from controller.terminal.plain import clean, plain
 from controller.terminal.view import alert_age, number
+from controller.words import ACTION_WORDS, SEVERITY_WORDS, alert_words, in_words, words
 
+ACK = words(ACTION_WORDS, "ack_alert")  # "Acknowledge alerts": never the command's name
 FLASH_SECONDS = 3.0  # how long the banner flashes after a new or escalated alert
 
 
 def site_words(site: str) -> str:
     """The header's site: "all sites" for the MQTT wildcard, else "site <name>"."""
     return "all sites" if site == "+" else f"site {clean(site, 40)}"
+
+
+def reason(alert: dict[str, Any]) -> Text:
+    """The controller's reason, in words (card faces, hands from 1, known names as labels), as plain text."""
+    return plain(in_words(str(alert.get("reason", ""))))
 
 
 def alert_key(row: TableAlert) -> tuple[str, int]:
@@ -118,16 +125,16 @@ class AlertsApp(App[None]):
         table.clear()
         for r in self.rows:
             a = r.alert
-            table.add_row(plain(r.table, 40), plain(r.alert_id), plain(a.get("severity"), 20),
-                          plain(a.get("kind"), 40), plain(a.get("level", 0), 10),
-                          plain(alert_age(a.get("raised_at"))), plain(a.get("reason", "")))  # fmt: skip
+            table.add_row(plain(r.table, 40), plain(r.alert_id), plain(words(SEVERITY_WORDS, a.get("severity")), 20),
+                          plain(alert_words(a.get("kind")), 40), plain(a.get("level", 0), 10),
+                          plain(alert_age(a.get("raised_at"))), reason(a))  # fmt: skip
         if self.rows:
             table.move_cursor(row=min(cursor, len(self.rows) - 1))
         hist = self.query_one("#history", DataTable)
         hist.clear()
         for r in self.fleet.history[:50]:
-            hist.add_row(plain(r.table, 40), plain(r.alert_id), plain(r.alert.get("kind"), 40),
-                         plain(r.alert.get("acked_by"), 40), plain(r.alert.get("reason", "")))  # fmt: skip
+            hist.add_row(plain(r.table, 40), plain(r.alert_id), plain(alert_words(r.alert.get("kind")), 40),
+                         plain(r.alert.get("acked_by"), 40), reason(r.alert))  # fmt: skip
         msg = self.query_one("#message", Static)
         msg.update(plain(self.message, 400))
         msg.set_class(self.message.startswith("refused"), "refused")
@@ -146,8 +153,9 @@ class AlertsApp(App[None]):
             first = news[0]
             what = "NEW ALERT" if len(news) == 1 and first.alert.get("level") in (None, 0) else "ALERT"
             self._flash_text = (
-                f"{what}: {clean(first.table, 40)} #{first.alert_id} {clean(first.alert.get('kind'), 40)} "
-                f"{clean(first.alert.get('severity'), 20)} (level {clean(first.alert.get('level', 0), 10)})"
+                f"{what}: {clean(first.table, 40)} #{first.alert_id} {clean(alert_words(first.alert.get('kind')), 60)} "
+                f"({clean(words(SEVERITY_WORDS, first.alert.get('severity')), 20)}, "
+                f"level {clean(first.alert.get('level', 0), 10)})"
                 + (f" and {len(news) - 1} more" if len(news) > 1 else "")
             )
             self._flash_until = time.monotonic() + FLASH_SECONDS
@@ -165,15 +173,15 @@ class AlertsApp(App[None]):
             if cred is not None:
                 self.run_worker(self._ack(row, cred), exclusive=False)
 
-        self.push_screen(CredentialScreen(f"ack_alert #{row.alert_id} on {row.table}"), done)
+        self.push_screen(CredentialScreen(f"{ACK} #{row.alert_id} on {row.table}"), done)
 
     async def _ack(self, row: TableAlert, cred: Credential) -> None:
         try:
             await self.fleet.acknowledge(row.prefix, cred.user, cred.pin, row.alert_id)
         except CommandFailed as exc:
-            self._show(f"refused: ack_alert #{row.alert_id}: {exc.reason}")
+            self._show(f"refused: {ACK} #{row.alert_id}: {in_words(exc.reason)}")
         except Exception as exc:  # broker gone, timeout: shown, never a crash
-            self._show(f"refused: ack_alert #{row.alert_id}: {exc or type(exc).__name__}")
+            self._show(f"refused: {ACK} #{row.alert_id}: {exc or type(exc).__name__}")
         else:
             self._show(f"ok: alert #{row.alert_id} on {row.table} acknowledged by {cred.user}")
 

@@ -26,11 +26,12 @@ from controller.terminal.credentials import Credential, CredentialScreen
 from controller.terminal.pit_connection import PitConnection
 from controller.terminal.pit_dealer import dealer_args, shown_bet
 from controller.terminal.pit_demo import demo_step
-from controller.terminal.pit_keys import CHIPS, DEALER_KEYS, DEMO_KEYS, SUPERVISOR_KEYS, bindings
+from controller.terminal.pit_keys import CHIPS, DEALER_KEYS, DEMO_KEYS, SUPERVISOR_KEYS, bindings, hint_keys
 from controller.terminal.pit_layout import PIT_CSS, fit_layout, pit_widgets
 from controller.terminal.pit_panels import (
     alerts_panel,
     banner_text,
+    currency_of,
     entry_line,
     last_round_panel,
     pending_hits,
@@ -38,20 +39,19 @@ from controller.terminal.pit_panels import (
     shoe_panel,
 )
 from controller.terminal.pit_rules import TableRules, table_rules
+from controller.terminal.pit_summary import alert_summary, settled_summary
 from controller.terminal.pit_supervisor import SupervisorArgumentError, supervisor_call, supervisor_default
 from controller.terminal.plain import clean, plain
 from controller.terminal.view import (
-    ACTION_WORDS,
     BETTING_INPUTS,
     PLAY_INPUTS,
     ROUND_END_INPUTS,
     DealerResults,
     enabled_inputs,
-    money,
     money_in_text,
     next_hint,
-    words,
 )
+from controller.words import ACTION_WORDS, in_words, money, words
 
 
 class PitApp(App[None]):
@@ -169,6 +169,7 @@ class PitApp(App[None]):
             ("#banner", self._banner),
             ("#round", self._round_panel),
             ("#lastround", self._last_round_panel),
+            ("#summary", self._summary),
             ("#shoe", self._shoe_panel),
             ("#alerts", self._alerts_panel),
             ("#entry", self._entry_line),
@@ -208,14 +209,34 @@ class PitApp(App[None]):
         connected, status = self.client.connected, self.client.view.status
         self.query_one("#banner", Static).set_class(not connected or status != "online", "offline")
         return banner_text(connected=connected, status=status, prefix=self.conn.prefix, table=self.doc("table"),
-                           sw=self.doc("software"), jackpot=self.doc("jackpot"),
-                           why=self.client.last_error)  # fmt: skip
+                           sw=self.doc("software"), jackpot=self.doc("jackpot"), why=self.client.last_error,
+                           compact=self.compact)  # fmt: skip
+
+    @property
+    def compact(self) -> bool:
+        """A short terminal (below 32 rows): the round compact, the keys in the legend (pit_layout.fit_layout)."""
+        return self.query_one("#body").has_class("short")
+
+    @property
+    def currency(self) -> str | None:
+        return currency_of(self.doc("jackpot"))
 
     def _round_panel(self) -> Table:
-        return round_panel(self.doc("table"), self.doc("round"), self.burnt)
+        keys = {a: k for a, (k, _) in DEALER_KEYS.items() if a in self.rules.inputs}
+        return round_panel(self.doc("table"), self.doc("round"), self.burnt, enabled=self.enabled(), keys=keys,
+                           currency=self.currency, compact=self.compact)  # fmt: skip
 
     def _last_round_panel(self) -> Text:
-        return last_round_panel(self.last_settlement)
+        return last_round_panel(self.last_settlement, self.currency)
+
+    def _summary(self) -> Text:
+        """Seen at every size: the last settlement's net per seat and the open alerts (count, most severe)."""
+        return Text("\n").join(
+            [
+                settled_summary(self.last_settlement, self.currency),
+                alert_summary(self.client.view.alerts_open, hint_keys()["ack_alert"]),
+            ]
+        )
 
     def _shoe_panel(self) -> Text:
         return shoe_panel(shoe=self.doc("shoe"), lid=self.doc("lid"), jam=self.doc("jam"), table=self.doc("table"),
@@ -240,14 +261,14 @@ class PitApp(App[None]):
 
     def _entry_line(self) -> Text:
         return entry_line(seat=self.seat, seats=self.conn.seats, bet=self.seat_bet(), chip=self.chip,
-                          chips=self.chips())  # fmt: skip
+                          chips=self.chips(), currency=self.currency)  # fmt: skip
 
     def _hint_line(self) -> Text:
         hint = next_hint(
             status=self.client.view.status if self.client.connected else "unreachable",
             table=self.doc("table"), rnd=self.doc("round"), shoe=self.doc("shoe"), jam=self.doc("jam"),
-            lid=self.doc("lid"), enabled=self.enabled(), keys={a: k for a, (k, _) in DEALER_KEYS.items()},
-            demo=self.conn.demo is not None, seat=self.seat, chip=money(self.chip),
+            lid=self.doc("lid"), enabled=self.enabled(), keys=hint_keys(),
+            demo=self.conn.demo is not None, seat=self.seat, chip=money(self.chip), seats=self.conn.seats,
         )  # fmt: skip
         return Text(f"next: {clean(hint, 200)}")
 
@@ -256,6 +277,11 @@ class PitApp(App[None]):
         if 1 <= seat <= self.conn.seats:
             self.seat = seat
             self._dirty = True
+
+    def action_page(self, step: int) -> None:
+        """PageDown / PageUp: the parts below the round (the last round in full, shoe, jackpot, alerts, keys)."""
+        main = self.query_one("#main")
+        (main.scroll_page_down if step > 0 else main.scroll_page_up)(animate=False)
 
     def action_chip(self, step: int) -> None:
         chips = self.chips()
@@ -352,7 +378,7 @@ class PitApp(App[None]):
                 if on_refused is not None:
                     on_refused()
                 if isinstance(exc, CommandFailed):
-                    self._show(f"refused: {what}: {money_in_text(exc.reason)}")
+                    self._show(f"refused: {what}: {in_words(money_in_text(exc.reason, self.currency))}")
                 elif isinstance(exc, TimeoutError):
                     self._show(f"refused: {what}: no answer from the controller (is it online?)")
                 else:

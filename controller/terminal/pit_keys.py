@@ -50,8 +50,17 @@ DEMO_KEYS: dict[str, tuple[str, str]] = {  # demo action -> (key, label)
 CHIPS = (100, 500, 1000, 2500, 5000, 10000, 50000, 100000)
 
 
+def hint_keys() -> dict[str, str]:
+    """Every key by its action's name, as the "next:" line names them ("F4" for clear_jam, "c" for draw)."""
+    keys = {a: k for a, (k, _) in DEMO_KEYS.items()}
+    keys.update({a: k.upper() for a, (k, _, _) in SUPERVISOR_KEYS.items()})
+    keys.update({a: k for a, (k, _) in DEALER_KEYS.items()})
+    return keys
+
+
 def bindings() -> list[Binding]:
-    """Seats 1-9, the chip selector, every key of the tables above, q to quit."""
+    """Seats 1-9 (the table's seats are taken), the chip selector, every key of the tables above, PageDown /
+    PageUp to the parts below the round (named in the footer), q to quit."""
     keys = [Binding(str(n), f"seat({n})", f"seat {n}", show=False) for n in range(1, 10)]
     keys += [
         Binding("left_square_bracket", "chip(-1)", "chip -", show=False),
@@ -62,5 +71,9 @@ def bindings() -> list[Binding]:
         Binding(k, f"supervisor('{a}')", label, show=False) for a, (k, label, _) in SUPERVISOR_KEYS.items()
     ]
     keys += [Binding(k, f"demo('{a}')", label, show=False) for a, (k, label) in DEMO_KEYS.items()]
+    keys += [
+        Binding("pagedown", "page(1)", "more below", key_display="PgDn", priority=True),
+        Binding("pageup", "page(-1)", "back up", key_display="PgUp", priority=True),
+    ]
     keys.append(Binding("q", "quit", "Quit"))
     return keys

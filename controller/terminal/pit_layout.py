@@ -26,11 +26,15 @@ PIT_CSS = """
     #right { width: 2fr; height: auto; }
     #body.narrow #panels { layout: vertical; }
     #body.narrow #left, #body.narrow #right { width: 1fr; }
-    #legend { display: none; height: auto; padding: 0 1; color: $warning; }
+    #legend { display: none; }
     #body.short #legend { display: block; }
-    #body.short #supervisor-buttons { display: none; }
+    #body.short .buttons { display: none; }
     .panel { border: round $secondary; padding: 0 1; height: auto; }
     #round { height: auto; min-height: 6; }
+    #body.short #round { border: none; padding: 0; min-height: 0; }
+    #summary { height: auto; padding: 0 1; }
+    #attach { height: 1; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
+    #body.short #banner { height: 1; text-wrap: nowrap; text-overflow: ellipsis; }
     #entry { height: auto; padding: 0 1; }
     #hint { height: auto; padding: 0 1; background: $boost; text-style: bold; }
     #message { height: auto; padding: 0 1; }
@@ -42,18 +46,24 @@ PIT_CSS = """
 
 
 def pit_widgets(conn: PitConnection) -> ComposeResult:
-    """Top to bottom: banner, the table (scrolls when the terminal is small: nothing is cut off), the next
-    useful key, the selection, the dealer's buttons, the supervisor's keys (buttons, or one legend on a
-    short terminal), the last answer. Narrow terminals stack the panels instead of side by side."""
+    """Top to bottom: banner, the table (the round on top; below it the last round in full, the shoe, the
+    jackpot, the alerts and, on a short terminal, every key: PageDown scrolls to them), the last settlement's
+    net per seat and the open alerts in one line, the next useful key, the selection, the dealer's and the
+    supervisor's buttons (not on a short terminal: the keys are named in the round's "allowed" line and in
+    the legend), the floor console (demo), the last answer, the footer (PgDn / PgUp, q).
+    Narrow terminals stack the panels instead of side by side."""
     with Vertical(id="body"):
         yield Static("connecting…", id="banner")
-        with VerticalScroll(id="main"), Horizontal(id="panels"):
-            with Vertical(id="left"):
-                yield Static("", id="round", classes="panel")
-                yield Static("", id="lastround", classes="panel")
-            with Vertical(id="right"):
-                yield Static("", id="shoe", classes="panel")
-                yield Static("", id="alerts", classes="panel")
+        with VerticalScroll(id="main"):
+            with Horizontal(id="panels"):
+                with Vertical(id="left"):
+                    yield Static("", id="round", classes="panel")
+                    yield Static("", id="lastround", classes="panel")
+                with Vertical(id="right"):
+                    yield Static("", id="shoe", classes="panel")
+                    yield Static("", id="alerts", classes="panel")
+            yield Static(legend(conn), id="legend", classes="panel")
+        yield Static("", id="summary")
         yield Static("", id="hint")
         yield Static("", id="entry")
         with HorizontalGroup(classes="buttons", id="dealer-buttons"):
@@ -66,27 +76,34 @@ def pit_widgets(conn: PitConnection) -> ComposeResult:
                 for action, (key, label) in DEMO_KEYS.items():
                     if action != "chip" or conn.demo.chip_sensor:
                         yield Button(f"{label} ({key})", id=f"demo-{action}", variant="success", compact=True)
-        yield Static(legend(conn), id="legend")
-        if conn.floor_console:
-            yield Static(Text(f"floor console: {clean(conn.floor_console, 300)}"), id="attach")
+        if (
+            conn.floor_console
+        ):  # one line (`sh <workdir>/floor-console` in the demo): never wrapped at 80 columns
+            yield Static(Text(f"floor console: {clean(conn.floor_console, 300)}", no_wrap=True,
+                              overflow="ellipsis"), id="attach")  # fmt: skip
         yield Static("", id="message")
     yield Footer()
 
 
 def legend(conn: PitConnection) -> Text:
-    """The supervisor's keys (and the demo's) on one line, for a short terminal."""
+    """Every key, for a short terminal where the buttons are not shown (below the table: PageDown)."""
+    dealer = "  ".join(f"{k} {label}" for k, label in DEALER_KEYS.values())
     keys = "  ".join(f"{k.upper()} {label}" for k, label, _ in SUPERVISOR_KEYS.values())
-    demo = (
-        "  ·  demo: " + "  ".join(f"{k} {label.lower()}" for k, label in DEMO_KEYS.values())
-        if conn.demo is not None
-        else ""
-    )
-    return Text(f"Supervisor (user + PIN): {keys}{demo}  ·  q quit")
+    out = Text("Keys\n", style="bold")
+    out.append(f"Dealer: 1-{conn.seats} seat  [ ] chip  {dealer}\n")
+    out.append(f"Supervisor (user + PIN): {keys}\n")
+    if conn.demo is not None:
+        out.append("Demo: " + "  ".join(f"{k} {label.lower()}" for k, label in DEMO_KEYS.values()) + "\n")
+    if conn.floor_console:
+        out.append(f"floor console: {clean(conn.floor_console, 300)}\n")
+    out.append("PgDn / PgUp scroll this page  ·  q quit")
+    return out
 
 
 def fit_layout(app: App[Any], width: int, height: int) -> None:
     """As many button columns as fit the width (at 80 columns no label is cut); below 100 columns the
-    panels stack; below 32 rows the supervisor keys are one legend line instead of buttons."""
+    panels stack; below 32 rows the round is drawn compact and the buttons give way to the legend of every key
+    (below the table, PageDown), so that the round, the last settlement and the alerts fit without scrolling."""
     columns = max(2, min(8, (width - 2) // BUTTON_WIDTH))
     for group in app.query(".buttons"):
         group.styles.grid_size_columns = columns
@@ -94,4 +111,3 @@ def fit_layout(app: App[Any], width: int, height: int) -> None:
         body = app.query_one("#body")
         body.set_class(width < 100, "narrow")
         body.set_class(height < 32, "short")
-        app.query_one(Footer).display = height >= 32

@@ -13,21 +13,28 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
+from controller.terminal.pit_summary import allowed_text
 from controller.terminal.plain import clean, plain
 from controller.terminal.view import (
-    ACTION_WORDS,
+    DealerResults,
+    dealer_blackjack,
+    hand_text,
+    lid_text,
+    settlement_lines,
+    turn_text,
+)
+from controller.words import (
+    ALERT_WORDS,
+    COMBINATION_WORDS,
     PHASE_WORDS,
+    SEVERITY_WORDS,
     STATE_WORDS,
     STATUS_WORDS,
     UNKNOWN,
-    DealerResults,
-    card_text,
+    card_face,
     hand_label,
-    hand_text,
-    lid_text,
+    in_words,
     money,
-    settlement_lines,
-    turn_text,
     words,
 )
 
@@ -41,9 +48,11 @@ def banner_text(
     sw: dict[str, Any],
     jackpot: dict[str, Any],
     why: str = "",
+    compact: bool = False,
 ) -> Text:
     """The broker / controller state (``why``: the last connection failure), the table's state and session, the
-    software and, if any, the meter."""
+    software and, if any, the meter; ``compact`` (a short terminal): one line, the software on the details page
+    instead."""
     if not connected:
         reason = f" ({clean(why, 120)})" if why else ""
         top = Text(
@@ -53,10 +62,12 @@ def banner_text(
         status = "status unknown" if status == "unknown" else clean(status, 20).upper()
         top = Text(f"CONTROLLER {status} — inputs disabled until it is online")
     else:
+        session_id = clean(table.get("session_id") or ("none" if table else UNKNOWN), 40)
+        session = "" if compact else f" · session {session_id}"
         top = Text.assemble(
-            f"{clean(prefix.rsplit('/', 1)[-1], 40)} · controller online · ",
+            f"{clean(prefix.rsplit('/', 1)[-1], 40)} · {'online' if compact else 'controller online'} · ",
             (clean(words(STATE_WORDS, table.get("state")), 40) if table else UNKNOWN, "bold"),
-            f" · session {clean(table.get('session_id') or ('none' if table else UNKNOWN), 40)}",
+            session,
         )
     # state/software (the service publishes it, retained): unknown until it arrives
     software = Text(
@@ -64,21 +75,45 @@ def banner_text(
         f"{clean(sw.get('profile') or table.get('profile') or UNKNOWN, 40)} · rule book "
         f"{clean(sw.get('rule_book') or UNKNOWN, 40)}"
     )
+    meter = Text(f" · jackpot {money(jackpot.get('meter'), currency_of(jackpot))}", style="bold")
     if jackpot.get("meter") is not None:  # the meter as it increments, seen at any size
-        software.append(f" · jackpot {money(jackpot.get('meter'))}", style="bold")
-    return Text("\n").join([top, software])
+        (top if compact else software).append_text(meter)
+    return top if compact else Text("\n").join([top, software])
 
 
-def round_panel(table: dict[str, Any], rnd: dict[str, Any], burnt: dict[str, list[str]]) -> Table:
-    """The round's hands (or, while betting, the bets placed), the dealer's cards and the burn cards."""
+def currency_of(jackpot: dict[str, Any]) -> str | None:
+    """The table's currency as its state/jackpot says (ISO 4217), None while unknown."""
+    cur = jackpot.get("currency")
+    return cur if isinstance(cur, str) and len(cur) == 3 and cur.isascii() and cur.isupper() else None
+
+
+def round_panel(
+    table: dict[str, Any],
+    rnd: dict[str, Any],
+    burnt: dict[str, list[str]],
+    *,
+    enabled: set[str],
+    keys: dict[str, str],
+    currency: str | None = None,
+    compact: bool = False,
+) -> Table:
+    """The round's hands (or, while betting, the bets placed), the dealer's cards and the burn cards; below,
+    whose turn it is and the inputs allowed now with their keys. ``compact``: no column headers (80x24)."""
     title = (
         f"Round {clean(rnd.get('round_id') or '—', 40)}  ·  {clean(words(PHASE_WORDS, rnd.get('phase')), 40)}"
         if rnd
         else "Round: unknown (no report yet)"
     )
+    unit = f" ({currency})" if currency else ""  # the amounts' currency, said once (the cells stay narrow)
+    if compact and currency and rnd:
+        title += f"  ·  bets in {currency}"
+    burnt_cards = burnt.get(str(rnd.get("round_id")), [])
+    burnt_text = " ".join(card_face(c) for c in burnt_cards)
+    if compact and burnt_cards:  # on the title line: one row more for the hands at 80x24
+        title += f"  ·  burnt {burnt_text}"
     grid = Table(title=Text(title, style="bold"), expand=True, box=box.SIMPLE_HEAD, show_edge=False,
-                 padding=(0, 1))  # fmt: skip
-    for col in ("hand", "bet", "cards = total", "status"):
+                 padding=(0, 1), show_header=not compact)  # fmt: skip
+    for col in ("hand", f"bet{unit}", "cards = total", "status"):
         grid.add_column(col)
     seats = [s for s in rnd.get("seats") or [] if isinstance(s, dict)]
     if seats:
@@ -100,22 +135,28 @@ def round_panel(table: dict[str, Any], rnd: dict[str, Any], burnt: dict[str, lis
             grid.add_row(plain(f"Seat {seat}", 30), plain(money(amount)), plain(""), plain("bet placed"))
     dealer = rnd.get("dealer") if isinstance(rnd.get("dealer"), dict) else {}
     if dealer.get("cards"):
-        grid.add_row(plain("Dealer"), plain(""), plain(hand_text(dealer), 80), plain(""))
-    burnt_cards = burnt.get(str(rnd.get("round_id")), [])
-    if burnt_cards:
-        grid.add_row(plain("Burnt"), plain(""), plain(" ".join(card_text(c) for c in burnt_cards), 80),
+        natural = dealer_blackjack(dealer)  # marked as a seat's natural is (the document does not flag it)
+        total = dealer.get("total")
+        status = "blackjack" if natural else ("bust" if isinstance(total, int) and total > 21 else "")
+        grid.add_row(plain("Dealer"), plain(""), plain(hand_text({**dealer, "blackjack": natural}), 80),
+                     plain(status))  # fmt: skip
+    if burnt_cards and not compact:
+        grid.add_row(plain("Burnt"), plain(""), plain(burnt_text, 80),
                      plain("burn card" + ("s" if len(burnt_cards) > 1 else "")))  # fmt: skip
     split = any(len(s.get("hands") or []) > 1 for s in seats)
-    allowed = ", ".join(words(ACTION_WORDS, a) for a in rnd.get("allowed_actions") or []) or "—"
     grid.caption = Text(
-        clean(f"turn: {turn_text(rnd.get('turn'), split or None)}  ·  allowed: {allowed}", 200)
+        clean(
+            f"turn: {turn_text(rnd.get('turn'), split or None)}  ·  allowed: {allowed_text(enabled, keys)}",
+            300,
+        )
     )
+    grid.caption_justify = "left"
     return grid
 
 
-def last_round_panel(last_settlement: dict[str, Any]) -> Text:
+def last_round_panel(last_settlement: dict[str, Any], currency: str | None = None) -> Text:
     return Text("Last round\n", style="bold") + Text(
-        "\n".join(clean(line, 200) for line in settlement_lines(last_settlement))
+        "\n".join(clean(line, 200) for line in settlement_lines(last_settlement, currency))
     )
 
 
@@ -150,7 +191,8 @@ def shoe_panel(
     else:
         jam_line = ("jam: no", "")
     faults = [clean(f, 40) for f in table.get("faults") or []] if table else [UNKNOWN]
-    meter = (money(jackpot.get("meter")) if jackpot else "no jackpot") if have_jackpot else UNKNOWN
+    meter = money(jackpot.get("meter"), currency_of(jackpot)) if jackpot else "no jackpot"
+    meter = meter if have_jackpot else UNKNOWN
     lines = [
         ("Shoe", "bold"),
         (f"cards dealt: {val(shoe, 'dealt_this_shoe')}   out: {val(shoe, 'cards_out')}", ""),
@@ -163,7 +205,7 @@ def shoe_panel(
         (f"faults: {', '.join(faults) or 'none'}", "bold red" if table.get("faults") else ""),
         ("", ""),
         (f"Jackpot meter: {meter}", "bold"),
-        (f"pending hits: {hits_text(hits)}", ""),
+        (f"pending hits: {hits_text(hits, currency_of(jackpot))}", ""),
         (f"Dealer's last results: {clean(results.text(), 120)}", "bold"),
     ]  # fmt: skip
     out = Text()
@@ -179,11 +221,12 @@ def pending_hits(jackpot: dict[str, Any]) -> list[dict[str, Any]]:
     return [h for h in hits if isinstance(h, dict)] if isinstance(hits, list) else []
 
 
-def hits_text(hits: list[dict[str, Any]]) -> str:
+def hits_text(hits: list[dict[str, Any]], currency: str | None = None) -> str:
     if not hits:
         return "none"
     return "; ".join(
-        clean(f"#{h.get('hit_id')} Seat {h.get('seat')} {h.get('combination')} {money(h.get('amount'))} "
+        clean(f"#{h.get('hit_id')} Seat {h.get('seat')} {words(COMBINATION_WORDS, h.get('combination'))} "
+              f"{money(h.get('amount'), currency)} "
               f"{'verified' if h.get('verified') else 'to verify'}", 120)
         for h in hits[:5]
     )  # fmt: skip
@@ -196,17 +239,20 @@ def alerts_panel(alerts_open: list[Any]) -> Text:
         out.append("none\n")
     for a in alerts[-6:]:
         style = "bold red" if a.get("severity") == "critical" else ""
-        out.append(clean(f"#{a.get('alert_id')} {a.get('kind')} {a.get('severity')}: {a.get('reason')}", 200)
+        out.append(clean(f"#{a.get('alert_id')} {words(ALERT_WORDS, a.get('kind'))} "
+                         f"({words(SEVERITY_WORDS, a.get('severity'))}): {in_words(str(a.get('reason')))}", 200)
                    + "\n", style=style)  # fmt: skip
     return out
 
 
-def entry_line(*, seat: int, seats: int, bet: Any, chip: int, chips: tuple[int, ...]) -> Text:
+def entry_line(
+    *, seat: int, seats: int, bet: Any, chip: int, chips: tuple[int, ...], currency: str | None = None
+) -> Text:
     """The selection: seat, its bet, the chip and the chip range."""
     return Text.assemble(
         ("Seat ", "bold"), (str(seat), "bold"), f" (1-{seats}) · bet ",
-        money(bet) if bet is not None else "none", " · chip ", (money(chip), "bold"),
-        f" ([ ] {money(chips[0])}-{money(chips[-1])}) · x clears",
+        money(bet, currency) if bet is not None else "none", " · chip ", (money(chip, currency), "bold"),
+        f" ([ ] {money(chips[0])}-{money(chips[-1], currency)})",
     )  # fmt: skip
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from controller.client import TableClient
 from controller.terminal.credentials import Credential
-from controller.terminal.view import ACTION_WORDS, words
+from controller.words import ACTION_WORDS, words
 
 SupervisorCall = Callable[[], Awaitable[Any]]
 

@@ -11,101 +11,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from controller.actions import DEALER_ACTIONS, DEALER_BETTING, DEALER_PLAY
+from controller.words import (
+    ACTION_WORDS,
+    OUTCOME_WORDS,
+    SEVERITY_RANK,
+    card_face,
+    hand_label,
+    lid_words,
+    money,
+    words,
+)
 
 # Dealer inputs shown as buttons/keys, by command name (docs/mqtt.md "Dealer").
 PLAY_INPUTS = DEALER_PLAY
 BETTING_INPUTS = DEALER_BETTING
 ROUND_END_INPUTS = ("next_round",)
-SEVERITY_RANK = {"critical": 0, "warning": 1, "info": 2}
-UNKNOWN = "unknown"  # a value nobody has reported yet (before the first retained document)
-
-# What the dealer reads, by command name (docs/mqtt.md "Dealer"): never the internal name.
-ACTION_WORDS = {
-    "place_bet": "Place bet",
-    "clear_bet": "Clear bet",
-    "jackpot_chip": "Jackpot chip",
-    "no_more_bets": "No more bets",
-    "hit": "Hit",
-    "stand": "Stand",
-    "double": "Double",
-    "split": "Split",
-    "surrender": "Surrender",
-    "insurance": "Insurance",
-    "decline_insurance": "No insurance",
-    "even_money": "Even money",
-    "five_card": "Five cards",
-    "next_round": "Next round",
-    "cut": "Cut the cards",
-    "open_table": "Open table",
-    "close_table": "Close table",
-    "clear_jam": "Clear jam",
-    "unlock_lid": "Unlock lid",
-    "lock_lid": "Lock lid",
-    "jackpot_verify": "Verify jackpot",
-    "jackpot_pay": "Pay jackpot",
-    "ack_alert": "Acknowledge alerts",
-    "ack_deck_check": "Acknowledge deck check",
-    "clear_link": "Clear link fault",
-}
-# The table's state (controller/table/machine.py) in words.
-STATE_WORDS = {
-    "closed": "Closed",
-    "loading": "Loading the cards",
-    "closing": "Closing (deck check)",
-    "deck_check_failed": "Deck check failed",
-    "cut": "Waiting for the cut",
-    "betting": "Betting",
-    "no_more_bets": "No more bets",
-    "dealing": "Dealing",
-    "players": "Players",
-    "dealer": "Dealer's turn",
-    "settled": "Settled",
-    "cards_returned": "Cards returned",
-    "shuffling": "Shuffling",
-    "jammed": "JAMMED",
-    "link_down": "SHOE LINK DOWN",
-    "tamper": "TAMPER",
-    "resync": "Resynchronising",
-}
-# The round's phase (state/round "phase") in words.
-PHASE_WORDS = {
-    "none": "no round",
-    "initial_deal": "Dealing",
-    "insurance": "Insurance",
-    "players": "Players",
-    "dealer": "Dealer's turn",
-    "complete": "Complete",
-    "void": "Void",
-}
-# A hand's status in words.
-STATUS_WORDS = {
-    "playing": "playing",
-    "stood": "stood",
-    "bust": "bust",
-    "surrendered": "surrendered",
-    "even_money": "even money",
-    "five_card": "five cards",
-    "blackjack": "blackjack",
-    "doubled": "doubled",
-}
-
-
-def words(table: dict[str, str], value: Any) -> str:
-    """A known internal name in words; anything else as given (shown as plain text by the screen)."""
-    if value is None:
-        return UNKNOWN
-    return table.get(str(value), str(value).replace("_", " "))
-
-
-def money(cents: Any) -> str:
-    """Integer minor units -> '1,234.50' (never through a float); '—' for nothing, 'unknown' for a non-number."""
-    if cents is None:
-        return "—"
-    if isinstance(cents, bool) or not isinstance(cents, int):
-        return UNKNOWN
-    sign = "-" if cents < 0 else ""
-    units, minor = divmod(abs(int(cents)), 100)
-    return f"{sign}{units:,}.{minor:02d}"
 
 
 def enabled_inputs(status: str, connected: bool, table: dict[str, Any]) -> set[str]:
@@ -121,41 +41,24 @@ def enabled_inputs(status: str, connected: bool, table: dict[str, Any]) -> set[s
     return {a for a in inputs if isinstance(a, str) and a in DEALER_ACTIONS}
 
 
-def hand_label(seat: Any, hand: Any, split: bool | None = None) -> str:
-    """'Seat 3' for a seat playing one hand, 'Seat 3, hand 2' for a split hand. Hands are numbered from 1 for
-    people (the documents count from 0). ``split`` unknown: any hand after the first says so."""
-    index = hand if isinstance(hand, int) and not isinstance(hand, bool) else 0
-    if split is None:
-        split = index > 0
-    return f"Seat {seat}, hand {index + 1}" if split else f"Seat {seat}"
-
-
-FACE_DOWN = "(face down)"
-
-
-def card_text(code: Any) -> str:
-    """'TS' -> '10♠'; the withheld hole card '??' -> '(face down)' until revealed (PT-2001 r.17)."""
-    code = str(code)
-    if code == "??":
-        return FACE_DOWN
-    if len(code) != 2:
-        return code
-    rank = "10" if code[0] == "T" else code[0]
-    suit = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}.get(code[1], code[1])
-    return rank + suit
-
-
 def _list(value: Any) -> list[Any]:
     """A list from an outside document, or [] for anything else."""
     return value if isinstance(value, list) else []
 
 
+def dealer_blackjack(dealer: dict[str, Any]) -> bool:
+    """The dealer's natural (two cards, 21, both shown): state/round does not flag it as it flags a seat's."""
+    cards = _list(dealer.get("cards"))
+    return len(cards) == 2 and "??" not in cards and number(dealer.get("total")) == 21
+
+
 def hand_text(hand: dict[str, Any]) -> str:
-    cards = " ".join(card_text(c) for c in _list(hand.get("cards"))) or "–"
+    """'10♥ A♠ = 21 (blackjack)', 'K♠ 5♦ 9♣ = 24 (bust)', 'A♠ 6♥ = 17 (soft, x2)'."""
+    cards = " ".join(card_face(c) for c in _list(hand.get("cards"))) or "–"
     total = int(number(hand.get("total")))
     tags = []
     if hand.get("blackjack"):
-        tags.append("BJ")
+        tags.append("blackjack")
     elif total > 21:
         tags.append("bust")
     elif hand.get("soft") and total:
@@ -185,19 +88,19 @@ _AMOUNT = re.compile(rf"\b{_AMOUNT_WORDS} (-?\d+)\b(?![.\d])")
 _LIMITS = re.compile(r"\blimits (\d+)(\.\.|-)(\d+)\b")
 
 
-def money_in_text(text: str) -> str:
+def money_in_text(text: str, currency: str | None = None) -> str:
     """A refusal reason with its minor-unit amounts in the table's currency, two decimals:
     'bet 50000 outside the table limits 500..15000' -> 'bet 500.00 outside the table limits 5.00 to 150.00'.
     Only numbers after an amount word are touched (seat numbers, rule numbers and counts stay)."""
-    text = _LIMITS.sub(lambda m: f"limits {money(int(m.group(1)))} to {money(int(m.group(3)))}", text)
-    return _AMOUNT.sub(lambda m: f"{m.group(1)} {money(int(m.group(2)))}", text)
+    text = _LIMITS.sub(
+        lambda m: f"limits {money(int(m.group(1)))} to {money(int(m.group(3)), currency)}", text
+    )
+    return _AMOUNT.sub(lambda m: f"{m.group(1)} {money(int(m.group(2)), currency)}", text)
 
 
 def lid_text(lid: dict[str, Any]) -> str:
-    """locked / open / shuffling as the dealer needs it (PT-2001 r.59-60)."""
-    state = str(lid.get("state", "?"))
-    by = lid.get("unlocked_by")
-    return f"{state} (unlocked: {by})" if by and state != "locked" else state
+    """locked / open (and why: 'unlocked by supervisor alice') as the dealer needs it (PT-2001 r.59-60)."""
+    return lid_words(lid.get("state", "?"), lid.get("unlocked_by"))
 
 
 @dataclass
@@ -216,7 +119,7 @@ class DealerResults:
         self.seen.add(rid)
         total = int(number(settlement.get("dealer_total")))
         if settlement.get("dealer_blackjack"):
-            label = "BJ"
+            label = "blackjack"
         elif settlement.get("dealer_bust") or total > 21:
             label = f"{total} bust"
         else:
@@ -229,27 +132,30 @@ class DealerResults:
         return " · ".join(self.entries) if self.entries else "—"
 
 
-def settlement_lines(s: dict[str, Any]) -> list[str]:
+def settlement_lines(s: dict[str, Any], currency: str | None = None) -> list[str]:
     """The last round's essentials (PT-ONLINE-2015 r.31): cards, totals, amounts and outcome per hand."""
     if not s:
         return ["no round settled yet"]
-    dealer = " ".join(card_text(c) for c in _list(s.get("dealer_cards")))
+    dealer = " ".join(card_face(c) for c in _list(s.get("dealer_cards")))
     d_total = s.get("dealer_total", "?")
-    d_tag = " BJ" if s.get("dealer_blackjack") else (" bust" if s.get("dealer_bust") else "")
+    d_tag = " blackjack" if s.get("dealer_blackjack") else (" bust" if s.get("dealer_bust") else "")
     lines = [f"Round {s.get('round_id')}", f"Dealer: {dealer} = {d_total}{d_tag}"]
     hands = [h for h in _list(s.get("hands")) if isinstance(h, dict)]
     split = {str(h.get("seat")) for h in hands if h.get("hand")}
     for h in hands:
-        cards = " ".join(card_text(c) for c in _list(h.get("cards")))
+        cards = " ".join(card_face(c) for c in _list(h.get("cards")))
         stake = h.get("stake", h.get("bet"))
-        outcome = str(h.get("outcome", h.get("result", "?"))).replace("_", " ")
+        outcome = words(OUTCOME_WORDS, h.get("outcome", h.get("result", "?")))
         lines.append(
             f"{hand_label(h.get('seat'), h.get('hand'), str(h.get('seat')) in split)}: {cards} = "
-            f"{h.get('total', '?')}  stake {money(stake)}  {outcome}  net {money(h.get('net'))}"
+            f"{h.get('total', '?')}  stake {money(stake, currency)}  {outcome}  "
+            f"net {money(h.get('net'), currency, sign=True)}"
         )
     for ins in _list(s.get("insurance")):
         if isinstance(ins, dict):
-            lines.append(f"Seat {ins.get('seat')} insurance: net {money(ins.get('net'))}")
+            lines.append(
+                f"Seat {ins.get('seat')} insurance: net {money(ins.get('net'), currency, sign=True)}"
+            )
     return lines
 
 
@@ -298,8 +204,16 @@ def next_hint(
     demo: bool,
     seat: int,
     chip: str,
+    seats: int = 7,
 ) -> str:
-    """The next useful key for the person at the terminal, in words ("c: next card"), from the documents."""
+    """The next useful key for the person at the terminal, in words ("c: next card"), from the documents;
+    the seat keys as the table has them (``seats``: "1-7" at a seven-seat table); every key named as ``keys``
+    maps it (dealer commands, supervisor actions, demo actions by name; pit_keys.py), the usual key otherwise."""
+    pick = f"1-{seats}" if seats > 1 else "1"
+
+    def k(action: str, usual: str) -> str:
+        return keys.get(action, usual)
+
     if status == "unreachable":
         return "the broker is unreachable: wait, the terminal reconnects by itself"
     if status != "online":
@@ -310,31 +224,42 @@ def next_hint(
     faults = table.get("faults") or []
     if state == "jammed":
         if jam.get("jammed") and not jam.get("device_cleared"):
-            unlock = "F5 (supervisor) unlocks the lid, " if lid.get("state") == "locked" else ""
-            free = "u frees the cards on the device" if demo else "free the cards on the device"
-            return f"jam at {jam.get('location', '?')}: {unlock}{free}, then F4 releases the table"
-        return "jam cleared on the device: F4 (supervisor) releases the table"
+            unlock = (
+                f"{k('unlock_lid', 'F5')} (supervisor) unlocks the lid, "
+                if lid.get("state") == "locked"
+                else ""
+            )
+            free = (
+                f"{k('free', 'u')} frees the cards on the device" if demo else "free the cards on the device"
+            )
+            return f"jam at {jam.get('location', '?')}: {unlock}{free}, then {k('clear_jam', 'F4')} releases the table"
+        return f"jam cleared on the device: {k('clear_jam', 'F4')} (supervisor) releases the table"
     if state == "link_down" or "link_down" in faults:
         if shoe.get("linked") is False:
             return "shoe link down: check the shoe's cable and power; the table waits"
-        return "shoe link back: F12 (supervisor) clears the link fault"
+        return f"shoe link back: {k('clear_link', 'F12')} (supervisor) clears the link fault"
     if state == "tamper":
-        return "tamper: a supervisor inspects the shoe; F9 acknowledges the alert"
+        return f"tamper: a supervisor inspects the shoe; {k('ack_alert', 'F9')} acknowledges the alert"
     if state == "deck_check_failed":
-        return "the deck check failed: F10 (supervisor) acknowledges it"
+        return f"the deck check failed: {k('ack_deck_check', 'F10')} (supervisor) acknowledges it"
     if state == "closed":
         inside = table.get("cards_inside")
         if demo and isinstance(inside, int) and inside > 0:
-            return "closed: l takes every card out of the machine, then F2 (supervisor) opens a new session"
-        return "the table is closed: F2 (supervisor) opens it"
+            return (
+                f"closed: {k('machine', 'l')} takes every card out of the machine, then {k('open_table', 'F2')} "
+                "(supervisor) opens a new session"
+            )
+        return f"the table is closed: {k('open_table', 'F2')} (supervisor) opens it"
     if state == "loading":
         return (
-            "l: load the cards in two packets and close the lid" if demo else "load the cards, close the lid"
+            f"{k('machine', 'l')}: load the cards in two packets and close the lid"
+            if demo
+            else "load the cards, close the lid"
         )
     if state == "closing":
         if lid.get("state") == "open":
             return (
-                "l: the cards in, close the lid (the deck check follows)"
+                f"{k('machine', 'l')}: the cards in, close the lid (the deck check follows)"
                 if demo
                 else "cards in, close the lid"
             )
@@ -342,20 +267,26 @@ def next_hint(
     if state == "shuffling":
         return "the shoe is shuffling: wait"
     if state == "cut":
-        return f"{keys.get('cut', 't')}: Seat {seat} cuts the cards (1-9 chooses the seat with the right, PT-2001 r.8)"
+        cut = keys.get("cut", "t")
+        return f"{cut}: Seat {seat} cuts the cards ({pick} chooses the seat with the right, PT-2001 r.8)"
     if state == "betting":
         if "no_more_bets" in enabled:
-            return f"n: no more bets  ·  {keys['place_bet']}: add {chip} on Seat {seat}  ·  1-9: another seat"
-        return f"{keys['place_bet']}: bet {chip} on Seat {seat}  ·  1-9: choose the seat  ·  [ ]: the chip"
+            more = f"{keys['place_bet']}: add {chip} on Seat {seat}"
+            return f"{k('no_more_bets', 'n')}: no more bets  ·  {more}  ·  {pick}: another seat"
+        return f"{keys['place_bet']}: bet {chip} on Seat {seat}  ·  {pick}: choose the seat  ·  [ ]: the chip"
     if state in ("dealing", "players", "dealer", "no_more_bets"):
         allowed = [a for a in ACTION_WORDS if a in enabled and a in keys]
         if allowed:
             return "  ·  ".join(f"{keys[a]}: {ACTION_WORDS[a].lower()}" for a in allowed)
-        return "c: next card" if demo else "deal the next card from the shoe"
+        return f"{k('draw', 'c')}: next card" if demo else "deal the next card from the shoe"
     if state == "settled" and table.get("shuffler") not in (None, "continuous"):
         return f"{keys['next_round']}: next round"
     if state == "settled":
-        return "l: cards in + close the lid" if demo else "put the round's cards in and close the lid"
+        return (
+            f"{k('machine', 'l')}: cards in + close the lid"
+            if demo
+            else "put the round's cards in and close the lid"
+        )
     if state == "cards_returned":
         return f"{keys['next_round']}: next round"
     return "—"

@@ -1,0 +1,268 @@
+"""A shift's figures (``tablectl floor shift``) per table, pit and floor, for any window, from the archived events.
+
+What a table-games manager reads, each figure from the tables' own published events:
+
+| figure | how |
+|---|---|
+| ``rounds`` | ``events/settlement`` in the window |
+| ``rounds_per_hour`` | rounds ÷ the window's hours |
+| ``handle_main`` | Σ the settlements' hand stakes (doubles and splits included) |
+| ``handle_side`` / ``handle_insurance`` | Σ side-bet stakes / Σ insurance amounts |
+| ``handle`` | main + side + insurance: what the players staked against the house |
+| ``paid`` | what went back to the players: handle + Σ ``total_net`` (stakes returned on wins and pushes + winnings) |
+| ``win`` | the house's result: −Σ ``total_net`` (= handle − paid) |
+| ``hold_pct`` | win ÷ handle × 100 (empty without handle) |
+| ``dealer_errors`` / ``errors_per_100`` | ``events/dealer_error``; per 100 rounds |
+| ``faults`` / ``voids`` | ``events/fault`` raised; ``events/round`` with phase ``void`` (bets returned) |
+| ``jackpot_handle`` | chips collected (``events/jackpot`` ``contribution``) × the chip value (PT-2001 r.47) |
+| ``jackpot_contributions`` | what those chips added to the meter (meter after each contribution − before it) |
+| ``jackpot_payouts`` | Σ ``events/jackpot`` ``paid`` amounts |
+
+The jackpot's figures are staked on and paid from the progressive pool, not against the house: they are not in
+``handle`` or ``win``. The chip value is the table's newest ``state/jackpot`` ``bet_value``.
+
+A pit sums its tables, the floor its pits (pits from the floor's layout, layout.py). Each row says whether the
+archive is complete for its window (coverage.py): a table's row is INCOMPLETE when a hole of its archive may fall
+in the window, a pit's or the floor's when one of its tables' is; their sums are then of what is archived, and
+the row says so. Money is integer minor units; rows whose tables use more than one currency leave money empty.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass, field, fields
+from datetime import datetime
+from decimal import Decimal
+
+import psycopg
+
+from controller.floor.coverage import UNKNOWN_TABLE, Coverage, coverage
+from controller.floor.layout import Layout
+from controller.floor.queries import table_currencies
+from controller.floor.report import csv_cell
+
+SERIES_LIMIT = 20_000  # settlements drawn in the page's plots (the figures count every one)
+
+
+def _num(expr: str) -> str:
+    return f"(CASE WHEN jsonb_typeof({expr}) = 'number' THEN ({expr})::text::numeric ELSE 0 END)"
+
+
+def _sum_of(n: str, arr: str) -> str:
+    return (
+        f"coalesce((SELECT sum({n}) FROM jsonb_array_elements(CASE WHEN jsonb_typeof(data->'{arr}') = 'array'"
+        f" THEN data->'{arr}' ELSE '[]'::jsonb END) x), 0)"
+    )
+
+
+_BET_VALUE = _num("data->'bet_value'")
+_TOTAL_NET = _num("data->'total_net'")
+
+
+@dataclass
+class Figures:
+    rounds: int = 0
+    handle_main: int = 0
+    handle_side: int = 0
+    handle_insurance: int = 0
+    paid: int = 0
+    win: int = 0
+    dealer_errors: int = 0
+    faults: int = 0
+    voids: int = 0
+    jackpot_handle: int = 0
+    jackpot_contributions: int = 0
+    jackpot_payouts: int = 0
+
+    @property
+    def handle(self) -> int:
+        return self.handle_main + self.handle_side + self.handle_insurance
+
+    def hold_pct(self) -> Decimal | None:
+        return (Decimal(self.win) * 100 / self.handle).quantize(Decimal("0.01")) if self.handle else None
+
+    def errors_per_100(self) -> Decimal | None:
+        return (
+            (Decimal(self.dealer_errors) * 100 / self.rounds).quantize(Decimal("0.1"))
+            if self.rounds
+            else None
+        )
+
+    def add(self, other: Figures) -> None:
+        for f in fields(self):
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+
+
+@dataclass
+class ShiftRow:
+    level: str  # "table" | "pit" | "floor"
+    name: str  # table id, pit name or "floor"
+    pit: str
+    area: str
+    figures: Figures = field(default_factory=Figures)
+    hours: Decimal = Decimal(0)
+    currency: str | None = None  # None: none published, or several (money then not summed)
+    mixed_currency: bool = False
+    tables: list[str] = field(default_factory=list)
+    incomplete: list[str] = field(default_factory=list)  # the tables (with what they lack) not complete
+    coverage: Coverage | None = None  # a table's own
+
+    @property
+    def complete(self) -> bool:
+        return not self.incomplete
+
+    def rounds_per_hour(self) -> Decimal | None:
+        return (self.figures.rounds / self.hours).quantize(Decimal("0.1")) if self.hours else None
+
+
+def _table_figures(
+    conn: psycopg.Connection, since: datetime, until: datetime
+) -> dict[tuple[str, str], Figures]:
+    out: dict[tuple[str, str], Figures] = {}
+
+    def get(site: str, table_id: str) -> Figures:
+        return out.setdefault((site, table_id), Figures())
+
+    main, side = _sum_of(_num("x->'stake'"), "hands"), _sum_of(_num("x->'stake'"), "side_bets")
+    ins, net = _sum_of(_num("x->'amount'"), "insurance"), _num("data->'total_net'")
+    for site, table_id, n, m, s, i, t in conn.execute(
+        f"SELECT site, table_id, count(*), coalesce(sum({main}), 0), coalesce(sum({side}), 0),"
+        f" coalesce(sum({ins}), 0), coalesce(sum({net}), 0) FROM events WHERE topic = 'events/settlement'"
+        " AND ts >= %s AND ts < %s GROUP BY 1, 2",
+        (since, until),
+    ).fetchall():
+        f = get(site, table_id)
+        f.rounds, f.handle_main, f.handle_side, f.handle_insurance = int(n), int(m), int(s), int(i)
+        f.paid, f.win = int(m + s + i + t), int(-t)
+    counts = (
+        ("dealer_errors", "topic = 'events/dealer_error'"),
+        ("faults", "topic = 'events/fault' AND data->>'state' = 'raised'"),
+        ("voids", "topic = 'events/round' AND data->>'phase' = 'void'"),
+    )
+    for attr, where in counts:
+        for site, table_id, n in conn.execute(
+            f"SELECT site, table_id, count(*) FROM events WHERE {where} AND ts >= %s AND ts < %s GROUP BY 1, 2",
+            (since, until),
+        ).fetchall():
+            setattr(get(site, table_id), attr, int(n))
+    _jackpot(conn, since, until, get)
+    return out
+
+
+def _jackpot(conn: psycopg.Connection, since: datetime, until: datetime, get) -> None:  # type: ignore[no-untyped-def]
+    """Chips × chip value, what the contributions added to the meter (after minus the meter before, from the
+    table's previous jackpot event, which may lie before the window), and the payouts."""
+    values = dict(
+        ((s, t), int(v))
+        for s, t, v in conn.execute(
+            "SELECT t.site, t.table_id, e.v FROM floor_tables t CROSS JOIN LATERAL (SELECT"
+            f" {_BET_VALUE} AS v FROM events"
+            " WHERE site = t.site AND table_id = t.table_id AND topic = 'state/jackpot'"
+            " ORDER BY event_id DESC LIMIT 1) e"
+        ).fetchall()
+    )
+    rows = conn.execute(
+        "SELECT site, table_id, ts, data->>'action', "
+        + _num("data->'meter'")
+        + ", "
+        + _num("data->'chips'")
+        + ", "
+        + _num("data->'amount'")
+        + ", lag("
+        + _num("data->'meter'")
+        + ") OVER"
+        " (PARTITION BY site, table_id ORDER BY event_id) FROM events WHERE topic = 'events/jackpot'"
+        " AND jsonb_typeof(data->'meter') = 'number' AND ts < %s ORDER BY site, table_id, event_id",
+        (until,),
+    ).fetchall()
+    for site, table_id, ts, action, meter, chips, amount, before in rows:
+        if ts < since:
+            continue
+        f = get(site, table_id)
+        if action == "contribution":
+            f.jackpot_handle += int(chips) * values.get((site, table_id), 0)
+            f.jackpot_contributions += int(meter - before) if before is not None else 0
+        elif action == "paid":
+            f.jackpot_payouts += int(amount)
+
+
+def _hours(since: datetime, until: datetime) -> Decimal:
+    return Decimal((until - since).total_seconds()) / 3600
+
+
+def shift_report(
+    conn: psycopg.Connection, since: datetime, until: datetime, layout: Layout
+) -> list[ShiftRow]:
+    """Rows for every table with anything in the window or a hole touching it, each pit and the floor: tables
+    first (by pit), then pits, then the floor."""
+    figures = _table_figures(conn, since, until)
+    covers = coverage(conn, since, until)
+    currencies = table_currencies(conn)
+    keys = sorted(set(figures) | {k for k, c in covers.items() if not c.complete})
+    hours = _hours(since, until)
+    tables: list[ShiftRow] = []
+    for site, table_id in keys:
+        pit = layout.pit_of(table_id)
+        row = ShiftRow("table", table_id, pit.name, pit.area, figures.get((site, table_id), Figures()), hours)
+        row.currency, row.tables = currencies.get((site, table_id)), [table_id]
+        row.coverage = covers.get((site, table_id))
+        if row.coverage is None or not row.coverage.complete:
+            row.incomplete = [f"{table_id}: {row.coverage.summary() if row.coverage else UNKNOWN_TABLE}"]
+        tables.append(row)
+    tables.sort(key=lambda r: (r.area, r.pit, r.name))
+    pits: dict[tuple[str, str], ShiftRow] = {}
+    floor = ShiftRow("floor", "floor", "", "", Figures(), hours)
+    for row in tables:
+        pit = pits.setdefault(
+            (row.area, row.pit), ShiftRow("pit", row.pit, row.pit, row.area, Figures(), hours)
+        )
+        for group in (pit, floor):
+            _sum_into(group, row)
+    return [*tables, *[pits[k] for k in sorted(pits)], floor]
+
+
+def _sum_into(group: ShiftRow, row: ShiftRow) -> None:
+    group.figures.add(row.figures)
+    group.tables.append(row.name)
+    group.incomplete += row.incomplete
+    if row.currency and group.currency not in (None, row.currency):
+        group.mixed_currency = True
+    group.currency = group.currency or row.currency
+
+
+COLUMNS = ("level", "area", "pit", "table", "archive", "rounds", "hours", "rounds_per_hour", "handle_minor",
+           "handle_main_minor", "handle_side_minor", "handle_insurance_minor", "paid_minor", "win_minor",
+           "hold_pct", "dealer_errors", "errors_per_100_rounds", "faults", "voids", "jackpot_handle_minor",
+           "jackpot_contributions_minor", "jackpot_payouts_minor", "currency", "incomplete")  # fmt: skip
+
+
+def row_values(r: ShiftRow) -> list[object]:
+    f = r.figures
+    money = (f.handle, f.handle_main, f.handle_side, f.handle_insurance, f.paid, f.win, f.jackpot_handle,
+             f.jackpot_contributions, f.jackpot_payouts)  # fmt: skip
+    m = [None if r.mixed_currency else v for v in money]
+    table = r.name if r.level == "table" else ""
+    return [r.level, r.area, r.pit, table, "complete" if r.complete else "INCOMPLETE", f.rounds,
+            r.hours.quantize(Decimal("0.01")), r.rounds_per_hour(), m[0], m[1], m[2], m[3], m[4], m[5],
+            f.hold_pct(), f.dealer_errors, f.errors_per_100(), f.faults, f.voids, m[6], m[7], m[8],
+            "mixed" if r.mixed_currency else (r.currency or ""), "; ".join(r.incomplete)]  # fmt: skip
+
+
+def to_csv(rows: list[ShiftRow]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(COLUMNS)
+    for r in rows:
+        w.writerow([csv_cell("" if v is None else v) for v in row_values(r)])
+    return buf.getvalue()
+
+
+def win_series(conn: psycopg.Connection, since: datetime, until: datetime) -> list[tuple[datetime, int]]:
+    """(ts, the house's result of that round) of the window's settlements in time order, for the plots."""
+    rows = conn.execute(
+        f"SELECT ts, -{_TOTAL_NET} FROM events WHERE topic = 'events/settlement'"
+        " AND ts >= %s AND ts < %s ORDER BY ts LIMIT %s",
+        (since, until, SERIES_LIMIT),
+    ).fetchall()
+    return [(ts, int(v)) for ts, v in rows]

@@ -1,0 +1,163 @@
+"""The shift's figures (issue 29): rounds played on the real table core, archived into a real PostgreSQL by the
+archive's store functions, reported by ``tablectl floor shift``; every figure is recomputed here from what the
+tables journaled (their ``round_settled`` records), per table, per pit and for the floor."""
+
+from __future__ import annotations
+
+import csv
+import io
+from datetime import timedelta
+from decimal import Decimal
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from controller.cli import main as tablectl
+from controller.floor import store
+from controller.floor.layout import LayoutError, parse_layout
+from controller.table.effects import JournalRecord
+from tablebench.table_testing import Harness
+from tests.support.floor import temp_database
+from tests.test_floor_queries import WHEN, archive_harness, play_two_rounds
+
+LAYOUT = """
+[[pit]]
+name = "Pit 1"
+area = "Main floor"
+tables = ["T1", "T2"]
+
+[[pit]]
+name = "Pit 2"
+area = "Salon <b>privé</b>"
+tables = ["T3"]
+"""
+
+
+@pytest.fixture
+def dsn():
+    with temp_database() as d:
+        with psycopg.connect(d) as conn:
+            store.migrate(conn)
+        yield d
+
+
+def play_insured_round(h: Harness) -> None:
+    """A round with insurance against an ace (PT-2001 r.33) and a bust, after a fresh opening."""
+    h.open_continuous()
+    h.dealer("place_bet", seat=3, amount=1000)
+    h.dealer("place_bet", seat=4, amount=500)
+    h.dealer("no_more_bets")
+    for c in [
+        "2C",
+        "9S",
+        "TH",
+        "AD",
+        "7S",
+        "9D",
+        "6C",
+    ]:  # burn; seats 3 and 4, dealer A up; second cards; hole
+        h.card(c)
+    h.dealer("insurance", seat=3, amount=500)
+    h.dealer("decline_insurance", seat=4)
+    h.dealer("stand")  # seat 3 on 16? no: 9+7 = 16 stands (r.18: above 11)
+    h.dealer("hit")
+    h.card("KC")  # seat 4: T+9+K busts
+    h.lid_cycle()
+
+
+def journaled_settlements(h: Harness) -> list[dict]:
+    return [
+        e.data["settlement"] for e in h.effects if isinstance(e, JournalRecord) and e.kind == "round_settled"
+    ]
+
+
+def expected(settlements: list[dict]) -> dict[str, int]:
+    main = sum(x["stake"] for s in settlements for x in s["hands"])
+    side = sum(x["stake"] for s in settlements for x in s["side_bets"])
+    ins = sum(x["amount"] for s in settlements for x in s["insurance"])
+    net = sum(s["total_net"] for s in settlements)
+    return {"rounds": len(settlements), "handle_main_minor": main, "handle_side_minor": side,
+            "handle_insurance_minor": ins, "handle_minor": main + side + ins, "paid_minor": main + side + ins + net,
+            "win_minor": -net}  # fmt: skip
+
+
+def shift_rows(dsn: str, tmp_path: Path, capsys, *extra: str) -> list[dict]:
+    layout = tmp_path / "floor.toml"
+    layout.write_text(LAYOUT)
+    since, until = WHEN - timedelta(hours=1), WHEN + timedelta(hours=7)
+    args = ["floor", "shift", "--dsn", dsn, "--layout", str(layout), "--since", since.isoformat(),
+            "--until", until.isoformat(), *extra]  # fmt: skip
+    assert tablectl(args) == 0
+    return list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+
+
+def test_a_shift_per_table_pit_and_floor_equals_what_the_tables_journaled(dsn, tmp_path, capsys) -> None:
+    tables = {"T1": Harness(), "T2": Harness(), "T3": Harness()}
+    play_two_rounds(tables["T1"])
+    play_insured_round(tables["T2"])
+    play_two_rounds(tables["T3"])
+    for i, (name, h) in enumerate(tables.items()):
+        archive_harness(dsn, h, table=name, when=WHEN + timedelta(minutes=10 * i))
+    rows = shift_rows(dsn, tmp_path, capsys)
+    by = {(r["level"], r["table"] or r["pit"] or r["level"]): r for r in rows}
+    journals = {name: journaled_settlements(h) for name, h in tables.items()}
+    assert journals["T2"][0]["insurance"], "the round has insurance"
+    groups = {("table", n): [n] for n in tables} | {("pit", "Pit 1"): ["T1", "T2"], ("pit", "Pit 2"): ["T3"],
+                                                    ("floor", "floor"): ["T1", "T2", "T3"]}  # fmt: skip
+    for key, names in groups.items():
+        row, want = by[key], expected([s for n in names for s in journals[n]])
+        assert {k: int(row[k]) for k in want} == want, key
+        assert row["archive"] == "complete" and row["currency"] == ""
+        handle, win = want["handle_minor"], want["win_minor"]
+        assert Decimal(row["hold_pct"]) == (Decimal(win) * 100 / handle).quantize(Decimal("0.01"))
+        assert Decimal(row["rounds_per_hour"]) == (Decimal(want["rounds"]) / 8).quantize(Decimal("0.1"))
+    assert by[("table", "T2")]["pit"] == "Pit 1" and by[("table", "T3")]["area"] == "Salon <b>privé</b>"
+
+
+def test_a_hole_makes_the_table_its_pit_and_the_floor_incomplete_with_the_ids(dsn, tmp_path, capsys) -> None:
+    t1, t3 = Harness(), Harness()
+    play_two_rounds(t1)
+    play_two_rounds(t3)
+    archive_harness(dsn, t1, table="T1", skip={5, 6})
+    archive_harness(dsn, t3, table="T3")
+    rows = shift_rows(dsn, tmp_path, capsys)
+    verdict = {(r["level"], r["table"] or r["pit"] or r["level"]): (r["archive"], r["incomplete"]) for r in rows}
+    assert verdict[("table", "T1")][0] == "INCOMPLETE" and "5-6" in verdict[("table", "T1")][1]
+    assert verdict[("pit", "Pit 1")][0] == "INCOMPLETE" and verdict[("floor", "floor")][0] == "INCOMPLETE"
+    assert verdict[("table", "T3")] == ("complete", "") and verdict[("pit", "Pit 2")] == ("complete", "")
+
+
+def test_the_shift_page_is_self_contained_escaped_and_says_incomplete(dsn, tmp_path, capsys) -> None:
+    t1 = Harness()
+    play_two_rounds(t1)
+    archive_harness(dsn, t1, table="T1", skip={7})
+    page = tmp_path / "shift.html"
+    shift_rows(dsn, tmp_path, capsys, "--html", str(page))
+    text = page.read_text()
+    assert "default-src 'none'" in text and "<script" not in text and "http" not in text.split("</head>")[1]
+    assert "INCOMPLETE" in text and "win over the shift" in text and "rounds per hour" in text
+    assert "<b>privé</b>" not in text  # text from the layout file is shown as text
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ('[[pit]]\nname = "P"\narea = "A"\ntables = ["T1"]\ncolour = "red"', "colour: unknown key"),
+        (
+            '[[pit]]\nname = "P"\narea = "A"\ntables = ["T1"]\n[[pit]]\nname = "Q"\narea = "A"\ntables = ["T1"]',
+            "T1 is already in pit 'P'",
+        ),
+        ('[[pit]]\nname = "P"\narea = "A"\ntables = ["../x"]', "is not a table id"),
+        ('[[pit]]\nname = "P\\u0000"\narea = "A"\ntables = []', "printable name"),
+        ("pits = 1", "key pits: unknown"),
+    ],
+)
+def test_a_bad_layout_is_refused_naming_the_key(text: str, why: str) -> None:
+    with pytest.raises(LayoutError, match=why):
+        parse_layout(text, "floor.toml")
+
+
+def test_a_table_the_layout_does_not_name_is_shown_unassigned() -> None:
+    layout = parse_layout(LAYOUT)
+    assert layout.pit_of("T9").name == "unassigned" and layout.pit_of("T3").name == "Pit 2"

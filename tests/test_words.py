@@ -1,0 +1,285 @@
+"""One vocabulary (issue 30, controller/words.py): every alert kind, state, phase, decision, outcome and jackpot
+combination has a label; card faces as on the table; hands numbered from 1; one way to write money. Then every
+screen and report a person reads is walked for identifiers from the code (tests/support/code_names.py): the
+dispute report (text and HTML) of every example round, `demo --auto`'s lines, `jackpot-math`, the pit
+terminal's panels and the floor's alert console (Textual's pilot on a real mosquitto)."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import uuid
+from argparse import Namespace
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.console import Console
+from support.broker import USERS
+from support.code_names import CODE_NAMES, MONEY, code_names
+from test_terminal import screen_text, until
+from test_terminal_hostile import Publisher, broker  # noqa: F401 (fixture)
+
+from controller.actions import DEALER_ACTIONS, SUPERVISOR_ACTIONS
+from controller.alert_kinds import ALERT_KINDS
+from controller.jackpot.hits import Combination
+from controller.jackpot.math import combination_odds
+from controller.jackpot.math_cli import _text, report
+from controller.rules import report as dispute
+from controller.rules.rounds import InvalidRound, replay
+from controller.rules.types import Action, RoundPhase
+from controller.table.machine import STATES
+from controller.terminal.alerts import AlertsApp
+from controller.terminal.fleet import FleetAlerts
+from controller.terminal.pit_panels import alerts_panel, hits_text, last_round_panel, round_panel, shoe_panel
+from controller.terminal.pit_summary import alert_summary, settled_summary
+from controller.terminal.view import DealerResults
+from controller.words import (
+    ACTION_WORDS,
+    ALERT_WORDS,
+    COMBINATION_WORDS,
+    OUTCOME_WORDS,
+    PHASE_WORDS,
+    STATE_WORDS,
+    STATUS_WORDS,
+    card_face,
+    hand_label,
+    in_words,
+    lid_words,
+    money,
+)
+from tablebench.broker import Broker
+from tablebench.demo_lines import bets_line, card_line, round_summary, settlement_line
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = sorted((ROOT / "docs" / "examples" / "rounds").glob("*.json"))
+OUTCOMES = (
+    "blackjack",
+    "win",
+    "push",
+    "lose",
+    "bust",
+    "surrender",
+    "even_money",
+    "five_card",
+)  # settlement.py
+
+
+def test_every_name_the_code_uses_has_words() -> None:
+    assert set(ALERT_KINDS) <= ALERT_WORDS.keys()
+    assert set(STATES) <= STATE_WORDS.keys()
+    assert {p.value for p in RoundPhase} <= PHASE_WORDS.keys()
+    assert {*DEALER_ACTIONS, *SUPERVISOR_ACTIONS, *(a.value for a in Action)} <= ACTION_WORDS.keys()
+    assert {c.name for c in Combination} <= COMBINATION_WORDS.keys()
+    assert set(OUTCOMES) <= OUTCOME_WORDS.keys()
+    labels = [*ALERT_WORDS.values(), *STATE_WORDS.values(), *ACTION_WORDS.values(), *COMBINATION_WORDS.values(),
+              *OUTCOME_WORDS.values(), *STATUS_WORDS.values(), *PHASE_WORDS.values()]  # fmt: skip
+    assert not [label for label in labels if code_names(label)]
+
+
+def test_cards_hands_lid_and_money_as_people_write_them() -> None:
+    assert [card_face(c) for c in ("KS", "TH", "2D", "AC", "??")] == ["K♠", "10♥", "2♦", "A♣", "(face down)"]
+    assert hand_label(3, 0) == "Seat 3" and hand_label(3, 1) == "Seat 3, hand 2"
+    assert hand_label(3, 0, True) == "Seat 3, hand 1"
+    assert lid_words("open", "supervisor:alice") == "open (unlocked by supervisor alice)"
+    assert (
+        lid_words("open", "auto") == "open (opened for the round's cards)"
+        and lid_words("locked", "x") == "locked"
+    )
+    assert money(1_000_070, "EUR") == "10,000.70 EUR" and money(-1000) == "-10.00"
+    assert money(2000, "EUR", sign=True) == "+20.00 EUR" and money(0, sign=True) == "0.00"
+    assert (
+        in_words("4H given to seat 1 hand 0 after no_insurance")
+        == "4♥ given to Seat 1, hand 1 after no insurance"
+    )
+
+
+def _report_texts(path: Path) -> Iterator[str]:
+    """The text report and the HTML page's text, without what the round file wrote itself (its comment)."""
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    try:
+        result, error = replay(doc), None
+    except InvalidRound as exc:
+        result, error = None, exc
+    rep = dispute.build(doc, result, error, journal={"round_id": "R1", "currency": "EUR"})
+    rep.sections = [s for s in rep.sections if s.title != "Note written in the file"]
+    yield dispute.text(rep)
+    page = dispute.html_page([rep])
+    yield html.unescape(re.sub(r"<[^>]+>", " ", page.split("</style>", 1)[1]))
+    for sec in rep.sections:
+        for col in ("paid", "net", "stake", "amount"):
+            if col in sec.columns:
+                i = sec.columns.index(col)
+                for row in sec.rows:
+                    if i < len(row) and row[i] and row[i] != "0":
+                        assert MONEY.fullmatch(row[i].split(" (")[0]), (path.name, sec.title, col, row[i])
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_dispute_report_has_no_code_names_and_writes_money(path: Path) -> None:
+    """`tablectl replay --report` / `--html` of every example round: cards as faces, hands from 1, decisions and
+    outcomes in words, every amount in major units (`+20.00`), the currency in the title."""
+    for shown in _report_texts(path):
+        assert not code_names(shown), (path.name, code_names(shown))
+        assert "amounts in EUR" in shown
+
+
+SETTLEMENT = {
+    "round_id": "R7",
+    "dealer_cards": ["TH", "AS"],
+    "dealer_total": 21,
+    "dealer_blackjack": True,
+    "hands": [
+        {"seat": 1, "hand": 0, "cards": ["AD", "KC"], "total": 21, "stake": 1000, "outcome": o, "net": n}
+        for o, n in zip(OUTCOMES, (1500, 1000, 0, -1000, -1000, -500, 1000, 500), strict=True)
+    ]
+    + [
+        {
+            "seat": 2,
+            "hand": 1,
+            "cards": ["8S", "8D"],
+            "total": 16,
+            "stake": 2000,
+            "outcome": "lose",
+            "net": -2000,
+        }
+    ],
+    "insurance": [{"seat": 1, "net": 1000}],
+}
+
+
+def test_demo_auto_lines_have_no_code_names_and_write_money() -> None:
+    """What `tablectl demo --auto` prints (tests/test_demo.py runs it whole): cards as faces, recipients in words,
+    outcomes in words, money with the currency."""
+    lines = [
+        card_line({"shoe_seq": 2, "recipient": "seat:1:0", "code": "QH"}),
+        card_line({"shoe_seq": 3, "recipient": "seat:4:1", "code": "TS"}),
+        card_line({"shoe_seq": 1, "recipient": "burn", "code": "JD"}),
+        card_line({"shoe_seq": 4, "recipient": "dealer", "hidden": True}),
+        settlement_line(SETTLEMENT, "EUR"),
+        round_summary(SETTLEMENT, "EUR"),
+        bets_line({"round_id": "R7", "bets": [{"seat": 1, "amount": 1000}]}, "EUR"),
+    ]
+    assert lines[:4] == ["card 2 to Seat 1: Q♥", "card 3 to Seat 4, hand 2: 10♠", "card 1 burnt: J♦",
+                         "card 4 to Dealer: face down (hole card)"]  # fmt: skip
+    for line in lines:
+        assert not code_names(line), (line, code_names(line))
+    assert (
+        "net +15.00 EUR" in lines[4] and "bet 10.00 EUR: A♦ K♣ = 21, blackjack, wins, +15.00 EUR" in lines[5]
+    )
+    assert lines[6].endswith("bets Seat 1 10.00 EUR")
+
+
+def test_jackpot_math_in_words() -> None:
+    args = Namespace(bet_value=100, seed=1_000_000, meter=2_500_000, increment_bp=5000, reserve_bp=0)
+    out = _text(report(combination_odds(6), args), "EUR")
+    assert not code_names(out), code_names(out)
+    assert "two aces of different suits" in out and "return at meter 25,000.00 EUR" in out
+    assert "jackpot bet: 1.00 EUR" in out and "minor units" not in out
+
+
+def _render(renderable: Any) -> str:
+    console = Console(width=120, record=True, color_system=None)
+    console.print(renderable)
+    return console.export_text()
+
+
+def test_pit_terminal_panels_in_words() -> None:
+    """Every status, outcome, alert kind, lid reason and combination through the pit terminal's panels."""
+    hands = [{"hand": 0, "cards": ["AS", "KD"], "total": 21, "blackjack": True, "stake": 1000, "status": s}
+             for s in STATUS_WORDS]  # fmt: skip
+    rnd = {"round_id": "R7", "phase": "insurance", "dealer": {"cards": ["AH", "??"], "total": 11},
+           "seats": [{"seat": 1, "bet": 1000, "insurance": 500, "hands": hands}],
+           "turn": {"kind": "insurance", "seat": 1}}  # fmt: skip
+    keys = {"insurance": "i", "decline_insurance": "o", "even_money": "e"}
+    alerts = [{"alert_id": i, "kind": k, "severity": "critical", "level": 0, "reason": ALERT_KINDS[k]}
+              for i, k in enumerate(ALERT_KINDS)]  # fmt: skip
+    hits = [
+        {"hit_id": 1, "seat": 1, "combination": c.name, "amount": 2500, "verified": False}
+        for c in Combination
+    ]
+    results = DealerResults()
+    results.add(SETTLEMENT)
+    shown = [
+        _render(round_panel({}, rnd, {"R7": ["2C"]}, enabled=set(keys), keys=keys, currency="EUR")),
+        _render(last_round_panel(SETTLEMENT, "EUR")),
+        _render(settled_summary(SETTLEMENT, "EUR")),
+        _render(alert_summary(alerts)),
+        _render(alerts_panel(alerts)),
+        hits_text(hits, "EUR"),
+        _render(
+            shoe_panel(
+                shoe={"linked": True},
+                lid={"state": "open", "unlocked_by": "supervisor:alice"},
+                jam={"jammed": False},
+                table={"state": "betting"},
+                jackpot={"meter": 1000070, "currency": "EUR"},
+                have_jackpot=True,
+                hits=hits,
+                results=results,
+            )
+        ),
+    ]
+    text = "\n".join(shown)
+    assert not code_names(text), code_names(text)
+    assert "A♥ (face down)" in text and "allowed: i Insurance · o No insurance · e Even money" in text
+    assert "lid: open (unlocked by supervisor alice)" in text and "Jackpot meter: 10,000.70 EUR" in text
+    assert (
+        "Seat 1 +25.00 · Seat 2 -20.00" in text
+        and "net in EUR" in text
+        and "Dealer's last results: blackjack" in text
+    )
+    assert "four aces of one colour 25.00 EUR" in text
+
+
+# a reason as the controller writes it (controller/table/cards.py): card codes, a hand from 0, a decision's name
+REASON = "PT-2001 r.58: KS given to seat 2 hand 0 after no_insurance: KS goes to the discard"
+
+
+async def test_alert_console_in_words(broker: Broker) -> None:  # noqa: F811 (the fixture, imported)
+    """The floor's alert console with an open alert of every kind and an acknowledged one: kinds and severities
+    in words, no code name on the screen (banner, list, history)."""
+    pub = Publisher(broker, f"casino/s{uuid.uuid4().hex[:6]}/table/T1")
+    kinds = list(ALERT_KINDS)
+    alerts = [{"alert_id": i + 1, "kind": k, "severity": ("critical", "warning", "info")[i % 3], "level": 0,
+               "raised_at": 1_700_000_000.0 + i, "reason": REASON} for i, k in enumerate(kinds)]  # fmt: skip
+    pub.retain("alerts/open", {"alerts": alerts})
+    pub.retain("alerts/events", {"action": "acknowledged", "alert": {**alerts[0], "alert_id": 99,
+               "kind": "dealer_error", "acked_by": "bob"}})  # fmt: skip
+    try:
+        fleet = FleetAlerts(broker.host, broker.port, username="supervisor1", password=USERS["supervisor1"])
+        console = AlertsApp(fleet)
+        async with console.run_test(size=(160, 50)) as pilot:
+            await until(pilot, lambda: len(fleet.open_alerts()) == len(kinds) and fleet.history)
+            console._dirty = True
+            await pilot.pause(0.3)
+            text = screen_text(console)
+            assert not code_names(text), code_names(text)
+            assert "NEW ALERT" in text or "ALERT" in text
+            assert "Shoe jam" in text and "Dealer error" in text and "critical" in text
+            assert "K♠ given to Seat 2, hand 1 after no insurance" in text
+            assert not [k for k in CODE_NAMES if "_" in k and k in text]
+    finally:
+        pub.close()
+
+
+def test_floor_day_report_page_in_words() -> None:
+    """`tablectl floor report --html`: headers in words (`house net`, not `house_net_minor`), money in major
+    units with the currency; the CSV keeps its code-named columns with their unit (`house_net_minor`)."""
+    from datetime import UTC, date, datetime
+
+    from controller.floor.report import COLUMNS, TableDay, to_csv
+    from controller.floor.report_html import _HEAD, to_html
+
+    assert set(_HEAD) == set(COLUMNS)
+    day = date(2026, 11, 26)
+    row = TableDay("S1", "T1", rounds=3, staked=3000, paid=1500, house_net=1500, dealer_errors=1,
+                   jackpot_meter=1_000_070, currency="EUR",
+                   meter=[(datetime(2026, 11, 26, 10, tzinfo=UTC), 1_000_000)])  # fmt: skip
+    page = to_html([row], day, datetime(2026, 11, 27, tzinfo=UTC))
+    shown = html.unescape(re.sub(r"<[^>]+>", " ", page.split("</style>", 1)[1]))
+    assert not code_names(shown), code_names(shown)
+    assert "house net" in shown and "15.00 EUR" in shown and "10,000.70 EUR" in shown
+    assert to_csv([row]).splitlines()[0].split(",")[6] == "house_net_minor"
