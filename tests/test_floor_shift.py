@@ -122,7 +122,9 @@ def test_a_hole_makes_the_table_its_pit_and_the_floor_incomplete_with_the_ids(ds
     archive_harness(dsn, t1, table="T1", skip={5, 6})
     archive_harness(dsn, t3, table="T3")
     rows = shift_rows(dsn, tmp_path, capsys)
-    verdict = {(r["level"], r["table"] or r["pit"] or r["level"]): (r["archive"], r["incomplete"]) for r in rows}
+    verdict = {
+        (r["level"], r["table"] or r["pit"] or r["level"]): (r["archive"], r["incomplete"]) for r in rows
+    }
     assert verdict[("table", "T1")][0] == "INCOMPLETE" and "5-6" in verdict[("table", "T1")][1]
     assert verdict[("pit", "Pit 1")][0] == "INCOMPLETE" and verdict[("floor", "floor")][0] == "INCOMPLETE"
     assert verdict[("table", "T3")] == ("complete", "") and verdict[("pit", "Pit 2")] == ("complete", "")
