@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import sys
 import tomllib
+from enum import Enum
 from pathlib import Path
 
 from controller.actions import ACCOUNT_ROLES
@@ -32,21 +33,46 @@ _USER_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}\Z")
 _SITE = re.compile(r"^[A-Za-z0-9_.-]{1,64}\Z")
 
 
+# "supervisor-floor": an account of the floor, for every table (not a table called "floor")
+EVERY_TABLE_SUFFIX = "floor"
+FLOOR_SECTION = "floor-"  # the floor broker's sections of the template: [floor-<role>]
+
+
 class BrokerError(RuntimeError):
     pass
 
 
+class BrokerKind(Enum):
+    """Which broker an ACL is rendered for: a table's own broker, or the casino floor's (docs/floor.md)."""
+
+    TABLE = "table"
+    FLOOR = "floor"
+
+
 def role_of(user: str) -> tuple[str, str]:
-    """(role, table) of an account: ``table-T1`` → ("controller", "T1"); ``dealer-T1`` → ("dealer", "T1")."""
+    """(role, table) of an account: ``table-T1`` → ("controller", "T1"); ``dealer-T1`` → ("dealer", "T1");
+    ``supervisor-floor`` → ("supervisor", "+") (the floor's account, every table)."""
     if user.startswith("table-") and len(user) > 6:
         return "controller", user[6:]
     for role in ACCOUNT_ROLES:
         if user.startswith(role):
             rest = user[len(role) :]
-            return role, rest[1:] if rest.startswith("-") and len(rest) > 1 else "+"
+            table = rest[1:] if rest.startswith("-") and len(rest) > 1 else "+"
+            return role, "+" if table == EVERY_TABLE_SUFFIX else table
     raise BrokerError(
         f"account {user!r}: name must start with table-, dealer, supervisor, technician, monitor or archive"
     )
+
+
+def floor_role_of(user: str) -> tuple[str, str]:
+    """(section, table) of an account on the floor broker: ``table-T1``/``bridge-T1`` → the bridge of table T1,
+    ``dashboard*`` → a supervisor of every table, the others by their table-broker role (``[floor-<role>]``)."""
+    if user.startswith("bridge-") and len(user) > 7:
+        return f"{FLOOR_SECTION}bridge", user[7:]
+    if user.startswith("dashboard"):
+        return f"{FLOOR_SECTION}supervisor", "+"
+    role, table = role_of(user)
+    return f"{FLOOR_SECTION}{'bridge' if role == 'controller' else role}", table
 
 
 def parse_acl_template(text: str) -> dict[str, list[str]]:
@@ -65,15 +91,23 @@ def parse_acl_template(text: str) -> dict[str, list[str]]:
     return roles
 
 
-def render_acl(users: list[str], template: str | None = None, *, site: str) -> str:
+_ROLE_OF = {BrokerKind.TABLE: role_of, BrokerKind.FLOOR: floor_role_of}
+
+
+def render_acl(
+    users: list[str], template: str | None = None, *, site: str, kind: BrokerKind = BrokerKind.TABLE
+) -> str:
     """The acl_file for ``users`` at ``site`` (the table's own site; "+" only for the shared unit-test broker,
-    whose tests isolate themselves by a random site each)."""
+    whose tests isolate themselves by a random site each). ``kind``: the table's broker or the floor's (its
+    ``[floor-*]`` sections of the same template)."""
     if site != "+" and not _SITE.match(site):
         raise BrokerError(f"site {site!r}: letters, digits, '_', '.', '-' only")
     roles = parse_acl_template(template if template is not None else SHIPPED_ACL.read_text())
-    out = ["# Rendered by controller/broker.py from firmware_configs/mosquitto/acl; do not edit."]
+    out = [
+        f"# Rendered by controller/broker.py from firmware_configs/mosquitto/acl ({kind.value}); do not edit."
+    ]
     for user in sorted(users):
-        role, table = role_of(user)
+        role, table = _ROLE_OF[kind](user)
         if role not in roles:
             raise BrokerError(f"account {user!r}: role {role!r} has no section in the ACL template")
         if not _USER_NAME.match(user):
@@ -114,6 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--users", type=Path, default=DEMO_USERS, help="TOML [users] name = password")
     r.add_argument("--out", type=Path, required=True)
     r.add_argument("--site", required=True, help="the table's site (the ACL's site level; no wildcard)")
+    r.add_argument("--floor", action="store_true", help="the floor broker's ACL (its [floor-*] roles)")
     # floor hook (controller/floor/bridge.py): also write the table broker's bridge to the floor broker
     r.add_argument("--bridge", type=Path, default=None, help="floor bridge settings (bridge.toml)")
     r.add_argument("--table-config", type=Path, default=None, help="table.toml (with --bridge)")
@@ -129,7 +164,8 @@ def main(argv: list[str] | None = None) -> int:
         write_password_file(args.out / "passwd", users)
         if args.site == "+":
             raise BrokerError("--site: give the table's own site, not a wildcard")
-        (args.out / "acl").write_text(render_acl(list(users), site=args.site))
+        kind = BrokerKind.FLOOR if args.floor else BrokerKind.TABLE
+        (args.out / "acl").write_text(render_acl(list(users), site=args.site, kind=kind))
         if args.bridge is not None:
             from controller.floor.bridge_cli import write as write_bridge
 

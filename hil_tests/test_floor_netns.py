@@ -25,10 +25,14 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from controller.broker import BrokerKind
+from controller.cli import main as tablectl
 from controller.client import TableClient
 from controller.floor.archive import ArchiveConfig, ArchiveWorker
 from controller.floor.bridge import BridgeConfig, render
 from controller.floor.contact import CONTACT_STALE_S, contacts
+from controller.floor.enrol import set_trust_on_first_use
+from controller.floor.messages import TableRef
 from tablebench.broker import Broker
 from tablebench.postgres import admin_dsn
 from tablebench.stack import DEMO_PINS, SERVICE, Stack, StackOptions
@@ -129,7 +133,7 @@ def test_three_tables_lose_nothing_they_keep_through_every_outage(tmp_path):
     tag, net = uuid.uuid4().hex[:4], random.randint(100, 250)
     expired = {2: [37, 38]}  # table 2: never delivered and no longer kept
     with temp_database() as dsn:
-        floor = Broker.start(tmp_path / "floor", users=FLOOR_USERS, acl=False, host="0.0.0.0",
+        floor = Broker.start(tmp_path / "floor", users=FLOOR_USERS, acl=BrokerKind.FLOOR, site="S1", host="0.0.0.0",
                              extra_config=(f"max_queued_messages {FLOOR_QUEUE}",))  # fmt: skip
         hosts: list[TableHost] = []
         workers: list[ArchiveWorker] = []
@@ -141,6 +145,9 @@ def test_three_tables_lose_nothing_they_keep_through_every_outage(tmp_path):
 
         try:
             workers = [archive("w1"), archive("w2")]
+            with psycopg.connect(dsn) as conn:  # the stand-ins make their keys in their own processes
+                for i in (1, 2, 3):
+                    set_trust_on_first_use(conn, TableRef("S1", f"T{i}"), True)
             hosts = [TableHost(tag, i, net, tmp_path, floor.port) for i in (1, 2, 3)]
             for h in hosts:
                 h.publish(EVENTS, rate=20, expired=expired.get(int(h.table[1:]), []))
@@ -212,12 +219,28 @@ def test_three_tables_lose_nothing_they_keep_through_every_outage(tmp_path):
                 )
                 assert [(t, d["event_ids"]) for t, d in alerts] == [("T2", expired[2])]
             wait_until(lambda: reachable(dsn, "T1"), 60, "table 1 back in reach")
+            # every event up to a table's last checkpoint proven by its chain (T2's just below its expired ids
+            # cannot be: its chain is cut there)
+            for t in ("T1", "T3"):
+                wait_until(lambda t=t: unproven(dsn, t) == 0, 60, f"{t}: events proven")
+            with psycopg.connect(dsn) as conn:
+                assert conn.execute("SELECT count(*) FROM quarantined_events").fetchone()[0] == 0
         finally:
             for w in workers:
                 w.stop()
             for h in hosts:
                 h.close()
             floor.stop()
+
+
+def unproven(dsn: str, table: str) -> int:
+    """Events up to the table's newest signed checkpoint that its chain has not proven (issue 25)."""
+    with psycopg.connect(dsn) as conn:
+        return conn.execute(
+            "SELECT count(*) FROM events e WHERE e.table_id = %s AND NOT e.verified AND e.event_id <= (SELECT"
+            " max(c.last_event_id) FROM checkpoints c WHERE c.table_id = e.table_id AND c.signature_ok)",
+            (table,),
+        ).fetchone()[0]
 
 
 def link_of(dsn: str, table: str) -> str | None:
@@ -271,7 +294,7 @@ async def test_the_real_table_service_behind_its_own_broker_reaches_the_floor_an
     tag, net = uuid.uuid4().hex[:4], random.randint(100, 250)
     users = FLOOR_USERS
     with temp_database() as dsn:
-        floor = Broker.start(tmp_path / "floor", users=users, acl=False, host="0.0.0.0")
+        floor = Broker.start(tmp_path / "floor", users=users, acl=BrokerKind.FLOOR, site="S1", host="0.0.0.0")
         host = stack = worker = client = ctl = None
         try:
             worker = ArchiveWorker(ArchiveConfig(dsn, "127.0.0.1", floor.port, "archive", users["archive"],
@@ -284,6 +307,8 @@ async def test_the_real_table_service_behind_its_own_broker_reaches_the_floor_an
             stack.start_broker()  # the broker of the options: the table host's own (inside its namespace)
             stack.start_parts()
             stack.start_controller()
+            assert tablectl(["floor", "enrol", "--dsn", dsn, "--site", "S1", "--table", "T4", "--manifest",
+                             str(stack.workdir / "integrity.json"), "--user", "alice"]) == 0  # fmt: skip
             client = TableClient("127.0.0.1", floor.port, username="supervisor1", password=users["supervisor1"],
                                  prefix="casino/S1/table/T4", key_dir=stack.key_dir)  # fmt: skip
             await client.connect()
@@ -313,6 +338,7 @@ async def test_the_real_table_service_behind_its_own_broker_reaches_the_floor_an
                 kinds = {r[0] for r in conn.execute(
                     "SELECT data->>'fault' FROM events WHERE table_id = 'T4' AND topic = 'events/fault'")}  # fmt: skip
                 assert "jam" in kinds
+            wait_until(lambda: unproven(dsn, "T4") == 0, 60, "the table's events proven by its checkpoints")
         finally:
             if ctl is not None:
                 await ctl.close()

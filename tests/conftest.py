@@ -11,6 +11,7 @@ import pytest
 from support.broker import USERS
 from support.floor import FLOOR_USERS, temp_database
 
+from controller.broker import BrokerKind
 from tablebench.broker import Broker
 
 
@@ -33,8 +34,8 @@ def dsn() -> Iterator[str]:
 
 @pytest.fixture
 def floor_broker(tmp_path: Path) -> Iterator[Broker]:
-    """A floor broker (mosquitto, shipped settings, no ACL) with the accounts of tests/support/floor.py."""
-    broker = Broker.start(tmp_path / "floor-broker", users=FLOOR_USERS, acl=False)
+    """A floor broker (mosquitto, shipped settings and floor ACL) with the accounts of tests/support/floor.py."""
+    broker = Broker.start(tmp_path / "floor-broker", users=FLOOR_USERS, acl=BrokerKind.FLOOR)
     try:
         yield broker
     finally:

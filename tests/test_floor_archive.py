@@ -15,6 +15,8 @@ import pytest
 from controller.floor import store
 from controller.floor.alerts import raise_alert
 from controller.floor.archive import ArchiveConfig, ArchiveWorker
+from controller.floor.enrol import set_trust_on_first_use
+from controller.floor.messages import TableRef
 from tablebench.broker import Broker
 from tests.support.floor import FLOOR_USERS, StandInTable, wait_until
 
@@ -25,6 +27,11 @@ def worker(dsn: str, broker: Broker, name: str = "1", **kw) -> ArchiveWorker:
         worker=name, **{"grace": 0.3, "answer_timeout": 2.0, **kw},
     )  # fmt: skip
     return ArchiveWorker(cfg).start()
+
+
+def trust_on_first_use(dsn: str, table: str) -> None:
+    with psycopg.connect(dsn) as conn:
+        set_trust_on_first_use(conn, TableRef("S1", table), True)
 
 
 def rows(dsn: str, sql: str, *params):
@@ -193,6 +200,7 @@ def test_checkpoints_are_verified_against_the_state_software_key_and_must_chain(
 
     w = worker(dsn, floor_broker)
     table = StandInTable(floor_broker.host, floor_broker.port, "S1", "T1")
+    trust_on_first_use(dsn, "T1")  # the operator's choice for this table (otherwise: enrolled keys only)
     try:
         sw = {"version": "0.1.0", "profile": "pt-2001", "audit_public_key": table.public_key}
         table.publish("state/software", "state", sw, retain=True)
@@ -222,6 +230,7 @@ def test_checkpoints_are_verified_against_the_state_software_key_and_must_chain(
 def test_without_state_software_the_first_checkpoint_key_is_trusted_on_first_use(dsn, floor_broker):
     w = worker(dsn, floor_broker)
     table = StandInTable(floor_broker.host, floor_broker.port, "S1", "T2")
+    trust_on_first_use(dsn, "T2")
     try:
         table.publish("events/round", "round", {"round_id": "r1", "phase": "betting"})
         table.checkpoint(5)
@@ -304,6 +313,7 @@ def test_an_altered_checkpoint_is_never_trusted_on_first_use(dsn, floor_broker):
 
     w = worker(dsn, floor_broker)
     table = StandInTable(floor_broker.host, floor_broker.port, "S1", "T3")
+    trust_on_first_use(dsn, "T3")
     try:
         cp = sign_checkpoint(table.key, site="S1", table="T3", seq=4, hash="a" * 64, last_event_id=0, prev_seq=0,
                              prev_hash=GENESIS, ts="2026-11-23T10:00:00.000Z").to_dict()  # fmt: skip

@@ -9,6 +9,7 @@ import threading
 
 import pytest
 
+from controller.broker import BrokerKind
 from controller.broker import main as broker_main
 from controller.floor.bridge import BridgeConfigError, load, render
 from controller.mqtt.topics import Topics
@@ -81,10 +82,10 @@ def test_rendered_section_and_refusals(tmp_path):
 
 
 def test_events_published_while_the_floor_is_down_reach_it_afterwards_in_order(tmp_path):
-    floor = Broker.start(tmp_path / "floor", users=FLOOR_USERS, acl=False)
+    floor = Broker.start(tmp_path / "floor", users=FLOOR_USERS, acl=BrokerKind.FLOOR, site="S1")
     table_toml, bridge_toml = write_configs(tmp_path, [floor.port], insecure_no_tls=True)
     section = render(load(table_toml, bridge_toml)).splitlines()
-    table_broker = Broker.start(tmp_path / "table", users=FLOOR_USERS, acl=False, extra_config=tuple(section))
+    table_broker = Broker.start(tmp_path / "table", users=FLOOR_USERS, site="S1", extra_config=tuple(section))
     topics = Topics("S1", "T1")
     rec = Recorder(floor, "monitor", topics, filters=("events/#",), persistent=True, v5=False, validate=False)
     table = None
@@ -124,10 +125,10 @@ def test_the_bridge_fails_over_to_the_second_floor_broker(tmp_path):
     """The primary floor broker is unreachable: the table's events reach the second one listed."""
     from tablebench.broker import free_port
 
-    floor2 = Broker.start(tmp_path / "floor2", users=FLOOR_USERS, acl=False)
+    floor2 = Broker.start(tmp_path / "floor2", users=FLOOR_USERS, acl=BrokerKind.FLOOR, site="S1")
     table_toml, bridge_toml = write_configs(tmp_path, [free_port(), floor2.port], insecure_no_tls=True)
     section = render(load(table_toml, bridge_toml)).splitlines()
-    table_broker = Broker.start(tmp_path / "table", users=FLOOR_USERS, acl=False, extra_config=tuple(section))
+    table_broker = Broker.start(tmp_path / "table", users=FLOOR_USERS, site="S1", extra_config=tuple(section))
     rec = Recorder(floor2, "monitor", Topics("S1", "T1"), filters=("events/#",), validate=False)
     table = None
     try:

@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 import psycopg
 import pytest
 
+from controller.broker import BrokerKind
 from controller.floor import store
 from controller.floor.archive import ArchiveConfig, ArchiveWorker
 from controller.floor.bridge import load, render
@@ -43,12 +44,14 @@ class Bridged:
 
     def __init__(self, tmp_path, *, floor_queue: int | None = None, keepalive: int = 15) -> None:
         extra = (f"max_queued_messages {floor_queue}",) if floor_queue else ()
-        self.floor = Broker.start(tmp_path / "floor", users=FLOOR_USERS, acl=False, extra_config=extra)
+        self.floor = Broker.start(
+            tmp_path / "floor", users=FLOOR_USERS, acl=BrokerKind.FLOOR, site="S1", extra_config=extra
+        )
         table_toml, bridge_toml = write_configs(tmp_path, [self.floor.port], insecure_no_tls=True,
                                                 keepalive=keepalive)  # fmt: skip
         section = tuple(render(load(table_toml, bridge_toml)).splitlines())
         self.table_broker = Broker.start(
-            tmp_path / "table", users=FLOOR_USERS, acl=False, extra_config=section
+            tmp_path / "table", users=FLOOR_USERS, site="S1", extra_config=section
         )
         self.table = StandInTable(self.table_broker.host, self.table_broker.port, "S1", "T1")
 

@@ -24,6 +24,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from playwright.sync_api import expect
 
+from controller.broker import BrokerKind
 from controller.floor.alerts import raise_alert
 from controller.floor.archive import ArchiveConfig, ArchiveWorker
 from controller.floor.logins import USER_FAILURES
@@ -97,7 +98,7 @@ def test_a_browser_key_enrolled_at_a_real_table_acknowledges_its_alert_the_floor
     users = {**FLOOR_USERS, "table-demo1": "demo-table-demo1", "supervisor-floor": "demo-supervisor-floor"}
     assert "key_dir" not in WebConfig.__dataclass_fields__
     with temp_database() as dsn:
-        broker = Broker.start(tmp_path / "floor-broker", users=users, acl=False)
+        broker = Broker.start(tmp_path / "floor-broker", users=users, acl=BrokerKind.FLOOR)
         stack = Stack(tmp_path / "stack", StackOptions(jackpot=False, broker=(broker.host, broker.port)))
         stack.users = users
         archive = None

@@ -28,6 +28,7 @@ from typing import Any
 import psycopg
 import pytest
 
+from controller.broker import BrokerKind
 from controller.client import TableClient
 from controller.floor.bridge import load as load_bridge
 from controller.floor.bridge import render as render_bridge
@@ -121,7 +122,7 @@ async def test_the_shipped_brokers_and_every_client_over_tls(top: Path, tmp_path
     terminal_cert = pki.issue("pit-terminal", server=False)
     give_to_mosquitto(pki.folder)
     tls = TlsConfig(pki.ca)
-    floor = ShippedBroker(top / "floor-broker", pki.ca, floor_cert, FLOOR_USERS, SITE)
+    floor = ShippedBroker(top / "floor-broker", pki.ca, floor_cert, FLOOR_USERS, SITE, kind=BrokerKind.FLOOR)
     # the table broker's bridge, rendered from the table's identity and the floor's bridge.toml
     (top / "bridge").mkdir()
     ident = top / "bridge" / "table.toml"

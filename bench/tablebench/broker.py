@@ -22,6 +22,7 @@ from pathlib import Path
 from controller.broker import (  # the production broker's accounts and ACL, and what tests also use of it
     SHIPPED_CONF,
     BrokerError,
+    BrokerKind,
     load_users,
     render_acl,
     write_password_file,
@@ -100,7 +101,7 @@ class Broker:
         host: str,
         port: int,
         users: dict[str, str],
-        acl: bool,
+        acl: bool | BrokerKind,
         tls: BrokerTls | None,
         persistence: bool,
         extra_config: tuple[str, ...] = (),
@@ -125,15 +126,17 @@ class Broker:
         *,
         port: int | None = None,
         users: dict[str, str] | None = None,
-        acl: bool = True,
+        acl: bool | BrokerKind = True,
         tls: BrokerTls | None = None,
         persistence: bool = True,
         host: str = "127.0.0.1",
         extra_config: tuple[str, ...] = (),
         site: str = "+",
     ) -> Broker:
-        """``site``: the ACL's site level (the table's site; ``tablectl demo`` and the stacks give theirs). The
-        default "+" is for the shared unit-test broker only, whose tests each use a random site."""
+        """``acl``: True (or ``BrokerKind.TABLE``) the table broker's shipped ACL, ``BrokerKind.FLOOR`` the floor
+        broker's (docs/floor.md), False none (tests of the broker itself only). ``site``: the ACL's site level
+        (the table's site; ``tablectl demo`` and the stacks give theirs). The default "+" is for the shared
+        unit-test broker only, whose tests each use a random site."""
         workdir = Path(workdir)
         workdir.mkdir(parents=True, exist_ok=True)
         users = load_users() if users is None else dict(users)
@@ -166,7 +169,8 @@ class Broker:
         ]
         lines.append(f"password_file {self.workdir / 'passwd'}")
         if self.acl:
-            (self.workdir / "acl").write_text(render_acl(list(self.users), site=self.site))
+            kind = BrokerKind.TABLE if self.acl is True else self.acl
+            (self.workdir / "acl").write_text(render_acl(list(self.users), site=self.site, kind=kind))
             lines.append(f"acl_file {self.workdir / 'acl'}")
         lines.append(f"persistence {'true' if self.persistence else 'false'}")
         if self.persistence:

@@ -19,6 +19,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from controller.broker import BrokerKind
 from controller.floor.bridge import BridgeConfig, render
 from controller.rules.profiles import load_profile
 from tablebench import ROOT
@@ -99,7 +100,9 @@ class FloorStack:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.postgres = Postgres.start()
         self._create_database()
-        self.floor = Broker.start(self.workdir / "floor-broker", users=self.users, site=SITE)
+        self.floor = Broker.start(
+            self.workdir / "floor-broker", users=self.users, site=SITE, acl=BrokerKind.FLOOR
+        )
         for i, table_id in enumerate(self.table_ids, 1):
             self._start_table(i, table_id)
         for n in range(1, self.opts.workers + 1):
@@ -131,6 +134,9 @@ class FloorStack:
         stack = Stack(self.workdir / table_id, options)
         self.tables.append(stack)  # before start(): stop() also stops a table that started halfway
         stack.start()
+        # the operator's enrolment of the table's audit key, from its integrity manifest (docs/floor.md)
+        _run([*TABLECTL, "floor", "enrol", "--dsn", self.dsn, "--site", SITE, "--table", table_id, "--manifest",
+              str(stack.workdir / "integrity.json"), "--user", "demo"], self.workdir / "enrol.log")  # fmt: skip
 
     def _start_archive(self, worker: str) -> subprocess.Popen[bytes]:
         assert self.floor is not None

@@ -12,7 +12,12 @@ The payload (the envelope's ``data``)::
      "seq": 1234, "hash": "<64 hex: the hash of record seq>", "last_event_id": 987,
      "prev_seq": 1200, "prev_hash": "<64 hex, or 64 zeros before the first checkpoint>",
      "ts": "2026-11-23T12:00:00.000Z", "key_id": "<16 hex>", "public_key": "<64 hex, raw Ed25519>",
+     "event_chain": "<64 hex: the published events' chain value at last_event_id>",
      "sig": "<128 hex: Ed25519 over canonical(payload without sig)>"}
+
+``event_chain`` (added by issue 25; absent from checkpoints of older tables, which then prove no event) signs the
+head of the published events' hash chain (controller/journal/event_chain.py): with it the floor proves that
+every archived event up to ``last_event_id`` is the table's.
 
 ``key_id`` is the first 16 hex digits of SHA-256 over the raw public key; the integrity manifest records the
 table's public key, and a verifier must compare against that trusted key (a checkpoint verified only against its
@@ -42,6 +47,7 @@ _FIELDS = frozenset(
     {"format", "site", "table", "seq", "hash", "last_event_id", "prev_seq", "prev_hash", "ts", "key_id"}
     | {"public_key", "sig"}
 )
+_OPTIONAL = frozenset({"event_chain"})
 
 
 class CheckpointError(ValueError):
@@ -61,9 +67,11 @@ class Checkpoint:
     key_id: str
     public_key: str
     sig: str
+    event_chain: str | None = None  # the published events' chain value at last_event_id
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        optional = {} if self.event_chain is None else {"event_chain": self.event_chain}
+        return optional | {
             "format": FORMAT,
             "site": self.site,
             "table": self.table,
@@ -103,10 +111,11 @@ def sign_checkpoint(
     prev_seq: int,
     prev_hash: str,
     ts: str,
+    event_chain: str | None = None,
 ) -> Checkpoint:
     pub = public_key_hex(private_key.public_key())
     unsigned = Checkpoint(
-        site, table, seq, hash, last_event_id, prev_seq, prev_hash, ts, key_id(pub), pub, ""
+        site, table, seq, hash, last_event_id, prev_seq, prev_hash, ts, key_id(pub), pub, "", event_chain
     )
     sig = private_key.sign(signed_text(unsigned.to_dict())).hex()
     return Checkpoint(**{**_fields(unsigned), "sig": sig})
@@ -122,7 +131,7 @@ def parse_checkpoint(data: Any) -> Checkpoint:
         raise CheckpointError("checkpoint: expected a JSON object")
     if data.get("format") != FORMAT:
         raise CheckpointError(f"checkpoint: format is not {FORMAT!r}")
-    extra = sorted(set(data) - _FIELDS)
+    extra = sorted(set(data) - _FIELDS - _OPTIONAL)
     missing = sorted(_FIELDS - set(data))
     if extra or missing:
         raise CheckpointError(f"checkpoint: unexpected fields {extra}, missing fields {missing}")
@@ -136,6 +145,7 @@ def parse_checkpoint(data: Any) -> Checkpoint:
         ("public_key", HEX64),
         ("key_id", _HEX16),
         ("sig", _HEX128),
+        *((("event_chain", HEX64),) if "event_chain" in data else ()),
     ):
         if not isinstance(data[name], str) or not pattern.match(data[name]):
             raise CheckpointError(f"checkpoint: {name} is not lowercase hex of the right length")
@@ -144,7 +154,7 @@ def parse_checkpoint(data: Any) -> Checkpoint:
             raise CheckpointError(f"checkpoint: {name} must be a string of 1-64 characters")
     if data["prev_seq"] >= data["seq"] and data["seq"] != 0:
         raise CheckpointError("checkpoint: prev_seq must be below seq")
-    return Checkpoint(**{k: data[k] for k in Checkpoint.__slots__})
+    return Checkpoint(**{k: data[k] for k in Checkpoint.__slots__ if k in data})
 
 
 def verify_checkpoint(data: Any, trusted_public_key: str | None) -> Checkpoint:

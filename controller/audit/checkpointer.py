@@ -1,6 +1,7 @@
 """Writes the signed checkpoints: at every round end and at least every ``interval_s`` while records are written.
 
-A checkpoint signs the chain head as it stands (record ``seq``, its ``hash``, the last ``event_id``) and goes into
+A checkpoint signs the chain head as it stands (record ``seq``, its ``hash``, the last ``event_id`` and the
+published events' chain value there, ``event_chain``) and goes into
 the journal as a ``checkpoint`` record (so it is chained itself) together with its outbox row on
 ``audit/checkpoint`` (retained, QoS 1): the publisher sends it like every event, after the commit. An idle table
 writes none. Each checkpoint names the one before it (``prev_seq``/``prev_hash``).
@@ -114,6 +115,7 @@ class Checkpointer:
             prev_seq=self._prev[0],
             prev_hash=self._prev[1],
             ts=iso_ts(self._clock()),
+            event_chain=j.last_event_chain,
         )
         data = cp.to_dict()
         with j.transaction() as tx:

@@ -373,7 +373,8 @@ class ArchiveWorker:
                     self.stats.repairs_held = bool(row and row[0])
                 if self.stats.repairs_held:
                     self.repairer.step(conn)
-                    check_chains(conn, software_seen)
+                    if check_chains(conn, software_seen):  # events kept aside: their ids are holes again
+                        self.repairer.rescan()
             except psycopg.Error as exc:
                 log.warning("archive maintenance failed (%s)", exc)
                 if conn is not None:

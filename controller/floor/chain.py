@@ -1,16 +1,22 @@
 """Audit checkpoints off the table: verify each signature against the table's key and check the chain.
 
-The table's key: the ``audit_public_key`` of its retained ``state/software`` document (docs/mqtt.md) when the floor
-has one; until then **trust on first use**: the key of the table's first checkpoint that verifies against the
-key it names, recorded in ``floor_tables`` with ``key_source = 'first-checkpoint'``. A later ``state/software``
-key that differs from the key in use raises a critical ``audit_key_mismatch`` floor alert (and the key is not
-switched silently: an inspector decides). Every checkpoint is kept (``checkpoints``), verified or not.
+The table's key is **enrolled** by an operator (``tablectl floor enrol``, controller/floor/enrol.py: from the
+table's integrity manifest or the key itself; ``key_source = 'enrolled'``). A table not enrolled has no trusted
+key: its checkpoints wait (``pending``) and a critical ``table_not_enrolled`` floor alert names the key they
+claim; nothing a broker account publishes makes a key trusted. Only where the operator turned **trust on first
+use** on for that table (``floor_tables.trust_on_first_use``) does the floor take the ``audit_public_key`` of its
+retained ``state/software`` document (docs/mqtt.md) or, without one, the key of its first checkpoint that
+verifies against the key it names (``key_source = 'first-checkpoint'``). A later ``state/software`` key that
+differs from the key in use raises a critical ``audit_key_mismatch`` floor alert (and the key is not switched
+silently: an inspector decides). Every checkpoint is kept (``checkpoints``), verified or not.
 
 Chain (``controller.audit.checkpoint.follows``): each checkpoint names the one before it. A checkpoint is
 ``genesis`` (names none), ``linked`` (follows the archived one it names), ``anchor`` (the first the floor has
 for the table, named predecessor never archived because the floor started later), ``broken`` (names one the
 floor has with another hash, or one it never received although every event up to it is archived or alerted
 missing) or ``rejected`` (bad shape or signature). ``broken`` and ``rejected`` raise critical floor alerts.
+Each checkpoint with the table's signature then proves the events up to its ``last_event_id``
+(controller/floor/verify_events.py).
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from psycopg.types.json import Jsonb
 from controller.audit.checkpoint import GENESIS, CheckpointError, follows, parse_checkpoint, verify_checkpoint
 from controller.floor.alerts import raise_alert
 from controller.floor.messages import SOFTWARE_TOPIC, Envelope, TableRef
+from controller.floor.verify_events import prove_events
 
 
 def _alert(cur: psycopg.Cursor, table: TableRef, kind: str, message: str, details: dict[str, Any]) -> None:
@@ -54,7 +61,8 @@ def record_checkpoint(cur: psycopg.Cursor, env: Envelope) -> None:
         return
     cur.execute(
         "INSERT INTO checkpoints (site, table_id, seq, event_id, hash, prev_seq, prev_hash, last_event_id,"
-        " key_id, doc) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+        " key_id, doc, event_chain, walk_next, walk_expect)"
+        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
         (
             env.table.site,
             env.table.table_id,
@@ -66,6 +74,9 @@ def record_checkpoint(cur: psycopg.Cursor, env: Envelope) -> None:
             cp.last_event_id,
             cp.key_id,
             Jsonb(env.data),
+            cp.event_chain,
+            cp.last_event_id,
+            cp.event_chain,
         ),
     )
     if cur.rowcount == 0:
@@ -85,10 +96,13 @@ def record_checkpoint(cur: psycopg.Cursor, env: Envelope) -> None:
 
 def _trusted_key(cur: psycopg.Cursor, table: TableRef) -> str | None:
     row = cur.execute(
-        "SELECT public_key, key_source FROM floor_tables WHERE site = %s AND table_id = %s",
+        "SELECT public_key, key_source, trust_on_first_use FROM floor_tables WHERE site = %s AND table_id = %s",
         (table.site, table.table_id),
     ).fetchone()
-    key, source = (row[0], row[1]) if row else (None, None)
+    key, source, tofu = (row[0], row[1], row[2]) if row else (None, None, False)
+    if key is None and not tofu:
+        _not_enrolled(cur, table)
+        return None
     sw = cur.execute(
         "SELECT event_id, data->>'audit_public_key' FROM events WHERE site = %s AND table_id = %s"
         " AND topic = %s ORDER BY event_id DESC LIMIT 1",
@@ -140,8 +154,29 @@ def _trusted_key(cur: psycopg.Cursor, table: TableRef) -> str | None:
     return key
 
 
-def check_chains(conn: psycopg.Connection, software_seen: dict[TableRef, int] | None = None) -> None:
-    """Verify pending checkpoints of every table and place them in the chain (run by one worker at a time).
+def _not_enrolled(cur: psycopg.Cursor, table: TableRef) -> None:
+    claimed = sorted(
+        {r[0] for r in cur.execute(
+            "SELECT key_id FROM checkpoints WHERE site = %s AND table_id = %s AND chain = 'pending'",
+            (table.site, table.table_id),
+        )}
+    )  # fmt: skip
+    if claimed:
+        raise_alert(
+            cur,
+            table,
+            "table_not_enrolled",
+            "critical",
+            f"checkpoints of a table whose audit key is not enrolled (they name key {', '.join(claimed)[:120]});"
+            " none is trusted until an operator enrols the table (tablectl floor enrol)",
+            {"key_ids": claimed},
+            f"table_not_enrolled:{table.site}:{table.table_id}",
+        )
+
+
+def check_chains(conn: psycopg.Connection, software_seen: dict[TableRef, int] | None = None) -> int:
+    """Verify pending checkpoints of every table and place them in the chain, then prove the events they cover
+    (run by one worker at a time). Returns how many archived events were kept aside to be asked again.
 
     ``software_seen`` (kept by the caller between passes): the newest ``state/software`` event checked per
     table; a newer one is compared with the trusted key even when no checkpoint is pending."""
@@ -150,7 +185,10 @@ def check_chains(conn: psycopg.Connection, software_seen: dict[TableRef, int] | 
         cur = conn.cursor()
         tables = {
             TableRef(*r)
-            for r in cur.execute("SELECT DISTINCT site, table_id FROM checkpoints WHERE chain = 'pending'")
+            for r in cur.execute(
+                "SELECT DISTINCT site, table_id FROM checkpoints WHERE chain = 'pending'"
+                " OR (signature_ok AND event_chain IS NOT NULL AND NOT events_proven)"
+            )
         }
         for site, table_id, newest in cur.execute(
             "SELECT site, table_id, max(event_id) FROM events WHERE topic = %s GROUP BY 1, 2",
@@ -160,9 +198,12 @@ def check_chains(conn: psycopg.Connection, software_seen: dict[TableRef, int] | 
             if software_seen.get(ref) != newest:
                 software_seen[ref] = newest
                 tables.add(ref)
+    evicted = 0
     for table in sorted(tables, key=lambda t: (t.site, t.table_id)):
         with conn.transaction():
             _check_table(conn.cursor(), table)
+            evicted += prove_events(conn.cursor(), table)
+    return evicted
 
 
 def _check_table(cur: psycopg.Cursor, table: TableRef) -> None:

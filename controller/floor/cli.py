@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "controller.floor.users_cli",
         "the dashboard's user accounts (add, password, role, disable, list)",
     ),
+    "enrol": ("controller.floor.enrol_cli", "enrol a table's audit key (from its integrity manifest)"),
 }
 
 

@@ -2,11 +2,12 @@
 
 Per table (latest archived documents): ``status``, ``state/table`` (state, faults), ``state/jackpot`` (meter),
 the last ``events/settlement`` (round, net, when), ``archive`` (controller/floor/coverage.py over the table's
-whole history: ``complete``, ``archived_to``, ``known_to`` and the ids ``missing`` for good or ``pending``).
-Alerts: each table's latest retained ``alerts/open`` (the table's own, acknowledged by a signed ``ack_alert``
-command) and the floor's open alerts (acknowledged with ``tablectl floor alerts --ack``), most severe first, then
-newest first. Values the tables sent are passed on as data (strings, numbers); the page shows them with
-``textContent`` only.
+whole history: ``complete``, ``archived_to``, ``known_to`` and the ids ``missing`` for good or ``pending``),
+``verified_to``: the newest event the table's signed chain proves (events after it are not yet verified,
+controller/floor/verify_events.py). Alerts: each table's latest retained ``alerts/open`` (the table's own,
+acknowledged by a signed ``ack_alert`` command) and the floor's open alerts (acknowledged with ``tablectl floor
+alerts --ack``), most severe first, then newest first. Values the tables sent are passed on as data (strings,
+numbers); the page shows them with ``textContent`` only.
 """
 
 from __future__ import annotations
@@ -70,6 +71,13 @@ def snapshot(conn: psycopg.Connection) -> dict[str, Any]:
     jackpot = _latest(conn, "state/jackpot")
     settlement = _latest(conn, "events/settlement")
     alerts_open = _latest(conn, "alerts/open")
+    verified_to = dict(
+        ((r[0], r[1]), r[2])
+        for r in conn.execute(
+            "SELECT t.site, t.table_id, (SELECT max(event_id) FROM events e WHERE e.site = t.site"
+            " AND e.table_id = t.table_id AND e.verified) FROM floor_tables t"
+        )
+    )
     covers = coverage(conn, None, None)
     tables = []
     alerts: list[dict[str, Any]] = []
@@ -95,6 +103,7 @@ def snapshot(conn: psycopg.Connection) -> dict[str, Any]:
                     "settled": _when(last[1]),
                 },
                 "archived_to": contiguous,
+                "verified_to": verified_to.get(key) or 0,
                 "archive": _archive(covers.get(key)),
             }
         )

@@ -3,8 +3,8 @@
 Every string from outside is hostile: a message is accepted only if its topic is a table topic
 (``casino/<site>/table/<id>/<rel>``, levels of safe characters) and, for an envelope, the payload is a bounded
 JSON object with an integer ``event_id``, a well-formed ``ts``, a short lowercase ``type``, ``table`` equal to the
-topic's table and an object ``data`` (no NUL characters anywhere: PostgreSQL's jsonb refuses them). Anything else
-becomes a ``Rejected`` with the reason, counted by the archive.
+topic's table, an object ``data``, ``prev``/``chain`` both 64 hex or both absent (no NUL characters anywhere:
+PostgreSQL's jsonb refuses them). Anything else becomes a ``Rejected`` with the reason, counted by the archive.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from controller.hex64 import HEX64
 from controller.mqtt.topics import ALERT_TYPE, ALERTS_EVENTS, ALERTS_OPEN, ALERTS_OPEN_TYPE, EVENT_TYPES
 
 MAX_PAYLOAD = 256 * 1024
@@ -48,6 +49,10 @@ class Envelope:
     data: dict[str, Any]
     raw: bytes
     source: str  # "live" | "replay"
+    prev: str | None = (
+        None  # the published events' hash chain (controller/journal/event_chain.py), if carried
+    )
+    chain: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,13 +144,17 @@ def parse_envelope(table: TableRef, topic: str | None, payload: bytes, source: s
         return "envelope table differs from the topic's table"
     if not isinstance(data, dict):
         return "data is not an object"
+    prev, chain = doc.get("prev"), doc.get("chain")
+    if (prev is None) != (chain is None) or not all(v is None or (isinstance(v, str) and HEX64.fullmatch(v))
+                                                    for v in (prev, chain)):  # fmt: skip
+        return "prev and chain are not both 64 lowercase hex"
     if not _no_nul(doc):
         return "NUL character or nesting too deep"
     try:
         when = datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
     except ValueError:
         return "ts is not a valid date"
-    return Envelope(table, topic, event_id, etype, when, data, bytes(payload), source)
+    return Envelope(table, topic, event_id, etype, when, data, bytes(payload), source, prev, chain)
 
 
 def classify(topic: str, payload: bytes, replay_suffix: str) -> Message:

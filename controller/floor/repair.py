@@ -88,6 +88,12 @@ class Repairer:
         with self._lock:
             return sum(len(holes) for holes in self.finder.holes().values())
 
+    def rescan(self) -> None:
+        """Read every table's archive again at the next step (ids below a watermark became holes: an archived
+        event the table's chain disproved was kept aside, controller/floor/verify_events.py)."""
+        with self._lock:
+            self.finder.reset()
+
     def step(self, conn: psycopg.Connection) -> None:
         started = self._clock()
         with self._lock:  # answered() (the writer thread) settles holes too

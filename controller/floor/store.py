@@ -6,7 +6,9 @@ already applied whose text changed is refused (a released migration is never edi
 may start at once: the migration runs under a PostgreSQL advisory lock.
 
 Idempotence: every envelope is inserted with ``ON CONFLICT (site, table_id, event_id) DO NOTHING``, so a QoS 1
-redelivery, a replayed event or the same event seen by two workers is stored once.
+redelivery, a replayed event or the same event seen by two workers is stored once. Another payload under an
+archived id is kept aside and alerted (controller/floor/quarantine.py), never silently dropped: the table's signed
+chain decides which is the table's (controller/floor/verify_events.py).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from psycopg.types.json import Jsonb
 
 from controller.floor.chain import record_checkpoint
 from controller.floor.messages import CHECKPOINT_TYPE, Envelope, Rejected, Status, TableRef
+from controller.floor.quarantine import conflicting, known
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 DEFAULT_DSN = "postgresql://postgres@127.0.0.1:5432/floor"
@@ -129,13 +132,17 @@ def record_arrivals(cur: psycopg.Cursor, envelopes: list[Envelope]) -> None:
 
 
 def store_envelopes(cur: psycopg.Cursor, envelopes: list[Envelope]) -> int:
-    """Insert envelopes (duplicates ignored); returns how many rows were new."""
+    """Insert envelopes (duplicates ignored, another payload under an archived id kept aside); returns how many
+    rows were new."""
     if not envelopes:
         return 0
     ensure_tables(cur, (e.table for e in envelopes))
+    envelopes = known(cur, envelopes)
+    if not envelopes:
+        return 0
     cur.executemany(  # psycopg pipelines the batch: one round trip, not one per row
-        "INSERT INTO events (site, table_id, event_id, topic, type, ts, data, raw, source)"
-        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+        "INSERT INTO events (site, table_id, event_id, topic, type, ts, data, raw, source, prev, chain)"
+        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
         [
             (
                 e.table.site,
@@ -147,11 +154,15 @@ def store_envelopes(cur: psycopg.Cursor, envelopes: list[Envelope]) -> int:
                 Jsonb(e.data),
                 e.raw,
                 e.source,
+                e.prev,
+                e.chain,
             )
             for e in envelopes
         ],
     )
     new = max(cur.rowcount, 0)
+    if new < len(envelopes):
+        conflicting(cur, envelopes)
     record_arrivals(cur, envelopes)
     for e in envelopes:
         if e.type == CHECKPOINT_TYPE:

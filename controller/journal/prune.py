@@ -326,6 +326,7 @@ def prune(
                 prev_seq=int(prev_cp.get("seq", 0)),
                 prev_hash=str(prev_cp.get("hash", "0" * 64)),
                 ts=iso_ts(clock()),
+                event_chain=journal.last_event_chain,
             )
             tx.append(CHECKPOINT_KIND, cp.to_dict())
             tx.publish(CHECKPOINT_TOPIC, CHECKPOINT_EVENT, cp.to_dict(), retain=True)

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.canonical import canonical
+from controller.journal.event_chain import last_head
 from controller.journal.records import (
     CHECKPOINT_KIND,
     GENESIS_HASH,
@@ -116,6 +117,7 @@ class Journal:
         self._last_seq, self._last_hash = (row[0], row[1]) if row else (0, GENESIS_HASH)
         row = self._conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'outbox'").fetchone()
         self._last_event_id = row[0] if row else 0
+        self._last_chain = last_head(self._conn)  # the published events' chain (journal/event_chain.py)
 
     def _lock_exclusively(self) -> None:
         """Hold the file's exclusive lock until ``close`` (``tablectl journal prune``): no other connection, in any
@@ -138,7 +140,7 @@ class Journal:
     def transaction(self) -> Iterator[Transaction]:
         if self._in_tx:
             raise JournalError("nested journal transaction")
-        saved = (self._last_seq, self._last_hash, self._last_event_id)
+        saved = (self._last_seq, self._last_hash, self._last_event_id, self._last_chain)
         self._conn.execute("BEGIN IMMEDIATE")
         self._in_tx = True
         tx = Transaction(self)
@@ -154,7 +156,7 @@ class Journal:
             if self._conn.in_transaction:  # SQLite already rolled back after SQLITE_FULL / an I/O error: a
                 with contextlib.suppress(sqlite3.Error):  # ROLLBACK then hides the cause (issue 14 item 3)
                     self._conn.execute("ROLLBACK")
-            self._last_seq, self._last_hash, self._last_event_id = saved
+            self._last_seq, self._last_hash, self._last_event_id, self._last_chain = saved
             self._write_failed(exc)
             raise
         finally:
@@ -220,6 +222,11 @@ class Journal:
     @property
     def last_event_id(self) -> int:
         return self._last_event_id
+
+    @property
+    def last_event_chain(self) -> str:
+        """The published events' chain value at ``last_event_id`` (what a checkpoint signs with it)."""
+        return self._last_chain
 
     def latest_snapshot(self, before_seq: int | None = None) -> tuple[int, dict[str, Any]] | None:
         """The newest snapshot whose digest is chained (the ``snapshot`` record right after its seq, itself
@@ -382,6 +389,7 @@ class Journal:
         row = reader._conn.execute("SELECT seq, hash FROM records ORDER BY seq DESC LIMIT 1").fetchone()
         reader._last_seq, reader._last_hash = (row[0], row[1]) if row else (0, GENESIS_HASH)
         reader._last_event_id = 0
+        reader._last_chain = last_head(reader._conn)
         return reader
 
     def verify_since_checkpoint(self, public_key: str | None = None) -> VerifyResult:

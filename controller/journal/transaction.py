@@ -1,5 +1,6 @@
 """One journal transaction: records appended to the chain, outbox events queued (with their retained state),
-and before COMMIT the ``published`` record chaining the digest of every event queued. Opened by
+and before COMMIT the ``published`` record chaining the digest of every event queued (and the head of the published
+events' hash chain after them, controller/journal/event_chain.py). Opened by
 ``Journal.transaction()`` (controller/journal/store.py), which commits it or rolls it back."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from controller.canonical import canonical
+from controller.journal.event_chain import chained_text
 from controller.journal.records import PUBLISHED_KIND, OutboxRow, Record, chain_hash, event_digest
 
 if TYPE_CHECKING:
@@ -61,17 +63,21 @@ class Transaction:
         j = self._j
         event_id = j._last_event_id + 1
         ts = iso_ts(j._clock())
+        prev = j._last_chain
         if data_text is None:
             if data is None:
                 raise ValueError("publish needs data or data_text")
-            payload = canonical(
+            unchained = canonical(
                 {"event_id": event_id, "ts": ts, "type": event_type, "table": j.table_id, "data": data}
+                | {"prev": prev}
             )
         else:  # the same text canonical() gives: keys in sorted order, "data" first
-            payload = (
-                f'{{"data":{data_text},"event_id":{event_id},"table":{canonical(j.table_id)},'
+            unchained = (
+                f'{{"data":{data_text},"event_id":{event_id},"prev":"{prev}","table":{canonical(j.table_id)},'
                 f'"ts":"{ts}","type":{canonical(event_type)}}}'
             )
+        # the published events' hash chain (controller/journal/event_chain.py): "chain" first, as canonical()
+        payload, j._last_chain = chained_text(prev, unchained)
         self._conn.execute(
             "INSERT INTO outbox(event_id, topic, payload, qos, retain) VALUES (?,?,?,?,?)",
             (event_id, topic, payload, qos, int(retain)),
@@ -92,7 +98,10 @@ class Transaction:
         """Before COMMIT: one ``published`` record with the digest of every outbox row of this transaction (their
         ids are consecutive), and the rows kept in ``events`` for re-fetch."""
         first = self.events[0].event_id
-        rec = self.append(PUBLISHED_KIND, {"first_event_id": first, "sha256": list(self._digests)})
+        rec = self.append(
+            PUBLISHED_KIND,
+            {"first_event_id": first, "sha256": list(self._digests), "chain": self._j._last_chain},
+        )
         ts = self._j._clock()
         self._conn.executemany(
             "INSERT OR REPLACE INTO events(event_id, ts, topic, payload, qos, retain, seq)"

@@ -31,6 +31,8 @@ from paho.mqtt.enums import CallbackAPIVersion
 from paho.mqtt.properties import Properties
 
 from controller.audit.checkpoint import GENESIS, public_key_hex, sign_checkpoint
+from controller.canonical import canonical
+from controller.journal.event_chain import EVENT_GENESIS, chained_text
 from controller.journal.replay import RATE_LIMITED, RATE_PER_KEY, RATE_WINDOW_S
 from tablebench.postgres import temp_database as temp_database  # re-exported: the tests' throw-away databases
 
@@ -64,6 +66,7 @@ class StandInTable:
         self.prefix = f"casino/{site}/table/{table_id}"
         self.kept: dict[int, bytes] = {}
         self.next_id = 1
+        self.head = EVENT_GENESIS  # the published events' hash chain, as the table's journal keeps it
         self.requests: list[dict[str, Any]] = []
         self.refusals: list[str] = []
         self.answered = 0
@@ -102,7 +105,8 @@ class StandInTable:
         event_id = self.next_id
         self.next_id += 1
         doc = {"data": data, "event_id": event_id, "table": self.table_id, "ts": now_ts(), "type": event_type}
-        raw = json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
+        text, self.head = chained_text(self.head, canonical(doc | {"prev": self.head}))  # as the journal does
+        raw = text.encode()
         self.kept[event_id] = raw
         return event_id, raw
 
@@ -125,6 +129,7 @@ class StandInTable:
         cp = sign_checkpoint(
             key or self.key, site=self.site, table=self.table_id, seq=seq, hash=h,
             last_event_id=self.next_id - 1, prev_seq=prev_seq, prev_hash=prev_hash, ts=now_ts(),
+            event_chain=self.head,
         )  # fmt: skip
         if prev is None:
             self._cp_prev = (seq, h)

@@ -26,7 +26,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from controller.broker import SHIPPED_CONF, render_acl, write_password_file
+from controller.broker import SHIPPED_CONF, BrokerKind, render_acl, write_password_file
 from tablebench.broker import free_port
 
 # The shipped settings that name a place on the machine: the only lines rewritten (with the listener's port).
@@ -155,12 +155,19 @@ def give_to_mosquitto(folder: Path) -> None:
 
 class ShippedBroker:
     def __init__(
-        self, folder: Path, ca: Path, server: Issued, users: dict[str, str], site: str, extra: str = ""
+        self,
+        folder: Path,
+        ca: Path,
+        server: Issued,
+        users: dict[str, str],
+        site: str,
+        extra: str = "",
+        kind: BrokerKind = BrokerKind.TABLE,
     ) -> None:
         self.folder, self.host, self.port = folder, "127.0.0.1", free_port()
         folder.mkdir(parents=True, exist_ok=True)
         write_password_file(folder / "passwd", users)
-        (folder / "acl").write_text(render_acl(list(users), site=site))
+        (folder / "acl").write_text(render_acl(list(users), site=site, kind=kind))
         self.config = shipped_config(folder, self.port, ca, server) + extra
         (folder / "mosquitto.conf").write_text(self.config)
         if (

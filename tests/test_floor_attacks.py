@@ -1,0 +1,279 @@
+"""Issue 25's attacks on the floor, each performed against the real stack: the floor broker (a real mosquitto with
+the shipped floor ACL), PostgreSQL and two archive workers; the table publishes as its bridge does, with its
+events chained and its checkpoints signed as the journal makes them (tests.support.floor.StandInTable).
+
+On the old floor every one of them succeeded: the floor broker ran without an ACL, the archive kept the first
+payload of each id, and the first checkpoint's key was trusted."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from controller.broker import BrokerKind
+from controller.canonical import canonical
+from controller.cli import main as tablectl
+from controller.floor.archive import ArchiveConfig, ArchiveWorker
+from controller.floor.dashboard import snapshot
+from controller.journal.event_chain import chained_text
+from controller.mqtt.topics import Topics
+from tablebench.broker import Broker
+from tests.support.broker import USERS, Recorder
+from tests.support.floor import FLOOR_USERS, StandInTable, now_ts, temp_database, wait_until
+
+SITE = "S1"
+ACCOUNTS = {**FLOOR_USERS, "dealer": USERS["dealer"]}
+REFUSED = 0x87  # MQTT v5 PUBACK "not authorized"
+
+
+@dataclass
+class Floor:
+    dsn: str
+    broker: Broker
+
+    def rows(self, sql: str, *params) -> list[tuple]:
+        with psycopg.connect(self.dsn) as conn:
+            return conn.execute(sql, params).fetchall()
+
+    def proven(self, table: str, up_to: int) -> bool:
+        """Events 1..up_to archived and each proven the table's."""
+        got = self.events(table)
+        return all(got.get(e, (b"", False))[1] for e in range(1, up_to + 1))
+
+    def events(self, table: str) -> dict[int, tuple[bytes, bool]]:
+        got = self.rows("SELECT event_id, raw, verified FROM events WHERE table_id = %s", table)
+        return {e: (bytes(raw), verified) for e, raw, verified in got}
+
+    def alerts(self, table: str) -> set[str]:
+        return {r[0] for r in self.rows("SELECT kind FROM floor_alerts WHERE table_id = %s", table)}
+
+    def table(self, table_id: str) -> StandInTable:
+        return StandInTable(self.broker.host, self.broker.port, SITE, table_id)
+
+    def account(self, user: str, table_id: str) -> Recorder:
+        return Recorder(self.broker, user, Topics(SITE, table_id), filters=(), validate=False).start()
+
+    def enrol(self, table: StandInTable, tmp_path: Path) -> None:
+        """As an operator does: from the table's integrity manifest (docs/floor.md)."""
+        manifest = tmp_path / f"integrity-{table.table_id}.json"
+        manifest.write_text(
+            json.dumps({"format": "tablectl-integrity/1", "audit_public_key": table.public_key})
+        )
+        args = ["floor", "enrol", "--dsn", self.dsn, "--site", SITE, "--table", table.table_id]
+        assert tablectl([*args, "--manifest", str(manifest), "--user", "alice"]) == 0
+
+
+@pytest.fixture
+def floor(tmp_path) -> Iterator[Floor]:
+    with temp_database() as dsn:
+        broker = Broker.start(tmp_path / "floor-broker", users=ACCOUNTS, acl=BrokerKind.FLOOR, site=SITE)
+        workers = []
+        try:
+            for name in ("a1", "a2"):
+                cfg = ArchiveConfig(
+                    dsn=dsn, host=broker.host, port=broker.port, username="archive", password=ACCOUNTS["archive"],
+                    worker=name, grace=0.3, answer_timeout=2.0,
+                )  # fmt: skip
+                workers.append(ArchiveWorker(cfg).start())
+            yield Floor(dsn, broker)
+        finally:
+            for w in workers:
+                w.stop()
+            broker.stop()
+
+
+def forged(table: StandInTable, event_id: int, event_type: str, data: dict) -> bytes:
+    """A perfect forgery: the table's envelope form, chained on from the table's public chain value."""
+    doc = {"data": data, "event_id": event_id, "table": table.table_id, "ts": now_ts(), "type": event_type}
+    return chained_text(table.head, canonical(doc | {"prev": table.head}))[0].encode()
+
+
+def attempt(rec: Recorder, rel: str, payload: bytes, *, retain: bool = False) -> int:
+    """Publish QoS 1 and return the PUBACK's reason code."""
+    info = rec.client.publish(rec.topics.abs(rel), payload, qos=1, retain=retain)
+    wait_until(lambda: info.mid in rec.pubacks, 10, "PUBACK")
+    return rec.pubacks[info.mid]
+
+
+def test_other_accounts_cannot_publish_a_tables_next_events(floor, tmp_path):
+    """A neighbouring table's account, a dealer and a monitor publish T1's next event ids on events/jackpot before
+    T1 does: the floor broker refuses each, and the table's own events are archived and proven."""
+    table = floor.table("T1")
+    floor.enrol(table, tmp_path)
+    try:
+        for i in range(3):
+            table.publish("events/jackpot", "jackpot", {"meter": 1000 + i})
+        table.checkpoint(10)
+        table.flush()
+        for user in ("table-T2", "dealer", "monitor"):
+            rec = floor.account(user, "T1")
+            try:
+                for event_id in (5, 6, 7):
+                    body = forged(table, event_id, "jackpot", {"meter": 999_999, "hit": user})
+                    assert attempt(rec, "events/jackpot", body) == REFUSED, f"{user} published T1's event"
+            finally:
+                rec.stop()
+        for i in range(3):
+            table.publish("events/jackpot", "jackpot", {"meter": 2000 + i})
+        table.checkpoint(20)
+        table.flush()
+        wait_until(lambda: floor.proven("T1", 7) and len(floor.events("T1")) == 8,
+                   30, "every event of T1 archived and proven")  # fmt: skip
+        assert {e: raw for e, (raw, _) in floor.events("T1").items()} == table.kept
+        assert floor.rows("SELECT count(*) FROM quarantined_events")[0][0] == 0
+        assert not floor.alerts("T1") & {"event_conflict", "event_rejected"}
+    finally:
+        table.close()
+
+
+def test_nobody_else_publishes_a_tables_retained_state(floor, tmp_path):
+    """A dealer and a neighbouring table's account publish a retained state/table for T1: refused; a console that
+    subscribes afterwards gets the table's own, and the archive keeps only the table's."""
+    table = floor.table("T1")
+    try:
+        own = table.publish("state/table", "table", {"state": "open"}, retain=True)
+        table.flush()
+        for user in ("dealer", "table-T2"):
+            rec = floor.account(user, "T1")
+            try:
+                body = forged(table, own + 1, "table", {"state": "closed", "by": user})
+                assert attempt(rec, "state/table", body, retain=True) == REFUSED
+            finally:
+                rec.stop()
+        console = Recorder(floor.broker, "monitor", Topics(SITE, "T1"), filters=("state/#",), validate=False)
+        console.start()
+        try:
+            console.wait_for(lambda m: any(t == "state/table" for t, _, _ in m))
+            assert [(p, r) for t, p, r in console.messages if t == "state/table"] == [(table.kept[own], True)]
+        finally:
+            console.stop()
+        wait_until(lambda: own in floor.events("T1"), 30, "the table's state archived")
+        assert floor.rows("SELECT count(*) FROM events WHERE table_id = 'T1'")[0][0] == 1
+    finally:
+        table.close()
+
+
+def test_one_tables_account_cannot_command_another_table(floor):
+    """T2's account (and a dealer's) publish on T1's cmd/supervisor: refused, T1 never sees them; a supervisor's
+    command published after them arrives (the table checks its signature)."""
+    table = floor.table("T1")
+    seen: list[bytes] = []
+    topic = f"{table.prefix}/cmd/supervisor"
+    table.client.message_callback_add(topic, lambda c, u, m: seen.append(bytes(m.payload)))
+    table.client.subscribe(topic, qos=1)
+    try:
+        for user in ("table-T2", "dealer"):
+            rec = floor.account(user, "T1")
+            try:
+                assert attempt(rec, "cmd/supervisor", json.dumps({"probe": user}).encode()) == REFUSED
+            finally:
+                rec.stop()
+        sup = floor.account("supervisor1", "T1")
+        try:
+            wait_until(lambda: attempt(sup, "cmd/supervisor", b'{"probe": "supervisor1"}') == 0 and
+                       bool(seen), 30, "the supervisor's command")  # fmt: skip
+        finally:
+            sup.stop()
+        assert {json.loads(p)["probe"] for p in seen} == {"supervisor1"}
+    finally:
+        table.close()
+
+
+def test_a_forged_first_checkpoint_of_a_table_not_enrolled_is_never_trusted(floor, tmp_path):
+    """The attacker holds T3's floor account (its bridge password) but not its audit key: before the real table
+    is heard, he publishes a first checkpoint signed with his own key. The floor trusts no key of a table not
+    enrolled (critical table_not_enrolled); once the operator enrols the table's key, the forged checkpoint is
+    rejected, the real ones verify, and the real event 1 replaces the forger's."""
+    forger = floor.table("T3")
+    forger.checkpoint(5)  # event 1, signed with the forger's own key
+    forger.flush()
+    forger.close()
+    table = floor.table("T3")
+    try:
+        for i in range(3):
+            table.publish("events/round", "round", {"round_id": f"r{i}", "phase": "betting"})
+        table.checkpoint(10)
+        table.flush()
+        wait_until(lambda: "table_not_enrolled" in floor.alerts("T3"), 30, "table_not_enrolled alert")
+        assert floor.rows("SELECT public_key FROM floor_tables WHERE table_id = 'T3'") == [(None,)]
+        assert floor.rows("SELECT count(*) FROM checkpoints WHERE signature_ok")[0][0] == 0
+        assert "event_conflict" in floor.alerts("T3")  # two payloads for event 1
+        assert not any(v for _, v in floor.events("T3").values())
+        floor.enrol(table, tmp_path)
+        wait_until(lambda: floor.proven("T3", 3), 30, "T3's events proven")
+        verdicts = dict(floor.rows("SELECT seq, chain FROM checkpoints WHERE table_id = 'T3'"))
+        assert verdicts == {5: "rejected", 10: "genesis"}
+        assert "checkpoint_invalid" in floor.alerts("T3")
+        assert {e: raw for e, (raw, _) in floor.events("T3").items()} == table.kept
+        assert floor.rows("SELECT event_id FROM quarantined_events WHERE table_id = 'T3'") == [(1,)]
+        # enrolled: a later forged checkpoint is rejected outright and the table's own go on verifying
+        forger = floor.table("T3")
+        forger.next_id, forger.head = table.next_id, table.head
+        forger.checkpoint(15)
+        forger.flush()
+        forger.close()
+        table.next_id += 1
+        table.publish("events/round", "round", {"round_id": "r9", "phase": "betting"})
+        table.checkpoint(20, prev=(10, table._cp_prev[1]))
+        table.flush()
+        wait_until(lambda: len(floor.rows("SELECT 1 FROM checkpoints WHERE table_id = 'T3' AND chain != 'pending'"))
+                   == 4, 30, "verdicts")  # fmt: skip
+        verdicts = dict(floor.rows("SELECT seq, chain FROM checkpoints WHERE table_id = 'T3'"))
+        assert verdicts[15] == "rejected" and verdicts[20] == "linked"
+    finally:
+        table.close()
+
+
+def test_two_payloads_for_one_event_id_the_tables_chain_decides(floor, tmp_path):
+    """The attacker holds T4's floor account and publishes forged events 4 and 5 (perfectly formed, chained on
+    from the table's public chain value) before the table does. Event 4: the table's own arrives second, a
+    critical event_conflict is raised and, once the next checkpoint covers it, the table's payload wins. Event 5:
+    the table's never comes live; the chain disproves the forged one, which is kept aside, and the table's is
+    fetched again. Events after the last checkpoint are shown not yet verified until one covers them."""
+    table = floor.table("T4")
+    floor.enrol(table, tmp_path)
+    try:
+        table.publish("events/card", "card", {"code": "7H"})
+        table.publish("events/card", "card", {"code": "8H"})
+        table.checkpoint(10)  # event 3
+        table.flush()
+        wait_until(lambda: len(floor.events("T4")) == 3 and floor.proven("T4", 2), 30,
+                   "events 1-2 proven")  # fmt: skip
+        table.publish_raw("events/card", forged(table, 4, "card", {"code": "AS"}))
+        table.flush()
+        wait_until(lambda: 4 in floor.events("T4"), 30, "the forged event 4 archived (for now)")
+        fake_head = json.loads(forged(table, 4, "card", {"code": "AS"}))["chain"]
+        five = {"data": {"code": "KS"}, "event_id": 5, "table": "T4", "ts": now_ts(), "type": "card"}
+        table.publish_raw(
+            "events/card", chained_text(fake_head, canonical(five | {"prev": fake_head}))[0].encode()
+        )
+        table.flush()
+        wait_until(lambda: 5 in floor.events("T4"), 30, "the forged event 5 archived (for now)")
+        assert floor.events("T4")[4][1] is False  # after the last checkpoint: not yet verified
+        table.publish("events/card", "card", {"code": "9H"})  # the real event 4
+        table.publish("events/card", "card", {"code": "TH"}, deliver=False)  # the real 5: lost on the way
+        table.publish("events/card", "card", {"code": "JH"})
+        table.flush()
+        wait_until(lambda: "event_conflict" in floor.alerts("T4"), 30, "event_conflict")
+        severity = floor.rows("SELECT severity FROM floor_alerts WHERE kind = 'event_conflict'")
+        assert severity == [("critical",)]
+        table.checkpoint(20)  # covers 1-6
+        table.flush()
+        wait_until(lambda: len(floor.events("T4")) == 7 and floor.proven("T4", 6), 60,
+                   "events 4-6 proven")  # fmt: skip
+        assert {e: raw for e, (raw, _) in floor.events("T4").items()} == table.kept
+        aside = floor.rows("SELECT event_id, reason FROM quarantined_events WHERE table_id = 'T4' ORDER BY 1")
+        assert [e for e, _ in aside] == [4, 5]
+        assert "checkpoint 20" in aside[1][1] or "checkpoint 20" in aside[0][1]
+        assert "event_rejected" in floor.alerts("T4")
+        assert floor.events("T4")[7][1] is False  # the checkpoint's own envelope: the next one proves it
+        with psycopg.connect(floor.dsn) as conn:  # what the dashboard shows: proven up to event 6, 7 not yet
+            shown = {t["table"]: t for t in snapshot(conn)["tables"]}["T4"]
+        assert (shown["verified_to"], shown["archived_to"]) == (6, 7)
+    finally:
+        table.close()
