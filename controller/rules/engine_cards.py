@@ -190,14 +190,11 @@ class CardFlow:
         )
         return CardOutcome(Recipient("held"), True, [err])
 
-    def _late_second_card(self, card: Card, to: Recipient | None) -> CardOutcome | None:
-        """No hole card, nobody left in play, and the dealer still burns and deals himself his second card.
-
-        MO-2004 art.7.1: "No seguimento da decisão final dos jogadores ... distribui uma segunda carta para si
-        própria"; art.4.2: "outra antes de a banca receber a sua segunda carta". The round was already settled
-        (PT-2001 r.22 reading: nobody in play); these cards change no result: the burn goes to the discard and the
-        second card is shown in the dealer's hand, as the book describes. Anything after that is a dealer error.
-        """
+    def late_card_awaited(self) -> Recipient | None:
+        """After settlement with nobody left in play, without a hole card: the burn (MO-2004 art.4.2, where the
+        profile burns before the dealer's second card) and then the dealer's second card (art.7.1) are still due;
+        None once they came (or where nothing is due). A table marking cards after settlement as drawn by the
+        dealer for himself asks this first: these two are not such cards."""
         p = self.profile
         if (
             self.phase is not RoundPhase.COMPLETE
@@ -207,7 +204,22 @@ class CardFlow:
             or self._late_second
         ):
             return None
-        if p.burn.before_dealer_second and not self._burnt_late and to in (None, Recipient.burn()):
+        if p.burn.before_dealer_second and not self._burnt_late:
+            return Recipient.burn()
+        return Recipient.dealer()
+
+    def _late_second_card(self, card: Card, to: Recipient | None) -> CardOutcome | None:
+        """No hole card, nobody left in play, and the dealer still burns and deals himself his second card.
+
+        MO-2004 art.7.1: "No seguimento da decisão final dos jogadores ... distribui uma segunda carta para si
+        própria"; art.4.2: "outra antes de a banca receber a sua segunda carta". The round was already settled
+        (PT-2001 r.22 reading: nobody in play); these cards change no result: the burn goes to the discard and the
+        second card is shown in the dealer's hand, as the book describes. Anything after that is a dealer error.
+        """
+        awaited = self.late_card_awaited()
+        if awaited is None:
+            return None
+        if awaited == Recipient.burn() and to in (None, Recipient.burn()):
             self._burnt_late = True
             return CardOutcome(Recipient.burn(), False, [])
         if to in (None, Recipient.dealer()):

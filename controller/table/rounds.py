@@ -87,9 +87,11 @@ class RoundTracker:
 
     # ---- feeding ----
     def card(self, code: str, face_up: bool = False, to_dealer: bool = False) -> Any:
-        """``to_dealer``: a card the dealer drew for himself after the round ended (PT-2001 r.19)."""
+        """``to_dealer``: a card the dealer drew for himself after the round ended (PT-2001 r.19), unless the
+        engine still awaits the burn and the dealer's second card after nobody was left in play (MO-2004 art.4.2,
+        art.7.1): those go where the engine puts them."""
         kwargs: dict[str, Any] = {"face_up": face_up}
-        if to_dealer:
+        if to_dealer and self.engine.late_card_awaited() is None:
             from controller.rules.types import Recipient
 
             kwargs["to"] = Recipient.dealer()
