@@ -28,7 +28,7 @@ DEALER_PLAY = (
     "even_money",
     "five_card",  # MO-2004 art.19
 )
-DEALER_OTHER = ("next_round", "cut")
+DEALER_OTHER = ("next_round", "cut", "dealer_sign_in")  # dealer_sign_in: the dealer on duty (issue 29)
 DEALER_ACTIONS = DEALER_BETTING + DEALER_PLAY + DEALER_OTHER
 
 SUPERVISOR_ACTIONS = (

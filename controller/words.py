@@ -51,6 +51,8 @@ ALERT_WORDS = {
     "profile_mismatch": "Wrong kind of shoe",
     "jackpot_pending": "Jackpot hit to verify and pay",
     "display_fault": "Jackpot sign not connected",
+    "jackpot_correction": "Jackpot meter corrected",
+    "disk_space": "Journal disk low on space",
     "config_integrity": "Configuration changed",
     "command_rejected": "Command refused",
     "command_lockout": "User or source locked out",
@@ -83,6 +85,7 @@ ACTION_WORDS = {
     "five_card": "Five cards",
     "next_round": "Next round",
     "cut": "Cut the cards",
+    "dealer_sign_in": "Dealer sign-in",
     "open_table": "Open table",
     "close_table": "Close table",
     "clear_jam": "Clear jam",
@@ -95,6 +98,7 @@ ACTION_WORDS = {
     "clear_link": "Clear link fault",
     "replace_card": "Replace a card",
     "jackpot_correct": "Correct jackpot",
+    "jackpot_correct_confirm": "Confirm jackpot correction",
     "void_round": "Void the round",
     "run_deck_check": "Run the deck check",
     "clear_shoe_fault": "Clear shoe fault",
@@ -176,6 +180,12 @@ COMBINATION_WORDS = {
 }
 # Where a card went (events/card "recipient").
 RECIPIENT_WORDS = {"burn": "burnt", "dealer": "Dealer", "held": "held back", "void": "void round"}
+# The dealer on duty (events/dealer "action", issue 29) and why nobody is ("reason").
+DEALER_DUTY_WORDS = {
+    "signed_in": "signed in as dealer",
+    "signed_out": "signed out",
+    "close_table": "the table closed",
+}
 
 
 # Every table above by its subject, e.g. for a web page's script (the floor dashboard can serve
@@ -192,6 +202,7 @@ VOCABULARY: dict[str, dict[str, str]] = {
     "lid_state": LID_STATE_WORDS,
     "combination": COMBINATION_WORDS,
     "recipient": RECIPIENT_WORDS,
+    "dealer_duty": DEALER_DUTY_WORDS,
 }
 
 

@@ -22,7 +22,7 @@ STATE_TYPE = "state"  # envelope ``type`` of every state/<name> payload
 SOFTWARE_STATE = "state/software"  # the service's own document (not the core's): version, digests in force
 EVENT_TYPES = (
     "card", "round", "settlement", "shoe", "lid", "jam", "deck_check", "dealer_error", "jackpot",
-    "session", "fault",
+    "session", "fault", "dealer",
 )  # fmt: skip
 ALERTS_OPEN = "alerts/open"
 ALERTS_EVENTS = "alerts/events"

@@ -21,6 +21,7 @@ from controller.table import machine as m
 from controller.table.base import CARD_CODES, LID_OPEN_TIMEOUT_S
 from controller.table.cards import CardFlow
 from controller.table.dealer import DealerInputs
+from controller.table.dealer_duty import DealerDuty
 from controller.table.dispatch import DEALER_HANDLERS, DEVICE_HANDLERS, SUPERVISOR_HANDLERS
 from controller.table.documents import StateDocuments
 from controller.table.effects import Effect, Rejected
@@ -57,6 +58,7 @@ class TableCore(
     Faults,
     RoundFlow,
     DealerInputs,
+    DealerDuty,
     SupervisorActions,
     SafetyOutputs,
 ):

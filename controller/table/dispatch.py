@@ -54,6 +54,7 @@ DEALER_HANDLERS: dict[str, DealerHandler] = {
     **dict.fromkeys(DEALER_PLAY, _play),
     "next_round": lambda core, _action, args: core._next_round(bool(args.get("reshuffle"))),
     "cut": lambda core, _action, args: core._cut(args),
+    "dealer_sign_in": lambda core, _action, args: core._dealer_sign_in(args),
 }
 
 SUPERVISOR_HANDLERS: dict[str, SupervisorHandler] = {

@@ -45,6 +45,8 @@ class StateDocuments(CoreBase):
             "limits": {"min_bet": self.tp.min_bet, "max_bet": self.tp.max_bet} if self.tp else None,
             # the dealer inputs the core accepts now: the pit terminal enables exactly these
             "dealer_inputs": self.dealer_inputs(),
+            # the dealer on duty (issue 29), only while someone is signed in
+            **({"dealer": self.dealer_on_duty} if self.dealer_on_duty is not None else {}),
         }
 
     def dealer_inputs(self) -> list[str]:

@@ -34,6 +34,7 @@ class EventKind(StrEnum):
     JACKPOT = "jackpot"
     SESSION = "session"
     FAULT = "fault"
+    DEALER = "dealer"  # the dealer on duty signed in / out (issue 29)
 
 
 class DocumentName(StrEnum):

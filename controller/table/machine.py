@@ -126,6 +126,7 @@ NO_BETS = Guard(
     lambda model: "bets are on the table: clear them before closing",
 )
 CLOSABLE = ("loading", "betting", "cut", "settled", "cards_returned")
+BETWEEN_ROUNDS = (*CLOSABLE, "shuffling")  # no round being dealt or played
 NO_ROUND_INTERRUPTED = Guard(
     "no round interrupted",
     lambda model: model.resume_to in CLOSABLE,
@@ -161,6 +162,7 @@ TRANSITIONS: list[T] = [
     T("cards_in", "settled", "cards_returned", "DiscardInserted, lid opened (r.59)"),
     T("next_round", ("settled", "cards_returned"), "betting", "next_round (r.61 carry if lid stayed shut)"),
     T("reshuffle", ("settled", "cards_returned"), "shuffling", "warning/cut card seen (r.11)"),
+    T("dealer_sign_in", BETWEEN_ROUNDS, None, "dealer signs in (dealer on duty, between rounds)"),
     T("shuffled", "shuffling", "cut", "ShuffleFinished"),
     T("close_table", CLOSABLE, "closing", "supervisor close_table", (NO_BETS,)),
     T("deck_ok", "closing", "closed", "deck check complete (r.55)"),

@@ -301,6 +301,7 @@ class StateStore(CoreBase):
         self.hole_revealed: str | None = None  # round whose hole card has been published (PT-2001 r.17)
         self._published: dict[str, str] = {}  # JSON text of the last retained state document per topic
         self.outputs: dict[str, bool] = dict(SAFE_OUTPUTS)  # written by outputs.py only
+        self.dealer_on_duty: str | None = None  # signed in at the pit terminal (dealer_duty.py)
 
     def snapshot(self) -> dict[str, Any]:
         """The whole state as plain data (journal snapshots, tests)."""
@@ -335,6 +336,8 @@ class StateStore(CoreBase):
                 "hole_revealed": self.hole_revealed,
                 "published": self._published,  # so a restored core publishes exactly what the live one would
                 "jackpot": self.jackpot.snapshot(),  # the meter is journaled with the round it belongs to
+                # only while someone is signed in: older snapshots (and journals) hold no such key
+                **({"dealer_on_duty": self.dealer_on_duty} if self.dealer_on_duty is not None else {}),
             },
             pickle.HIGHEST_PROTOCOL,
         )
@@ -362,6 +365,7 @@ class StateStore(CoreBase):
         self.hole_revealed = s.get("hole_revealed")
         self._published = s.get("published", {})
         self.jackpot.restore(s.get("jackpot"))
+        self.dealer_on_duty = s.get("dealer_on_duty")
         self.round = (
             RoundTracker.restore(
                 s["round"], self.rules_profile, engine_factory=self._engine_factory, make_card=self._make_card

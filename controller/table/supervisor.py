@@ -90,6 +90,7 @@ class SupervisorActions(CoreBase):
             self._go("close_table")
         self.round = None
         self.session.closed_by = user
+        self._dealer_off_duty("close_table")
         if self.out > 0 and self.tp.continuous:  # the discard goes in before the inventory (PT-2001 r.55)
             self._grant_opening("closing", open_lid=True)
         elif self.out > 0:

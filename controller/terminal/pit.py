@@ -39,6 +39,7 @@ from controller.terminal.pit_panels import (
     shoe_panel,
 )
 from controller.terminal.pit_rules import TableRules, table_rules
+from controller.terminal.pit_sign_in import DealerNameScreen
 from controller.terminal.pit_summary import alert_summary, settled_summary
 from controller.terminal.pit_supervisor import SupervisorArgumentError, supervisor_call, supervisor_default
 from controller.terminal.plain import clean, plain
@@ -353,6 +354,17 @@ class PitApp(App[None]):
             self._show(str(exc))
             return
         self._run(what, call, by=cred.user)
+
+    def action_sign_in(self) -> None:
+        """The dealer on duty signs in (issue 29): the name is asked, the controller decides (between rounds)."""
+        on_duty = self.doc("table").get("dealer")
+
+        def done(name: str | None) -> None:
+            if name is not None:
+                self._run(words(ACTION_WORDS, "dealer_sign_in"),
+                          lambda: self.client.dealer("dealer_sign_in", name=name), by=name)  # fmt: skip
+
+        self.push_screen(DealerNameScreen(on_duty if isinstance(on_duty, str) else None), done)
 
     def action_demo(self, action: str) -> None:
         """Demo only: what the dealer's hands and the hardware do, on the emulated shoe and GPIO board."""

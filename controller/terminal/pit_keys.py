@@ -35,6 +35,8 @@ SUPERVISOR_KEYS: dict[str, tuple[str, str, str | None]] = {
     "ack_deck_check": ("f10", "Deck ack", None),
     "clear_link": ("f12", "Clear link", None),  # once the link is back (F11: fullscreen in most terminals)
 }
+# The dealer on duty signs in (issue 29): a prompt for the name, sent as dealer_sign_in; in the footer.
+DEALER_SIGN_IN_KEY = ("w", "Dealer sign-in")
 # Demo only (`tablectl demo`): what the dealer's hands and the hardware do, played on the emulated parts.
 DEMO_KEYS: dict[str, tuple[str, str]] = {  # demo action -> (key, label)
     "draw": ("c", "Draw card"),
@@ -55,6 +57,7 @@ def hint_keys() -> dict[str, str]:
     keys = {a: k for a, (k, _) in DEMO_KEYS.items()}
     keys.update({a: k.upper() for a, (k, _, _) in SUPERVISOR_KEYS.items()})
     keys.update({a: k for a, (k, _) in DEALER_KEYS.items()})
+    keys["dealer_sign_in"] = DEALER_SIGN_IN_KEY[0]
     return keys
 
 
@@ -71,6 +74,7 @@ def bindings() -> list[Binding]:
         Binding(k, f"supervisor('{a}')", label, show=False) for a, (k, label, _) in SUPERVISOR_KEYS.items()
     ]
     keys += [Binding(k, f"demo('{a}')", label, show=False) for a, (k, label) in DEMO_KEYS.items()]
+    keys.append(Binding(DEALER_SIGN_IN_KEY[0], "sign_in", DEALER_SIGN_IN_KEY[1]))  # shown in the footer
     keys += [
         Binding("pagedown", "page(1)", "more below", key_display="PgDn", priority=True),
         Binding("pageup", "page(-1)", "back up", key_display="PgUp", priority=True),

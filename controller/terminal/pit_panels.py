@@ -64,9 +64,12 @@ def banner_text(
     else:
         session_id = clean(table.get("session_id") or ("none" if table else UNKNOWN), 40)
         session = "" if compact else f" · session {session_id}"
+        on_duty = table.get("dealer")  # issue 29: shown as text, only while someone is signed in
+        dealer = f" · dealer {clean(on_duty, 32)}" if isinstance(on_duty, str) and on_duty else ""
         top = Text.assemble(
             f"{clean(prefix.rsplit('/', 1)[-1], 40)} · {'online' if compact else 'controller online'} · ",
             (clean(words(STATE_WORDS, table.get("state")), 40) if table else UNKNOWN, "bold"),
+            dealer,
             session,
         )
     # state/software (the service publishes it, retained): unknown until it arrives

@@ -1,0 +1,50 @@
+"""The dealer on duty (issue 29): a dealer signs in at the pit terminal between rounds; the name is journaled,
+published on ``events/dealer`` and shown in ``state/table`` as ``dealer`` while someone is signed in (absent
+otherwise); it survives a restart (snapshot) and ends when the table is closed. The floor attributes each round's
+settlement to the dealer on duty at that time (controller/floor/shift.py)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from controller.table.base import CoreBase
+from controller.table.effects import Rejected
+
+# A person's name as the pit shows it: letters and digits of any script, inner spaces, dots, apostrophes and
+# hyphens; 1-32 characters, no control or format character, no leading/trailing space (fullmatch).
+DEALER_NAME = re.compile(r"[^\W_](?:[\w .'-]{0,30}[\w.])?")
+DEALER_NAME_MAX = 32
+
+
+def dealer_name(value: Any) -> str:
+    """The name as given, or ``Rejected`` saying why it is not a name."""
+    if not isinstance(value, str) or not value.isprintable() or not DEALER_NAME.fullmatch(value):
+        shown = value[:40] if isinstance(value, str) else value
+        raise Rejected(
+            f"dealer name must be 1-{DEALER_NAME_MAX} letters, digits, spaces, dots, apostrophes or hyphens, "
+            f"starting with a letter or digit; got {shown!r}"
+        )
+    return value
+
+
+class DealerDuty(CoreBase):
+    def _dealer_sign_in(self, args: dict[str, Any]) -> None:
+        """Between rounds only (not while a round is dealt, played or awaiting settlement)."""
+        self._allow("dealer_sign_in", "dealer_sign_in")
+        name = dealer_name(args.get("name"))
+        previous = self.dealer_on_duty
+        if name == previous:
+            raise Rejected(f"{name} is already the dealer on duty")
+        self.dealer_on_duty = name
+        self._record("dealer_signed_in", dealer=name, previous=previous, at=self._ts())
+        self._event("dealer", action="signed_in", dealer=name, previous=previous, session_id=self.session.id)
+
+    def _dealer_off_duty(self, reason: str) -> None:
+        """The table closes: nobody is on duty (nothing recorded when nobody was)."""
+        previous = self.dealer_on_duty
+        if previous is None:
+            return
+        self.dealer_on_duty = None
+        self._record("dealer_signed_out", dealer=previous, reason=reason, at=self._ts())
+        self._event("dealer", action="signed_out", dealer=previous, reason=reason, session_id=self.session.id)

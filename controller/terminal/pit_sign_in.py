@@ -1,0 +1,61 @@
+"""The dealer's sign-in prompt (issue 29): the name of the dealer taking the table; the controller checks it
+(controller/table/dealer_duty.py) and says why when it refuses."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label
+
+from controller.terminal.plain import clean
+
+NAME_MAX = 32  # the controller's limit; longer input cannot be typed
+
+
+class DealerNameScreen(ModalScreen[str | None]):
+    """Modal: the name typed (stripped), or None when cancelled (Escape) or left empty."""
+
+    DEFAULT_CSS = """
+    DealerNameScreen { align: center middle; }
+    DealerNameScreen > Vertical { width: 50; height: auto; border: thick $primary; background: $surface;
+                                  padding: 1 2; }
+    """
+    BINDINGS: ClassVar[list[Binding]] = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, on_duty: str | None) -> None:
+        super().__init__()
+        self.on_duty = on_duty
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(Text("Dealer sign-in", style="bold"))
+            now = f"on duty now: {clean(self.on_duty, 40)}" if self.on_duty else "nobody is signed in"
+            yield Label(Text(now))
+            yield Input(placeholder="your name", max_length=NAME_MAX, id="dealer-name")
+            with Horizontal():
+                yield Button("Sign in", variant="primary", id="dealer-ok")
+                yield Button("Cancel", id="dealer-cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#dealer-name", Input).focus()
+
+    def on_input_submitted(self, _event: Input.Submitted) -> None:
+        self._submit()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "dealer-ok":
+            self._submit()
+        else:
+            self.dismiss(None)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+    def _submit(self) -> None:
+        name = self.query_one("#dealer-name", Input).value.strip()
+        self.dismiss(name or None)
