@@ -41,7 +41,12 @@ from controller.terminal.pit_panels import (
 from controller.terminal.pit_rules import TableRules, table_rules
 from controller.terminal.pit_sign_in import DealerNameScreen
 from controller.terminal.pit_summary import alert_summary, settled_summary
-from controller.terminal.pit_supervisor import SupervisorArgumentError, supervisor_call, supervisor_default
+from controller.terminal.pit_supervisor import (
+    SupervisorArgumentError,
+    correction_prompt,
+    supervisor_call,
+    supervisor_default,
+)
 from controller.terminal.plain import clean, plain
 from controller.terminal.view import (
     BETTING_INPUTS,
@@ -332,9 +337,12 @@ class PitApp(App[None]):
         if action not in SUPERVISOR_KEYS:
             return
         _, _, arg_label = SUPERVISOR_KEYS[action]
+        correction = self.doc("jackpot").get("pending_correction")
+        correction = correction if isinstance(correction, dict) else None
         default = supervisor_default(
-            action, self.conn.profile, self.client.view.alerts_open, self.pending_hits()
+            action, self.conn.profile, self.client.view.alerts_open, self.pending_hits(), correction
         )
+        arg_label = correction_prompt(action, arg_label, correction, self.currency)
 
         def done(cred: Credential | None) -> None:
             if cred is not None:

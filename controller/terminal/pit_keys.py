@@ -34,6 +34,9 @@ SUPERVISOR_KEYS: dict[str, tuple[str, str, str | None]] = {
     "ack_alert": ("f9", "Ack alerts", "alert ids (comma separated, empty = all open)"),
     "ack_deck_check": ("f10", "Deck ack", None),
     "clear_link": ("f12", "Clear link", None),  # once the link is back (F11: fullscreen in most terminals)
+    # dual control (docs/jackpot.md "Corrections"): one supervisor asks, a different one confirms
+    "jackpot_correct": ("f1", "JP correct", "new meter (minor units) and the reason, e.g. 150000 void round"),
+    "jackpot_correct_confirm": ("f13", "JP confirm", "correction id to confirm"),  # F13: Shift+F1
 }
 # The dealer on duty signs in (issue 29): a prompt for the name, sent as dealer_sign_in; in the footer.
 DEALER_SIGN_IN_KEY = ("w", "Dealer sign-in")

@@ -8,7 +8,8 @@ from typing import Any
 
 from controller.client import TableClient
 from controller.terminal.credentials import Credential
-from controller.words import ACTION_WORDS, words
+from controller.terminal.plain import clean
+from controller.words import ACTION_WORDS, money, words
 
 SupervisorCall = Callable[[], Awaitable[Any]]
 
@@ -17,14 +18,42 @@ class SupervisorArgumentError(Exception):
     """The prompt's argument cannot be sent; ``str(exc)`` is the refusal the terminal shows."""
 
 
-def supervisor_default(action: str, profile: str, alerts_open: list[Any], hits: list[dict[str, Any]]) -> str:
-    """What the prompt proposes: the profile to open, the open alerts' ids, the first pending jackpot hit."""
+CORRECTION_ACTIONS = ("jackpot_correct", "jackpot_correct_confirm")  # dual control (docs/jackpot.md)
+
+
+def supervisor_default(
+    action: str,
+    profile: str,
+    alerts_open: list[Any],
+    hits: list[dict[str, Any]],
+    correction: dict[str, Any] | None = None,
+) -> str:
+    """What the prompt proposes: the profile to open, the open alerts' ids, the first pending jackpot hit, the
+    correction awaiting its second supervisor (``correction``: state/jackpot ``pending_correction``)."""
     default = profile if action == "open_table" else ""
-    if action == "ack_alert":
+    if action == "jackpot_correct_confirm":
+        cid = (correction or {}).get("correction_id")
+        default = str(cid) if isinstance(cid, int) and not isinstance(cid, bool) else ""
+    elif action == "jackpot_correct":
+        pass  # nothing to propose: the supervisor types the new meter and the reason
+    elif action == "ack_alert":
         default = ",".join(str(a.get("alert_id")) for a in alerts_open if isinstance(a, dict))
     elif action.startswith("jackpot_") and hits:
         default = str(hits[0].get("hit_id"))
     return default
+
+
+def correction_prompt(
+    action: str, label: str | None, correction: dict[str, Any] | None, currency: str | None
+) -> str | None:
+    """The confirming supervisor sees what he confirms: who asked, the meter now and after, the reason."""
+    if action != "jackpot_correct_confirm" or not correction:
+        return label
+    old, new = correction.get("old_meter"), correction.get("value")
+    return (
+        f"confirm correction {correction.get('correction_id')} asked by {clean(str(correction.get('by')), 32)}: "
+        f"meter {money(old, currency)} -> {money(new, currency)} ({clean(str(correction.get('reason')), 80)})"
+    )
 
 
 def supervisor_call(
@@ -50,7 +79,21 @@ def supervisor_call(
 
         return ack_all
     args: dict[str, Any] = {}
-    if action == "open_table":
+    if action == "jackpot_correct":
+        value, _, reason = cred.arg.strip().partition(" ")
+        if not value.isascii() or not value.isdigit() or len(value) > 15 or not reason.strip():
+            raise SupervisorArgumentError(
+                f"refused: {what}: type the new meter in minor units, then the reason (e.g. 150000 void round),"
+                f" got {cred.arg[:60]!r}"
+            )
+        args.update(value=int(value), reason=reason.strip())
+    elif action == "jackpot_correct_confirm":
+        if not cred.arg.isascii() or not cred.arg.isdigit() or len(cred.arg) > 9:
+            raise SupervisorArgumentError(
+                f"refused: {what}: the correction id must be a whole number, got {cred.arg[:40]!r}"
+            )
+        args["correction_id"] = int(cred.arg)
+    elif action == "open_table":
         args["profile"] = cred.arg or profile
     elif action.startswith("jackpot_"):
         if not cred.arg.isdigit():
