@@ -17,6 +17,7 @@ from controller.cli import main as tablectl
 from controller.floor import store
 from controller.floor.layout import LayoutError, parse_layout
 from controller.table.effects import JournalRecord
+from controller.table.messages import messages
 from tablebench.table_testing import Harness
 from tests.support.floor import temp_database
 from tests.test_floor_queries import WHEN, archive_harness, play_two_rounds
@@ -163,3 +164,60 @@ def test_a_bad_layout_is_refused_naming_the_key(text: str, why: str) -> None:
 def test_a_table_the_layout_does_not_name_is_shown_unassigned() -> None:
     layout = parse_layout(LAYOUT)
     assert layout.pit_of("T9").name == "unassigned" and layout.pit_of("T3").name == "Pit 2"
+
+
+def test_each_round_and_dealer_error_goes_to_the_dealer_on_duty_two_dealers_on_one_table(
+    dsn, tmp_path, capsys
+) -> None:
+    """Issue 29: Ana deals a round with a dealer error (PT-2001 r.19: a card drawn on 19 after the round
+    ended), João takes over between rounds and deals two. Every dealer row is recomputed from the table's
+    journal (its dealer_signed_in, round_settled and dealer_error records, in order); hours on duty from the
+    archived sign-ins (one second apart, as archive_harness stores them) to the window's end."""
+    h = Harness()
+    h.open_continuous()
+    h.dealer("dealer_sign_in", name="Ana")
+    h.start_round({1: 1000})
+    for c in ["2C", "TS", "9D", "7S", "KH"]:  # burn, seat 1, dealer 9, seat 1 17, dealer hole K: 19
+        h.card(c)
+    h.dealer("stand")
+    h.card("5D")  # drawn on 19 after the round ended: a dealer error (PT-2001 r.19)
+    h.lid_cycle()
+    h.dealer("next_round")
+    h.dealer("dealer_sign_in", name="João")
+    for _ in range(2):
+        h.start_round({1: 1000})
+        for c in ["TS", "9D", "7S", "KH"]:
+            h.card(c)
+        h.dealer("stand")
+        h.lid_cycle()
+        h.dealer("next_round")
+    archive_harness(dsn, h, table="T1")
+
+    on_duty, want = None, {}
+    for fx in h.effects:
+        if isinstance(fx, JournalRecord) and fx.kind == "dealer_signed_in":
+            on_duty = fx.data["dealer"]
+        elif isinstance(fx, JournalRecord) and fx.kind in ("round_settled", "dealer_error"):
+            counts = want.setdefault(on_duty, {"rounds": 0, "dealer_errors": 0})
+            counts["rounds" if fx.kind == "round_settled" else "dealer_errors"] += 1
+    assert want == {"Ana": {"rounds": 1, "dealer_errors": 1}, "João": {"rounds": 2, "dealer_errors": 0}}
+    signed = [i for i, p in enumerate(messages(h.effects), start=1) if p.topic == "events/dealer"]
+    until = WHEN + timedelta(hours=7)
+    hours = {
+        "Ana": Decimal(signed[1] - signed[0]) / 3600,
+        "João": Decimal(str((until - (WHEN + timedelta(seconds=signed[1]))).total_seconds())) / 3600,
+    }
+    rows = {r["dealer"]: r for r in shift_rows(dsn, tmp_path, capsys) if r["level"] == "dealer"}
+    assert set(rows) == {"Ana", "João"}  # no round without a dealer signed in
+    for name, counts in want.items():
+        row = rows[name]
+        assert (int(row["rounds"]), int(row["dealer_errors"])) == (counts["rounds"], counts["dealer_errors"])
+        assert row["table"] == "T1" and row["archive"] == "complete"
+        assert Decimal(row["hours"]) == hours[name].quantize(Decimal("0.01"))
+        assert Decimal(row["rounds_per_hour"]) == (counts["rounds"] / hours[name]).quantize(Decimal("0.1"))
+        per_100 = Decimal(counts["dealer_errors"] * 100) / counts["rounds"]
+        assert Decimal(row["errors_per_100_rounds"]) == per_100.quantize(Decimal("0.1"))
+    page = tmp_path / "shift.html"
+    shift_rows(dsn, tmp_path, capsys, "--html", str(page))
+    text = page.read_text()
+    assert "<h2>Dealers</h2>" in text and '<td class="t">João</td>' in text

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from decimal import Decimal
@@ -41,6 +42,7 @@ from controller.floor.coverage import UNKNOWN_TABLE, Coverage, coverage
 from controller.floor.layout import Layout
 from controller.floor.queries import table_currencies
 from controller.floor.report import csv_cell
+from controller.floor.shift_dealers import DealerRow
 
 SERIES_LIMIT = 20_000  # settlements drawn in the page's plots (the figures count every one)
 
@@ -234,7 +236,7 @@ def _sum_into(group: ShiftRow, row: ShiftRow) -> None:
 COLUMNS = ("level", "area", "pit", "table", "archive", "rounds", "hours", "rounds_per_hour", "handle_minor",
            "handle_main_minor", "handle_side_minor", "handle_insurance_minor", "paid_minor", "win_minor",
            "hold_pct", "dealer_errors", "errors_per_100_rounds", "faults", "voids", "jackpot_handle_minor",
-           "jackpot_contributions_minor", "jackpot_payouts_minor", "currency", "incomplete")  # fmt: skip
+           "jackpot_contributions_minor", "jackpot_payouts_minor", "currency", "incomplete", "dealer")  # fmt: skip
 
 
 def row_values(r: ShiftRow) -> list[object]:
@@ -246,15 +248,39 @@ def row_values(r: ShiftRow) -> list[object]:
     return [r.level, r.area, r.pit, table, "complete" if r.complete else "INCOMPLETE", f.rounds,
             r.hours.quantize(Decimal("0.01")), r.rounds_per_hour(), m[0], m[1], m[2], m[3], m[4], m[5],
             f.hold_pct(), f.dealer_errors, f.errors_per_100(), f.faults, f.voids, m[6], m[7], m[8],
-            "mixed" if r.mixed_currency else (r.currency or ""), "; ".join(r.incomplete)]  # fmt: skip
+            "mixed" if r.mixed_currency else (r.currency or ""), "; ".join(r.incomplete), ""]  # fmt: skip
 
 
-def to_csv(rows: list[ShiftRow]) -> str:
+def dealer_incomplete(d: DealerRow, rows: list[ShiftRow]) -> list[str]:
+    """A dealer's figures are as complete as the archives of the tables dealt."""
+    return [line for r in rows if r.level == "table" and r.name in d.tables for line in r.incomplete]
+
+
+def dealer_values(d: DealerRow, rows: list[ShiftRow]) -> list[object]:
+    """A dealer's row in the table's columns (issue 29): the tables dealt, rounds, hours on duty, rounds per
+    hour on duty, dealer errors and per 100 rounds; the money columns stay empty (the house's figures are the
+    tables')."""
+    missing = dealer_incomplete(d, rows)
+    values: dict[str, object] = {
+        "level": "dealer", "table": " ".join(d.tables), "archive": "INCOMPLETE" if missing else "complete",
+        "rounds": d.rounds, "hours": d.hours.quantize(Decimal("0.01")), "rounds_per_hour": d.rounds_per_hour(),
+        "dealer_errors": d.dealer_errors, "errors_per_100_rounds": d.errors_per_100(),
+        "incomplete": "; ".join(missing), "dealer": d.dealer if d.dealer is not None else NOBODY_SIGNED_IN,
+    }  # fmt: skip
+    return [values.get(c) for c in COLUMNS]
+
+
+NOBODY_SIGNED_IN = "(nobody signed in)"
+
+
+def to_csv(rows: list[ShiftRow], dealers: Sequence[DealerRow] = ()) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(COLUMNS)
     for r in rows:
         w.writerow([csv_cell("" if v is None else v) for v in row_values(r)])
+    for d in dealers:
+        w.writerow([csv_cell("" if v is None else v) for v in dealer_values(d, rows)])
     return buf.getvalue()
 
 

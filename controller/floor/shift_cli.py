@@ -1,8 +1,8 @@
 """``tablectl floor shift [--since T] [--until T] [--hours N] [--layout floor.toml] [--csv F] [--html F]``: a shift's
-figures per table, pit and floor (controller/floor/shift.py): rounds, rounds per hour, handle by main bets, side
-bets and insurance, paid, win, hold, dealer errors per 100 rounds, faults, voided rounds, jackpot chips,
-contributions and payouts; each row complete or INCOMPLETE for the window. Without ``--csv``/``--html`` the CSV goes
-to stdout; what each table's figures are built on goes to stderr."""
+figures per table, pit, floor and dealer (controller/floor/shift.py, shift_dealers.py): rounds, rounds per hour,
+handle by main bets, side bets and insurance, paid, win, hold, dealer errors per 100 rounds, faults, voided rounds,
+jackpot chips, contributions and payouts; each row complete or INCOMPLETE for the window. Without
+``--csv``/``--html`` the CSV goes to stdout; what each table's figures are built on goes to stderr."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from controller.floor.cli import add_dsn
 from controller.floor.layout import LayoutError, load_layout
 from controller.floor.report import meter_history
 from controller.floor.shift import shift_report, to_csv, win_series
+from controller.floor.shift_dealers import dealer_rows
 from controller.floor.shift_html import to_html
 from controller.floor.text import safe
 
@@ -63,6 +64,7 @@ def main(args: argparse.Namespace) -> int:
     try:
         with store.connect(args.dsn) as conn:
             rows = shift_report(conn, since, until, layout)
+            dealers = dealer_rows(conn, since, until)
             wins = win_series(conn, since, until) if args.html else []
             meters: dict[str, list[tuple[datetime, int]]] = defaultdict(list)
             if args.html:
@@ -72,11 +74,11 @@ def main(args: argparse.Namespace) -> int:
         print(f"floor shift: {exc}", file=sys.stderr)
         return 1
     if args.csv:
-        args.csv.write_text(to_csv(rows))
+        args.csv.write_text(to_csv(rows, dealers))
     if args.html:
-        args.html.write_text(to_html(rows, since, until, wins, dict(meters)))
+        args.html.write_text(to_html(rows, since, until, wins, dict(meters), dealers))
     if not args.csv and not args.html:
-        sys.stdout.write(to_csv(rows))
+        sys.stdout.write(to_csv(rows, dealers))
     floor = rows[-1]
     for line in floor.incomplete:
         print(f"INCOMPLETE {safe(line, 300)}", file=sys.stderr)

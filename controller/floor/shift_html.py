@@ -6,10 +6,13 @@ archive is not complete for the window are marked INCOMPLETE with what they lack
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 from datetime import datetime, timedelta
+from decimal import Decimal
 
 from controller.floor.report_html import money
-from controller.floor.shift import ShiftRow
+from controller.floor.shift import NOBODY_SIGNED_IN, ShiftRow, dealer_incomplete
+from controller.floor.shift_dealers import DealerRow
 
 _STYLE = (
     "body{font-family:sans-serif;margin:1.5em;color:#222}table{border-collapse:collapse;margin:1em 0}"
@@ -124,6 +127,7 @@ def to_html(
     until: datetime,
     wins: list[tuple[datetime, int]],
     meters: dict[str, list[tuple[datetime, int]]],
+    dealers: Sequence[DealerRow] = (),
 ) -> str:
     e = html.escape
     floor = rows[-1]
@@ -148,8 +152,31 @@ def to_html(
             else "<p>The archive is complete for this window: every figure counts every event.</p>"
         )
         + f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+        + dealers_table(dealers, rows)
         + win_plot(wins, since, until, cur)
         + rounds_plot(wins, since, until)
         + meter_plot(meters, since, until)
         + "<p>How each figure is computed: docs/floor.md, “The shift’s figures”.</p></body></html>"
     )
+
+
+_DEALER_HEAD = ("dealer", "tables", "archive", "rounds", "hours on duty", "rounds per hour", "dealer errors",
+                "per 100 rounds")  # fmt: skip
+
+
+def dealers_table(dealers: Sequence[DealerRow], rows: list[ShiftRow]) -> str:
+    """Per dealer (issue 29): the names are text from the tables, escaped."""
+    if not dealers:
+        return ""
+    e = html.escape
+    head = "".join(f"<th>{e(h)}</th>" for h in _DEALER_HEAD)
+    body = []
+    for d in dealers:
+        cells = (d.dealer if d.dealer is not None else NOBODY_SIGNED_IN, " ".join(d.tables),
+                 "INCOMPLETE" if dealer_incomplete(d, rows) else "complete", d.rounds,
+                 d.hours.quantize(Decimal("0.01")), d.rounds_per_hour() or "", d.dealer_errors,
+                 d.errors_per_100() or "")  # fmt: skip
+        tds = "".join(f'<td class="t">{e(str(c))}</td>' if i < 3 else f"<td>{e(str(c))}</td>"
+                      for i, c in enumerate(cells))  # fmt: skip
+        body.append(f'<tr class="dealer">{tds}</tr>')
+    return f"<h2>Dealers</h2><table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
