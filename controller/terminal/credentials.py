@@ -5,17 +5,15 @@ an argument."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label
 
 from controller.mqtt.userkeys import KeyFileError, check_pin
 from controller.terminal.plain import clean
+from controller.terminal.prompt import PromptScreen
 
 
 @dataclass(frozen=True)
@@ -25,8 +23,10 @@ class Credential:
     arg: str = ""
 
 
-class CredentialScreen(ModalScreen[Credential | None]):
+class CredentialScreen(PromptScreen):
     """Modal: returns a Credential, or None when cancelled (Escape)."""
+
+    OK_ID = "cred-ok"
 
     DEFAULT_CSS = """
     CredentialScreen { align: center middle; }
@@ -35,7 +35,6 @@ class CredentialScreen(ModalScreen[Credential | None]):
     CredentialScreen Input { margin-bottom: 1; }
     CredentialScreen #cred-error { color: $error; }
     """
-    BINDINGS: ClassVar[list[Binding]] = [Binding("escape", "cancel", "Cancel")]
 
     def __init__(self, action: str, arg_label: str | None = None, arg_default: str = "") -> None:
         super().__init__()
@@ -66,15 +65,6 @@ class CredentialScreen(ModalScreen[Credential | None]):
             self.query_one("#cred-pin", Input).focus()
         else:
             self._submit()
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        if event.button.id == "cred-ok":
-            self._submit()
-        else:
-            self.dismiss(None)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
 
     def _submit(self) -> None:
         user = self.query_one("#cred-user", Input).value.strip()

@@ -3,29 +3,27 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label
 
 from controller.terminal.plain import clean
+from controller.terminal.prompt import PromptScreen
 
 NAME_MAX = 32  # the controller's limit; longer input cannot be typed
 
 
-class DealerNameScreen(ModalScreen[str | None]):
+class DealerNameScreen(PromptScreen):
     """Modal: the name typed (stripped), or None when cancelled (Escape) or left empty."""
+
+    OK_ID = "dealer-ok"
 
     DEFAULT_CSS = """
     DealerNameScreen { align: center middle; }
     DealerNameScreen > Vertical { width: 50; height: auto; border: thick $primary; background: $surface;
                                   padding: 1 2; }
     """
-    BINDINGS: ClassVar[list[Binding]] = [Binding("escape", "cancel", "Cancel")]
 
     def __init__(self, on_duty: str | None) -> None:
         super().__init__()
@@ -46,15 +44,6 @@ class DealerNameScreen(ModalScreen[str | None]):
 
     def on_input_submitted(self, _event: Input.Submitted) -> None:
         self._submit()
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        if event.button.id == "dealer-ok":
-            self._submit()
-        else:
-            self.dismiss(None)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
 
     def _submit(self) -> None:
         name = self.query_one("#dealer-name", Input).value.strip()
