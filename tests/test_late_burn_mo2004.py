@@ -3,7 +3,7 @@
 The round is settled as soon as nobody is left in play, and the dealer still burns one card and deals himself his
 second card (MO-2004 art.4.2, art.7.1). The table core used to mark every card after settlement as drawn by the
 dealer for himself: the burn became his second card and the real second card an art.7.1 dealer error. Played
-through the real table core, journaled, exported (``tablectl journal export``'s code) and settled again by
+through the real table core, journaled, exported by ``tablectl journal export`` and settled again by
 ``tablectl replay``."""
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ import json
 from pathlib import Path
 
 from controller.cli import main as tablectl
-from controller.journal.export import export_session
 from controller.journal.store import Journal
 from controller.table.effects import JournalRecord
 from tablebench.table_testing import Harness
@@ -53,11 +52,11 @@ def test_late_burn_and_second_card_mo2004_art4_2_art7_1(tmp_path: Path, capsys) 
             for fx in h.effects:
                 if isinstance(fx, JournalRecord):
                     tx.append(fx.kind, fx.data)
-        out = tmp_path / "rounds.jsonl"
-        with out.open("w") as fh:
-            assert export_session(journal, fh) == (1, 0)
     finally:
         journal.close()
+    out = tmp_path / "rounds.jsonl"
+    db = tmp_path / "journal.db"
+    assert tablectl(["journal", "export", "--db", str(db), "--out", str(out)]) == 0, capsys.readouterr()
     (line,) = out.read_text().splitlines()
     exported = json.loads(line)
     by_card = {c["card"]: c for c in exported["cards"]}
