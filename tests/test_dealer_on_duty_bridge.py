@@ -1,0 +1,55 @@
+"""The dealer on duty (issue 29) crosses the bridge: the real table service (emulated shoe, its own mosquitto
+running the bridge section ``controller.floor.bridge.render`` writes) publishes ``events/dealer`` when the dealer
+signs in over ``cmd/dealer``; a floor reader on the floor broker (the shipped floor ACL) receives it, valid
+against its schema, and ``state/table.dealer`` with it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from controller.broker import BrokerKind
+from controller.floor.bridge import load, render
+from controller.mqtt.topics import Topics
+from tablebench.broker import Broker
+from tablebench.demo_session import prepare_session
+from tablebench.stack import Stack, StackOptions
+from tests.support.broker import Recorder
+from tests.support.floor import FLOOR_USERS
+from tests.test_floor_bridge import write_configs
+
+WAIT = 60.0
+
+
+async def test_the_dealer_signing_in_reaches_the_floor_through_the_bridge(tmp_path: Path) -> None:
+    floor = Broker.start(tmp_path / "floor", users=FLOOR_USERS, acl=BrokerKind.FLOOR, site="S1")
+    table_toml, bridge_toml = write_configs(tmp_path, [floor.port], insecure_no_tls=True)
+    section = tuple(render(load(table_toml, bridge_toml)).splitlines())
+    rec = Recorder(floor, "monitor", Topics("S1", "T1"), filters=("events/dealer", "state/table"))
+    stack = Stack(
+        tmp_path / "stack", StackOptions(site="S1", table_id="T1", jackpot=False, broker_config=section)
+    )
+    dealer = None
+    try:
+        rec.start()
+        stack.start()
+        await prepare_session(stack, "pt-2001", lambda line: None)
+        dealer = stack.client("dealer")
+        await dealer.connect()
+        await dealer.dealer("dealer_sign_in", name="Ana Silva")
+        await rec.await_for(lambda m: any(t == "events/dealer" for t, _, _ in m), WAIT)
+        (event,) = rec.on("events/dealer")
+        assert event["data"]["action"] == "signed_in" and event["data"]["dealer"] == "Ana Silva"
+        await rec.await_for(
+            lambda m: any(
+                t == "state/table" and json.loads(p)["data"].get("dealer") == "Ana Silva" for t, p, _ in m
+            ),
+            WAIT,
+        )
+        assert not rec.invalid, rec.invalid  # every message checked against its schema on the floor side
+    finally:
+        if dealer is not None:
+            await dealer.close()
+        rec.stop()
+        stack.stop()
+        floor.stop()
