@@ -61,6 +61,7 @@ ALERT_WORDS = {
     # the floor's own alerts (controller/floor/chain.py, repair.py)
     "event_missing": "Event missing from the archive",
     "replay_unanswered": "Table did not resend missing events",
+    "login_lockout": "Dashboard login locked out",  # controller/floor/logins.py
 }
 SEVERITY_WORDS = {"critical": "critical", "warning": "warning", "info": "notice"}
 SEVERITY_RANK = {"critical": 0, "warning": 1, "info": 2}  # most severe first

@@ -19,11 +19,12 @@ import psycopg
 
 from controller.floor.coverage import Coverage, HoleKind, coverage
 from controller.floor.queries import SEVERITY_RANK, floor_alerts
+from controller.words import alert_words
 
 MAX_ALERTS = 200
 
 
-def _latest(conn: psycopg.Connection, topic: str) -> dict[tuple[str, str], tuple[int, Any, Any]]:
+def latest(conn: psycopg.Connection, topic: str) -> dict[tuple[str, str], tuple[int, Any, Any]]:
     """Each table's newest document on ``topic``: one index lookup per table (events_by_topic)."""
     rows = conn.execute(
         "SELECT t.site, t.table_id, e.event_id, e.ts, e.data FROM floor_tables t CROSS JOIN LATERAL"
@@ -67,10 +68,10 @@ def snapshot(conn: psycopg.Connection) -> dict[str, Any]:
     tables_rows = conn.execute(
         "SELECT site, table_id, status, contiguous_to FROM floor_tables ORDER BY site, table_id"
     ).fetchall()
-    table_state = _latest(conn, "state/table")
-    jackpot = _latest(conn, "state/jackpot")
-    settlement = _latest(conn, "events/settlement")
-    alerts_open = _latest(conn, "alerts/open")
+    table_state = latest(conn, "state/table")
+    jackpot = latest(conn, "state/jackpot")
+    settlement = latest(conn, "events/settlement")
+    alerts_open = latest(conn, "alerts/open")
     verified_to = dict(
         ((r[0], r[1]), r[2])
         for r in conn.execute(
@@ -118,6 +119,7 @@ def snapshot(conn: psycopg.Connection) -> dict[str, Any]:
                     "table": table_id,
                     "alert_id": a["alert_id"],
                     "kind": _text(a.get("kind"), 40),
+                    "kind_words": alert_words(_text(a.get("kind"), 40)),
                     "severity": _text(a.get("severity"), 10),
                     "message": _text(a.get("reason")),
                     "raised_at": _when(a.get("raised_at")),
@@ -132,6 +134,7 @@ def snapshot(conn: psycopg.Connection) -> dict[str, Any]:
                 "table": fa.table_id,
                 "alert_id": fa.alert_id,
                 "kind": fa.kind,
+                "kind_words": alert_words(fa.kind),
                 "severity": fa.severity,
                 "message": fa.message,
                 "raised_at": _when(fa.raised_at),
