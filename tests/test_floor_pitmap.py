@@ -8,19 +8,20 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import psycopg
 import pytest
-from playwright.sync_api import expect
+from playwright.sync_api import BrowserContext, expect
 
 from controller.floor.alerts import raise_alert
 from controller.floor.layout import parse_layout
 from controller.floor.messages import TableRef
 from tablebench.pitmap_floor import HOLE, PLAYED, SITE, build_floor, layout_toml, publish
 from tests.support.floor import temp_database
-from tests.support.floor_web import CHROMIUM, chromium, dashboard, log_in
+from tests.support.floor_web import CHROMIUM, WebThread, chromium, dashboard, log_in
 
 pytestmark = pytest.mark.skipif(
     not CHROMIUM.exists(), reason="Debian's chromium is not installed (scripts/test's set-up does)"
@@ -35,12 +36,14 @@ READABLE = """() => {
     for (const e of [t, ...t.querySelectorAll('*')]) {
       const size = parseFloat(getComputedStyle(e).fontSize);
       if (size < 11) bad.push(t.dataset.table + ' font ' + size);
-      if (e.scrollWidth > e.clientWidth + 1 || e.scrollHeight > e.clientHeight + 1) bad.push(t.dataset.table + ' clipped');
+      const cut = e.scrollWidth > e.clientWidth + 1 || e.scrollHeight > e.clientHeight + 1;
+      if (cut) bad.push(t.dataset.table + ' clipped');
     }
   }
   return {bad: bad.slice(0, 5), scroll: document.documentElement.scrollWidth, inner: window.innerWidth,
           tiles: document.querySelectorAll('.tile').length,
-          onScreen: [...document.querySelectorAll('.tile')].filter(t => t.getBoundingClientRect().bottom <= innerHeight).length};
+          onScreen: [...document.querySelectorAll('.tile')]
+            .filter(t => t.getBoundingClientRect().bottom <= innerHeight).length};
 }"""
 CODE_NAME = re.compile(r"\b[a-z]+_[a-z_]+\b|\b(?:[2-9TJQKA][SHDC])\b")
 
@@ -50,28 +53,36 @@ def _shot(page, name: str, tmp_path: Path) -> None:
     page.screenshot(path=str(path), full_page=True)
 
 
+@dataclass
+class Floor:
+    dsn: str
+    web: WebThread
+    context: BrowserContext
+
+
 @pytest.fixture(scope="module")
 def floor():
     with temp_database() as dsn:
         build_floor(dsn, N)
-        with dashboard(dsn, layout=parse_layout(layout_toml(N)), sse_per_user=32) as web, chromium() as browser:
+        with (
+            dashboard(dsn, layout=parse_layout(layout_toml(N)), sse_per_user=32) as web,
+            chromium() as browser,
+        ):
             context = browser.new_context(viewport={"width": 1920, "height": 1080})
             log_in(context.new_page(), web.url, "carol")
-            yield dsn, web, context
+            yield Floor(dsn, web, context)
             context.close()
 
 
 def _map(floor, width: int, height: int):
-    dsn, web, context = floor
-    page = context.new_page()
+    page = floor.context.new_page()
     page.set_viewport_size({"width": width, "height": height})
-    page.goto(web.url + "/")
+    page.goto(floor.web.url + "/")
     expect(page.locator(".tile")).to_have_count(N, timeout=30_000)
     return page
 
 
 def test_two_hundred_tables_on_one_full_hd_screen_grouped_by_pit_in_words(floor, tmp_path):
-    dsn, web, context = floor
     page = _map(floor, 1920, 1080)
     seen = page.evaluate(READABLE)
     _shot(page, "floor-pitmap.png", tmp_path)
@@ -79,7 +90,12 @@ def test_two_hundred_tables_on_one_full_hd_screen_grouped_by_pit_in_words(floor,
     assert seen["onScreen"] == N, f"only {seen['onScreen']} of {N} tiles on the first screen"
     assert page.locator(".pit-label").count() == 5
     assert [page.locator(f".pit-label >> nth={i} >> b").inner_text() for i in range(5)] == [
-        "Pit 2", "Pit 4", "Pit 1", "Pit 3", "Pit 5"]  # fmt: skip  (areas: High limit, then Main floor)
+        "Pit 2",
+        "Pit 4",
+        "Pit 1",
+        "Pit 3",
+        "Pit 5",
+    ]  # fmt: skip  (areas: High limit, then Main floor)
     # coloured by attention, with the words for it (tablebench/pitmap_floor.py: jam at 5, offline at 11, ...)
     for table, attention, words in (("bj005", "fault", "dealing stopped"), ("bj011", "unreachable",
                                     "out of reach"), ("bj013", "critical", "critical alert"),
@@ -87,7 +103,9 @@ def test_two_hundred_tables_on_one_full_hd_screen_grouped_by_pit_in_words(floor,
         tile = page.locator(f".tile[data-table='{table}']")
         assert tile.get_attribute("data-attention") == attention and words in tile.inner_text()
     tile = page.locator(".tile[data-table='bj004']")
-    assert all(x in tile.inner_text() for x in ("pt-2001", "10.00–1,000.00", "Dealer 5", "1,005.40 EUR", "s ago"))
+    assert all(
+        x in tile.inner_text() for x in ("pt-2001", "10.00–1,000.00", "Dealer 5", "1,005.40 EUR", "s ago")
+    )
     assert tile.locator(".seats").get_attribute("aria-label") == "seats 2 5 in play"
     assert "Shoe jam" in page.locator(".tile[data-table='bj005']").get_attribute("title")
     text = page.inner_text("#map") + page.inner_text("#alerts")
@@ -97,23 +115,25 @@ def test_two_hundred_tables_on_one_full_hd_screen_grouped_by_pit_in_words(floor,
 
 
 def test_a_tablet_sees_the_map_without_scrolling_sideways(floor, tmp_path):
-    dsn, web, context = floor
     page = _map(floor, 768, 1024)
     seen = page.evaluate(READABLE)
     assert seen["bad"] == [] and seen["scroll"] <= seen["inner"], seen
-    alerts = page.evaluate("[...document.querySelectorAll('.alert .msg')].map(e => e.getBoundingClientRect().width)")
+    alerts = page.evaluate(
+        "[...document.querySelectorAll('.alert .msg')].map(e => e.getBoundingClientRect().width)"
+    )
     assert alerts and min(alerts) > 100  # an alert's text is not drawn one letter per line
     _shot(page, "floor-pitmap-tablet.png", tmp_path)
     page.close()
 
 
 def test_filter_by_pit_game_state_attention_and_search(floor):
-    dsn, web, context = floor
     page = _map(floor, 1920, 1080)
     page.select_option("#filter-pit", "Pit 2")
     visible = page.locator(".tile:not([hidden])")
     expect(visible).to_have_count(40)
-    assert set(page.eval_on_selector_all(".tile:not([hidden])", "ts => ts.map(t => t.dataset.pit)")) == {"Pit 2"}
+    assert set(page.eval_on_selector_all(".tile:not([hidden])", "ts => ts.map(t => t.dataset.pit)")) == {
+        "Pit 2"
+    }
     assert page.locator(".pit-label:not([hidden])").count() == 1
     page.select_option("#filter-attention", "fault")
     expect(visible).to_have_count(2)  # a jam every 37th table from 5: 5, 42, 79, ...
@@ -131,7 +151,6 @@ def test_filter_by_pit_game_state_attention_and_search(floor):
 
 
 def test_a_table_page_shows_only_public_cards_its_rounds_and_the_archive(floor, tmp_path):
-    dsn, web, context = floor
     page = _map(floor, 1280, 900)
     page.click(f".tile[data-table='{PLAYED}']")
     page.wait_for_url("**/table?*")
@@ -145,16 +164,15 @@ def test_a_table_page_shows_only_public_cards_its_rounds_and_the_archive(floor, 
     assert "complete for what is shown" in page.inner_text("#facts")
     _shot(page, "floor-table.png", tmp_path)
 
-    page.goto(web.url + "/table?site=S1&table=bj002")  # the meter over time, an SVG drawn from numbers
+    page.goto(floor.web.url + "/table?site=S1&table=bj002")  # the meter over time, an SVG drawn from numbers
     expect(page.locator("#meter svg polyline")).to_have_count(1, timeout=30_000)
     assert "1,005.20 EUR" in page.inner_text("#meter")
     page.close()
 
 
 def test_a_rounds_dispute_report_opens_as_a_page_with_its_own_policy(floor, tmp_path):
-    dsn, web, context = floor
-    page = context.new_page()
-    page.goto(web.url + f"/table?site={SITE}&table={PLAYED}")
+    page = floor.context.new_page()
+    page.goto(floor.web.url + f"/table?site={SITE}&table={PLAYED}")
     link = page.locator("#rounds a.report").last
     link.wait_for(timeout=30_000)
     with page.expect_response(re.compile(r"/round\?")) as answer:
@@ -164,32 +182,33 @@ def test_a_rounds_dispute_report_opens_as_a_page_with_its_own_policy(floor, tmp_
     expect(page.locator("body")).to_contain_text("agrees with the journal")
     assert "2♣" in page.inner_text("body")  # the burn card, as a face
     _shot(page, "floor-round-report.png", tmp_path)
-    bad = page.request.get(web.url + "/round?site=S1&table=bj001&round=%3Cscript%3E")
+    bad = page.request.get(floor.web.url + "/round?site=S1&table=bj001&round=%3Cscript%3E")
     assert bad.status == 400
     page.close()
 
 
 def test_hostile_text_from_a_table_stays_text_and_changes_arrive_live(floor):
-    dsn, web, context = floor
     page = _map(floor, 1920, 1080)
     hostile = "<img src=x onerror=\"document.title='pwned'\">"
-    publish(dsn, 50, "state/table", 6, {"state": "betting", "profile": "pt-2001", "dealer": hostile, "faults": []})
+    doc = {"state": "betting", "profile": "pt-2001", "dealer": hostile, "faults": []}
+    publish(floor.dsn, 50, "state/table", 6, doc)  # id 6: ids 1-5 hold other documents
     tile = page.locator(".tile[data-table='bj050']")
     expect(tile).to_contain_text("<img src=x", timeout=30_000)
     assert page.locator(".tile img").count() == 0 and page.title() == "Floor"
 
-    with psycopg.connect(dsn) as conn, conn.transaction():
+    with psycopg.connect(floor.dsn) as conn, conn.transaction():
         raise_alert(conn.cursor(), TableRef(SITE, "bj100"), "event_missing", "critical",
                     "events 40-41 never arrived", {}, "pitmap-live")  # fmt: skip
-    expect(page.locator(".tile[data-table='bj100']")).to_have_attribute("data-attention", "critical", timeout=30_000)
+    expect(page.locator(".tile[data-table='bj100']")).to_have_attribute(
+        "data-attention", "critical", timeout=30_000
+    )
     alert = page.locator(".alert[data-table='bj100']")
     expect(alert).to_contain_text("Event missing from the archive")
 
 
 def test_the_shift_page_shows_the_figures_with_csv_and_the_page_with_plots(floor, tmp_path):
-    dsn, web, context = floor
-    page = context.new_page()
-    page.goto(web.url + "/shift")
+    page = floor.context.new_page()
+    page.goto(floor.web.url + "/shift")
     now = datetime.now(UTC)
     page.fill("#since", (now - timedelta(hours=3)).strftime("%Y-%m-%dT%H:%M"))
     page.fill("#until", (now + timedelta(minutes=1)).strftime("%Y-%m-%dT%H:%M"))
@@ -201,8 +220,14 @@ def test_the_shift_page_shows_the_figures_with_csv_and_the_page_with_plots(floor
     floor_row = page.locator("#figures tr.floor td").all_inner_texts()
     assert floor_row[0] == "whole floor"
     _shot(page, "floor-shift.png", tmp_path)
-    csv = page.request.get(page.get_attribute("#csv", "href").replace("/shift", web.url + "/shift", 1))
+    csv = page.request.get(page.get_attribute("#csv", "href").replace("/shift", floor.web.url + "/shift", 1))
     assert csv.status == 200 and csv.text().startswith("level,area,pit,table,archive,rounds")
-    html = page.request.get(page.get_attribute("#html", "href").replace("/shift", web.url + "/shift", 1))
-    assert html.status == 200 and "<svg" in html.text() and "script-src" not in html.headers["content-security-policy"]
+    html = page.request.get(
+        page.get_attribute("#html", "href").replace("/shift", floor.web.url + "/shift", 1)
+    )
+    assert (
+        html.status == 200
+        and "<svg" in html.text()
+        and "script-src" not in html.headers["content-security-policy"]
+    )
     page.close()

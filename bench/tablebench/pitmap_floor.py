@@ -72,7 +72,9 @@ def play(h: Harness) -> None:
         h.card(c)
 
 
-def _envelope(ref: TableRef, topic: str, event_id: int, etype: str, ts: datetime, data: dict[str, Any]) -> Envelope:
+def _envelope(
+    ref: TableRef, topic: str, event_id: int, etype: str, ts: datetime, data: dict[str, Any]
+) -> Envelope:
     doc = {"data": data, "event_id": event_id, "table": ref.table_id, "ts": ts.isoformat(), "type": etype}
     return Envelope(ref, topic, event_id, etype, ts, data, json.dumps(doc).encode(), "live")
 
@@ -137,5 +139,7 @@ def publish(dsn: str, i: int, topic: str, event_id: int, data: dict[str, Any]) -
     ref = TableRef(SITE, table_id(i))
     with psycopg.connect(dsn) as conn, conn.transaction():
         cur = conn.cursor()
-        store.store_envelopes(cur, [_envelope(ref, topic, event_id, topic.split("/")[-1], datetime.now(UTC), data)])
+        store.store_envelopes(
+            cur, [_envelope(ref, topic, event_id, topic.split("/")[-1], datetime.now(UTC), data)]
+        )
         notify(cur)

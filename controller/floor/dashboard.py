@@ -24,7 +24,10 @@ from controller.words import alert_words
 MAX_ALERTS = 200
 
 
-def latest(conn: psycopg.Connection, topic: str) -> dict[tuple[str, str], tuple[int, Any, Any]]:
+Latest = dict[tuple[str, str], tuple[int, Any, Any]]  # (site, table) -> (event id, time, data)
+
+
+def latest(conn: psycopg.Connection, topic: str) -> Latest:
     """Each table's newest document on ``topic``: one index lookup per table (events_by_topic)."""
     rows = conn.execute(
         "SELECT t.site, t.table_id, e.event_id, e.ts, e.data FROM floor_tables t CROSS JOIN LATERAL"
@@ -65,6 +68,12 @@ def _archive(cov: Coverage | None) -> dict[str, Any] | None:
 
 
 def snapshot(conn: psycopg.Connection) -> dict[str, Any]:
+    return snapshot_with_documents(conn)[0]
+
+
+def snapshot_with_documents(conn: psycopg.Connection) -> tuple[dict[str, Any], dict[str, Latest]]:
+    """The snapshot, and each table's newest ``state/table`` and ``state/jackpot`` it was read from (the pit map's
+    tiles use them too: read once per build)."""
     tables_rows = conn.execute(
         "SELECT site, table_id, status, contiguous_to FROM floor_tables ORDER BY site, table_id"
     ).fetchall()
@@ -143,4 +152,7 @@ def snapshot(conn: psycopg.Connection) -> dict[str, Any]:
         )
     alerts.sort(key=lambda a: a["raised_at"], reverse=True)  # newest first ...
     alerts.sort(key=lambda a: SEVERITY_RANK.get(a["severity"], 3))  # ... within each severity (stable sort)
-    return {"tables": tables, "alerts": alerts[:MAX_ALERTS]}
+    return {"tables": tables, "alerts": alerts[:MAX_ALERTS]}, {
+        "state/table": table_state,
+        "state/jackpot": jackpot,
+    }

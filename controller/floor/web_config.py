@@ -62,9 +62,7 @@ class WebConfig:
     min_interval: float = 0.3
     ack_timeout: float = 15.0
     broker_tls: TlsConfig | None = None  # the floor broker's CA (and a client certificate): verified
-    layout: Layout = field(
-        default_factory=Layout
-    )  # pits and areas (floor.toml): the map, the shift
+    layout: Layout = field(default_factory=Layout)  # pits and areas (floor.toml): the map, the shift
 
     @property
     def origin(self) -> str:

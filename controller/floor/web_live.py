@@ -16,12 +16,12 @@ otherwise change every tile every second).
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 import psycopg
 
-from controller.floor.dashboard import snapshot
+from controller.floor.dashboard import snapshot_with_documents
 from controller.floor.layout import Layout
 from controller.floor.pitmap import ATTENTION_WORDS, tiles
 
@@ -40,12 +40,11 @@ class Build:
 
 def build(dsn: str, layout: Layout) -> Build:
     with psycopg.connect(dsn) as conn:
-        snap = snapshot(conn)
-        now = datetime.now(UTC)
-        made = tiles(snap, layout, conn, now)
+        snap, docs = snapshot_with_documents(conn)
+        made = tiles(snap, docs, layout, conn, datetime.now(UTC))
     texts = {}
     for t in made:
-        doc = asdict(t)
+        doc = t.to_json()
         for k in _VOLATILE:
             doc.pop(k, None)
         texts[t.key] = json.dumps(doc, sort_keys=True)

@@ -68,10 +68,11 @@ function limits(t) {
   return money(t.min_bet) + "–" + money(t.max_bet);
 }
 
-function seats(inPlay) {  // seat 1..7 (or more) as small squares, filled where a bet stands
-  const box = el("span", "seats");
+function seats(inPlay) {  // seat 1..7 (or more): ■ where a bet stands, □ where none (one text node per tile)
   const n = Math.max(7, ...inPlay);
-  for (let s = 1; s <= n; s++) box.append(el("i", inPlay.includes(s) ? "on" : null));
+  let marks = "";
+  for (let s = 1; s <= n; s++) marks += inPlay.includes(s) ? "■" : "□";
+  const box = el("span", "seats", marks);
   const words = inPlay.length ? "seats " + inPlay.join(" ") + " in play" : "no bets";
   box.title = words;
   box.setAttribute("aria-label", words);
@@ -182,12 +183,14 @@ function applyFilters() {
 }
 
 function onFloor(doc) {
+  const t0 = performance.now();
   floor.version = doc.version;
   floor.words = doc.attention_words || floor.words;
   floor.tiles.clear();
   for (const t of doc.tiles) floor.tiles.set(t.site + "/" + t.table, t);
   renderMap();
   renderAlerts(doc.alerts);
+  document.getElementById("map").dataset.drawnMs = String(Math.round(performance.now() - t0));
 }
 
 function onTiles(doc) {
