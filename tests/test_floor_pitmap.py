@@ -161,7 +161,7 @@ def test_a_table_page_shows_only_public_cards_its_rounds_and_the_archive(floor, 
     assert hole not in body and HOLE not in body  # the hole card is on no page before it is revealed (r.17)
     expect(page.locator("#rounds tbody tr")).to_have_count(2)
     assert "Seat 1: wins, +40.00" in page.inner_text("#rounds")
-    assert "complete for what is shown" in page.inner_text("#facts")
+    assert "Archive, for what is shown\ncomplete (archived to event 138" in page.inner_text("#facts")
     _shot(page, "floor-table.png", tmp_path)
 
     page.goto(floor.web.url + "/table?site=S1&table=bj002")  # the meter over time, an SVG drawn from numbers

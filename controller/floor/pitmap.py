@@ -77,9 +77,12 @@ class Tile:
 
     def to_json(self) -> dict[str, Any]:
         """As the page reads it (shallow: dataclasses.asdict's deep copy is a third of a 2,000-table build)."""
-        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        out = {name: getattr(self, name) for name in _TILE_FIELDS}
         out["attention"] = self.attention.value
         return out
+
+
+_TILE_FIELDS = tuple(f.name for f in fields(Tile))
 
 
 def _int(value: Any) -> int | None:

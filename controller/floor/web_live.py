@@ -26,6 +26,7 @@ from controller.floor.layout import Layout
 from controller.floor.pitmap import ATTENTION_WORDS, tiles
 
 TICK_S = 5.0
+_WORDS = json.dumps({a.value: w for a, w in ATTENTION_WORDS.items()})
 _VOLATILE = ("seconds_since_contact",)  # recomputed by the page: not part of a tile's version
 
 
@@ -58,6 +59,7 @@ class Live:
     version: int = 0
     current: Build = field(default_factory=lambda: Build("{}", {}, "[]"))
     versions: dict[str, int] = field(default_factory=dict)
+    _floor: tuple[Build, str] | None = None
 
     def update(self, new: Build) -> list[tuple[str, str]]:
         """The events a connected page needs to go from the previous build to ``new`` (none if nothing changed)."""
@@ -81,10 +83,12 @@ class Live:
         return events
 
     def floor(self) -> str:
-        """Everything, for a page that connects (or fell behind)."""
-        body = ",".join(self.current.tiles.values())
-        words = json.dumps({a.value: w for a, w in ATTENTION_WORDS.items()})
-        return (
-            f'{{"version":{self.version},"tiles":[{body}],"alerts":{self.current.alerts},'
-            f'"attention_words":{words}}}'
-        )
+        """Everything, for a page that connects (or fell behind); made once per build."""
+        if self._floor is None or self._floor[0] is not self.current:
+            body = ",".join(self.current.tiles.values())
+            text = (
+                f'{{"version":{self.version},"tiles":[{body}],"alerts":{self.current.alerts},'
+                f'"attention_words":{_WORDS}}}'
+            )
+            self._floor = (self.current, text)
+        return self._floor[1]

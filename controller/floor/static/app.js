@@ -257,9 +257,9 @@ async function start() {
     document.getElementById(id).addEventListener("input", applyFilters);
   }
   document.getElementById("filters").addEventListener("submit", (ev) => ev.preventDefault());
-  if (me.role === "supervisor") await setUpSigning();
-  connect();
+  connect();  // the map first; the signing key (IndexedDB) after
   setInterval(tick, 2000);
+  if (me.role === "supervisor") await setUpSigning();
 }
 
 document.addEventListener("DOMContentLoaded", start);

@@ -70,7 +70,7 @@ function render(v) {
   fact(dl, "Connection", v.status);
   if (v.faults.length) fact(dl, "Faults", v.faults.join(", "), "bad");
   const a = v.archive;
-  fact(dl, "Archive", (a.complete ? "complete for what is shown: " : "") + a.verdict, a.complete ? null : "incomplete");
+  fact(dl, "Archive, for what is shown", a.verdict, a.complete ? null : "incomplete");
   fact(dl, "Signed chain verified to", "event " + a.verified_to);
   renderRound(v.round);
   const tb = document.querySelector("#rounds tbody");
@@ -85,12 +85,14 @@ function render(v) {
   const ta = document.querySelector("#table-alerts tbody");
   ta.replaceChildren();
   for (const x of v.alerts.table) row(ta, [x.kind_words, x.severity, x.message, x.first_seen_open, x.last_seen_open]);
+  if (!v.alerts.table.length) row(ta, ["none archived", "", "", "", ""]);
   const fa = document.querySelector("#floor-alerts tbody");
   fa.replaceChildren();
   for (const x of v.alerts.floor) {
     row(fa, [x.kind_words, x.severity, x.message, x.raised_at,
              x.acknowledged_at ? x.acknowledged_at + " by " + x.acknowledged_by : "open"]);
   }
+  if (!v.alerts.floor.length) row(fa, ["none", "", "", "", ""]);
 }
 
 async function load() {
