@@ -56,6 +56,8 @@ ALERT_WORDS = {
     "command_lockout": "User or source locked out",
     "command_flood": "Too many commands",
     "journal_io": "Journal write failed",
+    "disk_space": "Journal disk nearly full",
+    "jackpot_correction": "Jackpot meter corrected",
     "integrity": "Journal or configuration does not check out",
     "journal_integrity": "Journal contradicts its checkpoints",
     # the floor's own alerts (controller/floor/chain.py, repair.py)
@@ -96,6 +98,7 @@ ACTION_WORDS = {
     "clear_link": "Clear link fault",
     "replace_card": "Replace a card",
     "jackpot_correct": "Correct jackpot",
+    "jackpot_correct_confirm": "Confirm jackpot correction",
     "void_round": "Void the round",
     "run_deck_check": "Run the deck check",
     "clear_shoe_fault": "Clear shoe fault",
