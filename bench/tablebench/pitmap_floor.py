@@ -23,7 +23,7 @@ from controller.floor.alerts import raise_alert
 from controller.floor.messages import Envelope, TableRef
 from controller.floor.notify import notify
 from controller.table.messages import messages
-from tablebench.table_testing import Harness
+from tablebench.table_testing import Harness, play_two_rounds
 
 SITE = "S1"
 PLAYED = "bj001"
@@ -47,24 +47,7 @@ def layout_toml(n: int) -> str:
 
 def play(h: Harness) -> None:
     """Two rounds settled, a third dealt (the hole card face down)."""
-    h.open_continuous()
-    h.dealer("place_bet", seat=1, amount=1000)
-    h.dealer("place_bet", seat=2, amount=500)
-    h.dealer("no_more_bets")
-    for c in ["2C", "TS", "6D", "9H", "7S", "KH", "8D"]:  # burn (PT-2001 r.10), then the deal (r.17)
-        h.card(c)
-    h.dealer("stand")
-    h.card("5C")
-    h.lid_cycle()
-    h.dealer("next_round")
-    h.dealer("place_bet", seat=1, amount=2000)
-    h.dealer("no_more_bets")
-    for c in ["5S", "6H", "4D", "9C"]:
-        h.card(c)
-    h.dealer("double")
-    h.card("TH")
-    h.card("3S")
-    h.lid_cycle()
+    play_two_rounds(h)
     h.dealer("next_round")
     h.dealer("place_bet", seat=3, amount=1500)
     h.dealer("no_more_bets")
