@@ -183,7 +183,12 @@ def test_a_rounds_dispute_report_opens_as_a_page_with_its_own_policy(floor, tmp_
     assert "2♣" in page.inner_text("body")  # the burn card, as a face
     _shot(page, "floor-round-report.png", tmp_path)
     bad = page.request.get(floor.web.url + "/round?site=S1&table=bj001&round=%3Cscript%3E")
-    assert bad.status == 400
+    assert bad.status == 400 and bad.json()["reason"].startswith("round: expected a name")
+    with psycopg.connect(floor.dsn) as conn:  # answered and logged with who and why
+        logged = conn.execute(
+            "SELECT user_name, detail FROM dashboard_log WHERE event = 'refused'"
+        ).fetchall()
+    assert ("carol", "/round: round: expected a name of letters, digits, _ . : - (at most 64)") in logged
     page.close()
 
 

@@ -76,7 +76,7 @@ class FloorWeb:
         self.relay = Relay(cfg, self.db, self.auth)
         self._streams: set[Stream] = set()
         self.live = Live()
-        self.pages = Pages(cfg)
+        self.pages = Pages(cfg, self._refuse_page)
         self._changed = asyncio.Event()
         self._tasks: list[asyncio.Task[Any]] = []
 
@@ -225,6 +225,12 @@ class FloorWeb:
         finally:
             self._streams.discard(stream)
         return resp
+
+    async def _refuse_page(self, request: web.Request, reason: str) -> web.Response:
+        await self.db.log(
+            LogEvent.REFUSED, request[SESSION].user, self.auth.client(request), f"{request.path}: {reason}"
+        )
+        return deny(400, reason)
 
     async def _logout(self, request: web.Request) -> web.StreamResponse:
         session = request[SESSION]

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections import defaultdict
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -41,10 +42,14 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}\Z")
 DEFAULT_SHIFT = timedelta(hours=8)
 
 
+class Refused(Exception):
+    """A request answered 400 (and logged with who and why, web_auth.py's ``dashboard_log``)."""
+
+
 def _param(request: web.Request, key: str) -> str:
     value = request.query.get(key, "")
     if not _NAME.match(value):
-        raise web.HTTPBadRequest(text=f"{key}: expected a name of letters, digits, _ . : - (at most 64)")
+        raise Refused(f"{key}: expected a name of letters, digits, _ . : - (at most 64)")
     return value
 
 
@@ -53,7 +58,7 @@ def _window(request: web.Request) -> tuple[datetime, datetime]:
         until = datetime.fromisoformat(request.query["until"]) if request.query.get("until") else None
         since = datetime.fromisoformat(request.query["since"]) if request.query.get("since") else None
     except ValueError:
-        raise web.HTTPBadRequest(text="since/until: ISO date-times, e.g. 2026-11-26T06:00") from None
+        raise Refused("since/until: ISO date-times, e.g. 2026-11-26T06:00") from None
     until = (until or datetime.now(UTC)).replace(tzinfo=(until.tzinfo if until and until.tzinfo else UTC))
     since = since.replace(tzinfo=since.tzinfo or UTC) if since else until - DEFAULT_SHIFT
     if not since < until or until - since > MAX_WINDOW:
@@ -63,16 +68,32 @@ def _window(request: web.Request) -> tuple[datetime, datetime]:
     return since, until
 
 
+Refuse = Callable[[web.Request, str], Awaitable[web.Response]]
+
+
 class Pages:
-    def __init__(self, cfg: WebConfig) -> None:
+    def __init__(self, cfg: WebConfig, refuse: Refuse) -> None:
         self.cfg = cfg
+        self.refuse = refuse  # answers 400 and logs who and why
 
     def routes(self, app: web.Application) -> None:
-        app.router.add_get("/api/table", self._table)
-        app.router.add_get("/round", self._round)
-        app.router.add_get("/api/shift", self._shift)
-        app.router.add_get("/shift/report.csv", self._shift_csv)
-        app.router.add_get("/shift/report.html", self._shift_html)
+        for path, handler in (
+            ("/api/table", self._table),
+            ("/round", self._round),
+            ("/api/shift", self._shift),
+            ("/shift/report.csv", self._shift_csv),
+            ("/shift/report.html", self._shift_html),
+        ):
+            app.router.add_get(path, self._guarded(handler))
+
+    def _guarded(self, handler: Callable[[web.Request], Awaitable[web.Response]]) -> Any:
+        async def guarded(request: web.Request) -> web.Response:
+            try:
+                return await handler(request)
+            except Refused as exc:
+                return await self.refuse(request, str(exc))
+
+        return guarded
 
     def _read(self, fn: Any, *args: Any) -> Any:
         with psycopg.connect(self.cfg.dsn) as conn:
