@@ -58,11 +58,14 @@ ALERT_WORDS = {
     "command_lockout": "User or source locked out",
     "command_flood": "Too many commands",
     "journal_io": "Journal write failed",
+    "disk_space": "Journal disk nearly full",
+    "jackpot_correction": "Jackpot meter corrected",
     "integrity": "Journal or configuration does not check out",
     "journal_integrity": "Journal contradicts its checkpoints",
     # the floor's own alerts (controller/floor/chain.py, repair.py)
     "event_missing": "Event missing from the archive",
     "replay_unanswered": "Table did not resend missing events",
+    "login_lockout": "Dashboard login locked out",  # controller/floor/logins.py
 }
 SEVERITY_WORDS = {"critical": "critical", "warning": "warning", "info": "notice"}
 SEVERITY_RANK = {"critical": 0, "warning": 1, "info": 2}  # most severe first

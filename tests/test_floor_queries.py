@@ -18,7 +18,7 @@ from controller.floor import store
 from controller.floor.dashboard import snapshot
 from controller.floor.messages import Envelope, TableRef
 from controller.table.messages import messages
-from tablebench.table_testing import Harness
+from tablebench.table_testing import Harness, play_two_rounds
 from tests.support.floor import migrated_database
 
 
@@ -58,27 +58,6 @@ def archive_harness(
     with psycopg.connect(dsn) as conn, conn.transaction():
         store.store_envelopes(conn.cursor(), envelopes)
     return len(envelopes)
-
-
-def play_two_rounds(h: Harness) -> None:
-    h.open_continuous()
-    h.dealer("place_bet", seat=1, amount=1000)
-    h.dealer("place_bet", seat=2, amount=500)
-    h.dealer("no_more_bets")
-    for c in ["2C", "TS", "6D", "9H", "7S", "KH", "8D"]:  # burn (PT-2001 r.10), then the deal (r.17)
-        h.card(c)
-    h.dealer("stand")  # seat 1: the decision names no seat, the turn does
-    h.card("5C")  # seat 2 hits by taking a card
-    h.lid_cycle()
-    h.dealer("next_round")
-    h.dealer("place_bet", seat=1, amount=2000)
-    h.dealer("no_more_bets")
-    for c in ["5S", "6H", "4D", "9C"]:
-        h.card(c)
-    h.dealer("double")
-    h.card("TH")
-    h.card("3S")  # the dealer draws to 18 (PT-2001 r.19)
-    h.lid_cycle()
 
 
 def test_archived_rounds_replay_to_the_settlement_the_table_published(dsn, tmp_path, capsys):

@@ -16,9 +16,9 @@ from controller.cli import main as tablectl
 from controller.floor.layout import LayoutError, parse_layout
 from controller.table.effects import JournalRecord
 from controller.table.messages import messages
-from tablebench.table_testing import Harness
+from tablebench.table_testing import Harness, play_two_rounds
 from tests.support.floor import migrated_database
-from tests.test_floor_queries import WHEN, archive_harness, play_two_rounds
+from tests.test_floor_queries import WHEN, archive_harness
 
 LAYOUT = """
 [[pit]]

@@ -139,7 +139,7 @@ def _open_stream(port: int, token: str) -> tuple[int, http.client.HTTPResponse]:
     conn.request("GET", "/events", headers={"Cookie": f"{SESSION_COOKIE}={token}"})
     resp = conn.getresponse()
     if resp.status == 200:
-        assert resp.readline().startswith(b"event: snapshot")
+        assert resp.readline().startswith(b"event: floor")  # the whole floor first (web_live.py)
     else:
         resp.read()
         conn.close()

@@ -92,3 +92,25 @@ class Harness:
 
     def clear(self) -> None:
         self.effects.clear()
+
+
+def play_two_rounds(h: Harness) -> None:
+    """Two rounds of PT-2001 on a continuous shuffler: two seats (a stand, a hit), then one seat doubling."""
+    h.open_continuous()
+    h.dealer("place_bet", seat=1, amount=1000)
+    h.dealer("place_bet", seat=2, amount=500)
+    h.dealer("no_more_bets")
+    for c in ["2C", "TS", "6D", "9H", "7S", "KH", "8D"]:  # burn (PT-2001 r.10), then the deal (r.17)
+        h.card(c)
+    h.dealer("stand")  # seat 1: the decision names no seat, the turn does
+    h.card("5C")  # seat 2 hits by taking a card
+    h.lid_cycle()
+    h.dealer("next_round")
+    h.dealer("place_bet", seat=1, amount=2000)
+    h.dealer("no_more_bets")
+    for c in ["5S", "6H", "4D", "9C"]:
+        h.card(c)
+    h.dealer("double")
+    h.card("TH")
+    h.card("3S")  # the dealer draws to 18 (PT-2001 r.19)
+    h.lid_cycle()

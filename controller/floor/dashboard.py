@@ -19,11 +19,15 @@ import psycopg
 
 from controller.floor.coverage import Coverage, HoleKind, coverage
 from controller.floor.queries import SEVERITY_RANK, floor_alerts
+from controller.words import alert_words
 
 MAX_ALERTS = 200
 
 
-def _latest(conn: psycopg.Connection, topic: str) -> dict[tuple[str, str], tuple[int, Any, Any]]:
+Latest = dict[tuple[str, str], tuple[int, Any, Any]]  # (site, table) -> (event id, time, data)
+
+
+def latest(conn: psycopg.Connection, topic: str) -> Latest:
     """Each table's newest document on ``topic``: one index lookup per table (events_by_topic)."""
     rows = conn.execute(
         "SELECT t.site, t.table_id, e.event_id, e.ts, e.data FROM floor_tables t CROSS JOIN LATERAL"
@@ -64,13 +68,19 @@ def _archive(cov: Coverage | None) -> dict[str, Any] | None:
 
 
 def snapshot(conn: psycopg.Connection) -> dict[str, Any]:
+    return snapshot_with_documents(conn)[0]
+
+
+def snapshot_with_documents(conn: psycopg.Connection) -> tuple[dict[str, Any], dict[str, Latest]]:
+    """The snapshot, and each table's newest ``state/table`` and ``state/jackpot`` it was read from (the pit map's
+    tiles use them too: read once per build)."""
     tables_rows = conn.execute(
         "SELECT site, table_id, status, contiguous_to FROM floor_tables ORDER BY site, table_id"
     ).fetchall()
-    table_state = _latest(conn, "state/table")
-    jackpot = _latest(conn, "state/jackpot")
-    settlement = _latest(conn, "events/settlement")
-    alerts_open = _latest(conn, "alerts/open")
+    table_state = latest(conn, "state/table")
+    jackpot = latest(conn, "state/jackpot")
+    settlement = latest(conn, "events/settlement")
+    alerts_open = latest(conn, "alerts/open")
     verified_to = dict(
         ((r[0], r[1]), r[2])
         for r in conn.execute(
@@ -118,6 +128,7 @@ def snapshot(conn: psycopg.Connection) -> dict[str, Any]:
                     "table": table_id,
                     "alert_id": a["alert_id"],
                     "kind": _text(a.get("kind"), 40),
+                    "kind_words": alert_words(_text(a.get("kind"), 40)),
                     "severity": _text(a.get("severity"), 10),
                     "message": _text(a.get("reason")),
                     "raised_at": _when(a.get("raised_at")),
@@ -132,6 +143,7 @@ def snapshot(conn: psycopg.Connection) -> dict[str, Any]:
                 "table": fa.table_id,
                 "alert_id": fa.alert_id,
                 "kind": fa.kind,
+                "kind_words": alert_words(fa.kind),
                 "severity": fa.severity,
                 "message": fa.message,
                 "raised_at": _when(fa.raised_at),
@@ -140,4 +152,7 @@ def snapshot(conn: psycopg.Connection) -> dict[str, Any]:
         )
     alerts.sort(key=lambda a: a["raised_at"], reverse=True)  # newest first ...
     alerts.sort(key=lambda a: SEVERITY_RANK.get(a["severity"], 3))  # ... within each severity (stable sort)
-    return {"tables": tables, "alerts": alerts[:MAX_ALERTS]}
+    return {"tables": tables, "alerts": alerts[:MAX_ALERTS]}, {
+        "state/table": table_state,
+        "state/jackpot": jackpot,
+    }

@@ -98,7 +98,8 @@ def meter_plot(history: dict[str, list[tuple[datetime, int]]], since: datetime, 
     return _svg("jackpot meter, each table", "".join(lines), money(lo), money(hi), since, until)
 
 
-def _cells(r: ShiftRow) -> list[str]:
+def cells_text(r: ShiftRow) -> list[str]:
+    """A row's cells as a person reads them (plain text; the dashboard's shift page and this page's table)."""
     f, cur = r.figures, (None if r.mixed_currency else r.currency)
 
     def m(v: int) -> str:
@@ -107,16 +108,23 @@ def _cells(r: ShiftRow) -> list[str]:
     def opt(v: object) -> str:
         return "—" if v is None else str(v)
 
-    archive = "complete" if r.complete else '<span class="bad">INCOMPLETE</span>'
-    name = html.escape(r.name if r.level != "floor" else "whole floor")
-    return [name, html.escape(r.area), archive, str(f.rounds), opt(r.rounds_per_hour()), m(f.handle),
+    archive = "complete" if r.complete else "INCOMPLETE"
+    name = r.name if r.level != "floor" else "whole floor"
+    return [name, r.area, archive, str(f.rounds), opt(r.rounds_per_hour()), m(f.handle),
             m(f.handle_main), m(f.handle_side), m(f.handle_insurance), m(f.paid), m(f.win),
             opt(f.hold_pct()) + ("%" if f.hold_pct() is not None else ""), str(f.dealer_errors),
             opt(f.errors_per_100()), str(f.faults), str(f.voids), m(f.jackpot_handle), m(f.jackpot_contributions),
             m(f.jackpot_payouts)]  # fmt: skip
 
 
-_HEAD = ("table / pit", "area", "archive", "rounds", "rounds per hour", "handle", "main bets", "side bets",
+def _cells(r: ShiftRow) -> list[str]:
+    cells = [html.escape(c) for c in cells_text(r)]
+    if not r.complete:
+        cells[2] = '<span class="bad">INCOMPLETE</span>'
+    return cells
+
+
+HEAD = ("table / pit", "area", "archive", "rounds", "rounds per hour", "handle", "main bets", "side bets",
          "insurance", "paid", "win", "hold", "dealer errors", "errors per 100 rounds", "faults", "voided rounds",
          "jackpot chips", "jackpot contributions", "jackpot payouts")  # fmt: skip
 
@@ -132,7 +140,7 @@ def to_html(
     e = html.escape
     floor = rows[-1]
     cur = None if floor.mixed_currency else floor.currency
-    head = "".join(f"<th>{e(h)}</th>" for h in _HEAD)
+    head = "".join(f"<th>{e(h)}</th>" for h in HEAD)
     body = []
     for r in rows:
         tds = "".join(

@@ -6,8 +6,12 @@
 - ``GET /``: the page (``static/index.html``, ``app.js``, ``keys.js``, ``app.css``; no inline script, so the
   Content-Security-Policy allows only this origin's files). The script builds the page with ``textContent``
   only: every string from a table is shown as text, never as markup.
-- ``GET /events``: ``text/event-stream``; one ``snapshot`` (``dashboard.snapshot``) at once and another each
-  time the archive commits (PostgreSQL ``LISTEN floor_archive``, coalesced to at most one per ``min_interval``).
+- ``GET /`` is the pit map (``--layout floor.toml``: tiles grouped by area and pit, pitmap.py); ``/table`` a
+  table's page, ``/round`` a round's dispute report, ``/shift`` the shift's figures (web_pages.py).
+- ``GET /events``: ``text/event-stream``; the whole floor (``floor``) at once, then only what changed
+  (``tiles``, ``alerts``: web_live.py) each time the archive commits (PostgreSQL ``LISTEN floor_archive``,
+  coalesced to at most one per ``min_interval``) and every ``TICK_S``. A page that falls behind (its queue
+  full) gets the whole floor again instead of a backlog.
   At most ``sse_per_user`` streams per user and ``sse_total`` in all (then 429 / 503, logged); a stream ends
   when its session does (logout, expiry, the user disabled: looked up again with every keep-alive).
 - ``POST /api/ack``, ``/api/floor-ack``: acknowledgements, supervisors only (``web_relay.py``): a table's alert
@@ -18,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,12 +31,13 @@ import psycopg
 from aiohttp import web
 
 from controller.floor import store
-from controller.floor.dashboard import snapshot
 from controller.floor.logins import LogEvent
 from controller.floor.notify import NOTIFY_CHANNEL as CHANNEL
 from controller.floor.sessions import Session
 from controller.floor.web_auth import SESSION, Auth, Database, deny
 from controller.floor.web_config import WebConfig
+from controller.floor.web_live import TICK_S, Live, build
+from controller.floor.web_pages import PAGE_FILES, Pages
 from controller.floor.web_relay import Relay
 
 log = logging.getLogger("floor.web")
@@ -51,7 +55,9 @@ FILES = {
     "/app.css": ("app.css", "text/css"),
     "/login": ("login.html", "text/html"),
     "/login.js": ("login.js", "text/javascript"),
+    **PAGE_FILES,
 }
+RESYNC = ("floor", "")  # the page fell behind: send it the whole floor
 
 
 @dataclass(eq=False)
@@ -59,7 +65,7 @@ class Stream:
     """One browser's ``/events`` connection."""
 
     session: Session
-    queue: asyncio.Queue[str | None] = field(default_factory=lambda: asyncio.Queue(maxsize=2))
+    queue: asyncio.Queue[tuple[str, str] | None] = field(default_factory=lambda: asyncio.Queue(maxsize=8))
 
 
 class FloorWeb:
@@ -69,7 +75,8 @@ class FloorWeb:
         self.auth = Auth(cfg, self.db)
         self.relay = Relay(cfg, self.db, self.auth)
         self._streams: set[Stream] = set()
-        self._latest = ""
+        self.live = Live()
+        self.pages = Pages(cfg, self._refuse_page)
         self._changed = asyncio.Event()
         self._tasks: list[asyncio.Task[Any]] = []
 
@@ -82,6 +89,7 @@ class FloorWeb:
         app.router.add_post("/api/logout", self._logout)
         self.auth.routes(app)
         self.relay.routes(app)
+        self.pages.routes(app)
         app.on_startup.append(self._start)
         app.on_cleanup.append(self._stop)
         return app
@@ -92,7 +100,7 @@ class FloorWeb:
             resp = await handler(request)
         except web.HTTPException as exc:
             resp = exc
-        resp.headers["Content-Security-Policy"] = _CSP
+        resp.headers.setdefault("Content-Security-Policy", _CSP)  # a report page sets its own, stricter
         resp.headers["X-Content-Type-Options"] = "nosniff"
         resp.headers["Referrer-Policy"] = "no-referrer"
         resp.headers["X-Frame-Options"] = "DENY"
@@ -114,7 +122,7 @@ class FloorWeb:
     # ---- data ----
     async def _start(self, app: web.Application) -> None:
         await asyncio.to_thread(self._migrate)  # as every archive worker does: users and sessions need theirs
-        self._latest = await asyncio.to_thread(self._build)
+        self.live.update(await asyncio.to_thread(build, self.cfg.dsn, self.cfg.layout))
         self._tasks = [asyncio.create_task(self._listen()), asyncio.create_task(self._publish())]
 
     async def _stop(self, app: web.Application) -> None:
@@ -129,10 +137,6 @@ class FloorWeb:
     def _migrate(self) -> None:
         with store.connect(self.cfg.dsn) as conn:
             store.migrate(conn)
-
-    def _build(self) -> str:
-        with psycopg.connect(self.cfg.dsn) as conn:
-            return json.dumps(snapshot(conn), sort_keys=True)
 
     async def _listen(self) -> None:
         """Wake the publisher on every archive commit; reconnect if the database goes away."""
@@ -152,31 +156,33 @@ class FloorWeb:
 
     async def _publish(self) -> None:
         while True:
-            await self._changed.wait()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._changed.wait(), TICK_S)
             self._changed.clear()
             try:
-                text = await asyncio.to_thread(self._build)
+                new = await asyncio.to_thread(build, self.cfg.dsn, self.cfg.layout)
             except psycopg.Error as exc:
                 log.warning("dashboard: snapshot failed (%s)", exc)
                 await asyncio.sleep(1)
                 continue
-            if text != self._latest:
-                self._latest = text
+            for item in self.live.update(new):
                 for stream in list(self._streams):
-                    self._put(stream, text)
+                    self._put(stream, item)
             await asyncio.sleep(self.cfg.min_interval)
 
     @staticmethod
-    def _put(stream: Stream, item: str | None) -> None:
-        if stream.queue.full():
-            stream.queue.get_nowait()  # a slow browser gets the newest, not a backlog
+    def _put(stream: Stream, item: tuple[str, str] | None) -> None:
+        if stream.queue.full():  # a slow browser gets the whole floor once, not a backlog of changes
+            while not stream.queue.empty():
+                stream.queue.get_nowait()
+            item = RESYNC if item is not None else None
         stream.queue.put_nowait(item)
 
     def _end(self, stream: Stream) -> None:
         self._put(stream, None)
 
     async def _snapshot(self, request: web.Request) -> web.Response:
-        return web.Response(text=self._latest, content_type="application/json")
+        return web.Response(text=self.live.current.snapshot, content_type="application/json")
 
     def _refusal(self, session: Session) -> tuple[int, str] | None:
         mine = sum(1 for s in self._streams if s.session.user == session.user)
@@ -201,23 +207,30 @@ class FloorWeb:
                 headers={"Content-Type": "text/event-stream", "Cache-Control": "no-store"}
             )
             await resp.prepare(request)
-            await resp.write(f"event: snapshot\ndata: {self._latest}\n\n".encode())
+            await resp.write(f"event: floor\ndata: {self.live.floor()}\n\n".encode())
             while True:
                 try:
-                    text = await asyncio.wait_for(stream.queue.get(), KEEPALIVE_S)
+                    item = await asyncio.wait_for(stream.queue.get(), KEEPALIVE_S)
                 except TimeoutError:
                     if not await self.auth.session_alive(session):
                         break
                     await resp.write(b": keep-alive\n\n")
                     continue
-                if text is None:
+                if item is None:
                     break
-                await resp.write(f"event: snapshot\ndata: {text}\n\n".encode())
+                kind, data = item if item != RESYNC else ("floor", self.live.floor())
+                await resp.write(f"event: {kind}\ndata: {data}\n\n".encode())
         except (ConnectionResetError, asyncio.CancelledError):
             pass
         finally:
             self._streams.discard(stream)
         return resp
+
+    async def _refuse_page(self, request: web.Request, reason: str) -> web.Response:
+        await self.db.log(
+            LogEvent.REFUSED, request[SESSION].user, self.auth.client(request), f"{request.path}: {reason}"
+        )
+        return deny(400, reason)
 
     async def _logout(self, request: web.Request) -> web.StreamResponse:
         session = request[SESSION]

@@ -39,6 +39,7 @@ from controller.floor.web_config import WebConfig
 log = logging.getLogger("floor.web")
 T = TypeVar("T")
 PUBLIC_PATHS = frozenset({"/login", "/login.js", "/app.css", "/api/login"})
+PAGES = frozenset({"/", "/table", "/round", "/shift"})  # without a session: sent to the login page
 WRONG_LOGIN = "wrong user name or password"
 SESSION = web.RequestKey("session", Session)  # the request's session, set by the middleware
 
@@ -113,7 +114,7 @@ class Auth:
         session = await self.db.call(sessions.find_session, request.cookies.get(SESSION_COOKIE))
         if session is None:
             log.info("refused %s %r from %s: no session", request.method, request.path, self.client(request))
-            if request.path == "/":
+            if request.path in PAGES:
                 raise web.HTTPSeeOther("/login")
             return deny(401, "log in first")
         request[SESSION] = session

@@ -12,8 +12,10 @@ import asyncio
 import logging
 import os
 import sys
+from pathlib import Path
 
 from controller.floor.cli import add_dsn
+from controller.floor.layout import LayoutError, load_layout
 from controller.floor.web import serve
 from controller.floor.web_config import ConfigError, WebConfig, proxy_addresses, public_origin
 from controller.mqtt import client_options as opts
@@ -34,6 +36,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="IP",
         help="the reverse proxy's address: its X-Forwarded-For names the client (repeatable)",
+    )
+    parser.add_argument(
+        "--layout", type=Path, default=None, help="floor.toml: pits and areas (docs/floor.md)"
     )
     parser.add_argument("--session-hours", type=float, default=8.0, help="a login lasts this long")
     parser.add_argument("--sse-per-user", type=int, default=4, help="live connections per user")
@@ -74,7 +79,8 @@ def main(args: argparse.Namespace) -> int:
         public_origin(public_url)
         proxies = proxy_addresses(args.trusted_proxy)
         tls = opts.tls_from_args(args)
-    except (ConfigError, opts.ClientConfigError) as exc:
+        layout = load_layout(args.layout)
+    except (ConfigError, opts.ClientConfigError, LayoutError) as exc:
         print(f"floor web: {exc}", file=sys.stderr)
         return 2
     cfg = WebConfig(
@@ -89,6 +95,7 @@ def main(args: argparse.Namespace) -> int:
         sse_per_user=args.sse_per_user,
         sse_total=args.sse_total,
         broker_tls=tls,
+        layout=layout,
     )
     try:
         asyncio.run(_run(cfg, host, int(port)))

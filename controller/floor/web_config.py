@@ -6,6 +6,7 @@ import ipaddress
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from controller.floor.layout import Layout
 from controller.mqtt.paho_client import TlsConfig
 
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
@@ -61,6 +62,7 @@ class WebConfig:
     min_interval: float = 0.3
     ack_timeout: float = 15.0
     broker_tls: TlsConfig | None = None  # the floor broker's CA (and a client certificate): verified
+    layout: Layout = field(default_factory=Layout)  # pits and areas (floor.toml): the map, the shift
 
     @property
     def origin(self) -> str:

@@ -1,10 +1,13 @@
-// Floor dashboard: renders the server's snapshots (server-sent events). Every value from a table is put in the
-// page with textContent: never parsed as markup. A supervisor acknowledges a table's alert with a command
-// signed by this device's key (keys.js); the server only relays it to the table and returns the answer.
+// The pit map: one tile per table, grouped by area and pit, coloured by what needs attention. The server sends
+// the whole floor once ("floor") and then only the tiles that changed ("tiles") and the open alerts when they
+// change ("alerts"). Every value from a table is put in the page with textContent: never parsed as markup.
+// A supervisor acknowledges a table's alert with a command signed by this device's key (keys.js).
 "use strict";
 
 const me = {user: "", role: "viewer", key: undefined};
 const results = new Map();  // alert -> the last answer shown for it (kept across re-renders of the list)
+const floor = {version: 0, tiles: new Map(), els: new Map(), words: {}};
+const ATTENTION = ["fault", "critical", "unreachable", "closed", "open"];
 
 function alertKey(a) {
   return [a.source, a.site, a.table, a.alert_id].join("/");
@@ -13,30 +16,6 @@ function alertKey(a) {
 function show(alert, resultEl, text) {
   results.set(alertKey(alert), text);
   resultEl.textContent = text;
-}
-
-function el(tag, cls, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined && text !== null) e.textContent = String(text);
-  return e;
-}
-
-function money(minor) {
-  if (typeof minor !== "number") return "—";
-  const sign = minor < 0 ? "-" : "";
-  const a = Math.abs(minor);
-  return sign + Math.floor(a / 100).toLocaleString("en") + "." + String(a % 100).padStart(2, "0");
-}
-
-async function post(path, body) {
-  const r = await fetch(path, {
-    method: "POST",
-    headers: {"Content-Type": "application/json", "X-Floor": "1"},
-    body: JSON.stringify(body),
-  });
-  if (r.status === 401) { window.location.assign("/login"); }
-  return r.json();
 }
 
 async function acknowledge(alert, resultEl, button) {
@@ -67,8 +46,11 @@ function renderAlerts(alerts) {
     const li = el("li", "alert " + (["critical", "warning", "info"].includes(a.severity) ? a.severity : ""));
     li.dataset.kind = String(a.kind);
     li.dataset.source = String(a.source);
-    li.append(el("span", "sev", a.severity), el("span", "where", a.site + "/" + a.table),
-              el("span", "kind", a.kind), el("span", "msg", a.message), el("span", "when", a.raised_at));
+    li.dataset.table = String(a.table);
+    const where = el("a", "where", a.site + "/" + a.table);
+    where.href = tableUrl(a.site, a.table);
+    li.append(el("span", "sev", a.severity === "info" ? "notice" : a.severity), where,
+              el("span", "kind", a.kind_words), el("span", "msg", a.message), el("span", "when", a.raised_at));
     const result = el("span", "result", results.get(alertKey(a)));
     if (me.role === "supervisor") {
       const b = el("button", "ack", "Acknowledge");
@@ -81,35 +63,148 @@ function renderAlerts(alerts) {
   }
 }
 
-function renderTables(tables) {
-  const grid = document.getElementById("tables");
-  grid.replaceChildren();
-  for (const t of tables) {
-    const card = el("div", "table");
-    card.dataset.table = String(t.table);
-    const h = el("h3", null, t.site + "/" + t.table + " ");
-    h.append(el("span", "status " + (t.status === "online" ? "online" : "offline"), t.status));
-    const dl = el("dl");
-    const row = (k, v, cls) => { dl.append(el("dt", null, k), el("dd", cls, v)); };
-    row("state", t.state || "—");
-    if (t.faults.length) row("faults", t.faults.join(", "), "faults");
-    row("jackpot", money(t.meter));
-    row("last round", t.last_round ? t.last_round.round_id + " (net " + money(t.last_round.total_net) + ")" : "—");
-    const a = t.archive;
-    if (a && a.complete) {
-      row("archive", "complete to event " + a.archived_to);
-    } else if (a) {
-      const lacks = [];
-      if (a.missing) lacks.push("missing for good " + a.missing);
-      if (a.pending) lacks.push("pending " + a.pending);
-      row("archive", "INCOMPLETE after event " + a.archived_to + " (known to " + a.known_to + "): " +
-          (lacks.join("; ") || "more holes than read"), "incomplete");
-    } else {
-      row("archived to event", t.archived_to);
-    }
-    card.append(h, dl);
-    grid.append(card);
+function limits(t) {
+  if (typeof t.min_bet !== "number" || typeof t.max_bet !== "number") return "";
+  return money(t.min_bet) + "–" + money(t.max_bet);
+}
+
+function seats(inPlay) {  // seat 1..7 (or more): ■ where a bet stands, □ where none (one text node per tile)
+  const n = Math.max(7, ...inPlay);
+  let marks = "";
+  for (let s = 1; s <= n; s++) marks += inPlay.includes(s) ? "■" : "□";
+  const box = el("span", "seats", marks);
+  const words = inPlay.length ? "seats " + inPlay.join(" ") + " in play" : "no bets";
+  box.title = words;
+  box.setAttribute("aria-label", words);
+  box.setAttribute("role", "img");
+  return box;
+}
+
+function fillTile(a, t) {
+  a.className = "tile table " + (ATTENTION.includes(t.attention) ? t.attention : "open");
+  a.dataset.attention = String(t.attention);
+  const top = el("span", "line");
+  const id = el("b", "id", t.table);
+  if (t.alerts_open) {
+    const c = el("span", "count", t.alerts_open);
+    c.title = t.alerts_open + (t.alerts_open === 1 ? " open alert" : " open alerts");
+    id.append(" ", c);
   }
+  top.append(id, el("span", "status " + (t.status === "online" ? "online" : "offline"), t.attention_words));
+  const game = el("span", "line");
+  game.append(el("span", null, t.game || "no game"), el("span", null, limits(t)));
+  const play = el("span", "line");
+  const left = el("span", null, t.state + " ");
+  left.append(seats(t.seats_in_play));
+  play.append(left, el("span", "dealer", t.dealer));
+  const meter = el("span", "line");
+  meter.append(el("span", "meter", t.meter === null ? "no jackpot" : money(t.meter, t.currency)),
+               el("span", "ago", ago(t.last_contact)));
+  a.replaceChildren(top, game, play, meter);
+  a.title = [t.table, t.attention_words, t.state, ...t.faults, t.dealer ? "dealer " + t.dealer : "",
+             t.seats_in_play.length ? "seats " + t.seats_in_play.join(" ") : "no bets"].filter(Boolean).join(" · ");
+}
+
+function makeTile(t) {
+  const a = el("a");
+  a.href = tableUrl(t.site, t.table);
+  a.dataset.table = String(t.table);
+  a.dataset.pit = String(t.pit);
+  fillTile(a, t);
+  floor.els.set(t.site + "/" + t.table, a);
+  return a;
+}
+
+function options(id, values, first) {
+  const sel = document.getElementById(id);
+  const chosen = sel.value;
+  sel.replaceChildren(el("option", null, first));
+  sel.firstChild.value = "";
+  for (const [value, label] of values) {
+    const o = el("option", null, label);
+    o.value = value;
+    sel.append(o);
+  }
+  sel.value = chosen;
+}
+
+function renderMap() {
+  const map = document.getElementById("map");
+  const sorted = [...floor.tiles.values()].sort((x, y) =>
+    (x.area + "\u0000" + x.pit + "\u0000" + x.table).localeCompare(y.area + "\u0000" + y.pit + "\u0000" + y.table));
+  floor.els.clear();
+  const items = [];
+  let pit = null;
+  for (const t of sorted) {
+    if (t.area + "/" + t.pit !== pit) {
+      pit = t.area + "/" + t.pit;
+      const label = el("div", "pit-label");
+      label.dataset.pit = String(t.pit);
+      label.append(el("b", null, t.pit), el("span", null, t.area));
+      items.push(label);
+    }
+    items.push(makeTile(t));
+  }
+  map.replaceChildren(...items);
+  const uniq = (f) => [...new Set(sorted.map(f))].sort();
+  options("filter-pit", uniq((t) => t.pit).map((p) => [p, p]), "Every pit");
+  options("filter-game", uniq((t) => t.game).filter(Boolean).map((g) => [g, g]), "Every game");
+  options("filter-state", uniq((t) => t.state).map((s) => [s, s]), "Every state");
+  options("filter-attention", ATTENTION.map((a) => [a, floor.words[a] || a]), "Any attention");
+  applyFilters();
+}
+
+function matches(t, f) {
+  return (!f.q || String(t.table).toLowerCase().includes(f.q)) && (!f.pit || t.pit === f.pit) &&
+    (!f.game || t.game === f.game) && (!f.state || t.state === f.state) && (!f.att || t.attention === f.att);
+}
+
+function applyFilters() {
+  const f = {
+    q: document.getElementById("search").value.trim().toLowerCase(),
+    pit: document.getElementById("filter-pit").value,
+    game: document.getElementById("filter-game").value,
+    state: document.getElementById("filter-state").value,
+    att: document.getElementById("filter-attention").value,
+  };
+  let shown = 0;
+  const pitsShown = new Set();
+  for (const [key, a] of floor.els) {
+    const t = floor.tiles.get(key);
+    const on = matches(t, f);
+    a.hidden = !on;
+    if (on) { shown++; pitsShown.add(t.pit); }
+  }
+  for (const label of document.querySelectorAll(".pit-label")) label.hidden = !pitsShown.has(label.dataset.pit);
+  const counts = {};
+  for (const t of floor.tiles.values()) counts[t.attention] = (counts[t.attention] || 0) + 1;
+  document.getElementById("shown").textContent = shown + " of " + floor.tiles.size + " tables: " +
+    ATTENTION.filter((a) => counts[a]).map((a) => counts[a] + " " + (floor.words[a] || a)).join(", ");
+}
+
+function onFloor(doc) {
+  const t0 = performance.now();
+  floor.version = doc.version;
+  floor.words = doc.attention_words || floor.words;
+  floor.tiles.clear();
+  for (const t of doc.tiles) floor.tiles.set(t.site + "/" + t.table, t);
+  renderMap();
+  renderAlerts(doc.alerts);
+  document.getElementById("map").dataset.drawnMs = String(Math.round(performance.now() - t0));
+}
+
+function onTiles(doc) {
+  let regroup = doc.removed.length > 0;
+  for (const t of doc.changed) {
+    const key = t.site + "/" + t.table;
+    const old = floor.tiles.get(key);
+    floor.tiles.set(key, t);
+    if (!old || old.pit !== t.pit || old.area !== t.area) regroup = true;
+    else fillTile(floor.els.get(key), t);
+  }
+  for (const key of doc.removed) floor.tiles.delete(key);
+  floor.version = doc.version;
+  if (regroup) renderMap(); else applyFilters();
 }
 
 function showKey() {
@@ -139,32 +234,32 @@ async function setUpSigning() {
 function connect() {
   const live = document.getElementById("live");
   const source = new EventSource("/events");
-  let shownAlerts = "", shownTables = "";
-  source.addEventListener("snapshot", (ev) => {
-    const snap = JSON.parse(ev.data);
-    // redraw only what changed: a list redrawn under the pointer would swallow a click on its buttons
-    const alerts = JSON.stringify(snap.alerts), tables = JSON.stringify(snap.tables);
-    if (alerts !== shownAlerts) { renderAlerts(snap.alerts); shownAlerts = alerts; }
-    if (tables !== shownTables) { renderTables(snap.tables); shownTables = tables; }
-    live.textContent = "live";
-    live.className = "live";
-  });
+  source.addEventListener("floor", (ev) => { onFloor(JSON.parse(ev.data)); live.textContent = "live"; live.className = "live"; });
+  source.addEventListener("tiles", (ev) => onTiles(JSON.parse(ev.data)));
+  source.addEventListener("alerts", (ev) => renderAlerts(JSON.parse(ev.data)));
   source.onerror = () => { live.textContent = "reconnecting…"; live.className = "live off"; };
 }
 
+function tick() {  // the time since last contact, from the tiles' last_contact (no server traffic)
+  for (const [key, a] of floor.els) {
+    const span = a.querySelector(".ago");
+    const text = ago(floor.tiles.get(key).last_contact);
+    if (span && span.textContent !== text) span.textContent = text;
+  }
+}
+
 async function start() {
-  const r = await fetch("/api/me");
-  if (r.status !== 200) { window.location.assign("/login"); return; }
-  const who = await r.json();
+  const who = await whoAmI();
+  if (!who) return;
   me.user = String(who.user);
   me.role = String(who.role);
-  document.getElementById("who").textContent = me.user + " (" + me.role + ")";
-  document.getElementById("logout").addEventListener("click", async () => {
-    await post("/api/logout", {});
-    window.location.assign("/login");
-  });
+  for (const id of ["search", "filter-pit", "filter-game", "filter-state", "filter-attention"]) {
+    document.getElementById(id).addEventListener("input", applyFilters);
+  }
+  document.getElementById("filters").addEventListener("submit", (ev) => ev.preventDefault());
+  connect();  // the map first; the signing key (IndexedDB) after
+  setInterval(tick, 2000);
   if (me.role === "supervisor") await setUpSigning();
-  connect();
 }
 
 document.addEventListener("DOMContentLoaded", start);

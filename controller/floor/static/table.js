@@ -1,0 +1,112 @@
+// A table's page: the round in progress (public cards only, as the table published it), the last rounds with a
+// link to each one's dispute report, the meter over time (an SVG drawn from numbers), the alerts with their
+// history, and whether the archive is complete. Every value from a table is set with textContent.
+"use strict";
+
+const SVG = "http://www.w3.org/2000/svg";
+
+function row(tbody, cells) {
+  const tr = el("tr");
+  for (const c of cells) {
+    const td = el("td");
+    if (c instanceof Node) td.append(c); else td.textContent = c === null || c === undefined ? "—" : String(c);
+    tr.append(td);
+  }
+  tbody.append(tr);
+}
+
+function fact(dl, name, value, cls) {
+  dl.append(el("dt", null, name), el("dd", cls, value));
+}
+
+function renderRound(r) {
+  const box = document.getElementById("round");
+  if (!r) { box.replaceChildren(el("p", "hint", "No round in progress.")); return; }
+  const dl = el("dl", "facts");
+  fact(dl, "Round", r.round_id);
+  fact(dl, "Phase", r.phase);
+  fact(dl, "Dealer", r.dealer + (typeof r.dealer_total === "number" && r.dealer_total ? " (" + r.dealer_total + ")" : ""), "cards");
+  for (const h of r.hands) fact(dl, h.hand, h.cards + " (" + h.total + ") · " + h.stake + " · " + h.status, "cards");
+  box.replaceChildren(dl);
+}
+
+function plot(meter) {
+  const box = document.getElementById("meter");
+  const pts = meter.points;
+  if (!pts.length) { box.replaceChildren(el("p", "hint", "No meter movement archived in the last 24 hours.")); return; }
+  const W = 600, H = 160, P = 30;
+  const lo = Math.min(...pts.map((p) => p[1])), hi = Math.max(...pts.map((p) => p[1]));
+  const x = (t) => P + (W - 2 * P) * (t - meter.since) / Math.max(1, meter.until - meter.since);
+  const y = (v) => H - P - (H - 2 * P) * (hi === lo ? 0.5 : (v - lo) / (hi - lo));
+  const svg = document.createElementNS(SVG, "svg");
+  svg.setAttribute("viewBox", "0 0 " + W + " " + H);
+  svg.setAttribute("class", "plot");
+  svg.setAttribute("role", "img");
+  const line = document.createElementNS(SVG, "polyline");
+  line.setAttribute("points", pts.map((p) => x(p[0]).toFixed(1) + "," + y(p[1]).toFixed(1)).join(" "));
+  line.setAttribute("fill", "none");
+  line.setAttribute("stroke", "#1565c0");
+  line.setAttribute("stroke-width", "2");
+  const label = (tx, ty, text) => {
+    const t = document.createElementNS(SVG, "text");
+    t.setAttribute("x", tx); t.setAttribute("y", ty); t.setAttribute("font-size", "11");
+    t.textContent = text;
+    return t;
+  };
+  const title = document.createElementNS(SVG, "title");
+  title.textContent = "jackpot meter, last 24 hours";
+  svg.append(title, line, label(2, P - 6, money(hi)), label(2, H - 6, money(lo)));
+  box.replaceChildren(svg, el("p", null, "Now: " + meter.now));
+}
+
+function render(v) {
+  document.title = "Table " + v.site + "/" + v.table;
+  document.getElementById("title").textContent = "Table " + v.site + "/" + v.table;
+  const dl = document.getElementById("facts");
+  dl.replaceChildren();
+  fact(dl, "State", v.state);
+  fact(dl, "Game", v.game || "—");
+  fact(dl, "Dealer on duty", v.dealer || "—");
+  fact(dl, "Connection", v.status);
+  if (v.faults.length) fact(dl, "Faults", v.faults.join(", "), "bad");
+  const a = v.archive;
+  fact(dl, "Archive, for what is shown", a.verdict, a.complete ? null : "incomplete");
+  fact(dl, "Signed chain verified to", "event " + a.verified_to);
+  renderRound(v.round);
+  const tb = document.querySelector("#rounds tbody");
+  tb.replaceChildren();
+  for (const r of v.rounds) {
+    const link = el("a", "report", "Open the report");
+    link.href = "/round?" + new URLSearchParams({site: v.site, table: v.table, round: r.round_id}).toString();
+    link.dataset.round = String(r.round_id);
+    row(tb, [r.round_id, r.settled, r.hands.join("; "), r.seat_nets.join("; "), r.total_net, link]);
+  }
+  plot(v.meter);
+  const ta = document.querySelector("#table-alerts tbody");
+  ta.replaceChildren();
+  for (const x of v.alerts.table) row(ta, [x.kind_words, x.severity, x.message, x.first_seen_open, x.last_seen_open]);
+  if (!v.alerts.table.length) row(ta, ["none archived", "", "", "", ""]);
+  const fa = document.querySelector("#floor-alerts tbody");
+  fa.replaceChildren();
+  for (const x of v.alerts.floor) {
+    row(fa, [x.kind_words, x.severity, x.message, x.raised_at,
+             x.acknowledged_at ? x.acknowledged_at + " by " + x.acknowledged_by : "open"]);
+  }
+  if (!v.alerts.floor.length) row(fa, ["none", "", "", "", ""]);
+}
+
+async function load() {
+  const q = new URLSearchParams(window.location.search);
+  const r = await fetch("/api/table?" + new URLSearchParams({site: q.get("site") || "", table: q.get("table") || ""}));
+  if (r.status === 401) { window.location.assign("/login"); return; }
+  if (r.status !== 200) { document.getElementById("round").textContent = "No such table: " + (await r.text()); return; }
+  render(await r.json());
+}
+
+async function start() {
+  if (!(await whoAmI())) return;
+  await load();
+  setInterval(load, 5000);
+}
+
+document.addEventListener("DOMContentLoaded", start);
