@@ -58,8 +58,6 @@ ALERT_WORDS = {
     "command_lockout": "User or source locked out",
     "command_flood": "Too many commands",
     "journal_io": "Journal write failed",
-    "disk_space": "Journal disk nearly full",
-    "jackpot_correction": "Jackpot meter corrected",
     "integrity": "Journal or configuration does not check out",
     "journal_integrity": "Journal contradicts its checkpoints",
     # the floor's own alerts (controller/floor/chain.py, repair.py)
