@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 import os
 import re
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -63,7 +64,10 @@ async def settle(app: Any, pilot: Any, predicate: Any) -> None:
     """Wait until the terminal's client has seen what ``predicate`` expects, then let the screen refresh."""
     await app.client.wait_for(lambda v: v.states.keys() >= READY and predicate(v), WAIT)
     app._dirty = True
-    await pilot.pause(0.3)  # let the view refresh (the refresh runs on an interval)
+    deadline = time.monotonic() + WAIT
+    while app._dirty and time.monotonic() < deadline:  # the refresh runs on an interval: wait until it ran
+        await pilot.pause(0.05)
+    await pilot.pause()  # and let the widgets it updated render
 
 
 async def credential(pilot: Any, user: str, pin: str) -> None:
