@@ -61,6 +61,8 @@ ALERT_WORDS = {
     # the floor's own alerts (controller/floor/chain.py, repair.py)
     "event_missing": "Event missing from the archive",
     "replay_unanswered": "Table did not resend missing events",
+    # surveillance only (controller/floor/advantage.py)
+    "advantage_play": "Possible advantage play",
 }
 SEVERITY_WORDS = {"critical": "critical", "warning": "warning", "info": "notice"}
 SEVERITY_RANK = {"critical": 0, "warning": 1, "info": 2}  # most severe first

@@ -4,13 +4,19 @@ players did (the simulator's own engine), the count from the cards dealt before 
 
 from __future__ import annotations
 
+import csv
+import io
+
 import psycopg
 import pytest
 
+from controller.cli import main as tablectl
 from controller.floor import store
-from controller.floor.play_rounds import ShoeCount, seat_rounds
+from controller.floor.advantage import DEFAULT_THRESHOLDS
+from controller.floor.play_rounds import ShoeCount, profile_edge, seat_rounds
 from controller.floor.play_stats import entry_count, spearman, true_count
 from controller.floor.sessions_play import Level, TableRound, group_sessions, load_sessions, player_totals
+from controller.floor.sessions_report import to_csv, to_html
 from controller.rules.strategy import Move
 from tablebench.ap_players import SUBJECT_SEAT, simulate
 from tablebench.table_testing import Harness
@@ -119,3 +125,56 @@ def test_a_continuous_shuffler_has_no_count_measure(dsn):
     [seat] = [s for s in report.sessions if s.level == Level.SEAT and s.seat == 1]
     assert seat.continuous and seat.trend() is None and seat.entry() is None
     assert [r.true_count for r in seat.rounds] == [None, None] and seat.handle == 3000
+
+
+def test_floor_sessions_csv_and_page_and_the_shifts_theoretical_win(dsn, tmp_path, capsys):
+    rounds = simulate("counter", shoes=1, seed=4, player=None)
+    h = Harness()
+    deal_on_table(h, rounds)
+    archive_harness(dsn, h)
+    window = ["--since", SINCE.isoformat(), "--until", UNTIL.isoformat()]
+    assert tablectl(["floor", "sessions", "--dsn", dsn, *window]) == 0
+    rows = {
+        r["seat"]: r for r in csv.DictReader(io.StringIO(capsys.readouterr().out)) if r["level"] == "seat"
+    }
+    sim = [s for r in rounds for s in seat_rounds(r.description, round_id=r.round_id, shoe=r.shoe,
+                                                  count=r.count)[0]]  # fmt: skip
+    five, one = rows[str(SUBJECT_SEAT)], rows["1"]
+    assert int(five["rounds"]) == len(rounds) and int(five["handle_minor"]) == sum(
+        s.bet for s in sim if s.seat == 5
+    )
+    assert five["count_measure"] == "applicable" and float(five["bet_count_rho"]) > 0.5
+    assert (
+        five["flags"] == "" and int(five["counted_rounds"]) < 30
+    )  # one shoe: fewer rounds than a flag needs
+    assert one["bet_count_rho"] == "" and one["precision_pct"] == "100.0"
+    page = tmp_path / "sessions.html"
+    assert (
+        tablectl(["floor", "sessions", "--dsn", dsn, *window, "--html", str(page), "--min-rounds", "20"]) == 0
+    )
+    text = page.read_text()
+    assert "<script" not in text and "http" not in text.replace("http-equiv", "") and text.count("<svg") == 2
+    assert "bets rise with the count" in text  # flagged with a lower --min-rounds
+    # the shift's theoretical win: the original bets x pt-2001's house edge (strategy.py)
+    assert tablectl(["floor", "shift", "--dsn", dsn, *window]) == 0
+    [t1] = [r for r in csv.DictReader(io.StringIO(capsys.readouterr().out)) if r["level"] == "table"]
+    assert int(t1["theoretical_win_minor"]) == round(sum(s.bet for s in sim) * profile_edge("pt-2001")) > 0
+
+
+def test_the_sessions_page_shows_hostile_names_as_text():
+    rounds = simulate("random", shoes=1, seed=1, player='<img src=x onerror=alert(1)>"')
+    trs = [
+        TableRound(
+            i,
+            r.round_id,
+            r.shoe,
+            False,
+            seat_rounds(r.description, round_id=r.round_id, shoe=r.shoe, count=r.count)[0],
+        )
+        for i, r in enumerate(rounds)
+    ]
+    sessions = group_sessions("S1", "T<1>", trs)
+    text = to_html(sessions, DEFAULT_THRESHOLDS, {}, SINCE, UNTIL)
+    assert "<img" not in text and "&lt;img src=x onerror=alert(1)&gt;&quot;" in text and "T&lt;1&gt;" in text
+    out = to_csv(sessions, DEFAULT_THRESHOLDS, {})
+    assert "T<1>" in out
