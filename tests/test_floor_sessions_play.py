@@ -13,8 +13,11 @@ import pytest
 from controller.cli import main as tablectl
 from controller.floor import store
 from controller.floor.advantage import DEFAULT_THRESHOLDS
+from controller.floor.alerts import acknowledge_alert
+from controller.floor.dashboard import snapshot
 from controller.floor.play_rounds import ShoeCount, profile_edge, seat_rounds
 from controller.floor.play_stats import entry_count, spearman, true_count
+from controller.floor.queries import floor_alerts
 from controller.floor.sessions_play import Level, TableRound, group_sessions, load_sessions, player_totals
 from controller.floor.sessions_report import to_csv, to_html
 from controller.rules.strategy import Move
@@ -47,7 +50,9 @@ def test_hi_lo_true_count_and_spearman_against_hand_figures():
     assert flat.rho is None and flat.p_value is None  # a flat bettor: nothing to claim
     anti = spearman([float(x) for x in range(20)], [float(-x) for x in range(20)])
     assert anti.p_value > 0.99  # one-sided: betting less at high counts is no counting
-    assert entry_count([2.0, 3.0] * 10).p_value < 1e-6
+    back = entry_count([2.0, 3.0] * 10, [-1.0, 0.0, 1.0] * 10)  # played only at high counts
+    assert back.difference == pytest.approx(2.5) and back.p_value < 1e-6
+    assert entry_count([0.5] * 30, []).p_value is None  # a seated player skips nothing: nothing claimed
 
 
 def test_play_precision_judges_each_decision_against_basic_strategy_with_what_the_rules_still_open():
@@ -74,18 +79,20 @@ def test_sessions_break_on_a_gap_and_on_a_shoe_change():
 
 
 def test_a_player_identity_is_followed_across_seats_and_summed_over_the_window():
-    rounds = simulate("backcounter", shoes=4, seed=5, player="card-4711")
+    rounds = simulate("backcounter", shoes=6, seed=6, player="card-4711")
     trs = []
     for i, r in enumerate(rounds):
         seats, _ = seat_rounds(r.description, round_id=r.round_id, shoe=r.shoe, count=r.count)
-        trs.append(TableRound(i, r.round_id, r.shoe, False, seats))
+        trs.append(TableRound(i, r.round_id, r.shoe, False, seats, r.count))
     sessions = group_sessions("S1", "T1", trs, gap=5)
     mine = [s for s in sessions if s.level == Level.PLAYER_SESSION]
     [total] = player_totals(sessions)
     assert len(mine) >= 2 and all(s.player == "card-4711" for s in mine)
     assert total.rounds == [r for s in mine for r in s.rounds] and total.handle == sum(s.handle for s in mine)
     assert min(r.true_count for r in total.rounds) >= 1  # the back-counter sits down only at high counts
-    assert total.entry().mean >= 1.5
+    entry = total.entry()
+    assert entry.mean >= 1.5 and entry.difference >= 1.5 and entry.p_value < 1e-3
+    assert entry.n + entry.skipped == sum(1 for r in rounds if r.shoe in set(total.shoes))
 
 
 def test_a_counters_session_rebuilt_from_the_archive_of_a_real_table_core(dsn):
@@ -144,17 +151,16 @@ def test_floor_sessions_csv_and_page_and_the_shifts_theoretical_win(dsn, tmp_pat
         s.bet for s in sim if s.seat == 5
     )
     assert five["count_measure"] == "applicable" and float(five["bet_count_rho"]) > 0.5
-    assert (
-        five["flags"] == "" and int(five["counted_rounds"]) < 30
-    )  # one shoe: fewer rounds than a flag needs
+    assert five["flags"] == "bet_count_trend" and int(five["counted_rounds"]) == len(rounds)
+    assert one["flags"] == "" and float(five["bet_count_p"]) > 1e-6  # so a stricter --max-p flags nothing
     assert one["bet_count_rho"] == "" and one["precision_pct"] == "100.0"
     page = tmp_path / "sessions.html"
-    assert (
-        tablectl(["floor", "sessions", "--dsn", dsn, *window, "--html", str(page), "--min-rounds", "20"]) == 0
-    )
+    assert tablectl(["floor", "sessions", "--dsn", dsn, *window, "--html", str(page)]) == 0
     text = page.read_text()
     assert "<script" not in text and "http" not in text.replace("http-equiv", "") and text.count("<svg") == 2
-    assert "bets rise with the count" in text  # flagged with a lower --min-rounds
+    assert "bets rise with the count" in text
+    assert tablectl(["floor", "sessions", "--dsn", dsn, *window, "--html", str(page), "--max-p", "1e-6"]) == 0
+    assert "bets rise with the count" not in page.read_text()
     # the shift's theoretical win: the original bets x pt-2001's house edge (strategy.py)
     assert tablectl(["floor", "shift", "--dsn", dsn, *window]) == 0
     [t1] = [r for r in csv.DictReader(io.StringIO(capsys.readouterr().out)) if r["level"] == "table"]
@@ -178,3 +184,24 @@ def test_the_sessions_page_shows_hostile_names_as_text():
     assert "<img" not in text and "&lt;img src=x onerror=alert(1)&gt;&quot;" in text and "T&lt;1&gt;" in text
     out = to_csv(sessions, DEFAULT_THRESHOLDS, {})
     assert "T<1>" in out
+
+
+def test_an_advantage_play_alert_is_raised_once_and_kept_from_the_dashboards_list(dsn, capsys):
+    rounds = simulate("counter", shoes=1, seed=4, player=None)
+    h = Harness()
+    deal_on_table(h, rounds)
+    archive_harness(dsn, h)
+    window = ["--since", SINCE.isoformat(), "--until", UNTIL.isoformat()]
+    assert tablectl(["floor", "sessions", "--dsn", dsn, *window, "--alert"]) == 0
+    assert capsys.readouterr().err.rstrip().endswith(", 1 new advantage_play alert(s)")
+    assert tablectl(["floor", "sessions", "--dsn", dsn, *window, "--alert"]) == 0  # the same session again
+    assert capsys.readouterr().err.rstrip().endswith(", 0 new advantage_play alert(s)")
+    with psycopg.connect(dsn) as conn:
+        [alert] = floor_alerts(conn, surveillance=True)
+        assert alert.kind == "advantage_play" and alert.details["seat"] == SUBJECT_SEAT
+        assert alert.details["flags"] == ["bet_count_trend"] and "seat 5 at table T1" in alert.message
+        assert floor_alerts(conn) == [] and snapshot(conn)["alerts"] == []  # what viewers and supervisors get
+        assert not acknowledge_alert(
+            conn, alert.alert_id, "carol"
+        )  # a supervisor's acknowledgement misses it
+        assert acknowledge_alert(conn, alert.alert_id, "sue", surveillance=True)

@@ -4,8 +4,9 @@ A session is flagged when, with at least ``min_rounds`` rounds (``min_decisions`
 
 - ``bet_count_trend``: its bets rise with the Hi-Lo true count: Spearman's rho at least ``min_rho`` and its
   one-sided p-value at most ``max_p`` (a counter's bet spread);
-- ``high_count_entry``: the mean true count at its bets is at least ``min_entry`` with a p-value at most ``max_p``
-  (a back-counter who sits down only when the count is high);
+- ``high_count_entry``: with at least ``min_entry_rounds`` rounds, the rounds it played have a mean true count at
+  least ``min_entry`` above the rounds of the same shoes it sat out, Mann-Whitney p-value at most ``max_p`` (a
+  back-counter who sits down only when the count is high);
 - ``play_precision``: its share of basic-strategy decisions is at least ``min_precision`` (off by default: a
   flat basic-strategy player is no advantage player; see the rates in docs/floor.md).
 
@@ -39,10 +40,11 @@ class FlagKind(StrEnum):
 
 @dataclass(frozen=True)
 class Thresholds:
-    min_rounds: int = 30
+    min_rounds: int = 20
     max_p: float = 0.001
     min_rho: float = 0.3
-    min_entry: float = 1.0
+    min_entry: float = 1.0  # the played rounds' mean count above the skipped rounds'
+    min_entry_rounds: int = 10
     min_decisions: int = 50
     min_precision: float | None = None  # None: the precision rule is off
 
@@ -70,12 +72,12 @@ def _trend_flag(s: PlaySession, th: Thresholds) -> Flag | None:
 
 def _entry_flag(s: PlaySession, th: Thresholds) -> Flag | None:
     e = s.entry()
-    if not e or e.n < th.min_rounds or e.mean is None or e.p_value is None:
+    if not e or e.n < th.min_entry_rounds or e.difference is None or e.p_value is None:
         return None
-    if e.mean < th.min_entry or e.p_value > th.max_p:
+    if e.difference < th.min_entry or e.p_value > th.max_p:
         return None
-    return Flag(FlagKind.HIGH_COUNT_ENTRY, f"plays at high counts: mean true count {e.mean:.2f} over {e.n} rounds,"
-                f" p {e.p_value:.2g}")  # fmt: skip
+    return Flag(FlagKind.HIGH_COUNT_ENTRY, f"plays at high counts: mean true count {e.mean:.2f} over {e.n} rounds, "
+                f"{e.difference:.2f} above the {e.skipped} rounds sat out, p {e.p_value:.2g}")  # fmt: skip
 
 
 def _precision_flag(s: PlaySession, th: Thresholds) -> Flag | None:

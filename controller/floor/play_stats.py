@@ -6,9 +6,10 @@
   and its one-sided p-value: the probability that bets placed without regard to the count show a correlation at
   least this large. Under that hypothesis ``rho * sqrt(n - 1)`` is close to a standard normal (n of 10 or more);
   the p-value is its upper tail. A flat bettor has no rank order: ``rho`` is None and nothing is claimed.
-- **Entry count**: the mean true count at the player's bets and the one-sided p-value of a mean that high if
-  the rounds were played at the counts a seated player meets (a one-sample z-test, sd from the sample): a
-  back-counter who enters only at high counts shows a high mean whatever his bets.
+- **Entry count**: the true counts of the rounds a player played against those of the rounds of the same shoes
+  dealt without him (the difference of their means, and the one-sided p-value of Mann-Whitney's U, normal
+  approximation): a back-counter who sits down only when the count is high stands out whatever his bets; a
+  player who never leaves his seat skips nothing and is never claimed.
 
 Pure functions, no I/O, no third-party statistics package (none is in the requirements).
 """
@@ -83,19 +84,22 @@ def spearman(counts: list[float], bets: list[float]) -> Trend:
 
 @dataclass(frozen=True)
 class Entry:
-    n: int
+    n: int  # rounds played with a count
+    skipped: int  # rounds of the same shoes dealt without the player, with a count
     mean: float | None  # mean true count at the player's bets
-    p_value: float | None  # one-sided: a mean this high by chance
+    difference: float | None  # mean at the player's bets minus mean at the rounds skipped
+    p_value: float | None  # one-sided Mann-Whitney: played counts this much higher by chance
 
 
-def entry_count(counts: list[float]) -> Entry:
-    n = len(counts)
-    if n == 0:
-        return Entry(0, None, None)
-    mean = sum(counts) / n
-    if n < MIN_PAIRS:
-        return Entry(n, mean, None)
-    var = sum((c - mean) ** 2 for c in counts) / (n - 1)
-    if var == 0:
-        return Entry(n, mean, None)
-    return Entry(n, mean, upper_tail(mean / math.sqrt(var / n)))
+def entry_count(played: list[float], skipped: list[float]) -> Entry:
+    """Were the rounds played at higher counts than the rounds of the same shoes the player sat out? A seated
+    player skips nothing and is never claimed; a back-counter's rounds stand out."""
+    n, m = len(played), len(skipped)
+    mean = sum(played) / n if n else None
+    if n < MIN_PAIRS or m < MIN_PAIRS:
+        return Entry(n, m, mean, None, None)
+    diff = (mean or 0.0) - sum(skipped) / m
+    ranks = _ranks(played + skipped)
+    u = sum(ranks[:n]) - n * (n + 1) / 2
+    sigma = math.sqrt(n * m * (n + m + 1) / 12)
+    return Entry(n, m, mean, diff, upper_tail((u - n * m / 2) / sigma))

@@ -57,8 +57,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def thresholds(args: argparse.Namespace) -> Thresholds:
-    return Thresholds(args.min_rounds, args.max_p, args.min_rho, args.min_entry, DEFAULT_THRESHOLDS.min_decisions,
-                      args.min_precision)  # fmt: skip
+    d = DEFAULT_THRESHOLDS
+    return Thresholds(args.min_rounds, args.max_p, args.min_rho, args.min_entry, d.min_entry_rounds,
+                      d.min_decisions, args.min_precision)  # fmt: skip
 
 
 def main(args: argparse.Namespace) -> int:

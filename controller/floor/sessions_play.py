@@ -52,6 +52,7 @@ class PlaySession:
     round_ids: list[str] = field(default_factory=list)
     rounds: list[SeatRound] = field(default_factory=list)
     continuous: bool = False  # a round came from a continuous shuffler: no count measure
+    skipped: list[float] = field(default_factory=list)  # counts of the rounds of its shoes dealt without it
 
     @property
     def key(self) -> str:
@@ -114,7 +115,7 @@ class PlaySession:
     def entry(self) -> Entry | None:
         if self.continuous:
             return None
-        return entry_count([r.true_count for r in self.counted()])  # type: ignore[misc]
+        return entry_count([r.true_count for r in self.counted()], self.skipped)  # type: ignore[misc]
 
 
 @dataclass(frozen=True)
@@ -126,6 +127,7 @@ class TableRound:
     shoe: int | None
     continuous: bool
     seats: list[SeatRound]
+    count: float | None = None  # the true count at its bets
 
 
 def group_sessions(
@@ -149,7 +151,23 @@ def group_sessions(
                 s.shoes.append(tr.shoe)
                 s.continuous = s.continuous or tr.continuous
                 open_[(level, who)] = (s, tr.index)
+    _skipped(out, rounds)
     return out
+
+
+def _skipped(sessions: list[PlaySession], rounds: list[TableRound]) -> None:
+    """Each session's skipped counts: the rounds of its shoes in which its seat (or player) had no bet."""
+    for s in sessions:
+        shoes = set(s.shoes) - {None}
+        for tr in rounds:
+            if tr.shoe not in shoes or tr.count is None:
+                continue
+            if s.level == Level.SEAT:
+                here = any(sr.seat == s.seat for sr in tr.seats)
+            else:
+                here = any(sr.player == s.player for sr in tr.seats)
+            if not here:
+                s.skipped.append(tr.count)
 
 
 def player_totals(sessions: list[PlaySession]) -> list[PlaySession]:
@@ -163,6 +181,12 @@ def player_totals(sessions: list[PlaySession]) -> list[PlaySession]:
         p.round_ids += s.round_ids
         p.shoes += s.shoes
         p.continuous = p.continuous or s.continuous
+    seen: set[tuple[str, str, str, int | None]] = set()
+    for s in sessions:  # the identity's skipped rounds, once per shoe (a session never spans two shoes)
+        key = (s.site, s.player or "", s.table, s.shoes[0] if s.shoes else None)
+        if s.level == Level.PLAYER_SESSION and s.player is not None and key not in seen:
+            seen.add(key)
+            by[(s.site, s.player)].skipped += s.skipped
     return [by[k] for k in sorted(by)]
 
 
@@ -217,7 +241,7 @@ def table_rounds(archived: list[ArchivedRound], shoes: list[ShoeState]) -> tuple
         problems += bad
         if count is not None:
             count.feed(rnd.description()["cards"])
-        out.append(TableRound(i, rnd.round_id, shoe_no, continuous, seats))
+        out.append(TableRound(i, rnd.round_id, shoe_no, continuous, seats, tc))
     return out, problems
 
 

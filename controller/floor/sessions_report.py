@@ -20,7 +20,8 @@ PLOT_POINTS = 2000  # rounds drawn per session's plot (every one is in the figur
 COLUMNS = ("level", "site", "table", "seat", "player", "first_round", "last_round", "shoes", "rounds",
            "handle_minor", "average_bet_minor", "largest_bet_minor", "smallest_bet_minor", "bet_spread",
            "actual_win_minor", "theoretical_win_minor", "decisions", "precision_pct", "decision_cost_minor",
-           "count_measure", "counted_rounds", "bet_count_rho", "bet_count_p", "mean_true_count", "entry_p",
+           "count_measure", "counted_rounds", "bet_count_rho", "bet_count_p", "mean_true_count", "skipped_rounds",
+           "count_above_skipped", "entry_p",
            "flags", "currency")  # fmt: skip
 
 
@@ -45,6 +46,7 @@ def row_values(s: PlaySession, th: Thresholds, currency: str | None) -> list[obj
             _r(None if s.precision is None else s.precision * 100, 1), s.cost, measure,
             len(s.counted()) if trend is not None else "", _r(trend.rho if trend else None, 3),
             _p(trend.p_value if trend else None), _r(entry.mean if entry else None, 2),
+            entry.skipped if entry else "", _r(entry.difference if entry else None, 2),
             _p(entry.p_value if entry else None), " ".join(f.kind for f in assess(s, th)),
             currency or ""]  # fmt: skip
 
