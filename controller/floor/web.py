@@ -35,6 +35,7 @@ from controller.floor.sessions import Session
 from controller.floor.web_auth import SESSION, Auth, Database, deny
 from controller.floor.web_config import WebConfig
 from controller.floor.web_relay import Relay
+from controller.floor.web_surveillance import Surveillance
 
 log = logging.getLogger("floor.web")
 STATIC = Path(__file__).resolve().parent / "static"
@@ -82,6 +83,7 @@ class FloorWeb:
         app.router.add_post("/api/logout", self._logout)
         self.auth.routes(app)
         self.relay.routes(app)
+        Surveillance(self.cfg, self.db, self.auth).routes(app)  # its own page and API (web_surveillance.py)
         app.on_startup.append(self._start)
         app.on_cleanup.append(self._stop)
         return app

@@ -61,6 +61,7 @@ class WebConfig:
     min_interval: float = 0.3
     ack_timeout: float = 15.0
     broker_tls: TlsConfig | None = None  # the floor broker's CA (and a client certificate): verified
+    surveillance_live: bool = False  # the surveillance view shows a shoe's count while the shoe is in play
 
     @property
     def origin(self) -> str:
