@@ -15,23 +15,17 @@ import psycopg
 
 from controller.floor import store
 from controller.floor.advantage import DEFAULT_THRESHOLDS, Thresholds, raise_alerts
-from controller.floor.cli import add_dsn
 from controller.floor.queries import table_currencies
 from controller.floor.sessions_play import DEFAULT_GAP, load_sessions
 from controller.floor.sessions_report import to_csv, to_html
-from controller.floor.shift_cli import MAX_WINDOW, _when
+from controller.floor.shift_cli import MAX_WINDOW, add_window
 from controller.floor.text import safe
 
 MAX_PROBLEMS_SHOWN = 50
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_dsn(parser)
-    parser.add_argument("--since", type=_when, default=None, help="start, ISO date-time, UTC unless zoned")
-    parser.add_argument("--until", type=_when, default=None, help="end (default: now)")
-    parser.add_argument(
-        "--hours", type=float, default=8.0, help="without --since: this many hours before --until"
-    )
+    add_window(parser)
     parser.add_argument("--table", default=None, help="only this table")
     parser.add_argument(
         "--gap", type=int, default=DEFAULT_GAP, help="rounds a seat may sit out (default %(default)s)"
