@@ -18,7 +18,16 @@ from controller.floor.dashboard import snapshot
 from controller.floor.play_rounds import ShoeCount, profile_edge, seat_rounds
 from controller.floor.play_stats import entry_count, spearman, true_count
 from controller.floor.queries import floor_alerts
-from controller.floor.sessions_play import Level, TableRound, group_sessions, load_sessions, player_totals
+from controller.floor.rounds import ArchivedRound
+from controller.floor.sessions_play import (
+    Level,
+    ShoeState,
+    TableRound,
+    group_sessions,
+    load_sessions,
+    player_totals,
+    table_rounds,
+)
 from controller.floor.sessions_report import to_csv, to_html
 from controller.rules.strategy import Move
 from tablebench.ap_players import SUBJECT_SEAT, simulate
@@ -205,3 +214,24 @@ def test_an_advantage_play_alert_is_raised_once_and_kept_from_the_dashboards_lis
             conn, alert.alert_id, "carol"
         )  # a supervisor's acknowledgement misses it
         assert acknowledge_alert(conn, alert.alert_id, "sue", surveillance=True)
+
+
+def test_a_void_rounds_cards_count_and_an_incomplete_round_ends_the_shoes_count():
+    """A voided round returns the bets (PT-ONLINE-2015 r.27-28) but its cards left the shoe: they count. A round
+    the archive lacks part of leaves the rest of the shoe without a count (never a guess)."""
+    [sim] = simulate("flat", shoes=1, seed=1)[:1]
+    desc = sim.description
+
+    def archived(rid: str, event: int, **kw) -> ArchivedRound:
+        base = dict(profile="pt-2001", bets=desc["bets"], cards=desc["cards"], decisions=desc["decisions"],
+                    burn=desc.get("burn_before_deal"), settlement={}, first_event=event)  # fmt: skip
+        return ArchivedRound("S1", "T1", rid, **{**base, **kw})
+
+    void = archived("v", 2, void=True, cards=[{"card": "5S"}, {"card": "6H"}], settlement=None)
+    shoe = [ShoeState(1, 1, False, 6, 0)]
+    trs, problems = table_rounds([void, archived("a", 3)], shoe)
+    assert problems == [] and [t.round_id for t in trs] == ["a"]
+    assert trs[0].count == pytest.approx(2 / (6 - 2 / 52))  # 5 and 6: +2 before round a's bets
+    gap = archived("g", 3, missing=["event 3 is not archived"])
+    trs, problems = table_rounds([gap, archived("b", 4)], shoe)
+    assert [t.round_id for t in trs] == ["b"] and trs[0].count is None and "incomplete" in problems[0]

@@ -228,7 +228,17 @@ def table_rounds(archived: list[ArchivedRound], shoes: list[ShoeState]) -> tuple
             current = shoe_no
             fresh = state is not None and not continuous and state.decks and state.dealt == 0
             count = ShoeCount(state.decks) if fresh and state and state.decks else None
-        if rnd.void:
+        if (
+            rnd.void
+        ):  # no seat figures (bets returned), but its cards are out of the shoe: counted when all known
+            known = (
+                rnd.hidden_at is None
+                and not rnd.missing
+                and all(isinstance(c.get("card"), str) for c in rnd.cards)
+            )
+            count = count if known else None
+            if count is not None:
+                count.feed(rnd.cards)
             continue
         if not rnd.complete:
             problems.append(
