@@ -4,7 +4,9 @@ journaled); a shoe's count withheld while the shoe is in play unless the site tu
 
 from __future__ import annotations
 
+import ast
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -21,6 +23,7 @@ from tests.support.floor_web import api_login, chromium, dashboard, log_in, requ
 from tests.test_floor_queries import archive_harness
 
 SUE = ("sue", "sue-surveillance-pass-1")
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _counter_archived(dsn: str, *, end_shoe: bool) -> None:
@@ -106,3 +109,44 @@ def test_the_surveillance_api_needs_a_session_and_the_role_for_a_viewer_too():
         token = api_login(web.port, "victor").cookies[0].split(";")[0].split("=", 1)[1]
         answer = request(web.port, "GET", "/api/surveillance?hours=12", token=token)
         assert answer.status == 403 and "this account is viewer" in answer.json()["reason"]
+
+
+SURVEILLANCE_MODULES = ("controller.floor.surveillance", "controller.floor.sessions_cli",
+                        "controller.floor.sessions_report", "controller.floor.advantage")  # fmt: skip
+PUBLISHERS = ("paho", "controller.client", "controller.mqtt.paho_client", "controller.floor.web_relay")
+
+
+def _imports(module: str) -> set[str]:
+    """Every name ``module`` imports anywhere in its text (functions included)."""
+    path = ROOT.joinpath(*module.split(".")).with_suffix(".py")
+    if not path.is_file():
+        path = ROOT.joinpath(*module.split("."), "__init__.py")
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
+    return out
+
+
+def test_nothing_of_surveillance_can_reach_a_tables_broker():
+    """The sessions, counts and flags never leave the floor's database and the surveillance page: no module they
+    are built by imports, even indirectly, an MQTT client or the dashboard's relay to the tables; the view's web
+    module itself imports neither (it shares the dashboard's process, whose relay carries only signed acks)."""
+    assert not [i for i in _imports("controller.floor.web_surveillance") if i.startswith(PUBLISHERS)]
+    seen, todo = set(), list(SURVEILLANCE_MODULES)
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        for imported in _imports(name):
+            bad = [p for p in PUBLISHERS if imported == p or imported.startswith(p + ".")]
+            assert not bad, f"{name} imports {imported}"
+            if imported.startswith(("controller.", "drivers.")) and (
+                ROOT.joinpath(*imported.split(".")).with_suffix(".py").is_file()
+                or ROOT.joinpath(*imported.split("."), "__init__.py").is_file()
+            ):
+                todo.append(imported)
+    assert "controller.floor.sessions_play" in seen and "controller.rules.engine" in seen
