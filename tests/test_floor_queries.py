@@ -19,14 +19,12 @@ from controller.floor.dashboard import snapshot
 from controller.floor.messages import Envelope, TableRef
 from controller.table.messages import messages
 from tablebench.table_testing import Harness
-from tests.support.floor import temp_database
+from tests.support.floor import migrated_database
 
 
 @pytest.fixture
 def dsn():
-    with temp_database() as d:
-        with psycopg.connect(d) as conn:
-            store.migrate(conn)
+    with migrated_database() as d:
         yield d
 
 

@@ -10,15 +10,13 @@ from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
 
-import psycopg
 import pytest
 
 from controller.cli import main as tablectl
-from controller.floor import store
 from controller.floor.layout import LayoutError, parse_layout
 from controller.table.effects import JournalRecord
 from tablebench.table_testing import Harness
-from tests.support.floor import temp_database
+from tests.support.floor import migrated_database
 from tests.test_floor_queries import WHEN, archive_harness, play_two_rounds
 
 LAYOUT = """
@@ -36,9 +34,7 @@ tables = ["T3"]
 
 @pytest.fixture
 def dsn():
-    with temp_database() as d:
-        with psycopg.connect(d) as conn:
-            store.migrate(conn)
+    with migrated_database() as d:
         yield d
 
 

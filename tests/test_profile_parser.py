@@ -28,6 +28,8 @@ OTHER_TOML = {
     "controller/config/load.py": "the table configuration",
     "controller/floor/bridge.py": "the floor bridge's configuration",
     "controller/floor/bridge_cli.py": "(its error type only)",
+    "controller/floor/layout.py": "the floor's layout (pits and areas)",
+    "controller/mqtt/client_options.py": "a pit terminal's or console's client configuration",
     "controller/mqtt/auth.py": "the supervisors' credentials file",
     "controller/stack.py": "the demo's table configuration",
     "drivers/emulator/scenario.py": "an emulated shoe's scenario",

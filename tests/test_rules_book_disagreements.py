@@ -4,41 +4,12 @@ maximum bet, and a second player's jackpot chip judged (PT-2001 r.45-47 with r.1
 
 from __future__ import annotations
 
-import argparse
-import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from controller.rules.profiles import PROFILE_DIR, ProfileError, load_profile
-from controller.rules.replay_cli import main as replay_main
-
-
-def R(profile: str, bets: list[Any], cards: list[Any], decisions: list[Any] = (), **kw: Any) -> dict:
-    out_bets = [b if isinstance(b, dict) else {"seat": b[0], "amount": b[1]} for b in bets]
-    out_dec = [d if isinstance(d, dict) else {"seat": d[0], "action": d[1]} for d in decisions]
-    return {"profile": profile, "bets": out_bets, "cards": list(cards), "decisions": out_dec, **kw}
-
-
-def cli(tmp_path: Path, capsys: pytest.CaptureFixture[str], doc: dict) -> tuple[int, dict]:
-    path = tmp_path / "round.json"
-    path.write_text(json.dumps(doc))
-    rc = replay_main(argparse.Namespace(round=str(path), pretty=False, report=False, html=None))
-    return rc, json.loads(capsys.readouterr().out)
-
-
-def ok(tmp_path: Path, capsys: pytest.CaptureFixture[str], doc: dict) -> dict:
-    rc, out = cli(tmp_path, capsys, doc)
-    assert rc == 0, out
-    return out
-
-
-def refused(tmp_path: Path, capsys: pytest.CaptureFixture[str], doc: dict) -> dict:
-    rc, out = cli(tmp_path, capsys, doc)
-    assert rc == 1 and out["valid"] is False, out
-    return out
-
+from tests.test_rules_books import R, ok, refused
 
 # ------------------------------------------------------------------ IT and RO: the dealer completes his hand
 

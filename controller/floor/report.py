@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
@@ -87,6 +88,26 @@ class TableDay:
                 self.jackpot_meter, self.currency or "", *built_on]  # fmt: skip
 
 
+# Counted per table and window: (attribute, which events).
+EVENT_COUNTS = (
+    ("dealer_errors", "topic = 'events/dealer_error'"),
+    ("faults", "topic = 'events/fault' AND data->>'state' = 'raised'"),
+    ("voids", "topic = 'events/round' AND data->>'phase' = 'void'"),
+)
+
+
+def event_counts(
+    conn: psycopg.Connection, since: datetime, until: datetime
+) -> Iterator[tuple[str, str, str, int]]:
+    """(site, table, attribute, count) of each of ``EVENT_COUNTS`` in ``[since, until)``."""
+    for attr, where in EVENT_COUNTS:
+        for site, table_id, n in conn.execute(
+            f"SELECT site, table_id, count(*) FROM events WHERE {where} AND ts >= %s AND ts < %s GROUP BY 1, 2",
+            (since, until),
+        ).fetchall():
+            yield site, table_id, attr, int(n)
+
+
 def day_bounds(day: date) -> tuple[datetime, datetime]:
     start = datetime.combine(day, time(0), tzinfo=UTC)
     return start, start + timedelta(days=1)
@@ -125,17 +146,8 @@ def day_report(conn: psycopg.Connection, day: date) -> list[TableDay]:
         t = get(site, table_id)
         t.rounds, t.staked = int(rounds), int(stake_sum)
         t.paid, t.house_net = int(stake_sum + net_sum), int(-net_sum)
-    counts = (
-        ("dealer_errors", "topic = 'events/dealer_error'"),
-        ("faults", "topic = 'events/fault' AND data->>'state' = 'raised'"),
-        ("voids", "topic = 'events/round' AND data->>'phase' = 'void'"),
-    )
-    for attr, where in counts:
-        for site, table_id, n in conn.execute(
-            f"SELECT site, table_id, count(*) FROM events WHERE {where} AND ts >= %s AND ts < %s GROUP BY 1, 2",
-            (start, end),
-        ).fetchall():
-            setattr(get(site, table_id), attr, int(n))
+    for site, table_id, attr, n in event_counts(conn, start, end):
+        setattr(get(site, table_id), attr, n)
     for site, table_id, _eid, ts, _action, meter in meter_history(conn, start, end):
         t = get(site, table_id)
         t.meter.append((ts, int(meter)))

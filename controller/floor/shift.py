@@ -45,7 +45,7 @@ from controller.floor.coverage import UNKNOWN_TABLE, Coverage, coverage
 from controller.floor.layout import Layout
 from controller.floor.play_rounds import profile_edge
 from controller.floor.queries import table_currencies
-from controller.floor.report import csv_cell
+from controller.floor.report import csv_cell, event_counts
 from controller.rules.profiles import ProfileError
 
 SERIES_LIMIT = 20_000  # settlements drawn in the page's plots (the figures count every one)
@@ -142,17 +142,8 @@ def _table_figures(
         f = get(site, table_id)
         f.rounds, f.handle_main, f.handle_side, f.handle_insurance = int(n), int(m), int(s), int(i)
         f.paid, f.win = int(m + s + i + t), int(-t)
-    counts = (
-        ("dealer_errors", "topic = 'events/dealer_error'"),
-        ("faults", "topic = 'events/fault' AND data->>'state' = 'raised'"),
-        ("voids", "topic = 'events/round' AND data->>'phase' = 'void'"),
-    )
-    for attr, where in counts:
-        for site, table_id, n in conn.execute(
-            f"SELECT site, table_id, count(*) FROM events WHERE {where} AND ts >= %s AND ts < %s GROUP BY 1, 2",
-            (since, until),
-        ).fetchall():
-            setattr(get(site, table_id), attr, int(n))
+    for site, table_id, attr, n in event_counts(conn, since, until):
+        setattr(get(site, table_id), attr, n)
     _jackpot(conn, since, until, get)
     _theoretical(conn, since, until, get)
     return out

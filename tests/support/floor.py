@@ -17,24 +17,37 @@ can be tested with the gaps each case needs.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
 import paho.mqtt.client as mqtt
+import psycopg
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from paho.mqtt.enums import CallbackAPIVersion
 from paho.mqtt.properties import Properties
 
 from controller.audit.checkpoint import GENESIS, public_key_hex, sign_checkpoint
 from controller.canonical import canonical
+from controller.floor import store
 from controller.journal.event_chain import EVENT_GENESIS, chained_text
 from controller.journal.replay import RATE_LIMITED, RATE_PER_KEY, RATE_WINDOW_S
 from tablebench.postgres import temp_database as temp_database  # re-exported: the tests' throw-away databases
+
+
+@contextlib.contextmanager
+def migrated_database() -> Iterator[str]:
+    """A throw-away floor database with the schema in place (``tablectl floor migrate``)."""
+    with temp_database() as d:
+        with psycopg.connect(d) as conn:
+            store.migrate(conn)
+        yield d
+
 
 FLOOR_USERS = {
     "table-T1": "demo-table-T1",

@@ -19,6 +19,7 @@ import contextlib
 import os
 import sqlite3
 import subprocess
+import time
 from pathlib import Path
 
 IMAGE_BYTES = 2 * 1024**3  # sparse: the journal of a long soak fits with room to spare
@@ -37,6 +38,11 @@ def unavailable() -> str:
         if _run("sh", "-c", f"command -v {tool}").returncode != 0:
             return f"the journal disk faults need {tool}"
     return ""
+
+
+REPAIR_ATTEMPTS = (
+    3  # unmount, wait for the loop device to go, e2fsck, mount: until the disk mounts read-write
+)
 
 
 class JournalDiskError(RuntimeError):
@@ -123,11 +129,28 @@ class JournalDisk:
         """The floor's repair of a disk gone read-only (the service stopped first): unmount, fsck, mount."""
         if not self.device:
             raise JournalDiskError(f"repair: nothing mounted at {self.mountpoint} by this bench")
-        self.unmount()
-        res = _run("e2fsck", "-f", "-y", str(self.image))
-        if res.returncode not in (0, 1):  # 1: errors corrected
-            raise JournalDiskError(f"e2fsck exit {res.returncode}: {res.stdout.strip()[-300:]}")
-        self.mount()
-        if self.is_read_only():  # never start the service on a disk the repair did not mend, silently
+        opts = ""
+        for _attempt in range(REPAIR_ATTEMPTS):
+            self.unmount()
+            # The old loop device is detached asynchronously; until it is, its buffers (the superblock with the
+            # error flag) can still reach the image after e2fsck, and the next mount comes up emergency_ro (seen
+            # in soaks: "still read-only after fsck and mount"). Wait for it to go, then check and mount.
+            self._wait_detached()
+            res = _run("e2fsck", "-f", "-y", str(self.image))
+            if res.returncode not in (0, 1):  # 1: errors corrected
+                raise JournalDiskError(f"e2fsck exit {res.returncode}: {res.stdout.strip()[-300:]}")
+            self.mount()
+            if not self.is_read_only():
+                return
             opts = _run("findmnt", "-n", "-o", "SOURCE,OPTIONS", str(self.mountpoint)).stdout.strip()
-            raise JournalDiskError(f"repair: {self.mountpoint} still read-only after fsck and mount ({opts})")
+        # never start the service on a disk the repair did not mend, silently
+        raise JournalDiskError(
+            f"repair: {self.mountpoint} still read-only after {REPAIR_ATTEMPTS} rounds of fsck and mount ({opts})"
+        )
+
+    def _wait_detached(self, timeout: float = 10.0) -> None:
+        """Until no loop device holds the image any more (``losetup -j``), at most ``timeout`` s."""
+        deadline = time.monotonic() + timeout
+        while _run("losetup", "-j", str(self.image)).stdout.strip() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        _run("sync")
