@@ -11,7 +11,6 @@ import psycopg
 import pytest
 
 from controller.cli import main as tablectl
-from controller.floor import store
 from controller.floor.advantage import DEFAULT_THRESHOLDS
 from controller.floor.alerts import acknowledge_alert
 from controller.floor.dashboard import snapshot
@@ -33,7 +32,7 @@ from controller.rules.strategy import Move
 from tablebench.ap_players import SUBJECT_SEAT, simulate
 from tablebench.table_testing import Harness
 from tests.support.ap_table import deal_on_table
-from tests.support.floor import temp_database
+from tests.support.floor import migrated_database
 from tests.test_floor_queries import WHEN, archive_harness, play_two_rounds
 
 SINCE, UNTIL = WHEN.replace(hour=0), WHEN.replace(hour=23)
@@ -41,9 +40,7 @@ SINCE, UNTIL = WHEN.replace(hour=0), WHEN.replace(hour=23)
 
 @pytest.fixture
 def dsn():
-    with temp_database() as d:
-        with psycopg.connect(d) as conn:
-            store.migrate(conn)
+    with migrated_database() as d:
         yield d
 
 

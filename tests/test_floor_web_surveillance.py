@@ -12,13 +12,12 @@ import psycopg
 import pytest
 
 from controller.cli import main as tablectl
-from controller.floor import store
 from controller.floor.surveillance import surveillance_view
 from controller.floor.users import Role, add_user
 from tablebench.ap_players import simulate
 from tablebench.table_testing import Harness
 from tests.support.ap_table import deal_on_table
-from tests.support.floor import temp_database
+from tests.support.floor import migrated_database, temp_database
 from tests.support.floor_web import api_login, chromium, dashboard, log_in, request
 from tests.test_floor_queries import archive_harness
 
@@ -88,9 +87,7 @@ def test_a_counters_session_is_flagged_on_the_surveillance_view_and_a_supervisor
 
 @pytest.mark.parametrize("live", [False, True])
 def test_a_shoes_count_is_withheld_while_it_is_in_play_unless_live_display_is_on(live):
-    with temp_database() as dsn:
-        with psycopg.connect(dsn) as conn:
-            store.migrate(conn)
+    with migrated_database() as dsn:
         _counter_archived(dsn, end_shoe=False)  # the shoe is still being dealt
         now = datetime.now(UTC)
         with psycopg.connect(dsn) as conn:
