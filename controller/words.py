@@ -64,6 +64,8 @@ ALERT_WORDS = {
     "event_missing": "Event missing from the archive",
     "replay_unanswered": "Table did not resend missing events",
     "login_lockout": "Dashboard login locked out",  # controller/floor/logins.py
+    # surveillance only (controller/floor/advantage.py)
+    "advantage_play": "Possible advantage play",
 }
 SEVERITY_WORDS = {"critical": "critical", "warning": "warning", "info": "notice"}
 SEVERITY_RANK = {"critical": 0, "warning": 1, "info": 2}  # most severe first

@@ -88,3 +88,13 @@ def test_floor_prints_lag_capacity_and_baseline_and_loses_no_event() -> None:
     assert figure(out, "archive", "sent") == figure(out, "archive", "stored") > 0
     assert figure(out, "capacity", "flood") == figure(out, "capacity", "stored") > 0
     assert figure(out, "baseline", "rows_per_s") > 0
+
+
+def test_advantage_play_prints_every_players_rates() -> None:
+    out = run_quick("advantage_play")
+    for kind in ("flat", "poor", "random", "counter", "backcounter"):
+        for config in ("default", "precision"):
+            line = f"{kind} "
+            rows = [x for x in out.splitlines() if x.startswith(line) and f" {config} " in x]
+            assert len(rows) == 1, out
+            assert 0 <= figure(rows[0], line, "window") <= 1 and 0 <= figure(rows[0], line, "sessions") <= 1

@@ -13,6 +13,11 @@ from psycopg.types.json import Jsonb
 from controller.floor.messages import TableRef
 from controller.floor.notify import notify
 
+ADVANTAGE_PLAY = "advantage_play"  # controller/floor/advantage.py
+# Alerts only the surveillance role sees and acknowledges (docs/floor.md "Surveillance"): the dashboard's list,
+# a supervisor's acknowledgement and ``floor alerts`` leave them out.
+SURVEILLANCE_KINDS = (ADVANTAGE_PLAY,)
+
 
 def raise_alert(
     cur: psycopg.Cursor,
@@ -35,12 +40,16 @@ def raise_alert(
     return int(row[0]) if row else None
 
 
-def acknowledge_alert(conn: psycopg.Connection, alert_id: int, user: str) -> bool:
+def acknowledge_alert(
+    conn: psycopg.Connection, alert_id: int, user: str, *, surveillance: bool = False
+) -> bool:
+    """Acknowledge an open alert: a surveillance kind only with ``surveillance`` (the surveillance view), any
+    other kind only without it."""
     with conn.transaction():
         cur = conn.execute(
             "UPDATE floor_alerts SET acknowledged_by = %s, acknowledged_at = now()"
-            " WHERE alert_id = %s AND acknowledged_at IS NULL",
-            (user, alert_id),
+            " WHERE alert_id = %s AND acknowledged_at IS NULL AND (kind = ANY(%s)) = %s",
+            (user, alert_id, list(SURVEILLANCE_KINDS), surveillance),
         )
         if cur.rowcount == 1:
             notify(conn.cursor())

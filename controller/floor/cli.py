@@ -22,6 +22,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "jackpot": ("controller.floor.jackpot_cli", "jackpot meter history per table"),
     "report": ("controller.floor.report_cli", "a day's summary per table (CSV or HTML)"),
     "shift": ("controller.floor.shift_cli", "a shift's figures per table, pit and floor (CSV or HTML)"),
+    "sessions": (
+        "controller.floor.sessions_cli",
+        "play sessions: win, theoretical win, play precision, bet vs count, advantage-play flags",
+    ),
     "bridge": ("controller.floor.bridge_cli", "write a table broker's bridge section to the floor broker"),
     "web": ("controller.floor.web_cli", "the floor dashboard (web, live updates, behind a login)"),
     "user": (

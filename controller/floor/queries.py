@@ -8,6 +8,7 @@ from typing import Any
 
 import psycopg
 
+from controller.floor.alerts import SURVEILLANCE_KINDS
 from controller.jackpot.config import CURRENCY_CODE
 
 SEVERITY_RANK = {"critical": 0, "warning": 1, "info": 2}
@@ -42,16 +43,22 @@ class FloorAlert:
 
 
 def floor_alerts(
-    conn: psycopg.Connection, *, open_only: bool = True, table: str | None = None, limit: int = 500
+    conn: psycopg.Connection,
+    *,
+    open_only: bool = True,
+    table: str | None = None,
+    limit: int = 500,
+    surveillance: bool = False,
 ) -> list[FloorAlert]:
-    """Most severe first, then newest first."""
+    """Most severe first, then newest first; the surveillance kinds (alerts.py) only with ``surveillance``, the
+    others only without."""
     rows = conn.execute(
         "SELECT alert_id, site, table_id, kind, severity, message, details, raised_at, acknowledged_by,"
         " acknowledged_at FROM floor_alerts WHERE (NOT %s OR acknowledged_at IS NULL)"
-        " AND (%s::text IS NULL OR table_id = %s)"
+        " AND (%s::text IS NULL OR table_id = %s) AND (kind = ANY(%s)) = %s"
         " ORDER BY CASE severity WHEN 'critical' THEN 0 WHEN 'warning' THEN 1 ELSE 2 END, raised_at DESC,"
         " alert_id DESC LIMIT %s",
-        (open_only, table, table, limit),
+        (open_only, table, table, list(SURVEILLANCE_KINDS), surveillance, limit),
     ).fetchall()
     return [FloorAlert(*r) for r in rows]
 

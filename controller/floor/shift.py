@@ -12,11 +12,15 @@ What a table-games manager reads, each figure from the tables' own published eve
 | ``paid`` | what went back to the players: handle + Σ ``total_net`` (stakes returned on wins and pushes + winnings) |
 | ``win`` | the house's result: −Σ ``total_net`` (= handle − paid) |
 | ``hold_pct`` | win ÷ handle × 100 (empty without handle) |
+| ``theoretical_win`` | Σ original main bets (each seat's first hand, halved if doubled) × the profile's house edge |
 | ``dealer_errors`` / ``errors_per_100`` | ``events/dealer_error``; per 100 rounds |
 | ``faults`` / ``voids`` | ``events/fault`` raised; ``events/round`` with phase ``void`` (bets returned) |
 | ``jackpot_handle`` | chips collected (``events/jackpot`` ``contribution``) × the chip value (PT-2001 r.47) |
 | ``jackpot_contributions`` | what those chips added to the meter (meter after each contribution − before it) |
 | ``jackpot_payouts`` | Σ ``events/jackpot`` ``paid`` amounts |
+
+The house edge is the settlement's profile's (controller/rules/strategy.py); a profile the floor does not know
+adds nothing to ``theoretical_win``. Against ``win`` it tells luck from leak.
 
 The jackpot's figures are staked on and paid from the progressive pool, not against the house: they are not in
 ``handle`` or ``win``. The chip value is the table's newest ``state/jackpot`` ``bet_value``.
@@ -40,9 +44,11 @@ import psycopg
 
 from controller.floor.coverage import UNKNOWN_TABLE, Coverage, coverage
 from controller.floor.layout import Layout
+from controller.floor.play_rounds import profile_edge
 from controller.floor.queries import table_currencies
 from controller.floor.report import csv_cell, event_counts
 from controller.floor.shift_dealers import DealerRow
+from controller.rules.profiles import ProfileError
 
 SERIES_LIMIT = 20_000  # settlements drawn in the page's plots (the figures count every one)
 
@@ -76,6 +82,7 @@ class Figures:
     jackpot_handle: int = 0
     jackpot_contributions: int = 0
     jackpot_payouts: int = 0
+    theoretical_win: int = 0
 
     @property
     def handle(self) -> int:
@@ -140,7 +147,25 @@ def _table_figures(
     for site, table_id, attr, n in event_counts(conn, since, until):
         setattr(get(site, table_id), attr, n)
     _jackpot(conn, since, until, get)
+    _theoretical(conn, since, until, get)
     return out
+
+
+def _theoretical(conn: psycopg.Connection, since: datetime, until: datetime, get) -> None:  # type: ignore[no-untyped-def]
+    """Σ original main bets × the house edge of each settlement's profile (per table and profile)."""
+    stake = _num("x->'stake'")
+    half = "(CASE WHEN x->>'doubled' = 'true' THEN 2 ELSE 1 END)"
+    first = f"(CASE WHEN x->>'hand' = '0' THEN {stake} / {half} ELSE 0 END)"
+    for site, table_id, profile, bets in conn.execute(
+        f"SELECT site, table_id, data->>'profile', coalesce(sum({_sum_of(first, 'hands')}), 0) FROM events"
+        " WHERE topic = 'events/settlement' AND ts >= %s AND ts < %s GROUP BY 1, 2, 3",
+        (since, until),
+    ).fetchall():
+        try:
+            edge = profile_edge(profile) if isinstance(profile, str) else 0.0
+        except ProfileError:
+            edge = 0.0
+        get(site, table_id).theoretical_win += round(int(bets) * edge)
 
 
 def _jackpot(conn: psycopg.Connection, since: datetime, until: datetime, get) -> None:  # type: ignore[no-untyped-def]
@@ -226,19 +251,20 @@ def _sum_into(group: ShiftRow, row: ShiftRow) -> None:
 
 COLUMNS = ("level", "area", "pit", "table", "archive", "rounds", "hours", "rounds_per_hour", "handle_minor",
            "handle_main_minor", "handle_side_minor", "handle_insurance_minor", "paid_minor", "win_minor",
-           "hold_pct", "dealer_errors", "errors_per_100_rounds", "faults", "voids", "jackpot_handle_minor",
-           "jackpot_contributions_minor", "jackpot_payouts_minor", "currency", "incomplete", "dealer")  # fmt: skip
+           "theoretical_win_minor", "hold_pct", "dealer_errors", "errors_per_100_rounds", "faults", "voids",
+           "jackpot_handle_minor", "jackpot_contributions_minor", "jackpot_payouts_minor", "currency",
+           "incomplete", "dealer")  # fmt: skip
 
 
 def row_values(r: ShiftRow) -> list[object]:
     f = r.figures
     money = (f.handle, f.handle_main, f.handle_side, f.handle_insurance, f.paid, f.win, f.jackpot_handle,
-             f.jackpot_contributions, f.jackpot_payouts)  # fmt: skip
+             f.jackpot_contributions, f.jackpot_payouts, f.theoretical_win)  # fmt: skip
     m = [None if r.mixed_currency else v for v in money]
     table = r.name if r.level == "table" else ""
     return [r.level, r.area, r.pit, table, "complete" if r.complete else "INCOMPLETE", f.rounds,
             r.hours.quantize(Decimal("0.01")), r.rounds_per_hour(), m[0], m[1], m[2], m[3], m[4], m[5],
-            f.hold_pct(), f.dealer_errors, f.errors_per_100(), f.faults, f.voids, m[6], m[7], m[8],
+            m[9], f.hold_pct(), f.dealer_errors, f.errors_per_100(), f.faults, f.voids, m[6], m[7], m[8],
             "mixed" if r.mixed_currency else (r.currency or ""), "; ".join(r.incomplete), ""]  # fmt: skip
 
 

@@ -35,13 +35,18 @@ def _when(text: str) -> datetime:
     return ts if ts.tzinfo else ts.replace(tzinfo=UTC)
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
+def add_window(parser: argparse.ArgumentParser) -> None:
+    """``--dsn``, ``--since``, ``--until``, ``--hours``: the window of the floor's figures."""
     add_dsn(parser)
     parser.add_argument("--since", type=_when, default=None, help="start, ISO date-time, UTC unless zoned")
     parser.add_argument("--until", type=_when, default=None, help="end (default: now)")
     parser.add_argument(
         "--hours", type=float, default=8.0, help="without --since: this many hours before --until"
     )
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_window(parser)
     parser.add_argument(
         "--layout", type=Path, default=None, help="floor.toml: pits and areas (docs/floor.md)"
     )

@@ -112,7 +112,7 @@ def cells_text(r: ShiftRow) -> list[str]:
     name = r.name if r.level != "floor" else "whole floor"
     return [name, r.area, archive, str(f.rounds), opt(r.rounds_per_hour()), m(f.handle),
             m(f.handle_main), m(f.handle_side), m(f.handle_insurance), m(f.paid), m(f.win),
-            opt(f.hold_pct()) + ("%" if f.hold_pct() is not None else ""), str(f.dealer_errors),
+            m(f.theoretical_win), opt(f.hold_pct()) + ("%" if f.hold_pct() is not None else ""), str(f.dealer_errors),
             opt(f.errors_per_100()), str(f.faults), str(f.voids), m(f.jackpot_handle), m(f.jackpot_contributions),
             m(f.jackpot_payouts)]  # fmt: skip
 
@@ -125,8 +125,8 @@ def _cells(r: ShiftRow) -> list[str]:
 
 
 HEAD = ("table / pit", "area", "archive", "rounds", "rounds per hour", "handle", "main bets", "side bets",
-         "insurance", "paid", "win", "hold", "dealer errors", "errors per 100 rounds", "faults", "voided rounds",
-         "jackpot chips", "jackpot contributions", "jackpot payouts")  # fmt: skip
+        "insurance", "paid", "win", "theoretical win", "hold", "dealer errors", "errors per 100 rounds", "faults",
+        "voided rounds", "jackpot chips", "jackpot contributions", "jackpot payouts")  # fmt: skip
 
 
 def to_html(

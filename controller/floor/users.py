@@ -35,6 +35,7 @@ MAX_PASSWORD = 256
 class Role(enum.StrEnum):
     VIEWER = "viewer"  # sees every table and alert
     SUPERVISOR = "supervisor"  # also acknowledges alerts (a table's: signed in the browser; the floor's)
+    SURVEILLANCE = "surveillance"  # sees what a viewer sees, and the play sessions and advantage-play alerts
 
 
 class UserError(ValueError):

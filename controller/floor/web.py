@@ -39,6 +39,7 @@ from controller.floor.web_config import WebConfig
 from controller.floor.web_live import TICK_S, Live, build
 from controller.floor.web_pages import PAGE_FILES, Pages
 from controller.floor.web_relay import Relay
+from controller.floor.web_surveillance import Surveillance
 
 log = logging.getLogger("floor.web")
 STATIC = Path(__file__).resolve().parent / "static"
@@ -90,6 +91,7 @@ class FloorWeb:
         self.auth.routes(app)
         self.relay.routes(app)
         self.pages.routes(app)
+        Surveillance(self.cfg, self.db, self.auth).routes(app)  # its own page and API (web_surveillance.py)
         app.on_startup.append(self._start)
         app.on_cleanup.append(self._stop)
         return app

@@ -52,6 +52,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     opts.add_options(parser, opts.TLS_KEYS, {})
     parser.add_argument("--username", default="supervisor-floor", help="the dashboard's broker account")
     parser.add_argument("--password-env", default="FLOOR_WEB_PASSWORD", help="env variable with its password")
+    parser.add_argument(
+        "--surveillance-live", action="store_true",
+        help="show surveillance a shoe's count while it is in play (default: only after the shoe ended)",
+    )  # fmt: skip
 
 
 async def _run(cfg: WebConfig, host: str, port: int) -> None:
@@ -96,6 +100,7 @@ def main(args: argparse.Namespace) -> int:
         sse_total=args.sse_total,
         broker_tls=tls,
         layout=layout,
+        surveillance_live=args.surveillance_live,
     )
     try:
         asyncio.run(_run(cfg, host, int(port)))

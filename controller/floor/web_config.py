@@ -63,6 +63,7 @@ class WebConfig:
     ack_timeout: float = 15.0
     broker_tls: TlsConfig | None = None  # the floor broker's CA (and a client certificate): verified
     layout: Layout = field(default_factory=Layout)  # pits and areas (floor.toml): the map, the shift
+    surveillance_live: bool = False  # the surveillance view shows a shoe's count while the shoe is in play
 
     @property
     def origin(self) -> str:

@@ -319,15 +319,25 @@ def chart(p: Profile) -> dict[str, dict[int, Move]]:
     return rows
 
 
-def next_move(g: Game, values: list[int], up: int, *, split: bool, first: bool, hands: int) -> Move:
-    """The strategy's decision for a hand of card ``values`` (1 = ace) in play: ``first`` while the hand has its
-    first two cards and no decision yet (double, split and surrender are open), ``split`` for a hand of a split
-    pair, ``hands`` the seat's hands now. The same recursion as the charts, for any hand the round reaches."""
-    s = Solver(g, up)
+@cache
+def _solver(g: Game, up: int) -> Solver:
+    return Solver(g, up)  # its own caches fill as hands are asked about: one per game and up card
+
+
+def move_values(
+    g: Game, values: list[int], up: int, *, split: bool, first: bool, hands: int
+) -> dict[Move, float]:
+    """Every decision open to a hand of card ``values`` (1 = ace) in play, with its expected return per unit of
+    the original bet: ``first`` while the hand has its first two cards and no decision yet (double, split and
+    surrender are open; the dealer's blackjack counted as in the charts), ``split`` for a hand of a split pair,
+    ``hands`` the seat's hands now. The same recursion as the charts, for any hand the round reaches."""
+    s = _solver(g, up)
     hard, aces = sum(values), 1 in values
     total, _ = _total(hard, aces)
     if first and len(values) == 2 and not split:
-        return best(g, values[0], values[1], up).move
+        return {
+            m: _with_blackjack_cost(g, up, s.bj, m, ev) for m, ev in s.moves(values[0], values[1]).items()
+        }
     options = {Move.STAND: s.stand(total)}
     if total < 21:
         options[Move.HIT] = s.hit(hard, aces, len(values), split)
@@ -338,4 +348,10 @@ def next_move(g: Game, values: list[int], up: int, *, split: bool, first: bool, 
             options[Move.DOUBLE] = s.double(hard, aces)
         if values[0] == values[1] and hands < g.max_hands and (values[0] != 1 or g.resplit_aces):
             options[Move.SPLIT] = 2 * s.split_hand(values[0], g.max_hands - hands - 1)
+    return options
+
+
+def next_move(g: Game, values: list[int], up: int, *, split: bool, first: bool, hands: int) -> Move:
+    """The strategy's decision for a hand in play (``move_values``: the one of the highest return)."""
+    options = move_values(g, values, up, split=split, first=first, hands=hands)
     return max(options, key=lambda m: options[m])

@@ -1,0 +1,89 @@
+"""The advantage-play detector's false-positive and detection rates on simulated players (issue 32).
+
+Each trial plays ``--shoes`` shoes of pt-2001 (6 decks, batch shoe, cut card at 75 %) through the real rules
+engine (bench/tablebench/ap_players.py): a table regular at seat 1 and the player under test at seat 5, named by
+a player identity. The floor's own code judges every round (controller/floor/play_rounds.py: replay, basic
+strategy, the Hi-Lo count from the cards dealt before each bet), groups seat sessions (broken by a gap or a shoe
+change) and the player's row over the whole window, and the detector (controller/floor/advantage.py) flags them.
+Printed, per simulated player, with the default thresholds and with the play-precision rule on:
+
+- ``window``: the share of trials whose player row (all its rounds in the window) is flagged;
+- ``sessions``: the share of the player's seat sessions flagged (a session is at most one shoe).
+
+For the flat, poor and random players a flag is a false positive; for the counter and back-counter a detection.
+
+    python benchmarks/advantage_play.py [--trials 20] [--shoes 8] [--seed 1] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from controller.floor.advantage import DEFAULT_THRESHOLDS, Thresholds, assess
+from controller.floor.play_rounds import seat_rounds
+from controller.floor.sessions_play import Level, TableRound, group_sessions, player_totals
+from tablebench.ap_players import PLAYERS, SUBJECT_SEAT, simulate
+
+PRECISION_ON = 0.99
+PLAYER_ID = "sim-player"
+
+
+def trial(
+    kind: str, shoes: int, seed: int, configs: dict[str, Thresholds]
+) -> dict[str, tuple[int, int, int]]:
+    """Per configuration: (window flagged 0/1, sessions flagged, sessions)."""
+    rounds = simulate(kind, shoes=shoes, seed=seed, player=PLAYER_ID)
+    trs = []
+    for i, r in enumerate(rounds):
+        seats, problems = seat_rounds(r.description, round_id=r.round_id, shoe=r.shoe, count=r.count)
+        assert not problems, problems
+        trs.append(TableRound(i, r.round_id, r.shoe, False, seats, r.count))
+    sessions = group_sessions("sim", "T1", trs)
+    mine = [s for s in sessions if s.level == Level.SEAT and s.seat == SUBJECT_SEAT]
+    [window] = player_totals(sessions)
+    out = {}
+    for name, th in configs.items():
+        out[name] = (int(bool(assess(window, th))), sum(bool(assess(s, th)) for s in mine), len(mine))
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--trials", type=int, default=20)
+    ap.add_argument("--shoes", type=int, default=8)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--quick", action="store_true", help="3 trials of 4 shoes (a smoke run)")
+    args = ap.parse_args()
+    trials, shoes = (3, 4) if args.quick else (args.trials, args.shoes)
+    configs = {
+        "default": DEFAULT_THRESHOLDS,
+        "precision": replace(DEFAULT_THRESHOLDS, min_precision=PRECISION_ON),
+    }
+    d = DEFAULT_THRESHOLDS
+    print(f"pt-2001, 6 decks, cut card at 75 %; {trials} trials x {shoes} shoes per player; thresholds: "
+          f"min_rounds={d.min_rounds} max_p={d.max_p} min_rho={d.min_rho} min_entry={d.min_entry}; "
+          f"precision rule: min_precision={PRECISION_ON} over {d.min_decisions} decisions")  # fmt: skip
+    start = time.monotonic()
+    for kind in PLAYERS:
+        sums = {name: [0, 0, 0] for name in configs}
+        for t in range(trials):
+            for name, (w, f, n) in trial(kind, shoes, args.seed * 1000 + t, configs).items():
+                sums[name][0] += w
+                sums[name][1] += f
+                sums[name][2] += n
+        role = "detection" if kind in ("counter", "backcounter") else "false_positive"
+        for name, (w, f, n) in sums.items():
+            print(f"{kind:<11} {name:<9} {role:<14} window={w / trials:.2f} ({w}/{trials}) "
+                  f"sessions={f / n if n else 0:.3f} ({f}/{n})")  # fmt: skip
+    print(f"elapsed_s={time.monotonic() - start:.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
