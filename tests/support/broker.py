@@ -70,6 +70,8 @@ class Recorder:
         self.client.on_message = self._on_message
         self.client.on_connect = self._on_connect
         self.client.on_publish = self._on_publish
+        self.client.on_subscribe = self._on_subscribe
+        self._subscribing: set[int] = set()  # mids of subscriptions not yet acknowledged (SUBACK)
         self.filters = filters
         self._connect_kw: dict[str, Any] = {}
         if v5:
@@ -92,9 +94,20 @@ class Recorder:
     def _on_connect(self, client, userdata, flags, reason, properties) -> None:
         if reason.is_failure:
             return
-        for f in self.filters:
-            client.subscribe(self.topics.abs(f), qos=1)
-        self._connected.set()
+        with self._cond:
+            for f in self.filters:
+                _rc, mid = client.subscribe(self.topics.abs(f), qos=1)
+                self._subscribing.add(mid)
+            if not self.filters:
+                self._connected.set()  # nothing to subscribe: ready at the CONNACK
+        # ready only once the broker has acknowledged every subscription: a message published between the
+        # CONNACK and the SUBACK would be missed (non-retained), and a test would wait for it in vain
+
+    def _on_subscribe(self, client, userdata, mid, reason_codes, properties) -> None:
+        with self._cond:
+            self._subscribing.discard(mid)
+            if not self._subscribing:
+                self._connected.set()
 
     def _on_publish(self, client, userdata, mid, reason, properties) -> None:
         with self._cond:
