@@ -5,7 +5,8 @@ each in its own transaction, and recorded in ``schema_migrations`` (version, nam
 already applied whose text changed is refused (a released migration is never edited). Several archive workers
 may start at once: the migration runs under a PostgreSQL advisory lock.
 
-Idempotence: every envelope is inserted with ``ON CONFLICT (site, table_id, event_id) DO NOTHING``, so a QoS 1
+Idempotence: every batch is copied (``COPY``) into a staging table private to the connection and moved into
+``events`` with ``ON CONFLICT (site, table_id, event_id) DO NOTHING``, so a QoS 1
 redelivery, a replayed event or the same event seen by two workers is stored once. Another payload under an
 archived id is kept aside and alerted (controller/floor/quarantine.py), never silently dropped: the table's signed
 chain decides which is the table's (controller/floor/verify_events.py).
@@ -103,6 +104,12 @@ def schema_version(conn: psycopg.Connection) -> int:
 
 
 # ---- writes ----
+_EVENT_COLUMNS = "site, table_id, event_id, topic, type, ts, data, raw, source, prev, chain"
+# the store path's staging table: private to the connection, emptied by the INSERT that reads it
+_STAGE = (
+    f"CREATE TEMP TABLE IF NOT EXISTS events_in AS SELECT {_EVENT_COLUMNS} FROM events WITH NO DATA"
+)
+
 def ensure_tables(cur: psycopg.Cursor, tables: Iterable[TableRef]) -> None:
     cur.executemany(
         "INSERT INTO floor_tables (site, table_id) VALUES (%s, %s) ON CONFLICT DO NOTHING",
@@ -140,25 +147,30 @@ def store_envelopes(cur: psycopg.Cursor, envelopes: list[Envelope]) -> int:
     envelopes = known(cur, envelopes)
     if not envelopes:
         return 0
-    cur.executemany(  # psycopg pipelines the batch: one round trip, not one per row
-        "INSERT INTO events (site, table_id, event_id, topic, type, ts, data, raw, source, prev, chain)"
-        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
-        [
-            (
-                e.table.site,
-                e.table.table_id,
-                e.event_id,
-                e.topic,
-                e.type,
-                e.ts,
-                Jsonb(e.data),
-                e.raw,
-                e.source,
-                e.prev,
-                e.chain,
+    # COPY into a per-connection staging table, then one INSERT ... SELECT ON CONFLICT DO NOTHING that also
+    # empties it: idempotent as before, the raw bytes copied as they are, and 2-3x cheaper for PostgreSQL than
+    # a row-by-row INSERT batch (benchmarks/floor.py, docs/performance.md "Floor archive")
+    cur.execute(_STAGE)
+    with cur.copy(f"COPY events_in ({_EVENT_COLUMNS}) FROM STDIN") as copy:
+        for e in envelopes:
+            copy.write_row(
+                (
+                    e.table.site,
+                    e.table.table_id,
+                    e.event_id,
+                    e.topic,
+                    e.type,
+                    e.ts,
+                    Jsonb(e.data),
+                    e.raw,
+                    e.source,
+                    e.prev,
+                    e.chain,
+                )
             )
-            for e in envelopes
-        ],
+    cur.execute(
+        f"WITH staged AS (DELETE FROM events_in RETURNING {_EVENT_COLUMNS})"
+        f" INSERT INTO events ({_EVENT_COLUMNS}) SELECT {_EVENT_COLUMNS} FROM staged ON CONFLICT DO NOTHING"
     )
     new = max(cur.rowcount, 0)
     if new < len(envelopes):
