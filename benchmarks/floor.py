@@ -1,19 +1,21 @@
 """Floor archive throughput and lag: N tables' traffic through one floor broker into PostgreSQL.
 
-Lightweight publishers (one MQTT connection per group of tables, not the table service) send each table's events
-at a dealer's pace times ``--pace``, in bursts as a round produces them (a deal: 5-7 events at once, then one or
-two per decision, a settlement), each event a real table event shape (``events/card``, ``events/round``,
-``state/round``, ``events/settlement``) in the usual envelope with a gapless ``event_id`` per table. ``--workers``
-archive workers (``controller.floor.archive``, shared subscription) store them. Printed:
+Lightweight publishers (one MQTT connection per 20 tables, not the table service) send each table's events at a
+dealer's pace times ``--pace``: a round every 40 s at 1x of the mix a real table publishes (``ROUND_MIX``,
+measured from a ``tablectl demo`` journal: 72 events a round, 72 % state documents, each topic at its measured
+size), in 12 bursts evenly over the round, in the usual envelope with a gapless ``event_id`` per table.
+``--workers`` archive workers (``controller.floor.archive``, shared subscription) store them. Printed:
 
-- ``archive``: events/s sustained (stored / wall time from the first publish to the last row stored) and the lag
-  of each row, PostgreSQL ``received_at`` minus the envelope ``ts`` (stamped at publish): p50 / p99 / max;
-- ``baseline``: the same rows inserted by one client in plain batches (``executemany``, 500 rows a transaction,
-  ``ON CONFLICT DO NOTHING``) into the same database: rows/s; and the archive's share of it.
+- ``archive`` (and ``sweep``, one line per ``--sweep TABLESxPACE`` load): events/s sustained (stored / wall time
+  from the first publish to the last row stored) and the lag of each row, PostgreSQL ``received_at`` minus the
+  envelope ``ts`` (stamped at publish): p50 / p99 / max;
+- ``capacity``: a backlog of ``--flood`` events (the same mix) queued for the workers' sessions while they are
+  stopped, drained when they start: events/s;
+- ``baseline`` and ``copy``: the flood's rows inserted again by one client into fresh tables of the same shape,
+  in plain batches (``executemany``, 500 rows a transaction, ``ON CONFLICT DO NOTHING``) and by one ``COPY``:
+  rows/s; and the archive's capacity as a share of each.
 
-    python benchmarks/floor.py [--tables 200] [--pace 10] [--seconds 20] [--workers 2] [--quick]
-
-A dealer's pace here: a round every 40 s of about 14 events (a card every ~2 s, state documents, settlement).
+    python benchmarks/floor.py [--tables 200] [--pace 10] [--seconds 20] [--workers 2] [--sweep 2000x1] [--quick]
 """
 
 from __future__ import annotations
@@ -113,6 +115,7 @@ class Publisher(threading.Thread):
     def __init__(self, broker: Broker, tables: list[TableTraffic], pace: float, until: float) -> None:
         super().__init__(daemon=True)
         self.tables, self.pace, self.until = tables, pace, until
+        self.gap = ROUND_SECONDS / pace / BURSTS_PER_ROUND  # a round's bursts evenly over the round
         self.sent = 0
         self.client = new_client(BrokerEndpoint(broker.host, broker.port, "bench", "bench"),
                                  f"bench-{uuid.uuid4().hex[:8]}", protocol=mqtt.MQTTv311)  # fmt: skip
@@ -126,7 +129,7 @@ class Publisher(threading.Thread):
         plan: list[tuple[float, int, list]] = []
         now = time.monotonic()
         for i in range(len(self.tables)):
-            plan.append((now + random.random() * ROUND_SECONDS / self.pace, i, []))
+            plan.append((now + random.random() * self.gap, i, []))  # steady at once: one burst gap
         while plan:
             plan.sort(key=lambda p: p[0])
             at, i, pending = plan.pop(0)
@@ -143,8 +146,7 @@ class Publisher(threading.Thread):
                 payload = t.envelope(etype, data)
                 self.client.publish(f"casino/{t.site}/table/{t.table_id}/{rel}", payload, qos=1)
                 self.sent += 1
-            gap = ROUND_SECONDS / self.pace / (len(pending) + 1 if pending else 1)
-            plan.append((at + gap, i, pending))
+            plan.append((at + self.gap, i, pending))
 
     def close(self) -> None:
         self.client.disconnect()

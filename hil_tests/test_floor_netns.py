@@ -58,8 +58,10 @@ def sh(*cmd: str) -> None:
 class TableHost:
     """One table host: a namespace, a veth to the floor, a mosquitto with the floor bridge, a publisher."""
 
-    def __init__(self, tag: str, i: int, net: int, workdir: Path, floor_port: int) -> None:
-        self.ns, self.host_if, self.peer_if = f"rp{tag}t{i}", f"rp{tag}h{i}", f"rp{tag}p{i}"
+    def __init__(
+        self, tag: str, i: int, net: int, workdir: Path, floor_port: int, prefix: str = "rp"
+    ) -> None:
+        self.ns, self.host_if, self.peer_if = f"{prefix}{tag}t{i}", f"{prefix}{tag}h{i}", f"{prefix}{tag}p{i}"
         self.table = f"T{i}"
         self.floor_ip, self.ip = f"10.{net}.{i}.1", f"10.{net}.{i}.2"
         sh("ip", "netns", "add", self.ns)

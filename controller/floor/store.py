@@ -5,8 +5,9 @@ each in its own transaction, and recorded in ``schema_migrations`` (version, nam
 already applied whose text changed is refused (a released migration is never edited). Several archive workers
 may start at once: the migration runs under a PostgreSQL advisory lock.
 
-Idempotence: every batch is copied (``COPY``) into a staging table private to the connection and moved into
-``events`` with ``ON CONFLICT (site, table_id, event_id) DO NOTHING``, so a QoS 1
+Idempotence: a batch is copied (``COPY``) straight into ``events`` in a savepoint; if any of its ids is already
+there, the savepoint is undone and the batch is copied into a staging table private to the connection and moved
+into ``events`` with ``ON CONFLICT (site, table_id, event_id) DO NOTHING``, so a QoS 1
 redelivery, a replayed event or the same event seen by two workers is stored once. Another payload under an
 archived id is kept aside and alerted (controller/floor/quarantine.py), never silently dropped: the table's signed
 chain decides which is the table's (controller/floor/verify_events.py).
@@ -105,15 +106,18 @@ def schema_version(conn: psycopg.Connection) -> int:
 
 # ---- writes ----
 _EVENT_COLUMNS = "site, table_id, event_id, topic, type, ts, data, raw, source, prev, chain"
+_COPY_EVENTS = f"COPY events ({_EVENT_COLUMNS}) FROM STDIN"
 # the store path's staging table: private to the connection, emptied by the INSERT that reads it
-_STAGE = (
-    f"CREATE TEMP TABLE IF NOT EXISTS events_in AS SELECT {_EVENT_COLUMNS} FROM events WITH NO DATA"
-)
+_STAGE = f"CREATE TEMP TABLE IF NOT EXISTS events_in AS SELECT {_EVENT_COLUMNS} FROM events WITH NO DATA"
+_COPY_STAGED = f"COPY events_in ({_EVENT_COLUMNS}) FROM STDIN"
+
 
 def ensure_tables(cur: psycopg.Cursor, tables: Iterable[TableRef]) -> None:
-    cur.executemany(
-        "INSERT INTO floor_tables (site, table_id) VALUES (%s, %s) ON CONFLICT DO NOTHING",
-        [(t.site, t.table_id) for t in sorted(set(tables), key=lambda t: (t.site, t.table_id))],
+    order = sorted(set(tables), key=lambda t: (t.site, t.table_id))
+    cur.execute(  # one statement for the batch's tables (a flood's batch spans hundreds)
+        "INSERT INTO floor_tables (site, table_id) SELECT * FROM unnest(%s::text[], %s::text[])"
+        " ON CONFLICT DO NOTHING",
+        ([t.site for t in order], [t.table_id for t in order]),
     )
 
 
@@ -138,20 +142,9 @@ def record_arrivals(cur: psycopg.Cursor, envelopes: list[Envelope]) -> None:
     )
 
 
-def store_envelopes(cur: psycopg.Cursor, envelopes: list[Envelope]) -> int:
-    """Insert envelopes (duplicates ignored, another payload under an archived id kept aside); returns how many
-    rows were new."""
-    if not envelopes:
-        return 0
-    ensure_tables(cur, (e.table for e in envelopes))
-    envelopes = known(cur, envelopes)
-    if not envelopes:
-        return 0
-    # COPY into a per-connection staging table, then one INSERT ... SELECT ON CONFLICT DO NOTHING that also
-    # empties it: idempotent as before, the raw bytes copied as they are, and 2-3x cheaper for PostgreSQL than
-    # a row-by-row INSERT batch (benchmarks/floor.py, docs/performance.md "Floor archive")
-    cur.execute(_STAGE)
-    with cur.copy(f"COPY events_in ({_EVENT_COLUMNS}) FROM STDIN") as copy:
+def _copy(cur: psycopg.Cursor, statement: str, envelopes: list[Envelope]) -> None:
+    """COPY the envelopes (``_COPY_EVENTS`` or ``_COPY_STAGED``), the raw bytes as received."""
+    with cur.copy(statement) as copy:
         for e in envelopes:
             copy.write_row(
                 (
@@ -168,11 +161,29 @@ def store_envelopes(cur: psycopg.Cursor, envelopes: list[Envelope]) -> int:
                     e.chain,
                 )
             )
-    cur.execute(
-        f"WITH staged AS (DELETE FROM events_in RETURNING {_EVENT_COLUMNS})"
-        f" INSERT INTO events ({_EVENT_COLUMNS}) SELECT {_EVENT_COLUMNS} FROM staged ON CONFLICT DO NOTHING"
-    )
-    new = max(cur.rowcount, 0)
+
+
+def store_envelopes(cur: psycopg.Cursor, envelopes: list[Envelope]) -> int:
+    """Insert envelopes (duplicates ignored, another payload under an archived id kept aside); returns how many
+    rows were new."""
+    if not envelopes:
+        return 0
+    ensure_tables(cur, (e.table for e in envelopes))
+    envelopes = known(cur, envelopes)
+    if not envelopes:
+        return 0
+    try:  # the usual batch is all new: COPY it straight in, in a savepoint a duplicate id undoes alone
+        with cur.connection.transaction():
+            _copy(cur, _COPY_EVENTS, envelopes)
+        new = len(envelopes)
+    except psycopg.errors.UniqueViolation:  # a redelivery, a re-fetch or another worker had some: idempotent
+        cur.execute(_STAGE)
+        _copy(cur, _COPY_STAGED, envelopes)
+        cur.execute(
+            f"WITH staged AS (DELETE FROM events_in RETURNING {_EVENT_COLUMNS}) INSERT INTO events"
+            f" ({_EVENT_COLUMNS}) SELECT {_EVENT_COLUMNS} FROM staged ON CONFLICT DO NOTHING"
+        )
+        new = max(cur.rowcount, 0)
     if new < len(envelopes):
         conflicting(cur, envelopes)
     record_arrivals(cur, envelopes)
