@@ -4,7 +4,8 @@ Lightweight publishers (one MQTT connection per 20 tables, not the table service
 dealer's pace times ``--pace``: a round every 40 s at 1x of the mix a real table publishes (``ROUND_MIX``,
 measured from a ``tablectl demo`` journal: 72 events a round, 72 % state documents, each topic at its measured
 size), in 12 bursts evenly over the round, in the usual envelope with a gapless ``event_id`` per table.
-``--workers`` archive workers (``controller.floor.archive``, shared subscription) store them. Printed:
+``--workers`` archive workers (``controller.floor.archive``, shared subscription, each in its own process)
+store them. Printed:
 
 - ``archive`` (and ``sweep``, one line per ``--sweep TABLESxPACE`` load): events/s sustained (stored / wall time
   from the first publish to the last row stored) and the lag of each row, PostgreSQL ``received_at`` minus the
@@ -22,7 +23,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import random
+import signal
 import sys
 import tempfile
 import threading
@@ -31,6 +34,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -153,6 +157,45 @@ class Publisher(threading.Thread):
         self.client.loop_stop()
 
 
+def _worker_main(cfg: ArchiveConfig, spawned: Any, go: Any, started: Any) -> None:
+    """An archive worker in its own process (as ``tablectl floor archive`` runs): the publishers' threads of this
+    process do not share its interpreter; it connects when told (all workers at once); SIGTERM stops it."""
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    spawned.set()
+    go.wait()
+    worker = ArchiveWorker(cfg).start(timeout=60)
+    started.set()
+    stop.wait()
+    worker.stop()
+
+
+class WorkerProcess:
+    def __init__(self, cfg: ArchiveConfig, go: Any) -> None:
+        ctx = multiprocessing.get_context("spawn")
+        self.spawned, self.started = ctx.Event(), ctx.Event()
+        self.proc = ctx.Process(target=_worker_main, args=(cfg, self.spawned, go, self.started), daemon=True)
+        self.proc.start()
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.join(60)
+
+
+def start_workers(cfgs: list[ArchiveConfig]) -> list[WorkerProcess]:
+    """Every worker process up (imports done) before any connects: a backlog is drained by all of them."""
+    go = multiprocessing.get_context("spawn").Event()
+    workers = [WorkerProcess(cfg, go) for cfg in cfgs]
+    for w in workers:
+        if not w.spawned.wait(120):
+            raise RuntimeError("archive worker process did not start")
+    go.set()
+    for w in workers:
+        if not w.started.wait(90):
+            raise RuntimeError("archive worker did not connect")
+    return workers
+
+
 def percentile(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
@@ -254,14 +297,13 @@ def run(args: argparse.Namespace, dsn: str) -> int:
     workdir = Path(tempfile.mkdtemp(prefix="floor-bench-"))
     broker = Broker.start(workdir / "broker", users={"archive": "archive", "bench": "bench"}, acl=False,
                           extra_config=("max_inflight_messages 0", "max_queued_messages 1000000"))  # fmt: skip
-    workers: list[ArchiveWorker] = []
+    workers: list[WorkerProcess] = []
 
-    def start_workers() -> list[ArchiveWorker]:
-        return [ArchiveWorker(ArchiveConfig(dsn, broker.host, broker.port, "archive", "archive",
-                                            worker=f"b{i}")).start() for i in range(args.workers)]  # fmt: skip
+    cfgs = [ArchiveConfig(dsn, broker.host, broker.port, "archive", "archive", worker=f"b{i}")
+            for i in range(args.workers)]  # fmt: skip
 
     try:
-        workers = start_workers()
+        workers = start_workers(cfgs)
         print(f"floor benchmark: {args.tables} tables at {args.pace:g}x a dealer's pace for {args.seconds:g} s,"
               f" {EVENTS_PER_ROUND} events a round every {ROUND_SECONDS:g} s at 1x (the measured mix),"
               f" {args.workers} archive worker(s), one mosquitto, PostgreSQL on 127.0.0.1")  # fmt: skip
@@ -287,7 +329,7 @@ def run(args: argparse.Namespace, dsn: str) -> int:
             info = pub.client.publish(f"casino/F/table/{t.table_id}/{rel}", t.envelope(etype, data), qos=1)
         if info is not None:
             info.wait_for_publish(120)  # QoS 1 in order: the last acked, the broker holds them all
-        workers = start_workers()
+        workers = start_workers(cfgs)
         with psycopg.connect(dsn) as conn:
             deadline = time.monotonic() + 300
             while conn.execute("SELECT count(*) FROM events WHERE site = 'F'").fetchone()[0] < args.flood:
