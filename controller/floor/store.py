@@ -6,8 +6,8 @@ already applied whose text changed is refused (a released migration is never edi
 may start at once: the migration runs under a PostgreSQL advisory lock.
 
 Idempotence: a batch is copied (``COPY``) straight into ``events`` in a savepoint; if any of its ids is already
-there, the savepoint is undone and the batch is copied into a staging table private to the connection and moved
-into ``events`` with ``ON CONFLICT (site, table_id, event_id) DO NOTHING``, so a QoS 1
+there, the savepoint is undone and the batch is inserted row by row, in its order, with ``ON CONFLICT
+(site, table_id, event_id) DO NOTHING``, so a QoS 1
 redelivery, a replayed event or the same event seen by two workers is stored once. Another payload under an
 archived id is kept aside and alerted (controller/floor/quarantine.py), never silently dropped: the table's signed
 chain decides which is the table's (controller/floor/verify_events.py).
@@ -107,9 +107,6 @@ def schema_version(conn: psycopg.Connection) -> int:
 # ---- writes ----
 _EVENT_COLUMNS = "site, table_id, event_id, topic, type, ts, data, raw, source, prev, chain"
 _COPY_EVENTS = f"COPY events ({_EVENT_COLUMNS}) FROM STDIN"
-# the store path's staging table: private to the connection, emptied by the INSERT that reads it
-_STAGE = f"CREATE TEMP TABLE IF NOT EXISTS events_in AS SELECT {_EVENT_COLUMNS} FROM events WITH NO DATA"
-_COPY_STAGED = f"COPY events_in ({_EVENT_COLUMNS}) FROM STDIN"
 
 
 def ensure_tables(cur: psycopg.Cursor, tables: Iterable[TableRef]) -> None:
@@ -142,25 +139,16 @@ def record_arrivals(cur: psycopg.Cursor, envelopes: list[Envelope]) -> None:
     )
 
 
-def _copy(cur: psycopg.Cursor, statement: str, envelopes: list[Envelope]) -> None:
-    """COPY the envelopes (``_COPY_EVENTS`` or ``_COPY_STAGED``), the raw bytes as received."""
-    with cur.copy(statement) as copy:
+def _row(e: Envelope) -> tuple[Any, ...]:
+    return (e.table.site, e.table.table_id, e.event_id, e.topic, e.type, e.ts, Jsonb(e.data), e.raw, e.source,
+            e.prev, e.chain)  # fmt: skip
+
+
+def _copy(cur: psycopg.Cursor, envelopes: list[Envelope]) -> None:
+    """COPY the envelopes into ``events``, the raw bytes as received."""
+    with cur.copy(_COPY_EVENTS) as copy:
         for e in envelopes:
-            copy.write_row(
-                (
-                    e.table.site,
-                    e.table.table_id,
-                    e.event_id,
-                    e.topic,
-                    e.type,
-                    e.ts,
-                    Jsonb(e.data),
-                    e.raw,
-                    e.source,
-                    e.prev,
-                    e.chain,
-                )
-            )
+            copy.write_row(_row(e))
 
 
 def store_envelopes(cur: psycopg.Cursor, envelopes: list[Envelope]) -> int:
@@ -174,14 +162,14 @@ def store_envelopes(cur: psycopg.Cursor, envelopes: list[Envelope]) -> int:
         return 0
     try:  # the usual batch is all new: COPY it straight in, in a savepoint a duplicate id undoes alone
         with cur.connection.transaction():
-            _copy(cur, _COPY_EVENTS, envelopes)
+            _copy(cur, envelopes)
         new = len(envelopes)
-    except psycopg.errors.UniqueViolation:  # a redelivery, a re-fetch or another worker had some: idempotent
-        cur.execute(_STAGE)
-        _copy(cur, _COPY_STAGED, envelopes)
-        cur.execute(
-            f"WITH staged AS (DELETE FROM events_in RETURNING {_EVENT_COLUMNS}) INSERT INTO events"
-            f" ({_EVENT_COLUMNS}) SELECT {_EVENT_COLUMNS} FROM staged ON CONFLICT DO NOTHING"
+    except psycopg.errors.UniqueViolation:  # a redelivery, a re-fetch or another worker had some: row by row,
+        # in the batch's order (the first payload of an id wins, as it always did), duplicates ignored
+        cur.executemany(  # psycopg pipelines the batch: one round trip, not one per row
+            f"INSERT INTO events ({_EVENT_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+            " ON CONFLICT DO NOTHING",
+            [_row(e) for e in envelopes],
         )
         new = max(cur.rowcount, 0)
     if new < len(envelopes):
