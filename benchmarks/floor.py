@@ -1,33 +1,40 @@
 """Floor archive throughput and lag: N tables' traffic through one floor broker into PostgreSQL.
 
-Lightweight publishers (one MQTT connection per group of tables, not the table service) send each table's events
-at a dealer's pace times ``--pace``, in bursts as a round produces them (a deal: 5-7 events at once, then one or
-two per decision, a settlement), each event a real table event shape (``events/card``, ``events/round``,
-``state/round``, ``events/settlement``) in the usual envelope with a gapless ``event_id`` per table. ``--workers``
-archive workers (``controller.floor.archive``, shared subscription) store them. Printed:
+Lightweight publishers (one MQTT connection per 20 tables, not the table service) send each table's events at a
+dealer's pace times ``--pace``: a round every 40 s at 1x of the mix a real table publishes (``ROUND_MIX``,
+measured from a ``tablectl demo`` journal: 72 events a round, 72 % state documents, each topic at its measured
+size), in 12 bursts evenly over the round, in the usual envelope with a gapless ``event_id`` per table.
+``--workers`` archive workers (``controller.floor.archive``, shared subscription, each in its own process)
+store them. Printed:
 
-- ``archive``: events/s sustained (stored / wall time from the first publish to the last row stored) and the lag
-  of each row, PostgreSQL ``received_at`` minus the envelope ``ts`` (stamped at publish): p50 / p99 / max;
-- ``baseline``: the same rows inserted by one client in plain batches (``executemany``, 500 rows a transaction,
-  ``ON CONFLICT DO NOTHING``) into the same database: rows/s; and the archive's share of it.
+- ``archive`` (and ``sweep``, one line per ``--sweep TABLESxPACE`` load): events/s sustained (stored / wall time
+  from the first publish to the last row stored) and the lag of each row, PostgreSQL ``received_at`` minus the
+  envelope ``ts`` (stamped at publish): p50 / p99 / max;
+- ``capacity``: a backlog of ``--flood`` events (the same mix) queued for the workers' sessions while they are
+  stopped, drained when they start: events/s;
+- ``baseline`` and ``copy``: the flood's rows inserted again by one client into fresh tables of the same shape,
+  in plain batches (``executemany``, 500 rows a transaction, ``ON CONFLICT DO NOTHING``) and by one ``COPY``:
+  rows/s; and the archive's capacity as a share of each.
 
-    python benchmarks/floor.py [--tables 200] [--pace 10] [--seconds 20] [--workers 2] [--quick]
-
-A dealer's pace here: a round every 40 s of about 14 events (a card every ~2 s, state documents, settlement).
+    python benchmarks/floor.py [--tables 200] [--pace 10] [--seconds 20] [--workers 2] [--sweep 2000x1] [--quick]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import random
+import signal
 import sys
 import tempfile
 import threading
 import time
 import uuid
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -48,10 +55,31 @@ def ts_now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
+# A real table's round (measured: `tablectl demo --auto 10 --seed 5`, the journal's 730 published events: 55-85
+# a round, mean 73; 72 % state documents; mean envelope 568 bytes): per round, how many of each topic and their
+# mean envelope size. The checkpoint (1 a round, 860 bytes) is sent as a state document of its size: the bench
+# has no table key to sign one.
+ROUND_MIX: tuple[tuple[str, int, int], ...] = (
+    ("state/table", 20, 741),
+    ("state/round", 15, 822),
+    ("state/shoe", 12, 395),
+    ("events/card", 9, 367),
+    ("events/round", 5, 317),
+    ("state/lid", 5, 288),
+    ("events/lid", 3, 279),
+    ("state/checkpoint", 1, 860),
+    ("events/settlement", 1, 745),
+    ("events/shoe", 1, 320),
+)
+EVENTS_PER_ROUND = sum(n for _, n, _ in ROUND_MIX)  # 72
+BURSTS_PER_ROUND = 12  # the deal, a decision or two per seat, the settlement: each an event and its documents
+
+
 class TableTraffic:
     def __init__(self, site: str, table_id: str, rng: random.Random) -> None:
         self.site, self.table_id, self.rng = site, table_id, rng
         self.next_id, self.round_no, self.seq = 1, 0, 0
+        self.pending: list[tuple[str, tuple[str, dict]]] = []  # the flood's round under way
 
     def envelope(self, etype: str, data: dict) -> bytes:
         """Stamped (event_id, ts) when sent, so the lag measures the floor, not the schedule."""
@@ -59,40 +87,30 @@ class TableTraffic:
         self.next_id += 1
         return json.dumps(doc, separators=(",", ":")).encode()
 
-    def _env(self, etype: str, data: dict) -> tuple[str, dict]:
-        return etype, data
-
     def _card(self, rid: str, recipient: str) -> tuple[str, tuple[str, dict]]:
         self.seq += 1
         code = self.rng.choice(CARDS)
         data = {"round_id": rid, "shoe_seq": self.seq, "face_up": False, "recipient": recipient,
                 "counts": True, "code": code, "rank": code[0], "suit": code[1]}  # fmt: skip
-        return "events/card", self._env("card", data)
+        return "events/card", ("card", data)
 
     def bursts(self) -> list[list[tuple[str, tuple[str, dict]]]]:
-        """One round as bursts of (relative topic, payload)."""
+        """One round as bursts of (relative topic, (type, data)): the measured mix, each envelope padded to its
+        topic's measured size, the events spread over the round, each with the state documents after it."""
         self.round_no += 1
         rid = f"r-{self.round_no:05d}"
-        seats = self.rng.randint(1, 5)
-        deal = [("events/round", self._env("round", {"round_id": rid, "phase": "dealing",
-                 "bets": [{"seat": s, "amount": 1000} for s in range(1, seats + 1)], "burn": 0}))]  # fmt: skip
-        for _ in range(2):
-            deal += [self._card(rid, f"seat:{s}:0") for s in range(1, seats + 1)] + [
-                self._card(rid, "dealer")
-            ]
-        deal.append(("state/round", self._env("state", {"round_id": rid, "phase": "players", "seats": []})))
-        out = [deal]
-        for s in range(1, seats + 1):
-            out.append([("events/round", self._env("round", {"round_id": rid, "phase": "decision", "action": "hit"})),
-                        self._card(rid, f"seat:{s}:0")])  # fmt: skip
-        hands = [
-            {"seat": s, "hand": 0, "stake": 1000, "outcome": "lose", "net": -1000}
-            for s in range(1, seats + 1)
-        ]
-        out.append([self._card(rid, "dealer"),
-                     ("events/settlement", self._env("settlement", {"round_id": rid, "profile": "pt-2001",
-                      "hands": hands, "total_net": -1000 * seats, "dealer_errors": []}))])  # fmt: skip
-        return out
+        items: list[tuple[str, tuple[str, dict]]] = []
+        for topic, count, size in ROUND_MIX:
+            for _ in range(count):
+                if topic == "events/card":
+                    rel, (etype, data) = self._card(rid, "seat:1:0")
+                else:
+                    rel, etype, data = topic, topic.rsplit("/", 1)[1], {"round_id": rid}
+                data["pad"] = "x" * max(0, size - 130 - len(json.dumps(data)))
+                items.append((rel, (etype, data)))
+        self.rng.shuffle(items)
+        step = -(-len(items) // BURSTS_PER_ROUND)
+        return [items[i : i + step] for i in range(0, len(items), step)]
 
 
 class Publisher(threading.Thread):
@@ -101,6 +119,7 @@ class Publisher(threading.Thread):
     def __init__(self, broker: Broker, tables: list[TableTraffic], pace: float, until: float) -> None:
         super().__init__(daemon=True)
         self.tables, self.pace, self.until = tables, pace, until
+        self.gap = ROUND_SECONDS / pace / BURSTS_PER_ROUND  # a round's bursts evenly over the round
         self.sent = 0
         self.client = new_client(BrokerEndpoint(broker.host, broker.port, "bench", "bench"),
                                  f"bench-{uuid.uuid4().hex[:8]}", protocol=mqtt.MQTTv311)  # fmt: skip
@@ -114,7 +133,7 @@ class Publisher(threading.Thread):
         plan: list[tuple[float, int, list]] = []
         now = time.monotonic()
         for i in range(len(self.tables)):
-            plan.append((now + random.random() * ROUND_SECONDS / self.pace, i, []))
+            plan.append((now + random.random() * self.gap, i, []))  # steady at once: one burst gap
         while plan:
             plan.sort(key=lambda p: p[0])
             at, i, pending = plan.pop(0)
@@ -131,12 +150,50 @@ class Publisher(threading.Thread):
                 payload = t.envelope(etype, data)
                 self.client.publish(f"casino/{t.site}/table/{t.table_id}/{rel}", payload, qos=1)
                 self.sent += 1
-            gap = ROUND_SECONDS / self.pace / (len(pending) + 1 if pending else 1)
-            plan.append((at + gap, i, pending))
+            plan.append((at + self.gap, i, pending))
 
     def close(self) -> None:
         self.client.disconnect()
         self.client.loop_stop()
+
+
+def _worker_main(cfg: ArchiveConfig, spawned: Any, go: Any, started: Any) -> None:
+    """An archive worker in its own process (as ``tablectl floor archive`` runs): the publishers' threads of this
+    process do not share its interpreter; it connects when told (all workers at once); SIGTERM stops it."""
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    spawned.set()
+    go.wait()
+    worker = ArchiveWorker(cfg).start(timeout=60)
+    started.set()
+    stop.wait()
+    worker.stop()
+
+
+class WorkerProcess:
+    def __init__(self, cfg: ArchiveConfig, go: Any) -> None:
+        ctx = multiprocessing.get_context("spawn")
+        self.spawned, self.started = ctx.Event(), ctx.Event()
+        self.proc = ctx.Process(target=_worker_main, args=(cfg, self.spawned, go, self.started), daemon=True)
+        self.proc.start()
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.join(60)
+
+
+def start_workers(cfgs: list[ArchiveConfig]) -> list[WorkerProcess]:
+    """Every worker process up (imports done) before any connects: a backlog is drained by all of them."""
+    go = multiprocessing.get_context("spawn").Event()
+    workers = [WorkerProcess(cfg, go) for cfg in cfgs]
+    for w in workers:
+        if not w.spawned.wait(120):
+            raise RuntimeError("archive worker process did not start")
+    go.set()
+    for w in workers:
+        if not w.started.wait(90):
+            raise RuntimeError("archive worker did not connect")
+    return workers
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -153,107 +210,148 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=20.0)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--flood", type=int, default=20_000, help="backlog drained afterwards (capacity)")
-    ap.add_argument("--quick", action="store_true", help="20 tables, 5 s, flood 2000 (smoke)")
+    ap.add_argument("--sweep", default="", help="further loads TABLESxPACE, e.g. 1000x1,2000x1,200x10")
+    ap.add_argument("--quick", action="store_true", help="20 tables, 5 s, flood 2000, no sweep (smoke)")
     args = ap.parse_args()
     if args.quick:
-        args.tables, args.seconds, args.flood = 20, 5.0, 2000
+        args.tables, args.seconds, args.flood, args.sweep = 20, 5.0, 2000, ""
     # $FLOOR_TEST_DSN's server if given, else a private one of this process (tablebench/postgres.py)
     with temp_database("floor_bench") as dsn:
         return run(args, dsn)
+
+
+@dataclass
+class Paced:
+    tables: int
+    sent: int
+    stored: int
+    lags: list[float]
+    wall: float
+
+    def line(self, label: str, pace: float) -> str:
+        rate = self.stored / self.wall if self.wall else float("nan")
+        return (f"{label} tables={self.tables} pace={pace:g} sent={self.sent} stored={self.stored}"
+                f" events_per_s={rate:.0f} lag_p50_ms={percentile(self.lags, 0.5) * 1000:.0f}"
+                f" lag_p99_ms={percentile(self.lags, 0.99) * 1000:.0f}"
+                f" lag_max_ms={max(self.lags, default=float('nan')) * 1000:.0f}")  # fmt: skip
+
+
+def paced(broker: Broker, dsn: str, site: str, count: int, pace: float, seconds: float) -> tuple[Paced, list]:
+    """``count`` tables of ``site`` at ``pace`` for ``seconds``; waits until stored (at most 120 s more)."""
+    rng = random.Random(7)
+    tables = [TableTraffic(site, f"T{i:04d}", rng) for i in range(count)]
+    start = time.monotonic()
+    pubs = [Publisher(broker, tables[i : i + 20], pace, start + seconds) for i in range(0, count, 20)]
+    for p in pubs:
+        p.start()
+    for p in pubs:
+        p.join()
+    sent = sum(p.sent for p in pubs)
+    with psycopg.connect(dsn) as conn:
+        count_sql = "SELECT count(*) FROM events WHERE site = %s"
+        deadline = time.monotonic() + 120
+        while conn.execute(count_sql, (site,)).fetchone()[0] < sent and time.monotonic() < deadline:
+            time.sleep(0.2)
+        stored = conn.execute(count_sql, (site,)).fetchone()[0]
+        lags = [float(r[0]) for r in conn.execute(
+            "SELECT extract(epoch FROM received_at - ts) FROM events WHERE site = %s", (site,))]  # fmt: skip
+        wall = conn.execute(
+            "SELECT extract(epoch FROM max(received_at) - min(ts)) FROM events WHERE site = %s", (site,)
+        ).fetchone()[0]
+    for p in pubs[1:]:
+        p.close()
+    return Paced(count, sent, stored, lags, float(wall or 0)), [pubs[0], tables]
+
+
+def baselines(dsn: str, site: str) -> tuple[int, float, float]:
+    """The flood's archived rows again, by one client: plain batched inserts (executemany, 500 a transaction, ON
+    CONFLICT DO NOTHING) and one COPY, each into a fresh table of the same shape: (rows, rows/s, rows/s)."""
+    with psycopg.connect(dsn) as conn:
+        raws = conn.execute("SELECT site, table_id, topic, raw FROM events WHERE site = %s"
+                            " ORDER BY site, table_id, event_id", (site,))  # fmt: skip
+        envs = [parse_envelope(TableRef(s, t), topic, bytes(raw), "live") for s, t, topic, raw in raws]
+        rows = [(e.table.site, e.table.table_id, e.event_id, e.topic, e.type, e.ts,
+                 psycopg.types.json.Jsonb(e.data), e.raw, "live") for e in envs]  # fmt: skip
+        cols = "site, table_id, event_id, topic, type, ts, data, raw, source"
+        for name in ("events_insert", "events_copy"):
+            conn.execute(f"CREATE TABLE {name} (LIKE events INCLUDING ALL)")
+        conn.commit()
+        t0 = time.perf_counter()
+        for i in range(0, len(rows), 500):
+            with conn.transaction(), conn.cursor() as cur:
+                cur.executemany(f"INSERT INTO events_insert ({cols}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
+                                " ON CONFLICT DO NOTHING", rows[i : i + 500])  # fmt: skip
+        t1 = time.perf_counter()
+        with (
+            conn.transaction(),
+            conn.cursor() as cur,
+            cur.copy(f"COPY events_copy ({cols}) FROM STDIN") as cp,
+        ):
+            for row in rows:
+                cp.write_row(row)
+        t2 = time.perf_counter()
+    return len(rows), len(rows) / (t1 - t0), len(rows) / (t2 - t1)
 
 
 def run(args: argparse.Namespace, dsn: str) -> int:
     workdir = Path(tempfile.mkdtemp(prefix="floor-bench-"))
     broker = Broker.start(workdir / "broker", users={"archive": "archive", "bench": "bench"}, acl=False,
                           extra_config=("max_inflight_messages 0", "max_queued_messages 1000000"))  # fmt: skip
-    workers: list[ArchiveWorker] = []
+    workers: list[WorkerProcess] = []
+
+    cfgs = [ArchiveConfig(dsn, broker.host, broker.port, "archive", "archive", worker=f"b{i}")
+            for i in range(args.workers)]  # fmt: skip
+
     try:
-        workers = [ArchiveWorker(ArchiveConfig(dsn, broker.host, broker.port, "archive", "archive",
-                                               worker=f"b{i}")).start() for i in range(args.workers)]  # fmt: skip
-        rng = random.Random(7)
-        tables = [TableTraffic("S1", f"T{i:03d}", rng) for i in range(args.tables)]
-        groups = [tables[i : i + 20] for i in range(0, len(tables), 20)]
-        start = time.monotonic()
-        pubs = [Publisher(broker, g, args.pace, start + args.seconds) for g in groups]
-        for p in pubs:
-            p.start()
-        for p in pubs:
-            p.join()
-        sent = sum(p.sent for p in pubs)
-        with psycopg.connect(dsn) as conn:
-            deadline = time.monotonic() + 120
-            while conn.execute("SELECT count(*) FROM events").fetchone()[0] < sent:
-                if time.monotonic() > deadline:
-                    break
-                time.sleep(0.2)
-            stored = conn.execute("SELECT count(*) FROM events").fetchone()[0]
-            lags = [r[0] for r in conn.execute(
-                "SELECT extract(epoch FROM received_at - ts) FROM events").fetchall()]  # fmt: skip
-            wall = conn.execute(
-                "SELECT extract(epoch FROM max(received_at) - min(ts)) FROM events"
-            ).fetchone()[0]
+        workers = start_workers(cfgs)
+        print(f"floor benchmark: {args.tables} tables at {args.pace:g}x a dealer's pace for {args.seconds:g} s,"
+              f" {EVENTS_PER_ROUND} events a round every {ROUND_SECONDS:g} s at 1x (the measured mix),"
+              f" {args.workers} archive worker(s), one mosquitto, PostgreSQL on 127.0.0.1")  # fmt: skip
+        main_run, (pub, _) = paced(broker, dsn, "S1", args.tables, args.pace, args.seconds)
+        print(main_run.line("archive  ", args.pace))
+        ok = main_run.stored == main_run.sent
+        for n, item in enumerate(x for x in args.sweep.split(",") if x):  # "2000x1": 2,000 tables at 1x
+            step, pace = int(item.split("x")[0]), float(item.split("x")[1])
+            result, (other, _) = paced(broker, dsn, f"W{n}", step, pace, args.seconds)
+            other.close()
+            print(result.line("sweep    ", pace)
+                  + f" offered_events_per_s={step * EVENTS_PER_ROUND * pace / ROUND_SECONDS:.0f}")  # fmt: skip
         # capacity: a backlog queued while the workers are away (as after an archive outage), then drained
         for w in workers:
             w.stop()  # their persistent sessions stay on the broker and queue what follows
-        paced_rows = stored
-        flood_sent = 0
-        pub = pubs[0]
         info = None
-        while flood_sent < args.flood:
-            t = tables[flood_sent % len(tables)]
-            etype, data = t._card("flood", "seat:1:0")[1]
-            info = pub.client.publish(
-                f"casino/{t.site}/table/{t.table_id}/events/card", t.envelope(etype, data), qos=1
-            )
-            flood_sent += 1
+        flood = [TableTraffic("F", f"T{i:04d}", random.Random(i)) for i in range(min(args.tables, 200))]
+        for n in range(args.flood):  # the measured mix, round after round, table after table
+            t = flood[n % len(flood)]
+            if not t.pending:
+                t.pending = [item for burst in t.bursts() for item in burst]
+            rel, (etype, data) = t.pending.pop()
+            info = pub.client.publish(f"casino/F/table/{t.table_id}/{rel}", t.envelope(etype, data), qos=1)
         if info is not None:
             info.wait_for_publish(120)  # QoS 1 in order: the last acked, the broker holds them all
-        workers = [ArchiveWorker(ArchiveConfig(dsn, broker.host, broker.port, "archive", "archive",
-                                               worker=f"b{i}")).start() for i in range(args.workers)]  # fmt: skip
+        workers = start_workers(cfgs)
         with psycopg.connect(dsn) as conn:
             deadline = time.monotonic() + 300
-            while conn.execute("SELECT count(*) FROM events").fetchone()[0] < paced_rows + flood_sent:
+            while conn.execute("SELECT count(*) FROM events WHERE site = 'F'").fetchone()[0] < args.flood:
                 if time.monotonic() > deadline:
                     break
                 time.sleep(0.2)
             flood_stored, flood_wall = conn.execute(
                 "SELECT count(*), extract(epoch FROM max(received_at) - min(received_at)) FROM events"
-                " WHERE data->>'round_id' = 'flood'"
+                " WHERE site = 'F'"
             ).fetchone()
-            raws = conn.execute(
-                "SELECT site, table_id, topic, raw FROM events ORDER BY site, table_id, event_id"
-            ).fetchall()  # the baseline inserts these same rows
-        for p in pubs:
-            p.close()
-        lags_f = [float(x) for x in lags]
-        rate = stored / float(wall) if wall else float("nan")
-        print(f"floor benchmark: {args.tables} tables at {args.pace:g}x a dealer's pace for {args.seconds:g} s,"
-              f" {args.workers} archive worker(s), one mosquitto, PostgreSQL on 127.0.0.1")  # fmt: skip
-        print(f"archive   sent={sent} stored={stored} events_per_s={rate:.0f}"
-              f" lag_p50_ms={percentile(lags_f, 0.5) * 1000:.0f} lag_p99_ms={percentile(lags_f, 0.99) * 1000:.0f}"
-              f" lag_max_ms={max(lags_f) * 1000:.0f}")  # fmt: skip
-        # baseline: the same rows, plain batched inserts into a fresh table of the same shape
-        envs = [parse_envelope(TableRef(s, t), topic, bytes(raw), "live") for s, t, topic, raw in raws]
-        with psycopg.connect(dsn) as conn:
-            conn.execute("CREATE TABLE events_baseline (LIKE events INCLUDING ALL)")
-            conn.commit()
-            t0 = time.perf_counter()
-            for i in range(0, len(envs), 500):
-                with conn.transaction(), conn.cursor() as cur:
-                    cur.executemany(
-                        "INSERT INTO events_baseline (site, table_id, event_id, topic, type, ts, data, raw, source)"
-                        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
-                        [(e.table.site, e.table.table_id, e.event_id, e.topic, e.type, e.ts,
-                          psycopg.types.json.Jsonb(e.data), e.raw, "live") for e in envs[i : i + 500]],
-                    )  # fmt: skip
-            dt = time.perf_counter() - t0
-        base = len(envs) / dt if dt else float("nan")
-        print(f"baseline  rows={len(envs)} rows_per_s={base:.0f} (plain batched inserts, 500 a transaction)")
+        pub.close()
+        rows, insert_rate, copy_rate = baselines(dsn, "F")
+        print(
+            f"baseline  rows={rows} rows_per_s={insert_rate:.0f} (plain batched inserts, 500 a transaction)"
+        )
+        print(f"copy      rows={rows} rows_per_s={copy_rate:.0f} (one COPY of the same rows)")
         cap = flood_stored / float(flood_wall) if flood_wall else float("nan")
-        print(f"capacity  flood={flood_sent} stored={flood_stored} events_per_s={cap:.0f}"
-              f" archive/baseline={cap / base:.2f} (a backlog queued for the workers' sessions, drained)")  # fmt: skip
-        print(f"offered   events_per_s={sent / args.seconds:.0f} (the paced load above)")
-        return 0 if stored == sent and flood_stored == flood_sent else 1
+        print(f"capacity  flood={args.flood} stored={flood_stored} events_per_s={cap:.0f}"
+              f" archive/baseline={cap / insert_rate:.2f} archive/copy={cap / copy_rate:.2f}"
+              " (a backlog queued for the workers' sessions, drained)")  # fmt: skip
+        print(f"offered   events_per_s={main_run.sent / args.seconds:.0f} (the paced load above)")
+        return 0 if ok and flood_stored == args.flood else 1
     finally:
         for w in workers:
             w.stop()

@@ -13,9 +13,11 @@ The cut lasts ``FLOOR_HIL_CUT_S`` seconds (default 4 to keep the suite fast; the
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import random
 import shutil
+import sqlite3
 import subprocess
 import sys
 import time
@@ -58,8 +60,10 @@ def sh(*cmd: str) -> None:
 class TableHost:
     """One table host: a namespace, a veth to the floor, a mosquitto with the floor bridge, a publisher."""
 
-    def __init__(self, tag: str, i: int, net: int, workdir: Path, floor_port: int) -> None:
-        self.ns, self.host_if, self.peer_if = f"rp{tag}t{i}", f"rp{tag}h{i}", f"rp{tag}p{i}"
+    def __init__(
+        self, tag: str, i: int, net: int, workdir: Path, floor_port: int, prefix: str = "rp"
+    ) -> None:
+        self.ns, self.host_if, self.peer_if = f"{prefix}{tag}t{i}", f"{prefix}{tag}h{i}", f"{prefix}{tag}p{i}"
         self.table = f"T{i}"
         self.floor_ip, self.ip = f"10.{net}.{i}.1", f"10.{net}.{i}.2"
         sh("ip", "netns", "add", self.ns)
@@ -233,6 +237,15 @@ def test_three_tables_lose_nothing_they_keep_through_every_outage(tmp_path):
             floor.stop()
 
 
+def table_journal(db: Path) -> dict[int, bytes]:
+    """The envelopes the table journaled (event id -> the bytes it publishes), read from its SQLite journal."""
+    with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as conn:
+        return {
+            i: p.encode() if isinstance(p, str) else p
+            for i, p in conn.execute("SELECT event_id, payload FROM events")
+        }
+
+
 def unproven(dsn: str, table: str) -> int:
     """Events up to the table's newest signed checkpoint that its chain has not proven (issue 25)."""
     with psycopg.connect(dsn) as conn:
@@ -321,7 +334,12 @@ async def test_the_real_table_service_behind_its_own_broker_reaches_the_floor_an
             host.link(False)  # the uplink is cut ...
             ctl = await ControlClient.connect(stack.shoe_control)
             await ctl.jam()  # ... and the shoe jams meanwhile (PT-2001 r.51)
-            await asyncio.sleep(CUT_S)
+            for _ in range(2):  # ... and the floor broker crashes and comes back while the table is cut off
+                floor.kill()
+                await asyncio.sleep(0.5)
+                floor.restart()
+                await asyncio.sleep(1.0)
+            await asyncio.sleep(max(0.0, CUT_S - 3))
             assert not any(a["kind"] == "jam" for a in client.view.alerts_open)  # the floor cannot know yet
             host.link(True)
             await client.wait_for(lambda v: any(a["kind"] == "jam" for a in v.alerts_open), 90)
@@ -338,6 +356,16 @@ async def test_the_real_table_service_behind_its_own_broker_reaches_the_floor_an
                 kinds = {r[0] for r in conn.execute(
                     "SELECT data->>'fault' FROM events WHERE table_id = 'T4' AND topic = 'events/fault'")}  # fmt: skip
                 assert "jam" in kinds
+            # every event the table journaled (its own SQLite journal) archived once, byte for byte
+            journaled = table_journal(stack.workdir / "state" / "journal.db")
+            wait_until(
+                lambda: set(journaled) <= set(stored_ids(dsn, "T4")), 60, "every journaled event archived"
+            )
+            with psycopg.connect(dsn) as conn:
+                archived = {i: bytes(raw) for i, raw in conn.execute(
+                    "SELECT event_id, raw FROM events WHERE table_id = 'T4'")}  # fmt: skip
+            differing = [i for i, raw in journaled.items() if archived[i] != raw]
+            assert differing == [], f"archived bytes differ from the table's journal: {differing[:10]}"
             wait_until(lambda: unproven(dsn, "T4") == 0, 60, "the table's events proven by its checkpoints")
         finally:
             if ctl is not None:

@@ -5,7 +5,9 @@ each in its own transaction, and recorded in ``schema_migrations`` (version, nam
 already applied whose text changed is refused (a released migration is never edited). Several archive workers
 may start at once: the migration runs under a PostgreSQL advisory lock.
 
-Idempotence: every envelope is inserted with ``ON CONFLICT (site, table_id, event_id) DO NOTHING``, so a QoS 1
+Idempotence: a batch is copied (``COPY``) straight into ``events`` in a savepoint; if any of its ids is already
+there, the savepoint is undone and the batch is inserted row by row, in its order, with ``ON CONFLICT
+(site, table_id, event_id) DO NOTHING``, so a QoS 1
 redelivery, a replayed event or the same event seen by two workers is stored once. Another payload under an
 archived id is kept aside and alerted (controller/floor/quarantine.py), never silently dropped: the table's signed
 chain decides which is the table's (controller/floor/verify_events.py).
@@ -103,10 +105,16 @@ def schema_version(conn: psycopg.Connection) -> int:
 
 
 # ---- writes ----
+_EVENT_COLUMNS = "site, table_id, event_id, topic, type, ts, data, raw, source, prev, chain"
+_COPY_EVENTS = f"COPY events ({_EVENT_COLUMNS}) FROM STDIN"
+
+
 def ensure_tables(cur: psycopg.Cursor, tables: Iterable[TableRef]) -> None:
-    cur.executemany(
-        "INSERT INTO floor_tables (site, table_id) VALUES (%s, %s) ON CONFLICT DO NOTHING",
-        [(t.site, t.table_id) for t in sorted(set(tables), key=lambda t: (t.site, t.table_id))],
+    order = sorted(set(tables), key=lambda t: (t.site, t.table_id))
+    cur.execute(  # one statement for the batch's tables (a flood's batch spans hundreds)
+        "INSERT INTO floor_tables (site, table_id) SELECT * FROM unnest(%s::text[], %s::text[])"
+        " ON CONFLICT DO NOTHING",
+        ([t.site for t in order], [t.table_id for t in order]),
     )
 
 
@@ -131,6 +139,18 @@ def record_arrivals(cur: psycopg.Cursor, envelopes: list[Envelope]) -> None:
     )
 
 
+def _row(e: Envelope) -> tuple[Any, ...]:
+    return (e.table.site, e.table.table_id, e.event_id, e.topic, e.type, e.ts, Jsonb(e.data), e.raw, e.source,
+            e.prev, e.chain)  # fmt: skip
+
+
+def _copy(cur: psycopg.Cursor, envelopes: list[Envelope]) -> None:
+    """COPY the envelopes into ``events``, the raw bytes as received."""
+    with cur.copy(_COPY_EVENTS) as copy:
+        for e in envelopes:
+            copy.write_row(_row(e))
+
+
 def store_envelopes(cur: psycopg.Cursor, envelopes: list[Envelope]) -> int:
     """Insert envelopes (duplicates ignored, another payload under an archived id kept aside); returns how many
     rows were new."""
@@ -140,27 +160,18 @@ def store_envelopes(cur: psycopg.Cursor, envelopes: list[Envelope]) -> int:
     envelopes = known(cur, envelopes)
     if not envelopes:
         return 0
-    cur.executemany(  # psycopg pipelines the batch: one round trip, not one per row
-        "INSERT INTO events (site, table_id, event_id, topic, type, ts, data, raw, source, prev, chain)"
-        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
-        [
-            (
-                e.table.site,
-                e.table.table_id,
-                e.event_id,
-                e.topic,
-                e.type,
-                e.ts,
-                Jsonb(e.data),
-                e.raw,
-                e.source,
-                e.prev,
-                e.chain,
-            )
-            for e in envelopes
-        ],
-    )
-    new = max(cur.rowcount, 0)
+    try:  # the usual batch is all new: COPY it straight in, in a savepoint a duplicate id undoes alone
+        with cur.connection.transaction():
+            _copy(cur, envelopes)
+        new = len(envelopes)
+    except psycopg.errors.UniqueViolation:  # a redelivery, a re-fetch or another worker had some: row by row,
+        # in the batch's order (the first payload of an id wins, as it always did), duplicates ignored
+        cur.executemany(  # psycopg pipelines the batch: one round trip, not one per row
+            f"INSERT INTO events ({_EVENT_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+            " ON CONFLICT DO NOTHING",
+            [_row(e) for e in envelopes],
+        )
+        new = max(cur.rowcount, 0)
     if new < len(envelopes):
         conflicting(cur, envelopes)
     record_arrivals(cur, envelopes)

@@ -1,0 +1,72 @@
+"""The archive's store path (controller/floor/store.py, issue 24): a batch COPYed straight into ``events``, and
+when any of its ids is already there, the savepoint undone and the batch inserted row by row in its order with
+``ON CONFLICT DO NOTHING`` (the first payload of an id wins). Either way each event is stored once, its raw
+bytes exactly as received, the count of new rows right, and another payload under an archived id kept aside,
+in the same transaction."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+import psycopg
+import pytest
+
+from controller.floor import store
+from controller.floor.messages import Envelope, TableRef
+
+T1 = TableRef("S1", "T1")
+WHEN = datetime(2026, 11, 26, 12, tzinfo=UTC)
+
+
+@pytest.fixture
+def db(dsn: str) -> str:
+    with psycopg.connect(dsn) as conn:
+        store.migrate(conn)
+    return dsn
+
+
+def env(i: int, note: str = "", table: TableRef = T1) -> Envelope:
+    ts = WHEN + timedelta(seconds=i)
+    data = {"round_id": "r1", "note": note, "text": 'é\\x00\t\n"quoted" 😀'}  # bytes COPY must keep
+    doc = {"data": data, "event_id": i, "table": table.table_id, "ts": ts.isoformat(), "type": "round"}
+    raw = json.dumps(doc, ensure_ascii=False).encode() + b" \r\n"  # odd bytes on purpose: kept as received
+    return Envelope(table, "events/round", i, "round", ts, data, raw, "live")
+
+
+def put(dsn: str, envelopes: list[Envelope]) -> int:
+    with psycopg.connect(dsn) as conn, conn.transaction():
+        return store.store_envelopes(conn.cursor(), envelopes)
+
+
+def rows(dsn: str) -> dict[int, bytes]:
+    with psycopg.connect(dsn) as conn:
+        got = conn.execute("SELECT event_id, raw FROM events WHERE table_id = 'T1' ORDER BY event_id")
+        return {i: bytes(raw) for i, raw in got}
+
+
+def test_a_new_batch_is_stored_byte_for_byte(db: str) -> None:
+    batch = [env(i) for i in range(1, 301)]
+    assert put(db, batch) == 300
+    assert rows(db) == {e.event_id: e.raw for e in batch}
+
+
+def test_known_ids_fall_back_to_the_idempotent_path_and_count_only_new_rows(db: str) -> None:
+    first = [env(i) for i in range(1, 11)]
+    assert put(db, first) == 10
+    assert put(db, first) == 0  # the same batch again (a QoS 1 redelivery): nothing new, nothing doubled
+    mixed = [env(i) for i in range(5, 21)]  # 5..10 known, 11..20 new
+    assert put(db, mixed) == 10
+    assert put(db, [env(21), env(21), env(22)]) == 2  # an id twice in one batch
+    assert rows(db) == {i: env(i).raw for i in range(1, 23)}
+
+
+def test_another_payload_under_an_archived_id_is_kept_aside_in_the_fallback(db: str) -> None:
+    put(db, [env(1), env(2)])
+    assert put(db, [env(2, note="forged"), env(3)]) == 1
+    assert put(db, [env(4), env(4, note="second")]) == 1  # both in one batch: the first one is stored
+    assert rows(db) == {1: env(1).raw, 2: env(2).raw, 3: env(3).raw, 4: env(4).raw}
+    with psycopg.connect(db) as conn:
+        aside = conn.execute("SELECT event_id FROM quarantined_events").fetchall()
+        alerts = conn.execute("SELECT count(*) FROM floor_alerts WHERE kind = 'event_conflict'").fetchone()[0]
+    assert sorted(aside) == [(2,), (4,)] and alerts == 2
