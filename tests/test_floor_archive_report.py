@@ -81,6 +81,8 @@ def test_the_archive_logs_what_it_consumes_and_stores_then_its_figures_and_write
         assert doc["counters"]["refetch_requests"] >= 1 and doc["counters"]["missing_alerts"] == 0
         assert any(lag.get("events", 0) >= 1 and lag["max_s"] >= lag["p50_s"] >= 0 for lag in lags), lags
         assert SECRET not in json.dumps(doc)
+        # the status file is written first, the metrics file right after it: wait for the same interval's
+        wait_until(lambda: 'stored_total{worker="r1"} 8' in metrics_file.read_text(), 30, "the metrics file")
         metrics = metrics_file.read_text()
         assert 'tablectl_floor_archive_stored_total{worker="r1"} 8' in metrics
         assert 'tablectl_floor_archive_rejected_total{worker="r1"} 1' in metrics
