@@ -138,19 +138,20 @@ async def check_at_startup(
             await table.submit({"type": "restart"})
         await raise_integrity_fault(table, problem, {"check": "jackpot_meter"})
         limited = True
-    if table.recovered_until is not None:
-        await raise_integrity_fault(
-            table,
-            f"state recovered from the verified journal only: up to record {table.recovered_until}, the last "
-            "one covered by a valid signed checkpoint; nothing after it was restored",
-            {"record": table.recovered_until, "check": "verified_recovery"},
-        )
+    # the cause first (the open alert keeps its first reason: the break), then what the recovery did
     if not result.ok:
         where = f"record {result.first_bad_seq}" if result.first_bad_seq is not None else "the journal"
         await raise_integrity_fault(
             table,
             f"journal chain broken at {where}: {result.reason}",
             {"record": result.first_bad_seq, "check": "journal_chain"},
+        )
+    if table.recovered_until is not None:
+        await raise_integrity_fault(
+            table,
+            f"state recovered from the verified journal only: up to record {table.recovered_until}, the last "
+            "one covered by a valid signed checkpoint; nothing after it was restored",
+            {"record": table.recovered_until, "check": "verified_recovery"},
         )
     for problem in table.recovery_problems:
         await raise_integrity_fault(table, problem, {"check": "snapshot"})

@@ -127,12 +127,16 @@ def test_all_shipped_profiles_are_exercised() -> None:
     assert set(PROFILES) == set(list_profiles())
 
 
+# Burn cards all different: eight copies of one card would be more than six decks hold (MO-2004 art.1).
+BURN_CARDS = ["2C", "3D", "4H", "5S", "6C", "7D", "8H", "9S"]
+
+
 def _with_burns(doc: dict, n: int) -> dict:
     """The round file with ``n`` burn cards before its first card instead of its own burns (the burn cards are
     the first ``burn_before_deal`` cards; a decision's ``after_cards`` counts burns, docs/rounds.md)."""
     had = doc.get("burn_before_deal", 0)
     out = {k: v for k, v in doc.items() if k not in ("burn_before_deal", "first_of_game")}
-    out["cards"] = ["2C"] * n + doc["cards"][had:]
+    out["cards"] = BURN_CARDS[:n] + doc["cards"][had:]
     out["decisions"] = [
         {**d, "after_cards": d["after_cards"] - had + n} if "after_cards" in d else d
         for d in doc["decisions"]
@@ -152,7 +156,7 @@ def test_every_books_burn_count_whichever_way_the_round_writes_it(
     body = _with_burns(random_round(rng, name).description(), n)
     allowed = {0, p.burn_before_round(shoe_start=False), p.burn_before_round(shoe_start=True)}
     as_number = {**body, "burn_before_deal": n}
-    as_cards = {**body, "cards": [{"card": "2C", "to": "burn"}] * n + body["cards"][n:]}
+    as_cards = {**body, "cards": [{"card": c, "to": "burn"} for c in BURN_CARDS[:n]] + body["cards"][n:]}
     if n in allowed:
         assert replay(as_number).settlement == replay(as_cards).settlement
     else:
