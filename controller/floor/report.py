@@ -45,15 +45,20 @@ COLUMNS = ("site", "table", "archive", "rounds", "staked_minor", "paid_minor", "
            "pending_ids")  # fmt: skip
 
 
-def _num(expr: str) -> str:
+def num_sql(expr: str) -> str:
+    """SQL: the JSON value at ``expr`` as a number, 0 when the table sent something that is not one."""
     return f"(CASE WHEN jsonb_typeof({expr}) = 'number' THEN ({expr})::text::numeric ELSE 0 END)"
 
 
-_SUM_OF = "coalesce((SELECT sum({n}) FROM jsonb_array_elements(CASE WHEN jsonb_typeof(data->'{arr}') = 'array'" \
-          " THEN data->'{arr}' ELSE '[]'::jsonb END) x), 0)"  # fmt: skip
+def sum_of_sql(n: str, arr: str) -> str:
+    """SQL: the sum of ``n`` over the elements ``x`` of the array ``data->arr`` (0 when it is not an array)."""
+    return (
+        f"coalesce((SELECT sum({n}) FROM jsonb_array_elements(CASE WHEN jsonb_typeof(data->'{arr}') = 'array'"
+        f" THEN data->'{arr}' ELSE '[]'::jsonb END) x), 0)"
+    )
 
 
-_TOTAL_NET = _num("data->'total_net'")
+TOTAL_NET_SQL = num_sql("data->'total_net'")
 
 
 @dataclass
@@ -133,12 +138,12 @@ def day_report(conn: psycopg.Connection, day: date) -> list[TableDay]:
         return out.setdefault((site, table_id), TableDay(site, table_id))
 
     staked = (
-        _SUM_OF.format(n=_num("x->'stake'"), arr="hands")
-        + " + " + _SUM_OF.format(n=_num("x->'amount'"), arr="insurance")
-        + " + " + _SUM_OF.format(n=_num("x->'stake'"), arr="side_bets")
+        sum_of_sql(num_sql("x->'stake'"), "hands")
+        + " + " + sum_of_sql(num_sql("x->'amount'"), "insurance")
+        + " + " + sum_of_sql(num_sql("x->'stake'"), "side_bets")
     )  # fmt: skip
     for site, table_id, rounds, stake_sum, net_sum in conn.execute(
-        f"SELECT site, table_id, count(*), coalesce(sum({staked}), 0), coalesce(sum({_TOTAL_NET}), 0)"
+        f"SELECT site, table_id, count(*), coalesce(sum({staked}), 0), coalesce(sum({TOTAL_NET_SQL}), 0)"
         " FROM events WHERE topic = 'events/settlement'"
         " AND ts >= %s AND ts < %s GROUP BY 1, 2",
         (start, end),

@@ -46,26 +46,14 @@ from controller.floor.coverage import UNKNOWN_TABLE, Coverage, coverage
 from controller.floor.layout import Layout
 from controller.floor.play_rounds import profile_edge
 from controller.floor.queries import table_currencies
-from controller.floor.report import csv_cell, event_counts
+from controller.floor.report import TOTAL_NET_SQL, csv_cell, event_counts, num_sql, sum_of_sql
 from controller.floor.shift_dealers import DealerRow
 from controller.rules.profiles import ProfileError
 
 SERIES_LIMIT = 20_000  # settlements drawn in the page's plots (the figures count every one)
 
 
-def _num(expr: str) -> str:
-    return f"(CASE WHEN jsonb_typeof({expr}) = 'number' THEN ({expr})::text::numeric ELSE 0 END)"
-
-
-def _sum_of(n: str, arr: str) -> str:
-    return (
-        f"coalesce((SELECT sum({n}) FROM jsonb_array_elements(CASE WHEN jsonb_typeof(data->'{arr}') = 'array'"
-        f" THEN data->'{arr}' ELSE '[]'::jsonb END) x), 0)"
-    )
-
-
-_BET_VALUE = _num("data->'bet_value'")
-_TOTAL_NET = _num("data->'total_net'")
+_BET_VALUE = num_sql("data->'bet_value'")
 
 
 @dataclass
@@ -133,8 +121,8 @@ def _table_figures(
     def get(site: str, table_id: str) -> Figures:
         return out.setdefault((site, table_id), Figures())
 
-    main, side = _sum_of(_num("x->'stake'"), "hands"), _sum_of(_num("x->'stake'"), "side_bets")
-    ins, net = _sum_of(_num("x->'amount'"), "insurance"), _num("data->'total_net'")
+    main, side = sum_of_sql(num_sql("x->'stake'"), "hands"), sum_of_sql(num_sql("x->'stake'"), "side_bets")
+    ins, net = sum_of_sql(num_sql("x->'amount'"), "insurance"), TOTAL_NET_SQL
     for site, table_id, n, m, s, i, t in conn.execute(
         f"SELECT site, table_id, count(*), coalesce(sum({main}), 0), coalesce(sum({side}), 0),"
         f" coalesce(sum({ins}), 0), coalesce(sum({net}), 0) FROM events WHERE topic = 'events/settlement'"
@@ -153,11 +141,11 @@ def _table_figures(
 
 def _theoretical(conn: psycopg.Connection, since: datetime, until: datetime, get) -> None:  # type: ignore[no-untyped-def]
     """Σ original main bets × the house edge of each settlement's profile (per table and profile)."""
-    stake = _num("x->'stake'")
+    stake = num_sql("x->'stake'")
     half = "(CASE WHEN x->>'doubled' = 'true' THEN 2 ELSE 1 END)"
     first = f"(CASE WHEN x->>'hand' = '0' THEN {stake} / {half} ELSE 0 END)"
     for site, table_id, profile, bets in conn.execute(
-        f"SELECT site, table_id, data->>'profile', coalesce(sum({_sum_of(first, 'hands')}), 0) FROM events"
+        f"SELECT site, table_id, data->>'profile', coalesce(sum({sum_of_sql(first, 'hands')}), 0) FROM events"
         " WHERE topic = 'events/settlement' AND ts >= %s AND ts < %s GROUP BY 1, 2, 3",
         (since, until),
     ).fetchall():
@@ -182,13 +170,13 @@ def _jackpot(conn: psycopg.Connection, since: datetime, until: datetime, get) ->
     )
     rows = conn.execute(
         "SELECT site, table_id, ts, data->>'action', "
-        + _num("data->'meter'")
+        + num_sql("data->'meter'")
         + ", "
-        + _num("data->'chips'")
+        + num_sql("data->'chips'")
         + ", "
-        + _num("data->'amount'")
+        + num_sql("data->'amount'")
         + ", lag("
-        + _num("data->'meter'")
+        + num_sql("data->'meter'")
         + ") OVER"
         " (PARTITION BY site, table_id ORDER BY event_id) FROM events WHERE topic = 'events/jackpot'"
         " AND jsonb_typeof(data->'meter') = 'number' AND ts < %s ORDER BY site, table_id, event_id",
@@ -304,7 +292,7 @@ def to_csv(rows: list[ShiftRow], dealers: Sequence[DealerRow] = ()) -> str:
 def win_series(conn: psycopg.Connection, since: datetime, until: datetime) -> list[tuple[datetime, int]]:
     """(ts, the house's result of that round) of the window's settlements in time order, for the plots."""
     rows = conn.execute(
-        f"SELECT ts, -{_TOTAL_NET} FROM events WHERE topic = 'events/settlement'"
+        f"SELECT ts, -{TOTAL_NET_SQL} FROM events WHERE topic = 'events/settlement'"
         " AND ts >= %s AND ts < %s ORDER BY ts LIMIT %s",
         (since, until, SERIES_LIMIT),
     ).fetchall()
