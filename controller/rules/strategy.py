@@ -266,8 +266,13 @@ def _with_blackjack_cost(g: Game, up: int, bj: float, move: Move, ev: float) -> 
     return bj * -lost.get(move, 1.0) + (1 - bj) * ev
 
 
+@cache
+def _solver(g: Game, up: int) -> Solver:
+    return Solver(g, up)  # its own caches fill as hands are asked about: one per game and up card
+
+
 def best(g: Game, c1: int, c2: int, up: int) -> Decision:
-    s = Solver(g, up)
+    s = _solver(g, up)
     options = {m: _with_blackjack_cost(g, up, s.bj, m, ev) for m, ev in s.moves(c1, c2).items()}
     move = max(options, key=lambda m: options[m])
     return Decision(c1, c2, up, move, options[move])
@@ -317,11 +322,6 @@ def chart(p: Profile) -> dict[str, dict[int, Move]]:
     for name, (c1, c2) in samples.items():
         rows[name] = {up: best(g, c1, c2, up).move for up in VALUES}
     return rows
-
-
-@cache
-def _solver(g: Game, up: int) -> Solver:
-    return Solver(g, up)  # its own caches fill as hands are asked about: one per game and up card
 
 
 def move_values(
