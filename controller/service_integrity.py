@@ -138,25 +138,27 @@ async def check_at_startup(
             await table.submit({"type": "restart"})
         await raise_integrity_fault(table, problem, {"check": "jackpot_meter"})
         limited = True
-    # the cause first (the open alert keeps its first reason: the break), then what the recovery did
+    # Every problem the journal showed at start, as ONE integrity fault: the cause (the break) first, then what
+    # the recovery did about it and the snapshots set aside. Raised one by one, a supervisor's clear_integrity
+    # could land between two of them and the next raised the fault again (open_table then refused).
+    found: list[tuple[str, dict[str, Any]]] = []
     if not result.ok:
         where = f"record {result.first_bad_seq}" if result.first_bad_seq is not None else "the journal"
-        await raise_integrity_fault(
-            table,
-            f"journal chain broken at {where}: {result.reason}",
-            {"record": result.first_bad_seq, "check": "journal_chain"},
-        )
+        found.append((f"journal chain broken at {where}: {result.reason}",
+                      {"record": result.first_bad_seq, "check": "journal_chain"}))  # fmt: skip
     if table.recovered_until is not None:
-        await raise_integrity_fault(
-            table,
+        found.append((
             f"state recovered from the verified journal only: up to record {table.recovered_until}, the last "
             "one covered by a valid signed checkpoint; nothing after it was restored",
             {"record": table.recovered_until, "check": "verified_recovery"},
-        )
-    for problem in table.recovery_problems:
-        await raise_integrity_fault(table, problem, {"check": "snapshot"})
-    for bad in journal.integrity_problems:  # snapshots not restored: their digest is not chained
-        await raise_integrity_fault(table, bad.reason, {"record": bad.seq, "check": "snapshot_chain"})
+        ))  # fmt: skip
+    found += [(problem, {"check": "snapshot"}) for problem in table.recovery_problems]
+    found += [
+        (bad.reason, {"record": bad.seq, "check": "snapshot_chain"}) for bad in journal.integrity_problems
+    ]
+    if found:
+        details = dict(found[0][1]) | ({"also": [d for _, d in found[1:]]} if len(found) > 1 else {})
+        await raise_integrity_fault(table, "; ".join(reason for reason, _ in found), details)
     problems = pinned_problems(table.core, config)
     if problems:
         await raise_integrity_fault(
