@@ -232,9 +232,11 @@ fi
 # the change takes effect (seconds resolution: a file written in the second before the start counts).
 config_changed_since_start() {
     local since
-    since="$(systemctl show -p ActiveEnterTimestamp --value tablectl.service)"
-    [ -n "$since" ] && since="$(date -d "$since" +%s)" || return 0
-    [ -n "$(find "$TABLECTL_ETC" -maxdepth 1 -type f ! -name mqtt-users.toml -newermt "@$((since - 1))" -print -quit)" ]
+    # to the microsecond: at whole seconds a file written in the second before the start counted as changed
+    # after it, and a re-run restarted the service it had just started
+    since="$(systemctl show --timestamp=us+utc -p ActiveEnterTimestamp --value tablectl.service)"
+    [ -n "$since" ] && since="$(date -d "$since" +%s.%N)" || return 0
+    [ -n "$(find "$TABLECTL_ETC" -maxdepth 1 -type f ! -name mqtt-users.toml -newermt "@$since" -print -quit)" ]
 }
 
 # ---- 8. check, switch and start ----------------------------------------------------------------------------
