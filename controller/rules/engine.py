@@ -82,11 +82,11 @@ class RoundEngine(BetRules, DecisionRules, Decisions, CardFlow):
         self._dealer_plays = False
         self._ended_by = ""  # "dealer" (stood / bust / blackjack) or "nobody" (PT-2001 r.22)
         self._seen = Counter()
-        self._cards_in: list[dict[str, Any]] = []
-        self._decisions: list[dict[str, Any]] = []
-        self._errors: list[DealerError] = []
-        self._held_log: list[dict[str, Any]] = []  # where held cards (PT-2001 r.18) finally went
-        self._why: list[str] = []  # per card: where it went and why (the dispute report)
+        self._cards_in = []
+        self._decisions = []
+        self._errors = []
+        self._held_log = []  # where held cards (PT-2001 r.18) finally went
+        self._why = []  # per card: where it went and why (the dispute report)
         self._card_count = 0
         self._dealt_count = 0  # cards dealt to a hand or the dealer (burns excluded): MO-2004 art.5.1.1
         self._late_second = False  # the dealer's second card came after nobody was left in play (art.7.1)

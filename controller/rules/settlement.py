@@ -12,7 +12,7 @@ from fractions import Fraction
 from typing import Any
 
 from controller.rules.hands import hand_value
-from controller.rules.round_state import HandState, SettlingRound
+from controller.rules.round_state import CoBet, HandState, SeatState, SettlingRound
 from controller.rules.sidebets import side_bet_net, side_bet_result, special_prize
 
 
@@ -42,7 +42,7 @@ class CoBetResult:
     """Another player's bet on a shared seat, decided by the titular's hand (PT-2001 r.15-16, r.28, r.30)."""
 
     seat: int
-    player: str
+    player: str | None  # always named on a co-bet (RoundEngine refuses one without)
     hand: int
     stake: int
     outcome: str
@@ -129,7 +129,12 @@ def _hand_outcome(engine: SettlingRound, h: HandState) -> tuple[str, int]:
 
 
 def _settle_co_bet(
-    engine: SettlingRound, seat: int, st: Any, cb: Any, out: list[CoBetResult], extra: list[dict[str, Any]]
+    engine: SettlingRound,
+    seat: int,
+    st: SeatState,
+    cb: CoBet,
+    out: list[CoBetResult],
+    extra: list[dict[str, Any]],
 ) -> int:
     """PT-2001 r.28: a co-bettor who did not follow a split is decided "pelo resultado alcançado para a primeira
     das duas apostas do titular"; one who followed has an equal bet on the second hand too. r.30: a double."""
@@ -196,7 +201,7 @@ def settle(engine: SettlingRound) -> Settlement:
             net += n
             prize = _prize_of(engine, h)
             mult = p.special_prizes.get(prize, 0) if prize else 0
-            if mult:  # PT-2001 r.35: 3 x the bet, whatever the hand's result
+            if prize and mult:  # PT-2001 r.35: 3 x the bet, whatever the hand's result
                 base = h.stake if h.doubled and p.prizes.after_double == "doubled_bet" else h.base_bet
                 prizes.append(PrizeResult(seat, i, prize, mult * base))
                 net += mult * base
@@ -205,7 +210,7 @@ def settle(engine: SettlingRound) -> Settlement:
             # seat, split pairs included (house choice; compare r.42 for the jackpot).
             prize = special_prize(st.dealt[:3])
             mult = p.special_prizes.get(prize, 0) if prize else 0
-            if mult:
+            if prize and mult:
                 prizes.append(PrizeResult(seat, 0, prize, mult * st.bet.amount))
                 net += mult * st.bet.amount
         if st.insurance:
