@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
 from fractions import Fraction
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from controller.rules.hands import hand_value
 from controller.rules.round_state import CoBet, HandState, SeatState, SettlingRound
@@ -74,6 +74,15 @@ class PrizeResult:
     net: int
 
 
+class JackpotPlay(TypedDict):
+    """A jackpot chip in the round: the seat, the co-bettor who played it (none: the titular) and the seat's first
+    four cards (PT-2001 r.42)."""
+
+    seat: int
+    player: NotRequired[str | None]
+    first_cards: list[str]
+
+
 @dataclass(frozen=True)
 class Settlement:
     profile: str
@@ -85,12 +94,14 @@ class Settlement:
     insurance: list[InsuranceResult]
     side_bets: list[SideBetResult]
     prizes: list[PrizeResult]
-    jackpot: list[dict[str, Any]]  # seats with a jackpot chip and their first four cards (PT-2001 r.42)
+    jackpot: list[JackpotPlay]  # seats with a jackpot chip and their first four cards (PT-2001 r.42)
     seat_nets: dict[int, int]
     total_net: int  # players' total; the house's result is its negative
-    dealer_errors: list[dict[str, Any]] = field(default_factory=list)
+    dealer_errors: list[dict[str, str | None]] = field(default_factory=list)
     co_bets: list[CoBetResult] = field(default_factory=list)  # other players on a shared seat (in seat_nets)
-    co_side_bets: list[dict[str, Any]] = field(default_factory=list)  # their side bets, insurance and prizes
+    co_side_bets: list[dict[str, int | str | None]] = field(
+        default_factory=list
+    )  # their side bets, insurance and prizes
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
@@ -134,7 +145,7 @@ def _settle_co_bet(
     st: SeatState,
     cb: CoBet,
     out: list[CoBetResult],
-    extra: list[dict[str, Any]],
+    extra: list[dict[str, int | str | None]],
 ) -> int:
     """PT-2001 r.28: a co-bettor who did not follow a split is decided "pelo resultado alcançado para a primeira
     das duas apostas do titular"; one who followed has an equal bet on the second hand too. r.30: a double."""
@@ -186,9 +197,9 @@ def settle(engine: SettlingRound) -> Settlement:
     insurance: list[InsuranceResult] = []
     side: list[SideBetResult] = []
     prizes: list[PrizeResult] = []
-    jackpot: list[dict[str, Any]] = []
+    jackpot: list[JackpotPlay] = []
     co_bets: list[CoBetResult] = []
-    co_extra: list[dict[str, Any]] = []
+    co_extra: list[dict[str, int | str | None]] = []
     seat_nets: dict[int, int] = {}
     dealer_bj = engine.dealer_blackjack()
     for seat, st in engine.seats.items():
