@@ -93,7 +93,7 @@ class Decisions(EngineParts):
             return
         if self.phase is RoundPhase.INSURANCE:
             self._close_insurance()  # a hand decision means the insurance window has closed
-        if self.phase is not RoundPhase.PLAYERS:  # still the insurance phase: a seat has not decided
+        if self.phase is not RoundPhase.PLAYERS:  # closing insurance may end the round (a peeked blackjack)
             raise RuleViolation(
                 f"no player decision possible during phase {self.phase}", p.cite("deal_order")
             )
