@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import glob
 import os
-from typing import Any
+from collections.abc import Callable
 
 BY_ID_DIR = "/dev/serial/by-id"
 
@@ -42,7 +42,7 @@ def resolve_port(name: str, *, by_id_dir: str = BY_ID_DIR) -> str:
 
 
 async def open_serial(
-    path: str, protocol_factory: Any, *, baudrate: int
+    path: str, protocol_factory: Callable[[], asyncio.Protocol], *, baudrate: int
 ) -> tuple[asyncio.Transport, asyncio.Protocol]:
     """Open ``path`` exclusively (flock) as an asyncio transport via pyserial-asyncio-fast."""
     import serial_asyncio_fast  # imported lazily: tests of the pure layers need no serial stack

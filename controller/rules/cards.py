@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from drivers.cards import RANKS, RED_SUITS, SUITS
+# re-exported: the rules name the card alphabet from here (drivers/cards.py defines it once)
+from drivers.cards import RANKS as RANKS
+from drivers.cards import RED_SUITS as RED_SUITS
+from drivers.cards import SUITS as SUITS
 
 TEN_VALUE = frozenset("TJQK")
 

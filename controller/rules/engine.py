@@ -13,6 +13,7 @@ from controller.rules.cards import Card
 from controller.rules.engine_bets import BetRules
 from controller.rules.engine_cards import CardFlow
 from controller.rules.engine_decisions import Decisions
+from controller.rules.engine_parts import HeldEntry
 from controller.rules.engine_rules import DecisionRules
 from controller.rules.hands import dealer_must_draw, is_blackjack
 from controller.rules.profiles import Profile
@@ -82,11 +83,11 @@ class RoundEngine(BetRules, DecisionRules, Decisions, CardFlow):
         self._dealer_plays = False
         self._ended_by = ""  # "dealer" (stood / bust / blackjack) or "nobody" (PT-2001 r.22)
         self._seen = Counter()
-        self._cards_in: list[dict[str, Any]] = []
-        self._decisions: list[dict[str, Any]] = []
-        self._errors: list[DealerError] = []
-        self._held_log: list[dict[str, Any]] = []  # where held cards (PT-2001 r.18) finally went
-        self._why: list[str] = []  # per card: where it went and why (the dispute report)
+        self._cards_in = []
+        self._decisions = []
+        self._errors = []
+        self._held_log = []  # where held cards (PT-2001 r.18) finally went
+        self._why = []  # per card: where it went and why (the dispute report)
         self._card_count = 0
         self._dealt_count = 0  # cards dealt to a hand or the dealer (burns excluded): MO-2004 art.5.1.1
         self._late_second = False  # the dealer's second card came after nobody was left in play (art.7.1)
@@ -286,8 +287,8 @@ class RoundEngine(BetRules, DecisionRules, Decisions, CardFlow):
         return list(self._why)
 
     @property
-    def held_log(self) -> list[dict[str, Any]]:
-        return [dict(h) for h in self._held_log]
+    def held_log(self) -> list[HeldEntry]:
+        return [h.copy() for h in self._held_log]
 
     def description(self) -> dict[str, Any]:
         """The round so far in the round-file format (docs/rounds.md); replaying it reproduces this round."""
@@ -308,10 +309,10 @@ class RoundEngine(BetRules, DecisionRules, Decisions, CardFlow):
         if self.first_of_game or self.burn_before_deal:
             out["first_of_game"] = self.first_of_game  # explicit: replay would infer it from the burn count
         out["bets"] = bets
-        out["cards"] = [dict(c) for c in self._cards_in]
-        out["decisions"] = [dict(d) for d in self._decisions]
+        out["cards"] = [c.copy() for c in self._cards_in]
+        out["decisions"] = [d.copy() for d in self._decisions]
         if self._held_log:
-            out["held_cards"] = [dict(h) for h in self._held_log]
+            out["held_cards"] = self.held_log
         out["phase"] = str(self.phase)
         out["dealer_errors"] = [e.to_json() for e in self._errors]
         return out

@@ -3,6 +3,7 @@ profile: limits, co-bettors on a seat (PT-2001 r.13-16, r.28, r.30; MO-2004 art.
 
 from __future__ import annotations
 
+from controller.rules.engine_parts import EngineParts
 from controller.rules.types import (
     RoundError,
     RuleViolation,
@@ -10,8 +11,8 @@ from controller.rules.types import (
 )
 
 
-class BetRules:
-    """Mixin of ``RoundEngine``; its state is set in ``RoundEngine.__init__``."""
+class BetRules(EngineParts):
+    """Mixin of ``RoundEngine``; its state is set in ``RoundEngine.__init__`` (typed in engine_parts.py)."""
 
     # ------------------------------------------------------------------ set-up
 
@@ -46,8 +47,8 @@ class BetRules:
                     p.cite("bet_limits"),
                 )
             for name, stake in b.side_bets.items():
-                rule = p.side_bets.get(name)
-                if rule is None:
+                offer = p.side_bets.get(name)
+                if offer is None:
                     known = ", ".join(p.side_bets) or "none"
                     raise RoundError(
                         f"{where}: side bet {name!r} not offered by {p.name} (offered: {known})",
@@ -57,7 +58,7 @@ class BetRules:
                     raise RoundError(
                         f"{where}: side bet {name} stake must be a positive integer, got {stake!r}"
                     )
-                if rule.stake == "half_main" and stake * 2 != b.amount:
+                if offer.stake == "half_main" and stake * 2 != b.amount:
                     raise RoundError(
                         f"{where}: side bet {name} stake {stake} must be half the main bet {b.amount}",
                         p.cite("side_bets"),

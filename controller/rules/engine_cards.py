@@ -3,9 +3,10 @@ hand, the dealer or a burn (held cards, PT-2001 r.18; misdeals; late cards). Pur
 
 from __future__ import annotations
 
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from controller.rules.cards import Card
+from controller.rules.engine_parts import CardEntry, EngineParts
 from controller.rules.hands import hand_value
 from controller.rules.round_state import (  # the round's state, shared with settlement (the lower module)
     BUST,
@@ -24,8 +25,21 @@ from controller.rules.types import (
 )
 
 
-class CardFlow:
-    """Mixin of ``RoundEngine``; its state is set in ``RoundEngine.__init__``."""
+class Situation(TypedDict):
+    """What the table was waiting for when a card came (for the dispute report, PT-2001 r.62)."""
+
+    phase: RoundPhase
+    expected: Recipient | None
+    dealer: int  # the dealer's cards so far
+    cards: NotRequired[int]  # the expected hand's cards so far
+    doubled: NotRequired[bool]
+    from_split: NotRequired[bool]
+    owed: NotRequired[bool]  # the hand was owed a card
+    dealer_total: NotRequired[int]
+
+
+class CardFlow(EngineParts):
+    """Mixin of ``RoundEngine``; its state is set in ``RoundEngine.__init__`` (typed in engine_parts.py)."""
 
     # ------------------------------------------------------------------ cards
 
@@ -43,7 +57,7 @@ class CardFlow:
             self._seen[card] -= 1
             raise RoundError(f"more than {p.decks} {card} in {p.decks} deck(s)", p.cite("decks"))
         self._card_count += 1
-        entry: dict[str, Any] = {"card": str(card)}
+        entry: CardEntry = {"card": str(card)}
         if face_up:
             entry["face_up"] = True
         if to is not None:
@@ -59,8 +73,8 @@ class CardFlow:
                 h.status = (
                     STOOD  # e.g. split aces with a resplit option: a card means the player did not resplit
                 )
-                ref = self._hand_ref(h)
-                self._record({"action": "stand", "seat": ref.seat, "hand": ref.hand})
+                seat, hand = self._hand_ref(h).place
+                self._record({"action": "stand", "seat": seat, "hand": hand})
                 self._advance()
                 expected = self.expected_recipient()
         # MO-2004 art.5.1.1 "a primeira do início do jogo": the first card *dealt*, after the burns of art.4.1.
@@ -84,17 +98,25 @@ class CardFlow:
         self._advance()
         return outcome
 
-    def _situation(self, expected: Recipient | None) -> dict[str, Any]:
+    def _situation(self, expected: Recipient | None) -> Situation:
         """What the table was waiting for when a card came (for the dispute report, PT-2001 r.62)."""
-        out: dict[str, Any] = {"phase": self.phase, "expected": expected, "dealer": len(self.dealer)}
+        out: Situation = {"phase": self.phase, "expected": expected, "dealer": len(self.dealer)}
         if expected is not None and expected.kind == "seat":
-            h = self.seats[expected.seat].hands[expected.hand]
-            out.update(cards=len(h.cards), doubled=h.doubled, from_split=h.from_split, owed=h.needs_card)
+            seat, hand = expected.place
+            h = self.seats[seat].hands[hand]
+            out.update(
+                {
+                    "cards": len(h.cards),
+                    "doubled": h.doubled,
+                    "from_split": h.from_split,
+                    "owed": h.needs_card,
+                }
+            )
         if self.dealer:
             out["dealer_total"] = hand_value(self.dealer).total
         return out
 
-    def _card_reason(self, outcome: CardOutcome, b: dict[str, Any]) -> str:
+    def _card_reason(self, outcome: CardOutcome, b: Situation) -> str:
         p = self.profile
         to = outcome.recipient
         if to is None:
@@ -161,8 +183,8 @@ class CardFlow:
                 rule, why = self._misdeal_reason(to)
                 msg = f"{card} given to {to} ({why}) after play ended: void, to the discard"
                 return CardOutcome(None, False, [DealerError(rule, msg, card)])
-            err = self._nothing_expected(card)
-            raise RoundError(err.message + f" (it was given to {to})", err.rule)
+            nothing = self._nothing_expected(card)
+            raise RoundError(nothing.message + f" (it was given to {to})", nothing.rule)
         if to.kind == "seat" and to.seat not in self.seats:
             raise RoundError(f"card {card} given to seat {to.seat}, which has no bet", p.cite("deal_order"))
         if to.kind == "burn":
@@ -231,9 +253,10 @@ class CardFlow:
     def _misdeal_reason(self, to: Recipient) -> tuple[str, str]:
         p = self.profile
         if to.kind == "seat":
-            hands = self.seats[to.seat].hands
-            if to.hand is not None and to.hand < len(hands):
-                h = hands[to.hand]
+            seat, hand = to.place
+            hands = self.seats[seat].hands
+            if hand < len(hands):
+                h = hands[hand]
                 if h.doubled and len(h.cards) >= 3:
                     return p.cite("after_double"), "the hand doubled and had its one card"
                 if h.split_aces and len(h.cards) >= 2:
@@ -281,12 +304,13 @@ class CardFlow:
                 self._additional_dealt = True
             self.dealer.append(card)
             return CardOutcome(to, True, [])
-        st = self.seats[to.seat]
-        h = st.hands[to.hand]
+        seat, hand = to.place
+        st = self.seats[seat]
+        h = st.hands[hand]
         if self.phase is RoundPhase.PLAYERS and not h.needs_card:
             # A card while the hand may hit is an implicit hit; recorded so the description replays exactly.
             self._note_decline(h)
-            self._record({"action": "hit", "seat": to.seat, "hand": to.hand, "implicit": True})
+            self._record({"action": "hit", "seat": seat, "hand": hand, "implicit": True})
         self._give(st, h, card)
         return CardOutcome(to, True, [])
 
@@ -331,5 +355,6 @@ class CardFlow:
             self._additional_dealt = True
             self.dealer.append(card)
         else:
-            st = self.seats[to.seat]
-            self._give(st, st.hands[to.hand], card)
+            seat, hand = to.place
+            st = self.seats[seat]
+            self._give(st, st.hands[hand], card)

@@ -3,8 +3,7 @@ bettors' decisions, insurance closed. Pure logic, no I/O."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from controller.rules.engine_parts import DecisionEntry, EngineParts
 from controller.rules.round_state import (  # the round's state, shared with settlement (the lower module)
     EVEN_MONEY,
     FIVE_CARD,
@@ -20,8 +19,8 @@ from controller.rules.types import (
 )
 
 
-class Decisions:
-    """Mixin of ``RoundEngine``; its state is set in ``RoundEngine.__init__``."""
+class Decisions(EngineParts):
+    """Mixin of ``RoundEngine``; its state is set in ``RoundEngine.__init__`` (typed in engine_parts.py)."""
 
     # ------------------------------------------------------------------ decisions
 
@@ -46,7 +45,7 @@ class Decisions:
             raise RuleViolation(
                 f"no player decision possible during phase {self.phase}", p.cite("deal_order")
             )
-        record: dict[str, Any] = {"action": str(action)}
+        record: DecisionEntry = {"action": str(action)}
         if player is not None and seat is not None:
             self._co_act(action, seat, player, amount, hand)
             return
@@ -69,7 +68,7 @@ class Decisions:
             elif action is Action.EVEN_MONEY:
                 st.hands[0].status = EVEN_MONEY  # PT-2001 r.34: paid 1:1 before the hole card is known
             st.insurance_decided = True
-            record.update(seat=target, hand=0)
+            record["seat"], record["hand"] = target, 0
             self._record(record)
             self._advance()
             return
@@ -79,34 +78,34 @@ class Decisions:
             and self.phase in (RoundPhase.INSURANCE, RoundPhase.PLAYERS)
         ):
             # Surrender is decided right after the first two cards, before any additional card (PT-2001 r.36).
-            st = self.seats.get(seat)
-            if st is None:
+            surrendering = self.seats.get(seat)
+            if surrendering is None:
                 raise RuleViolation(f"no bet on seat {seat}", p.cite("surrender"))
             idx = hand or 0
-            if idx >= len(st.hands):
+            if idx >= len(surrendering.hands):
                 raise RuleViolation(f"seat {seat} has no hand {idx}", p.cite("surrender"))
-            why = self._why_not_surrender(st.hands[idx])
+            why = self._why_not_surrender(surrendering.hands[idx])
             if why:
                 raise why
-            st.hands[idx].status = SURRENDERED
+            surrendering.hands[idx].status = SURRENDERED
             self._record({"seat": seat, "hand": idx, "action": "surrender"})
             self._advance()
             return
         if self.phase is RoundPhase.INSURANCE:
             self._close_insurance()  # a hand decision means the insurance window has closed
-            if self.phase is not RoundPhase.PLAYERS:
-                raise RuleViolation(
-                    f"no player decision possible during phase {self.phase}", p.cite("deal_order")
-                )
+        if self.phase is not RoundPhase.PLAYERS:  # closing insurance may end the round (a peeked blackjack)
+            raise RuleViolation(
+                f"no player decision possible during phase {self.phase}", p.cite("deal_order")
+            )
         h = self._current()
         if h is None:
             raise RuleViolation("no hand is waiting for a decision", p.cite("deal_order"))
         ref = self._hand_ref(h)
         if (seat is not None and seat != ref.seat) or (hand is not None and hand != ref.hand):
-            st = self.seats.get(seat if seat is not None else ref.seat)
+            named = self.seats.get(seat if seat is not None else ref.place[0])
             idx = hand if hand is not None else 0
-            if st is not None and idx < len(st.hands):
-                why = self._why_not(st.hands[idx], action)
+            if named is not None and idx < len(named.hands):
+                why = self._why_not(named.hands[idx], action)
                 if why:
                     raise why
             raise RuleViolation(
@@ -117,7 +116,7 @@ class Decisions:
         why = self._why_not(h, action)
         if why:
             raise why
-        record.update(seat=ref.seat, hand=ref.hand)
+        record["seat"], record["hand"] = ref.place
         if action is not Action.SPLIT:
             self._note_decline(h)
         self._apply(h, action)
@@ -163,7 +162,7 @@ class Decisions:
         cb = next((c for c in st.co_bets if c.bet.player == player), None) if st else None
         if st is None or cb is None:
             raise RuleViolation(f"seat {seat}: no bet of player {player!r} besides the titular's", rule)
-        record: dict[str, Any] = {"action": str(action), "seat": seat, "player": player}
+        record: DecisionEntry = {"action": str(action), "seat": seat, "player": player}
         if action in (Action.INSURANCE, Action.NO_INSURANCE):
             # r.15: "Se o titular do lugar fizer «seguro» da sua aposta, os donos das apostas complementares são
             # livres de o fazer, ou não" — bounded like the titular's (r.33).
@@ -220,7 +219,7 @@ class Decisions:
         if self.phase is RoundPhase.INSURANCE:
             self._close_insurance()
 
-    def _record(self, decision: dict[str, Any]) -> None:
+    def _record(self, decision: DecisionEntry) -> None:
         # after_cards: shoe cards out before this decision, so a replay interleaves cards and decisions.
         decision["after_cards"] = self._card_count - 1 if self._in_card else self._card_count
         self._decisions.append(decision)

@@ -4,6 +4,7 @@ and the rule that forbids the others (double, split, surrender, insurance, even 
 from __future__ import annotations
 
 from controller.rules.cards import Card
+from controller.rules.engine_parts import EngineParts
 from controller.rules.round_state import (  # the round's state, shared with settlement (the lower module)
     BLACKJACK,
     OPEN,
@@ -17,8 +18,8 @@ from controller.rules.types import (
 )
 
 
-class DecisionRules:
-    """Mixin of ``RoundEngine``; its state is set in ``RoundEngine.__init__``."""
+class DecisionRules(EngineParts):
+    """Mixin of ``RoundEngine``; its state is set in ``RoundEngine.__init__`` (typed in engine_parts.py)."""
 
     # ------------------------------------------------------------------ rules for decisions
 

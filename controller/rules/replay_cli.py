@@ -65,7 +65,7 @@ def _read(args: argparse.Namespace) -> list[Any]:
     return docs
 
 
-def _settle(doc: Any) -> tuple[ReplayResult | None, InvalidRound | None]:
+def _settle(doc: Any) -> tuple[ReplayResult, None] | tuple[None, InvalidRound]:
     try:
         return replay(doc), None
     except InvalidRound as exc:
@@ -106,6 +106,7 @@ def main(args: argparse.Namespace) -> int:
             elif several:
                 out: dict[str, Any] = {"line": n, "round_id": journal.get("round_id") if journal else None}
                 if result is None:
+                    assert error is not None  # _settle returns one of the two
                     out.update(valid=False, error=error.message, rule=error.rule)
                 else:
                     out.update(valid=True, total_net=result.settlement.total_net)
@@ -114,6 +115,7 @@ def main(args: argparse.Namespace) -> int:
                         out["differences"] = agreement
                 print(json.dumps(out, indent=indent))
             elif result is None:
+                assert error is not None
                 print(json.dumps({"valid": False, "error": error.message, "rule": error.rule}, indent=indent))
             else:
                 doc_out = result.to_json()

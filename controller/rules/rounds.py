@@ -65,7 +65,8 @@ def _validator() -> jsonschema.Draft202012Validator:
     return jsonschema.Draft202012Validator(json.loads(SCHEMA_PATH.read_text(encoding="utf-8")))
 
 
-def load_round_file(path: str | Path) -> dict[str, Any]:
+def load_round_file(path: str | Path) -> object:
+    """The JSON document in a round file, as written there (untrusted: `validate_round` checks it)."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
@@ -121,7 +122,8 @@ def _card_owed(engine: RoundEngine) -> bool:
     nxt = engine.next_hand()
     if nxt is None or engine.phase is not RoundPhase.PLAYERS:
         return False
-    return engine.seats[nxt.seat].hands[nxt.hand].needs_card
+    seat, hand = nxt.place
+    return engine.seats[seat].hands[hand].needs_card
 
 
 def _decision_ready(engine: RoundEngine, action: Action, seat: int, hand: int) -> bool:

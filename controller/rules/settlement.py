@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
 from fractions import Fraction
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from controller.rules.hands import hand_value
-from controller.rules.round_state import HandState, SettlingRound
+from controller.rules.round_state import CoBet, HandState, SeatState, SettlingRound
 from controller.rules.sidebets import side_bet_net, side_bet_result, special_prize
 
 
@@ -42,7 +42,7 @@ class CoBetResult:
     """Another player's bet on a shared seat, decided by the titular's hand (PT-2001 r.15-16, r.28, r.30)."""
 
     seat: int
-    player: str
+    player: str | None  # always named on a co-bet (RoundEngine refuses one without)
     hand: int
     stake: int
     outcome: str
@@ -74,6 +74,15 @@ class PrizeResult:
     net: int
 
 
+class JackpotPlay(TypedDict):
+    """A jackpot chip in the round: the seat, the co-bettor who played it (none: the titular) and the seat's first
+    four cards (PT-2001 r.42)."""
+
+    seat: int
+    player: NotRequired[str | None]
+    first_cards: list[str]
+
+
 @dataclass(frozen=True)
 class Settlement:
     profile: str
@@ -85,12 +94,14 @@ class Settlement:
     insurance: list[InsuranceResult]
     side_bets: list[SideBetResult]
     prizes: list[PrizeResult]
-    jackpot: list[dict[str, Any]]  # seats with a jackpot chip and their first four cards (PT-2001 r.42)
+    jackpot: list[JackpotPlay]  # seats with a jackpot chip and their first four cards (PT-2001 r.42)
     seat_nets: dict[int, int]
     total_net: int  # players' total; the house's result is its negative
-    dealer_errors: list[dict[str, Any]] = field(default_factory=list)
+    dealer_errors: list[dict[str, str | None]] = field(default_factory=list)
     co_bets: list[CoBetResult] = field(default_factory=list)  # other players on a shared seat (in seat_nets)
-    co_side_bets: list[dict[str, Any]] = field(default_factory=list)  # their side bets, insurance and prizes
+    co_side_bets: list[dict[str, int | str | None]] = field(
+        default_factory=list
+    )  # their side bets, insurance and prizes
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
@@ -129,7 +140,12 @@ def _hand_outcome(engine: SettlingRound, h: HandState) -> tuple[str, int]:
 
 
 def _settle_co_bet(
-    engine: SettlingRound, seat: int, st: Any, cb: Any, out: list[CoBetResult], extra: list[dict[str, Any]]
+    engine: SettlingRound,
+    seat: int,
+    st: SeatState,
+    cb: CoBet,
+    out: list[CoBetResult],
+    extra: list[dict[str, int | str | None]],
 ) -> int:
     """PT-2001 r.28: a co-bettor who did not follow a split is decided "pelo resultado alcançado para a primeira
     das duas apostas do titular"; one who followed has an equal bet on the second hand too. r.30: a double."""
@@ -181,9 +197,9 @@ def settle(engine: SettlingRound) -> Settlement:
     insurance: list[InsuranceResult] = []
     side: list[SideBetResult] = []
     prizes: list[PrizeResult] = []
-    jackpot: list[dict[str, Any]] = []
+    jackpot: list[JackpotPlay] = []
     co_bets: list[CoBetResult] = []
-    co_extra: list[dict[str, Any]] = []
+    co_extra: list[dict[str, int | str | None]] = []
     seat_nets: dict[int, int] = {}
     dealer_bj = engine.dealer_blackjack()
     for seat, st in engine.seats.items():
@@ -196,7 +212,7 @@ def settle(engine: SettlingRound) -> Settlement:
             net += n
             prize = _prize_of(engine, h)
             mult = p.special_prizes.get(prize, 0) if prize else 0
-            if mult:  # PT-2001 r.35: 3 x the bet, whatever the hand's result
+            if prize and mult:  # PT-2001 r.35: 3 x the bet, whatever the hand's result
                 base = h.stake if h.doubled and p.prizes.after_double == "doubled_bet" else h.base_bet
                 prizes.append(PrizeResult(seat, i, prize, mult * base))
                 net += mult * base
@@ -205,7 +221,7 @@ def settle(engine: SettlingRound) -> Settlement:
             # seat, split pairs included (house choice; compare r.42 for the jackpot).
             prize = special_prize(st.dealt[:3])
             mult = p.special_prizes.get(prize, 0) if prize else 0
-            if mult:
+            if prize and mult:
                 prizes.append(PrizeResult(seat, 0, prize, mult * st.bet.amount))
                 net += mult * st.bet.amount
         if st.insurance:

@@ -5,9 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import TypeAlias
 
 from controller.rules.cards import Card
+
+# A recipient in a round file (docs/rounds.md): "burn", "dealer", "held" or {"seat": N, "hand": N}.
+RecipientJson: TypeAlias = str | dict[str, int | None]
 
 
 class Action(StrEnum):
@@ -53,13 +56,13 @@ class Recipient:
     def player(cls, seat: int, hand: int = 0) -> Recipient:
         return cls("seat", seat, hand)
 
-    def to_json(self) -> Any:
+    def to_json(self) -> RecipientJson:
         if self.kind == "seat":
             return {"seat": self.seat, "hand": self.hand}
         return self.kind
 
     @classmethod
-    def from_json(cls, value: Any) -> Recipient:
+    def from_json(cls, value: object) -> Recipient:
         if value in ("burn", "dealer"):
             return cls(value)
         if isinstance(value, Mapping) and isinstance(value.get("seat"), int):
@@ -68,6 +71,13 @@ class Recipient:
                 raise ValueError(f"bad hand index in {value!r}")
             return cls.player(value["seat"], hand)
         raise ValueError(f"bad recipient {value!r}: expected 'burn', 'dealer' or {{'seat': N, 'hand': N}}")
+
+    @property
+    def place(self) -> tuple[int, int]:
+        """The seat and hand of a "seat" recipient (every one made by `player`)."""
+        if self.seat is None or self.hand is None:
+            raise ValueError(f"{self} is not a seat's hand")
+        return self.seat, self.hand
 
     def __str__(self) -> str:
         return f"seat {self.seat} hand {self.hand}" if self.kind == "seat" else self.kind
@@ -88,7 +98,7 @@ class DealerError:
     message: str
     card: Card | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, str | None]:
         return {"rule": self.rule, "message": self.message, "card": str(self.card) if self.card else None}
 
 
