@@ -109,7 +109,13 @@ def test_buttons_laid_out_follow_the_tables_documents() -> None:
     assert "cut" in shown_inputs({**pt, "shuffler": "batch"}, {}, {}, set())
     assert "five_card" in shown_inputs({}, {"profile": "mo-2004"}, {}, set())  # the service's state/software
     assert "five_card" in shown_inputs(pt, {}, {}, {"five_card"})  # the table's word wins
-    assert set(DEALER_KEYS) - {"jackpot_chip", "cut"} <= shown_inputs({"profile": "../x"}, {}, {}, set())
+    for hostile in (
+        "../x",
+        ["pt-2001"],
+        {"a": 1},
+        "no-such-profile",
+    ):  # unknown: every decision has its button
+        assert set(DEALER_KEYS) - {"jackpot_chip", "cut"} <= shown_inputs({"profile": hostile}, {}, {}, set())
     assert shown_inputs(pt, {}, {}, {"not_an_input"}) == shown_inputs(pt, {}, {}, set())
 
 

@@ -23,13 +23,17 @@ OPTIONAL_DECISIONS = frozenset(
 )
 
 
-@lru_cache(maxsize=16)
 def profile_decisions(profile: Any) -> frozenset[str]:
     """The optional decisions a shipped rule profile can ever allow (PT-2001 has no five-card rule, MO-2004
     art.19 has). The name comes from MQTT: only a plain profile name is looked up among the shipped profiles;
     anything else (or a profile that does not load) is 'unknown' and every decision keeps its button."""
     if not isinstance(profile, str) or not _PROFILE_NAME.fullmatch(profile):
         return OPTIONAL_DECISIONS
+    return _shipped_decisions(profile)
+
+
+@lru_cache(maxsize=16)
+def _shipped_decisions(profile: str) -> frozenset[str]:
     from controller.rules.profiles import ProfileError, load_profile
 
     try:
