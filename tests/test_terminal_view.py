@@ -1,11 +1,15 @@
-"""The pit terminal's pure projections: money formatting, which inputs are enabled, the dealer's results
-indicator (PT-ONLINE-2015 r.4c), the last round's essentials (r.31) and the alert order."""
+"""The pit terminal's pure projections: money formatting, which inputs are enabled and have buttons, the chips
+offered, the dealer's results indicator (PT-ONLINE-2015 r.4c), the last round's essentials (r.31) and the alert
+order."""
 
 from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
 
+from controller.terminal.pit_dealer import CHIPS, chips_within
+from controller.terminal.pit_keys import DEALER_KEYS
+from controller.terminal.pit_rules import shown_inputs
 from controller.terminal.view import (
     DealerResults,
     alert_age,
@@ -80,6 +84,39 @@ def test_the_core_publishes_the_dealer_inputs_it_accepts() -> None:
             raise AssertionError(f"{action} was accepted but not published in dealer_inputs")
         assert h.core.snapshot() == snap
     h.dealer("stand", seat=1, hand=0)
+
+
+def test_the_chip_selector_stays_within_the_tables_published_limits_pt2001_r37() -> None:
+    """The chips come from state/table ``limits`` only (the session's, which the configuration may narrow);
+    without a session every chip; a hostile value is ignored; no chip between the limits: the minimum."""
+    assert chips_within({"min_bet": 500, "max_bet": 15000}) == (500, 1000, 2500, 5000, 10000)
+    assert chips_within(None) == CHIPS and chips_within("500..15000") == CHIPS
+    assert chips_within({"min_bet": True, "max_bet": -1}) == CHIPS
+    assert chips_within({"min_bet": 300, "max_bet": 400}) == (300,)
+
+
+def test_buttons_laid_out_follow_the_tables_documents() -> None:
+    """What the table's documents say decides the buttons: the jackpot chip key only where state/jackpot says
+    the chips are entered by hand (PT-2001 r.41b), the cut key at a batch shoe (r.8); the one fallback, the
+    profile's optional decisions (no "Five cards" on PT-2001, MO-2004 art.19 has it), never hides an input the
+    table lists in ``dealer_inputs``."""
+    pt = {"profile": "pt-2001", "shuffler": "continuous"}
+    shown = shown_inputs(pt, {}, {"enabled": True, "mode": "automatic"}, set())
+    assert "five_card" not in shown and "jackpot_chip" not in shown and "cut" not in shown
+    assert {"hit", "stand", "double", "split", "surrender", "insurance", "place_bet", "next_round"} <= shown
+    assert "jackpot_chip" in shown_inputs(pt, {}, {"enabled": True, "mode": "manual"}, set())
+    assert "jackpot_chip" not in shown_inputs(pt, {}, {"enabled": False, "mode": "manual"}, set())
+    assert "cut" in shown_inputs({**pt, "shuffler": "batch"}, {}, {}, set())
+    assert "five_card" in shown_inputs({}, {"profile": "mo-2004"}, {}, set())  # the service's state/software
+    assert "five_card" in shown_inputs(pt, {}, {}, {"five_card"})  # the table's word wins
+    for hostile in (
+        "../x",
+        ["pt-2001"],
+        {"a": 1},
+        "no-such-profile",
+    ):  # unknown: every decision has its button
+        assert set(DEALER_KEYS) - {"jackpot_chip", "cut"} <= shown_inputs({"profile": hostile}, {}, {}, set())
+    assert shown_inputs(pt, {}, {}, {"not_an_input"}) == shown_inputs(pt, {}, {}, set())
 
 
 @given(st.lists(st.integers(min_value=17, max_value=26), max_size=30), st.integers(min_value=1, max_value=12))

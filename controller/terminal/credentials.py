@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical
-from textual.widgets import Button, Input, Label
+from textual.containers import Vertical
+from textual.widgets import Input, Label
 
 from controller.mqtt.userkeys import KeyFileError, check_pin
 from controller.terminal.plain import clean
@@ -29,9 +29,7 @@ class CredentialScreen(PromptScreen):
     OK_ID = "cred-ok"
 
     DEFAULT_CSS = """
-    CredentialScreen { align: center middle; }
-    CredentialScreen > Vertical { width: 60; height: auto; border: thick $warning; background: $surface;
-                                  padding: 1 2; }
+    CredentialScreen > Vertical { width: 60; border: thick $warning; }
     CredentialScreen Input { margin-bottom: 1; }
     CredentialScreen #cred-error { color: $error; }
     """
@@ -53,9 +51,7 @@ class CredentialScreen(PromptScreen):
                 yield Label(Text(clean(self.arg_label, 120)))
                 yield Input(value=clean(self.arg_default, 200), id="cred-arg")
             yield Label("", id="cred-error")
-            with Horizontal():
-                yield Button("Sign and send", variant="warning", id="cred-ok")
-                yield Button("Cancel", id="cred-cancel")
+            yield from self.ok_cancel("Sign and send", "warning")
 
     def on_mount(self) -> None:
         self.query_one("#cred-user", Input).focus()

@@ -5,9 +5,10 @@ command on ``cmd/dealer`` (plain, the broker ACL guards it) or, behind the crede
 on ``cmd/supervisor`` through a second connection with a supervisor account. A refused input shows the
 controller's reason. Keys and the credential prompt: docs/terminal.md.
 
+What the dealer may do now is the table's ``state/table`` ``dealer_inputs`` only (view.py ``enabled_inputs``).
 This module is the app (connections, model updates, refresh, key actions); its parts are ``pit_keys.py``,
-``pit_layout.py``, ``pit_panels.py``, ``pit_rules.py``, ``pit_dealer.py``, ``pit_supervisor.py``, ``pit_demo.py``
-and ``pit_connection.py`` (docs/architecture.md).
+``pit_layout.py``, ``pit_render.py``, ``pit_panels.py``, ``pit_rules.py``, ``pit_dealer.py``,
+``pit_supervisor.py``, ``pit_demo.py`` and ``pit_connection.py`` (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -16,31 +17,20 @@ import contextlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from rich.table import Table
-from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.widgets import Button, Static
 
 from controller.client import CommandFailed, Event, TableClient
 from controller.terminal.credentials import Credential, CredentialScreen
 from controller.terminal.pit_connection import PitConnection
-from controller.terminal.pit_dealer import dealer_args, shown_bet
+from controller.terminal.pit_dealer import chips_within, dealer_args, shown_bet
 from controller.terminal.pit_demo import demo_step
-from controller.terminal.pit_keys import CHIPS, DEALER_KEYS, DEMO_KEYS, SUPERVISOR_KEYS, bindings, hint_keys
+from controller.terminal.pit_keys import DEALER_KEYS, DEMO_KEYS, SUPERVISOR_KEYS, bindings
 from controller.terminal.pit_layout import PIT_CSS, fit_layout, pit_widgets
-from controller.terminal.pit_panels import (
-    alerts_panel,
-    banner_text,
-    currency_of,
-    entry_line,
-    last_round_panel,
-    pending_hits,
-    round_panel,
-    shoe_panel,
-)
-from controller.terminal.pit_rules import TableRules, table_rules
+from controller.terminal.pit_panels import pending_hits
+from controller.terminal.pit_render import PARTS, PitSnapshot
+from controller.terminal.pit_rules import shown_inputs
 from controller.terminal.pit_sign_in import DealerNameScreen
-from controller.terminal.pit_summary import alert_summary, settled_summary
 from controller.terminal.pit_supervisor import (
     SupervisorArgumentError,
     correction_prompt,
@@ -53,11 +43,9 @@ from controller.terminal.view import (
     PLAY_INPUTS,
     ROUND_END_INPUTS,
     DealerResults,
-    enabled_inputs,
     money_in_text,
-    next_hint,
 )
-from controller.words import ACTION_WORDS, in_words, money, words
+from controller.words import ACTION_WORDS, in_words, words
 
 
 class PitApp(App[None]):
@@ -146,58 +134,44 @@ class PitApp(App[None]):
             self.refresh_view()
 
     # ---- rendering ----
-    @property
-    def online(self) -> bool:
-        return self.client.connected and self.client.view.status == "online"
+    def snapshot(self, compact: bool = False) -> PitSnapshot:
+        """What the screen is drawn from now (pit_render.py); ``compact``: a short terminal."""
+        view = self.client.view
+        return PitSnapshot(states=view.states, connected=self.client.connected, status=view.status,
+                           why=self.client.last_error, alerts_open=view.alerts_open, prefix=self.conn.prefix,
+                           seats=self.conn.seats, demo=self.conn.demo is not None, seat=self.seat, chip=self.chip,
+                           compact=compact, burnt=self.burnt, last_settlement=self.last_settlement,
+                           results=self.results)  # fmt: skip
 
     def doc(self, name: str) -> dict[str, Any]:
         """A retained state document, or {} if none has arrived (or it is not an object)."""
-        value = self.client.view.states.get(name)
-        return value if isinstance(value, dict) else {}
-
-    @property
-    def rules(self) -> TableRules:
-        return table_rules(self.doc("table").get("profile") or self.doc("software").get("profile"))
+        return self.snapshot().doc(name)
 
     def chips(self) -> tuple[int, ...]:
-        """The chip denominations the selector offers: never above the table maximum nor below its minimum."""
-        rules, limits = self.rules, self.doc("table").get("limits")
-        lo, hi = rules.min_bet or 0, rules.max_bet or CHIPS[-1]
-        if isinstance(limits, dict):  # the table's own limits (its configuration may narrow the profile's)
-            lo = limits["min_bet"] if isinstance(limits.get("min_bet"), int) else lo
-            hi = limits["max_bet"] if isinstance(limits.get("max_bet"), int) else hi
-        return tuple(c for c in CHIPS if lo <= c <= hi) or (lo or CHIPS[0],)
+        """The chip denominations the selector offers: within the open session's limits (``state/table``)."""
+        return chips_within(self.doc("table").get("limits"))
+
+    @property
+    def currency(self) -> str | None:
+        return self.snapshot().currency
 
     def refresh_view(self) -> None:
-        """Every value from outside goes through controller/terminal/plain.py (text, never markup); a panel whose
+        """Every value from outside goes through controller/terminal/plain.py (text, never markup); a part whose
         document cannot be shown says so instead of stopping the terminal."""
-        for name, render in (
-            ("#banner", self._banner),
-            ("#round", self._round_panel),
-            ("#lastround", self._last_round_panel),
-            ("#summary", self._summary),
-            ("#shoe", self._shoe_panel),
-            ("#alerts", self._alerts_panel),
-            ("#entry", self._entry_line),
-            ("#hint", self._hint_line),
-        ):
+        # a short terminal (below 32 rows): the round compact, the keys in the legend (pit_layout.fit_layout)
+        snap = self.snapshot(compact=self.query_one("#body").has_class("short"))
+        self.query_one("#banner", Static).set_class(not snap.connected or snap.status != "online", "offline")
+        for name, render in PARTS.items():
             try:
-                content: Any = render()
+                content: Any = render(snap)
             except Exception as exc:  # a malformed document: shown as such, never a crash
                 content = plain(f"(cannot show this part: {type(exc).__name__}: {exc})", style="red")
             self.query_one(name, Static).update(content)
-        enabled = self.enabled()
-        shown = self.rules.inputs
-        jackpot = self.doc("jackpot")
+        enabled = snap.enabled
+        shown = shown_inputs(snap.doc("table"), snap.doc("software"), snap.doc("jackpot"), enabled)
         for action in DEALER_KEYS:
             button = self.query_one(f"#in-{action}", Button)
-            # only what the profile can ever allow; no jackpot chip key where the chips are sensed (r.41a)
-            visible = action in shown and not (action == "jackpot_chip" and jackpot.get("mode") != "manual")
-            if action == "cut":  # only a batch shoe is cut (PT-2001 r.8)
-                visible = (
-                    self.doc("table").get("shuffler") == "batch" or self.doc("table").get("state") == "cut"
-                )
-            button.display = visible
+            button.display = action in shown
             button.disabled = action not in enabled
             button.set_class(action in enabled, "allowed")
         self._forget_confirmed_bets()
@@ -207,76 +181,9 @@ class PitApp(App[None]):
         msg.update(plain(self.message, 400))
         msg.set_class(self.message.startswith("refused"), "refused")
 
-    def enabled(self) -> set[str]:
-        view = self.client.view
-        return enabled_inputs(view.status, self.client.connected, self.doc("table"))
-
-    def _banner(self) -> Text:
-        connected, status = self.client.connected, self.client.view.status
-        self.query_one("#banner", Static).set_class(not connected or status != "online", "offline")
-        return banner_text(connected=connected, status=status, prefix=self.conn.prefix, table=self.doc("table"),
-                           sw=self.doc("software"), jackpot=self.doc("jackpot"), why=self.client.last_error,
-                           compact=self.compact)  # fmt: skip
-
-    @property
-    def compact(self) -> bool:
-        """A short terminal (below 32 rows): the round compact, the keys in the legend (pit_layout.fit_layout)."""
-        return self.query_one("#body").has_class("short")
-
-    @property
-    def currency(self) -> str | None:
-        return currency_of(self.doc("jackpot"))
-
-    def _round_panel(self) -> Table:
-        keys = {a: k for a, (k, _) in DEALER_KEYS.items() if a in self.rules.inputs}
-        return round_panel(self.doc("table"), self.doc("round"), self.burnt, enabled=self.enabled(), keys=keys,
-                           currency=self.currency, compact=self.compact)  # fmt: skip
-
-    def _last_round_panel(self) -> Text:
-        return last_round_panel(self.last_settlement, self.currency)
-
-    def _summary(self) -> Text:
-        """Seen at every size: the last settlement's net per seat and the open alerts (count, most severe)."""
-        return Text("\n").join(
-            [
-                settled_summary(self.last_settlement, self.currency),
-                alert_summary(self.client.view.alerts_open, hint_keys()["ack_alert"]),
-            ]
-        )
-
-    def _shoe_panel(self) -> Text:
-        return shoe_panel(shoe=self.doc("shoe"), lid=self.doc("lid"), jam=self.doc("jam"), table=self.doc("table"),
-                          jackpot=self.doc("jackpot"), have_jackpot="jackpot" in self.client.view.states,
-                          hits=self.pending_hits(), results=self.results)  # fmt: skip
-
     def pending_hits(self) -> list[dict[str, Any]]:
         """Jackpot hits waiting for a supervisor to verify and pay them (PT-2001 r.49-50)."""
         return pending_hits(self.doc("jackpot"))
-
-    def _alerts_panel(self) -> Text:
-        return alerts_panel(self.client.view.alerts_open)
-
-    def seat_bet(self) -> Any:
-        """The selected seat's bet: while betting from state/table, during a round from state/round."""
-        bets = self.doc("table").get("bets")
-        held = bets.get(str(self.seat)) if isinstance(bets, dict) else None
-        if isinstance(held, dict):
-            return held.get("amount")
-        seats = self.doc("round").get("seats") or []
-        return next((s.get("bet") for s in seats if isinstance(s, dict) and s.get("seat") == self.seat), None)
-
-    def _entry_line(self) -> Text:
-        return entry_line(seat=self.seat, seats=self.conn.seats, bet=self.seat_bet(), chip=self.chip,
-                          chips=self.chips(), currency=self.currency)  # fmt: skip
-
-    def _hint_line(self) -> Text:
-        hint = next_hint(
-            status=self.client.view.status if self.client.connected else "unreachable",
-            table=self.doc("table"), rnd=self.doc("round"), shoe=self.doc("shoe"), jam=self.doc("jam"),
-            lid=self.doc("lid"), enabled=self.enabled(), keys=hint_keys(),
-            demo=self.conn.demo is not None, seat=self.seat, chip=money(self.chip), seats=self.conn.seats,
-        )  # fmt: skip
-        return Text(f"next: {clean(hint, 200)}")
 
     # ---- inputs ----
     def action_seat(self, seat: int) -> None:

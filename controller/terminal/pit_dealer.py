@@ -1,9 +1,27 @@
 """The pit terminal's dealer commands: their arguments from the selection and the retained documents, and the
-bet the controller last published for a seat (docs/terminal.md)."""
+bet the controller last published for a seat, the chips the selector offers (docs/terminal.md)."""
 
 from __future__ import annotations
 
 from typing import Any
+
+CHIPS = (100, 500, 1000, 2500, 5000, 10000, 50000, 100000)  # the chip denominations, in minor units
+
+
+def chips_within(limits: Any) -> tuple[int, ...]:
+    """The chips the selector offers: within the open session's bet limits as ``state/table`` publishes them
+    (``limits``: ``{min_bet, max_bet}`` in minor units, null without a session: every chip). When no chip fits
+    between them, the minimum itself."""
+    lo, hi = 0, CHIPS[-1]
+    if isinstance(limits, dict):
+        lo = _amount(limits.get("min_bet"), lo)
+        hi = _amount(limits.get("max_bet"), hi)
+    return tuple(c for c in CHIPS if lo <= c <= hi) or (lo or CHIPS[0],)
+
+
+def _amount(value: Any, default: int) -> int:
+    """An amount in minor units from an outside document (an integer, not a bool, not negative), else default."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else default
 
 
 def shown_bet(table: dict[str, Any], seat: int) -> int:

@@ -1,5 +1,5 @@
 """The pit terminal's keys: the dealer's inputs, the supervisor's signed actions, the demo's stand-ins for the
-dealer's hands, the chip denominations, and the Textual bindings built from them (docs/terminal.md)."""
+dealer's hands, and the Textual bindings built from them (docs/terminal.md)."""
 
 from __future__ import annotations
 
@@ -52,7 +52,6 @@ DEMO_KEYS: dict[str, tuple[str, str]] = {  # demo action -> (key, label)
     "free": ("u", "Free the jam"),
     "damaged": ("v", "Damaged card"),
 }
-CHIPS = (100, 500, 1000, 2500, 5000, 10000, 50000, 100000)
 
 
 def hint_keys() -> dict[str, str]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical
-from textual.widgets import Button, Input, Label
+from textual.containers import Vertical
+from textual.widgets import Input, Label
 
 from controller.terminal.plain import clean
 from controller.terminal.prompt import PromptScreen
@@ -20,9 +20,7 @@ class DealerNameScreen(PromptScreen):
     OK_ID = "dealer-ok"
 
     DEFAULT_CSS = """
-    DealerNameScreen { align: center middle; }
-    DealerNameScreen > Vertical { width: 50; height: auto; border: thick $primary; background: $surface;
-                                  padding: 1 2; }
+    DealerNameScreen > Vertical { width: 50; border: thick $primary; }
     """
 
     def __init__(self, on_duty: str | None) -> None:
@@ -35,9 +33,7 @@ class DealerNameScreen(PromptScreen):
             now = f"on duty now: {clean(self.on_duty, 40)}" if self.on_duty else "nobody is signed in"
             yield Label(Text(now))
             yield Input(placeholder="your name", max_length=NAME_MAX, id="dealer-name")
-            with Horizontal():
-                yield Button("Sign in", variant="primary", id="dealer-ok")
-                yield Button("Cancel", id="dealer-cancel")
+            yield from self.ok_cancel("Sign in", "primary")
 
     def on_mount(self) -> None:
         self.query_one("#dealer-name", Input).focus()

@@ -1,0 +1,133 @@
+"""What the pit terminal draws in each part of its screen, from one snapshot of what the app holds (the retained
+documents, the connection, the selection, the last settlement): pure functions, no Textual widget, so the app
+(pit.py) only puts each part where it belongs. The panels themselves are pit_panels.py and pit_summary.py."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from rich.text import Text
+
+from controller.terminal.pit_dealer import chips_within
+from controller.terminal.pit_keys import DEALER_KEYS, hint_keys
+from controller.terminal.pit_panels import (
+    alerts_panel,
+    banner_text,
+    currency_of,
+    entry_line,
+    last_round_panel,
+    pending_hits,
+    round_panel,
+    shoe_panel,
+)
+from controller.terminal.pit_summary import alert_summary, settled_summary
+from controller.terminal.plain import clean
+from controller.terminal.view import DealerResults, enabled_inputs, next_hint
+from controller.words import money
+
+
+@dataclass(frozen=True)
+class PitSnapshot:
+    """What the screen is drawn from at one refresh. ``states``: the retained ``state/<name>`` documents."""
+
+    states: dict[str, Any]
+    connected: bool
+    status: str  # the controller's ``status``: online | offline | unknown
+    why: str  # the last connection failure ("" once connected)
+    alerts_open: list[Any]
+    prefix: str
+    seats: int
+    demo: bool
+    seat: int
+    chip: int
+    compact: bool  # a short terminal: the round compact, one banner line
+    burnt: dict[str, list[str]]  # round id -> the burn cards seen (events/card)
+    last_settlement: dict[str, Any]  # the last events/settlement
+    results: DealerResults
+
+    def doc(self, name: str) -> dict[str, Any]:
+        """A retained state document, or {} if none has arrived (or it is not an object)."""
+        value = self.states.get(name)
+        return value if isinstance(value, dict) else {}
+
+    @property
+    def enabled(self) -> set[str]:
+        """The dealer inputs the table accepts now (``state/table`` ``dealer_inputs``, view.py)."""
+        return enabled_inputs(self.status, self.connected, self.doc("table"))
+
+    @property
+    def currency(self) -> str | None:
+        return currency_of(self.doc("jackpot"))
+
+    def seat_bet(self) -> Any:
+        """The selected seat's bet: while betting from state/table, during a round from state/round."""
+        bets = self.doc("table").get("bets")
+        held = bets.get(str(self.seat)) if isinstance(bets, dict) else None
+        if isinstance(held, dict):
+            return held.get("amount")
+        seats = self.doc("round").get("seats") or []
+        return next((s.get("bet") for s in seats if isinstance(s, dict) and s.get("seat") == self.seat), None)
+
+
+def banner(s: PitSnapshot) -> Text:
+    return banner_text(connected=s.connected, status=s.status, prefix=s.prefix, table=s.doc("table"),
+                       sw=s.doc("software"), jackpot=s.doc("jackpot"), why=s.why, compact=s.compact)  # fmt: skip
+
+
+def round_part(s: PitSnapshot) -> Any:
+    keys = {a: k for a, (k, _) in DEALER_KEYS.items()}  # the "allowed" line: those the table accepts now
+    return round_panel(s.doc("table"), s.doc("round"), s.burnt, enabled=s.enabled, keys=keys,
+                       currency=s.currency, compact=s.compact)  # fmt: skip
+
+
+def last_round(s: PitSnapshot) -> Text:
+    return last_round_panel(s.last_settlement, s.currency)
+
+
+def summary(s: PitSnapshot) -> Text:
+    """Seen at every size: the last settlement's net per seat and the open alerts (count, most severe)."""
+    return Text("\n").join(
+        [
+            settled_summary(s.last_settlement, s.currency),
+            alert_summary(s.alerts_open, hint_keys()["ack_alert"]),
+        ]
+    )
+
+
+def shoe(s: PitSnapshot) -> Text:
+    return shoe_panel(shoe=s.doc("shoe"), lid=s.doc("lid"), jam=s.doc("jam"), table=s.doc("table"),
+                      jackpot=s.doc("jackpot"), have_jackpot="jackpot" in s.states,
+                      hits=pending_hits(s.doc("jackpot")), results=s.results)  # fmt: skip
+
+
+def alerts(s: PitSnapshot) -> Text:
+    return alerts_panel(s.alerts_open)
+
+
+def entry(s: PitSnapshot) -> Text:
+    return entry_line(seat=s.seat, seats=s.seats, bet=s.seat_bet(), chip=s.chip,
+                      chips=chips_within(s.doc("table").get("limits")), currency=s.currency)  # fmt: skip
+
+
+def hint(s: PitSnapshot) -> Text:
+    text = next_hint(
+        status=s.status if s.connected else "unreachable",
+        table=s.doc("table"), rnd=s.doc("round"), shoe=s.doc("shoe"), jam=s.doc("jam"), lid=s.doc("lid"),
+        enabled=s.enabled, keys=hint_keys(), demo=s.demo, seat=s.seat, chip=money(s.chip), seats=s.seats,
+    )  # fmt: skip
+    return Text(f"next: {clean(text, 200)}")
+
+
+# widget id -> what is drawn in it, top to bottom (pit_layout.py places the widgets)
+PARTS: dict[str, Callable[[PitSnapshot], Any]] = {
+    "#banner": banner,
+    "#round": round_part,
+    "#lastround": last_round,
+    "#summary": summary,
+    "#shoe": shoe,
+    "#alerts": alerts,
+    "#entry": entry,
+    "#hint": hint,
+}
