@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.config import profile as profile_mod
+from controller.config.endpoint import default_port
 from controller.config.errors import ConfigError, Problem
 from controller.config.model import (
     CHIP_SLOT_PREFIX,
@@ -38,7 +39,6 @@ from controller.config.model import (
 from controller.config.schema import schema_problems
 from controller.data import PROFILES_DIR
 from controller.jackpot.config import JackpotSection, read_section
-from controller.mqtt.paho_client import default_port
 
 DEFAULT_PROFILES_DIR = PROFILES_DIR  # the shipped profiles (package data)
 FIRMWARE_SECTIONS = ("shoe", "reader", "display")

@@ -11,19 +11,14 @@ from enum import StrEnum
 from pathlib import Path
 
 from controller.actions import BUTTON_ACTIONS
-from controller.gpio.base import OUTPUT_SAFE_VALUES, PinSpec
+from controller.config.endpoint import TlsConfig  # the one definition, shared with every MQTT client
+from controller.gpio.base import OUTPUT_SAFE_VALUES, GpioBackend, PinSpec
 from controller.jackpot.config import CHIP_SLOT_PREFIX, JackpotSection
-from controller.mqtt.paho_client import TlsConfig  # the one definition, shared with every MQTT client
 
 
 class ShoeMode(StrEnum):
     CONTINUOUS = "continuous"  # cards stay inside for the whole session (PT-2001 r.57)
     BATCH = "batch"  # a shoe is shuffled, dealt to the cut card, reshuffled
-
-
-class GpioBackend(StrEnum):
-    FAKE = "fake"
-    RPI = "rpi"
 
 
 REQUIRED_SIGNALS = ("lid_lock", "warning_light", "lid_switch")
