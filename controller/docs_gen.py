@@ -26,7 +26,8 @@ def _register() -> None:
     for name in keys_schema.schemas():
         GENERATORS[f"schemas/config/{name}"] = partial(keys_schema.render, name)
     GENERATORS[keys_doc.EXAMPLE] = keys_doc.render_example
-    GENERATORS[keys_doc.DEPLOY_DOC] = partial(keys_doc.render_deploy, ROOT)
+    for doc in keys_doc.TABLE_DOCS:
+        GENERATORS[doc] = partial(keys_doc.render_tables, ROOT, doc)
     try:
         from controller.table.diagram import render_mermaid_doc
     except ImportError:

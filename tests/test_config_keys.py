@@ -24,7 +24,14 @@ from controller.config.keys import (
     Section,
     default,
 )
-from controller.config.keys_doc import DEPLOY_DOC, EXAMPLE, documented_sections, render_deploy, render_example
+from controller.config.keys_doc import (
+    DEPLOY_DOC,
+    EXAMPLE,
+    TABLE_DOCS,
+    documented_sections,
+    render_example,
+    render_tables,
+)
 from controller.config.keys_schema import key_schema, render, schemas
 from tests.test_config import base_config, problems_of, set_key, write
 
@@ -49,9 +56,8 @@ def test_the_shipped_example_and_key_tables_are_the_generated_ones() -> None:
     assert (ROOT / EXAMPLE).read_text(encoding="utf-8") == render_example(), (
         "run: python -m controller.docs_gen"
     )
-    assert (ROOT / DEPLOY_DOC).read_text(encoding="utf-8") == render_deploy(ROOT), (
-        "python -m controller.docs_gen"
-    )
+    for doc in TABLE_DOCS:
+        assert (ROOT / doc).read_text(encoding="utf-8") == render_tables(ROOT, doc), f"{doc}: run docs_gen"
 
 
 def test_every_section_has_its_key_table_in_the_docs() -> None:
@@ -196,3 +202,10 @@ def test_the_model_holds_every_declared_key() -> None:
             assert k.name in have or k.name == "file", f"{name}.{k.name} is not in {cls.__name__}"
     table = {f.name for f in dataclasses.fields(model.TableSection)}
     assert {k.name for k in BY_NAME["table"].keys} - table == {"profiles_dir"}  # read into profile_path
+
+
+def test_the_jackpot_reads_the_declared_keys() -> None:
+    """The jackpot's own validation (JackpotConfig.from_dict, below the configuration) takes the same keys."""
+    from controller.jackpot.config import CORRECTION_KEYS, KEYS
+
+    assert [k.name for k in BY_NAME["jackpot"].keys] == [*KEYS, *CORRECTION_KEYS]

@@ -609,8 +609,9 @@ JACKPOT = Section(
         Key(
             "mode",
             Kind.CHOICE,
-            '`"automatic"`: the slot senses the chip, the display increments (r.41a; needs `chip_slot_N` '
-            'inputs); `"manual"`: the dealer increments (r.41b)',
+            '`"automatic"`: the slot senses the chip, the display increments automatically, collection '
+            'triggered by the dealer (r.41a; needs `chip_slot_N` inputs); `"manual"`: the dealer collects, '
+            "leaves a marker and increments by hand (r.41b)",
             "manual",
             choices=tuple(Mode),
             default_doc="— (required when enabled)",
@@ -620,7 +621,7 @@ JACKPOT = Section(
         Key(
             "bet_value",
             Kind.INTEGER,
-            "the jackpot chip's value, one chip per player per hand (r.47)",
+            "the jackpot chip's value, one chip per player per hand (r.47), set by the regulator (r.40)",
             0,
             1,
             METER_MAX,
@@ -656,7 +657,8 @@ JACKPOT = Section(
         Key(
             "seed",
             Kind.INTEGER,
-            f"the meter's starting value, at least {MIN_SEED_MULTIPLE:,} × `bet_value` (r.44)",
+            f"the meter's starting value, at least {MIN_SEED_MULTIPLE:,} × `bet_value` (r.44), refused "
+            "otherwise with `jackpot.seed: ... (PT-2001 r.44)`",
             0,
             0,
             METER_MAX,

@@ -1,5 +1,5 @@
 """The configuration's docs made from the key declarations (``controller.config.keys``): the commented example
-``firmware_configs/table.example.toml`` and the key tables of docs/deploy.md §6 (each between
+``firmware_configs/table.example.toml`` and the key tables of docs/deploy.md §6 and docs/jackpot.md (each between
 ``<!-- keys: SECTION ... -->`` and ``<!-- /keys -->``; the prose around them is written by hand). Both are
 written by ``python -m controller.docs_gen`` and checked by its ``--check``.
 """
@@ -27,6 +27,8 @@ from controller.config.keys import (
 
 EXAMPLE = "firmware_configs/table.example.toml"
 DEPLOY_DOC = "docs/deploy.md"
+JACKPOT_DOC = "docs/jackpot.md"  # its [jackpot] table
+TABLE_DOCS = (DEPLOY_DOC, JACKPOT_DOC)  # the docs with generated key tables
 NOTE_COLUMN = 33  # the example's trailing comments start here (0-based), or two spaces after a long line
 
 EXAMPLE_HEADER = (
@@ -138,8 +140,9 @@ def render_table(names: list[str]) -> str:
 _BLOCK = re.compile(r"(<!-- keys: (.*?) -->\n)(.*?)(<!-- /keys -->)", re.S)
 
 
-def render_deploy(root: Path) -> str:
-    text = (root / DEPLOY_DOC).read_text(encoding="utf-8")
+def render_tables(root: Path, doc: str) -> str:
+    """``doc`` with each of its key tables made again from the declarations."""
+    text = (root / doc).read_text(encoding="utf-8")
     return _BLOCK.sub(lambda m: f"{m.group(1)}{render_table(m.group(2).split())}\n{m.group(4)}", text)
 
 

@@ -211,7 +211,9 @@ def _build(
         problems += exc.problems
 
     if check_files:
-        wanted = [("supervisors.credentials_file", supervisors.credentials_file)]
+        wanted: list[tuple[str, Path | None]] = [
+            ("supervisors.credentials_file", supervisors.credentials_file)
+        ]
         if mqtt.password_file:
             wanted.append(("mqtt.password_file", mqtt.password_file))
         if mqtt.tls:
