@@ -38,7 +38,7 @@ EXAMPLE_HEADER = (
     "# then record its digests (the table refuses to open until they match):",
     "#   tablectl config record /etc/tablectl/table.toml --manifest /etc/tablectl/integrity.json",
     "# Relative paths are relative to this file's folder. Money is integer minor units (cents).",
-    "# Generated from controller/config/keys.py by `python -m controller.docs_gen`: edit the declarations there.",
+    "# Generated from controller/config/keys*.py by `python -m controller.docs_gen`: edit the declarations there.",
 )
 PINS_PREAMBLE = (
     "# BCM numbers. Outputs (lid_lock, warning_light) have fixed safe values: lid locked, light on.",
