@@ -1,10 +1,12 @@
-"""Generate docs from code (state diagram, schemas index) and, with --check, fail when docs/ is stale."""
+"""Generate docs from code (state diagram, profile settings, the configuration's schemas, example and key tables)
+and, with --check, fail when one is stale."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -14,11 +16,18 @@ GENERATORS: dict[str, Callable[[], str]] = {}
 
 
 def _register() -> None:
+    from controller.config import keys_doc, keys_schema
     from controller.ops.wiring import render_example
     from controller.rules.profile_doc import render as render_profile_settings
 
     GENERATORS["docs/wiring.md"] = render_example
     GENERATORS["docs/profile-settings.md"] = render_profile_settings
+    # the table configuration, from its key declarations (controller/config/keys.py)
+    for name in keys_schema.schemas():
+        GENERATORS[f"schemas/config/{name}"] = partial(keys_schema.render, name)
+    GENERATORS[keys_doc.EXAMPLE] = keys_doc.render_example
+    for doc in keys_doc.TABLE_DOCS:
+        GENERATORS[doc] = partial(keys_doc.render_tables, ROOT, doc)
     try:
         from controller.table.diagram import render_mermaid_doc
     except ImportError:

@@ -30,7 +30,6 @@ from controller.config.integrity import PROFILE_NAME
 from controller.gpio import GpioBoard
 from controller.gpio.factory import make_board
 from controller.jackpot.table import TableJackpot
-from controller.jackpot.wiring import JackpotWiring
 from controller.journal import Journal
 from controller.journal.replay import ReplayServer
 from controller.mqtt.alerts import AlertManager
@@ -52,6 +51,7 @@ from controller.service_integrity import (
     recover_verified,
     verify_whole_journal,
 )
+from controller.service_jackpot import JackpotWiring
 from controller.service_resources import link_config, open_audit_key, open_journal, open_nonce_store
 from controller.service_software import publish_software
 from controller.table.controller import TableController

@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from controller.audit.manifest import write_manifest
 from controller.cli import main as tablectl
 from controller.config import ConfigError
 from controller.config.integrity import (
@@ -25,7 +26,6 @@ from controller.config.integrity import (
     combined_digest,
     compute_digests,
     verify,
-    write_manifest,
 )
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -428,7 +428,7 @@ def test_key_file_made_once_0600_and_its_public_key_recorded_in_the_manifest(tmp
 
 
 def test_config_record_puts_the_audit_public_key_in_the_manifest(tmp_path: Path) -> None:
-    from controller.config.integrity import write_manifest
+    from controller.audit.manifest import write_manifest
 
     src = ROOT / "firmware_configs" / "table.example.toml"
     if not src.exists():

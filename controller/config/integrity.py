@@ -16,6 +16,8 @@ Manifest (JSON)::
      "combined": "<64 hex>", "audit_public_key": "<64 hex: the table's checkpoint key, or null>"}
 
 ``combined`` is the SHA-256 of the sorted lines ``"<role> <sha256>\\n"``: one number to read out or log.
+Recording it (with the audit key's public half) is ``controller.audit.manifest``: the audit package sits above
+the configuration.
 """
 
 from __future__ import annotations
@@ -24,19 +26,11 @@ import hashlib
 import json
 import os
 import re
-import tempfile
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from controller.config.errors import ConfigError
-from controller.config.load import (
-    DEFAULT_PROFILES_DIR,
-    FIRMWARE_SECTIONS,
-    audit_key_path,
-    read_toml,
-    resolve_path,
-)
+from controller.config.keys import PROFILE_PATTERN
+from controller.config.load import DEFAULT_PROFILES_DIR, FIRMWARE_SECTIONS, read_toml, resolve_path
 from controller.config.profile import profile_path
 from controller.hex64 import HEX64
 
@@ -96,51 +90,6 @@ def combined_digest(digests: dict[str, str]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def build_manifest(config_path: str | os.PathLike[str]) -> dict[str, Any]:
-    files = digest_files(config_path)
-    digests = compute_digests(config_path)
-    return {
-        "format": FORMAT,
-        "recorded_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "files": {role: {"path": str(files[role]), "sha256": digests[role]} for role in sorted(files)},
-        "combined": combined_digest(digests),
-        "audit_public_key": _audit_public_key(config_path),
-    }
-
-
-def _audit_public_key(config_path: str | os.PathLike[str]) -> str | None:
-    """The table's checkpoint key (made now if absent: controller/audit/keys.py); None if it cannot be made
-    here (e.g. recorded on a workstation without the state directory): record again on the table."""
-    from controller.audit.checkpoint import public_key_hex
-    from controller.audit.keys import KeyFileError, load_or_create
-
-    path = Path(os.path.abspath(config_path))
-    try:
-        key = load_or_create(audit_key_path(read_toml(path), path.parent))
-    except (OSError, KeyFileError):
-        return None
-    return public_key_hex(key.public_key())
-
-
-def write_manifest(
-    config_path: str | os.PathLike[str], manifest_path: str | os.PathLike[str]
-) -> dict[str, Any]:
-    """Record the manifest atomically (temp file + rename), readable by all, and return it."""
-    manifest = build_manifest(config_path)
-    out = Path(manifest_path)
-    fd, tmp = tempfile.mkstemp(prefix=".integrity-", dir=out.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(manifest, fh, indent=2, sort_keys=True)
-            fh.write("\n")
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return manifest
-
-
 def read_manifest(manifest_path: str | os.PathLike[str]) -> dict[str, str]:
     """Role -> recorded digest. Raises ValueError naming what is wrong with the manifest."""
     path = Path(manifest_path)
@@ -198,7 +147,7 @@ def verify(config_path: str | os.PathLike[str], manifest_path: str | os.PathLike
     return problems
 
 
-PROFILE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}\Z")
+PROFILE_NAME = re.compile(PROFILE_PATTERN)  # table.profile's declared pattern
 
 
 def approved_profiles(manifest_path: str | os.PathLike[str]) -> dict[str, tuple[Path, str]]:

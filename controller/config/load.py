@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from controller.config import profile as profile_mod
+from controller.config.endpoint import default_port
 from controller.config.errors import ConfigError, Problem
+from controller.config.keys import JACKPOT, default
 from controller.config.model import (
     CHIP_SLOT_PREFIX,
     OUTPUT_SAFE_VALUES,
@@ -38,9 +40,16 @@ from controller.config.model import (
 from controller.config.schema import schema_problems
 from controller.data import PROFILES_DIR
 from controller.jackpot.config import JackpotSection, read_section
-from controller.mqtt.paho_client import default_port
 
 DEFAULT_PROFILES_DIR = PROFILES_DIR  # the shipped profiles (package data)
+AUDIT_KEY_FILE = "audit_key.pem"  # [audit] key_file's default, in table.state_dir
+
+
+def _get(data: dict[str, Any], section: str, key: str) -> Any:
+    """``data[key]``, else the declared default of ``section.key`` (controller/config/keys.py)."""
+    return data[key] if key in data else default(section, key)
+
+
 FIRMWARE_SECTIONS = ("shoe", "reader", "display")
 
 
@@ -74,7 +83,7 @@ def audit_key_path(data: dict[str, Any], base: Path) -> Path:
         return resolve_path(base, ref)
     table = data.get("table")
     state_dir = table.get("state_dir") if isinstance(table, dict) else None
-    return resolve_path(base, state_dir if isinstance(state_dir, str) else ".") / "audit_key.pem"
+    return resolve_path(base, state_dir if isinstance(state_dir, str) else ".") / AUDIT_KEY_FILE
 
 
 def _merge_firmware_files(
@@ -151,7 +160,7 @@ def _build(
         profile=t["profile"],
         profile_path=profile_mod.profile_path(t["profile"], profiles_dir),
         state_dir=resolve_path(base, t["state_dir"]),
-        integrity_manifest=resolve_path(base, t.get("integrity_manifest", "integrity.json")),
+        integrity_manifest=resolve_path(base, _get(t, "table", "integrity_manifest")),
         min_bet=t.get("min_bet"),
         max_bet=t.get("max_bet"),
     )
@@ -179,12 +188,12 @@ def _build(
     supervisors = SupervisorsConfig(
         credentials_file=resolve_path(base, data["supervisors"]["credentials_file"])
     )
-    alerts = AlertsConfig(escalate_after_s=data.get("alerts", {}).get("escalate_after_s", 120))
+    alerts = AlertsConfig(escalate_after_s=_get(data.get("alerts", {}), "alerts", "escalate_after_s"))
     audit = AuditConfig(
         key_file=audit_key_path(data, base),
-        checkpoint_interval_s=data.get("audit", {}).get("checkpoint_interval_s", 60),
+        checkpoint_interval_s=_get(data.get("audit", {}), "audit", "checkpoint_interval_s"),
     )
-    journal = JournalConfig(**data.get("journal", {}))  # keys and ranges: schemas/config/table.schema.json
+    journal = JournalConfig(**data.get("journal", {}))  # its defaults are the declared ones (keys.py)
     for key, refuse, warn in (
         ("disk_refuse_free_mb", journal.disk_refuse_free_mb, journal.disk_warn_free_mb),
         ("disk_refuse_free_inodes", journal.disk_refuse_free_inodes, journal.disk_warn_free_inodes),
@@ -202,7 +211,9 @@ def _build(
         problems += exc.problems
 
     if check_files:
-        wanted = [("supervisors.credentials_file", supervisors.credentials_file)]
+        wanted: list[tuple[str, Path | None]] = [
+            ("supervisors.credentials_file", supervisors.credentials_file)
+        ]
         if mqtt.password_file:
             wanted.append(("mqtt.password_file", mqtt.password_file))
         if mqtt.tls:
@@ -237,17 +248,17 @@ def _build(
 def _shoe(s: dict[str, Any], source: Path | None) -> ShoeConfig:
     return ShoeConfig(
         port=s["port"],
-        baudrate=s.get("baudrate", 115200),
-        ack_timeout_ms=s.get("ack_timeout_ms", 200),
-        retries=s.get("retries", 3),
-        silence_timeout_ms=s.get("silence_timeout_ms", 3000),
-        heartbeat_interval_ms=s.get("heartbeat_interval_ms", 1000),
+        baudrate=_get(s, "shoe", "baudrate"),
+        ack_timeout_ms=_get(s, "shoe", "ack_timeout_ms"),
+        retries=_get(s, "shoe", "retries"),
+        silence_timeout_ms=_get(s, "shoe", "silence_timeout_ms"),
+        heartbeat_interval_ms=_get(s, "shoe", "heartbeat_interval_ms"),
         mode=ShoeMode(s["mode"]),
         decks=s["decks"],
-        burn_cards=s.get("burn_cards", 1),  # PT-2001 r.10: one card burned before dealing starts
-        burn_each_round=s.get("burn_each_round", 0),
-        cut_card=s.get("cut_card", False),
-        warning_card_from_end=s.get("warning_card_from_end", 0),
+        burn_cards=_get(s, "shoe", "burn_cards"),  # PT-2001 r.10: one card burned before dealing starts
+        burn_each_round=_get(s, "shoe", "burn_each_round"),
+        cut_card=_get(s, "shoe", "cut_card"),
+        warning_card_from_end=_get(s, "shoe", "warning_card_from_end"),
         source=source,
     )
 
@@ -256,7 +267,7 @@ def _reader(
     r: dict[str, Any] | None, source: Path | None, problems: list[Problem], file: str
 ) -> ReaderConfig:
     r = r if r is not None else {"enabled": False}
-    enabled = r.get("enabled", True)
+    enabled = _get(r, "reader", "enabled")
     if enabled:
         for key in ("vendor_id", "product_id"):
             if key not in r:
@@ -265,10 +276,10 @@ def _reader(
                 )
     return ReaderConfig(
         enabled=enabled,
-        vendor_id=r.get("vendor_id", 0),
-        product_id=r.get("product_id", 0),
+        vendor_id=_get(r, "reader", "vendor_id"),
+        product_id=_get(r, "reader", "product_id"),
         serial=r.get("serial"),
-        read_timeout_ms=r.get("read_timeout_ms", 1000),
+        read_timeout_ms=_get(r, "reader", "read_timeout_ms"),
         source=source,
     )
 
@@ -277,15 +288,15 @@ def _display(
     d: dict[str, Any] | None, source: Path | None, problems: list[Problem], file: str
 ) -> DisplayConfig:
     d = d if d is not None else {"enabled": False}
-    enabled = d.get("enabled", True)
+    enabled = _get(d, "display", "enabled")
     if enabled and "port" not in d:
         problems.append(Problem(str(source or file), "display.port", "missing (required when enabled)"))
     return DisplayConfig(
         enabled=enabled,
-        port=d.get("port", ""),
-        baudrate=d.get("baudrate", 115200),
-        ack_timeout_ms=d.get("ack_timeout_ms", 200),
-        retries=d.get("retries", 3),
+        port=_get(d, "display", "port"),
+        baudrate=_get(d, "display", "baudrate"),
+        ack_timeout_ms=_get(d, "display", "ack_timeout_ms"),
+        retries=_get(d, "display", "retries"),
         source=source,
     )
 
@@ -314,14 +325,14 @@ def _mqtt(
         port=m.get("port", default_port(tls)),
         prefix=m.get("prefix", f"casino/{table.site}/table/{table.id}"),
         client_id=m.get("client_id", f"tablectl-{table.site}-{table.id}"),
-        keepalive_s=m.get("keepalive_s", 30),
+        keepalive_s=_get(m, "mqtt", "keepalive_s"),
         username=m.get("username"),
         password_file=resolve_path(base, m["password_file"]) if "password_file" in m else None,
         tls=tls,
     )
 
 
-_CHIP_SLOT = re.compile(rf"^{CHIP_SLOT_PREFIX}(\d+)$")
+_CHIP_SLOT = re.compile(rf"^{CHIP_SLOT_PREFIX}(\d+)\Z")
 
 
 def _gpio(g: dict[str, Any], problems: list[Problem], file: str) -> GpioConfig:
@@ -337,7 +348,10 @@ def _gpio(g: dict[str, Any], problems: list[Problem], file: str) -> GpioConfig:
                 Problem(file, f"{key}.pin", f"BCM {p['pin']} is already used by {used[p['pin']]}")
             )
         used.setdefault(p["pin"], name)
-        pins.append(PinConfig(name, p["pin"], output, p.get("active_low", False), p.get("debounce_ms", 20)))
+        pin = "gpio.pins.<signal>"
+        pins.append(
+            PinConfig(name, p["pin"], output, _get(p, pin, "active_low"), _get(p, pin, "debounce_ms"))
+        )
     slots = sorted(int(m.group(1)) for n in g["pins"] if (m := _CHIP_SLOT.match(n)))
     if slots and slots != list(range(1, len(slots) + 1)):
         problems.append(
@@ -348,6 +362,7 @@ def _gpio(g: dict[str, Any], problems: list[Problem], file: str) -> GpioConfig:
 
 def _jackpot(j: dict[str, Any], gpio: GpioConfig, problems: list[Problem], file: str) -> JackpotSection:
     """The section is the jackpot's own (controller/jackpot/config.py); its problems are the file's."""
-    section, found = read_section(j, chip_slots=gpio.chip_slots)
+    defaults = {k.name: k.default for k in JACKPOT.keys if not k.required}
+    section, found = read_section(j, chip_slots=gpio.chip_slots, defaults=defaults)
     problems += [Problem(file, key, reason) for key, reason in found]
     return section

@@ -1,4 +1,5 @@
-"""The table configuration as typed, frozen dataclasses (what ``load_config`` returns).
+"""The table configuration as typed, frozen dataclasses (what ``load_config`` returns). The keys, their
+defaults and ranges are declared once in ``controller/config/keys.py``.
 
 Money is integer minor units (cents). Durations carry their unit in the name (``_ms``, ``_s``).
 """
@@ -7,27 +8,17 @@ from __future__ import annotations
 
 import glob
 from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import Path
 
-from controller.actions import BUTTON_ACTIONS
+from controller.config.endpoint import TlsConfig  # the one definition, shared with every MQTT client
+from controller.config.keys import INPUT_SIGNALS as INPUT_SIGNALS
+from controller.config.keys import REQUIRED_SIGNALS as REQUIRED_SIGNALS
+from controller.config.keys import ShoeMode as ShoeMode
+from controller.config.keys import bool_default, int_default
 from controller.gpio.base import OUTPUT_SAFE_VALUES, PinSpec
-from controller.jackpot.config import CHIP_SLOT_PREFIX, JackpotSection
-from controller.mqtt.paho_client import TlsConfig  # the one definition, shared with every MQTT client
-
-
-class ShoeMode(StrEnum):
-    CONTINUOUS = "continuous"  # cards stay inside for the whole session (PT-2001 r.57)
-    BATCH = "batch"  # a shoe is shuffled, dealt to the cut card, reshuffled
-
-
-class GpioBackend(StrEnum):
-    FAKE = "fake"
-    RPI = "rpi"
-
-
-REQUIRED_SIGNALS = ("lid_lock", "warning_light", "lid_switch")
-INPUT_SIGNALS = ("lid_switch", *BUTTON_ACTIONS)
+from controller.gpio.base import GpioBackend as GpioBackend
+from controller.jackpot.config import CHIP_SLOT_PREFIX as CHIP_SLOT_PREFIX
+from controller.jackpot.config import JackpotSection as JackpotSection
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,8 +112,8 @@ class PinConfig:
     name: str
     pin: int  # BCM
     output: bool
-    active_low: bool = False
-    debounce_ms: int = 20
+    active_low: bool = bool_default("gpio.pins.<signal>", "active_low")
+    debounce_ms: int = int_default("gpio.pins.<signal>", "debounce_ms")
 
     def spec(self) -> PinSpec:
         return PinSpec(
@@ -164,20 +155,21 @@ class AlertsConfig:
 @dataclass(frozen=True, slots=True)
 class AuditConfig:
     key_file: Path  # the table's Ed25519 checkpoint key (controller/audit/keys.py); made on first start
-    checkpoint_interval_s: int = (
-        60  # a checkpoint at least this often while records are written (and per round)
-    )
+    # a checkpoint at least this often while records are written (and per round)
+    checkpoint_interval_s: int = int_default("audit", "checkpoint_interval_s")
 
 
 @dataclass(frozen=True, slots=True)
 class JournalConfig:
-    event_retention_days: int = 30  # published events kept for re-fetch (cmd/replay) after the broker's ack
+    """``[journal]``; keys, defaults and ranges: controller/config/keys.py."""
+
+    event_retention_days: int = int_default("journal", "event_retention_days")
     # the journal's filesystem (controller/ops/disk.py): a warning alert below the first, no new round below
     # the second (the round in progress finishes)
-    disk_warn_free_mb: int = 256
-    disk_refuse_free_mb: int = 64
-    disk_warn_free_inodes: int = 2000
-    disk_refuse_free_inodes: int = 500
+    disk_warn_free_mb: int = int_default("journal", "disk_warn_free_mb")
+    disk_refuse_free_mb: int = int_default("journal", "disk_refuse_free_mb")
+    disk_warn_free_inodes: int = int_default("journal", "disk_warn_free_inodes")
+    disk_refuse_free_inodes: int = int_default("journal", "disk_refuse_free_inodes")
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,7 @@
 """Validate a parsed table configuration against the JSON Schemas in ``schemas/config/``.
 
-The schemas check shape (types, ranges, unknown keys); cross-field rules live in ``load.py``.
+The schemas check shape (types, ranges, unknown keys); they are generated from the key declarations
+(``keys.py``, by ``python -m controller.docs_gen``). Cross-field rules live in ``load.py``.
 """
 
 from __future__ import annotations

@@ -19,6 +19,13 @@ from typing import Protocol
 OUTPUT_SAFE_VALUES: Mapping[str, bool] = MappingProxyType({"lid_lock": True, "warning_light": True})
 
 
+class GpioBackend(StrEnum):
+    """The ``[gpio] backend``: the board the pins are on."""
+
+    FAKE = "fake"  # in memory, no pins (a table without a GPIO board, the demo, the tests)
+    RPI = "rpi"  # the RPi.GPIO API (rpi-lgpio on a Pi 5)
+
+
 class Edge(StrEnum):
     RISING = "rising"
     FALLING = "falling"

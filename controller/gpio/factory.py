@@ -1,27 +1,40 @@
-"""Build the GPIO board named by the configuration's ``[gpio]`` section.
+"""Build the GPIO board of a backend with its pins set up (the configuration's ``[gpio]`` section gives both).
 
-Also the systemd ``ExecStopPost=`` helper: ``python -m controller.gpio.factory safe-state --config FILE``
-drives the outputs to their safe values after the service has stopped, including after a crash or a watchdog
-kill, when the service's own SIGTERM handling never ran.
+Takes anything shaped like ``controller.config.GpioConfig`` (a backend and pins that give their ``PinSpec``),
+so the GPIO package never imports the configuration that names its pins (it sits below it). The systemd
+``ExecStopPost=`` helper that reads the configuration is ``controller.service_safe_state``.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import sys
+from collections.abc import Sequence
+from typing import Protocol
 
-from controller.config.model import GpioBackend, GpioConfig
-from controller.gpio.base import GpioBoard, PinSpec
+from controller.gpio.base import GpioBackend, GpioBoard, PinSpec
 from controller.gpio.fake import FakeBoard
 
 
-def pin_specs(gpio_config: GpioConfig) -> list[PinSpec]:
+class PinSource(Protocol):
+    def spec(self) -> PinSpec: ...
+
+
+class BoardConfig(Protocol):
+    """What a board is built from: ``controller.config.GpioConfig`` is one."""
+
+    @property
+    def backend(self) -> GpioBackend: ...
+
+    @property
+    def pins(self) -> Sequence[PinSource]: ...
+
+
+def pin_specs(gpio_config: BoardConfig) -> list[PinSpec]:
     """One PinSpec per configured signal; outputs carry their fixed safe values (lid locked, light on)."""
     return [p.spec() for p in gpio_config.pins]
 
 
-def make_board(gpio_config: GpioConfig, *, loop: asyncio.AbstractEventLoop | None = None) -> GpioBoard:
+def make_board(gpio_config: BoardConfig, *, loop: asyncio.AbstractEventLoop | None = None) -> GpioBoard:
     """A board of the configured backend, already set up: its outputs are at their safe values on return.
 
     ``loop``: for the rpi backend, edge callbacks are handed to this loop instead of running on RPi.GPIO's
@@ -36,27 +49,3 @@ def make_board(gpio_config: GpioConfig, *, loop: asyncio.AbstractEventLoop | Non
         board = FakeBoard()
     board.setup(pin_specs(gpio_config))
     return board
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m controller.gpio.factory", description=__doc__.splitlines()[0]
-    )
-    parser.add_argument("action", choices=["safe-state"])
-    parser.add_argument("--config", required=True, help="table configuration (TOML)")
-    args = parser.parse_args(argv)
-    from controller.config import ConfigError, load_config
-
-    try:
-        cfg = load_config(args.config, check_files=False)
-        board = make_board(cfg.gpio)  # set-up alone already writes the safe values
-        board.close()
-    except (ConfigError, RuntimeError, OSError) as exc:
-        print(f"safe-state: {exc}", file=sys.stderr)
-        return 1
-    print(f"safe-state: outputs of {cfg.table.id} at their safe values (lid locked, warning light on)")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -8,6 +8,7 @@ are basis points (1 bp = 0.01 %), so every contribution is an exact integer numb
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -153,9 +154,12 @@ class JackpotSection:
     parsed: JackpotConfig | None = field(default=None, compare=False)  # the validated parameters
 
 
-def read_section(j: dict[str, Any], *, chip_slots: int) -> tuple[JackpotSection, list[tuple[str, str]]]:
+def read_section(
+    j: dict[str, Any], *, chip_slots: int, defaults: Mapping[str, Any]
+) -> tuple[JackpotSection, list[tuple[str, str]]]:
     """The configuration's ``[jackpot]`` (its shape already checked by the config schema): the section, and
-    every problem as (key, reason), the key naming the ``jackpot.<key>`` that is wrong."""
+    every problem as (key, reason), the key naming the ``jackpot.<key>`` that is wrong. ``defaults``: what an
+    absent key holds (the configuration's declarations, controller/config/keys.py)."""
     problems: list[tuple[str, str]] = []
     parsed = None
     if j["enabled"] or len(j) > 1:
@@ -164,19 +168,8 @@ def read_section(j: dict[str, Any], *, chip_slots: int) -> tuple[JackpotSection,
         except ValueError as exc:  # JackpotError is a ValueError; its message starts "jackpot.key: "
             key, _, reason = str(exc).partition(": ")
             problems.append((key if key.startswith("jackpot") else "jackpot", reason or str(exc)))
-    section = JackpotSection(
-        enabled=j["enabled"],
-        mode=j.get("mode", "manual"),
-        bet_value=j.get("bet_value", 0),
-        increment_bp=j.get("increment_bp", 0),
-        reserve_bp=j.get("reserve_bp", 0),
-        seed=j.get("seed", 0),
-        currency=j.get("currency", ""),
-        correction_ceiling=j.get("correction_ceiling"),
-        correction_max_change=j.get("correction_max_change"),
-        correction_confirm_s=j.get("correction_confirm_s"),
-        parsed=parsed,
-    )
+    values = {name: j.get(name, defaults.get(name)) for name in (*KEYS, *CORRECTION_KEYS)}
+    section = JackpotSection(**values, parsed=parsed)
     # PT-2001 r.41a: in automatic mode the slot senses the chip, so there must be slots to sense it.
     if section.enabled and section.mode == "automatic" and chip_slots == 0:
         problems.append(("jackpot.mode", f"automatic mode needs {CHIP_SLOT_PREFIX}N inputs in [gpio.pins]"))

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from controller.alert_kinds import ALERT_KINDS
+from controller.config.keys import int_default
 from controller.journal.store import Journal, Record, Transaction
 from controller.mqtt.topics import ALERT_TYPE, ALERTS_EVENTS, ALERTS_OPEN, ALERTS_OPEN_TYPE
 
@@ -154,7 +155,7 @@ class AlertManager:
         self,
         journal: Journal,
         *,
-        escalate_after_s: float = 120.0,
+        escalate_after_s: float = int_default("alerts", "escalate_after_s"),  # the table's [alerts]
         clock: Callable[[], float] = time.time,
         book: AlertBook | None = None,
     ) -> None:

@@ -13,23 +13,17 @@ from __future__ import annotations
 import ssl
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
-PLAIN_PORT = 1883
-TLS_PORT = 8883  # the shipped broker's only listener (firmware_configs/mosquitto/mosquitto.conf)
-
-
-@dataclass(frozen=True, slots=True)
-class TlsConfig:
-    """``[mqtt.tls]`` of the table's configuration, ``--ca``/``--cert``/``--key`` of the clients."""
-
-    ca: Path
-    cert: Path | None = None  # client certificate and its key: both or neither
-    key: Path | None = None
+from controller.config.endpoint import (  # the endpoint's vocabulary, re-exported for the clients
+    PLAIN_PORT as PLAIN_PORT,
+)
+from controller.config.endpoint import TLS_PORT as TLS_PORT
+from controller.config.endpoint import TlsConfig as TlsConfig
+from controller.config.endpoint import default_port as default_port
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,11 +38,6 @@ class BrokerEndpoint:
 
     def __str__(self) -> str:
         return f"{self.host}:{self.port} ({'TLS' if self.tls else 'plain'})"
-
-
-def default_port(tls: object | None) -> int:
-    """8883 with TLS, else 1883: the default of the table's ``[mqtt] port`` and of every client's port."""
-    return TLS_PORT if tls is not None else PLAIN_PORT
 
 
 def apply_tls(client: mqtt.Client, tls: TlsConfig) -> None:
