@@ -168,7 +168,7 @@ def read_section(
         except ValueError as exc:  # JackpotError is a ValueError; its message starts "jackpot.key: "
             key, _, reason = str(exc).partition(": ")
             problems.append((key if key.startswith("jackpot") else "jackpot", reason or str(exc)))
-    values = {name: j.get(name, defaults.get(name)) for name in (*KEYS, *CORRECTION_KEYS)}
+    values: dict[str, Any] = {name: j.get(name, defaults.get(name)) for name in (*KEYS, *CORRECTION_KEYS)}
     section = JackpotSection(**values, parsed=parsed)
     # PT-2001 r.41a: in automatic mode the slot senses the chip, so there must be slots to sense it.
     if section.enabled and section.mode == "automatic" and chip_slots == 0:
