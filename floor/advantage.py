@@ -15,7 +15,7 @@ positives on a flat basic-strategy player, a poor player and a random bettor; de
 back-counter) are measured by ``benchmarks/advantage_play.py`` and recorded in docs/floor.md.
 
 ``raise_alerts`` writes one ``advantage_play`` floor alert per flagged session (deduplicated by the session's
-key). It is a surveillance kind (controller/floor/alerts.py): the dashboard's alert list, the supervisors'
+key). It is a surveillance kind (floor/alerts.py): the dashboard's alert list, the supervisors'
 acknowledgement and ``floor alerts`` leave it out; only the surveillance view shows it. Nothing is published to a
 table.
 """
@@ -27,9 +27,9 @@ from enum import StrEnum
 
 import psycopg
 
-from controller.floor.alerts import ADVANTAGE_PLAY, raise_alert
-from controller.floor.messages import TableRef
-from controller.floor.sessions_play import Level, PlaySession
+from floor.alerts import ADVANTAGE_PLAY, raise_alert
+from floor.messages import TableRef
+from floor.sessions_play import Level, PlaySession
 
 
 class FlagKind(StrEnum):

@@ -1,6 +1,6 @@
 """The floor's own alerts (table ``floor_alerts``): raised once per dedupe key, acknowledged by a user.
 
-The lowest of the floor's writers: the archive's store, the checkpoint chain (controller/floor/chain.py) and the
+The lowest of the floor's writers: the archive's store, the checkpoint chain (floor/chain.py) and the
 repair pass all raise alerts through here, and none of them is imported by it."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
-from controller.floor.messages import TableRef
-from controller.floor.notify import notify
+from floor.messages import TableRef
+from floor.notify import notify
 
-ADVANTAGE_PLAY = "advantage_play"  # controller/floor/advantage.py
+ADVANTAGE_PLAY = "advantage_play"  # floor/advantage.py
 # Alerts only the surveillance role sees and acknowledges (docs/floor.md "Surveillance"): the dashboard's list,
 # a supervisor's acknowledgement and ``floor alerts`` leave them out.
 SURVEILLANCE_KINDS = (ADVANTAGE_PLAY,)

@@ -38,9 +38,10 @@ import psycopg
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
-from controller.floor import store
-from controller.floor.chain import check_chains
-from controller.floor.contact import (
+from controller.mqtt.paho_client import BrokerEndpoint, TlsConfig, new_client
+from floor import store
+from floor.chain import check_chains
+from floor.contact import (
     LINK_TOPIC,
     LinkNotice,
     heartbeat,
@@ -49,7 +50,7 @@ from controller.floor.contact import (
     record_heartbeats,
     store_link,
 )
-from controller.floor.messages import (
+from floor.messages import (
     CHECKPOINT_TOPIC,
     SOFTWARE_TOPIC,
     Envelope,
@@ -60,9 +61,8 @@ from controller.floor.messages import (
     TableRef,
     classify,
 )
-from controller.floor.notify import notify
-from controller.floor.repair import Repairer, request_payload
-from controller.mqtt.paho_client import BrokerEndpoint, TlsConfig, new_client
+from floor.notify import notify
+from floor.repair import Repairer, request_payload
 
 log = logging.getLogger("floor.archive")
 REPLAY_RESPONSE = "cmd/replay/response/{user}"

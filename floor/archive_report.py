@@ -25,9 +25,9 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
 from controller import __version__
-from controller.floor.archive import ArchiveConfig, ArchiveCounters, ArchiveWorker
-from controller.floor.messages import CHECKPOINT_TOPIC, SOFTWARE_TOPIC, TableRef
 from controller.ops.status import _esc, _num, write_atomic
+from floor.archive import ArchiveConfig, ArchiveCounters, ArchiveWorker
+from floor.messages import CHECKPOINT_TOPIC, SOFTWARE_TOPIC, TableRef
 
 log = logging.getLogger("floor.archive")
 FORMAT = "tablectl-floor-archive/1"

@@ -1,6 +1,6 @@
 """Audit checkpoints off the table: verify each signature against the table's key and check the chain.
 
-The table's key is **enrolled** by an operator (``tablectl floor enrol``, controller/floor/enrol.py: from the
+The table's key is **enrolled** by an operator (``tablectl floor enrol``, floor/enrol.py: from the
 table's integrity manifest or the key itself; ``key_source = 'enrolled'``). A table not enrolled has no trusted
 key: its checkpoints wait (``pending``) and a critical ``table_not_enrolled`` floor alert names the key they
 claim; nothing a broker account publishes makes a key trusted. Only where the operator turned **trust on first
@@ -16,7 +16,7 @@ for the table, named predecessor never archived because the floor started later)
 floor has with another hash, or one it never received although every event up to it is archived or alerted
 missing) or ``rejected`` (bad shape or signature). ``broken`` and ``rejected`` raise critical floor alerts.
 Each checkpoint with the table's signature then proves the events up to its ``last_event_id``
-(controller/floor/verify_events.py).
+(floor/verify_events.py).
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from controller.audit.checkpoint import GENESIS, CheckpointError, follows, parse_checkpoint, verify_checkpoint
-from controller.floor.alerts import raise_alert
-from controller.floor.messages import SOFTWARE_TOPIC, Envelope, TableRef
-from controller.floor.verify_events import prove_events
+from floor.alerts import raise_alert
+from floor.messages import SOFTWARE_TOPIC, Envelope, TableRef
+from floor.verify_events import prove_events
 
 
 def _alert(cur: psycopg.Cursor, table: TableRef, kind: str, message: str, details: dict[str, Any]) -> None:

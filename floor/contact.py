@@ -1,7 +1,7 @@
 """Whether the floor can reach a table, and when it last heard from it (docs/floor.md "A table out of reach").
 
 The table broker's bridge publishes its link state on ``<prefix>/link/floor`` (mosquitto bridge notifications,
-rendered by ``controller.floor.bridge``): ``1`` when it connects to the floor broker, and ``0`` as its last will,
+rendered by ``controller.mqtt.floor_bridge``): ``1`` when it connects to the floor broker, and ``0`` as its last will,
 which the floor broker publishes itself when the bridge stops answering (1.5 × its keepalive: under 30 s with
 the rendered ``keepalive_interval``). Retained, so an archive that starts later learns it at once. The archive
 stores it in ``floor_tables`` (``link``, ``link_at``) and keeps ``last_contact_at``: the last time anything
@@ -18,13 +18,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from controller.floor.messages import TableRef, split_topic
+from controller.mqtt.floor_bridge import HEARTBEAT_TOPIC, LINK_TOPIC
+from floor.messages import TableRef, split_topic
 
 if TYPE_CHECKING:  # the bridge is rendered on table hosts, which have no psycopg
     import psycopg
 
-LINK_TOPIC = "link/floor"  # relative to the table's prefix; the bridge's notification_topic
-HEARTBEAT_TOPIC = "link/uptime"  # the table broker's $SYS/broker/uptime, carried out by the bridge (QoS 0)
 HEARTBEAT_S = 10  # mosquitto's default sys_interval: how often the table broker publishes it
 CONTACT_STALE_S = 30  # no heartbeat, event or notice for this long: the table is shown out of reach
 LINK_UP, LINK_DOWN = "up", "down"
@@ -77,7 +76,7 @@ def heartbeat(topic: str) -> TableRef | None:
 
 def record_heartbeats(cur: psycopg.Cursor, tables: set[TableRef]) -> None:
     """Heard from: an arrival without ids (appended, no row shared between workers); the gap pass sets
-    ``last_contact_at`` of every table with an arrival (controller/floor/gaps.py)."""
+    ``last_contact_at`` of every table with an arrival (floor/gaps.py)."""
     order = sorted(tables, key=lambda t: (t.site, t.table_id))
     cur.execute(
         "INSERT INTO floor_arrivals (site, table_id, lo, hi) SELECT s, t, 0, 0 FROM unnest(%s::text[], %s::text[])"

@@ -1,10 +1,10 @@
 """What the floor dashboard shows, read from the archive: every table's state and open alerts.
 
 Per table (latest archived documents): ``status``, ``state/table`` (state, faults), ``state/jackpot`` (meter),
-the last ``events/settlement`` (round, net, when), ``archive`` (controller/floor/coverage.py over the table's
+the last ``events/settlement`` (round, net, when), ``archive`` (floor/coverage.py over the table's
 whole history: ``complete``, ``archived_to``, ``known_to`` and the ids ``missing`` for good or ``pending``),
 ``verified_to``: the newest event the table's signed chain proves (events after it are not yet verified,
-controller/floor/verify_events.py). Alerts: each table's latest retained ``alerts/open`` (the table's own,
+floor/verify_events.py). Alerts: each table's latest retained ``alerts/open`` (the table's own,
 acknowledged by a signed ``ack_alert`` command) and the floor's open alerts (acknowledged with ``tablectl floor
 alerts --ack``), most severe first, then newest first. Values the tables sent are passed on as data (strings,
 numbers); the page shows them with ``textContent`` only.
@@ -17,9 +17,9 @@ from typing import Any
 
 import psycopg
 
-from controller.floor.coverage import Coverage, HoleKind, coverage
-from controller.floor.queries import SEVERITY_RANK, floor_alerts
 from controller.words import alert_words
+from floor.coverage import Coverage, HoleKind, coverage
+from floor.queries import SEVERITY_RANK, floor_alerts
 
 MAX_ALERTS = 200
 

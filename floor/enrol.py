@@ -5,7 +5,7 @@ from what a broker account publishes.
 enrolled it and when, ``key_source = 'enrolled'``. A table whose key the floor already trusts keeps it unless the
 operator replaces it (``replace``: a re-keyed table); then every checkpoint of that table is judged again against
 the new key and its events proven again. ``set_trust_on_first_use`` turns trust on first use on or off for one
-table (off by default: controller/floor/chain.py)."""
+table (off by default: floor/chain.py)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 import psycopg
 
-from controller.floor.messages import TableRef
-from controller.floor.notify import notify
-from controller.floor.store import ensure_tables
 from controller.hex64 import HEX64
+from floor.messages import TableRef
+from floor.notify import notify
+from floor.store import ensure_tables
 
 
 class EnrolError(ValueError):

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import psycopg
 
-from controller.floor.messages import TableRef
+from floor.messages import TableRef
 
 WALK_LIMIT = 50_000  # ids read per table per pass (the rest on the next pass)
 
@@ -82,7 +82,7 @@ class GapFinder:
                 "DELETE FROM floor_arrivals RETURNING site, table_id, lo, hi"
             ).fetchall():
                 t = TableRef(site, table_id)
-                if hi == 0:  # heard from, no ids (controller/floor/contact.py heartbeat)
+                if hi == 0:  # heard from, no ids (floor/contact.py heartbeat)
                     touched.setdefault(t, (0, 0))
                     continue
                 old = touched.get(t)

@@ -21,9 +21,9 @@ from datetime import datetime
 
 import psycopg
 
-from controller.floor.alerts import raise_alert
-from controller.floor.messages import TableRef
-from controller.floor.store import LOGIN_LOCK
+from floor.alerts import raise_alert
+from floor.messages import TableRef
+from floor.store import LOGIN_LOCK
 
 USER_FAILURES = 5
 CLIENT_FAILURES = 20

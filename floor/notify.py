@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import psycopg
 
-NOTIFY_CHANNEL = "floor_archive"  # the dashboard LISTENs (controller/floor/web.py)
+NOTIFY_CHANNEL = "floor_archive"  # the dashboard LISTENs (floor/web.py)
 
 
 def notify(cur: psycopg.Cursor) -> None:

@@ -22,11 +22,11 @@ from typing import Any
 
 import psycopg
 
-from controller.floor.contact import contacts
-from controller.floor.dashboard import Latest
-from controller.floor.layout import Layout
 from controller.jackpot.config import CURRENCY_CODE
 from controller.words import STATE_WORDS, alert_words, words
+from floor.contact import contacts
+from floor.dashboard import Latest
+from floor.layout import Layout
 
 MAX_TILES = 20_000
 

@@ -1,7 +1,7 @@
 """One round as the session figures need it, per seat (issue 32): the bet, the result, the true count at bet time
 and each decision checked against basic strategy, by replaying the round through the rules engine.
 
-The round's description (docs/rounds.md: the archive rebuilds it, controller/floor/rounds.py; the benchmark's
+The round's description (docs/rounds.md: the archive rebuilds it, floor/rounds.py; the benchmark's
 simulated players write it from their own engine) is replayed by ``controller.rules.rounds.replay``, which makes
 it exact (each decision with the number of cards out before it). That exact description then drives a second
 engine step by step; just before each of a hand's decisions the hand's cards, the dealer's up card and the seat's
@@ -20,13 +20,13 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from controller.floor.play_stats import hi_lo, true_count
 from controller.rules.cards import Card
 from controller.rules.engine import RoundEngine
 from controller.rules.profiles import load_profile
 from controller.rules.rounds import InvalidRound, replay
 from controller.rules.strategy import Game, Move, house_edge, move_values
 from controller.rules.types import INSURANCE_ACTIONS, Action, Recipient, RoundError, RuleViolation, SeatBet
+from floor.play_stats import hi_lo, true_count
 
 _MOVES = {
     Action.HIT: Move.HIT,

@@ -3,10 +3,10 @@
 - **A second payload for an archived event id** (``conflicting``): a table publishes each id once and a re-fetch
   resends the same bytes, so a different payload under an archived id is someone else's. It is kept aside with a
   critical ``event_conflict`` floor alert; the table's signed chain decides later which of the two is the table's
-  (controller/floor/verify_events.py swaps them if the archived one is not).
+  (floor/verify_events.py swaps them if the archived one is not).
 - **An envelope the table's chain disproves** (``evict``): taken out of ``events`` with the reason, a critical
   ``event_rejected`` alert, and the table's watermark lowered so the gap it leaves is asked from the table again
-  (controller/floor/repair.py).
+  (floor/repair.py).
 An envelope already kept aside is not stored again when it is delivered again (``known``)."""
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import psycopg
 from psycopg.types.json import Jsonb
 
-from controller.floor.alerts import raise_alert
-from controller.floor.messages import Envelope, TableRef
+from floor.alerts import raise_alert
+from floor.messages import Envelope, TableRef
 
 CONFLICT = "conflict: another payload is archived under this event id"
 

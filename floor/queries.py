@@ -8,8 +8,8 @@ from typing import Any
 
 import psycopg
 
-from controller.floor.alerts import SURVEILLANCE_KINDS
 from controller.jackpot.config import CURRENCY_CODE
+from floor.alerts import SURVEILLANCE_KINDS
 
 SEVERITY_RANK = {"critical": 0, "warning": 1, "info": 2}
 

@@ -31,10 +31,10 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
-from controller.floor.alerts import raise_alert
-from controller.floor.gaps import GapFinder, Hole
-from controller.floor.messages import ReplayClose, TableRef
 from controller.journal.replay import BUSY, MAX_RANGE, RATE_LIMITED, RATE_PER_KEY, RATE_WINDOW_S
+from floor.alerts import raise_alert
+from floor.gaps import GapFinder, Hole
+from floor.messages import ReplayClose, TableRef
 
 PACE = max(1, RATE_PER_KEY - 1)  # requests per RATE_WINDOW_S per table: one below the table's limit
 WARN_AFTER = 3  # asks without an answer, or answers without progress, before the replay_unanswered warning
@@ -90,7 +90,7 @@ class Repairer:
 
     def rescan(self) -> None:
         """Read every table's archive again at the next step (ids below a watermark became holes: an archived
-        event the table's chain disproved was kept aside, controller/floor/verify_events.py)."""
+        event the table's chain disproved was kept aside, floor/verify_events.py)."""
         with self._lock:
             self.finder.reset()
 

@@ -36,9 +36,9 @@ from typing import Any
 
 import psycopg
 
-from controller.floor.coverage import UNKNOWN_TABLE, Coverage, HoleKind, coverage, verdict
-from controller.floor.queries import table_currencies
-from controller.floor.text import safe
+from floor.coverage import UNKNOWN_TABLE, Coverage, HoleKind, coverage, verdict
+from floor.queries import table_currencies
+from floor.text import safe
 
 COLUMNS = ("site", "table", "archive", "rounds", "staked_minor", "paid_minor", "house_net_minor", "dealer_errors",
            "faults", "voids", "jackpot_meter_minor", "currency", "archived_to", "known_to", "missing_ids",

@@ -9,9 +9,9 @@ from __future__ import annotations
 import html
 from datetime import UTC, date, datetime
 
-from controller.floor.coverage import UNKNOWN_TABLE, HoleKind
-from controller.floor.report import COLUMNS, TableDay, day_bounds
 from controller.words import money as words_money
+from floor.coverage import UNKNOWN_TABLE, HoleKind
+from floor.report import COLUMNS, TableDay, day_bounds
 
 # The page's column headers in words (the CSV keeps the code names and says its unit: ``_minor``); the page
 # shows major units with the currency.

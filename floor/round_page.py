@@ -10,9 +10,9 @@ from datetime import timedelta
 
 import psycopg
 
-from controller.floor.rounds import load_rounds
 from controller.rules import report
 from controller.rules.rounds import InvalidRound, replay
+from floor.rounds import load_rounds
 
 # the report page's own policy: its inline style, nothing else (no script, no image, no frame)
 REPORT_CSP = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'"

@@ -6,7 +6,7 @@ Two signs, both from what is archived:
 - **round ids that jump**: a table numbers its rounds ``<session>-0001``, ``-0002``, ... without a gap (a round
   refused at its bets takes no number), so a number missing between two archived rounds of one session is a round
   none of whose events is archived;
-- **holes in the window** (controller/floor/coverage.py): event ids not archived that may fall in the window and
+- **holes in the window** (floor/coverage.py): event ids not archived that may fall in the window and
   lie outside every archived round's own span (a hole inside a round is already in that round's ``missing``):
   whole rounds, or the start or end of one, may be there.
 
@@ -20,8 +20,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from controller.floor.coverage import Coverage, Hole, HoleKind
-from controller.floor.rounds import ArchivedRound
+from floor.coverage import Coverage, Hole, HoleKind
+from floor.rounds import ArchivedRound
 
 _ROUND_ID = re.compile(r"^(.{1,64})-([0-9]{4,9})\Z")  # <session id>-<number> (controller/table/dealer.py)
 MAX_NAMED = 100  # absent round ids named one by one per jump; a longer jump is one entry

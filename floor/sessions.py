@@ -16,7 +16,7 @@ from datetime import datetime
 
 import psycopg
 
-from controller.floor.users import Role
+from floor.users import Role
 
 SESSION_COOKIE = "__Host-floor_session"  # __Host-: Secure, Path=/, no Domain (the browser enforces all three)
 _TOKEN = re.compile(r"^[A-Za-z0-9_-]{43}\Z")  # token_urlsafe(32)

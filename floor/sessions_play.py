@@ -12,7 +12,7 @@ smallest), actual win (the house's: −Σ the seat's results), theoretical win (
 controller/rules/strategy.py), play precision (the share of the hand decisions that match basic strategy) and the
 expected cost of the others (Σ cost per unit × bet, minor units), and, for a batch shoe with a cut card, the
 correlation of bet with the Hi-Lo true count at bet time and its p-value, and the mean count at the player's bets
-(controller/floor/play_stats.py). With a continuous shuffler there is no count: the measure is "not applicable".
+(floor/play_stats.py). With a continuous shuffler there is no count: the measure is "not applicable".
 
 The count is computed here, on the floor, from the archived cards of the rounds before the bet: a shoe's count is
 known only from its first round on (``dealt_this_shoe`` 0 before it) and only while every round of it is
@@ -27,9 +27,9 @@ from datetime import datetime
 
 import psycopg
 
-from controller.floor.play_rounds import SeatRound, ShoeCount, seat_rounds
-from controller.floor.play_stats import Entry, Trend, entry_count, spearman
-from controller.floor.rounds import ArchivedRound, load_rounds
+from floor.play_rounds import SeatRound, ShoeCount, seat_rounds
+from floor.play_stats import Entry, Trend, entry_count, spearman
+from floor.rounds import ArchivedRound, load_rounds
 
 DEFAULT_GAP = 5  # rounds a seat may sit out without ending its session
 CONTINUOUS = "continuous"

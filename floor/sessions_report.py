@@ -9,10 +9,10 @@ import html
 import io
 from datetime import datetime
 
-from controller.floor.advantage import Thresholds, assess
-from controller.floor.report import csv_cell
-from controller.floor.report_html import money
-from controller.floor.sessions_play import PlaySession
+from floor.advantage import Thresholds, assess
+from floor.report import csv_cell
+from floor.report_html import money
+from floor.sessions_play import PlaySession
 
 NOT_APPLICABLE = "not applicable (continuous shuffler)"
 PLOT_POINTS = 2000  # rounds drawn per session's plot (every one is in the figures)

@@ -37,19 +37,20 @@ import csv
 import io
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 
 import psycopg
 
-from controller.floor.coverage import UNKNOWN_TABLE, Coverage, coverage
-from controller.floor.layout import Layout
-from controller.floor.play_rounds import profile_edge
-from controller.floor.queries import table_currencies
-from controller.floor.report import TOTAL_NET_SQL, csv_cell, event_counts, num_sql, sum_of_sql
-from controller.floor.shift_dealers import DealerRow
 from controller.rules.profiles import ProfileError
+from floor.coverage import UNKNOWN_TABLE, Coverage, coverage
+from floor.layout import Layout
+from floor.play_rounds import profile_edge
+from floor.queries import table_currencies
+from floor.report import TOTAL_NET_SQL, csv_cell, event_counts, num_sql, sum_of_sql
+from floor.shift_dealers import DealerRow
 
+MAX_WINDOW = timedelta(days=31)  # the longest window of a shift or sessions query (command line, dashboard)
 SERIES_LIMIT = 20_000  # settlements drawn in the page's plots (the figures count every one)
 
 

@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from decimal import Decimal
 
-from controller.floor.report_html import money
-from controller.floor.shift import NOBODY_SIGNED_IN, ShiftRow, dealer_incomplete
-from controller.floor.shift_dealers import DealerRow
+from floor.report_html import money
+from floor.shift import NOBODY_SIGNED_IN, ShiftRow, dealer_incomplete
+from floor.shift_dealers import DealerRow
 
 _STYLE = (
     "body{font-family:sans-serif;margin:1.5em;color:#222}table{border-collapse:collapse;margin:1em 0}"

@@ -1,6 +1,6 @@
 """The floor archive's PostgreSQL store: versioned migrations and the writes the archive makes.
 
-Migrations are the plain SQL files of ``controller/floor/migrations/`` (``NNNN_name.sql``), applied in order,
+Migrations are the plain SQL files of ``floor/migrations/`` (``NNNN_name.sql``), applied in order,
 each in its own transaction, and recorded in ``schema_migrations`` (version, name, sha256, applied_at). A file
 already applied whose text changed is refused (a released migration is never edited). Several archive workers
 may start at once: the migration runs under a PostgreSQL advisory lock.
@@ -9,8 +9,8 @@ Idempotence: a batch is copied (``COPY``) straight into ``events`` in a savepoin
 there, the savepoint is undone and the batch is inserted row by row, in its order, with ``ON CONFLICT
 (site, table_id, event_id) DO NOTHING``, so a QoS 1
 redelivery, a replayed event or the same event seen by two workers is stored once. Another payload under an
-archived id is kept aside and alerted (controller/floor/quarantine.py), never silently dropped: the table's signed
-chain decides which is the table's (controller/floor/verify_events.py).
+archived id is kept aside and alerted (floor/quarantine.py), never silently dropped: the table's signed
+chain decides which is the table's (floor/verify_events.py).
 """
 
 from __future__ import annotations
@@ -26,16 +26,16 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
-from controller.floor.chain import record_checkpoint
-from controller.floor.messages import CHECKPOINT_TYPE, Envelope, Rejected, Status, TableRef
-from controller.floor.quarantine import conflicting, known
+from floor.chain import record_checkpoint
+from floor.messages import CHECKPOINT_TYPE, Envelope, Rejected, Status, TableRef
+from floor.quarantine import conflicting, known
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 DEFAULT_DSN = "postgresql://postgres@127.0.0.1:5432/floor"
 _MIGRATION_NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
 _MIGRATE_LOCK = 0x7AB1EF10  # advisory lock ids (one constant each)
 REPAIR_LOCK = 0x7AB1EF11
-LOGIN_LOCK = 0x7AB1EF12  # dashboard: failed logins are counted one at a time (controller/floor/logins.py)
+LOGIN_LOCK = 0x7AB1EF12  # dashboard: failed logins are counted one at a time (floor/logins.py)
 
 
 class MigrationError(RuntimeError):
@@ -120,7 +120,7 @@ def ensure_tables(cur: psycopg.Cursor, tables: Iterable[TableRef]) -> None:
 
 def record_arrivals(cur: psycopg.Cursor, envelopes: list[Envelope]) -> None:
     """One ``floor_arrivals`` row per table of the batch (lowest and highest id): what the gap finder reads
-    (controller/floor/gaps.py), duplicates included (a retained checkpoint delivered again still says how far
+    (floor/gaps.py), duplicates included (a retained checkpoint delivered again still says how far
     the table got). Appended only: no row is shared with another worker's transaction."""
     spans: dict[TableRef, tuple[int, int]] = {}
     for e in envelopes:

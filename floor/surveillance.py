@@ -1,6 +1,6 @@
 """What the dashboard's surveillance view shows (issue 32): the play sessions of a window with their figures and
 advantage-play flags, and the open ``advantage_play`` alerts. Only the surveillance role is given it
-(controller/floor/web_surveillance.py).
+(floor/web_surveillance.py).
 
 A shoe's count (each round's true count, the bet-versus-count trend, the mean count) is withheld while the shoe
 is in play: a session is shown with its count only when every shoe it played has ended (its table's newest
@@ -16,10 +16,10 @@ from typing import Any
 
 import psycopg
 
-from controller.floor.advantage import DEFAULT_THRESHOLDS, assess
-from controller.floor.queries import floor_alerts
-from controller.floor.sessions_play import PlaySession, load_sessions
 from controller.words import alert_words
+from floor.advantage import DEFAULT_THRESHOLDS, assess
+from floor.queries import floor_alerts
+from floor.sessions_play import PlaySession, load_sessions
 
 MAX_SESSIONS = 500  # the view's rows (flagged first)
 MAX_POINTS = 400  # (count, bet) points per session

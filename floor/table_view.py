@@ -17,9 +17,6 @@ from typing import Any
 
 import psycopg
 
-from controller.floor.coverage import coverage
-from controller.floor.queries import floor_alerts, table_currencies
-from controller.floor.report import meter_history
 from controller.words import (
     FACE_DOWN,
     OUTCOME_WORDS,
@@ -32,6 +29,9 @@ from controller.words import (
     money,
     words,
 )
+from floor.coverage import coverage
+from floor.queries import floor_alerts, table_currencies
+from floor.report import meter_history
 
 MAX_ROUNDS = 30
 MAX_ALERT_DOCS = 200

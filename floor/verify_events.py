@@ -8,7 +8,7 @@ event already proven (an earlier checkpoint's walk goes on from there), the star
 all zeros) or an id given up as missing. Each proven event gets ``verified``; events after the newest checkpoint
 stay not yet verified until the next one covers them.
 
-At each id, the archived payload and any kept aside for it (controller/floor/quarantine.py) are candidates; the
+At each id, the archived payload and any kept aside for it (floor/quarantine.py) are candidates; the
 one with the expected chain value wins (a kept-aside one is swapped in, the archived one kept aside: critical
 ``event_rejected``). With none, the archived one (if any) is kept aside and the id asked from the table again;
 the walk resumes there on a later pass (``checkpoints.walk_next``/``walk_expect``). An event still walked over
@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import psycopg
 
-from controller.floor.messages import TableRef
-from controller.floor.quarantine import Candidate, candidates, evict, promote
 from controller.journal.event_chain import EVENT_GENESIS, read_chain
+from floor.messages import TableRef
+from floor.quarantine import Candidate, candidates, evict, promote
 
 BATCH = 1000  # ids read per query while walking back
 

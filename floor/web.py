@@ -30,16 +30,16 @@ from typing import Any
 import psycopg
 from aiohttp import web
 
-from controller.floor import store
-from controller.floor.logins import LogEvent
-from controller.floor.notify import NOTIFY_CHANNEL as CHANNEL
-from controller.floor.sessions import Session
-from controller.floor.web_auth import SESSION, Auth, Database, deny
-from controller.floor.web_config import WebConfig
-from controller.floor.web_live import TICK_S, Live, build
-from controller.floor.web_pages import PAGE_FILES, Pages
-from controller.floor.web_relay import Relay
-from controller.floor.web_surveillance import Surveillance
+from floor import store
+from floor.logins import LogEvent
+from floor.notify import NOTIFY_CHANNEL as CHANNEL
+from floor.sessions import Session
+from floor.web_auth import SESSION, Auth, Database, deny
+from floor.web_config import WebConfig
+from floor.web_live import TICK_S, Live, build
+from floor.web_pages import PAGE_FILES, Pages
+from floor.web_relay import Relay
+from floor.web_surveillance import Surveillance
 
 log = logging.getLogger("floor.web")
 STATIC = Path(__file__).resolve().parent / "static"

@@ -31,10 +31,10 @@ from typing import Any, TypeVar
 import psycopg
 from aiohttp import web
 
-from controller.floor import logins, sessions, users
-from controller.floor.logins import LogEvent
-from controller.floor.sessions import SESSION_COOKIE, Session
-from controller.floor.web_config import WebConfig
+from floor import logins, sessions, users
+from floor.logins import LogEvent
+from floor.sessions import SESSION_COOKIE, Session
+from floor.web_config import WebConfig
 
 log = logging.getLogger("floor.web")
 T = TypeVar("T")

@@ -6,8 +6,8 @@ import ipaddress
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from controller.floor.layout import Layout
 from controller.mqtt.paho_client import TlsConfig
+from floor.layout import Layout
 
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 

@@ -21,9 +21,9 @@ from datetime import UTC, datetime
 
 import psycopg
 
-from controller.floor.dashboard import snapshot_with_documents
-from controller.floor.layout import Layout
-from controller.floor.pitmap import ATTENTION_WORDS, tiles
+from floor.dashboard import snapshot_with_documents
+from floor.layout import Layout
+from floor.pitmap import ATTENTION_WORDS, tiles
 
 TICK_S = 5.0
 _WORDS = json.dumps({a.value: w for a, w in ATTENTION_WORDS.items()})

@@ -23,13 +23,12 @@ from typing import Any
 import psycopg
 from aiohttp import web
 
-from controller.floor.report import meter_history
-from controller.floor.round_page import REPORT_CSP, round_report_html
-from controller.floor.shift import shift_report, to_csv, win_series
-from controller.floor.shift_cli import MAX_WINDOW
-from controller.floor.shift_html import HEAD, cells_text, to_html
-from controller.floor.table_view import table_view
-from controller.floor.web_config import WebConfig
+from floor.report import meter_history
+from floor.round_page import REPORT_CSP, round_report_html
+from floor.shift import MAX_WINDOW, shift_report, to_csv, win_series
+from floor.shift_html import HEAD, cells_text, to_html
+from floor.table_view import table_view
+from floor.web_config import WebConfig
 
 PAGE_FILES = {
     "/table": ("table.html", "text/html"),

@@ -25,13 +25,13 @@ import psycopg
 from aiohttp import web
 
 from controller.client import TableClient
-from controller.floor.alerts import acknowledge_alert
-from controller.floor.logins import LogEvent
-from controller.floor.sessions import Session
-from controller.floor.users import Role
-from controller.floor.web_auth import SESSION, Auth, Database, deny
-from controller.floor.web_config import WebConfig
 from controller.mqtt import schemas
+from floor.alerts import acknowledge_alert
+from floor.logins import LogEvent
+from floor.sessions import Session
+from floor.users import Role
+from floor.web_auth import SESSION, Auth, Database, deny
+from floor.web_config import WebConfig
 
 log = logging.getLogger("floor.web")
 _LEVEL = re.compile(r"^[A-Za-z0-9_.-]{1,64}\Z")  # a site or table id: one safe topic level

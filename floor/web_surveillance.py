@@ -3,7 +3,7 @@
 - ``GET /surveillance``: the page (``static/surveillance.html``, ``surveillance.js``; text shown with
   ``textContent`` only, under the dashboard's Content-Security-Policy);
 - ``GET /api/surveillance?hours=N``: the play sessions of the last N hours (1-48, default 12) with their
-  figures, flags and counts (controller/floor/surveillance.py: a shoe's count only after the shoe ended unless
+  figures, flags and counts (floor/surveillance.py: a shoe's count only after the shoe ended unless
   ``--surveillance-live``), and the open advantage-play alerts;
 - ``POST /api/surveillance/ack`` ``{"alert_id"}``: acknowledge an advantage-play alert.
 
@@ -23,12 +23,12 @@ from typing import Any
 import psycopg
 from aiohttp import web
 
-from controller.floor.alerts import acknowledge_alert
-from controller.floor.logins import LogEvent
-from controller.floor.surveillance import surveillance_view
-from controller.floor.users import Role
-from controller.floor.web_auth import SESSION, Auth, Database, deny
-from controller.floor.web_config import WebConfig
+from floor.alerts import acknowledge_alert
+from floor.logins import LogEvent
+from floor.surveillance import surveillance_view
+from floor.users import Role
+from floor.web_auth import SESSION, Auth, Database, deny
+from floor.web_config import WebConfig
 
 STATIC = Path(__file__).resolve().parent / "static"
 DEFAULT_HOURS, MAX_HOURS = 12, 48

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 
+from controller.cli.screen import run_screen
 from controller.mqtt import client_options as opts
 from controller.terminal.alerts import AlertsApp
 from controller.terminal.broker_password import broker_password
 from controller.terminal.fleet import FleetAlerts
-from controller.terminal.screen_cli import run_screen
 
 # The connection: the command line, else --client-config (its table, if any, is not used: the console shows
 # every table of the site), else these; password: else $TABLECTL_MQTT_PASSWORD, else asked.

@@ -1,6 +1,6 @@
 """`tablectl journal verify (--db PATH | --config TABLE.toml [--db PATH]) [--checkpoint FILE]
 [--public-key HEX | --manifest FILE]`,
-`tablectl journal archive` and `tablectl journal prune` (their options and reports: controller/journal/retention_cli.py)
+`tablectl journal archive` and `tablectl journal prune` (their options and reports: controller/cli/journal_retention.py)
 and `tablectl journal export --db PATH [--session ID] [--out FILE]`.
 
 Without a checkpoint, verify walks the hash chain: it finds a record changed, inserted or deleted in place, but
@@ -22,8 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.audit.cadence import INTERVAL_S, missing_checkpoint
-from controller.journal.export import ExportError, export_session
-from controller.journal.retention_cli import (
+from controller.cli.journal_retention import (
     Settings,
     add_archive_arguments,
     add_prune_arguments,
@@ -33,6 +32,7 @@ from controller.journal.retention_cli import (
     table_config,
     verify_target,
 )
+from controller.journal.export import ExportError, export_session
 from controller.journal.store import CHECKPOINT_KIND, Journal
 from controller.journal.trusted_key import TrustedKey
 
@@ -171,7 +171,7 @@ def _verify_checkpoint(journal: Journal, args: argparse.Namespace, trusted: Trus
     return 0
 
 
-# archive and prune (controller/journal/retention_cli.py): the journal they work on is checked here first
+# archive and prune (controller/cli/journal_retention.py): the journal they work on is checked here first
 RETENTION: dict[str, Callable[[argparse.Namespace, Settings], int]] = {
     "archive": archive_main,
     "prune": prune_main,

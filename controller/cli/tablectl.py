@@ -17,21 +17,22 @@ from controller import __version__
 
 # name -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
-    "run": ("controller.service", "run the table controller service (what systemd starts)"),
-    "replay": ("controller.rules.replay_cli", "settle a round description (JSON) and report dealer errors"),
-    "jackpot-math": ("controller.jackpot.math_cli", "exact jackpot combination probabilities and returns"),
-    "strategy": ("controller.rules.strategy_cli", "basic strategy and house edge of a rule profile"),
-    "rtp": ("controller.rules.rtp_cli", "exact RTP of side bets (perfect pairs, insurance) for a deck count"),
+    "run": ("controller.cli.run", "run the table controller service (what systemd starts)"),
+    "replay": ("controller.cli.replay", "settle a round description (JSON) and report dealer errors"),
+    "jackpot-math": ("controller.cli.jackpot_math", "exact jackpot combination probabilities and returns"),
+    "strategy": ("controller.cli.strategy", "basic strategy and house edge of a rule profile"),
+    "rtp": ("controller.cli.rtp", "exact RTP of side bets (perfect pairs, insurance) for a deck count"),
     "status": (
-        "controller.ops.status_cli",
+        "controller.cli.status",
         "what the running service reports: links, journal, outbox, faults",
     ),
-    "journal": ("controller.journal.cli", "verify the journal's hash chain or export rounds"),
-    "config": ("controller.config.cli", "validate a table configuration and print its digest"),
-    "terminal": ("controller.terminal.pit_cli", "dealer pit terminal (MQTT)"),
-    "alerts": ("controller.terminal.alerts_cli", "floor supervisor alert console (MQTT)"),
-    "sign": ("controller.mqtt.sign_cli", "sign a supervisor command for the MQTT command topics"),
-    "floor": ("controller.floor.cli", "the casino floor: archive, queries, report, bridge, dashboard"),
+    "journal": ("controller.cli.journal", "verify the journal's hash chain or export rounds"),
+    "config": ("controller.cli.config", "validate a table configuration and print its digest"),
+    "terminal": ("controller.cli.terminal", "dealer pit terminal (MQTT)"),
+    "alerts": ("controller.cli.alerts", "floor supervisor alert console (MQTT)"),
+    "sign": ("controller.cli.sign", "sign a supervisor command for the MQTT command topics"),
+    # the floor (floor/: its own top-level package) is found by name only: nothing in controller/ imports it
+    "floor": ("floor.cli.tablectl", "the casino floor: archive, queries, report, bridge, dashboard"),
 }
 
 # The entry-point group through which development tooling adds subcommands (name = a module with

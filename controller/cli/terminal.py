@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 
+from controller.cli.screen import run_screen
 from controller.mqtt import client_options as opts
 from controller.terminal.broker_password import broker_password
 from controller.terminal.pit import PitApp
 from controller.terminal.pit_connection import PitConnection
-from controller.terminal.screen_cli import run_screen
 
 # The connection: the command line, else --client-config, else these (password: else $TABLECTL_MQTT_PASSWORD,
 # else asked). The dealer's screen on the Pi or a pit PC: docs/deploy.md "The dealer's screen".

@@ -26,13 +26,16 @@ connected, "0" (its last will, published by the floor broker) when the link died
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from controller.floor.contact import HEARTBEAT_TOPIC, LINK_TOPIC
+# The bridge's two topics the floor reads (floor/contact.py), relative to the table's prefix
+LINK_TOPIC = "link/floor"  # the bridge's notification_topic
+HEARTBEAT_TOPIC = "link/uptime"  # the table broker's $SYS/broker/uptime, carried out by the bridge (QoS 0)
 
 _HOST = re.compile(r"^[A-Za-z0-9.-]{1,253}:[0-9]{1,5}\Z")
 _ID = re.compile(r"^[A-Za-z0-9_.-]{1,64}\Z")
@@ -138,7 +141,7 @@ def render(cfg: BridgeConfig) -> str:
     """The mosquitto configuration lines (a file for ``include_dir``, or appended to mosquitto.conf)."""
     p = cfg.prefix + "/"
     lines = [
-        f"# Bridge of table {cfg.site}/{cfg.table_id} to the floor broker; rendered by controller/floor/bridge.py.",
+        f"# Bridge of table {cfg.site}/{cfg.table_id} to the floor broker; rendered by controller.mqtt.floor_bridge.",
         "# Held while the uplink is down (global setting: the bridge's queue on this broker).",
         f"max_queued_messages {cfg.queue_messages}",
         "max_queued_bytes 0",
@@ -156,7 +159,7 @@ def render(cfg: BridgeConfig) -> str:
         "restart_timeout 1 30",
         f"keepalive_interval {cfg.keepalive}",
         # link/floor: "1" when the bridge connects, "0" as its last will (published by the floor broker when
-        # the link dies): the floor sees a table out of reach (controller/floor/contact.py)
+        # the link dies): the floor sees a table out of reach (floor/contact.py)
         "notifications true",
         "notifications_local_only false",
         f"notification_topic {p}{LINK_TOPIC}",
@@ -171,3 +174,12 @@ def render(cfg: BridgeConfig) -> str:
     # the heartbeat: this broker's uptime, every sys_interval (10 s), QoS 0 (never queued while the link is down)
     lines.append(f"topic uptime out 0 $SYS/broker/ {p}{HEARTBEAT_TOPIC.rsplit('/', 1)[0]}/")
     return "\n".join(lines) + "\n"
+
+
+def write(table_config: Path, bridge_file: Path, out: Path) -> None:
+    """The rendered section to ``out``, mode 0600 (it holds the bridge account's password)."""
+    text = render(load(table_config, bridge_file))
+    fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.chmod(out, 0o600)

@@ -16,7 +16,7 @@ from controller.jackpot.wiring import JackpotWiring
 from controller.journal import Journal
 from controller.mqtt.alerts import AlertManager
 from controller.mqtt.commands import CommandRejected, CommandRequest
-from controller.service_disk import DiskWatch
+from controller.service.disk import DiskWatch
 from controller.table.controller import TableController
 from controller.table.effects import Rejected
 
@@ -45,7 +45,7 @@ class ServiceCommands:
         self.alerts = alerts
         self.jackpot = jackpot
         self.integrity_problems = integrity_problems
-        self.disk: DiskWatch | None = None  # the journal's filesystem (controller/service_disk.py)
+        self.disk: DiskWatch | None = None  # the journal's filesystem (controller/service/disk.py)
 
     async def handle(self, req: CommandRequest) -> dict[str, Any]:
         core = self.table.core

@@ -16,7 +16,7 @@ log = logging.getLogger("tablectl.service")
 
 
 class Watched(Protocol):
-    """What the health loop reads of the service (controller/service.py ``TableService``)."""
+    """What the health loop reads of the service (controller/service/table_service.py ``TableService``)."""
 
     status_writer: StatusWriter
 

@@ -15,7 +15,7 @@ from controller.journal import Journal
 from controller.journal.table_files import audit_key_file, journal_file
 from controller.mqtt.auth import NonceStore
 from controller.mqtt.link import LinkConfig
-from controller.service_errors import StartupError
+from controller.service.errors import StartupError
 from controller.table.journal_io import JournalProblem, classify, is_write_failure
 
 log = logging.getLogger("tablectl.service")

@@ -1,4 +1,4 @@
-"""`tablectl run`: the table controller service, as systemd starts it.
+"""The table controller service, as systemd starts it (`tablectl run`: controller/cli/run.py).
 
 Wiring only; every part does its own job elsewhere:
 config + integrity → journal → GPIO (safe outputs first) → shoe driver → table controller (recovers from the
@@ -6,26 +6,23 @@ journal) → alerts → MQTT link + outbox publisher + command intake → jackpo
 sd_notify READY once the serial link, the journal, the broker are all up; the watchdog is fed only while they
 stay healthy. SIGTERM/SIGINT: outputs to their safe values (lid locked, light on), the lid locked on the
 device, `offline` published, journal closed.
-Its concerns live beside it in controller/service_*.py (docs/architecture.md, "The service").
+Its concerns live beside it in controller/service/ (docs/architecture.md, "The service").
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import logging
 import signal
-import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from controller import sdnotify, service_status
+from controller import sdnotify
 from controller.audit.anchor import BrokerAnchor
 from controller.audit.checkpoint import public_key_hex
 from controller.audit.checkpointer import Checkpointer
-from controller.config import ConfigError, TableConfig, load_config
+from controller.config import TableConfig
 from controller.config.integrity import PROFILE_NAME
 from controller.gpio import GpioBoard
 from controller.gpio.factory import make_board
@@ -41,19 +38,20 @@ from controller.mqtt.publisher import OutboxPublisher
 from controller.mqtt.topics import Topics
 from controller.mqtt.unjournaled import UnjournaledPublisher
 from controller.ops.status import StatusWriter, status_dir
-from controller.service_alerts import AlertAdapter, BrokerAlertsReadback, escalate_while_journal_writes
-from controller.service_commands import ServiceCommands
-from controller.service_disk import DiskWatch
-from controller.service_errors import OptionsError, StartupError
-from controller.service_health import HealthLoop
-from controller.service_integrity import (
+from controller.service import status as service_status
+from controller.service.alerts import AlertAdapter, BrokerAlertsReadback, escalate_while_journal_writes
+from controller.service.commands import ServiceCommands
+from controller.service.disk import DiskWatch
+from controller.service.errors import StartupError
+from controller.service.health import HealthLoop
+from controller.service.integrity import (
     manifest_problems,
     raise_integrity_fault,
     recover_verified,
     verify_whole_journal,
 )
-from controller.service_resources import link_config, open_audit_key, open_journal, open_nonce_store
-from controller.service_software import publish_software
+from controller.service.resources import link_config, open_audit_key, open_journal, open_nonce_store
+from controller.service.software import publish_software
 from controller.table.controller import TableController
 from controller.table.core import TableCore
 from controller.table.journal_io import JournalProblem, is_write_failure
@@ -268,7 +266,7 @@ class TableService:
                 "journal_integrity", "critical", reason, details={"topic": topic, "event_id": event_id}
             )
 
-    # ---- health, readiness, watchdog (service_status.py; the loop: service_health.py) ----
+    # ---- health, readiness, watchdog (status.py; the loop: health.py) ----
     def link_problems(self) -> list[str]:
         """What keeps the table from being ready: the external links that are down."""
         return service_status.link_problems(self.shoe, self.reader, self.link)
@@ -375,42 +373,3 @@ def _report_death(task: asyncio.Task[Any]) -> None:
         return
     exc = task.exception()
     log.critical("task %s ended%s", task.get_name(), f": {exc!r}" if exc else "")
-
-
-# ---- CLI ----
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Everything comes from the configuration file (hashed and pinned by the session: docs/security.md); the
-    command line has no override of it."""
-    parser.add_argument("--config", required=True, help="table configuration (TOML)")
-    parser.add_argument(
-        "--metrics-file",
-        help="also write the status as a Prometheus textfile (node_exporter textfile collector, *.prom)",
-    )
-    parser.add_argument("-v", "--verbose", action="store_true")
-
-
-def main(args: argparse.Namespace, build: Callable[[TableConfig], TableService] = TableService) -> int:
-    """`tablectl run`; ``build`` makes the service from the loaded configuration (the bench's launcher adds its
-    control socket: tablebench/service.py). Errors are one line on stderr: 2 a bad configuration (or options
-    that do not fit it: ``build`` raises OptionsError), 3 the service cannot start (docs/cli.md)."""
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
-    logging.getLogger("transitions").setLevel(logging.WARNING)  # the library's per-state chatter: not at INFO
-    try:
-        config = load_config(args.config)
-    except ConfigError as exc:
-        print(f"tablectl run: bad configuration: {exc}", file=sys.stderr)
-        return 2
-    try:
-        service = build(config)
-        service.status_writer.metrics_file = Path(args.metrics_file) if args.metrics_file else None
-        asyncio.run(service.run_forever())
-    except OptionsError as exc:
-        print(exc, file=sys.stderr)
-        return 2
-    except StartupError as exc:
-        print(f"tablectl run: {exc}", file=sys.stderr, flush=True)
-        return 3
-    return 0

@@ -9,12 +9,12 @@ import sys
 
 import psycopg
 
-from controller.floor import store
-from controller.floor.alerts import acknowledge_alert
-from controller.floor.cli import add_dsn
-from controller.floor.queries import floor_alerts
-from controller.floor.text import safe
 from controller.words import alert_words
+from floor import store
+from floor.alerts import acknowledge_alert
+from floor.cli.tablectl import add_dsn
+from floor.queries import floor_alerts
+from floor.text import safe
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

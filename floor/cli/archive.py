@@ -15,11 +15,11 @@ from pathlib import Path
 
 import psycopg
 
-from controller.floor.archive import ArchiveConfig, ArchiveWorker
-from controller.floor.archive_report import DEFAULT_INTERVAL_S, Reporter
-from controller.floor.cli import add_dsn
 from controller.mqtt import client_options as opts
 from controller.mqtt.paho_client import default_port
+from floor.archive import ArchiveConfig, ArchiveWorker
+from floor.archive_report import DEFAULT_INTERVAL_S, Reporter
+from floor.cli.tablectl import add_dsn
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

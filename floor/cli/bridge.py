@@ -1,16 +1,15 @@
 """``tablectl floor bridge --config TABLE.toml --bridge BRIDGE.toml --out FILE``: write the table broker's bridge
-section (controller/floor/bridge.py; also ``python -m controller.broker render ... --bridge``). The file holds
+section (controller/mqtt/floor_bridge.py; also ``python -m controller.broker render ... --bridge``). The file holds
 the bridge account's password: it is written with mode 0600."""
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tomllib
 from pathlib import Path
 
-from controller.floor.bridge import BridgeConfigError, load, render
+from controller.mqtt.floor_bridge import BridgeConfigError, write
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -19,14 +18,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--out", type=Path, required=True, help="e.g. /etc/mosquitto/conf.d/floor-bridge.conf"
     )
-
-
-def write(table_config: Path, bridge_file: Path, out: Path) -> None:
-    text = render(load(table_config, bridge_file))
-    fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.chmod(out, 0o600)
 
 
 def main(args: argparse.Namespace) -> int:

@@ -1,7 +1,7 @@
 """``tablectl floor jackpot [--table T] [--since ...] [--until ...]``: meter history as CSV, from the archived
 ``events/jackpot``: ``site, table, event_id, ts, action, meter_minor`` (the meter after the event, integer minor
 units), ``currency`` (the table's, from its ``state/jackpot``), ``archive`` (``complete`` / ``INCOMPLETE``: the
-table's archive over the whole window, controller/floor/coverage.py) and ``gap_before`` (ids not archived between
+table's archive over the whole window, floor/coverage.py) and ``gap_before`` (ids not archived between
 the row before of that table, or the window's start, and this one: jackpot events may be missing there).
 What each table's rows are built on (holes after its last row included) goes to stderr, one line a table."""
 
@@ -14,13 +14,13 @@ from datetime import UTC, datetime, timedelta
 
 import psycopg
 
-from controller.floor import store
-from controller.floor.cli import add_dsn
-from controller.floor.coverage import UNKNOWN_TABLE, Coverage, coverage, verdict
-from controller.floor.queries import table_currencies
-from controller.floor.report import csv_cell, meter_history
-from controller.floor.rounds_cli import parse_time
-from controller.floor.text import safe
+from floor import store
+from floor.cli.rounds import parse_time
+from floor.cli.tablectl import add_dsn
+from floor.coverage import UNKNOWN_TABLE, Coverage, coverage, verdict
+from floor.queries import table_currencies
+from floor.report import csv_cell, meter_history
+from floor.text import safe
 
 HEADER = ("site", "table", "event_id", "ts", "action", "meter_minor", "currency", "archive", "gap_before")
 

@@ -1,4 +1,4 @@
-"""``tablectl floor migrate``: apply the versioned migrations (controller/floor/migrations/)."""
+"""``tablectl floor migrate``: apply the versioned migrations (floor/migrations/)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import sys
 
 import psycopg
 
-from controller.floor import store
-from controller.floor.cli import add_dsn
+from floor import store
+from floor.cli.tablectl import add_dsn
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -1,5 +1,5 @@
 """``tablectl floor report --day 2026-11-23 [--html FILE] [--csv FILE]``: a day's summary per table
-(rounds, staked, paid, house net, dealer errors, faults, voids, jackpot meter; controller/floor/report.py), each
+(rounds, staked, paid, house net, dealer errors, faults, voids, jackpot meter; floor/report.py), each
 table marked ``complete`` or ``INCOMPLETE`` with what its archive lacks for the day. Without ``--html``/``--csv``
 the CSV goes to stdout; what each table's figures are built on goes to stderr."""
 
@@ -12,10 +12,10 @@ from pathlib import Path
 
 import psycopg
 
-from controller.floor import store
-from controller.floor.cli import add_dsn
-from controller.floor.report import built_on, day_report, to_csv
-from controller.floor.report_html import to_html
+from floor import store
+from floor.cli.tablectl import add_dsn
+from floor.report import built_on, day_report, to_csv
+from floor.report_html import to_html
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

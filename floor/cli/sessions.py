@@ -1,6 +1,6 @@
 """``tablectl floor sessions [--since T] [--until T] [--hours N] [--table T] [--gap N] [--csv F] [--html F]
-[--alert] [thresholds]``: play sessions per seat and per player (controller/floor/sessions_play.py) with their
-figures, the bet-versus-count trend and the advantage-play flags (controller/floor/advantage.py); ``--alert``
+[--alert] [thresholds]``: play sessions per seat and per player (floor/sessions_play.py) with their
+figures, the bet-versus-count trend and the advantage-play flags (floor/advantage.py); ``--alert``
 raises the ``advantage_play`` floor alerts of the flagged sessions. Without ``--csv``/``--html`` the CSV goes to
 stdout; rounds that could not be used go to stderr. Surveillance material: run it on the floor host."""
 
@@ -13,13 +13,14 @@ from pathlib import Path
 
 import psycopg
 
-from controller.floor import store
-from controller.floor.advantage import DEFAULT_THRESHOLDS, Thresholds, raise_alerts
-from controller.floor.queries import table_currencies
-from controller.floor.sessions_play import DEFAULT_GAP, load_sessions
-from controller.floor.sessions_report import to_csv, to_html
-from controller.floor.shift_cli import MAX_WINDOW, add_window
-from controller.floor.text import safe
+from floor import store
+from floor.advantage import DEFAULT_THRESHOLDS, Thresholds, raise_alerts
+from floor.cli.shift import add_window
+from floor.queries import table_currencies
+from floor.sessions_play import DEFAULT_GAP, load_sessions
+from floor.sessions_report import to_csv, to_html
+from floor.shift import MAX_WINDOW
+from floor.text import safe
 
 MAX_PROBLEMS_SHOWN = 50
 

@@ -1,5 +1,5 @@
 """``tablectl floor shift [--since T] [--until T] [--hours N] [--layout floor.toml] [--csv F] [--html F]``: a shift's
-figures per table, pit, floor and dealer (controller/floor/shift.py, shift_dealers.py): rounds, rounds per hour,
+figures per table, pit, floor and dealer (floor/shift.py, shift_dealers.py): rounds, rounds per hour,
 handle by main bets, side bets and insurance, paid, win, hold, dealer errors per 100 rounds, faults, voided rounds,
 jackpot chips, contributions and payouts; each row complete or INCOMPLETE for the window. Without
 ``--csv``/``--html`` the CSV goes to stdout; what each table's figures are built on goes to stderr."""
@@ -14,16 +14,14 @@ from pathlib import Path
 
 import psycopg
 
-from controller.floor import store
-from controller.floor.cli import add_dsn
-from controller.floor.layout import LayoutError, load_layout
-from controller.floor.report import meter_history
-from controller.floor.shift import shift_report, to_csv, win_series
-from controller.floor.shift_dealers import dealer_rows
-from controller.floor.shift_html import to_html
-from controller.floor.text import safe
-
-MAX_WINDOW = timedelta(days=31)
+from floor import store
+from floor.cli.tablectl import add_dsn
+from floor.layout import LayoutError, load_layout
+from floor.report import meter_history
+from floor.shift import MAX_WINDOW, shift_report, to_csv, win_series
+from floor.shift_dealers import dealer_rows
+from floor.shift_html import to_html
+from floor.text import safe
 
 
 def _when(text: str) -> datetime:

@@ -8,31 +8,31 @@ import argparse
 import importlib
 import os
 
-from controller.floor.store import DEFAULT_DSN
+from floor.store import DEFAULT_DSN
 
 # name -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
-    "migrate": ("controller.floor.migrate_cli", "create or upgrade the floor database schema"),
-    "archive": ("controller.floor.archive_cli", "archive worker: floor broker -> PostgreSQL"),
+    "migrate": ("floor.cli.migrate", "create or upgrade the floor database schema"),
+    "archive": ("floor.cli.archive", "archive worker: floor broker -> PostgreSQL"),
     "alerts": (
-        "controller.floor.alerts_cli",
+        "floor.cli.alerts",
         "the floor's alerts (missing events, broken checkpoint chains)",
     ),
-    "rounds": ("controller.floor.rounds_cli", "archived rounds as replayable round descriptions"),
-    "jackpot": ("controller.floor.jackpot_cli", "jackpot meter history per table"),
-    "report": ("controller.floor.report_cli", "a day's summary per table (CSV or HTML)"),
-    "shift": ("controller.floor.shift_cli", "a shift's figures per table, pit and floor (CSV or HTML)"),
+    "rounds": ("floor.cli.rounds", "archived rounds as replayable round descriptions"),
+    "jackpot": ("floor.cli.jackpot", "jackpot meter history per table"),
+    "report": ("floor.cli.report", "a day's summary per table (CSV or HTML)"),
+    "shift": ("floor.cli.shift", "a shift's figures per table, pit and floor (CSV or HTML)"),
     "sessions": (
-        "controller.floor.sessions_cli",
+        "floor.cli.sessions",
         "play sessions: win, theoretical win, play precision, bet vs count, advantage-play flags",
     ),
-    "bridge": ("controller.floor.bridge_cli", "write a table broker's bridge section to the floor broker"),
-    "web": ("controller.floor.web_cli", "the floor dashboard (web, live updates, behind a login)"),
+    "bridge": ("floor.cli.bridge", "write a table broker's bridge section to the floor broker"),
+    "web": ("floor.cli.web", "the floor dashboard (web, live updates, behind a login)"),
     "user": (
-        "controller.floor.users_cli",
+        "floor.cli.users",
         "the dashboard's user accounts (add, password, role, disable, list)",
     ),
-    "enrol": ("controller.floor.enrol_cli", "enrol a table's audit key (from its integrity manifest)"),
+    "enrol": ("floor.cli.enrol", "enrol a table's audit key (from its integrity manifest)"),
 }
 
 

@@ -1,4 +1,4 @@
-"""``tablectl floor user``: the dashboard's accounts (controller/floor/users.py).
+"""``tablectl floor user``: the dashboard's accounts (floor/users.py).
 
     tablectl floor user add NAME --role viewer|supervisor --password-file FILE    (FILE "-": standard input)
     tablectl floor user password NAME --password-file FILE
@@ -17,9 +17,9 @@ from pathlib import Path
 
 import psycopg
 
-from controller.floor import store
-from controller.floor.cli import add_dsn
-from controller.floor.users import (
+from floor import store
+from floor.cli.tablectl import add_dsn
+from floor.users import (
     Role,
     UserError,
     add_user,

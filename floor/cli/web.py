@@ -1,5 +1,5 @@
 """``tablectl floor web [--listen 127.0.0.1:8080] --public-url https://floor.casino.lan``: the floor dashboard
-(controller/floor/web.py).
+(floor/web.py).
 
 Serve it behind a TLS reverse proxy on the floor network; ``--public-url`` is the URL people open (its origin is
 the only one whose requests are accepted). The broker password comes from an environment variable, never the
@@ -14,12 +14,12 @@ import os
 import sys
 from pathlib import Path
 
-from controller.floor.cli import add_dsn
-from controller.floor.layout import LayoutError, load_layout
-from controller.floor.web import serve
-from controller.floor.web_config import ConfigError, WebConfig, proxy_addresses, public_origin
 from controller.mqtt import client_options as opts
 from controller.mqtt.paho_client import default_port
+from floor.cli.tablectl import add_dsn
+from floor.layout import LayoutError, load_layout
+from floor.web import serve
+from floor.web_config import ConfigError, WebConfig, proxy_addresses, public_origin
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -1,4 +1,4 @@
--- Floor archive, schema version 1 (controller/floor/store.py applies the files of this folder in order and
+-- Floor archive, schema version 1 (floor/store.py applies the files of this folder in order and
 -- records each in schema_migrations; never edit a file once released: add the next one).
 
 -- Every envelope a table published (events, retained states, alerts, audit checkpoints), once.

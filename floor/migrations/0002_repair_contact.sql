@@ -1,5 +1,5 @@
 -- Floor archive, schema version 2: gap repair driven by what arrives, and each table's last contact
--- (controller/floor/repair.py, controller/floor/contact.py; docs/floor.md "Gaps" and "A table out of reach").
+-- (floor/repair.py, floor/contact.py; docs/floor.md "Gaps" and "A table out of reach").
 
 -- One row per table per stored batch: "ids lo..hi of this table just arrived" (appended by every archive
 -- worker in the batch's transaction, no row shared between workers). The maintenance pass consumes them

@@ -1,4 +1,4 @@
--- Floor dashboard users, sessions and its log (controller/floor/users.py, sessions.py, logins.py).
+-- Floor dashboard users, sessions and its log (floor/users.py, sessions.py, logins.py).
 
 -- One account per person. The password is kept only as a memory-hard hash (scrypt; the text of the hash names
 -- its parameters and salt); a disabled account can neither log in nor keep a session.

@@ -1,7 +1,7 @@
 -- Floor archive, schema version 3 (issue 25): events proven the table's, quarantined envelopes, enrolled keys.
 
 -- The envelope's place in the table's published-events hash chain (controller/journal/event_chain.py), and whether
--- a signed checkpoint's head proves it (controller/floor/verify_events.py). Not yet verified: after the last
+-- a signed checkpoint's head proves it (floor/verify_events.py). Not yet verified: after the last
 -- checkpoint, or its chain not walked yet.
 ALTER TABLE events ADD COLUMN prev text;
 ALTER TABLE events ADD COLUMN chain text;

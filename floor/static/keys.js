@@ -81,7 +81,7 @@ async function makeSigningKey(user) {
 }
 
 // A signed supervisor command (docs/mqtt.md "Signed commands"): the same fields and canonical bytes as
-// controller/mqtt/sign_cli.py build_command. ts is this device's clock: the table accepts +-30 s.
+// controller/cli/sign.py build_command. ts is this device's clock: the table accepts +-30 s.
 async function signCommand(key, role, action, args) {
   const random = (n) => hex(crypto.getRandomValues(new Uint8Array(n)));
   const cmd = {request_id: "web-" + random(6), user: key.user, role: role, action: action, args: args,
