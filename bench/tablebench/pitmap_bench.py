@@ -19,7 +19,7 @@ import time
 from floor.layout import parse_layout
 from floor.web_live import Live, build
 from tablebench.pitmap_floor import build_floor, layout_toml, publish, table_id
-from tests.support.floor import temp_database
+from tablebench.postgres import temp_database
 from tests.support.floor_web import chromium, dashboard, log_in
 
 
