@@ -1,6 +1,6 @@
 """Shared parts of the benchmarks: figures, a broker, emulated shoes, a C subscriber, the table in-process.
 
-The in-process table is wired exactly as ``controller/service.py`` wires it (ShoeDriver -> TableController ->
+The in-process table is wired exactly as ``controller/service/`` wires it (ShoeDriver -> TableController ->
 Journal (SQLite WAL, synchronous=FULL) -> OutboxPublisher -> MqttLink), so the benchmark can read the core's
 state to decide the dealer's next input; every part talks to its real peer (pty, SQLite file, mosquitto).
 """

@@ -2,9 +2,9 @@
 
 Each trial plays ``--shoes`` shoes of pt-2001 (6 decks, batch shoe, cut card at 75 %) through the real rules
 engine (bench/tablebench/ap_players.py): a table regular at seat 1 and the player under test at seat 5, named by
-a player identity. The floor's own code judges every round (controller/floor/play_rounds.py: replay, basic
+a player identity. The floor's own code judges every round (floor/play_rounds.py: replay, basic
 strategy, the Hi-Lo count from the cards dealt before each bet), groups seat sessions (broken by a gap or a shoe
-change) and the player's row over the whole window, and the detector (controller/floor/advantage.py) flags them.
+change) and the player's row over the whole window, and the detector (floor/advantage.py) flags them.
 Printed, per simulated player, with the default thresholds and with the play-precision rule on:
 
 - ``window``: the share of trials whose player row (all its rounds in the window) is flagged;
@@ -25,9 +25,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from controller.floor.advantage import DEFAULT_THRESHOLDS, Thresholds, assess
-from controller.floor.play_rounds import seat_rounds
-from controller.floor.sessions_play import Level, TableRound, group_sessions, player_totals
+from floor.advantage import DEFAULT_THRESHOLDS, Thresholds, assess
+from floor.play_rounds import seat_rounds
+from floor.sessions_play import Level, TableRound, group_sessions, player_totals
 from tablebench.ap_players import PLAYERS, SUBJECT_SEAT, simulate
 
 PRECISION_ON = 0.99

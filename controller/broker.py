@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--out", type=Path, required=True)
     r.add_argument("--site", required=True, help="the table's site (the ACL's site level; no wildcard)")
     r.add_argument("--floor", action="store_true", help="the floor broker's ACL (its [floor-*] roles)")
-    # floor hook (controller/floor/bridge.py): also write the table broker's bridge to the floor broker
+    # the floor bridge (controller/mqtt/floor_bridge.py): also write the table broker's bridge to the floor broker
     r.add_argument("--bridge", type=Path, default=None, help="floor bridge settings (bridge.toml)")
     r.add_argument("--table-config", type=Path, default=None, help="table.toml (with --bridge)")
     p = sub.add_parser("path", help="print where a shipped template is (package data)")
@@ -167,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
         kind = BrokerKind.FLOOR if args.floor else BrokerKind.TABLE
         (args.out / "acl").write_text(render_acl(list(users), site=args.site, kind=kind))
         if args.bridge is not None:
-            from controller.floor.bridge_cli import write as write_bridge
+            from controller.mqtt.floor_bridge import write as write_bridge
 
             if args.table_config is None:
                 raise BrokerError("--bridge needs --table-config")

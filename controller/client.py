@@ -30,7 +30,7 @@ from paho.mqtt.properties import Properties
 from controller.mqtt import userkeys
 from controller.mqtt.command_rates import BUSY, RATE_LIMITED
 from controller.mqtt.paho_client import BrokerEndpoint, TlsConfig, connect_failure, new_client
-from controller.mqtt.sign_cli import build_command
+from controller.mqtt.signed_command import build_command
 
 
 class CommandFailed(Exception):

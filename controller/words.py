@@ -60,11 +60,11 @@ ALERT_WORDS = {
     "journal_io": "Journal write failed",
     "integrity": "Journal or configuration does not check out",
     "journal_integrity": "Journal contradicts its checkpoints",
-    # the floor's own alerts (controller/floor/chain.py, repair.py)
+    # the floor's own alerts (floor/chain.py, repair.py)
     "event_missing": "Event missing from the archive",
     "replay_unanswered": "Table did not resend missing events",
-    "login_lockout": "Dashboard login locked out",  # controller/floor/logins.py
-    # surveillance only (controller/floor/advantage.py)
+    "login_lockout": "Dashboard login locked out",  # floor/logins.py
+    # surveillance only (floor/advantage.py)
     "advantage_play": "Possible advantage play",
 }
 SEVERITY_WORDS = {"critical": "critical", "warning": "warning", "info": "notice"}

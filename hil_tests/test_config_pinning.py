@@ -24,6 +24,7 @@ from controller.client import CommandFailed
 from tablebench.bench.driver import Dealer
 from tablebench.bench.rig import Rig
 from tablebench.stack import ROOT, TABLECTL
+from tests.support.rig import journal_rows, no_invalid_messages, open_alert, until
 
 PROFILES = ROOT / "firmware_configs" / "profiles"
 
@@ -40,33 +41,8 @@ def _rig(bench, tmp_path: Path) -> tuple[Rig, Path]:
     return rig, profiles
 
 
-def _records(journal: Path, kind: str) -> list[dict]:
-    conn = sqlite3.connect(f"file:{journal}?mode=ro", uri=True, timeout=5)
-    try:
-        return [json.loads(d) for (d,) in conn.execute("SELECT data FROM records WHERE kind = ?", (kind,))]
-    finally:
-        conn.close()
-
-
 def _faults(view) -> list[str]:
     return list((view.states.get("table") or {}).get("faults", []))
-
-
-def _alert(view, kind: str) -> dict | None:
-    return next((a for a in view.alerts_open if a.get("kind") == kind), None)
-
-
-def _no_invalid_messages(rig: Rig) -> None:
-    """Every message the bench's clients saw, unjournaled ones included, passed its schema (docs/mqtt.md)."""
-    for client in (rig.monitor, rig.dealer, rig.supervisor):
-        assert client.received.invalid == [], client.received.invalid
-
-
-async def _until(rig: Rig, pred, what: str, timeout: float = 30.0) -> None:
-    try:
-        await rig.monitor.wait_for(pred, timeout)
-    except TimeoutError:
-        raise AssertionError(f"{what}: not seen\n{rig.stack.controller_log(30)}") from None
 
 
 async def _restart(rig: Rig) -> None:
@@ -101,12 +77,12 @@ async def test_profile_changed_under_an_open_session_is_an_integrity_fault_not_a
         rig.stack.start_controller()
         await rig.wait_online()
 
-        await _until(
+        await until(
             rig, lambda v: (v.states.get("table") or {}).get("state") == "integrity", "integrity state"
         )
         assert "integrity" in _faults(rig.monitor.view)
-        await _until(rig, lambda v: _alert(v, "integrity") is not None, "integrity alert")
-        alert = _alert(rig.monitor.view, "integrity")
+        await until(rig, lambda v: open_alert(v, "integrity") is not None, "integrity alert")
+        alert = open_alert(rig.monitor.view, "integrity")
         assert alert["severity"] == "critical" and "pinned" in alert["reason"]
         assert any("profile" in p for p in alert["details"]["problems"])
         assert (await rig.gpio("read", name="warning_light"))["value"] is True
@@ -116,12 +92,12 @@ async def test_profile_changed_under_an_open_session_is_an_integrity_fault_not_a
 
         # Until a supervisor closes the table: the session ends with the rules it was opened with.
         await rig.sv("close_table")
-        await _until(rig, lambda v: "integrity" not in _faults(v), "fault ended by close_table")
-        pinned = _records(rig.journal_path, "configuration_pinned")  # journaled with open_table
+        await until(rig, lambda v: "integrity" not in _faults(v), "fault ended by close_table")
+        pinned = journal_rows(rig.journal_path, "configuration_pinned")  # journaled with open_table
         assert pinned and pinned[-1]["profile"] == "pt-2001" and len(pinned[-1]["profile_sha256"]) == 64
-        cleared = _records(rig.journal_path, "integrity_cleared")
+        cleared = journal_rows(rig.journal_path, "integrity_cleared")
         assert cleared and cleared[-1]["user"] == "alice" and cleared[-1]["by"] == "close_table"
-        _no_invalid_messages(rig)
+        no_invalid_messages(rig)
     finally:
         await rig.stop()
 
@@ -142,10 +118,10 @@ async def test_open_table_takes_only_a_listed_profile_name_never_a_path(bench, t
             with pytest.raises(CommandFailed, match=reason):
                 await rig.sv("open_table", profile=profile)
         assert (rig.monitor.view.states.get("table") or {}).get("state") == "closed"
-        refused = _records(rig.journal_path, "command_refused")
+        refused = journal_rows(rig.journal_path, "command_refused")
         assert [r["profile"] for r in refused] == [str(evil), "../../evil", "mo-2004"]
         assert all(r["user"] == "alice" and r["action"] == "open_table" and r["reason"] for r in refused)
-        _no_invalid_messages(rig)
+        no_invalid_messages(rig)
     finally:
         await rig.stop()
 
@@ -204,9 +180,9 @@ async def test_broken_journal_at_start_up_is_an_integrity_fault_never_a_crash_or
             expect = f"record {seq}"
         rig.stack.start_controller()
         await rig.wait_online()
-        await _until(rig, lambda v: "integrity" in _faults(v), "integrity fault")
-        await _until(rig, lambda v: _alert(v, "integrity") is not None, "integrity alert")
-        alert = _alert(rig.monitor.view, "integrity")
+        await until(rig, lambda v: "integrity" in _faults(v), "integrity fault")
+        await until(rig, lambda v: open_alert(v, "integrity") is not None, "integrity alert")
+        alert = open_alert(rig.monitor.view, "integrity")
         assert alert["severity"] == "critical" and expect in alert["reason"], alert
         if attack != "rewrite_record":
             assert "snapshot" in alert["reason"], alert
@@ -216,7 +192,7 @@ async def test_broken_journal_at_start_up_is_an_integrity_fault_never_a_crash_or
             await rig.sv("open_table", profile="pt-2001")
         assert rig.stack.controller_proc.poll() is None  # running, not crashed
         await rig.sv("clear_integrity")  # closed table: a supervisor looked into it
-        await _until(rig, lambda v: "integrity" not in _faults(v), "cleared")
-        _no_invalid_messages(rig)
+        await until(rig, lambda v: "integrity" not in _faults(v), "cleared")
+        no_invalid_messages(rig)
     finally:
         await rig.stop()

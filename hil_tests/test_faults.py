@@ -7,42 +7,23 @@ kill -9 of the controller at random moments. After each: reconciliation (bench/t
 from __future__ import annotations
 
 import asyncio
-import json
 import random
-import sqlite3
 
 import pytest
 
-from controller.journal.store import Journal
 from tablebench.bench import faults
 from tablebench.bench.soak import reconcile_rig
+from tests.support.rig import journal_records, journal_rows
 
 pytestmark = [pytest.mark.hil, pytest.mark.timeout(240)]
 
 CONTINUOUS = {"kind": "continuous", "decks": 6, "seed": 21, "start_empty": True}
 
 
-def _journal(rig, kind: str) -> list[dict]:
-    j = Journal(rig.journal_path, table_id=rig.bench.table_id)
-    try:
-        return [r.data for r in j.records(kinds=(kind,))]
-    finally:
-        j.close()
-
-
-def _live_records(rig, kind: str) -> list[dict]:
-    """Records of one kind while the service runs: a read-only connection, never a writer's lock."""
-    conn = sqlite3.connect(f"file:{rig.journal_path}?mode=ro", uri=True, timeout=10)
-    try:
-        return [json.loads(d) for (d,) in conn.execute("SELECT data FROM records WHERE kind = ?", (kind,))]
-    finally:
-        conn.close()
-
-
 async def _until_journal(rig, kind: str, pred) -> None:
     """Wait until the service journaled a matching record (causal; the broker may be down)."""
     for _ in range(1500):
-        if any(pred(r) for r in await asyncio.to_thread(_live_records, rig, kind)):
+        if any(pred(r) for r in await asyncio.to_thread(journal_rows, rig.journal_path, kind)):
             return
         await asyncio.sleep(0.02)
     pytest.fail(f"no matching {kind} record in the journal")
@@ -74,8 +55,8 @@ async def test_jam_in_each_phase_resumes_where_it_stopped_pt2001_r51(table, phas
         await d.finish_round()
         rep = await reconcile_rig(d)
     _clean(rep, 1)
-    assert [j["user"] for j in _journal(rig, "jam_cleared")] == ["alice"]
-    assert not _journal(rig, "round_void")
+    assert [j["user"] for j in journal_records(rig, "jam_cleared")] == ["alice"]
+    assert not journal_records(rig, "round_void")
 
 
 async def test_jam_between_rounds_blocks_betting_pt2001_r51(table) -> None:
@@ -104,7 +85,7 @@ async def test_forced_lid_is_tamper_then_resumes_pt2001_r60(table) -> None:
         await d.finish_round()
         rep = await reconcile_rig(d)
     _clean(rep, 1)
-    raised = [a["alert"]["kind"] for a in _journal(rig, "alert") if a.get("action") == "raised"]
+    raised = [a["alert"]["kind"] for a in journal_records(rig, "alert") if a.get("action") == "raised"]
     assert "tamper" in raised or "forced_lid" in raised, raised
 
 
@@ -123,9 +104,9 @@ async def test_unreadable_and_face_up_cards_pt2001_r51(table) -> None:
         await d.finish_round()
         rep = await reconcile_rig(d)
     _clean(rep, 1)
-    replaced = _journal(rig, "card_replaced")
+    replaced = journal_records(rig, "card_replaced")
     assert len(replaced) == 1 and replaced[0]["user"] == "alice"
-    assert any(c["face_up"] for c in _journal(rig, "card"))
+    assert any(c["face_up"] for c in journal_records(rig, "card"))
 
 
 async def test_serial_unplug_and_return_mid_round_loses_nothing(table) -> None:
@@ -141,9 +122,9 @@ async def test_serial_unplug_and_return_mid_round_loses_nothing(table) -> None:
             await d.finish_round()
         rep = await reconcile_rig(d)
     _clean(rep, 2)
-    assert _journal(rig, "shoe_identified")  # the link came back and was identified again
+    assert journal_records(rig, "shoe_identified")  # the link came back and was identified again
     # Product guide (safety first): each link fault was cleared by the inspector, not by the link coming back
-    assert [r["user"] for r in _journal(rig, "link_cleared")] == ["alice", "alice"]
+    assert [r["user"] for r in journal_records(rig, "link_cleared")] == ["alice", "alice"]
 
 
 async def test_a_link_loss_nobody_scripted_is_cleared_by_the_floor_supervisor(table) -> None:
@@ -163,7 +144,7 @@ async def test_a_link_loss_nobody_scripted_is_cleared_by_the_floor_supervisor(ta
         rep = await reconcile_rig(d)
     _clean(rep, 1)
     assert d.link_faults_cleared == 1
-    assert [r["user"] for r in _journal(rig, "link_cleared")] == ["alice"]
+    assert [r["user"] for r in journal_records(rig, "link_cleared")] == ["alice"]
 
 
 async def test_bit_error_rate_1e3_on_the_line(table) -> None:
@@ -230,7 +211,7 @@ async def test_kill_9_controller_at_random_moments_and_restart(table) -> None:
             await d.finish_round()
         rep = await reconcile_rig(d)
     _clean(rep, 3)
-    assert len(_journal(rig, "restart")) >= 4  # the first start and at least three recoveries
+    assert len(journal_records(rig, "restart")) >= 4  # the first start and at least three recoveries
 
 
 async def test_jackpot_hit_while_the_broker_is_down_pt2001_r42_r49(table) -> None:

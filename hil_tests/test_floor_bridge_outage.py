@@ -1,5 +1,5 @@
 """The rendered bridge after an uplink cut during floor broker crashes (issue 24): a table host (its own network
-namespace, its own mosquitto with the bridge ``controller.floor.bridge`` renders, MQTT v5 across) publishes
+namespace, its own mosquitto with the bridge ``controller.mqtt.floor_bridge`` renders, MQTT v5 across) publishes
 numbered events; its uplink is cut, the floor broker is SIGKILLed and restarted three times while it is cut, the
 cut lasts, then heals. Every event published from the cut on reaches a subscriber on the floor within
 ``AFTER_HEAL_S`` of healing: the bridge retries at most every ``restart_timeout`` cap (30 s) and a dead link

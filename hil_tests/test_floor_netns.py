@@ -1,6 +1,6 @@
 """The floor across real network boundaries (issue 18): three table hosts and the floor as Linux network
 namespaces joined by veth pairs. Each table host (its own namespace) runs its own mosquitto with the bridge
-``controller.floor.bridge`` renders and a stand-in table publisher (``tests/support/floor_standin.py``: events,
+``controller.mqtt.floor_bridge`` renders and a stand-in table publisher (``tests/support/floor_standin.py``: events,
 state/software, signed checkpoints and answers to re-fetch requests; a stand-in, so that the test controls the
 traffic). The floor host is the root namespace (floor broker, two archive workers, PostgreSQL on
 the host, an independent consumer). While the tables publish, table 1's uplink is cut, the floor broker
@@ -30,11 +30,11 @@ import pytest
 from controller.broker import BrokerKind
 from controller.cli import main as tablectl
 from controller.client import TableClient
-from controller.floor.archive import ArchiveConfig, ArchiveWorker
-from controller.floor.bridge import BridgeConfig, render
-from controller.floor.contact import CONTACT_STALE_S, contacts
-from controller.floor.enrol import set_trust_on_first_use
-from controller.floor.messages import TableRef
+from controller.mqtt.floor_bridge import BridgeConfig, render
+from floor.archive import ArchiveConfig, ArchiveWorker
+from floor.contact import CONTACT_STALE_S, contacts
+from floor.enrol import set_trust_on_first_use
+from floor.messages import TableRef
 from tablebench.broker import Broker
 from tablebench.postgres import admin_dsn
 from tablebench.stack import DEMO_PINS, SERVICE, Stack, StackOptions

@@ -25,6 +25,7 @@ import pytest
 from controller.client import CommandFailed
 from tablebench.bench.driver import Dealer
 from tablebench.bench.rig import Rig
+from tests.support.rig import journal_rows, no_invalid_messages, open_alert, until
 
 # These tests break the journal's disk under the service; the free-space watch (issue 27 §6, its own test in
 # hil_tests/test_journal_disk_space.py) would refuse rounds on these small filesystems before that.
@@ -114,23 +115,6 @@ class Notifications:
         raise AssertionError(f"no notification with {text!r}; last: {self.received[-5:]}")
 
 
-def _alert(view, kind: str) -> dict | None:
-    return next((a for a in view.alerts_open if a.get("kind") == kind), None)
-
-
-def _no_invalid_messages(rig: Rig) -> None:
-    """Every message the bench's clients saw, unjournaled ones included, passed its schema (docs/mqtt.md)."""
-    for client in (rig.monitor, rig.dealer, rig.supervisor):
-        assert client.received.invalid == [], client.received.invalid
-
-
-async def _until(rig: Rig, pred, what: str, timeout: float = 30.0) -> None:
-    try:
-        await rig.monitor.wait_for(pred, timeout)
-    except TimeoutError:
-        raise AssertionError(f"{what}: not seen\n{rig.stack.controller_log(30)}") from None
-
-
 def _log_size(rig: Rig) -> int:
     return rig.stack.log_path.stat().st_size
 
@@ -172,7 +156,7 @@ async def test_full_journal_disk_is_a_fault_at_once_and_the_service_answers_stop
             await dealer.open_session()
             await rig.sv("unlock_lid")  # the lid free to open: the fault must lock it on the shoe too
             ctl = rig.ctl()
-            await _until(rig, lambda v: not (v.states.get("lid") or {}).get("locked", True), "lid unlocked")
+            await until(rig, lambda v: not (v.states.get("lid") or {}).get("locked", True), "lid unlocked")
             assert (await ctl.state())["locked"] is False
 
             filler = _fill(state)
@@ -190,10 +174,10 @@ async def test_full_journal_disk_is_a_fault_at_once_and_the_service_answers_stop
             assert "journal disk full" in refusal or "dealing blocked: journal_io" in refusal, refusal
 
             # The fault at once: state, fault event, critical alert (published without the journal), outputs.
-            await _until(rig, lambda v: (v.states.get("table") or {}).get("state") == "journal_io", "fault")
+            await until(rig, lambda v: (v.states.get("table") or {}).get("state") == "journal_io", "fault")
             assert "journal_io" in rig.monitor.view.states["table"]["faults"]
-            await _until(rig, lambda v: _alert(v, "journal_io") is not None, "journal_io alert")
-            alert = _alert(rig.monitor.view, "journal_io")
+            await until(rig, lambda v: open_alert(v, "journal_io") is not None, "journal_io alert")
+            alert = open_alert(rig.monitor.view, "journal_io")
             assert alert["severity"] == "critical" and "journal disk full" in alert["reason"]
             assert (await rig.gpio("read", name="lid_lock"))["value"] is True
             assert (await rig.gpio("read", name="warning_light"))["value"] is True
@@ -221,7 +205,7 @@ async def test_full_journal_disk_is_a_fault_at_once_and_the_service_answers_stop
             assert "Traceback" not in rig.stack.controller_log(400)
             assert (await ctl.state())["locked"] is True
             # The card drawn during the fault was not committed: none of its effects happened (no alert).
-            assert _alert(rig.monitor.view, "dealer_error") is None
+            assert open_alert(rig.monitor.view, "dealer_error") is None
 
             # A restart on the full disk: one line naming the cause, up in the fault, answering.
             mark = _log_size(rig)
@@ -229,13 +213,13 @@ async def test_full_journal_disk_is_a_fault_at_once_and_the_service_answers_stop
             line = await _wait_log_line(rig, "started in the journal_io fault", mark)
             assert "journal disk full" in line and "cannot rollback" not in rig.stack.controller_log(400)
             assert rig.stack.controller_proc.poll() is None
-            await _until(rig, lambda v: v.status == "online", "online again")
+            await until(rig, lambda v: v.status == "online", "online again")
             with pytest.raises(CommandFailed, match="journal_io"):
                 await rig.dealer.dealer("place_bet", seat=2, amount=1000)
 
             # Space again: the fault and its alert are journaled (with ids); a supervisor clears the fault.
             filler.unlink()
-            await _until(
+            await until(
                 rig,
                 lambda v: any(a.get("kind") == "journal_io" for a in v.alerts_open),
                 "journal_io alert",
@@ -247,7 +231,7 @@ async def test_full_journal_disk_is_a_fault_at_once_and_the_service_answers_stop
                 except CommandFailed as exc:
                     assert "journal" in exc.reason, exc.reason
                     await asyncio.sleep(0.2)
-            await _until(
+            await until(
                 rig,
                 lambda v: "journal_io" not in (v.states.get("table") or {}).get("faults", ["journal_io"]),
                 "fault cleared",
@@ -266,7 +250,7 @@ async def test_full_journal_disk_is_a_fault_at_once_and_the_service_answers_stop
                 assert journal.verify().ok
             finally:
                 journal.close()
-            _no_invalid_messages(rig)
+            no_invalid_messages(rig)
         finally:
             await rig.stop()
 
@@ -286,11 +270,11 @@ async def test_read_only_journal_disk_is_a_fault_at_once_and_a_restart_says_read
             ctl = rig.ctl()
             Path(f"/sys/fs/ext4/{device}/trigger_fs_error").write_text("test: the disk fails\n")
             await ctl.jam()  # the shoe reports a jam while closed: records that cannot be written
-            await _until(
+            await until(
                 rig, lambda v: "journal_io" in (v.states.get("table") or {}).get("faults", []), "fault"
             )
-            await _until(rig, lambda v: _alert(v, "journal_io") is not None, "journal_io alert")
-            assert "journal disk read-only" in _alert(rig.monitor.view, "journal_io")["reason"]
+            await until(rig, lambda v: open_alert(v, "journal_io") is not None, "journal_io alert")
+            assert "journal disk read-only" in open_alert(rig.monitor.view, "journal_io")["reason"]
             assert (await rig.gpio("read", name="warning_light"))["value"] is True
             with pytest.raises(CommandFailed, match="journal"):
                 await rig.sv("open_table", profile="pt-2001")
@@ -313,10 +297,10 @@ async def test_read_only_journal_disk_is_a_fault_at_once_and_a_restart_says_read
             if proc.poll() is not None:
                 assert proc.returncode == 3 and line.startswith("tablectl run: journal disk read-only")
             else:
-                await _until(
+                await until(
                     rig, lambda v: "journal_io" in (v.states.get("table") or {}).get("faults", []), "up"
                 )
-            _no_invalid_messages(rig)
+            no_invalid_messages(rig)
         finally:
             await rig.stop()
 
@@ -377,7 +361,7 @@ async def test_an_alert_published_without_the_journal_is_journaled_at_the_next_s
             Path(f"/sys/fs/ext4/{device}/trigger_fs_error").write_text("test: the disk fails\n")
             with pytest.raises(CommandFailed, match="journal"):
                 await rig.sv("open_table", profile="pt-2001")  # its nonce cannot be recorded: the fault
-            await _until(rig, lambda v: _alert(v, "journal_io") is not None, "journal_io alert")
+            await until(rig, lambda v: open_alert(v, "journal_io") is not None, "journal_io alert")
             assert rig.stack.stop_controller() == 0, rig.stack.controller_log(30)
             # the repair: unmount, fsck, mount (docs/deploy.md)
             assert _run("umount", str(state)).returncode == 0
@@ -385,27 +369,16 @@ async def test_an_alert_published_without_the_journal_is_journaled_at_the_next_s
             assert _run("mount", "-o", "loop,errors=remount-ro", str(image), str(state)).returncode == 0
 
             rig.stack.start_controller()
-            await _until(rig, lambda v: v.status == "online", "online again")
-            await _until(
-                rig, lambda v: _alert(v, "journal_io") is None, "the stale journal_io alarm replaced"
+            await until(rig, lambda v: v.status == "online", "online again")
+            await until(
+                rig, lambda v: open_alert(v, "journal_io") is None, "the stale journal_io alarm replaced"
             )
-            records = _alert_records(rig.journal_path)
+            records = journal_rows(rig.journal_path, "alert")
             raised = [r for r in records if r["action"] == "raised" and r["alert"]["kind"] == "journal_io"]
             assert raised and raised[0]["alert"]["details"]["recovered_from"] == "broker", records
             assert "journal disk read-only" in raised[0]["alert"]["reason"]
             acked = [r for r in records if r["action"] == "acknowledged"]
             assert acked and acked[0]["alert"]["acked_by"] == "tablectl", records
-            _no_invalid_messages(rig)
+            no_invalid_messages(rig)
         finally:
             await rig.stop()
-
-
-def _alert_records(journal: Path) -> list[dict]:
-    import json
-    import sqlite3
-
-    conn = sqlite3.connect(f"file:{journal}?mode=ro", uri=True, timeout=10)
-    try:
-        return [json.loads(d) for (d,) in conn.execute("SELECT data FROM records WHERE kind = 'alert'")]
-    finally:
-        conn.close()

@@ -6,21 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from controller.journal.store import Journal
 from tablebench.bench.soak import reconcile_rig
+from tests.support.rig import journal_records
 
 pytestmark = [pytest.mark.hil, pytest.mark.timeout(240)]
 
 CONTINUOUS = {"kind": "continuous", "decks": 6, "seed": 11, "start_empty": True}
-
-
-def _journal(rig, kind: str) -> list[dict]:
-    """Records of one kind from the service's journal (read after the service stopped)."""
-    j = Journal(rig.journal_path, table_id=rig.bench.table_id)
-    try:
-        return [r.data for r in j.records(kinds=(kind,))]
-    finally:
-        j.close()
 
 
 async def test_continuous_session_pt2001_r53_r55_r59_scripted_and_random_rounds(table) -> None:
@@ -50,7 +41,9 @@ async def test_continuous_session_pt2001_r53_r55_r59_scripted_and_random_rounds(
     assert rep.cards_dealt == rep.cards_journaled and rep.card_mismatches == []
     assert rep.gaps == [] and rep.outbox_left == 0 and rep.chain_ok
     # the scripted cards went to the hands in dealing order, the first one burnt (r.10)
-    first = [(c["card"], c["recipient"]) for c in _journal(rig, "card") if c["round_id"] == rounds[0]][:6]
+    first = [(c["card"], c["recipient"]) for c in journal_records(rig, "card") if c["round_id"] == rounds[0]][
+        :6
+    ]
     assert first == [
         ("5S", "burn"),
         ("8S", {"seat": 1, "hand": 0}),
@@ -83,7 +76,7 @@ async def test_lid_cannot_open_cards_carried_to_next_round_pt2001_r61(table) -> 
         await d.barrier()
         assert d.table()["carried_rounds"] == [] and d.table()["cards_out"] == 0
         rep = await reconcile_rig(d)
-    assert _journal(rig, "rounds_final")[-1]["rounds"] == [first, second]
+    assert journal_records(rig, "rounds_final")[-1]["rounds"] == [first, second]
     assert rep.settled == 3 and rep.card_mismatches == [] and rep.gaps == []
 
 
@@ -107,8 +100,8 @@ async def test_batch_shoe_cut_warning_card_reshuffle_pt2001_r8_r11(table) -> Non
         await d.play_round({1: 500})
         rep = await reconcile_rig(d)
     assert rep.replay_failures == [] and rep.card_mismatches == [] and rep.gaps == []
-    warning = _journal(rig, "warning_card_out")
-    burns = [r["burn"] for r in _journal(rig, "round_started")]
+    warning = journal_records(rig, "warning_card_out")
+    burns = [r["burn"] for r in journal_records(rig, "round_started")]
     assert warning and warning[0]["valid"] is True and abs(warning[0]["position_from_end"] - 50) <= 10
     assert burns[0] == 1 and burns[-1] == 1 and set(burns[1:-1]) <= {0}  # r.10: one burn per new shoe
 
@@ -124,8 +117,8 @@ async def test_batch_mo2004_burns_decks_then_one_per_round_art4(table) -> None:
         second = await d.play_round({1: 10000, 2: 20000})
         rep = await reconcile_rig(d)
     assert rep.settled == 2 and rep.replay_failures == [] and rep.card_mismatches == []
-    started = {r["round_id"]: r["burn"] for r in _journal(rig, "round_started")}
-    cards = _journal(rig, "card")
+    started = {r["round_id"]: r["burn"] for r in journal_records(rig, "round_started")}
+    cards = journal_records(rig, "card")
     assert started == {first: 6, second: 1}
     for rid, burn in started.items():
         mine = [c for c in cards if c["round_id"] == rid]

@@ -9,7 +9,6 @@ killed with SIGKILL, the lock released and the service started again."""
 from __future__ import annotations
 
 import asyncio
-import json
 import sqlite3
 
 import pytest
@@ -17,18 +16,11 @@ import pytest
 from controller.client import CommandFailed
 from tablebench.bench.driver import DONE_STATES, ROUND_STATES
 from tablebench.bench.soak import _wait_outbox_empty, reconcile_rig
+from tests.support.rig import journal_rows
 
 pytestmark = [pytest.mark.hil, pytest.mark.timeout(240)]
 
 CONTINUOUS = {"kind": "continuous", "decks": 6, "seed": 21, "start_empty": True}
-
-
-def _records(path, kind: str) -> list[dict]:
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
-    try:
-        return [json.loads(d) for (d,) in conn.execute("SELECT data FROM records WHERE kind = ?", (kind,))]
-    finally:
-        conn.close()
 
 
 async def _finish_round(d, rid: str) -> None:
@@ -60,7 +52,7 @@ async def test_kill_9_between_a_cards_ack_and_its_commit_loses_no_card(table) ->
         finally:
             lock.execute("ROLLBACK")
             lock.close()
-        assert not [c for c in _records(rig.journal_path, "card") if c["shoe_seq"] == seq], (
+        assert not [c for c in journal_rows(rig.journal_path, "card") if c["shoe_seq"] == seq], (
             "kill came too late"
         )
 
@@ -71,9 +63,9 @@ async def test_kill_9_between_a_cards_ack_and_its_commit_loses_no_card(table) ->
         await _finish_round(d, rid)
         rep = await reconcile_rig(d)
 
-    cards = {c["shoe_seq"]: c for c in _records(rig.journal_path, "card")}
+    cards = {c["shoe_seq"]: c for c in journal_rows(rig.journal_path, "card")}
     assert seq in cards and cards[seq]["round_id"] == rid, "the acknowledged card was lost"
-    assert _records(rig.journal_path, "round_void") == [], "the round was voided"
+    assert journal_rows(rig.journal_path, "round_void") == [], "the round was voided"
     assert rep.rounds == rep.settled == 1 and rep.void == 0, rep.lines()
     assert rep.cards_dealt == rep.cards_journaled and rep.card_mismatches == [], rep.lines()
     assert rep.gaps == [] and rep.chain_ok, rep.lines()
@@ -103,19 +95,19 @@ async def test_hostile_shoe_repeating_a_shoe_seq_stops_the_table_at_once(table) 
         rid = await _start_round(d, {1: 1000})
         await d.draw(1)  # the burn card
         seq = int((await rig.ctl().state())["shoe_seq"])
-        (burn,) = [c["card"] for c in _records(rig.journal_path, "card") if c["shoe_seq"] == seq]
+        (burn,) = [c["card"] for c in journal_rows(rig.journal_path, "card") if c["shoe_seq"] == seq]
         await rig.ctl().forge(burn, seq)  # the same number again, the same card
         await d.wait_state("shoe_sequence")
         await d.until(lambda v: any(a["kind"] == "shoe_sequence" for a in v.alerts_open), "the alert")
         _stopped_safely(d, "shoe_sequence")
         with pytest.raises(CommandFailed, match="dealing blocked"):
             await rig.dealer.dealer("place_bet", seat=2, amount=1000)
-        assert len([c for c in _records(rig.journal_path, "card") if c["shoe_seq"] == seq]) == 1
+        assert len([c for c in journal_rows(rig.journal_path, "card") if c["shoe_seq"] == seq]) == 1
         await rig.sv("clear_shoe_fault")
         await d.wait_state(*ROUND_STATES)
         await _finish_round(d, rid)
         rep = await reconcile_rig(d)
-    assert _records(rig.journal_path, "round_void") == []
+    assert journal_rows(rig.journal_path, "round_void") == []
     assert rep.rounds == rep.settled == 1 and rep.cards_dealt == rep.cards_journaled, rep.lines()
 
 
@@ -135,18 +127,20 @@ async def test_a_forged_card_taking_a_real_cards_shoe_number_voids_the_round(tab
         await ctl.queue(["2C"])  # the real card that comes out next
         await ctl.forge("AS", seq + 1)  # the forged one takes its number first
         await d.until(lambda v: v.states.get("table", {}).get("last_shoe_seq", -1) >= seq + 1, "forged card")
-        assert [c["card"] for c in _records(rig.journal_path, "card") if c["shoe_seq"] == seq + 1] == ["AS"]
+        assert [c["card"] for c in journal_rows(rig.journal_path, "card") if c["shoe_seq"] == seq + 1] == [
+            "AS"
+        ]
         await ctl.draw(1)  # the real card #seq+1
         await d.wait_state("shoe_sequence")
-        (void,) = _records(rig.journal_path, "round_void")
+        (void,) = journal_rows(rig.journal_path, "round_void")
         assert void["cards"] == ["AS", "2C"] and void["shoe_seq"] == seq + 1, void
         assert "two different cards claimed shoe number" in void["reason"]
         await d.until(lambda v: any(a["kind"] == "shoe_sequence" for a in v.alerts_open), "the alert")
         _stopped_safely(d, "shoe_sequence")
         await rig.sv("clear_shoe_fault")
         await d.wait_state(*DONE_STATES)
-    assert len(_records(rig.journal_path, "round_void")) == 1
-    assert not _records(rig.journal_path, "round_settled"), "the round was settled with the forged card"
+    assert len(journal_rows(rig.journal_path, "round_void")) == 1
+    assert not journal_rows(rig.journal_path, "round_settled"), "the round was settled with the forged card"
 
 
 async def test_hostile_shoe_dealing_more_of_a_card_than_the_decks_hold_stops_the_table_at_once(table) -> None:
@@ -164,12 +158,12 @@ async def test_hostile_shoe_dealing_more_of_a_card_than_the_decks_hold_stops_the
         await d.wait_state("card_count")
         await d.until(lambda v: any(a["kind"] == "card_count" for a in v.alerts_open), "the alert")
         _stopped_safely(d, "card_count")
-        aces = [c for c in _records(rig.journal_path, "card") if c["card"] == "AS"]
+        aces = [c for c in journal_rows(rig.journal_path, "card") if c["card"] == "AS"]
         assert len(aces) == decks, "the impossible card was dealt"
-        (rec,) = _records(rig.journal_path, "card_count")
+        (rec,) = journal_rows(rig.journal_path, "card_count")
         assert rec["shoe_seq"] == seq + decks + 1 and rec["decks"] == decks
         with pytest.raises(CommandFailed, match="dealing blocked"):
             await rig.dealer.dealer("hit", seat=1)
         await rig.sv("clear_shoe_fault", fault="card_count")
         await d.wait_state(*DONE_STATES)
-    assert len(_records(rig.journal_path, "round_void")) == 1
+    assert len(journal_rows(rig.journal_path, "round_void")) == 1

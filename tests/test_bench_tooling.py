@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from controller import cli
+from controller.cli import tablectl as cli
 from controller.gpio.base import PinSpec
 from controller.gpio.fake import FakeBoard
 from tablebench import gpio_server

@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from controller.cli import alerts as alerts_cli
+from controller.cli import terminal as pit_cli
 from controller.mqtt import client_options as opts
 from controller.mqtt.paho_client import TlsConfig
-from controller.terminal import alerts_cli, pit_cli
 
 
 def parsed(add_arguments, argv: list[str]) -> argparse.Namespace:

@@ -30,7 +30,7 @@ from controller.mqtt.alerts import AlertManager
 from controller.mqtt.auth import LOCKOUT_S, Authenticator, CredentialStore, NonceStore, canonical, enrol
 from controller.mqtt.command_refusals import REJECTION_ALERT_CAP
 from controller.mqtt.commands import CommandIntake, CommandRejected, CommandRequest
-from controller.mqtt.sign_cli import build_command
+from controller.mqtt.signed_command import build_command
 
 NOW = 1_800_000_000
 PIN = "123456"

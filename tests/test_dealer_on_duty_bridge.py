@@ -1,5 +1,5 @@
 """The dealer on duty (issue 29) crosses the bridge: the real table service (emulated shoe, its own mosquitto
-running the bridge section ``controller.floor.bridge.render`` writes) publishes ``events/dealer`` when the dealer
+running the bridge section ``controller.mqtt.floor_bridge.render`` writes) publishes ``events/dealer`` when the dealer
 signs in over ``cmd/dealer``; a floor reader on the floor broker (the shipped floor ACL) receives it, valid
 against its schema, and ``state/table.dealer`` with it."""
 
@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from controller.broker import BrokerKind
-from controller.floor.bridge import load, render
+from controller.mqtt.floor_bridge import load, render
 from controller.mqtt.topics import Topics
 from tablebench.broker import Broker
 from tablebench.demo_session import prepare_session

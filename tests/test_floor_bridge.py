@@ -1,5 +1,5 @@
 """Table broker → floor broker bridge (issue 18), with two real mosquitto processes on loopback: the table broker
-runs the section ``controller.floor.bridge.render`` writes; what the table publishes while the floor broker is
+runs the section ``controller.mqtt.floor_bridge.render`` writes; what the table publishes while the floor broker is
 down reaches the floor afterwards, in order; a floor command reaches the table through the bridge."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 
 from controller.broker import BrokerKind
 from controller.broker import main as broker_main
-from controller.floor.bridge import BridgeConfigError, load, render
+from controller.mqtt.floor_bridge import BridgeConfigError, load, render
 from controller.mqtt.topics import Topics
 from tablebench.broker import Broker
 from tests.support.broker import Recorder

@@ -16,9 +16,9 @@ import psycopg
 import pytest
 from playwright.sync_api import BrowserContext, expect
 
-from controller.floor.alerts import raise_alert
-from controller.floor.layout import parse_layout
-from controller.floor.messages import TableRef
+from floor.alerts import raise_alert
+from floor.layout import parse_layout
+from floor.messages import TableRef
 from tablebench.pitmap_floor import HOLE, PLAYED, SITE, build_floor, layout_toml, publish
 from tests.support.floor import temp_database
 from tests.support.floor_web import CHROMIUM, WebThread, chromium, dashboard, log_in

@@ -1,5 +1,5 @@
 """Gap repair and outages (issue 24): through the REAL rendered bridge (a table broker running the section
-``controller.floor.bridge.render`` writes, MQTT 3.1.1 to the floor broker), real PostgreSQL, real archive workers.
+``controller.mqtt.floor_bridge.render`` writes, MQTT 3.1.1 to the floor broker), real PostgreSQL, real archive workers.
 The table is ``tests.support.floor.StandInTable`` (the re-fetch contract with the table's own rate limit) on its
 own broker; the real table service does the same in hil_tests/test_floor_netns.py.
 
@@ -22,12 +22,12 @@ import psycopg
 import pytest
 
 from controller.broker import BrokerKind
-from controller.floor import store
-from controller.floor.archive import ArchiveConfig, ArchiveWorker
-from controller.floor.bridge import load, render
-from controller.floor.gaps import GapFinder
-from controller.floor.messages import TableRef
 from controller.journal.replay import RATE_PER_KEY, RATE_WINDOW_S
+from controller.mqtt.floor_bridge import load, render
+from floor import store
+from floor.archive import ArchiveConfig, ArchiveWorker
+from floor.gaps import GapFinder
+from floor.messages import TableRef
 from tablebench.broker import Broker
 from tests.support.floor import FLOOR_USERS, StandInTable, temp_database, wait_until
 from tests.test_floor_bridge import write_configs

@@ -11,14 +11,15 @@ import psycopg
 import pytest
 
 from controller.cli import main as tablectl
-from controller.floor.advantage import DEFAULT_THRESHOLDS
-from controller.floor.alerts import acknowledge_alert
-from controller.floor.dashboard import snapshot
-from controller.floor.play_rounds import ShoeCount, profile_edge, seat_rounds
-from controller.floor.play_stats import entry_count, spearman, true_count
-from controller.floor.queries import floor_alerts
-from controller.floor.rounds import ArchivedRound
-from controller.floor.sessions_play import (
+from controller.rules.strategy import Move
+from floor.advantage import DEFAULT_THRESHOLDS
+from floor.alerts import acknowledge_alert
+from floor.dashboard import snapshot
+from floor.play_rounds import ShoeCount, profile_edge, seat_rounds
+from floor.play_stats import entry_count, spearman, true_count
+from floor.queries import floor_alerts
+from floor.rounds import ArchivedRound
+from floor.sessions_play import (
     Level,
     ShoeState,
     TableRound,
@@ -27,8 +28,7 @@ from controller.floor.sessions_play import (
     player_totals,
     table_rounds,
 )
-from controller.floor.sessions_report import to_csv, to_html
-from controller.rules.strategy import Move
+from floor.sessions_report import to_csv, to_html
 from tablebench.ap_players import SUBJECT_SEAT, simulate
 from tablebench.table_testing import Harness
 from tests.support.ap_table import deal_on_table

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from controller.cli import main as tablectl
-from controller.floor.layout import LayoutError, parse_layout
 from controller.table.effects import JournalRecord
 from controller.table.messages import messages
+from floor.layout import LayoutError, parse_layout
 from tablebench.table_testing import Harness, play_two_rounds
 from tests.support.floor import migrated_database
 from tests.test_floor_queries import WHEN, archive_harness

@@ -1,4 +1,4 @@
-"""The archive's store path (controller/floor/store.py, issue 24): a batch COPYed straight into ``events``, and
+"""The archive's store path (floor/store.py, issue 24): a batch COPYed straight into ``events``, and
 when any of its ids is already there, the savepoint undone and the batch inserted row by row in its order with
 ``ON CONFLICT DO NOTHING`` (the first payload of an id wins). Either way each event is stored once, its raw
 bytes exactly as received, the count of new rows right, and another payload under an archived id kept aside,
@@ -12,8 +12,8 @@ from datetime import UTC, datetime, timedelta
 import psycopg
 import pytest
 
-from controller.floor import store
-from controller.floor.messages import Envelope, TableRef
+from floor import store
+from floor.messages import Envelope, TableRef
 
 T1 = TableRef("S1", "T1")
 WHEN = datetime(2026, 11, 26, 12, tzinfo=UTC)

@@ -25,12 +25,12 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from playwright.sync_api import expect
 
 from controller.broker import BrokerKind
-from controller.floor.alerts import raise_alert
-from controller.floor.archive import ArchiveConfig, ArchiveWorker
-from controller.floor.logins import USER_FAILURES
-from controller.floor.messages import TableRef
-from controller.floor.web import WebConfig
-from controller.mqtt.sign_cli import build_command
+from controller.mqtt.signed_command import build_command
+from floor.alerts import raise_alert
+from floor.archive import ArchiveConfig, ArchiveWorker
+from floor.logins import USER_FAILURES
+from floor.messages import TableRef
+from floor.web import WebConfig
 from tablebench.broker import Broker, free_port
 from tablebench.stack import TABLECTL, Stack, StackOptions
 from tests.support.floor import FLOOR_USERS, temp_database

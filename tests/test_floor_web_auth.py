@@ -13,13 +13,13 @@ import psycopg
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from controller.floor import users
-from controller.floor.alerts import raise_alert
-from controller.floor.logins import CLIENT_FAILURES, USER_FAILURES
-from controller.floor.messages import TableRef
-from controller.floor.sessions import SESSION_COOKIE
-from controller.floor.store import ensure_tables
-from controller.mqtt.sign_cli import build_command
+from controller.mqtt.signed_command import build_command
+from floor import users
+from floor.alerts import raise_alert
+from floor.logins import CLIENT_FAILURES, USER_FAILURES
+from floor.messages import TableRef
+from floor.sessions import SESSION_COOKIE
+from floor.store import ensure_tables
 from tests.support.floor import temp_database, wait_until
 from tests.support.floor_web import api_login, dashboard, page_headers, request, session_token
 

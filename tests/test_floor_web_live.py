@@ -1,14 +1,14 @@
-"""The dashboard's live stream sends what changed, not the whole floor (issue 29; controller/floor/web_live.py):
+"""The dashboard's live stream sends what changed, not the whole floor (issue 29; floor/web_live.py):
 one table's change is one tile's bytes at 2,000 tables, each change gets the floor's next version, and a page that
-fell behind gets the whole floor once instead of a backlog (controller/floor/web.py)."""
+fell behind gets the whole floor once instead of a backlog (floor/web.py)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 
-from controller.floor.web import RESYNC, FloorWeb, Stream
-from controller.floor.web_live import Build, Live
+from floor.web import RESYNC, FloorWeb, Stream
+from floor.web_live import Build, Live
 
 
 def _build(n: int, changed: dict[str, str] | None = None, alerts: str = "[]") -> Build:

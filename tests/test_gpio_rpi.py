@@ -25,7 +25,7 @@ from controller.config.model import GpioBackend, GpioConfig, PinConfig
 from controller.gpio import FakeBoard, PinSpec
 from controller.gpio.factory import make_board, pin_specs
 from controller.gpio.rpi import RpiBoard
-from controller.service_safe_state import main as factory_main
+from controller.service.safe_state import main as factory_main
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -1,4 +1,4 @@
-"""No import circles in controller/ and drivers/ (issue 17): a module imported from a module it imports only
+"""No import circles in controller/, drivers/ and floor/ (issue 17): a module imported from a module it imports only
 works by the accident of which one is imported first, and hides which of the two is the lower one. The graph is
 built from each module's module-level imports (``import a.b``, ``from a import b``, ``from . import c``, also
 inside a module-level ``if``/``try``), read with ast; an import under ``if TYPE_CHECKING:`` is for annotations
@@ -10,7 +10,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("controller", "drivers")
+PACKAGES = ("controller", "drivers", "floor")
 
 
 def _modules(root: Path, packages: tuple[str, ...]) -> dict[str, Path]:
@@ -126,6 +126,28 @@ def test_no_import_circle_in_controller_and_drivers() -> None:
     assert "controller.jackpot.hits" in graph["controller.jackpot.meter"]  # the graph sees real imports
     found = cycles(graph)
     assert found == [], "import circles:\n" + "\n".join(" -> ".join(c) for c in found)
+
+
+def test_the_table_never_imports_the_floor_nor_a_library_module_the_command_line() -> None:
+    """issue 31: the floor (floor/, on the casino's servers) stands on the table's lower layers, never the other
+    way; the command line (controller/cli/, floor/cli/) is the top layer: no module below it imports it."""
+    graph = import_graph(ROOT)
+    assert "controller.rules.profiles" in graph["floor.shift"]  # the graph sees the floor's imports
+    floor_users = sorted(
+        f"{m} -> {i}"
+        for m, imps in graph.items()
+        for i in imps
+        if not m.startswith("floor") and i.startswith("floor")
+    )
+    assert floor_users == []
+    for cli in ("controller.cli", "floor.cli"):
+        below = sorted(
+            f"{m} -> {i}"
+            for m, imps in graph.items()
+            for i in imps
+            if (i == cli or i.startswith(cli + ".")) and not (m == cli or m.startswith(cli + "."))
+        )
+        assert below == [], cli
 
 
 def test_the_hits_meter_and_engine_settlement_circles_stay_broken() -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from controller.cli.jackpot_math import CliError, add_arguments, main, profile_decks
 from controller.data import PROFILES_DIR
 from controller.jackpot.hits import Combination, evaluate
 from controller.jackpot.math import (
@@ -21,7 +22,6 @@ from controller.jackpot.math import (
     meter_drift_per_bet,
     return_at_meter,
 )
-from controller.jackpot.math_cli import CliError, add_arguments, main, profile_decks
 
 ROOT = Path(__file__).parents[1]
 

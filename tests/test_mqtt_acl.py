@@ -26,7 +26,7 @@ from controller.mqtt.auth import Authenticator, CredentialStore, NonceStore
 from controller.mqtt.commands import CommandIntake, CommandRequest
 from controller.mqtt.link import MqttLink
 from controller.mqtt.publisher import OutboxPublisher
-from controller.mqtt.sign_cli import build_command
+from controller.mqtt.signed_command import build_command
 from controller.mqtt.topics import Topics
 from controller.mqtt.userkeys import public_key_hex
 from tablebench.broker import Broker

@@ -23,7 +23,7 @@ from controller.mqtt.commands import CommandIntake, CommandRejected, CommandRequ
 from controller.mqtt.link import MqttLink
 from controller.mqtt.publisher import OutboxPublisher
 from controller.mqtt.schemas import MessageInvalid, check
-from controller.mqtt.sign_cli import build_command
+from controller.mqtt.signed_command import build_command
 from controller.mqtt.userkeys import public_key_hex
 from tablebench.broker import Broker
 

@@ -228,7 +228,7 @@ def test_under_systemd_the_status_goes_to_the_runtime_directory_that_operators_c
     """docs/deploy.md §8: the unit's RuntimeDirectory (/run/tablectl, 0755) holds status.json (0644), so an
     operator outside group tablectl (which reads the journal and /etc/tablectl) can run `tablectl status`; it
     needs no readable configuration then, and of two status documents the fresher one is shown."""
-    from controller.ops import status_cli
+    from controller.cli import status as status_cli
 
     state, runtime = tmp_path / "state", tmp_path / "run"
     state.mkdir()

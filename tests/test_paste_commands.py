@@ -29,7 +29,7 @@ def test_a_printed_tablectl_command_runs_in_a_fresh_shell(tmp_path: Path) -> Non
     out, _ = proc.communicate(timeout=60)
     assert proc.returncode == 0 and re.match(rb"tablectl \d", out), out
     # the table's start-up refusal names the command to record the manifest with, runnable as printed
-    from controller.service_integrity import manifest_problems
+    from controller.service.integrity import manifest_problems
 
     class Cfg:  # only what manifest_problems reads
         path = tmp_path / "table with space.toml"

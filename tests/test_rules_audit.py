@@ -1,7 +1,7 @@
 """Acceptance audit of the rules engine: hand-written round files (docs/rounds.md) through `tablectl replay`.
 
 Every expected amount below was computed by hand from the rule books (../shared/seeds), not from the engine.
-The CLI entry point (`controller.rules.replay_cli.main`) runs in-process so the file stays fast.
+The CLI entry point (`controller.cli.replay.main`) runs in-process so the file stays fast.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from controller.cli.replay import main as replay_main
 from controller.rules import Action, RoundEngine, RoundPhase, SeatBet
 from controller.rules.cards import full_deck
 from controller.rules.profiles import load_profile
-from controller.rules.replay_cli import main as replay_main
 from controller.rules.rounds import replay
 
 ROOT = Path(__file__).resolve().parents[1]

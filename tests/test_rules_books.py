@@ -16,10 +16,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from controller.cli.replay import main as replay_main
 from controller.rules import Action, RoundEngine, RoundPhase, SeatBet
 from controller.rules.cards import full_deck
 from controller.rules.profiles import load_profile
-from controller.rules.replay_cli import main as replay_main
 from controller.rules.rounds import replay
 
 MO, PT, IT = "mo-2004", "pt-2001", "it-online"

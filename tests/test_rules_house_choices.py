@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
+from controller.cli.replay import main as replay_main
 from controller.rules.profiles import PROFILE_DIR, ProfileError, load_profile
-from controller.rules.replay_cli import main as replay_main
 
 
 def profile_with(tmp_path: Path, name: str, section: str, **settings: Any) -> str:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from controller.rules.replay_cli import main as replay_main
+from controller.cli.replay import main as replay_main
 from controller.rules.rounds import replay
 
 TITULAR_AND_BOB = [{"seat": 1, "amount": 1000}, {"seat": 1, "amount": 500, "player": "bob"}]

@@ -100,7 +100,7 @@ async def test_lockout_refuses_the_right_pin_after_five_wrong_signatures(table: 
     critical command_lockout alert for the floor."""
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    from controller.mqtt.sign_cli import build_command
+    from controller.mqtt.signed_command import build_command
 
     sup = await _connected(table, "supervisor1")
     try:

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 TOOLING = ("tablebench", "pytest", "hypothesis")
 
 PROBES = {
-    "import controller.service": "import controller.service",
+    "import controller.service.table_service": "import controller.service.table_service",
     "tablectl run --help": (
         "import contextlib, io\n"
         "from controller.cli import main\n"
@@ -37,6 +37,6 @@ def test_the_service_imports_no_development_tooling(probe: str, tmp_path: Path) 
     )
     assert result.returncode == 0, result.stderr
     loaded = json.loads(result.stdout.splitlines()[-1])
-    assert "controller.service" in loaded  # the probe did load the service
+    assert "controller.service.table_service" in loaded  # the probe did load the service
     leaked = [m for m in loaded if any(m == t or m.startswith(t + ".") for t in TOOLING)]
     assert leaked == [], f"the service pulled in development tooling: {leaked}"

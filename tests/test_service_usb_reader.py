@@ -12,7 +12,7 @@ import sqlite3
 import pytest
 
 from controller.config import load_config
-from controller.service import TableService
+from controller.service.table_service import TableService
 from drivers import events as ev
 from tablebench.emulator.control_client import ControlClient
 from tablebench.stack import DEMO_PINS, Stack, StackOptions

@@ -69,7 +69,7 @@ def test_exec_start_and_safe_state_on_stop(unit: dict[str, list[tuple[str, str]]
         "/opt/tablectl/.venv/bin/tablectl run --config /etc/tablectl/table.toml"
     )
     post = one(unit, "Service", "ExecStopPost")
-    assert post.startswith("-/opt/tablectl/.venv/bin/python -m controller.service_safe_state safe-state")
+    assert post.startswith("-/opt/tablectl/.venv/bin/python -m controller.service.safe_state safe-state")
     assert "--config /etc/tablectl/table.toml" in post
 
 

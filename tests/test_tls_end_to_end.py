@@ -2,7 +2,7 @@
 
 A throwaway CA issues the brokers' and a terminal's certificates. The table broker and the floor broker both run
 ``firmware_configs/mosquitto/mosquitto.conf`` with only its paths and port changed (asserted) and the ACL
-rendered from the shipped template; the table broker also runs the bridge section ``controller/floor/bridge.py``
+rendered from the shipped template; the table broker also runs the bridge section ``controller/mqtt/floor_bridge.py``
 renders, TLS to the floor broker. Connected over TLS, each with its real entry point: ``tablectl run`` (emulated
 shoe on a pty), the pit terminal (``tablectl terminal --client-config``, Textual pilot), the alert console
 (``tablectl alerts --client-config``, pilot), an archive worker (``tablectl floor archive --ca``) into PostgreSQL
@@ -29,11 +29,12 @@ import psycopg
 import pytest
 
 from controller.broker import BrokerKind
+from controller.cli import alerts as alerts_cli
+from controller.cli import terminal as pit_cli
 from controller.client import TableClient
-from controller.floor.bridge import load as load_bridge
-from controller.floor.bridge import render as render_bridge
+from controller.mqtt.floor_bridge import load as load_bridge
+from controller.mqtt.floor_bridge import render as render_bridge
 from controller.mqtt.paho_client import TlsConfig
-from controller.terminal import alerts_cli, pit_cli
 from controller.terminal.alerts import AlertsApp
 from controller.terminal.pit import PitApp
 from tablebench.broker import free_port
@@ -206,7 +207,7 @@ async def test_the_shipped_brokers_and_every_client_over_tls(top: Path, tmp_path
             # ---- a forged supervisor command raises the table's command_rejected alert ----
             from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-            from controller.mqtt.sign_cli import build_command
+            from controller.mqtt.signed_command import build_command
 
             forger = stack.client("supervisor1")
             await forger.connect(WAIT)

@@ -135,7 +135,7 @@ async def test_card_line_asked_again_drops_the_shoe_events_it_queued_after_the_p
     assert line.resend_after(0xB00, 5) is True and line.shoe.asked == [(0xB00, 5)]
     assert line.drain_events(10) == [queued[0], queued[1], queued[3]]
 
-    # a forwarding task that dies is reported (the service's watchdog names it: controller/service.py)
+    # a forwarding task that dies is reported (the service's watchdog names it: controller/service/table_service.py)
     line._tasks = [
         asyncio.get_running_loop().create_task(line._forward("shoe", line.shoe.events()), name="x")
     ]

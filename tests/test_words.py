@@ -24,9 +24,9 @@ from test_terminal_hostile import Publisher, broker  # noqa: F401 (fixture)
 
 from controller.actions import DEALER_ACTIONS, SUPERVISOR_ACTIONS
 from controller.alert_kinds import ALERT_KINDS
+from controller.cli.jackpot_math import _text, report
 from controller.jackpot.hits import Combination
 from controller.jackpot.math import combination_odds
-from controller.jackpot.math_cli import _text, report
 from controller.rules import report as dispute
 from controller.rules.rounds import InvalidRound, replay
 from controller.rules.types import Action, RoundPhase
@@ -270,8 +270,8 @@ def test_floor_day_report_page_in_words() -> None:
     units with the currency; the CSV keeps its code-named columns with their unit (`house_net_minor`)."""
     from datetime import UTC, date, datetime
 
-    from controller.floor.report import COLUMNS, TableDay, to_csv
-    from controller.floor.report_html import _HEAD, to_html
+    from floor.report import COLUMNS, TableDay, to_csv
+    from floor.report_html import _HEAD, to_html
 
     assert set(_HEAD) == set(COLUMNS)
     day = date(2026, 11, 26)

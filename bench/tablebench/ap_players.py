@@ -4,7 +4,7 @@ A batch shoe of the profile's decks (6 for pt-2001), shuffled by a seeded genera
 ``penetration`` into it: after the round in which the cut card came out the shoe is reshuffled (PT-2001 r.11).
 Seat 1 holds a table regular (flat bets, basic strategy) so the game goes on whoever else plays; the player under
 test sits at seat 5. Every round is driven card by card and decision by decision through ``RoundEngine``; its
-``description()`` is what the floor's archive rebuilds, so the floor's own code (controller/floor/play_rounds.py)
+``description()`` is what the floor's archive rebuilds, so the floor's own code (floor/play_rounds.py)
 judges it exactly as it would a real table's round.
 
 The players (a unit is the table minimum):
@@ -23,12 +23,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from controller.floor.play_rounds import ShoeCount, open_moves
 from controller.rules.cards import Card, full_deck
 from controller.rules.engine import RoundEngine
 from controller.rules.profiles import Profile, load_profile
 from controller.rules.strategy import Move
 from controller.rules.types import Action, RoundPhase, SeatBet
+from floor.play_rounds import ShoeCount, open_moves
 
 PLAYERS = ("flat", "poor", "random", "counter", "backcounter")
 REGULAR_SEAT, SUBJECT_SEAT = 1, 5

@@ -1,6 +1,6 @@
 """A whole casino floor on one machine (`tablectl demo --floor`, docs/floor.md): N emulated tables
 (tablebench/stack.py: broker, emulated shoe, the real service), each table broker bridged to one floor broker
-with the bridge section ``controller/floor/bridge.py`` renders, a private PostgreSQL (tablebench/postgres.py)
+with the bridge section ``controller/mqtt/floor_bridge.py`` renders, a private PostgreSQL (tablebench/postgres.py)
 with the floor schema, archive workers (``tablectl floor archive``) and the dashboard (``tablectl floor web``),
 each a real process. ``stop()`` stops everything that ``start()`` started, in reverse order.
 
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from controller.broker import BrokerKind
-from controller.floor.bridge import BridgeConfig, render
+from controller.mqtt.floor_bridge import BridgeConfig, render
 from controller.rules.profiles import load_profile
 from tablebench import ROOT
 from tablebench.broker import Broker, free_port

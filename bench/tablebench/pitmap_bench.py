@@ -16,10 +16,10 @@ import argparse
 import statistics
 import time
 
-from controller.floor.layout import parse_layout
-from controller.floor.web_live import Live, build
+from floor.layout import parse_layout
+from floor.web_live import Live, build
 from tablebench.pitmap_floor import build_floor, layout_toml, publish, table_id
-from tests.support.floor import temp_database
+from tablebench.postgres import temp_database
 from tests.support.floor_web import chromium, dashboard, log_in
 
 

@@ -1,5 +1,5 @@
 """A floor of many tables in the archive, for the pit map's browser tests and its benchmark: every document stored
-through the archive's own store function (controller/floor/store.py ``store_envelopes``), as the archive worker
+through the archive's own store function (floor/store.py ``store_envelopes``), as the archive worker
 would store what the tables publish.
 
 - table ``bj001`` really played: two rounds settled and a third dealt with the dealer's hole card still face
@@ -18,11 +18,11 @@ from typing import Any
 
 import psycopg
 
-from controller.floor import store
-from controller.floor.alerts import raise_alert
-from controller.floor.messages import Envelope, TableRef
-from controller.floor.notify import notify
 from controller.table.messages import messages
+from floor import store
+from floor.alerts import raise_alert
+from floor.messages import Envelope, TableRef
+from floor.notify import notify
 from tablebench.table_testing import Harness, play_two_rounds
 
 SITE = "S1"

@@ -1,7 +1,7 @@
 """The bench's launcher of the table service: ``python -m tablebench.service --config FILE [--gpio-control
 SOCKET] [the options of tablectl run]``.
 
-The very service `tablectl run` runs (controller/service.py), plus, with ``--gpio-control``, the unix socket
+The very service `tablectl run` runs (controller/service/), plus, with ``--gpio-control``, the unix socket
 through which the bench, the demo and the tests drive its fake GPIO board (tablebench/gpio_server.py:
 buttons, chip slots, the lid lock's read-back). The socket listens before the service starts and is closed
 after it stopped; it needs ``[gpio] backend = "fake"`` (exit 2 otherwise). Development tooling only: the
@@ -12,9 +12,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from controller import service
+from controller.cli import run
 from controller.config.model import GpioBackend, TableConfig
-from controller.service import OptionsError, TableService, add_arguments
+from controller.service.errors import OptionsError
+from controller.service.table_service import TableService
 from tablebench.gpio_server import FAKE_BACKEND, FakeBoardServer
 
 
@@ -40,12 +41,12 @@ class BenchService(TableService):
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tablebench.service", description=__doc__.splitlines()[0])
-    add_arguments(parser)
+    run.add_arguments(parser)
     parser.add_argument("--gpio-control", help="unix socket to drive the fake GPIO board")
     args = parser.parse_args(argv)
     if not args.gpio_control:
-        return service.main(args)
-    return service.main(args, build=lambda config: BenchService(config, args.gpio_control))
+        return run.main(args)
+    return run.main(args, build=lambda config: BenchService(config, args.gpio_control))
 
 
 if __name__ == "__main__":

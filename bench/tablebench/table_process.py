@@ -7,7 +7,7 @@ Each stdin line is one request, answered by one stdout line:
 ``{"op": "dealer", "action": "place_bet", "args": {...}}``,
 ``{"op": "supervisor", "user": "ana", "action": ...}``, ``{"op": "view"}``.
 Answers: ``{"ok": true, ...}`` or ``{"ok": false, "error": reason}``.
-The service wiring (MQTT, GPIO, alerts) lives in controller/service.py; this is deliberately minimal.
+The service wiring (MQTT, GPIO, alerts) lives in controller/service/table_service.py; this is deliberately minimal.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Takes anything shaped like ``controller.config.GpioConfig`` (a backend and pins that give their ``PinSpec``),
 so the GPIO package never imports the configuration that names its pins (it sits below it). The systemd
-``ExecStopPost=`` helper that reads the configuration is ``controller.service_safe_state``.
+``ExecStopPost=`` helper that reads the configuration is ``controller.service.safe_state``.
 """
 
 from __future__ import annotations

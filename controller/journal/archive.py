@@ -9,7 +9,7 @@ hash chain from the genesis (or the anchor), every checkpoint record's signature
 before it. A copy that fails is deleted. The live journal is only read (a read-only connection: the service may
 be running).
 
-This is the first half of retention (docs/deploy.md §8): the floor's archive (controller/floor) is the primary
+This is the first half of retention (docs/deploy.md §8): the floor's archive (floor) is the primary
 copy of what the table reported; the file archive is the fallback. The second half, deleting what an archive
 holds from the live journal, is ``tablectl journal prune`` (controller/journal/prune.py)."""
 

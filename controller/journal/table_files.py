@@ -1,7 +1,7 @@
 """Where a table's configuration puts its journal and its audit key: the journal the service opens
 (``<state_dir>/journal.db``) and the key it signs the checkpoints with (``[audit] key_file``, default
-``<state_dir>/audit_key.pem``). One definition for the service (controller/service_resources.py,
-controller/service_software.py), `tablectl status` and `tablectl journal archive|prune --config`."""
+``<state_dir>/audit_key.pem``). One definition for the service (controller/service/resources.py,
+controller/service/software.py), `tablectl status` and `tablectl journal archive|prune --config`."""
 
 from __future__ import annotations
 

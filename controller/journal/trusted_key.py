@@ -38,7 +38,7 @@ def given_key(public_key: str | None, manifest: str | None) -> TrustedKey | None
 def configured_key(config: TableConfig) -> TrustedKey:
     """The key the table's checkpoints are verified with: the ``audit_public_key`` recorded in the configured
     integrity manifest (at approval, outside the table's state directory), else the public key of the audit key
-    file (as ``state/software`` publishes it: controller/service_software.py). ValueError names why there is
+    file (as ``state/software`` publishes it: controller/service/software.py). ValueError names why there is
     none (the manifest unreadable, the key file unusable, neither holding a key)."""
     manifest = config.table.integrity_manifest
     if manifest.is_file():

@@ -23,7 +23,7 @@ best decision is the one with the highest expected return, found by exact recurs
 - blackjack pays ``payouts.blackjack`` (3:2), a win ``payouts.win``; insurance and even money are never taken (at
   an infinite shoe insurance returns 9/13 x 3 - 1 = -7.7 %).
 
-Pure: no I/O. ``tablectl strategy --profile NAME`` prints the tables and the edge (strategy_cli.py).
+Pure: no I/O. ``tablectl strategy --profile NAME`` prints the tables and the edge (controller/cli/strategy.py).
 """
 
 from __future__ import annotations

@@ -34,9 +34,9 @@ from paho.mqtt.properties import Properties
 
 from controller.audit.checkpoint import GENESIS, public_key_hex, sign_checkpoint
 from controller.canonical import canonical
-from controller.floor import store
 from controller.journal.event_chain import EVENT_GENESIS, chained_text
 from controller.journal.replay import RATE_LIMITED, RATE_PER_KEY, RATE_WINDOW_S
+from floor import store
 from tablebench.postgres import temp_database as temp_database  # re-exported: the tests' throw-away databases
 
 

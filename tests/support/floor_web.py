@@ -18,10 +18,10 @@ from typing import Any
 import psycopg
 from playwright import sync_api as playwright_sync
 
-from controller.floor import store
-from controller.floor.sessions import SESSION_COOKIE
-from controller.floor.users import Role, add_user
-from controller.floor.web import WebConfig, serve
+from floor import store
+from floor.sessions import SESSION_COOKIE
+from floor.users import Role, add_user
+from floor.web import WebConfig, serve
 from tablebench.broker import free_port
 
 CHROMIUM = Path("/usr/bin/chromium")

@@ -187,7 +187,7 @@ def _fuzz_key() -> Any:
 
 
 def _seed_commands() -> list[tuple[str, dict[str, Any]]]:
-    from controller.mqtt.sign_cli import build_command
+    from controller.mqtt.signed_command import build_command
 
     key = _fuzz_key()
     signed = build_command("alice", "", "supervisor", "clear_jam", {"alert_id": 3}, private_key=key)

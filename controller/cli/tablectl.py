@@ -1,0 +1,143 @@
+"""`tablectl`: one command line with a subcommand per job.
+
+Each subcommand lives in its own module exposing ``add_arguments(parser)`` and ``main(args) -> int``; this
+file only registers them, so a module that fails to import breaks its own subcommand and nothing else.
+The development tooling's subcommands (demo, bench, emulators) are not the product's: the tablebench
+distribution (bench/, development installs only) registers them through the ``tablectl.commands`` entry
+points; without it they say in one line that the bench is not installed (exit 2)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.metadata
+import sys
+
+from controller import __version__
+
+# name -> (module, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "run": ("controller.cli.run", "run the table controller service (what systemd starts)"),
+    "replay": ("controller.cli.replay", "settle a round description (JSON) and report dealer errors"),
+    "jackpot-math": ("controller.cli.jackpot_math", "exact jackpot combination probabilities and returns"),
+    "strategy": ("controller.cli.strategy", "basic strategy and house edge of a rule profile"),
+    "rtp": ("controller.cli.rtp", "exact RTP of side bets (perfect pairs, insurance) for a deck count"),
+    "status": (
+        "controller.cli.status",
+        "what the running service reports: links, journal, outbox, faults",
+    ),
+    "journal": ("controller.cli.journal", "verify the journal's hash chain or export rounds"),
+    "config": ("controller.cli.config", "validate a table configuration and print its digest"),
+    "terminal": ("controller.cli.terminal", "dealer pit terminal (MQTT)"),
+    "alerts": ("controller.cli.alerts", "floor supervisor alert console (MQTT)"),
+    "sign": ("controller.cli.sign", "sign a supervisor command for the MQTT command topics"),
+    # the floor (floor/: its own top-level package) is found by name only: nothing in controller/ imports it
+    "floor": ("floor.cli.tablectl", "the casino floor: archive, queries, report, bridge, dashboard"),
+}
+
+# The entry-point group through which development tooling adds subcommands (name = a module with
+# add_arguments, main and HELP, its one line in --help); bench/pyproject.toml registers the tablebench ones.
+TOOLING_GROUP = "tablectl.commands"
+# The tooling's subcommands the docs name: on a product-only install each says where it went.
+TOOLING = ("demo", "bench", "emulate-shoe", "emulate-display")
+NOT_INSTALLED = (
+    "tablectl {name}: the bench is not installed (development tooling: pip install -e ./bench; docs/bench.md)"
+)
+
+
+def tooling_commands() -> dict[str, str]:
+    """name -> module of the subcommands installed development tooling registers (none on a Pi); a name
+    the product already has stays the product's."""
+    found = importlib.metadata.entry_points(group=TOOLING_GROUP)
+    return {ep.name: ep.module for ep in found if ep.name not in COMMANDS}
+
+
+def _tooling_help(module_name: str) -> str:
+    try:
+        return str(importlib.import_module(module_name).HELP)
+    except (ImportError, AttributeError) as exc:
+        return f"development tooling (not available: {exc})"
+
+
+class DefaultsHelpFormatter(argparse.HelpFormatter):
+    """Every option's default in ``--help``: "(default: X)" after its help, unless the help already names its
+    default or the option has none worth showing (None, False, an empty list)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        default = action.default
+        if (
+            "default" in text.lower()
+            or default is None
+            or default is False
+            or default == []
+            or default is argparse.SUPPRESS
+            or not (action.option_strings or action.nargs in (argparse.OPTIONAL, argparse.ZERO_OR_MORE))
+        ):
+            return action.help
+        return f"{text} (default: %(default)s)"
+
+
+def _show_defaults(parser: argparse.ArgumentParser) -> None:
+    """The formatter on this parser and on every nested subcommand's parser (argparse does not pass it on)."""
+    parser.formatter_class = DefaultsHelpFormatter
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                _show_defaults(child)
+
+
+def build_parser(
+    selected: str | None = None, tooling: dict[str, str] | None = None
+) -> argparse.ArgumentParser:
+    """Build the parser; only the selected subcommand's module is imported (start-up stays fast)."""
+    parser = argparse.ArgumentParser(
+        prog="tablectl",
+        description=__doc__.splitlines()[0],
+        formatter_class=DefaultsHelpFormatter,
+        allow_abbrev=False,
+    )
+    parser.add_argument("--version", action="version", version=f"tablectl {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands = dict(COMMANDS)
+    for name, module_name in (tooling_commands() if tooling is None else tooling).items():
+        # a tooling module is imported for its line only when the list of commands is shown
+        help_text = _tooling_help(module_name) if selected in (None, name) else "development tooling"
+        commands[name] = (module_name, help_text)
+    for name, (module_name, help_text) in commands.items():
+        # no abbreviated options: `--password` must not be taken for `--password-file` (nor any option for another)
+        sp = sub.add_parser(name, help=help_text, description=help_text, allow_abbrev=False)
+        sp.set_defaults(_module=module_name)
+        if name != selected:
+            continue
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            sp.set_defaults(_unavailable=f"{name}: not available in this build ({exc})")
+            continue
+        module.add_arguments(sp)
+        _show_defaults(sp)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    selected = next((a for a in argv if not a.startswith("-")), None)
+    tooling = tooling_commands()
+    if selected in TOOLING and selected not in tooling:
+        print(NOT_INSTALLED.format(name=selected), file=sys.stderr)
+        return 2
+    parser = build_parser(selected, tooling)
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help()
+        return 2
+    if getattr(args, "_unavailable", None):
+        print(args._unavailable, file=sys.stderr)
+        return 2
+    module = importlib.import_module(args._module)
+    return int(module.main(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,45 @@
+"""A signed supervisor/technician command, as the command topics take it (controller/mqtt/auth.py checks it):
+built by `tablectl sign` (controller/cli/sign.py), the terminals' client (controller/client.py) and the tests."""
+
+from __future__ import annotations
+
+import secrets
+import time
+from pathlib import Path
+from typing import Any
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from controller.mqtt import userkeys
+from controller.mqtt.auth import sign
+
+
+def build_command(
+    user: str,
+    pin: str,
+    role: str,
+    action: str,
+    args: dict[str, Any],
+    *,
+    key_file: str | Path | None = None,
+    private_key: Ed25519PrivateKey | None = None,
+    ts: int | None = None,
+    nonce: str | None = None,
+    request_id: str | None = None,
+) -> dict[str, Any]:
+    """The one way to sign a command: with ``private_key``, or the key file (default
+    ``<default key dir>/<user>.key``) opened with ``pin``. Raises ``userkeys.KeyFileError`` for a wrong PIN."""
+    if private_key is None:
+        path = key_file if key_file is not None else userkeys.key_path(userkeys.default_key_dir(), user)
+        private_key = userkeys.load_key_file(path, user, pin)
+    cmd: dict[str, Any] = {
+        "request_id": request_id or f"req-{secrets.token_hex(6)}",
+        "user": user,
+        "role": role,
+        "action": action,
+        "args": args,
+        "ts": int(time.time()) if ts is None else ts,
+        "nonce": nonce or secrets.token_hex(16),
+    }
+    cmd["sig"] = sign(cmd, private_key)
+    return cmd

@@ -1,0 +1,70 @@
+"""``tablectl floor jackpot [--table T] [--since ...] [--until ...]``: meter history as CSV, from the archived
+``events/jackpot``: ``site, table, event_id, ts, action, meter_minor`` (the meter after the event, integer minor
+units), ``currency`` (the table's, from its ``state/jackpot``), ``archive`` (``complete`` / ``INCOMPLETE``: the
+table's archive over the whole window, floor/coverage.py) and ``gap_before`` (ids not archived between
+the row before of that table, or the window's start, and this one: jackpot events may be missing there).
+What each table's rows are built on (holes after its last row included) goes to stderr, one line a table."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+from datetime import UTC, datetime, timedelta
+
+import psycopg
+
+from floor import store
+from floor.cli.rounds import parse_time
+from floor.cli.tablectl import add_dsn
+from floor.coverage import UNKNOWN_TABLE, Coverage, coverage, verdict
+from floor.queries import table_currencies
+from floor.report import csv_cell, meter_history
+from floor.text import safe
+
+HEADER = ("site", "table", "event_id", "ts", "action", "meter_minor", "currency", "archive", "gap_before")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_dsn(parser)
+    parser.add_argument("--table", default=None, help="one table only")
+    parser.add_argument(
+        "--since", type=parse_time, default=None, help="ISO date or time, UTC (default: 24 h ago)"
+    )
+    parser.add_argument("--until", type=parse_time, default=None, help="ISO date or time, UTC (default: now)")
+
+
+def _gap_before(cov: Coverage | None, after_id: int, event_id: int) -> str:
+    if cov is None:
+        return ""
+    return " ".join(h.text() for h in cov.holes if h.hi > after_id and h.lo < event_id)
+
+
+def main(args: argparse.Namespace) -> int:
+    until = args.until or datetime.now(UTC)
+    since = args.since or until - timedelta(days=1)
+    try:
+        with store.connect(args.dsn) as conn:
+            rows = meter_history(conn, since, until, args.table)
+            covers = coverage(conn, since, until, args.table)
+            currencies = table_currencies(conn)
+    except psycopg.Error as exc:
+        print(f"floor jackpot: {exc}", file=sys.stderr)
+        return 1
+    w = csv.writer(sys.stdout, lineterminator="\n")
+    w.writerow(HEADER)
+    previous: dict[tuple[str, str], int] = {}
+    for site, table_id, event_id, ts, action, meter in rows:
+        key = (site, table_id)
+        cov = covers.get(key)
+        archive = verdict(cov)
+        gap = _gap_before(cov, previous.get(key, 0), event_id)
+        previous[key] = event_id
+        w.writerow([csv_cell(site), csv_cell(table_id), event_id, ts.isoformat(), csv_cell(action[:40]),
+                    int(meter), currencies.get(key, ""), archive, gap])  # fmt: skip
+    shown = set(previous) | {k for k, c in covers.items() if not c.complete}
+    for key in sorted(shown):
+        cov = covers.get(key)
+        what = cov.summary() if cov else UNKNOWN_TABLE
+        print(f"{safe(key[0], 64)}/{safe(key[1], 64)}: {what}", file=sys.stderr)
+    return 0

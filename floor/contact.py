@@ -1,0 +1,109 @@
+"""Whether the floor can reach a table, and when it last heard from it (docs/floor.md "A table out of reach").
+
+The table broker's bridge publishes its link state on ``<prefix>/link/floor`` (mosquitto bridge notifications,
+rendered by ``controller.mqtt.floor_bridge``): ``1`` when it connects to the floor broker, and ``0`` as its last will,
+which the floor broker publishes itself when the bridge stops answering (1.5 × its keepalive: under 30 s with
+the rendered ``keepalive_interval``). Retained, so an archive that starts later learns it at once. The archive
+stores it in ``floor_tables`` (``link``, ``link_at``) and keeps ``last_contact_at``: the last time anything
+arrived from the table (an event, a state document, its status, a re-fetch answer, its bridge's notice, or the
+table broker's heartbeat: its ``$SYS/broker/uptime``, published every ``sys_interval`` (10 s) and carried out by
+the bridge as ``<prefix>/link/uptime``). The heartbeat is what shows a cut table even when the floor broker
+restarted meanwhile (a restarted broker no longer holds the bridge's will): ``Contact.reachable`` is false once
+nothing arrived for ``CONTACT_STALE_S``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from controller.mqtt.floor_bridge import HEARTBEAT_TOPIC, LINK_TOPIC
+from floor.messages import TableRef, split_topic
+
+if TYPE_CHECKING:  # the bridge is rendered on table hosts, which have no psycopg
+    import psycopg
+
+HEARTBEAT_S = 10  # mosquitto's default sys_interval: how often the table broker publishes it
+CONTACT_STALE_S = 30  # no heartbeat, event or notice for this long: the table is shown out of reach
+LINK_UP, LINK_DOWN = "up", "down"
+_PAYLOADS = {b"1": LINK_UP, b"0": LINK_DOWN}
+
+
+@dataclass(frozen=True, slots=True)
+class LinkNotice:
+    table: TableRef
+    link: str  # LINK_UP | LINK_DOWN
+
+
+@dataclass(frozen=True, slots=True)
+class Contact:
+    """What the floor knows of a table's reachability (for the dashboard and ``tablectl floor`` queries)."""
+
+    table: TableRef
+    status: str | None  # the controller's own retained status: online / offline
+    link: str | None  # the bridge: up / down / None (never heard: a table without notifications)
+    link_at: datetime | None
+    last_contact_at: datetime | None
+
+    def reachable(self, now: datetime) -> bool:
+        fresh = (
+            self.last_contact_at is not None
+            and (now - self.last_contact_at).total_seconds() < CONTACT_STALE_S
+        )
+        return fresh and self.link != LINK_DOWN and self.status != "offline"
+
+
+def link_notice(topic: str, payload: bytes) -> LinkNotice | None:
+    """The bridge's notice if ``topic`` is a table's ``link/floor`` with a known payload, else None."""
+    split = split_topic(topic)
+    if split is None or split[1] != LINK_TOPIC:
+        return None
+    link = _PAYLOADS.get(bytes(payload).strip())
+    return None if link is None else LinkNotice(split[0], link)
+
+
+def is_link_topic(topic: str) -> bool:
+    """The bridge's notice or the table broker's heartbeat (neither is an envelope)."""
+    split = split_topic(topic)
+    return split is not None and split[1] in (LINK_TOPIC, HEARTBEAT_TOPIC)
+
+
+def heartbeat(topic: str) -> TableRef | None:
+    split = split_topic(topic)
+    return split[0] if split is not None and split[1] == HEARTBEAT_TOPIC else None
+
+
+def record_heartbeats(cur: psycopg.Cursor, tables: set[TableRef]) -> None:
+    """Heard from: an arrival without ids (appended, no row shared between workers); the gap pass sets
+    ``last_contact_at`` of every table with an arrival (floor/gaps.py)."""
+    order = sorted(tables, key=lambda t: (t.site, t.table_id))
+    cur.execute(
+        "INSERT INTO floor_arrivals (site, table_id, lo, hi) SELECT s, t, 0, 0 FROM unnest(%s::text[], %s::text[])"
+        " AS v(s, t)",
+        ([t.site for t in order], [t.table_id for t in order]),
+    )
+
+
+def store_link(cur: psycopg.Cursor, notice: LinkNotice) -> None:
+    cur.execute(
+        "INSERT INTO floor_tables (site, table_id) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+        (notice.table.site, notice.table.table_id),
+    )
+    cur.execute(
+        "UPDATE floor_tables SET link = %s, link_at = now(),"
+        " last_contact_at = CASE WHEN %s THEN now() ELSE last_contact_at END"
+        " WHERE site = %s AND table_id = %s",
+        (notice.link, notice.link == LINK_UP, notice.table.site, notice.table.table_id),
+    )
+
+
+def contacts(conn: psycopg.Connection) -> list[Contact]:
+    """Every table's reachability, ordered by site and table."""
+    return [
+        Contact(TableRef(site, table_id), status, link, link_at, last)
+        for site, table_id, status, link, link_at, last in conn.execute(
+            "SELECT site, table_id, status, link, link_at, last_contact_at FROM floor_tables"
+            " ORDER BY site, table_id"
+        ).fetchall()
+    ]

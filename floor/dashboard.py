@@ -1,0 +1,158 @@
+"""What the floor dashboard shows, read from the archive: every table's state and open alerts.
+
+Per table (latest archived documents): ``status``, ``state/table`` (state, faults), ``state/jackpot`` (meter),
+the last ``events/settlement`` (round, net, when), ``archive`` (floor/coverage.py over the table's
+whole history: ``complete``, ``archived_to``, ``known_to`` and the ids ``missing`` for good or ``pending``),
+``verified_to``: the newest event the table's signed chain proves (events after it are not yet verified,
+floor/verify_events.py). Alerts: each table's latest retained ``alerts/open`` (the table's own,
+acknowledged by a signed ``ack_alert`` command) and the floor's open alerts (acknowledged with ``tablectl floor
+alerts --ack``), most severe first, then newest first. Values the tables sent are passed on as data (strings,
+numbers); the page shows them with ``textContent`` only.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import psycopg
+
+from controller.words import alert_words
+from floor.coverage import Coverage, HoleKind, coverage
+from floor.queries import SEVERITY_RANK, floor_alerts
+
+MAX_ALERTS = 200
+
+
+Latest = dict[tuple[str, str], tuple[int, Any, Any]]  # (site, table) -> (event id, time, data)
+
+
+def latest(conn: psycopg.Connection, topic: str) -> Latest:
+    """Each table's newest document on ``topic``: one index lookup per table (events_by_topic)."""
+    rows = conn.execute(
+        "SELECT t.site, t.table_id, e.event_id, e.ts, e.data FROM floor_tables t CROSS JOIN LATERAL"
+        " (SELECT event_id, ts, data FROM events WHERE site = t.site AND table_id = t.table_id AND topic = %s"
+        " ORDER BY event_id DESC LIMIT 1) e",
+        (topic,),
+    ).fetchall()
+    return {(r[0], r[1]): (r[2], r[3], r[4]) for r in rows}
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _text(value: Any, limit: int = 300) -> str:
+    return str(value)[:limit] if value is not None else ""
+
+
+def _when(value: Any) -> str:
+    """A time as ``YYYY-MM-DD HH:MM:SS UTC`` (tables send epoch seconds; the floor has datetimes)."""
+    if isinstance(value, datetime):
+        return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    if isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value < 1e11:
+        return datetime.fromtimestamp(value, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return _text(value, 40)
+
+
+def _archive(cov: Coverage | None) -> dict[str, Any] | None:
+    if cov is None:
+        return None
+    return {
+        "complete": cov.complete,
+        "archived_to": cov.archived_to,
+        "known_to": cov.known_to,
+        "missing": cov.ids(HoleKind.MISSING)[:300],
+        "pending": cov.ids(HoleKind.PENDING)[:300],
+    }
+
+
+def snapshot(conn: psycopg.Connection) -> dict[str, Any]:
+    return snapshot_with_documents(conn)[0]
+
+
+def snapshot_with_documents(conn: psycopg.Connection) -> tuple[dict[str, Any], dict[str, Latest]]:
+    """The snapshot, and each table's newest ``state/table`` and ``state/jackpot`` it was read from (the pit map's
+    tiles use them too: read once per build)."""
+    tables_rows = conn.execute(
+        "SELECT site, table_id, status, contiguous_to FROM floor_tables ORDER BY site, table_id"
+    ).fetchall()
+    table_state = latest(conn, "state/table")
+    jackpot = latest(conn, "state/jackpot")
+    settlement = latest(conn, "events/settlement")
+    alerts_open = latest(conn, "alerts/open")
+    verified_to = dict(
+        ((r[0], r[1]), r[2])
+        for r in conn.execute(
+            "SELECT t.site, t.table_id, (SELECT max(event_id) FROM events e WHERE e.site = t.site"
+            " AND e.table_id = t.table_id AND e.verified) FROM floor_tables t"
+        )
+    )
+    covers = coverage(conn, None, None)
+    tables = []
+    alerts: list[dict[str, Any]] = []
+    for site, table_id, status, contiguous in tables_rows:
+        key = (site, table_id)
+        st = table_state.get(key, (None, None, {}))[2] or {}
+        jp = jackpot.get(key, (None, None, {}))[2] or {}
+        last = settlement.get(key)
+        faults = st.get("faults") if isinstance(st.get("faults"), list) else []
+        tables.append(
+            {
+                "site": site,
+                "table": table_id,
+                "status": status or "unknown",
+                "state": _text(st.get("state"), 40),
+                "faults": [_text(f, 40) for f in faults[:10]],
+                "meter": _int(jp.get("meter")),
+                "last_round": None
+                if last is None
+                else {
+                    "round_id": _text(last[2].get("round_id"), 64),
+                    "total_net": _int(last[2].get("total_net")),
+                    "settled": _when(last[1]),
+                },
+                "archived_to": contiguous,
+                "verified_to": verified_to.get(key) or 0,
+                "archive": _archive(covers.get(key)),
+            }
+        )
+        data = alerts_open.get(key, (None, None, {}))[2] or {}
+        for a in (data.get("alerts") if isinstance(data.get("alerts"), list) else [])[:MAX_ALERTS]:
+            if not isinstance(a, dict) or _int(a.get("alert_id")) is None:
+                continue
+            alerts.append(
+                {
+                    "source": "table",
+                    "site": site,
+                    "table": table_id,
+                    "alert_id": a["alert_id"],
+                    "kind": _text(a.get("kind"), 40),
+                    "kind_words": alert_words(_text(a.get("kind"), 40)),
+                    "severity": _text(a.get("severity"), 10),
+                    "message": _text(a.get("reason")),
+                    "raised_at": _when(a.get("raised_at")),
+                    "level": _int(a.get("level")) or 0,
+                }
+            )
+    for fa in floor_alerts(conn, open_only=True, limit=MAX_ALERTS):
+        alerts.append(
+            {
+                "source": "floor",
+                "site": fa.site,
+                "table": fa.table_id,
+                "alert_id": fa.alert_id,
+                "kind": fa.kind,
+                "kind_words": alert_words(fa.kind),
+                "severity": fa.severity,
+                "message": fa.message,
+                "raised_at": _when(fa.raised_at),
+                "level": 0,
+            }
+        )
+    alerts.sort(key=lambda a: a["raised_at"], reverse=True)  # newest first ...
+    alerts.sort(key=lambda a: SEVERITY_RANK.get(a["severity"], 3))  # ... within each severity (stable sort)
+    return {"tables": tables, "alerts": alerts[:MAX_ALERTS]}, {
+        "state/table": table_state,
+        "state/jackpot": jackpot,
+    }

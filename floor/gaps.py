@@ -1,0 +1,214 @@
+"""Where the archive has holes, found at a cost proportional to what arrived and what is still open.
+
+A table's ``event_id`` has no gaps in its journal. Each stored batch appends one ``floor_arrivals`` row per table
+("ids lo..hi of this table arrived", in the batch's own transaction: ``store.store_envelopes``). The maintenance
+pass consumes those rows (``DELETE ... RETURNING``: a row committed meanwhile stays for the next pass), so it
+looks only at tables that received something, never at every table or every row:
+
+- ``known_to`` (``floor_tables``): the highest id the floor knows the table wrote (an arrived id, or the
+  ``last_event_id`` of a checkpoint; a retained checkpoint is delivered again to every archive that subscribes,
+  so events lost above the watermark are found even when the table publishes nothing newer).
+- per table in memory: ``scanned`` (every id up to here was either present or is in ``holes`` when it was read)
+  and the open ``holes``. A pass reads only ids above ``scanned`` (at most ``WALK_LIMIT`` a pass, continued on
+  the next: no blind spot however far above an open hole), and re-reads a hole only when an arrival of that
+  table overlaps it.
+- ``contiguous_to`` (the watermark: everything at or below it is archived or given up) = just below the first
+  hole, or ``scanned``; written when it moves.
+
+The first pass after a start (or after a failed pass) reads every table once to rebuild the state.
+"""
+
+from __future__ import annotations
+
+import bisect
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import psycopg
+
+from floor.messages import TableRef
+
+WALK_LIMIT = 50_000  # ids read per table per pass (the rest on the next pass)
+
+
+@dataclass(slots=True)
+class Hole:
+    lo: int
+    hi: int
+    first_seen: float  # when it was first found (monotonic): asked only after the grace period
+
+
+@dataclass(frozen=True, slots=True)
+class Arrival:
+    table: TableRef
+    lo: int
+    hi: int
+
+
+@dataclass(slots=True)
+class _Scan:
+    mark: int  # contiguous_to as stored
+    scanned: int
+    known_to: int
+    holes: list[Hole] = field(default_factory=list)  # sorted, disjoint, all in (mark, scanned]
+
+
+class GapFinder:
+    """The open holes of every table (``holes``), kept up to date by ``step``; ``fill`` removes given-up ids."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._scans: dict[TableRef, _Scan] = {}
+        self._fresh = True  # rebuild from floor_tables at the next step
+        self._more: set[TableRef] = set()  # tables whose walk stopped at WALK_LIMIT
+        self.stats = {"passes": 0, "tables_read": 0, "ids_read": 0}
+
+    def reset(self) -> None:
+        """Forget everything (after a failed pass: arrivals may have been consumed and not applied)."""
+        self._scans.clear()
+        self._more.clear()
+        self._fresh = True
+
+    def holes(self) -> dict[TableRef, list[Hole]]:
+        return {t: s.holes for t, s in self._scans.items() if s.holes}
+
+    def step(self, conn: psycopg.Connection) -> None:
+        """One pass: consume arrivals, re-read what they touch, walk new ids, move watermarks."""
+        self.stats["passes"] += 1
+        touched: dict[TableRef, tuple[int, int]] = {}
+        with conn.transaction():
+            for site, table_id, lo, hi in conn.execute(
+                "DELETE FROM floor_arrivals RETURNING site, table_id, lo, hi"
+            ).fetchall():
+                t = TableRef(site, table_id)
+                if hi == 0:  # heard from, no ids (floor/contact.py heartbeat)
+                    touched.setdefault(t, (0, 0))
+                    continue
+                old = touched.get(t)
+                touched[t] = (lo, hi) if old is None or old[1] == 0 else (min(old[0], lo), max(old[1], hi))
+            self._known_to(conn, touched)
+            if self._fresh:
+                self._scans.clear()
+                rows = conn.execute(
+                    "SELECT site, table_id, contiguous_to, known_to FROM floor_tables"
+                ).fetchall()
+                for site, table_id, mark, known in rows:
+                    self._scans[TableRef(site, table_id)] = _Scan(mark, mark, max(known, mark))
+                touched = {t: (s.mark + 1, s.known_to) for t, s in self._scans.items() if s.known_to > s.mark}
+        self._fresh = False
+        for t in self._more - touched.keys():
+            touched[t] = (0, 0)
+        self._more.clear()
+        for table in sorted(touched, key=lambda t: (t.site, t.table_id)):
+            self._update(conn, table, *touched[table])
+
+    def _known_to(self, conn: psycopg.Connection, touched: dict[TableRef, tuple[int, int]]) -> None:
+        """Raise known_to and the last contact of the tables that received something, in one statement (only
+        this pass writes these columns: no row is contended with the archive workers' inserts)."""
+        if not touched:
+            return
+        order = sorted(touched, key=lambda t: (t.site, t.table_id))
+        conn.execute(
+            "UPDATE floor_tables f SET known_to = greatest(f.known_to, v.hi), last_contact_at = now()"
+            " FROM unnest(%s::text[], %s::text[], %s::bigint[]) AS v(site, table_id, hi)"
+            " WHERE f.site = v.site AND f.table_id = v.table_id",
+            ([t.site for t in order], [t.table_id for t in order], [touched[t][1] for t in order]),
+        )
+        for t in order:
+            scan = self._scans.get(t)
+            if scan is not None:
+                scan.known_to = max(scan.known_to, touched[t][1])
+
+    def _update(self, conn: psycopg.Connection, table: TableRef, lo: int, hi: int) -> None:
+        scan = self._scans.get(table)
+        if scan is None:  # a table first heard of after the rebuild
+            row = conn.execute(
+                "SELECT contiguous_to, known_to FROM floor_tables WHERE site = %s AND table_id = %s",
+                (table.site, table.table_id),
+            ).fetchone()
+            if row is None:
+                return
+            scan = self._scans[table] = _Scan(row[0], row[0], max(row[0], row[1]))
+        scan.known_to = max(scan.known_to, hi)
+        if hi and scan.holes and lo <= scan.holes[-1].hi:
+            self._reread_holes(conn, table, scan, lo, hi)
+        if scan.known_to > scan.scanned:
+            self._walk(conn, table, scan)
+        self._move_mark(conn, table, scan)
+
+    def _present(self, conn: psycopg.Connection, table: TableRef, lo: int, hi: int, limit: int) -> list[int]:
+        """Archived or given-up ids in [lo, hi], ascending (the primary keys' indexes only)."""
+        self.stats["tables_read"] += 1
+        ids = [
+            r[0]
+            for r in conn.execute(
+                "(SELECT event_id FROM events WHERE site = %s AND table_id = %s AND event_id BETWEEN %s AND %s)"
+                " UNION (SELECT event_id FROM missing_events WHERE site = %s AND table_id = %s"
+                " AND event_id BETWEEN %s AND %s) ORDER BY 1 LIMIT %s",
+                (table.site, table.table_id, lo, hi, table.site, table.table_id, lo, hi, limit),
+            ).fetchall()
+        ]
+        self.stats["ids_read"] += len(ids)
+        return ids
+
+    def _reread_holes(self, conn: psycopg.Connection, table: TableRef, scan: _Scan, lo: int, hi: int) -> None:
+        kept: list[Hole] = []
+        for hole in scan.holes:
+            if hole.hi < lo or hole.lo > hi:
+                kept.append(hole)
+                continue
+            present = self._present(conn, table, hole.lo, hole.hi, hole.hi - hole.lo + 1)
+            kept += _split(hole, present)
+        scan.holes = kept
+
+    def _walk(self, conn: psycopg.Connection, table: TableRef, scan: _Scan) -> None:
+        ids = self._present(conn, table, scan.scanned + 1, scan.known_to, WALK_LIMIT)
+        now = self._clock()
+        expected = scan.scanned + 1
+        for event_id in ids:
+            if event_id > expected:
+                scan.holes.append(Hole(expected, event_id - 1, now))
+            expected = event_id + 1
+        if len(ids) < WALK_LIMIT:
+            if expected <= scan.known_to:  # events the floor knows exist above everything it has
+                scan.holes.append(Hole(expected, scan.known_to, now))
+            scan.scanned = scan.known_to
+        else:
+            scan.scanned = ids[-1]
+            self._more.add(table)
+
+    def _move_mark(self, conn: psycopg.Connection, table: TableRef, scan: _Scan) -> None:
+        mark = scan.holes[0].lo - 1 if scan.holes else scan.scanned
+        if mark > scan.mark:
+            conn.execute(
+                "UPDATE floor_tables SET contiguous_to = %s WHERE site = %s AND table_id = %s"
+                " AND contiguous_to < %s",
+                (mark, table.site, table.table_id, mark),
+            )
+            scan.mark = mark
+
+    def fill(self, conn: psycopg.Connection, table: TableRef, ids: list[int]) -> None:
+        """These ids are settled (given up and recorded missing): no longer holes."""
+        scan = self._scans.get(table)
+        if scan is None or not ids:
+            return
+        done = sorted(set(ids))
+        kept: list[Hole] = []
+        for hole in scan.holes:
+            i, j = bisect.bisect_left(done, hole.lo), bisect.bisect_right(done, hole.hi)
+            kept += _split(hole, done[i:j]) if j > i else [hole]
+        scan.holes = kept
+        self._move_mark(conn, table, scan)
+
+
+def _split(hole: Hole, present: list[int]) -> list[Hole]:
+    """What is left of ``hole`` once the ascending ``present`` ids are taken out."""
+    out, expected = [], hole.lo
+    for event_id in present:
+        if event_id > expected:
+            out.append(Hole(expected, event_id - 1, hole.first_seen))
+        expected = max(expected, event_id + 1)
+    if expected <= hole.hi:
+        out.append(Hole(expected, hole.hi, hole.first_seen))
+    return out

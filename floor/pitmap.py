@@ -1,0 +1,158 @@
+"""The pit map: every table as a tile, grouped by area and pit (the floor's layout, layout.py), coloured by what
+needs a supervisor's attention, with the game and limits, the seats in play, the jackpot meter and the time since
+the floor last heard from the table. Read from the archive; the page (static/) shows every value as text.
+
+Attention, most urgent first (a tile takes the first that holds):
+
+| attention | when |
+|---|---|
+| ``fault`` (dealing stopped) | the table's newest ``state/table`` lists a fault (dealing blocked) |
+| ``critical`` | a critical alert of the table, its own or the floor's, is open |
+| ``unreachable`` | the floor has not heard from it for ``CONTACT_STALE_S`` (contact.py), or its bridge said down |
+| ``closed`` | the table's state is ``closed`` (no session) |
+| ``open`` | none of the above |
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+import psycopg
+
+from controller.jackpot.config import CURRENCY_CODE
+from controller.words import STATE_WORDS, alert_words, words
+from floor.contact import contacts
+from floor.dashboard import Latest
+from floor.layout import Layout
+
+MAX_TILES = 20_000
+
+
+class Attention(StrEnum):
+    FAULT = "fault"
+    CRITICAL = "critical"
+    UNREACHABLE = "unreachable"
+    CLOSED = "closed"
+    OPEN = "open"
+
+
+ATTENTION_WORDS: dict[Attention, str] = {
+    Attention.FAULT: "dealing stopped",
+    Attention.CRITICAL: "critical alert",
+    Attention.UNREACHABLE: "out of reach",
+    Attention.CLOSED: "closed",
+    Attention.OPEN: "open",
+}
+
+
+@dataclass
+class Tile:
+    site: str
+    table: str
+    pit: str
+    area: str
+    attention: Attention
+    attention_words: str
+    state: str  # in words
+    game: str  # the rule profile's name as the table publishes it
+    min_bet: int | None
+    max_bet: int | None
+    currency: str
+    seats_in_play: list[int]
+    meter: int | None
+    last_contact: str  # ISO time, "" never heard
+    seconds_since_contact: int | None
+    alerts_open: int
+    faults: list[str] = field(default_factory=list)  # in words
+    dealer: str = ""  # the dealer on duty, when the table publishes one (state/table "dealer")
+    status: str = "unknown"  # the controller's own retained status: online / offline
+    archive_complete: bool | None = None  # None: not known yet
+
+    @property
+    def key(self) -> str:
+        return f"{self.site}/{self.table}"
+
+    def to_json(self) -> dict[str, Any]:
+        """As the page reads it (shallow: dataclasses.asdict's deep copy is a third of a 2,000-table build)."""
+        out = {name: getattr(self, name) for name in _TILE_FIELDS}
+        out["attention"] = self.attention.value
+        return out
+
+
+_TILE_FIELDS = tuple(f.name for f in fields(Tile))
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _text(value: Any, limit: int = 64) -> str:
+    return str(value)[:limit] if value is not None else ""
+
+
+def attention(faults: list[str], critical_open: bool, reachable: bool, state: str) -> Attention:
+    if faults:
+        return Attention.FAULT
+    if critical_open:
+        return Attention.CRITICAL
+    if not reachable:
+        return Attention.UNREACHABLE
+    if state == "closed":
+        return Attention.CLOSED
+    return Attention.OPEN
+
+
+def _docs(found: Latest) -> dict[tuple[str, str], dict[str, Any]]:
+    return {k: v[2] for k, v in found.items() if isinstance(v[2], dict)}
+
+
+def tiles(
+    snap: dict[str, Any], docs: dict[str, Latest], layout: Layout, conn: psycopg.Connection, now: datetime
+) -> list[Tile]:
+    """One tile per table of the dashboard's snapshot and the documents it was read from
+    (dashboard.snapshot_with_documents), in area, pit, table order."""
+    table_docs = _docs(docs["state/table"])
+    currencies = {k: c for k, d in _docs(docs["state/jackpot"]).items()
+                  if isinstance(c := d.get("currency"), str) and CURRENCY_CODE.fullmatch(c)}  # fmt: skip
+    reach = {(c.table.site, c.table.table_id): c for c in contacts(conn)}
+    critical: dict[tuple[str, str], int] = {}
+    open_count: dict[tuple[str, str], int] = {}
+    for a in snap["alerts"]:
+        key = (a["site"], a["table"])
+        open_count[key] = open_count.get(key, 0) + 1
+        if a["severity"] == "critical":
+            critical[key] = critical.get(key, 0) + 1
+    pits = {table: pit for pit in layout.pits for table in pit.tables}
+    out = []
+    for t in snap["tables"][:MAX_TILES]:
+        key = (t["site"], t["table"])
+        doc = table_docs.get(key, {})
+        c = reach.get(key)
+        last = c.last_contact_at if c else None
+        reachable = c.reachable(now) if c else False
+        bets = doc.get("bets") if isinstance(doc.get("bets"), dict) else {}
+        limits = doc.get("limits") if isinstance(doc.get("limits"), dict) else {}
+        archive = t.get("archive")
+        state = _text(doc.get("state"), 40)
+        att = attention(t["faults"], key in critical, reachable, state)
+        pit = pits.get(t["table"]) or layout.pit_of(t["table"])
+        out.append(
+            Tile(
+                site=t["site"], table=t["table"], pit=pit.name, area=pit.area, attention=att,
+                attention_words=ATTENTION_WORDS[att], state=words(STATE_WORDS, state) if state else "not heard yet",
+                game=_text(doc.get("profile"), 40), min_bet=_int(limits.get("min_bet")),
+                max_bet=_int(limits.get("max_bet")), currency=currencies.get(key, ""),
+                seats_in_play=sorted(int(s) for s in bets if str(s).isdigit() and len(str(s)) < 3)[:9],
+                meter=t["meter"],
+                last_contact=last.isoformat() if last else "",
+                seconds_since_contact=int((now - last).total_seconds()) if last else None,
+                alerts_open=open_count.get(key, 0), faults=[alert_words(f) for f in t["faults"]],
+                dealer=_text(doc.get("dealer"), 40), status=_text(t.get("status"), 20),
+                archive_complete=archive["complete"] if isinstance(archive, dict) else None,
+            )
+        )  # fmt: skip
+    out.sort(key=lambda x: (x.area, x.pit, x.table))
+    return out

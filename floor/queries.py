@@ -1,0 +1,74 @@
+"""Read-only queries on the floor archive, shared by the commands, the report and the dashboard."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import psycopg
+
+from controller.jackpot.config import CURRENCY_CODE
+from floor.alerts import SURVEILLANCE_KINDS
+
+SEVERITY_RANK = {"critical": 0, "warning": 1, "info": 2}
+
+
+@dataclass(frozen=True, slots=True)
+class FloorAlert:
+    alert_id: int
+    site: str
+    table_id: str
+    kind: str
+    severity: str
+    message: str
+    details: dict[str, Any]
+    raised_at: datetime
+    acknowledged_by: str | None
+    acknowledged_at: datetime | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "alert_id": self.alert_id,
+            "site": self.site,
+            "table": self.table_id,
+            "kind": self.kind,
+            "severity": self.severity,
+            "message": self.message,
+            "details": self.details,
+            "raised_at": self.raised_at.isoformat(),
+            "acknowledged_by": self.acknowledged_by,
+            "acknowledged_at": self.acknowledged_at.isoformat() if self.acknowledged_at else None,
+        }
+
+
+def floor_alerts(
+    conn: psycopg.Connection,
+    *,
+    open_only: bool = True,
+    table: str | None = None,
+    limit: int = 500,
+    surveillance: bool = False,
+) -> list[FloorAlert]:
+    """Most severe first, then newest first; the surveillance kinds (alerts.py) only with ``surveillance``, the
+    others only without."""
+    rows = conn.execute(
+        "SELECT alert_id, site, table_id, kind, severity, message, details, raised_at, acknowledged_by,"
+        " acknowledged_at FROM floor_alerts WHERE (NOT %s OR acknowledged_at IS NULL)"
+        " AND (%s::text IS NULL OR table_id = %s) AND (kind = ANY(%s)) = %s"
+        " ORDER BY CASE severity WHEN 'critical' THEN 0 WHEN 'warning' THEN 1 ELSE 2 END, raised_at DESC,"
+        " alert_id DESC LIMIT %s",
+        (open_only, table, table, list(SURVEILLANCE_KINDS), surveillance, limit),
+    ).fetchall()
+    return [FloorAlert(*r) for r in rows]
+
+
+def table_currencies(conn: psycopg.Connection) -> dict[tuple[str, str], str]:
+    """Each table's currency, from its newest ``state/jackpot`` (one index lookup per table); a value that is not
+    a 3-letter code is ignored."""
+    rows = conn.execute(
+        "SELECT t.site, t.table_id, e.currency FROM floor_tables t CROSS JOIN LATERAL"
+        " (SELECT data->>'currency' AS currency FROM events WHERE site = t.site AND table_id = t.table_id"
+        " AND topic = 'state/jackpot' ORDER BY event_id DESC LIMIT 1) e"
+    ).fetchall()
+    return {(s, t): c for s, t, c in rows if isinstance(c, str) and CURRENCY_CODE.fullmatch(c)}

@@ -1,0 +1,192 @@
+"""A day's summary per table (``tablectl floor report``) and the jackpot meter history (``tablectl floor jackpot``).
+
+Per table, for one UTC day, from the archived events:
+
+| column | from |
+|---|---|
+| ``archive`` | ``complete`` or ``INCOMPLETE``: whether an event of the table that may fall in the day is not archived |
+| ``rounds`` | ``events/settlement`` count |
+| ``staked_minor`` | Σ hand stakes (doubles and splits included) + insurance amounts + side-bet stakes |
+| ``paid_minor`` | back to the players: ``staked + Σ total_net`` (stakes returned on wins and pushes + winnings) |
+| ``house_net_minor`` | ``-Σ total_net`` |
+| ``dealer_errors`` | ``events/dealer_error`` count |
+| ``faults`` | ``events/fault`` with ``state: raised`` |
+| ``voids`` | ``events/round`` with ``phase: void`` |
+| ``jackpot_meter_minor`` | the meter after the day's last ``events/jackpot`` |
+| ``currency`` | the table's currency as its ``state/jackpot`` says (empty: the table published none) |
+| ``archived_to`` ``known_to`` ``missing_ids`` ``pending_ids`` | what the figures are built on (coverage.py) |
+
+Money is integer minor units in the CSV (``_minor`` columns) and major units with the currency on the page. A
+table whose day touches a hole of its archive is listed even without an archived event that day, and marked
+``INCOMPLETE`` with the ids missing: its figures are sums of what is archived, never presented as the day's.
+
+Values the table sent that are not numbers count as 0 (the archive keeps what it received; a report never
+crashes on it). The HTML page (report_html.py) is self-contained (inline CSS and SVG, no script, no external
+resource) and every string in it is escaped.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
+
+import psycopg
+
+from floor.coverage import UNKNOWN_TABLE, Coverage, HoleKind, coverage, verdict
+from floor.queries import table_currencies
+from floor.text import safe
+
+COLUMNS = ("site", "table", "archive", "rounds", "staked_minor", "paid_minor", "house_net_minor", "dealer_errors",
+           "faults", "voids", "jackpot_meter_minor", "currency", "archived_to", "known_to", "missing_ids",
+           "pending_ids")  # fmt: skip
+
+
+def num_sql(expr: str) -> str:
+    """SQL: the JSON value at ``expr`` as a number, 0 when the table sent something that is not one."""
+    return f"(CASE WHEN jsonb_typeof({expr}) = 'number' THEN ({expr})::text::numeric ELSE 0 END)"
+
+
+def sum_of_sql(n: str, arr: str) -> str:
+    """SQL: the sum of ``n`` over the elements ``x`` of the array ``data->arr`` (0 when it is not an array)."""
+    return (
+        f"coalesce((SELECT sum({n}) FROM jsonb_array_elements(CASE WHEN jsonb_typeof(data->'{arr}') = 'array'"
+        f" THEN data->'{arr}' ELSE '[]'::jsonb END) x), 0)"
+    )
+
+
+TOTAL_NET_SQL = num_sql("data->'total_net'")
+
+
+@dataclass
+class TableDay:
+    site: str
+    table_id: str
+    rounds: int = 0
+    staked: int = 0
+    paid: int = 0
+    house_net: int = 0
+    dealer_errors: int = 0
+    faults: int = 0
+    voids: int = 0
+    jackpot_meter: int | None = None
+    meter: list[tuple[datetime, int]] = field(default_factory=list)
+    currency: str | None = None
+    coverage: Coverage | None = None  # None: the table is not in floor_tables (not archived by this floor)
+
+    @property
+    def complete(self) -> bool:
+        return self.coverage is not None and self.coverage.complete
+
+    def row(self) -> list[Any]:
+        cov = self.coverage
+        built_on = (
+            [cov.archived_to, cov.known_to, cov.ids(HoleKind.MISSING), cov.ids(HoleKind.PENDING)]
+            if cov
+            else [None, None, "", ""]
+        )
+        return [self.site, self.table_id, verdict(cov), self.rounds,
+                self.staked, self.paid, self.house_net, self.dealer_errors, self.faults, self.voids,
+                self.jackpot_meter, self.currency or "", *built_on]  # fmt: skip
+
+
+# Counted per table and window: (attribute, which events).
+EVENT_COUNTS = (
+    ("dealer_errors", "topic = 'events/dealer_error'"),
+    ("faults", "topic = 'events/fault' AND data->>'state' = 'raised'"),
+    ("voids", "topic = 'events/round' AND data->>'phase' = 'void'"),
+)
+
+
+def event_counts(
+    conn: psycopg.Connection, since: datetime, until: datetime
+) -> Iterator[tuple[str, str, str, int]]:
+    """(site, table, attribute, count) of each of ``EVENT_COUNTS`` in ``[since, until)``."""
+    for attr, where in EVENT_COUNTS:
+        for site, table_id, n in conn.execute(
+            f"SELECT site, table_id, count(*) FROM events WHERE {where} AND ts >= %s AND ts < %s GROUP BY 1, 2",
+            (since, until),
+        ).fetchall():
+            yield site, table_id, attr, int(n)
+
+
+def day_bounds(day: date) -> tuple[datetime, datetime]:
+    start = datetime.combine(day, time(0), tzinfo=UTC)
+    return start, start + timedelta(days=1)
+
+
+def meter_history(
+    conn: psycopg.Connection, since: datetime, until: datetime, table: str | None = None
+) -> list[tuple[str, str, int, datetime, str, int]]:
+    """(site, table, event_id, ts, action, meter) of every ``events/jackpot`` carrying a numeric meter."""
+    return conn.execute(
+        "SELECT site, table_id, event_id, ts, coalesce(data->>'action', ''), (data->>'meter')::text::numeric"
+        " FROM events WHERE topic = 'events/jackpot' AND jsonb_typeof(data->'meter') = 'number'"
+        " AND ts >= %s AND ts < %s AND (%s::text IS NULL OR table_id = %s) ORDER BY site, table_id, event_id",
+        (since, until, table, table),
+    ).fetchall()
+
+
+def day_report(conn: psycopg.Connection, day: date) -> list[TableDay]:
+    start, end = day_bounds(day)
+    out: dict[tuple[str, str], TableDay] = {}
+
+    def get(site: str, table_id: str) -> TableDay:
+        return out.setdefault((site, table_id), TableDay(site, table_id))
+
+    staked = (
+        sum_of_sql(num_sql("x->'stake'"), "hands")
+        + " + " + sum_of_sql(num_sql("x->'amount'"), "insurance")
+        + " + " + sum_of_sql(num_sql("x->'stake'"), "side_bets")
+    )  # fmt: skip
+    for site, table_id, rounds, stake_sum, net_sum in conn.execute(
+        f"SELECT site, table_id, count(*), coalesce(sum({staked}), 0), coalesce(sum({TOTAL_NET_SQL}), 0)"
+        " FROM events WHERE topic = 'events/settlement'"
+        " AND ts >= %s AND ts < %s GROUP BY 1, 2",
+        (start, end),
+    ).fetchall():
+        t = get(site, table_id)
+        t.rounds, t.staked = int(rounds), int(stake_sum)
+        t.paid, t.house_net = int(stake_sum + net_sum), int(-net_sum)
+    for site, table_id, attr, n in event_counts(conn, start, end):
+        setattr(get(site, table_id), attr, n)
+    for site, table_id, _eid, ts, _action, meter in meter_history(conn, start, end):
+        t = get(site, table_id)
+        t.meter.append((ts, int(meter)))
+        t.jackpot_meter = int(meter)
+    for key, cov in coverage(conn, start, end).items():
+        if key in out or not cov.complete:  # a day lost whole to a hole is listed too
+            get(*key).coverage = cov
+    currencies = table_currencies(conn)
+    for key, t in out.items():
+        t.currency = currencies.get(key)
+    return [out[k] for k in sorted(out)]
+
+
+# ---- output ----
+def csv_cell(value: Any) -> Any:
+    """CSV cells a spreadsheet would run as a formula are quoted with a leading apostrophe."""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return "" if value is None else value
+
+
+def to_csv(rows: list[TableDay]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(COLUMNS)
+    for r in rows:
+        w.writerow([csv_cell(v) for v in r.row()])
+    return buf.getvalue()
+
+
+def built_on(rows: list[TableDay], day: date) -> list[str]:
+    """One line per table: what its figures for the day are built on (for a person, e.g. on stderr)."""
+    return [
+        f"{safe(r.site, 64)}/{safe(r.table_id, 64)} {day.isoformat()}: "
+        + (r.coverage.summary() if r.coverage else UNKNOWN_TABLE)
+        for r in rows
+    ]

@@ -1,0 +1,300 @@
+"""A shift's figures (``tablectl floor shift``) per table, pit and floor, for any window, from the archived events.
+
+What a table-games manager reads, each figure from the tables' own published events:
+
+| figure | how |
+|---|---|
+| ``rounds`` | ``events/settlement`` in the window |
+| ``rounds_per_hour`` | rounds ÷ the window's hours |
+| ``handle_main`` | Σ the settlements' hand stakes (doubles and splits included) |
+| ``handle_side`` / ``handle_insurance`` | Σ side-bet stakes / Σ insurance amounts |
+| ``handle`` | main + side + insurance: what the players staked against the house |
+| ``paid`` | what went back to the players: handle + Σ ``total_net`` (stakes returned on wins and pushes + winnings) |
+| ``win`` | the house's result: −Σ ``total_net`` (= handle − paid) |
+| ``hold_pct`` | win ÷ handle × 100 (empty without handle) |
+| ``theoretical_win`` | Σ original main bets (each seat's first hand, halved if doubled) × the profile's house edge |
+| ``dealer_errors`` / ``errors_per_100`` | ``events/dealer_error``; per 100 rounds |
+| ``faults`` / ``voids`` | ``events/fault`` raised; ``events/round`` with phase ``void`` (bets returned) |
+| ``jackpot_handle`` | chips collected (``events/jackpot`` ``contribution``) × the chip value (PT-2001 r.47) |
+| ``jackpot_contributions`` | what those chips added to the meter (meter after each contribution − before it) |
+| ``jackpot_payouts`` | Σ ``events/jackpot`` ``paid`` amounts |
+
+The house edge is the settlement's profile's (controller/rules/strategy.py); a profile the floor does not know
+adds nothing to ``theoretical_win``. Against ``win`` it tells luck from leak.
+
+The jackpot's figures are staked on and paid from the progressive pool, not against the house: they are not in
+``handle`` or ``win``. The chip value is the table's newest ``state/jackpot`` ``bet_value``.
+
+A pit sums its tables, the floor its pits (pits from the floor's layout, layout.py). Each row says whether the
+archive is complete for its window (coverage.py): a table's row is INCOMPLETE when a hole of its archive may fall
+in the window, a pit's or the floor's when one of its tables' is; their sums are then of what is archived, and
+the row says so. Money is integer minor units; rows whose tables use more than one currency leave money empty.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass, field, fields
+from datetime import datetime, timedelta
+from decimal import Decimal
+
+import psycopg
+
+from controller.rules.profiles import ProfileError
+from floor.coverage import UNKNOWN_TABLE, Coverage, coverage
+from floor.layout import Layout
+from floor.play_rounds import profile_edge
+from floor.queries import table_currencies
+from floor.report import TOTAL_NET_SQL, csv_cell, event_counts, num_sql, sum_of_sql
+from floor.shift_dealers import DealerRow
+
+MAX_WINDOW = timedelta(days=31)  # the longest window of a shift or sessions query (command line, dashboard)
+SERIES_LIMIT = 20_000  # settlements drawn in the page's plots (the figures count every one)
+
+
+_BET_VALUE = num_sql("data->'bet_value'")
+
+
+@dataclass
+class Figures:
+    rounds: int = 0
+    handle_main: int = 0
+    handle_side: int = 0
+    handle_insurance: int = 0
+    paid: int = 0
+    win: int = 0
+    dealer_errors: int = 0
+    faults: int = 0
+    voids: int = 0
+    jackpot_handle: int = 0
+    jackpot_contributions: int = 0
+    jackpot_payouts: int = 0
+    theoretical_win: int = 0
+
+    @property
+    def handle(self) -> int:
+        return self.handle_main + self.handle_side + self.handle_insurance
+
+    def hold_pct(self) -> Decimal | None:
+        return (Decimal(self.win) * 100 / self.handle).quantize(Decimal("0.01")) if self.handle else None
+
+    def errors_per_100(self) -> Decimal | None:
+        return (
+            (Decimal(self.dealer_errors) * 100 / self.rounds).quantize(Decimal("0.1"))
+            if self.rounds
+            else None
+        )
+
+    def add(self, other: Figures) -> None:
+        for f in fields(self):
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+
+
+@dataclass
+class ShiftRow:
+    level: str  # "table" | "pit" | "floor"
+    name: str  # table id, pit name or "floor"
+    pit: str
+    area: str
+    figures: Figures = field(default_factory=Figures)
+    hours: Decimal = Decimal(0)
+    currency: str | None = None  # None: none published, or several (money then not summed)
+    mixed_currency: bool = False
+    tables: list[str] = field(default_factory=list)
+    incomplete: list[str] = field(default_factory=list)  # the tables (with what they lack) not complete
+    coverage: Coverage | None = None  # a table's own
+
+    @property
+    def complete(self) -> bool:
+        return not self.incomplete
+
+    def rounds_per_hour(self) -> Decimal | None:
+        return (self.figures.rounds / self.hours).quantize(Decimal("0.1")) if self.hours else None
+
+
+def _table_figures(
+    conn: psycopg.Connection, since: datetime, until: datetime
+) -> dict[tuple[str, str], Figures]:
+    out: dict[tuple[str, str], Figures] = {}
+
+    def get(site: str, table_id: str) -> Figures:
+        return out.setdefault((site, table_id), Figures())
+
+    main, side = sum_of_sql(num_sql("x->'stake'"), "hands"), sum_of_sql(num_sql("x->'stake'"), "side_bets")
+    ins, net = sum_of_sql(num_sql("x->'amount'"), "insurance"), TOTAL_NET_SQL
+    for site, table_id, n, m, s, i, t in conn.execute(
+        f"SELECT site, table_id, count(*), coalesce(sum({main}), 0), coalesce(sum({side}), 0),"
+        f" coalesce(sum({ins}), 0), coalesce(sum({net}), 0) FROM events WHERE topic = 'events/settlement'"
+        " AND ts >= %s AND ts < %s GROUP BY 1, 2",
+        (since, until),
+    ).fetchall():
+        f = get(site, table_id)
+        f.rounds, f.handle_main, f.handle_side, f.handle_insurance = int(n), int(m), int(s), int(i)
+        f.paid, f.win = int(m + s + i + t), int(-t)
+    for site, table_id, attr, n in event_counts(conn, since, until):
+        setattr(get(site, table_id), attr, n)
+    _jackpot(conn, since, until, get)
+    _theoretical(conn, since, until, get)
+    return out
+
+
+def _theoretical(conn: psycopg.Connection, since: datetime, until: datetime, get) -> None:  # type: ignore[no-untyped-def]
+    """Σ original main bets × the house edge of each settlement's profile (per table and profile)."""
+    stake = num_sql("x->'stake'")
+    half = "(CASE WHEN x->>'doubled' = 'true' THEN 2 ELSE 1 END)"
+    first = f"(CASE WHEN x->>'hand' = '0' THEN {stake} / {half} ELSE 0 END)"
+    for site, table_id, profile, bets in conn.execute(
+        f"SELECT site, table_id, data->>'profile', coalesce(sum({sum_of_sql(first, 'hands')}), 0) FROM events"
+        " WHERE topic = 'events/settlement' AND ts >= %s AND ts < %s GROUP BY 1, 2, 3",
+        (since, until),
+    ).fetchall():
+        try:
+            edge = profile_edge(profile) if isinstance(profile, str) else 0.0
+        except ProfileError:
+            edge = 0.0
+        get(site, table_id).theoretical_win += round(int(bets) * edge)
+
+
+def _jackpot(conn: psycopg.Connection, since: datetime, until: datetime, get) -> None:  # type: ignore[no-untyped-def]
+    """Chips × chip value, what the contributions added to the meter (after minus the meter before, from the
+    table's previous jackpot event, which may lie before the window), and the payouts."""
+    values = dict(
+        ((s, t), int(v))
+        for s, t, v in conn.execute(
+            "SELECT t.site, t.table_id, e.v FROM floor_tables t CROSS JOIN LATERAL (SELECT"
+            f" {_BET_VALUE} AS v FROM events"
+            " WHERE site = t.site AND table_id = t.table_id AND topic = 'state/jackpot'"
+            " ORDER BY event_id DESC LIMIT 1) e"
+        ).fetchall()
+    )
+    rows = conn.execute(
+        "SELECT site, table_id, ts, data->>'action', "
+        + num_sql("data->'meter'")
+        + ", "
+        + num_sql("data->'chips'")
+        + ", "
+        + num_sql("data->'amount'")
+        + ", lag("
+        + num_sql("data->'meter'")
+        + ") OVER"
+        " (PARTITION BY site, table_id ORDER BY event_id) FROM events WHERE topic = 'events/jackpot'"
+        " AND jsonb_typeof(data->'meter') = 'number' AND ts < %s ORDER BY site, table_id, event_id",
+        (until,),
+    ).fetchall()
+    for site, table_id, ts, action, meter, chips, amount, before in rows:
+        if ts < since:
+            continue
+        f = get(site, table_id)
+        if action == "contribution":
+            f.jackpot_handle += int(chips) * values.get((site, table_id), 0)
+            f.jackpot_contributions += int(meter - before) if before is not None else 0
+        elif action == "paid":
+            f.jackpot_payouts += int(amount)
+
+
+def _hours(since: datetime, until: datetime) -> Decimal:
+    return Decimal((until - since).total_seconds()) / 3600
+
+
+def shift_report(
+    conn: psycopg.Connection, since: datetime, until: datetime, layout: Layout
+) -> list[ShiftRow]:
+    """Rows for every table with anything in the window or a hole touching it, each pit and the floor: tables
+    first (by pit), then pits, then the floor."""
+    figures = _table_figures(conn, since, until)
+    covers = coverage(conn, since, until)
+    currencies = table_currencies(conn)
+    keys = sorted(set(figures) | {k for k, c in covers.items() if not c.complete})
+    hours = _hours(since, until)
+    tables: list[ShiftRow] = []
+    for site, table_id in keys:
+        pit = layout.pit_of(table_id)
+        row = ShiftRow("table", table_id, pit.name, pit.area, figures.get((site, table_id), Figures()), hours)
+        row.currency, row.tables = currencies.get((site, table_id)), [table_id]
+        row.coverage = covers.get((site, table_id))
+        if row.coverage is None or not row.coverage.complete:
+            row.incomplete = [f"{table_id}: {row.coverage.summary() if row.coverage else UNKNOWN_TABLE}"]
+        tables.append(row)
+    tables.sort(key=lambda r: (r.area, r.pit, r.name))
+    pits: dict[tuple[str, str], ShiftRow] = {}
+    floor = ShiftRow("floor", "floor", "", "", Figures(), hours)
+    for row in tables:
+        pit = pits.setdefault(
+            (row.area, row.pit), ShiftRow("pit", row.pit, row.pit, row.area, Figures(), hours)
+        )
+        for group in (pit, floor):
+            _sum_into(group, row)
+    return [*tables, *[pits[k] for k in sorted(pits)], floor]
+
+
+def _sum_into(group: ShiftRow, row: ShiftRow) -> None:
+    group.figures.add(row.figures)
+    group.tables.append(row.name)
+    group.incomplete += row.incomplete
+    if row.currency and group.currency not in (None, row.currency):
+        group.mixed_currency = True
+    group.currency = group.currency or row.currency
+
+
+COLUMNS = ("level", "area", "pit", "table", "archive", "rounds", "hours", "rounds_per_hour", "handle_minor",
+           "handle_main_minor", "handle_side_minor", "handle_insurance_minor", "paid_minor", "win_minor",
+           "theoretical_win_minor", "hold_pct", "dealer_errors", "errors_per_100_rounds", "faults", "voids",
+           "jackpot_handle_minor", "jackpot_contributions_minor", "jackpot_payouts_minor", "currency",
+           "incomplete", "dealer")  # fmt: skip
+
+
+def row_values(r: ShiftRow) -> list[object]:
+    f = r.figures
+    money = (f.handle, f.handle_main, f.handle_side, f.handle_insurance, f.paid, f.win, f.jackpot_handle,
+             f.jackpot_contributions, f.jackpot_payouts, f.theoretical_win)  # fmt: skip
+    m = [None if r.mixed_currency else v for v in money]
+    table = r.name if r.level == "table" else ""
+    return [r.level, r.area, r.pit, table, "complete" if r.complete else "INCOMPLETE", f.rounds,
+            r.hours.quantize(Decimal("0.01")), r.rounds_per_hour(), m[0], m[1], m[2], m[3], m[4], m[5],
+            m[9], f.hold_pct(), f.dealer_errors, f.errors_per_100(), f.faults, f.voids, m[6], m[7], m[8],
+            "mixed" if r.mixed_currency else (r.currency or ""), "; ".join(r.incomplete), ""]  # fmt: skip
+
+
+def dealer_incomplete(d: DealerRow, rows: list[ShiftRow]) -> list[str]:
+    """A dealer's figures are as complete as the archives of the tables dealt."""
+    return [line for r in rows if r.level == "table" and r.name in d.tables for line in r.incomplete]
+
+
+def dealer_values(d: DealerRow, rows: list[ShiftRow]) -> list[object]:
+    """A dealer's row in the table's columns (issue 29): the tables dealt, rounds, hours on duty, rounds per
+    hour on duty, dealer errors and per 100 rounds; the money columns stay empty (the house's figures are the
+    tables')."""
+    missing = dealer_incomplete(d, rows)
+    values: dict[str, object] = {
+        "level": "dealer", "table": " ".join(d.tables), "archive": "INCOMPLETE" if missing else "complete",
+        "rounds": d.rounds, "hours": d.hours.quantize(Decimal("0.01")), "rounds_per_hour": d.rounds_per_hour(),
+        "dealer_errors": d.dealer_errors, "errors_per_100_rounds": d.errors_per_100(),
+        "incomplete": "; ".join(missing), "dealer": d.dealer if d.dealer is not None else NOBODY_SIGNED_IN,
+    }  # fmt: skip
+    return [values.get(c) for c in COLUMNS]
+
+
+NOBODY_SIGNED_IN = "(nobody signed in)"
+
+
+def to_csv(rows: list[ShiftRow], dealers: Sequence[DealerRow] = ()) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(COLUMNS)
+    for r in rows:
+        w.writerow([csv_cell("" if v is None else v) for v in row_values(r)])
+    for d in dealers:
+        w.writerow([csv_cell("" if v is None else v) for v in dealer_values(d, rows)])
+    return buf.getvalue()
+
+
+def win_series(conn: psycopg.Connection, since: datetime, until: datetime) -> list[tuple[datetime, int]]:
+    """(ts, the house's result of that round) of the window's settlements in time order, for the plots."""
+    rows = conn.execute(
+        f"SELECT ts, -{TOTAL_NET_SQL} FROM events WHERE topic = 'events/settlement'"
+        " AND ts >= %s AND ts < %s ORDER BY ts LIMIT %s",
+        (since, until, SERIES_LIMIT),
+    ).fetchall()
+    return [(ts, int(v)) for ts, v in rows]

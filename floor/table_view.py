@@ -1,0 +1,190 @@
+"""A table's page in the dashboard (``GET /api/table?site=S&table=T``), read from the archive, in people's words.
+
+- ``round``: the round in progress as the table published it (its newest ``state/round``): only public cards.
+  The table withholds the hole card (``??``) until it is revealed (PT-2001 r.17); here every dealer card after
+  the first is withheld too while ``hole_card_hidden`` holds, whatever the document carries.
+- ``rounds``: the last ``MAX_ROUNDS`` settlements: when, outcome and net per seat (money in the site's currency).
+- ``alerts``: the floor's alerts of the table (open and acknowledged, with who and when) and the history of the
+  table's own open alerts (each archived ``alerts/open``: when an alert was first and last seen open).
+- ``meter``: the jackpot meter over ``METER_HOURS`` (each ``events/jackpot`` with a meter), drawn by the page.
+- ``archive``: whether the archive is complete for what is shown (coverage.py), to which event, ``verified_to``.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import psycopg
+
+from controller.words import (
+    FACE_DOWN,
+    OUTCOME_WORDS,
+    PHASE_WORDS,
+    STATE_WORDS,
+    STATUS_WORDS,
+    alert_words,
+    card_face,
+    hand_label,
+    money,
+    words,
+)
+from floor.coverage import coverage
+from floor.queries import floor_alerts, table_currencies
+from floor.report import meter_history
+
+MAX_ROUNDS = 30
+MAX_ALERT_DOCS = 200
+METER_HOURS = 24
+MAX_SEATS = 9
+MAX_CARDS = 24
+
+
+def _int(v: Any) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def _text(v: Any, limit: int = 64) -> str:
+    return str(v)[:limit] if v is not None else ""
+
+
+def _list(v: Any, limit: int) -> list[Any]:
+    return v[:limit] if isinstance(v, list) else []
+
+
+def _newest(conn: psycopg.Connection, site: str, table: str, topic: str) -> dict[str, Any]:
+    row = conn.execute(
+        "SELECT data FROM events WHERE site = %s AND table_id = %s AND topic = %s ORDER BY event_id DESC LIMIT 1",
+        (site, table, topic),
+    ).fetchone()
+    return row[0] if row and isinstance(row[0], dict) else {}
+
+
+def public_round(doc: dict[str, Any], currency: str) -> dict[str, Any] | None:
+    """The round in progress with only its public cards, in words; None when no round is on."""
+    if not doc or doc.get("round_id") is None or doc.get("phase") in (None, "none"):
+        return None
+    dealer = doc.get("dealer") if isinstance(doc.get("dealer"), dict) else {}
+    cards = [card_face(c) for c in _list(dealer.get("cards"), MAX_CARDS)]
+    if dealer.get("hole_card_hidden") is not False:  # unknown counts as hidden
+        cards = cards[:1] + [FACE_DOWN] * min(len(cards) - 1, 1) if cards else []
+    seats = []
+    for s in _list(doc.get("seats"), MAX_SEATS):
+        if not isinstance(s, dict):
+            continue
+        hands = _list(s.get("hands"), 4)
+        for h in hands:
+            if not isinstance(h, dict):
+                continue
+            seats.append({
+                "hand": hand_label(_int(s.get("seat")), _int(h.get("hand")), len(hands) > 1),
+                "cards": " ".join(card_face(c) for c in _list(h.get("cards"), MAX_CARDS)) or "–",
+                "total": _int(h.get("total")),
+                "stake": money(_int(h.get("stake")), currency),
+                "status": words(STATUS_WORDS, _text(h.get("status"), 20)),
+            })  # fmt: skip
+    return {
+        "round_id": _text(doc.get("round_id")),
+        "phase": words(PHASE_WORDS, _text(doc.get("phase"), 20)),
+        "dealer": " ".join(cards) or "–",
+        "dealer_total": _int(dealer.get("total")),
+        "hands": seats,
+    }
+
+
+def _rounds(conn: psycopg.Connection, site: str, table: str, currency: str) -> list[dict[str, Any]]:
+    rows = conn.execute(
+        "SELECT event_id, ts, data FROM events WHERE site = %s AND table_id = %s AND topic = 'events/settlement'"
+        " ORDER BY event_id DESC LIMIT %s",
+        (site, table, MAX_ROUNDS),
+    ).fetchall()
+    out = []
+    for event_id, ts, data in rows:
+        data = data if isinstance(data, dict) else {}
+        seats = []
+        for h in _list(data.get("hands"), 40):
+            if isinstance(h, dict):
+                seats.append(f"{hand_label(_int(h.get('seat')), _int(h.get('hand')))}: "
+                             f"{words(OUTCOME_WORDS, _text(h.get('outcome'), 20))}, "
+                             f"{money(_int(h.get('net')), currency, sign=True)}")  # fmt: skip
+        nets = data.get("seat_nets") if isinstance(data.get("seat_nets"), dict) else {}
+        out.append({
+            "round_id": _text(data.get("round_id")),
+            "settled": ts.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
+            "event_id": event_id,
+            "hands": seats,
+            "seat_nets": [f"Seat {_text(k, 3)}: {money(_int(v), currency, sign=True)}" for k, v in
+                          list(nets.items())[:MAX_SEATS]],
+            "total_net": money(_int(data.get("total_net")), currency, sign=True),
+        })  # fmt: skip
+    return out
+
+
+def _alerts(conn: psycopg.Connection, site: str, table: str) -> dict[str, list[dict[str, Any]]]:
+    floor = [
+        a.to_json() for a in floor_alerts(conn, open_only=False, table=table, limit=100) if a.site == site
+    ]
+    for a in floor:
+        a["kind_words"] = alert_words(a.get("kind"))
+    seen: dict[int, dict[str, Any]] = {}
+    for ts, data in conn.execute(
+        "SELECT ts, data FROM events WHERE site = %s AND table_id = %s AND topic = 'alerts/open'"
+        " ORDER BY event_id DESC LIMIT %s",
+        (site, table, MAX_ALERT_DOCS),
+    ).fetchall():
+        for a in _list((data or {}).get("alerts") if isinstance(data, dict) else None, 50):
+            if not isinstance(a, dict) or _int(a.get("alert_id")) is None:
+                continue
+            when = ts.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+            entry = seen.setdefault(a["alert_id"], {
+                "alert_id": a["alert_id"], "kind": _text(a.get("kind"), 40),
+                "kind_words": alert_words(_text(a.get("kind"), 40)), "severity": _text(a.get("severity"), 10),
+                "message": _text(a.get("reason"), 300), "last_seen_open": when,
+            })  # fmt: skip
+            entry["first_seen_open"] = when  # rows come newest first
+    return {"floor": floor, "table": sorted(seen.values(), key=lambda a: a["alert_id"], reverse=True)}
+
+
+def table_view(
+    conn: psycopg.Connection, site: str, table: str, now: datetime | None = None
+) -> dict[str, Any]:
+    now = now or datetime.now(UTC)
+    known = conn.execute(
+        "SELECT status, contiguous_to FROM floor_tables WHERE site = %s AND table_id = %s", (site, table)
+    ).fetchone()
+    if known is None:
+        return {}
+    currency = table_currencies(conn).get((site, table), "")
+    state = _newest(conn, site, table, "state/table")
+    since = now - timedelta(hours=METER_HOURS)
+    meter = [(ts.timestamp(), int(m)) for _s, _t, _e, ts, _a, m in meter_history(conn, since, now, table)
+             if _s == site][-2000:]  # fmt: skip
+    cov = coverage(conn, None, None, table).get((site, table))
+    verified = conn.execute(
+        "SELECT max(event_id) FROM events WHERE site = %s AND table_id = %s AND verified", (site, table)
+    ).fetchone()[0]
+    return {
+        "site": site,
+        "table": table,
+        "status": _text(known[0] or "unknown", 20),
+        "state": words(STATE_WORDS, _text(state.get("state"), 40)) if state.get("state") else "not heard yet",
+        "game": _text(state.get("profile"), 40),
+        "dealer": _text(state.get("dealer"), 40),
+        "faults": [alert_words(_text(f, 40)) for f in _list(state.get("faults"), 10)],
+        "currency": currency,
+        "round": public_round(_newest(conn, site, table, "state/round"), currency),
+        "rounds": _rounds(conn, site, table, currency),
+        "alerts": _alerts(conn, site, table),
+        "meter": {
+            "since": since.timestamp(),
+            "until": now.timestamp(),
+            "points": meter,
+            "now": money(meter[-1][1], currency) if meter else "—",
+        },
+        "archive": {
+            "complete": bool(cov and cov.complete),
+            "verdict": cov.summary() if cov else "INCOMPLETE: nothing archived",
+            "archived_to": cov.archived_to if cov else 0,
+            "verified_to": verified or 0,
+        },
+    }
