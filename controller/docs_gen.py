@@ -1,8 +1,10 @@
-"""Generate docs from code (state diagram, schemas index) and, with --check, fail when docs/ is stale."""
+"""Generate docs from code (state diagram, package layers, wiring, profile settings) and, with --check, fail when
+docs/ is stale."""
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -19,6 +21,10 @@ def _register() -> None:
 
     GENERATORS["docs/wiring.md"] = render_example
     GENERATORS["docs/profile-settings.md"] = render_profile_settings
+    if importlib.util.find_spec("grimp") is not None:  # development tooling, installed with import-linter
+        from controller.layers_doc import render_doc
+
+        GENERATORS["docs/architecture.md"] = render_doc
     try:
         from controller.table.diagram import render_mermaid_doc
     except ImportError:

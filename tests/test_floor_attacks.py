@@ -21,7 +21,7 @@ from controller.cli import main as tablectl
 from controller.floor.archive import ArchiveConfig, ArchiveWorker
 from controller.floor.dashboard import snapshot
 from controller.journal.event_chain import chained_text
-from controller.mqtt.topics import Topics
+from controller.topics import Topics
 from tablebench.broker import Broker
 from tests.support.broker import USERS, Recorder
 from tests.support.floor import FLOOR_USERS, StandInTable, now_ts, temp_database, wait_until

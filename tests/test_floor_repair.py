@@ -27,7 +27,7 @@ from controller.floor.archive import ArchiveConfig, ArchiveWorker
 from controller.floor.bridge import load, render
 from controller.floor.gaps import GapFinder
 from controller.floor.messages import TableRef
-from controller.journal.replay import RATE_PER_KEY, RATE_WINDOW_S
+from controller.mqtt.replay import RATE_PER_KEY, RATE_WINDOW_S
 from tablebench.broker import Broker
 from tests.support.floor import FLOOR_USERS, StandInTable, temp_database, wait_until
 from tests.test_floor_bridge import write_configs

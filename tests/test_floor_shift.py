@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from controller.cli import main as tablectl
+from controller.effects import JournalRecord
 from controller.floor.layout import LayoutError, parse_layout
-from controller.table.effects import JournalRecord
 from controller.table.messages import messages
 from tablebench.table_testing import Harness, play_two_rounds
 from tests.support.floor import migrated_database

@@ -21,8 +21,8 @@ from pathlib import Path
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from controller.audit.checkpoint import follows, parse_checkpoint, public_key_hex, sign_checkpoint
-from controller.audit.checkpointer import TOPIC, Checkpointer
 from controller.audit.keys import load_or_create, public_key_from_manifest, public_key_hex_of
+from controller.journal.checkpointer import TOPIC, Checkpointer
 from controller.journal.store import Journal, chain_hash, iso_ts
 from controller.table import TableController, inputs
 from drivers import events as ev

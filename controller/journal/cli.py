@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from controller.audit.cadence import INTERVAL_S, missing_checkpoint
+from controller.journal.cadence import INTERVAL_S, missing_checkpoint
 from controller.journal.export import ExportError, export_session
 from controller.journal.retention_cli import (
     Settings,

@@ -1,6 +1,6 @@
 """The inputs that arrive on their own, for the table shell: the shoe's event pump (bursts committed in one
 transaction), the ticker (lid deadline), and the GPIO edges (dealer buttons, lid switch; the chip slots are the
-jackpot's: controller/jackpot/wiring.py). Part of ``TableController`` (controller.py)."""
+jackpot's: controller/service_jackpot.py). Part of ``TableController`` (controller.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import contextlib
 import logging
 
 from controller.actions import BUTTON_ACTIONS
-from controller.table.effects import Rejected
+from controller.effects import Rejected
 from controller.table.journal_io import JournalWriteFailed
 from drivers import events as ev
 

@@ -12,7 +12,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Input, Label
 
 from controller.mqtt.userkeys import KeyFileError, check_pin
-from controller.terminal.plain import clean
+from controller.plain import clean
 from controller.terminal.prompt import PromptScreen
 
 

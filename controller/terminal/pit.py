@@ -22,6 +22,7 @@ from textual.app import App, ComposeResult
 from textual.widgets import Button, Static
 
 from controller.client import CommandFailed, Event, TableClient
+from controller.plain import clean, plain
 from controller.terminal.credentials import Credential, CredentialScreen
 from controller.terminal.pit_connection import PitConnection
 from controller.terminal.pit_dealer import dealer_args, shown_bet
@@ -47,7 +48,6 @@ from controller.terminal.pit_supervisor import (
     supervisor_call,
     supervisor_default,
 )
-from controller.terminal.plain import clean, plain
 from controller.terminal.view import (
     BETTING_INPUTS,
     PLAY_INPUTS,
@@ -169,7 +169,7 @@ class PitApp(App[None]):
         return tuple(c for c in CHIPS if lo <= c <= hi) or (lo or CHIPS[0],)
 
     def refresh_view(self) -> None:
-        """Every value from outside goes through controller/terminal/plain.py (text, never markup); a panel whose
+        """Every value from outside goes through controller/plain.py (text, never markup); a panel whose
         document cannot be shown says so instead of stopping the terminal."""
         for name, render in (
             ("#banner", self._banner),
