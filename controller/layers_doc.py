@@ -15,7 +15,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = ROOT / "pyproject.toml"
 DOC = ROOT / "docs" / "architecture.md"
-ROOTS = ("controller", "drivers")
 BEGIN = "<!-- BEGIN GENERATED: package layers (python -m controller.docs_gen; do not edit by hand) -->"
 END = "<!-- END GENERATED: package layers -->"
 LAYERS_ID = "layers"
@@ -125,22 +124,25 @@ def measured_edges(layers: list[Layer], ignored: list[str]) -> dict[tuple[str, s
     """(importer's element, imported's element) -> True when every import behind it is a named exception.
 
     The graph is import-linter's own (grimp): every import, at module level or inside a function, but for those
-    under ``if TYPE_CHECKING:``. The root package ``controller`` (its ``__version__``) is in no layer and left out.
+    under ``if TYPE_CHECKING:``. A root package itself (``controller``: its ``__version__``) is in no layer: left out.
     """
     import grimp  # development tooling (requirements/dev.txt), as lint-imports is
 
     exceptions = {tuple(side.strip() for side in rule.split("->")) for rule in ignored}
     elements = {e: i for i, layer in enumerate(layers) for e in layer.elements}
-    graph = grimp.build_graph(*ROOTS, exclude_type_checking_imports=True, cache_dir=None)
+    config = tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))["tool"]["importlinter"]
+    roots = tuple(config["root_packages"])  # the packages import-linter reads, as it reads them
+    exclude = bool(config.get("exclude_type_checking_imports", False))
+    graph = grimp.build_graph(*roots, exclude_type_checking_imports=exclude, cache_dir=None)
     edges: dict[tuple[str, str], bool] = {}
     for module in sorted(graph.modules):
-        if module in ROOTS:
+        if module in roots:
             continue
         source = _element_of(module, elements)
         if source is None:
             raise ContractError(f"{module} is in no layer of the import contract (pyproject.toml)")
         for imported in graph.find_modules_directly_imported_by(module):
-            if imported in ROOTS:
+            if imported in roots:
                 continue
             target = _element_of(imported, elements)
             if target is None or target == source:

@@ -4,6 +4,7 @@ marks an edge that only a named exception makes."""
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -51,3 +52,13 @@ def test_the_section_is_redrawn_between_its_markers_and_the_hand_written_text_ke
     assert "old drawing" not in text and "```mermaid\nflowchart TB\n" in text
     assert text.endswith(ld.END + "\n\n## After\n\nkept\n")
     assert ld.render_doc(doc) == text  # drawn from the contract and the code alone: the same twice
+
+
+def test_the_floor_contract_names_every_layer_of_the_product_but_the_floor() -> None:
+    """The forbidden contract lists its sources by hand: a package added to a layer and not to it would be free to
+    import the floor."""
+    contracts = tomllib.loads(ld.PYPROJECT.read_text(encoding="utf-8"))["tool"]["importlinter"]["contracts"]
+    floor = next(contract for contract in contracts if contract["id"] == "floor")
+    layers, _ = ld.read_layers()
+    product = {element for layer in layers for element in layer.elements} - set(floor["forbidden_modules"])
+    assert sorted(floor["source_modules"]) == sorted(product)
