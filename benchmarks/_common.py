@@ -206,8 +206,8 @@ class InProcTable:
         from controller.journal import Journal
         from controller.mqtt.link import LinkConfig, MqttLink
         from controller.mqtt.publisher import OutboxPublisher
-        from controller.mqtt.topics import Topics
         from controller.table import LogAlerts, TableController
+        from controller.topics import Topics
         from drivers.shoe import ShoeDriver
 
         self.journal = Journal(workdir / "state" / "journal.db", table_id=TABLE)

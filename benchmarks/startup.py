@@ -33,12 +33,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks._workload import RoundWorkload, opening_inputs
 from controller.audit.checkpoint import public_key_hex
-from controller.audit.checkpointer import Checkpointer
 from controller.audit.keys import default_key_path, load_or_create
+from controller.effects import JournalRecord
 from controller.journal import Journal
+from controller.journal.checkpointer import Checkpointer
 from controller.rules.profiles import load_profile
 from controller.table.core import TableCore
-from controller.table.effects import JournalRecord
 from tablebench.stack import Stack, StackOptions
 from tablebench.table_testing import Harness
 

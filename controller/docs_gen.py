@@ -1,9 +1,10 @@
-"""Generate docs from code (state diagram, profile settings, the configuration's schemas, example and key tables)
-and, with --check, fail when one is stale."""
+"""Generate docs from code (state diagram, package layers, wiring, profile settings, the configuration's schemas,
+example and key tables) and, with --check, fail when one is stale."""
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 from collections.abc import Callable
 from functools import partial
@@ -28,6 +29,10 @@ def _register() -> None:
     GENERATORS[keys_doc.EXAMPLE] = keys_doc.render_example
     for doc in keys_doc.TABLE_DOCS:
         GENERATORS[doc] = partial(keys_doc.render_tables, ROOT, doc)
+    if importlib.util.find_spec("grimp") is not None:  # development tooling, installed with import-linter
+        from controller.layers_doc import render_doc
+
+        GENERATORS["docs/architecture.md"] = render_doc
     try:
         from controller.table.diagram import render_mermaid_doc
     except ImportError:

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from controller.hex64 import HEX64
-from controller.mqtt.topics import ALERT_TYPE, ALERTS_EVENTS, ALERTS_OPEN, ALERTS_OPEN_TYPE, EVENT_TYPES
+from controller.topics import ALERT_TYPE, ALERTS_EVENTS, ALERTS_OPEN, ALERTS_OPEN_TYPE, EVENT_TYPES
 
 MAX_PAYLOAD = 256 * 1024
 MAX_DEPTH = 32

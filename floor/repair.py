@@ -13,7 +13,7 @@ them; ids it sent are archived (a hole still open after that is asked again). A 
 nothing: "rate limited" and "busy" make the archive wait the table's whole rate window before it asks again, any
 other reason (or no answer at all) is retried with a growing delay and raises a ``replay_unanswered`` warning.
 Requests are paced to the table's published limits (``RATE_PER_KEY`` per ``RATE_WINDOW_S`` per requester, one
-range below ``MAX_RANGE`` ids; controller/journal/replay.py): one request in flight per table, at most
+range below ``MAX_RANGE`` ids; controller/mqtt/replay.py): one request in flight per table, at most
 ``RATE_PER_KEY - 1`` in any window.
 """
 
@@ -31,7 +31,7 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
-from controller.journal.replay import BUSY, MAX_RANGE, RATE_LIMITED, RATE_PER_KEY, RATE_WINDOW_S
+from controller.mqtt.replay import BUSY, MAX_RANGE, RATE_LIMITED, RATE_PER_KEY, RATE_WINDOW_S
 from floor.alerts import raise_alert
 from floor.gaps import GapFinder, Hole
 from floor.messages import ReplayClose, TableRef

@@ -1,7 +1,7 @@
 """A round's dispute report as a page (``GET /round?site=S&table=T&round=R``): the same report as ``tablectl replay
 --report``: the round rebuilt from the archive (rounds.py), settled again by the rules engine and compared with
-what the table settled, rendered by controller/rules/report.py (every value escaped). A round the archive does not
-hold whole says what it lacks instead of replaying wrong."""
+what the table settled, rendered by controller/terminal/dispute_report.py (every value escaped). A round the archive
+does not hold whole says what it lacks instead of replaying wrong."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from datetime import timedelta
 
 import psycopg
 
-from controller.rules import report
 from controller.rules.rounds import InvalidRound, replay
+from controller.terminal import dispute_report as report
 from floor.rounds import load_rounds
 
 # the report page's own policy: its inline style, nothing else (no script, no image, no frame)

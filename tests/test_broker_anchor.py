@@ -1,4 +1,4 @@
-"""The broker's retained checkpoint anchors the journal (issue 13 §1; controller/audit/anchor.py): a journal cut
+"""The broker's retained checkpoint anchors the journal (issue 13 §1; controller/mqtt/anchor.py): a journal cut
 below it, or rewritten, is the integrity fault. Found by a 300-round soak (seed 21, fault rate 0.5): a service
 that started on an empty journal, then saw the broker restart (its retained copy of the table's OWN newest
 checkpoint delivered again), took that copy for a journal cut at start-up and raised the integrity fault."""
@@ -11,8 +11,8 @@ from pathlib import Path
 
 from test_journal_prune import recorded_session
 
-from controller.audit.anchor import BrokerAnchor
 from controller.journal.store import Journal
+from controller.mqtt.anchor import BrokerAnchor
 
 
 def _checkpoints(db: Path) -> list[str]:

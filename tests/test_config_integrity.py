@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from controller.audit.manifest import write_manifest
+from controller.ops.manifest import write_manifest
 from controller.cli import main as tablectl
 from controller.config import ConfigError
 from controller.config.integrity import (

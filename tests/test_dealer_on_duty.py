@@ -8,8 +8,8 @@ import json
 
 import pytest
 
+from controller.effects import Event, EventKind, Rejected, StateDocument
 from controller.table.core import TableCore
-from controller.table.effects import Event, EventKind, Rejected, StateDocument
 from tablebench.table_testing import Harness
 
 

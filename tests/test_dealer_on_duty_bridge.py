@@ -10,7 +10,7 @@ from pathlib import Path
 
 from controller.broker import BrokerKind
 from controller.mqtt.floor_bridge import load, render
-from controller.mqtt.topics import Topics
+from controller.topics import Topics
 from tablebench.broker import Broker
 from tablebench.demo_session import prepare_session
 from tablebench.stack import Stack, StackOptions

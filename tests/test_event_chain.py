@@ -9,7 +9,7 @@ import json
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from controller.audit.checkpoint import public_key_hex, verify_checkpoint
-from controller.audit.checkpointer import Checkpointer
+from controller.journal.checkpointer import Checkpointer
 from controller.journal.event_chain import EVENT_GENESIS, read_chain
 from controller.journal.store import Journal
 

@@ -19,7 +19,7 @@ from controller.broker import BrokerKind
 from controller.canonical import canonical
 from controller.cli import main as tablectl
 from controller.journal.event_chain import chained_text
-from controller.mqtt.topics import Topics
+from controller.topics import Topics
 from floor.archive import ArchiveConfig, ArchiveWorker
 from floor.dashboard import snapshot
 from tablebench.broker import Broker

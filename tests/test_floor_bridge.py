@@ -12,7 +12,7 @@ import pytest
 from controller.broker import BrokerKind
 from controller.broker import main as broker_main
 from controller.mqtt.floor_bridge import BridgeConfigError, load, render
-from controller.mqtt.topics import Topics
+from controller.topics import Topics
 from tablebench.broker import Broker
 from tests.support.broker import Recorder
 from tests.support.floor import FLOOR_USERS, StandInTable, wait_until

@@ -22,8 +22,8 @@ import psycopg
 import pytest
 
 from controller.broker import BrokerKind
-from controller.journal.replay import RATE_PER_KEY, RATE_WINDOW_S
 from controller.mqtt.floor_bridge import load, render
+from controller.mqtt.replay import RATE_PER_KEY, RATE_WINDOW_S
 from floor import store
 from floor.archive import ArchiveConfig, ArchiveWorker
 from floor.gaps import GapFinder

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from controller.cli import main as tablectl
-from controller.table.effects import JournalRecord
+from controller.effects import JournalRecord
 from controller.table.messages import messages
 from floor.layout import LayoutError, parse_layout
 from tablebench.table_testing import Harness, play_two_rounds

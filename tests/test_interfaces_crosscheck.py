@@ -20,8 +20,8 @@ import pytest
 
 from controller.mqtt.auth import ROLE_ACTIONS
 from controller.mqtt.schemas import validate_message
-from controller.mqtt.topics import SPECS
 from controller.table.messages import Publish, messages
+from controller.topics import SPECS
 from tablebench.table_testing import Harness
 
 ROOT = Path(__file__).resolve().parents[1]

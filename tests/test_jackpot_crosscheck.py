@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from support.jackpot import BET, CFG, SEED, jackpot_messages_valid  # noqa: F401 (fixture)
 
+from controller.effects import Rejected
 from controller.jackpot import JackpotError
 from controller.jackpot import meter as mt
 from controller.jackpot.config import JackpotConfig
@@ -26,7 +27,6 @@ from controller.jackpot.table import TableJackpot
 from controller.rules.profiles import load_profile
 from controller.table import inputs
 from controller.table.core import TableCore
-from controller.table.effects import Rejected
 from controller.table.messages import messages
 from controller.words import money
 from tablebench.table_testing import Harness

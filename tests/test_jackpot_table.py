@@ -14,12 +14,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from support.jackpot import BET, CFG, SEED, jackpot_messages_valid  # noqa: F401 (fixture)
 
+from controller.effects import JournalRecord, Rejected
 from controller.jackpot.meter import UNIT
 from controller.jackpot.table import TableJackpot
 from controller.mqtt.schemas import validate_message
 from controller.rules.profiles import load_profile
 from controller.table.core import TableCore
-from controller.table.effects import JournalRecord, Rejected
 from controller.table.messages import messages
 from drivers import events as ev
 from tablebench.table_testing import Harness

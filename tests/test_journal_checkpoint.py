@@ -21,8 +21,8 @@ from pathlib import Path
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from controller.audit.checkpoint import follows, parse_checkpoint, public_key_hex, sign_checkpoint
-from controller.audit.checkpointer import TOPIC, Checkpointer
 from controller.audit.keys import load_or_create, public_key_from_manifest, public_key_hex_of
+from controller.journal.checkpointer import TOPIC, Checkpointer
 from controller.journal.store import Journal, chain_hash, iso_ts
 from controller.table import TableController, inputs
 from drivers import events as ev
@@ -428,7 +428,7 @@ def test_key_file_made_once_0600_and_its_public_key_recorded_in_the_manifest(tmp
 
 
 def test_config_record_puts_the_audit_public_key_in_the_manifest(tmp_path: Path) -> None:
-    from controller.audit.manifest import write_manifest
+    from controller.ops.manifest import write_manifest
 
     src = ROOT / "firmware_configs" / "table.example.toml"
     if not src.exists():

@@ -17,17 +17,17 @@ from pathlib import Path
 import pytest
 from test_journal_checkpoint import Table, attacker, recompute_chain, tablectl
 
-from controller.audit.anchor import BrokerAnchor
 from controller.audit.keys import load_key
-from controller.journal.prune import PruneError, prune
-from controller.journal.replay import ReplayServer
 from controller.journal.store import Journal, chain_hash
 from controller.mqtt.alerts import AlertManager
+from controller.mqtt.anchor import BrokerAnchor
 from controller.mqtt.auth import ACCEPTED_RECORD
 from controller.mqtt.link import InboundMessage
+from controller.mqtt.replay import ReplayServer
 from controller.mqtt.schemas import check
-from controller.mqtt.topics import Topics
+from controller.ops.prune import PruneError, prune
 from controller.ops.status import Status, human, prometheus
+from controller.topics import Topics
 from drivers import events as ev
 
 DAY = 86400.0

@@ -13,11 +13,11 @@ from test_journal_checkpoint import tablectl
 
 from controller.audit.keys import load_key, public_key_from_manifest
 from controller.journal.archive import archive
-from controller.journal.prune import prune
 from controller.journal.store import Journal
-from controller.mqtt.topics import Topics
+from controller.ops.prune import prune
 from controller.ops.status import read
 from controller.table import TableController
+from controller.topics import Topics
 from tablebench.stack import Stack, StackOptions
 
 DAY = 86400.0

@@ -12,8 +12,8 @@ import json
 from pathlib import Path
 
 from controller.cli import main as tablectl
+from controller.effects import JournalRecord
 from controller.journal.store import Journal
-from controller.table.effects import JournalRecord
 from tablebench.table_testing import Harness
 
 

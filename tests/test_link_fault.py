@@ -17,11 +17,11 @@ import pytest
 from support.table import SAFETY_PINS, open_continuous
 
 from controller.actions import DEALER_ACTIONS
+from controller.effects import Rejected
 from controller.gpio import FakeBoard
 from controller.journal.store import Journal
 from controller.mqtt.auth import ROLE_ACTIONS
 from controller.table import TableController, inputs
-from controller.table.effects import Rejected
 from controller.table.messages import messages
 from controller.terminal.pit_keys import SUPERVISOR_KEYS
 from controller.terminal.pit_panels import link_line

@@ -27,8 +27,8 @@ from controller.mqtt.commands import CommandIntake, CommandRequest
 from controller.mqtt.link import MqttLink
 from controller.mqtt.publisher import OutboxPublisher
 from controller.mqtt.signed_command import build_command
-from controller.mqtt.topics import Topics
 from controller.mqtt.userkeys import public_key_hex
+from controller.topics import Topics
 from tablebench.broker import Broker
 
 SITE = "lisbon"

@@ -16,7 +16,7 @@ from support.broker import Recorder, dedupe_in_order, link_config, new_topics
 from controller.journal.store import Journal
 from controller.mqtt.link import MqttLink
 from controller.mqtt.publisher import OutboxPublisher
-from controller.mqtt.topics import Topics, event_topic, state_topic
+from controller.topics import Topics, event_topic, state_topic
 from tablebench.broker import Broker
 
 
@@ -153,7 +153,7 @@ _CHILD = """
 import asyncio, sys
 sys.path.insert(0, "tests")
 from controller.mqtt.link import MqttLink, LinkConfig
-from controller.mqtt.topics import Topics
+from controller.topics import Topics
 async def main():
     link = MqttLink(LinkConfig(host="127.0.0.1", port=int(sys.argv[1]), username="table-T1",
                                password=sys.argv[3], keepalive=5), Topics(sys.argv[2], "T1"))

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from controller.mqtt.schemas import MessageInvalid, schema_files, validate_message
-from controller.mqtt.topics import SPECS, Topics, event_topic, spec_for, state_topic
+from controller.topics import SPECS, Topics, event_topic, spec_for, state_topic
 
 DOC = (Path(__file__).resolve().parents[1] / "docs" / "mqtt.md").read_text()
 

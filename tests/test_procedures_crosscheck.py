@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
+from controller.effects import Rejected
 from controller.table.core import CARD_CODES
-from controller.table.effects import Rejected
 from controller.table.messages import messages
 from drivers import events as ev
 from tablebench.table_testing import Harness

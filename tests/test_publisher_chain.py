@@ -18,7 +18,7 @@ from controller.canonical import canonical
 from controller.journal.store import Journal
 from controller.mqtt.link import MqttLink
 from controller.mqtt.publisher import OutboxPublisher
-from controller.mqtt.topics import Topics, event_topic, state_topic
+from controller.topics import Topics, event_topic, state_topic
 from tablebench.broker import Broker
 
 

@@ -13,11 +13,11 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 from support.broker import Recorder, link_config, new_topics
 
-from controller.journal.replay import MAX_RANGE, RATE_PER_KEY, ReplayServer
 from controller.journal.store import Journal
 from controller.mqtt.link import MqttLink
 from controller.mqtt.publisher import OutboxPublisher
-from controller.mqtt.topics import Topics, event_topic
+from controller.mqtt.replay import MAX_RANGE, RATE_PER_KEY, ReplayServer
+from controller.topics import Topics, event_topic
 from tablebench.broker import Broker
 
 

@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.table import SAFETY_PINS, open_continuous
 
+from controller.effects import Alert, GpioWrite, Rejected, ShoeCommand
 from controller.gpio import FakeBoard
 from controller.journal.store import Journal
 from controller.mqtt.alerts import KINDS
@@ -24,7 +25,6 @@ from controller.table import inputs
 from controller.table import machine as m
 from controller.table.controller import LogAlerts, TableController
 from controller.table.core import CARD_CODES
-from controller.table.effects import Alert, GpioWrite, Rejected, ShoeCommand
 from controller.table.messages import messages
 from drivers import events as ev
 from tablebench.table_testing import Harness

@@ -15,7 +15,7 @@ from support.broker import Recorder
 from controller.audit.checkpoint import verify_checkpoint
 from controller.audit.keys import public_key_from_manifest
 from controller.journal.store import chain_hash
-from controller.mqtt.topics import Topics
+from controller.topics import Topics
 from tablebench.stack import Stack, StackOptions
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import pytest
 
+from controller.effects import Rejected
 from controller.table import inputs
-from controller.table.effects import Rejected
 from drivers import events as ev
 from tablebench.table_testing import Harness
 

@@ -10,10 +10,9 @@ import ast
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from controller import actions
+from controller import actions, topics
 from controller.config.model import INPUT_SIGNALS, OUTPUT_SAFE_VALUES
 from controller.gpio import base as gpio_base
-from controller.mqtt import topics
 from controller.rules import cards as rule_cards
 from controller.table.core import CARD_CODES
 from drivers import cards, events

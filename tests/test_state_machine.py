@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from controller.effects import Rejected
 from controller.table import machine as m
 from controller.table.diagram import built, render_mermaid_doc, render_table, transitions
-from controller.table.effects import Rejected
 from drivers import events as ev
 from tablebench.table_testing import Harness
 

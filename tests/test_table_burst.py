@@ -6,10 +6,10 @@ import asyncio
 import json
 from pathlib import Path
 
+from controller.effects import StateDocument
 from controller.journal import Journal
 from controller.table import inputs
 from controller.table.controller import TableController
-from controller.table.effects import StateDocument
 from drivers import events as ev
 from tablebench.fake_shoe import FakeShoe
 

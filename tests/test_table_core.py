@@ -6,9 +6,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from controller.effects import GpioWrite, Rejected
 from controller.rules.profiles import load_profile
 from controller.table.core import TableCore
-from controller.table.effects import GpioWrite, Rejected
 from controller.table.messages import messages
 from drivers import events as ev
 from tablebench.table_testing import Harness

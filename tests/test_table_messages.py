@@ -6,9 +6,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from controller.mqtt.topics import EVENT_TYPES, STATE_NAMES, spec_for
-from controller.table.effects import DocumentName, Event, EventKind, StateDocument
+from controller.effects import DocumentName, Event, EventKind, StateDocument
 from controller.table.messages import DOCUMENT_TOPICS, EVENT_TOPICS, message_of, messages
+from controller.topics import EVENT_TYPES, STATE_NAMES, spec_for
 from tablebench.table_testing import Harness
 
 CORE = Path(__file__).parent.parent / "controller" / "table"

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
+from controller.effects import Rejected
 from controller.journal.store import Journal
 from controller.table import TableController, inputs
-from controller.table.effects import Rejected
 from drivers import events as ev
 from tablebench.emulator.control import ControlServer
 from tablebench.emulator.control_client import ControlClient

@@ -9,9 +9,9 @@ from fractions import Fraction
 
 import pytest
 
+from controller.effects import GpioWrite, Rejected
 from controller.rules.profiles import PROFILE_DIR
 from controller.table.core import TableCore
-from controller.table.effects import GpioWrite, Rejected
 from drivers import events as ev
 from tablebench.table_testing import Harness
 

@@ -20,11 +20,11 @@ from paho.mqtt.enums import CallbackAPIVersion
 from support.broker import USERS
 from test_terminal import screen_text, until
 
+from controller.plain import clean
 from controller.terminal.alerts import AlertsApp
 from controller.terminal.fleet import FleetAlerts
 from controller.terminal.pit import PitApp
 from controller.terminal.pit_connection import PitConnection
-from controller.terminal.plain import clean
 from tablebench.broker import Broker
 
 pytestmark = pytest.mark.timeout(60)

@@ -56,7 +56,7 @@ def test_the_terminal_enables_exactly_what_the_controller_publishes() -> None:
 def test_the_core_publishes_the_dealer_inputs_it_accepts() -> None:
     """Every published input is accepted when sent (with valid arguments); every other dealer input is refused."""
     from controller.actions import DEALER_ACTIONS
-    from controller.table.effects import Rejected
+    from controller.effects import Rejected
     from tablebench.table_testing import Harness
 
     h = Harness()

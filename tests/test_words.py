@@ -27,10 +27,10 @@ from controller.alert_kinds import ALERT_KINDS
 from controller.cli.jackpot_math import _text, report
 from controller.jackpot.hits import Combination
 from controller.jackpot.math import combination_odds
-from controller.rules import report as dispute
 from controller.rules.rounds import InvalidRound, replay
 from controller.rules.types import Action, RoundPhase
 from controller.table.machine import STATES
+from controller.terminal import dispute_report as dispute
 from controller.terminal.alerts import AlertsApp
 from controller.terminal.fleet import FleetAlerts
 from controller.terminal.pit_panels import alerts_panel, hits_text, last_round_panel, round_panel, shoe_panel

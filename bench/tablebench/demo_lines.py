@@ -1,12 +1,12 @@
 """`tablectl demo --auto`, what it prints: each card, bet, settlement and round summary that came over MQTT as
-one line of plain text (controller/terminal/plain.py), in a dealer's words (controller/words.py): cards as on the
+one line of plain text (controller/plain.py), in a dealer's words (controller/words.py): cards as on the
 table (`Q♥`), hands numbered from 1, outcomes in words, money in major units with the table's currency."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from controller.terminal.plain import clean
+from controller.plain import clean
 from controller.words import OUTCOME_WORDS, RECIPIENT_WORDS, card_face, cards_text, hand_label, money, words
 
 

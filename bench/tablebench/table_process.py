@@ -19,9 +19,9 @@ import logging
 import sys
 from typing import Any
 
+from controller.effects import Rejected
 from controller.journal.store import Journal
 from controller.table.controller import TableController
-from controller.table.effects import Rejected
 from drivers.shoe import ShoeDriver
 
 FAST_DRIVER = {

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from controller.effects import Alert, JournalRecord, ShoeCommand
 from controller.rules.profiles import load_profile
 from controller.table import inputs
 from controller.table.core import Step, TableCore
-from controller.table.effects import Alert, JournalRecord, ShoeCommand
 from drivers import events as ev
 
 

@@ -21,7 +21,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from controller.audit.cadence import INTERVAL_S, missing_checkpoint
 from controller.cli.journal_retention import (
     Settings,
     add_archive_arguments,
@@ -32,6 +31,7 @@ from controller.cli.journal_retention import (
     table_config,
     verify_target,
 )
+from controller.journal.cadence import INTERVAL_S, missing_checkpoint
 from controller.journal.export import ExportError, export_session
 from controller.journal.store import CHECKPOINT_KIND, Journal
 from controller.journal.trusted_key import TrustedKey

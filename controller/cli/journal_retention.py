@@ -1,5 +1,5 @@
 """`tablectl journal archive` (controller/journal/archive.py) and `tablectl journal prune`
-(controller/journal/prune.py): their options and their one-line reports.
+(controller/ops/prune.py): their options and their one-line reports.
 
 With ``--config`` (the table's TOML, as `tablectl run --config`) the journal, the audit key file, the trusted
 public key and ``[journal] event_retention_days`` come from the configuration (controller/journal/table_files.py,
@@ -100,7 +100,7 @@ def _same_file(given: str, configured: Path) -> bool:
 
 def _from_options(args: argparse.Namespace, given_days: int | None, *, prune: bool) -> Settings:
     """Without --config: every option as today (ValueError names the missing ones)."""
-    from controller.journal.prune import DEFAULT_EVENT_RETENTION_DAYS
+    from controller.ops.prune import DEFAULT_EVENT_RETENTION_DAYS
 
     key = given_key(args.public_key, args.manifest)
     missing = [
@@ -214,7 +214,7 @@ def archive_main(args: argparse.Namespace, chosen: Settings) -> int:
 
 
 def prune_main(args: argparse.Namespace, chosen: Settings) -> int:
-    from controller.journal.prune import PruneError, prune
+    from controller.ops.prune import PruneError, prune
 
     if not Path(args.archive).is_file():
         print(f"journal prune: --archive {args.archive}: no such file", file=sys.stderr)

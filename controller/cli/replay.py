@@ -21,8 +21,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from controller.rules import report
 from controller.rules.rounds import InvalidRound, ReplayResult, load_round_file, replay
+from controller.terminal import dispute_report as report
 
 MAX_INPUT = 64 * 1024 * 1024  # bytes read from stdin at most (a session export is far smaller)
 

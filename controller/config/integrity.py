@@ -16,8 +16,8 @@ Manifest (JSON)::
      "combined": "<64 hex>", "audit_public_key": "<64 hex: the table's checkpoint key, or null>"}
 
 ``combined`` is the SHA-256 of the sorted lines ``"<role> <sha256>\\n"``: one number to read out or log.
-Recording it (with the audit key's public half) is ``controller.audit.manifest``: the audit package sits above
-the configuration.
+Recording it (with the audit key's public half) is ``controller.ops.manifest``: operations sit above
+the configuration and the audit key.
 """
 
 from __future__ import annotations

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from controller.effects import Effect, JournalRecord, Rejected
 from controller.jackpot import JackpotError
 from controller.jackpot import meter as mt
 from controller.jackpot.config import METER_MAX
-from controller.table.effects import Effect, JournalRecord, Rejected
 from controller.words import COMBINATION_WORDS, money, words
 
 SETTLED_KEPT = 64  # how many settled hit ids are remembered, to say "already paid" rather than "unknown"

@@ -1,5 +1,5 @@
 """The progressive jackpot inside the table core (PT-2001 r.38-50): the real ``JackpotSeam``
-(controller/table/jackpot_seam.py). The supervisor's actions are in supervision.py, the service's I/O for it
+(controller/jackpot/seam.py). The supervisor's actions are in supervision.py, the service's I/O for it
 (chip-slot sensors, the sign) in wiring.py.
 
 Pure like the core (no I/O, no clock): every hook returns effects (journal records, ``events/jackpot``
@@ -22,16 +22,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from controller.effects import Alert, Effect, Event, EventKind, JournalRecord, Rejected
 from controller.jackpot import JackpotError
 from controller.jackpot import meter as mt
 from controller.jackpot.availability import playable
 from controller.jackpot.chips import ChipEvent, Refusal, RoundChips
 from controller.jackpot.config import JackpotConfig, Mode
 from controller.jackpot.hits import Combination, allocate, decided, evaluate
+from controller.jackpot.seam import JackpotSeam
 from controller.jackpot.supervision import JackpotSupervision
 from controller.rules.round_state import OPEN
-from controller.table.effects import Alert, Effect, Event, EventKind, JournalRecord, Rejected
-from controller.table.jackpot_seam import JackpotSeam
 from controller.words import COMBINATION_WORDS, money, words
 
 RECORD_KIND = "jackpot"  # every meter change: MeterRecord + the meter after it, one journal record each

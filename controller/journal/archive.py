@@ -11,7 +11,7 @@ be running).
 
 This is the first half of retention (docs/deploy.md §8): the floor's archive (floor) is the primary
 copy of what the table reported; the file archive is the fallback. The second half, deleting what an archive
-holds from the live journal, is ``tablectl journal prune`` (controller/journal/prune.py)."""
+holds from the live journal, is ``tablectl journal prune`` (controller/ops/prune.py)."""
 
 from __future__ import annotations
 

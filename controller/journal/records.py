@@ -17,7 +17,7 @@ GENESIS_HASH = "0" * 64
 PUBLISHED_KIND = "published"  # the record chaining the digests of one transaction's outbox rows
 SNAPSHOT_KIND = "snapshot"  # the record chaining a snapshot's digest
 CHECKPOINT_KIND = "checkpoint"  # a signed checkpoint (controller/audit/checkpoint.py) of the head before it
-PRUNED_KIND = "journal_pruned"  # records before ``anchor_seq`` were deleted (controller/journal/prune.py)
+PRUNED_KIND = "journal_pruned"  # records before ``anchor_seq`` were deleted (controller/ops/prune.py)
 
 
 class JournalError(Exception):

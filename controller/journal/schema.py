@@ -3,7 +3,7 @@
 
 - ``records``: append-only; each row carries ``hash = sha256(prev_hash | seq | ts | kind | data)``, so a
   changed or deleted row breaks the chain (``Journal.verify``). Triggers refuse UPDATE/DELETE from this program,
-  but for ``tablectl journal prune`` (controller/journal/prune.py): it deletes the records before a signed
+  but for ``tablectl journal prune`` (controller/ops/prune.py): it deletes the records before a signed
   checkpoint record, which stays as the anchor ``verify`` starts from (``find_anchor``, controller/journal/verify.py).
 - ``outbox``: events waiting for the broker's acknowledgement, keyed by a monotonic ``event_id``
   (AUTOINCREMENT never reuses an id, even after rows are deleted on ack).
@@ -15,7 +15,7 @@
 - ``events``: every published envelope, exactly as first published, kept after the broker's ack for the
   configured retention (``Journal.prune_events``) so a consumer can fetch a gap again (``cmd/replay``)."""
 
-# The one place records are deleted, ``tablectl journal prune`` (controller/journal/prune.py), drops this trigger
+# The one place records are deleted, ``tablectl journal prune`` (controller/ops/prune.py), drops this trigger
 # and creates it again inside its transaction.
 NO_DELETE_TRIGGER = """CREATE TRIGGER IF NOT EXISTS records_no_delete BEFORE DELETE ON records
     BEGIN SELECT RAISE(ABORT, 'journal records are append-only'); END;"""

@@ -19,7 +19,7 @@ from typing import Any
 from controller.alert_kinds import ALERT_KINDS
 from controller.config.keys import int_default
 from controller.journal.store import Journal, Record, Transaction
-from controller.mqtt.topics import ALERT_TYPE, ALERTS_EVENTS, ALERTS_OPEN, ALERTS_OPEN_TYPE
+from controller.topics import ALERT_TYPE, ALERTS_EVENTS, ALERTS_OPEN, ALERTS_OPEN_TYPE
 
 KINDS = tuple(ALERT_KINDS)
 SEVERITIES = ("info", "warning", "critical")

@@ -58,7 +58,7 @@ from controller.mqtt.command_request import CommandRejected, CommandRequest, Han
 from controller.mqtt.command_results import ResultBook
 from controller.mqtt.link import InboundMessage, MqttLink
 from controller.mqtt.schemas import MessageInvalid, check, parse_json
-from controller.mqtt.topics import cmd_topic, response_topic
+from controller.topics import cmd_topic, response_topic
 
 __all__ = ["CommandIntake", "CommandRejected", "CommandRequest", "Handler", "RateLimits"]
 

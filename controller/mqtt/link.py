@@ -28,7 +28,7 @@ from paho.mqtt.properties import Properties
 
 from controller.mqtt.aio import LoopDriver
 from controller.mqtt.paho_client import PLAIN_PORT, BrokerEndpoint, TlsConfig, new_client
-from controller.mqtt.topics import STATUS, Topics
+from controller.topics import STATUS, Topics
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
 from controller.data import data_path
-from controller.mqtt.topics import spec_for
+from controller.topics import spec_for
 
 SCHEMA_DIR = data_path("schemas", "mqtt")  # package data (controller/data)
 FORBIDDEN_KEY = re.compile(

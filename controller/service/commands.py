@@ -12,13 +12,13 @@ from typing import Any, NoReturn
 
 from controller.config import TableConfig, opening
 from controller.config.integrity import PROFILE_NAME, approved_profiles, recorded_combined, sha256_file
+from controller.effects import Rejected
 from controller.journal import Journal
 from controller.mqtt.alerts import AlertManager
 from controller.mqtt.commands import CommandRejected, CommandRequest
 from controller.service.disk import DiskWatch
 from controller.service.jackpot import JackpotWiring
 from controller.table.controller import TableController
-from controller.table.effects import Rejected
 
 log = logging.getLogger("tablectl.service")
 

@@ -12,16 +12,16 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from controller.audit.checkpointer import Checkpointer
 from controller.config import TableConfig
 from controller.config.integrity import PROFILE_NAME, sha256_file
 from controller.config.integrity import verify as verify_integrity
+from controller.effects import Rejected
 from controller.jackpot.meter import UNIT
 from controller.journal import Journal, VerifyResult
+from controller.journal.checkpointer import Checkpointer
 from controller.paste import command
 from controller.table.controller import TableController
 from controller.table.core import TableCore
-from controller.table.effects import Rejected
 
 log = logging.getLogger("tablectl.service")
 

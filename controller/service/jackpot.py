@@ -10,9 +10,9 @@ import logging
 from typing import Any
 
 from controller.config import TableConfig
+from controller.effects import Rejected
 from controller.jackpot.config import CHIP_SLOT_PREFIX
 from controller.table.controller import TableController
-from controller.table.effects import Rejected
 from drivers.aio import cancel_tasks
 from drivers.serial_port import resolve_port
 

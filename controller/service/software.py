@@ -13,9 +13,9 @@ from controller.config import ConfigError, TableConfig
 from controller.config.integrity import combined_digest, compute_digests
 from controller.journal import Journal
 from controller.journal.table_files import audit_key_file
-from controller.mqtt.topics import SOFTWARE_STATE, STATE_TYPE
 from controller.mqtt.unjournaled import UnjournaledPublisher
 from controller.table.journal_io import is_write_failure
+from controller.topics import SOFTWARE_STATE, STATE_TYPE
 
 log = logging.getLogger("tablectl.service")
 

@@ -19,22 +19,21 @@ from pathlib import Path
 from typing import Any
 
 from controller import sdnotify
-from controller.audit.anchor import BrokerAnchor
 from controller.audit.checkpoint import public_key_hex
-from controller.audit.checkpointer import Checkpointer
 from controller.config import TableConfig
 from controller.config.integrity import PROFILE_NAME
 from controller.gpio import GpioBoard
 from controller.gpio.factory import make_board
 from controller.jackpot.table import TableJackpot
 from controller.journal import Journal
-from controller.journal.replay import ReplayServer
+from controller.journal.checkpointer import Checkpointer
 from controller.mqtt.alerts import AlertManager
+from controller.mqtt.anchor import BrokerAnchor
 from controller.mqtt.auth import Authenticator, AuthError, CredentialStore
 from controller.mqtt.commands import CommandIntake
 from controller.mqtt.link import MqttLink
 from controller.mqtt.publisher import OutboxPublisher
-from controller.mqtt.topics import Topics
+from controller.mqtt.replay import ReplayServer
 from controller.mqtt.unjournaled import UnjournaledPublisher
 from controller.ops.status import StatusWriter, status_dir
 from controller.service import status as service_status
@@ -56,6 +55,7 @@ from controller.table.controller import TableController
 from controller.table.core import TableCore
 from controller.table.journal_io import JournalProblem, is_write_failure
 from controller.table.messages import Publish
+from controller.topics import Topics
 from drivers.aio import cancel_tasks
 from drivers.card_line import ShoeWithReader
 from drivers.events import LockLid

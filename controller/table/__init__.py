@@ -6,9 +6,7 @@ await table.dealer_input("place_bet", {"seat": 1, "amount": 500})
 await table.supervisor_action("ana", "clear_jam", {})  # raises Rejected(reason) when not allowed
 """
 
-from controller.table.controller import AlertSink, LogAlerts, TableController
-from controller.table.core import JackpotSeam, Step, TableCore
-from controller.table.effects import (
+from controller.effects import (
     Alert,
     Effect,
     Event,
@@ -19,6 +17,8 @@ from controller.table.effects import (
     ShoeCommand,
     StateDocument,
 )
+from controller.table.controller import AlertSink, LogAlerts, TableController
+from controller.table.core import JackpotSeam, Step, TableCore
 
 __all__ = [
     "Alert",

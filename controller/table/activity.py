@@ -2,7 +2,7 @@
 controller.log: the session opened or closed, each round settled, faults, and each supervisor action with who
 did it. One INFO line each, written after the journal committed it; the journal stays the record.
 
-Strings in these lines come from commands and devices: they are cleaned (controller/terminal/plain.py) so a
+Strings in these lines come from commands and devices: they are cleaned (controller/plain.py) so a
 newline or an escape sequence cannot forge or hide a log line."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from controller.table.effects import Event, EventKind
-from controller.terminal.plain import clean
+from controller.effects import Event, EventKind
+from controller.plain import clean
 from controller.words import money
 
 log = logging.getLogger("tablectl.table")

@@ -7,9 +7,9 @@ import time
 from typing import Any
 
 from controller.actions import DEALER_PLAY, SUPERVISOR
+from controller.effects import Alert, Event, EventKind, JournalRecord, Rejected, ShoeCommand
 from controller.rules.profiles import parse_profile
 from controller.table import machine as m
-from controller.table.effects import Alert, Event, EventKind, JournalRecord, Rejected, ShoeCommand
 from controller.table.rounds import (
     jsonable,
 )

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from controller.effects import Event, EventKind, Rejected
 from controller.table import machine as m
 from controller.table.base import FAULT_TRIGGER, CoreBase, _card_valid
-from controller.table.effects import Event, EventKind, Rejected
 from controller.table.reporting import (
     card_event,
     is_hole_card,

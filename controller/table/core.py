@@ -17,6 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from controller.effects import Effect, Rejected
+from controller.jackpot.seam import JackpotSeam
 from controller.table import machine as m
 from controller.table.base import CARD_CODES, LID_OPEN_TIMEOUT_S
 from controller.table.cards import CardFlow
@@ -24,10 +26,8 @@ from controller.table.dealer import DealerInputs
 from controller.table.dealer_duty import DealerDuty
 from controller.table.dispatch import DEALER_HANDLERS, DEVICE_HANDLERS, SUPERVISOR_HANDLERS
 from controller.table.documents import StateDocuments
-from controller.table.effects import Effect, Rejected
 from controller.table.faults import Faults
 from controller.table.inputs import decode_event
-from controller.table.jackpot_seam import JackpotSeam
 from controller.table.lid import Lid
 from controller.table.lid_machine import build_lid_machine
 from controller.table.link import ShoeLink

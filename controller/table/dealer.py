@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from controller.effects import Rejected
 from controller.table import machine as m
 from controller.table.base import CoreBase
-from controller.table.effects import Rejected
 from controller.table.rounds import (
     RoundTracker,
 )

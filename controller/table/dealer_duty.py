@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from controller.effects import Rejected
 from controller.table.base import CoreBase
-from controller.table.effects import Rejected
 
 # A person's name as the pit shows it: letters and digits of any script, inner spaces, dots, apostrophes and
 # hyphens; 1-32 characters, no control or format character, no leading/trailing space (fullmatch).

@@ -6,9 +6,9 @@ from typing import Any
 
 from controller.actions import DEALER_PLAY
 from controller.canonical import canonical
+from controller.effects import DocumentName, StateDocument
 from controller.table import machine as m
 from controller.table.base import CoreBase
-from controller.table.effects import DocumentName, StateDocument
 from controller.table.reporting import (
     allowed_commands,
     hole_card_hidden,

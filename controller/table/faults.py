@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from controller.effects import Rejected
 from controller.table.base import FAULT_TRIGGER, CoreBase
-from controller.table.effects import Rejected
 from controller.table.state import FaultInfo, IntegrityFault, JamFault, JournalFault
 from drivers import events as ev
 

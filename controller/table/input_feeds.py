@@ -9,7 +9,7 @@ import contextlib
 import logging
 
 from controller.actions import BUTTON_ACTIONS
-from controller.table.effects import Rejected
+from controller.effects import Rejected
 from controller.table.journal_io import JournalWriteFailed
 from drivers import events as ev
 

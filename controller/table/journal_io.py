@@ -14,7 +14,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from controller.table.effects import Rejected
+from controller.effects import Rejected
 
 DISK_FULL = "disk_full"
 READ_ONLY = "read_only"

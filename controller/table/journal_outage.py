@@ -10,8 +10,8 @@ import contextlib
 import logging
 from typing import Any
 
+from controller.effects import Rejected
 from controller.table.core import Step
-from controller.table.effects import Rejected
 from controller.table.journal_io import JournalProblem, JournalWriteFailed, classify, is_write_failure
 from controller.table.messages import messages
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from controller.actions import CHIP_SLOT_PREFIX
+from controller.effects import Rejected
 from controller.table.base import CoreBase
-from controller.table.effects import Rejected
 from controller.table.lid_machine import OPENED, REPORT_TRIGGER
 from controller.table.state import TamperFault
 from drivers import events as ev

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from controller.effects import Rejected
 from controller.table.base import CoreBase
-from controller.table.effects import Rejected
 from controller.table.state import LinkFault, ShoeDevice
 from drivers import events as ev
 

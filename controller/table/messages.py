@@ -1,7 +1,7 @@
 """The shell's one mapping from the core's domain effects to MQTT messages (docs/mqtt.md): an ``Event`` goes
 to ``events/<kind>``, a ``StateDocument`` to ``state/<name>`` (retained). The core names no topic; this table
 is the only place that turns what happened into where it is published, and it is checked complete at import
-against the topic tree (controller/mqtt/topics.py)."""
+against the topic tree (controller/topics.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from controller.mqtt.topics import STATE_TYPE, event_topic, state_topic
-from controller.table.effects import DocumentName, Event, EventKind, StateDocument
+from controller.effects import DocumentName, Event, EventKind, StateDocument
+from controller.topics import STATE_TYPE, event_topic, state_topic
 
 # Each raises at import if the topic tree has no such topic: a new kind without a topic cannot be emitted.
 EVENT_TOPICS: dict[EventKind, str] = {kind: event_topic(kind.value) for kind in EventKind}

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from controller.effects import GpioWrite
 from controller.gpio.base import OUTPUT_SAFE_VALUES
 from controller.table import machine as m
 from controller.table.base import CoreBase
-from controller.table.effects import GpioWrite
 from drivers import events as ev
 
 if TYPE_CHECKING:

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from controller.effects import Rejected
 from controller.table import machine as m
 from controller.table.base import CARD_CODES, CoreBase, _card_valid
-from controller.table.effects import Rejected
 from controller.table.profile import WARNING_TOLERANCE_CARDS
 from controller.table.state import DeckCheck
 from drivers import events as ev

@@ -6,8 +6,8 @@ import time
 from typing import Any
 
 from controller.actions import TECHNICIAN_ACTIONS
+from controller.effects import Rejected
 from controller.table.base import PROFILE_NAME_CHARS, SUPERVISOR_ROLES, CoreBase
-from controller.table.effects import Rejected
 from drivers import events as ev
 
 

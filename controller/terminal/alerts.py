@@ -14,9 +14,9 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Label, Static
 
 from controller.client import CommandFailed
+from controller.plain import clean, plain
 from controller.terminal.credentials import Credential, CredentialScreen
 from controller.terminal.fleet import FleetAlerts, TableAlert
-from controller.terminal.plain import clean, plain
 from controller.terminal.view import alert_age, number
 from controller.words import ACTION_WORDS, SEVERITY_WORDS, alert_words, in_words, words
 
@@ -103,7 +103,7 @@ class AlertsApp(App[None]):
 
     def refresh_view(self) -> None:
         """Everything from outside (table ids from topics, alert fields, refusal reasons) is shown as plain
-        text (controller/terminal/plain.py): a reason is never markup and never a terminal sequence."""
+        text (controller/plain.py): a reason is never markup and never a terminal sequence."""
         banner = self.query_one("#banner", Static)
         banner.set_class(not self.fleet.connected, "offline")
         self.rows = self.fleet.open_alerts()

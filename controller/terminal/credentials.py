@@ -12,7 +12,7 @@ from textual.containers import Vertical
 from textual.widgets import Input, Label
 
 from controller.mqtt.userkeys import KeyFileError, check_pin
-from controller.terminal.plain import clean
+from controller.plain import clean
 from controller.terminal.prompt import PromptScreen
 
 

@@ -35,7 +35,7 @@ class TableAlert:
 
 def _is_alert(alert: Any) -> bool:
     """An alert document the console can list: an object with an integer ``alert_id`` (anything else in it
-    is shown as plain text, controller/terminal/plain.py)."""
+    is shown as plain text, controller/plain.py)."""
     return (
         isinstance(alert, dict)
         and isinstance(alert.get("alert_id"), int)

@@ -21,6 +21,7 @@ from textual.app import App, ComposeResult
 from textual.widgets import Button, Static
 
 from controller.client import CommandFailed, Event, TableClient
+from controller.plain import clean, plain
 from controller.terminal.credentials import Credential, CredentialScreen
 from controller.terminal.pit_connection import PitConnection
 from controller.terminal.pit_dealer import chips_within, dealer_args, shown_bet
@@ -37,7 +38,6 @@ from controller.terminal.pit_supervisor import (
     supervisor_call,
     supervisor_default,
 )
-from controller.terminal.plain import clean, plain
 from controller.terminal.view import (
     BETTING_INPUTS,
     PLAY_INPUTS,
@@ -156,7 +156,7 @@ class PitApp(App[None]):
         return self.snapshot().currency
 
     def refresh_view(self) -> None:
-        """Every value from outside goes through controller/terminal/plain.py (text, never markup); a part whose
+        """Every value from outside goes through controller/plain.py (text, never markup); a part whose
         document cannot be shown says so instead of stopping the terminal."""
         # a short terminal (below 32 rows): the round compact, the keys in the legend (pit_layout.fit_layout)
         snap = self.snapshot(compact=self.query_one("#body").has_class("short"))

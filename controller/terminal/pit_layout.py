@@ -11,9 +11,9 @@ from textual.app import App, ComposeResult
 from textual.containers import Horizontal, HorizontalGroup, Vertical, VerticalScroll
 from textual.widgets import Button, Footer, Static
 
+from controller.plain import clean
 from controller.terminal.pit_connection import PitConnection
 from controller.terminal.pit_keys import DEALER_KEYS, DEMO_KEYS, SUPERVISOR_KEYS
-from controller.terminal.plain import clean
 
 BUTTON_WIDTH = 17  # one button's cell in the key grid; the grid has as many columns as fit
 PIT_CSS = """

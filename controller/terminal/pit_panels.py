@@ -2,7 +2,7 @@
 the last round, the shoe (with the jackpot and the dealer's results), the open alerts and the selection line.
 
 Pure functions of the documents they are given (each ``{}`` when none has arrived): every value from outside
-goes through controller/terminal/plain.py (text, never markup).
+goes through controller/plain.py (text, never markup).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
+from controller.plain import clean, plain
 from controller.terminal.pit_summary import allowed_text
-from controller.terminal.plain import clean, plain
 from controller.terminal.view import (
     DealerResults,
     dealer_blackjack,

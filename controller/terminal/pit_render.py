@@ -10,6 +10,7 @@ from typing import Any
 
 from rich.text import Text
 
+from controller.plain import clean
 from controller.terminal.pit_dealer import chips_within
 from controller.terminal.pit_keys import DEALER_KEYS, hint_keys
 from controller.terminal.pit_panels import (
@@ -23,7 +24,6 @@ from controller.terminal.pit_panels import (
     shoe_panel,
 )
 from controller.terminal.pit_summary import alert_summary, settled_summary
-from controller.terminal.plain import clean
 from controller.terminal.view import DealerResults, enabled_inputs, next_hint
 from controller.words import money
 

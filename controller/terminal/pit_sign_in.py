@@ -8,7 +8,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Input, Label
 
-from controller.terminal.plain import clean
+from controller.plain import clean
 from controller.terminal.prompt import PromptScreen
 
 NAME_MAX = 32  # the controller's limit; longer input cannot be typed

@@ -8,7 +8,7 @@ from typing import Any
 
 from rich.text import Text
 
-from controller.terminal.plain import clean
+from controller.plain import clean
 from controller.terminal.view import alert_sort_key
 from controller.words import ACTION_WORDS, SEVERITY_WORDS, alert_words, money, words
 

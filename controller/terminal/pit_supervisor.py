@@ -7,8 +7,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from controller.client import TableClient
+from controller.plain import clean
 from controller.terminal.credentials import Credential
-from controller.terminal.plain import clean
 from controller.words import ACTION_WORDS, money, words
 
 SupervisorCall = Callable[[], Awaitable[Any]]

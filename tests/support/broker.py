@@ -22,7 +22,7 @@ from paho.mqtt.properties import Properties
 from controller.broker import load_users
 from controller.mqtt.link import LinkConfig
 from controller.mqtt.schemas import MessageInvalid, validate_message
-from controller.mqtt.topics import Topics
+from controller.topics import Topics
 from tablebench.broker import Broker
 
 USERS = load_users()  # the shipped demo accounts (firmware_configs/mosquitto/users.example.toml)

@@ -43,7 +43,7 @@ UNDO_KEEP = 256  # how many recent undo values a restore(bytes) may name
 
 def effect_json(fx: Any) -> list[Any]:
     """One effect as plain JSON: what reaches the journal, the outbox and the device."""
-    from controller.table.effects import Alert, Event, GpioWrite, JournalRecord, ShoeCommand, StateDocument
+    from controller.effects import Alert, Event, GpioWrite, JournalRecord, ShoeCommand, StateDocument
     from controller.table.messages import message_of
 
     if isinstance(fx, JournalRecord):
@@ -71,7 +71,7 @@ def step_json(step: Any) -> dict[str, Any]:
 
 
 def error_json(exc: BaseException) -> dict[str, Any]:
-    from controller.table.effects import Rejected
+    from controller.effects import Rejected
 
     if isinstance(exc, Rejected):
         return {"rejected": exc.reason}

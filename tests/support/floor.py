@@ -5,7 +5,7 @@ otherwise on a PostgreSQL server of this test process's own (initdb in a private
 127.0.0.1, stopped and removed when the process exits): nothing needs to be running before the tests.
 
 ``StandInTable`` is NOT the table controller: it is a small publisher that implements the event re-fetch
-contract (the event re-fetch of docs/reliability.md, served for real by controller/journal/replay.py: request
+contract (the event re-fetch of docs/reliability.md, served for real by controller/mqtt/replay.py: request
 ``{"request_id", "from_event_id", "to_event_id"[, "reply_to"]}`` on ``<prefix>/cmd/replay``; answer on the
 request's v5 response topic if it lies under ``<prefix>/cmd/replay/response/``, else under
 ``.../response/<reply_to>`` (MQTT 3.1.1 clients, and whatever crossed a 3.1.1 bridge), else a refusal on the bare
@@ -35,7 +35,7 @@ from paho.mqtt.properties import Properties
 from controller.audit.checkpoint import GENESIS, public_key_hex, sign_checkpoint
 from controller.canonical import canonical
 from controller.journal.event_chain import EVENT_GENESIS, chained_text
-from controller.journal.replay import RATE_LIMITED, RATE_PER_KEY, RATE_WINDOW_S
+from controller.mqtt.replay import RATE_LIMITED, RATE_PER_KEY, RATE_WINDOW_S
 from floor import store
 from tablebench.postgres import temp_database as temp_database  # re-exported: the tests' throw-away databases
 

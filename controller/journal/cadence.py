@@ -1,4 +1,4 @@
-"""The checkpoint records a journal must hold by its own rules (controller/audit/checkpointer.py), checked by
+"""The checkpoint records a journal must hold by its own rules (controller/journal/checkpointer.py), checked by
 ``tablectl journal verify`` (issue 27 §4): a verification with the table's key alone cannot tell a journal whose
 checkpoint records were all deleted (and the hash chain recomputed) from one that never had any, unless it knows
 where the table is bound to have written one:
@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from controller.audit.checkpointer import INTERVAL_S, ROUND_END_KINDS
+from controller.journal.checkpointer import INTERVAL_S, ROUND_END_KINDS
 from controller.journal.records import CHECKPOINT_KIND, Record
 
 GRACE_S = 30.0  # a checkpoint is written right after the commit that asks for it; this is a loaded machine

@@ -28,8 +28,8 @@ ALERTS_OPEN = "alerts/open"
 ALERTS_EVENTS = "alerts/events"
 ALERTS_OPEN_TYPE = "alerts_open"
 ALERT_TYPE = "alert"
-AUDIT_CHECKPOINT = "audit/checkpoint"  # signed chain head (controller/audit/checkpointer.py)
-CMD_REPLAY = "cmd/replay"  # event re-fetch requests (controller/journal/replay.py)
+AUDIT_CHECKPOINT = "audit/checkpoint"  # signed chain head (controller/journal/checkpointer.py)
+CMD_REPLAY = "cmd/replay"  # event re-fetch requests (controller/mqtt/replay.py)
 
 
 def state_topic(name: str) -> str:

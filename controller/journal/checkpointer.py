@@ -21,7 +21,7 @@ from controller.journal.store import CHECKPOINT_KIND, Journal, Transaction, iso_
 
 log = logging.getLogger(__name__)
 
-TOPIC = "audit/checkpoint"  # relative to the table prefix (controller/mqtt/topics.py)
+TOPIC = "audit/checkpoint"  # relative to the table prefix (controller/topics.py)
 EVENT_TYPE = "checkpoint"
 INTERVAL_S = 60.0
 ROUND_END_KINDS = frozenset({"round_settled", "round_void"})

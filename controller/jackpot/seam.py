@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from controller.actions import CHIP_SLOT_PREFIX
-from controller.table.effects import Effect, JournalRecord, Rejected
+from controller.effects import Effect, JournalRecord, Rejected
 
 
 class JackpotSeam:

@@ -42,10 +42,10 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from controller.audit.checkpoint import public_key_hex, sign_checkpoint
-from controller.audit.checkpointer import EVENT_TYPE as CHECKPOINT_EVENT
-from controller.audit.checkpointer import TOPIC as CHECKPOINT_TOPIC
 from controller.config.model import JournalConfig
 from controller.journal.archive import ArchiveError, verify_archive
+from controller.journal.checkpointer import EVENT_TYPE as CHECKPOINT_EVENT
+from controller.journal.checkpointer import TOPIC as CHECKPOINT_TOPIC
 from controller.journal.store import (
     CHECKPOINT_KIND,
     NO_DELETE_TRIGGER,

@@ -23,7 +23,7 @@ window per requester with a count, so a flood cannot fill the journal.
 Retention: the journal keeps every published envelope (``events`` table) for ``retention_days`` after it was
 published; ``prune`` (hourly, and at start) forgets older ones that left the outbox. The chain keeps their digests,
 so it stays verifiable; a pruned id is answered as missing. Once ``tablectl journal prune`` has deleted the records
-that chained them (controller/journal/prune.py), the closing document also says so: ``"pruned": {"up_to_event_id":
+that chained them (controller/ops/prune.py), the closing document also says so: ``"pruned": {"up_to_event_id":
 N, "see": ...}`` when a missing id is at or below N (the events are only in the journal archive and the floor's).
 """
 
@@ -42,7 +42,7 @@ from typing import Any
 from controller.journal.store import Journal
 from controller.mqtt.link import InboundMessage, MqttLink
 from controller.mqtt.schemas import MessageInvalid, check, parse_json
-from controller.mqtt.topics import CMD_REPLAY
+from controller.topics import CMD_REPLAY
 from drivers.aio import cancel_tasks
 
 log = logging.getLogger(__name__)

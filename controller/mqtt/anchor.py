@@ -25,7 +25,7 @@ from collections.abc import Callable
 from controller.audit.checkpoint import CheckpointError, verify_checkpoint
 from controller.journal.store import Journal
 from controller.mqtt.link import InboundMessage, MqttLink
-from controller.mqtt.topics import AUDIT_CHECKPOINT
+from controller.topics import AUDIT_CHECKPOINT
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +82,7 @@ class BrokerAnchor:
                 f" ended at record {self.start_head} at start-up (truncated)"
             )
         first = self.journal.first_seq()
-        if first > 1 and cp.seq < first:  # pruned (controller/journal/prune.py): the anchor checkpoint record
+        if first > 1 and cp.seq < first:  # pruned (controller/ops/prune.py): the anchor checkpoint record
             anchor = next(self.journal.records(after_seq=first - 1), None)  # (``Journal.verify`` checks it)
             if cp.seq == first - 1:  # signs the head it names: its prev_hash
                 if anchor is None or anchor.prev_hash != cp.hash:

@@ -1,8 +1,8 @@
 """Record the integrity manifest (``controller.config.integrity``: the digests of the configuration and its
 profiles) with the public half of the table's audit key, made now if absent (``tablectl config record``).
 
-Here, not in the configuration package, because it makes the audit key: the audit package sits above the
-configuration (issue 31: packages import one way).
+Here, in operations, not in the configuration package nor the audit package: it reads the configuration and
+makes the audit key, and operations sit above both (issue 31: packages import one way).
 """
 
 from __future__ import annotations
