@@ -12,8 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import paho.mqtt.client as mqtt
 from paho.mqtt.properties import Properties
@@ -23,8 +22,7 @@ from controller.mqtt.paho_client import BrokerEndpoint, connect_failure, new_cli
 KEEPALIVE_S = 15
 
 
-@dataclass(frozen=True, slots=True)
-class Message:
+class Message(NamedTuple):
     """One message as the loop gets it; ``correlation`` is the MQTT v5 correlation data (command responses)."""
 
     topic: str
