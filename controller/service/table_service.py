@@ -115,7 +115,7 @@ class TableService:
             cfg, journal, link, audit_key, head_at_open,
             on_forged=self._publish_refused, on_mismatch=self._anchor_mismatch,
         )  # fmt: skip
-        self._start_alerts_readback(alerts, link)
+        self._start_alerts_readback(alerts, link, table)
         self.commands, self.intake, self.startup_problem = start_command_intake(
             cfg, journal, table, alerts, link,
             jackpot=self.jackpot, disk=self.disk, integrity_problems=self.integrity_problems,
@@ -182,10 +182,10 @@ class TableService:
         self.publisher.on_forged = self._publish_refused
         self.publisher.start()
 
-    def _start_alerts_readback(self, alerts: AlertManager, link: MqttLink) -> None:
+    def _start_alerts_readback(self, alerts: AlertManager, link: MqttLink, table: TableController) -> None:
         """The broker's retained alerts/open read back once: alerts it holds that the journal never got are
         journaled, then the open list is the journal's again (issue 27 §5)."""
-        self.alerts_readback = BrokerAlertsReadback(alerts, link, lambda: set(self.table.core.faults))
+        self.alerts_readback = BrokerAlertsReadback(alerts, link, lambda: set(table.core.faults))
         self.alerts_readback.start()
 
     def _raise_integrity_alert(self, sink: AlertAdapter) -> None:
