@@ -7,29 +7,29 @@ docs/mqtt.md: dealer commands plain, supervisor/technician commands signed with 
 key file opened with the PIN). Responses come back on ``cmd/<role>/response/<this account>`` (the only response
 topic the broker lets the account read); a request without an answer is re-sent with the same ``request_id``
 (and the same signed body), which the controller answers from its record without acting twice.
-paho's network thread hands everything to the asyncio loop; nothing blocks in a callback. The paho client, its
-account and its TLS (``tls``: verified against the CA) come from controller/mqtt/paho_client.py.
+paho's network thread hands everything to the asyncio loop; nothing blocks in a callback: connecting, the
+subscription and the hand-over are controller/mqtt/loop_client.py's, the paho client, its account and its TLS
+(``tls``: verified against the CA) controller/mqtt/paho_client.py's.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import paho.mqtt.client as mqtt
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
 from controller.mqtt import userkeys
 from controller.mqtt.command_rates import BUSY, RATE_LIMITED
-from controller.mqtt.paho_client import BrokerEndpoint, TlsConfig, connect_failure, new_client
+from controller.mqtt.loop_client import LoopClient, Message
+from controller.mqtt.paho_client import BrokerEndpoint, TlsConfig
 from controller.mqtt.signed_command import build_command
 
 
@@ -81,72 +81,45 @@ class TableClient:
         keep_events: int = 10_000,
         key_dir: str | Path | None = None,
         tls: TlsConfig | None = None,
+        client_options: Mapping[str, Any] | None = None,
     ) -> None:
+        """``client_options`` go to paho's client (``protocol``, ``clean_session``: the bench's persistent
+        monitor, tablebench/bench/recorder.py)."""
         self.prefix = prefix.rstrip("/")
         self.view = TableView()
         self.events: asyncio.Queue[Event] = asyncio.Queue(maxsize=keep_events)
         self.on_change: list[Callable[[Event | None], None]] = []
-        self.last_error = ""  # why the broker is not reachable, for the screens ("" once connected)
-        self.endpoint = BrokerEndpoint(host, port, username, password, tls)
         self._seen_ids: set[int] = set()
         self._pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._connected = asyncio.Event()
         self._reply_base = f"{self.prefix}/cmd/{{role}}/response/{username}"
-        self._client = self._make_client(client_id or f"{username}-{secrets.token_hex(3)}")
+        self.mqtt = LoopClient(
+            BrokerEndpoint(host, port, username, password, tls),
+            client_id or f"{username}-{secrets.token_hex(3)}",
+            f"{self.prefix}/#",
+            self._deliver,
+            **(client_options or {}),
+        )
         self.key_dir = Path(key_dir) if key_dir is not None else userkeys.default_key_dir()
 
-    def _make_client(self, client_id: str, **options: Any) -> mqtt.Client:
-        client = new_client(self.endpoint, client_id, **options)
-        client.on_connect = self._on_connect
-        client.on_connect_fail = self._on_connect_fail
-        client.on_disconnect = self._on_disconnect
-        client.on_message = self._on_message
-        client.reconnect_delay_set(0.2, 5)
-        return client
-
-    # ---- life cycle ----
+    # ---- life cycle (controller/mqtt/loop_client.py) ----
     async def connect(self, timeout: float = 10.0) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._client.connect_async(self.endpoint.host, self.endpoint.port, keepalive=15)
-        self._client.loop_start()
-        await asyncio.wait_for(self._connected.wait(), timeout)
+        await self.mqtt.connect(timeout)
 
     async def close(self) -> None:
-        with contextlib.suppress(Exception):
-            self._client.disconnect()
-        await asyncio.to_thread(self._client.loop_stop)
+        await self.mqtt.close()
 
     @property
     def connected(self) -> bool:
-        return self._connected.is_set()
+        return self.mqtt.connected
 
-    # ---- paho thread -> loop ----
-    def _on_connect_fail(self, client, userdata) -> None:
-        self.last_error = connect_failure()
-
-    def _on_connect(self, client, userdata, flags, reason_code, properties) -> None:
-        if reason_code.is_failure:
-            self.last_error = f"the broker refused the connection: {reason_code}"
-            return
-        self.last_error = ""
-        client.subscribe(f"{self.prefix}/#", qos=1)
-        self._call(self._connected.set)
-
-    def _on_disconnect(self, client, userdata, flags, reason_code, properties) -> None:
-        self._call(self._connected.clear)
-
-    def _on_message(self, client, userdata, msg) -> None:
-        props = getattr(msg, "properties", None)
-        corr = getattr(props, "CorrelationData", None) if props else None
-        self._call(self._deliver, msg.topic, bytes(msg.payload), corr)
-
-    def _call(self, fn: Callable[..., Any], *args: Any) -> None:
-        if self._loop is not None and not self._loop.is_closed():
-            self._loop.call_soon_threadsafe(fn, *args)
+    @property
+    def last_error(self) -> str:
+        """Why the broker is not reachable, for the screens ("" once connected)."""
+        return self.mqtt.last_error
 
     # ---- loop side ----
-    def _deliver(self, topic: str, payload: bytes, corr: bytes | None) -> None:
+    def _deliver(self, msg: Message) -> None:
+        topic, payload, corr = msg.topic, msg.payload, msg.correlation
         rel = topic[len(self.prefix) + 1 :] if topic.startswith(self.prefix + "/") else topic
         if "/response" in rel and rel.startswith("cmd/"):
             self._response(payload, corr)
@@ -223,7 +196,7 @@ class TableClient:
         attempt = 0
         try:
             while True:
-                self._client.publish(f"{self.prefix}/cmd/{role}", payload, qos=1, properties=props)
+                self.mqtt.publish(f"{self.prefix}/cmd/{role}", payload, properties=props)
                 attempt += 1
                 left = deadline - loop.time()
                 wait = left if attempt >= attempts else min(left, timeout / attempts)

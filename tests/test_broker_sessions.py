@@ -57,13 +57,13 @@ async def test_monitor_gets_what_was_published_while_it_was_away_across_a_broker
 
         # The monitor is away (its network thread stopped) while the broker stops cleanly and starts again,
         # and the publisher resends before the monitor is back: only the broker's session can keep these.
-        await asyncio.to_thread(monitor._client.loop_stop)
+        await asyncio.to_thread(monitor.mqtt.paho.loop_stop)
         await asyncio.to_thread(broker.stop)
         await asyncio.to_thread(broker._launch)
         await asyncio.to_thread(_publish, broker, [2, 3, 4])
         assert monitor.received.contiguous == 1  # not yet: the monitor has not reconnected
 
-        monitor._client.loop_start()
+        monitor.mqtt.paho.loop_start()
         await monitor.wait_for(lambda v: monitor.received.contiguous >= 4, 20)
         assert monitor.first_seen_ids() == [1, 2, 3, 4]
     finally:

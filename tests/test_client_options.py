@@ -61,7 +61,7 @@ def test_a_client_file_connects_the_terminal_with_tls_and_the_command_line_wins(
     secret(tmp_path / "pw2", "x")
     args = parsed(alerts_cli.add_arguments, ["--password-file", str(tmp_path / "pw2")])
     fleet = alerts_cli.fleet(args)
-    assert fleet.endpoint.port == 1883 and fleet.endpoint.tls is None and fleet.site == "+"
+    assert fleet.mqtt.endpoint.port == 1883 and fleet.mqtt.endpoint.tls is None and fleet.site == "+"
 
 
 @pytest.mark.parametrize(

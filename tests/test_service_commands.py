@@ -71,7 +71,7 @@ async def test_a_retried_stand_whose_answer_was_lost_acts_once_even_across_kill_
         body = {"request_id": "stand-lost-1", "action": "stand", "args": {}}
         lost = Properties(PacketTypes.PUBLISH)
         lost.ResponseTopic = f"{c.prefix}/cmd/dealer/response/nobody"  # an answer the dealer cannot read
-        c._client.publish(f"{c.prefix}/cmd/dealer", json.dumps(body), qos=1, properties=lost)
+        c.mqtt.publish(f"{c.prefix}/cmd/dealer", json.dumps(body), properties=lost)
         await c.wait_for(lambda v: (v.states["round"].get("turn") or {}).get("seat") != seat, WAIT)
         after_first = c.view.states["round"]
         answer = await c.request("dealer", body)

@@ -37,6 +37,7 @@ from controller.mqtt.floor_bridge import render as render_bridge
 from controller.mqtt.paho_client import TlsConfig
 from controller.terminal.alerts import AlertsApp
 from controller.terminal.pit import PitApp
+from controller.terminal.pit_render import banner
 from tablebench.broker import free_port
 from tablebench.procs import stop_process
 from tablebench.stack import DEMO_PINS, TABLECTL, Stack, StackOptions
@@ -283,10 +284,12 @@ async def test_the_shipped_brokers_and_every_client_over_tls(top: Path, tmp_path
             pit = PitApp(replace(conn, tls=TlsConfig(other.ca)))
             async with pit.run_test(size=(140, 46)) as pilot:
                 for _ in range(int(WAIT / 0.1)):
-                    if "certificate verify failed" in str(pit._banner()):
+                    if "certificate verify failed" in str(banner(pit.snapshot())):
                         break
                     await pilot.pause(0.1)
-                assert str(pit._banner()).startswith("BROKER UNREACHABLE (TLS: certificate verify failed")
+                assert str(banner(pit.snapshot())).startswith(
+                    "BROKER UNREACHABLE (TLS: certificate verify failed"
+                )
         finally:
             for proc in procs:
                 stop_process(proc, timeout=15)

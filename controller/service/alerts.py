@@ -62,6 +62,17 @@ class AlertAdapter:
             self.manager.raise_alert(kind, severity, reason, rule=rule, details=details)
             self.owed.pop(0)
 
+    def journal_back(self) -> None:
+        """The journal writes again: the alerts raised without it now through it; the unjournaled retained
+        copies are superseded by the journaled ones, and the retained open list is the journal's book again.
+        (The shoe is asked again for the events it could not commit by the table itself:
+        controller/table/shoe_resend.py.)"""
+        if self.owed:
+            self.flush()
+        if self.unjournaled is not None and self.unjournaled.retained:
+            self.unjournaled.forget()
+            self.manager.publish_open()
+
 
 async def escalate_while_journal_writes(
     alerts: AlertManager, table: TableController, every_s: float = 1.0

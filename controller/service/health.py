@@ -11,6 +11,7 @@ from typing import Protocol
 
 from controller import sdnotify
 from controller.ops.status import StatusWriter
+from controller.table.controller import TableController
 
 log = logging.getLogger("tablectl.service")
 
@@ -55,3 +56,19 @@ class HealthLoop:
                 log.debug("status file not written: %s", exc)
             # Until READY, look often: systemd (and a restart after kill -9) waits on it.
             await asyncio.sleep(period if self.ready_sent else 0.05)
+
+
+async def retry_owed_journal_writes(table: TableController, journal_back: Callable[[], None]) -> None:
+    """While the journal fault's input is owed: commit it as soon as the journal writes again (any successful
+    commit does too); then ``journal_back`` (the alerts raised without the journal, through it now)."""
+    if table.journal_problem is not None or table._deferred:
+        try:
+            if not await table.retry_journal():
+                return
+        except Exception as exc:
+            log.error("journal retry failed: %s", exc)
+            return
+    try:
+        journal_back()
+    except Exception as exc:
+        log.error("owed alerts not journaled yet: %s", exc)

@@ -1,11 +1,14 @@
 """The table controller service, as systemd starts it (`tablectl run`: controller/cli/run.py).
 
-Wiring only; every part does its own job elsewhere:
-config + integrity → journal → GPIO (safe outputs first) → shoe driver → table controller (recovers from the
-journal) → alerts → MQTT link + outbox publisher + command intake → jackpot sign (``JackpotWiring``) →
-sd_notify READY once the serial link, the journal, the broker are all up; the watchdog is fed only while they
-stay healthy. SIGTERM/SIGINT: outputs to their safe values (lid locked, light on), the lid locked on the
-device, `offline` published, journal closed.
+Wiring only; every part does its own job elsewhere. ``start`` is one step a part, in this order: the
+integrity manifest → GPIO outputs to their safe values → audit key and journal → alerts and the disk watch →
+the card line (shoe.py) → MQTT link, outbox and unjournaled publishers, the alert sink → table controller and
+the jackpot sign's wiring → outbox started → audit trail (audit_trail.py) → the broker's alerts read back →
+command intake (intake.py) → the integrity alert → recovery from the journal, the software document → shoe
+link, broker and jackpot sign started → the watched loops: the health loop sends sd_notify READY once the
+serial link, the journal and the broker are all up, and feeds the watchdog only while the service is alive →
+the whole chain verified in the background. SIGTERM/SIGINT: shutdown.py (outputs safe first, the lid locked
+on the device, `offline` published, the journal closed).
 Its concerns live beside it in controller/service/ (docs/architecture.md, "The service").
 """
 
@@ -13,12 +16,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import signal
 from pathlib import Path
 from typing import Any
 
-from controller import sdnotify
 from controller.audit.checkpoint import public_key_hex
 from controller.config import TableConfig
 from controller.config.integrity import PROFILE_NAME
@@ -29,7 +32,6 @@ from controller.journal import Journal
 from controller.journal.checkpointer import Checkpointer
 from controller.mqtt.alerts import AlertManager
 from controller.mqtt.anchor import BrokerAnchor
-from controller.mqtt.auth import Authenticator, AuthError, CredentialStore
 from controller.mqtt.commands import CommandIntake
 from controller.mqtt.link import MqttLink
 from controller.mqtt.publisher import OutboxPublisher
@@ -38,10 +40,12 @@ from controller.mqtt.unjournaled import UnjournaledPublisher
 from controller.ops.status import StatusWriter, status_dir
 from controller.service import status as service_status
 from controller.service.alerts import AlertAdapter, BrokerAlertsReadback, escalate_while_journal_writes
+from controller.service.audit_trail import start_audit_trail
 from controller.service.commands import ServiceCommands
 from controller.service.disk import DiskWatch
 from controller.service.errors import StartupError
-from controller.service.health import HealthLoop
+from controller.service.health import HealthLoop, retry_owed_journal_writes
+from controller.service.intake import start_command_intake
 from controller.service.integrity import (
     manifest_problems,
     raise_integrity_fault,
@@ -49,19 +53,17 @@ from controller.service.integrity import (
     verify_whole_journal,
 )
 from controller.service.jackpot import JackpotWiring
-from controller.service.resources import link_config, open_audit_key, open_journal, open_nonce_store
+from controller.service.resources import link_config, open_audit_key, open_journal
+from controller.service.shoe import build_card_line
+from controller.service.shutdown import stop_service
 from controller.service.software import publish_software
 from controller.table.controller import TableController
 from controller.table.core import TableCore
 from controller.table.journal_io import JournalProblem, is_write_failure
 from controller.table.messages import Publish
 from controller.topics import Topics
-from drivers.aio import cancel_tasks
-from drivers.card_line import ShoeWithReader
-from drivers.events import LockLid
-from drivers.serial_port import resolve_port
 from drivers.shoe import ShoeDriver
-from drivers.usb_reader import PyUsbBackend, UsbCardReader
+from drivers.usb_reader import UsbCardReader
 
 log = logging.getLogger("tablectl.service")
 
@@ -95,139 +97,146 @@ class TableService:
         self.status_writer = StatusWriter(status_dir(Path(config.table.state_dir)), None)
         self._pending_faults: set[asyncio.Task[None]] = set()
 
-    # ---- start-up ----
+    # ---- start-up: one step a part, in this order ----
     async def start(self) -> None:
+        """Outputs safe first; READY=1 comes from the health loop, started last, once the shoe's serial link, the
+        journal and the broker are up (docs/deploy.md). A step that cannot go on raises ``StartupError``."""
         cfg = self.config
         self.integrity_problems = manifest_problems(cfg)
+        self.board = self._safe_board()
+        journal, audit_key = self._open_journal()
+        head_at_open = journal.last_seq  # before anything is written (BrokerAnchor)
+        alerts = self._watch_alerts_and_disk(journal)
+        self.shoe, self.reader = build_card_line(cfg, self.usb_backend)
+        link, sink = self._build_link(journal, alerts)
+        table = self._build_table(journal, self.shoe, self.board, sink)
+        self._start_outbox()
+        self.checkpointer, self.replay, self.anchor = start_audit_trail(
+            cfg, journal, link, audit_key, head_at_open,
+            on_forged=self._publish_refused, on_mismatch=self._anchor_mismatch,
+        )  # fmt: skip
+        self._start_alerts_readback(alerts, link, table)
+        self.commands, self.intake, self.startup_problem = start_command_intake(
+            cfg, journal, table, alerts, link,
+            jackpot=self.jackpot, disk=self.disk, integrity_problems=self.integrity_problems,
+        )  # fmt: skip
+        self._raise_integrity_alert(sink)
+        await self._recover(journal, table, self.checkpointer)
+        await self._connect()
+        self._start_loops(alerts, sink, table)
+        self._start_full_verify(journal, table)
+        self._log_started(table)
 
-        # Outputs to their safe values before anything else can act (PT-2001 r.51, r.60).
+    def _safe_board(self) -> GpioBoard:
+        """Outputs to their safe values before anything else can act (PT-2001 r.51, r.60)."""
+        gpio = self.config.gpio
         try:
-            self.board = make_board(cfg.gpio, loop=asyncio.get_running_loop())  # outputs already safe
+            return make_board(gpio, loop=asyncio.get_running_loop())  # outputs already safe
         except (RuntimeError, OSError) as exc:  # no GPIO library / no /dev/gpiomem: one line, exit 3
-            raise StartupError(f"gpio ({cfg.gpio.backend}): {exc}") from None
+            raise StartupError(f"gpio ({gpio.backend}): {exc}") from None
 
-        state_dir = Path(cfg.table.state_dir)
-        audit_key = open_audit_key(cfg, state_dir)
-        self.journal = open_journal(cfg, state_dir, public_key_hex(audit_key.public_key()))
-        head_at_open = self.journal.last_seq  # before anything is written (BrokerAnchor)
-        self.alerts = AlertManager(self.journal, escalate_after_s=cfg.alerts.escalate_after_s)
-        self.disk = DiskWatch(cfg.table.state_dir, cfg.journal, self.alerts)  # free space and inodes
+    def _open_journal(self) -> tuple[Journal, Any]:
+        """The audit key (it signs the checkpoints) and the journal that records its public half."""
+        state_dir = Path(self.config.table.state_dir)
+        audit_key = open_audit_key(self.config, state_dir)
+        self.journal = open_journal(self.config, state_dir, public_key_hex(audit_key.public_key()))
+        return self.journal, audit_key
 
-        try:
-            port = resolve_port(cfg.shoe.port)
-        except FileNotFoundError:  # not plugged in yet: the driver resolves it again on every attempt
-            port = cfg.shoe.port
-        self.shoe = ShoeDriver(
-            port,
-            baudrate=cfg.shoe.baudrate,
-            ack_timeout=cfg.shoe.ack_timeout_ms / 1000,
-            max_retries=cfg.shoe.retries,
-            silence_timeout=cfg.shoe.silence_timeout_ms / 1000,
-            heartbeat_interval=cfg.shoe.heartbeat_interval_ms / 1000,
-        )
-        if cfg.reader.enabled:  # cards from the separate USB reader, the rest from the shoe (docs/reader.md)
-            r = cfg.reader
-            usb = PyUsbBackend(r.vendor_id, r.product_id, r.serial, backend=self.usb_backend)
-            self.reader = UsbCardReader(usb, poll_ms=r.read_timeout_ms)
-            self.shoe = ShoeWithReader(self.shoe, self.reader)  # type: ignore[assignment]
-        self.link = MqttLink(link_config(cfg.mqtt), Topics(cfg.table.site, cfg.table.id, cfg.mqtt.prefix))
-        self.publisher = OutboxPublisher(self.journal, self.link)
-        self.unjournaled = UnjournaledPublisher(self.link, cfg.table.id)  # after the publisher: see its doc
-        self.alert_sink = AlertAdapter(self.alerts, self.unjournaled)
+    def _watch_alerts_and_disk(self, journal: Journal) -> AlertManager:
+        """The alerts, journaled, and the watch on the journal disk's free space and inodes."""
+        cfg = self.config
+        self.alerts = AlertManager(journal, escalate_after_s=cfg.alerts.escalate_after_s)
+        self.disk = DiskWatch(cfg.table.state_dir, cfg.journal, self.alerts)
+        return self.alerts
+
+    def _build_link(self, journal: Journal, alerts: AlertManager) -> tuple[MqttLink, AlertAdapter]:
+        """The broker link (not connected yet), the outbox publisher, the unjournaled publisher (after the
+        publisher: see its doc) and the table's alert sink."""
+        t = self.config.table
+        self.link = MqttLink(link_config(self.config.mqtt), Topics(t.site, t.id, self.config.mqtt.prefix))
+        self.publisher = OutboxPublisher(journal, self.link)
+        self.unjournaled = UnjournaledPublisher(self.link, t.id)
+        self.alert_sink = AlertAdapter(alerts, self.unjournaled)
+        return self.link, self.alert_sink
+
+    def _build_table(
+        self, journal: Journal, shoe: ShoeDriver, board: GpioBoard, sink: AlertAdapter
+    ) -> TableController:
+        """The table controller and its core, the jackpot sign's wiring; any failed journal write is the fault."""
         self.table = TableController(
-            self.journal,
-            self.shoe,
-            board=self.board,
-            alerts=self.alert_sink,
+            journal,
+            shoe,
+            board=board,
+            alerts=sink,
             core=TableCore(self._load_profile, jackpot=TableJackpot()),  # the meter lives in the core's state
             unjournaled=self._publish_unjournaled,
-            journal_back=self._journal_recovered,
+            journal_back=sink.journal_back,  # the journal writes again
         )
-        self.jackpot = JackpotWiring(cfg, self.table, self.board)
-        self.journal.add_failure_listener(self._journal_write_failed)
+        self.jackpot = JackpotWiring(self.config, self.table, board)
+        journal.add_failure_listener(self._journal_write_failed)
+        return self.table
 
+    def _start_outbox(self) -> None:
+        """Journaled events to the broker; a record that fails its check is refused and alerted."""
+        assert self.publisher is not None
         self.publisher.on_forged = self._publish_refused
         self.publisher.start()
-        self.checkpointer = Checkpointer(
-            self.journal,
-            audit_key,
-            site=cfg.table.site,
-            table=cfg.table.id,
-            interval_s=cfg.audit.checkpoint_interval_s if cfg.audit else 60,
-        )
-        self.checkpointer.start()
-        self.replay = ReplayServer(
-            self.journal, self.link, retention_days=cfg.journal.event_retention_days
-        )  # cmd/replay: kept events served again (docs/reliability.md)
-        self.replay.on_forged = lambda event_id, reason: self._publish_refused("replay", event_id, reason)
-        self.replay.start()
-        self.anchor = BrokerAnchor(
-            self.journal,
-            self.link,
-            public_key_hex(audit_key.public_key()),
-            self._anchor_mismatch,
-            start_head=head_at_open,
-        )  # the broker's retained checkpoint: a journal cut short while stopped shows up
-        self.anchor.start()
-        # the broker's retained alerts/open read back once: alerts it holds that the journal never got are
-        # journaled, then the open list is the journal's again (issue 27 §5)
-        self.alerts_readback = BrokerAlertsReadback(
-            self.alerts, self.link, lambda: set(self.table.core.faults)
-        )
-        self.alerts_readback.start()
-        try:
-            credentials = CredentialStore.load(cfg.supervisors.credentials_file)
-        except AuthError as exc:  # unreadable, or the old HMAC format: one line, outputs stay safe (exit 3)
-            raise StartupError(f"supervisor credentials: {exc}") from None
-        nonces, nonce_problem = open_nonce_store(self.journal)
-        if nonce_problem is not None:  # the disk filled up or went read-only: the journal_io fault
-            self.startup_problem = nonce_problem
-        auth = Authenticator(credentials, nonces)
-        self.commands = ServiceCommands(
-            cfg, self.journal, self.table, self.alerts, self.jackpot, self.integrity_problems
-        )
-        self.commands.disk = self.disk  # no new round on a nearly full journal disk
-        self.intake = CommandIntake(
-            handler=self.commands.handle, auth=auth, alerts=self.alerts, link=self.link
-        )
-        self.intake.start()
 
+    def _start_alerts_readback(self, alerts: AlertManager, link: MqttLink, table: TableController) -> None:
+        """The broker's retained alerts/open read back once: alerts it holds that the journal never got are
+        journaled, then the open list is the journal's again (issue 27 §5)."""
+        self.alerts_readback = BrokerAlertsReadback(alerts, link, lambda: set(table.core.faults))
+        self.alerts_readback.start()
+
+    def _raise_integrity_alert(self, sink: AlertAdapter) -> None:
+        """Configuration or firmware differ from the recorded digests: the table stays closed."""
         if self.integrity_problems:
-            self.alert_sink.raise_(
+            sink.raise_(
                 "config_integrity",
                 "critical",
                 "configuration or firmware profile differs from the recorded digests; the table stays closed",
                 {"problems": self.integrity_problems},
             )
 
-        # the chain since the last signed checkpoint first: when it is broken only the verified part becomes
-        # state (issue 27 §2)
-        await recover_verified(self.table, self.journal, cfg, self.checkpointer)  # issue 27 §2
-        publish_software(cfg, self.journal, self.unjournaled)
+    async def _recover(self, journal: Journal, table: TableController, checkpointer: Checkpointer) -> None:
+        """The chain since the last signed checkpoint first: when it is broken only the verified part becomes
+        state (issue 27 §2); then the software document."""
+        await recover_verified(table, journal, self.config, checkpointer)
+        publish_software(self.config, journal, self.unjournaled)
+
+    async def _connect(self) -> None:
+        """The shoe's serial link, the broker, then the jackpot sign (after the recovery: the sign's link enters
+        the core as an input)."""
+        assert self.shoe is not None and self.link is not None and self.jackpot is not None
         await self.shoe.start()
         await self.link.start()
-        await self.jackpot.start()  # after the recovery: the sign's link enters the core as an input
+        await self.jackpot.start()
+
+    def _start_loops(self, alerts: AlertManager, sink: AlertAdapter, table: TableController) -> None:
+        """The watched tasks: alert escalation, the health loop (watchdog, READY=1, STATUS), the disk watch."""
+        assert self.disk is not None
         self._tasks.append(
-            asyncio.create_task(
-                escalate_while_journal_writes(self.alerts, self.table), name="alerts-escalation"
-            )
+            asyncio.create_task(escalate_while_journal_writes(alerts, table), name="alerts-escalation")
         )
-        self._tasks.append(asyncio.create_task(HealthLoop(self, self._journal_back).run(), name="health"))
+        owed = functools.partial(retry_owed_journal_writes, table, sink.journal_back)
+        self._tasks.append(asyncio.create_task(HealthLoop(self, owed).run(), name="health"))
         self._tasks.append(asyncio.create_task(self.disk.run(), name="journal-disk"))
         for task in self._tasks:
             task.add_done_callback(_report_death)
-        # One-off (not a watched task: it ends when done): the whole chain, in the background.
-        verify = asyncio.create_task(
-            verify_whole_journal(self.table, self.journal), name="journal-full-verify"
-        )
+
+    def _start_full_verify(self, journal: Journal, table: TableController) -> None:
+        """One-off (not a watched task: it ends when done): the whole chain, in the background."""
+        verify = asyncio.create_task(verify_whole_journal(table, journal), name="journal-full-verify")
         self._pending_faults.add(verify)
         verify.add_done_callback(self._pending_faults.discard)
-        problem = self.table.journal_problem or self.startup_problem
+
+    def _log_started(self, table: TableController) -> None:
+        problem = table.journal_problem or self.startup_problem
         if (
             problem is not None
         ):  # one line an operator can act on (issue 14 item 3); the table is in the fault
             log.critical("%s: started in the journal_io fault (docs/deploy.md)", problem.text)
-        log.info("table %s started (profile %s)", cfg.table.id, cfg.table.profile)
+        log.info("table %s started (profile %s)", self.config.table.id, self.config.table.profile)
 
     def _journal_write_failed(self, exc: BaseException) -> None:
         """Any part's failed journal write (called inside the failing transaction): the fault, soon after."""
@@ -283,71 +292,10 @@ class TableService:
         links = self.link_problems() if self.journal is not None else ["starting"]
         return service_status.status_text(self.table, self.dead_tasks(), links, self.config.table.id)
 
-    async def _journal_back(self) -> None:
-        """While the journal fault's input is owed: commit it as soon as the journal writes again (any
-        successful commit does too); then the alerts raised without it; the unjournaled retained copies are
-        superseded by the journaled ones."""
-        table = self.table
-        assert table is not None
-        if table.journal_problem is not None or table._deferred:
-            try:
-                if not await table.retry_journal():
-                    return
-            except Exception as exc:
-                log.error("journal retry failed: %s", exc)
-                return
-        try:
-            self._journal_recovered()
-        except Exception as exc:
-            log.error("owed alerts not journaled yet: %s", exc)
-
-    def _journal_recovered(self) -> None:
-        """The journal writes again: the alerts raised without it now through it; the unjournaled retained
-        copies are superseded by the journaled ones. (The shoe is asked again for the events it could not
-        commit by the table itself: controller/table/shoe_resend.py.)"""
-        if self.alert_sink is not None and self.alert_sink.owed:
-            self.alert_sink.flush()
-        if self.unjournaled is not None and self.unjournaled.retained:
-            self.unjournaled.forget()
-            if self.alerts is not None:  # the retained open list is the journal's book again
-                self.alerts.publish_open()
-
-    # ---- shutdown ----
+    # ---- shutdown (shutdown.py) ----
     async def stop(self) -> None:
-        """Safe outputs first, then each part on its own: one that fails (a journal on a broken disk, a task
-        that died) is logged and never keeps the others from stopping (issue 14 item 3)."""
-        sdnotify.stopping("stopping: lid locked, light on")
-        if self.table is not None:
-            self.table._safe_outputs()
-        await cancel_tasks([*self._tasks, *self._pending_faults], swallow_errors=True)
-        if self.jackpot is not None:
-            await _guarded("jackpot", self.jackpot.stop())
-        if self.table is not None:
-            await _guarded("table", self.table.stop())  # safe outputs
-        if self.checkpointer is not None:
-            self.checkpointer.stop()
-            with contextlib.suppress(
-                Exception
-            ):  # anchor the last records (sent at the next start if not now)
-                self.checkpointer.write()
-        if self.shoe is not None:
-            if getattr(self.shoe, "shoe", self.shoe).connected:  # the shoe's lid, whatever the reader does
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(self.shoe.command(LockLid()), 1.0)
-            await _guarded("shoe", self.shoe.stop())
-        if self.intake is not None:
-            await _guarded("intake", self.intake.stop())
-        if self.replay is not None:
-            await _guarded("replay", self.replay.stop())
-        if self.link is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self.link.stop(), 3.0)
-        if self.board is not None:
-            with contextlib.suppress(Exception):
-                self.board.close()
-        if self.journal is not None:
-            with contextlib.suppress(Exception):
-                self.journal.close()
+        """Safe outputs first, then each part on its own (``stop_service``)."""
+        await stop_service(self)
 
     async def run_forever(self) -> None:
         loop = asyncio.get_running_loop()
@@ -358,13 +306,6 @@ class TableService:
             await self._stopping.wait()
         finally:
             await self.stop()
-
-
-async def _guarded(what: str, coro: Any) -> None:
-    try:
-        await coro
-    except Exception:
-        log.exception("stopping %s failed", what)
 
 
 def _report_death(task: asyncio.Task[Any]) -> None:

@@ -105,20 +105,20 @@ class AlertsApp(App[None]):
         """Everything from outside (table ids from topics, alert fields, refusal reasons) is shown as plain
         text (controller/plain.py): a reason is never markup and never a terminal sequence."""
         banner = self.query_one("#banner", Static)
-        banner.set_class(not self.fleet.connected, "offline")
+        banner.set_class(not self.fleet.mqtt.connected, "offline")
         self.rows = self.fleet.open_alerts()
         self._ring_on_news()
         flashing = time.monotonic() < self._flash_until
-        banner.set_class(flashing and self.fleet.connected, "flash")
+        banner.set_class(flashing and self.fleet.mqtt.connected, "flash")
         header = (
             f"{site_words(self.fleet.site)}  ·  {len(self.fleet.open)} table(s)  ·  "
             f"{len(self.rows)} open alert(s)"
         )
         if flashing:
             header = f"{self._flash_text}  ·  {header}"
-        why = f" ({clean(self.fleet.last_error, 120)})" if self.fleet.last_error else ""
+        why = f" ({clean(self.fleet.mqtt.last_error, 120)})" if self.fleet.mqtt.last_error else ""
         banner.update(
-            Text(header) if self.fleet.connected else Text(f"BROKER UNREACHABLE{why} — reconnecting…")
+            Text(header) if self.fleet.mqtt.connected else Text(f"BROKER UNREACHABLE{why} — reconnecting…")
         )
         table = self.query_one("#open", DataTable)
         cursor = table.cursor_row

@@ -5,7 +5,6 @@ Acknowledging goes to that table's ``cmd/supervisor`` as a signed ``ack_alert`` 
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import secrets
@@ -13,10 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import paho.mqtt.client as mqtt
-
 from controller.client import TableClient
-from controller.mqtt.paho_client import BrokerEndpoint, TlsConfig, connect_failure, new_client
+from controller.mqtt.loop_client import LoopClient, Message
+from controller.mqtt.paho_client import BrokerEndpoint, TlsConfig
 
 
 @dataclass(frozen=True)
@@ -60,61 +58,28 @@ class FleetAlerts:
         self.open: dict[str, list[dict[str, Any]]] = {}  # table prefix -> open alerts
         self.history: list[TableAlert] = []  # acknowledged, newest first
         self.on_change: list[Callable[[], None]] = []
-        self.endpoint = BrokerEndpoint(host, port, username, password, tls)
         self._tables: dict[str, TableClient] = {}
         self._seen: set[tuple[str, int]] = set()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._connected = asyncio.Event()
-        self._client = new_client(self.endpoint, f"{username}-alerts-{secrets.token_hex(3)}")
-        self.last_error = ""  # why the broker is not reachable, for the banner ("" once connected)
-        self._client.on_connect_fail = self._on_connect_fail
-        self._client.on_connect = self._on_connect
-        self._client.on_disconnect = lambda *a: self._call(self._connected.clear)
-        self._client.on_message = self._on_message
-        self._client.reconnect_delay_set(0.2, 5)
-
-    @property
-    def connected(self) -> bool:
-        return self._connected.is_set()
+        self.mqtt = LoopClient(
+            BrokerEndpoint(host, port, username, password, tls),
+            f"{username}-alerts-{secrets.token_hex(3)}",
+            f"casino/{site}/table/+/alerts/#",
+            self._deliver,
+        )
 
     async def connect(self, timeout: float = 10.0) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._client.connect_async(self.endpoint.host, self.endpoint.port, keepalive=15)
-        self._client.loop_start()
-        await asyncio.wait_for(self._connected.wait(), timeout)
+        await self.mqtt.connect(timeout)
 
     async def close(self) -> None:
         for client in self._tables.values():
             with contextlib.suppress(Exception):
                 await client.close()
-        with contextlib.suppress(Exception):
-            self._client.disconnect()
-        await asyncio.to_thread(self._client.loop_stop)
+        await self.mqtt.close()
 
-    def _on_connect_fail(self, client: mqtt.Client, userdata: Any) -> None:
-        self.last_error = connect_failure()
-
-    def _on_connect(
-        self, client: mqtt.Client, userdata: Any, flags: Any, reason_code: Any, props: Any
-    ) -> None:
-        if reason_code.is_failure:
-            self.last_error = f"the broker refused the connection: {reason_code}"
-            return
-        self.last_error = ""
-        client.subscribe(f"casino/{self.site}/table/+/alerts/#", qos=1)
-        self._call(self._connected.set)
-
-    def _on_message(self, client: mqtt.Client, userdata: Any, msg: mqtt.MQTTMessage) -> None:
-        self._call(self._deliver, msg.topic, bytes(msg.payload))
-
-    def _call(self, fn: Callable[..., Any], *args: Any) -> None:
-        if self._loop is not None and not self._loop.is_closed():
-            self._loop.call_soon_threadsafe(fn, *args)
-
-    def _deliver(self, topic: str, payload: bytes) -> None:
-        prefix, _, rel = topic.partition("/alerts/")
+    def _deliver(self, msg: Message) -> None:
+        prefix, _, rel = msg.topic.partition("/alerts/")
         try:
-            doc = json.loads(payload)
+            doc = json.loads(msg.payload)
             data = doc["data"]
         except (ValueError, KeyError, TypeError, RecursionError):
             return  # not an alert document: ignored, never a crash
@@ -143,7 +108,7 @@ class FleetAlerts:
         """Signed ``ack_alert {alert_id}`` to that table's cmd/supervisor; raises CommandFailed if refused."""
         client = self._tables.get(prefix)
         if client is None:
-            e = self.endpoint
+            e = self.mqtt.endpoint
             client = TableClient(e.host, e.port, username=e.username, password=e.password, prefix=prefix,
                                  key_dir=self.key_dir, tls=e.tls)  # fmt: skip
             await client.connect()

@@ -22,6 +22,7 @@ from typing import Any
 import paho.mqtt.client as mqtt
 
 from controller.client import TableClient
+from controller.mqtt.loop_client import Message
 from controller.mqtt.schemas import MessageInvalid, validate_message
 
 
@@ -46,21 +47,21 @@ class Received:
 
 class BenchClient(TableClient):
     def __init__(self, *args: Any, persistent: bool = False, **kwargs: Any) -> None:
-        if persistent and "client_id" not in kwargs:
-            kwargs["client_id"] = f"bench-{secrets.token_hex(4)}"
+        if persistent:
+            kwargs.setdefault("client_id", f"bench-{secrets.token_hex(4)}")
+            kwargs["client_options"] = {"protocol": mqtt.MQTTv311, "clean_session": False}
+        self.received = Received()
         super().__init__(*args, **kwargs)
         self.persistent = persistent
-        if persistent:
-            self._client = self._make_client(kwargs["client_id"], protocol=mqtt.MQTTv311, clean_session=False)
-        self.received = Received()
-        self._client.on_message = self._on_raw
 
-    def _on_raw(self, client: Any, userdata: Any, msg: Any) -> None:
-        props = getattr(msg, "properties", None)
-        corr = getattr(props, "CorrelationData", None) if props else None
-        self._call(self._record, msg.topic, bytes(msg.payload), bool(msg.retain), corr)
+    def _deliver(self, msg: Message) -> None:
+        """Every message recorded (and validated), then the client's view of it (controller/client.py)."""
+        if self._record(msg):
+            super()._deliver(msg)
 
-    def _record(self, topic: str, payload: bytes, retain: bool, corr: bytes | None) -> None:
+    def _record(self, msg: Message) -> bool:
+        """False: an older state document, kept out of the view."""
+        topic, payload, retain = msg.topic, msg.payload, msg.retain
         rel = topic[len(self.prefix) + 1 :] if topic.startswith(self.prefix + "/") else topic
         try:
             validate_message(rel, payload)
@@ -89,7 +90,7 @@ class BenchClient(TableClient):
                     if event_id < r.state_ids.get(rel, 0):
                         r.stale_states += 1
                         self._changed(None)  # the view stays, but waiters (e.g. contiguous ids) look again
-                        return  # never let an older state document overwrite a newer one in the view
+                        return False  # never let an older state document overwrite a newer one in the view
                     r.state_ids[rel] = event_id
             if rel == "events/shoe" and isinstance(doc, dict):
                 data = doc.get("data") or {}
@@ -98,7 +99,7 @@ class BenchClient(TableClient):
             if rel.startswith("state/"):
                 name = rel[len("state/") :]
                 self.received.state_gen[name] = self.received.state_gen.get(name, 0) + 1
-        self._deliver(topic, payload, corr)
+        return True
 
     def _replay_answer(self, payload: bytes) -> None:
         """An event sent again on request (re-fetch: the envelope as first published, no request_id)
@@ -138,9 +139,9 @@ class BenchClient(TableClient):
                 "request_id": rid,
                 "from_event_id": lo,
                 "to_event_id": hi,
-                "reply_to": self._credentials[0],
+                "reply_to": self.mqtt.endpoint.username,
             }
-            self._client.publish(f"{self.prefix}/cmd/replay", json.dumps(body), qos=1)
+            self.mqtt.publish(f"{self.prefix}/cmd/replay", json.dumps(body))
             pending.append(rid)
             lo = hi + 1
         with contextlib.suppress(TimeoutError):

@@ -218,11 +218,11 @@ class Rig:
         clients = (self.monitor, self.observer, self.dealer, self.supervisor)
         loop = asyncio.get_running_loop()
         end = loop.time() + 30
-        while any(c._connected.is_set() for c in clients) and loop.time() < end:
+        while any(c.connected for c in clients) and loop.time() < end:
             await asyncio.sleep(0.02)
         await asyncio.to_thread(self.stack.broker._launch)
         for c in clients:
-            await asyncio.wait_for(c._connected.wait(), 30)
+            await c.mqtt.wait_connected(30)
 
     async def broker_crash(self) -> None:
         """SIGKILL of the broker (no clean stop) and a start again; wait until the service is online."""
@@ -272,7 +272,7 @@ class Rig:
         assert self.stack.broker is not None
         await asyncio.to_thread(self.stack.broker._launch)
         for c in (self.monitor, self.observer, self.dealer, self.supervisor):
-            await asyncio.wait_for(c._connected.wait(), 30)
+            await c.mqtt.wait_connected(30)
         await self.monitor.wait_for(lambda v: v.status == "online", 30)
 
     async def broker_outage(self, seconds: float) -> None:
