@@ -1,43 +1,72 @@
-"""The supervisor's part of the table's jackpot (PT-2001 r.49-50): verify a hit on the table (or reject it),
-pay it in the order r.50a sets, correct the meter between rounds; each recorded with who did it. Part of
-``TableJackpot`` (controller/jackpot/table.py)."""
+"""The supervisor's desk of the table's jackpot (PT-2001 r.49-50): verify a hit on the table (or reject it), pay
+it in the order r.50a sets, correct the meter between rounds under dual control (correction.py); each recorded
+with who did it.
+
+``JackpotSupervisor`` owns its slice of the jackpot's state (the verified hits, the settled ones, and its
+``MeterCorrections``); the meter and the configuration are ``TableJackpot``'s (table.py) and are passed in with
+each action: an action returns the meter after it and its effects."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from controller.effects import Effect, JournalRecord, Rejected
 from controller.jackpot import JackpotError
 from controller.jackpot import meter as mt
-from controller.jackpot.config import METER_MAX
+from controller.jackpot.config import JackpotConfig
+from controller.jackpot.correction import MeterCorrections, SupervisorCall
+from controller.jackpot.records import event, meter_record
 from controller.words import COMBINATION_WORDS, money, words
 
 SETTLED_KEPT = 64  # how many settled hit ids are remembered, to say "already paid" rather than "unknown"
-REASON_MAX = 200  # characters of a correction's reason
-CORRECTION_ALERT = "jackpot_correction"  # controller/alert_kinds.py
 
 
-class JackpotSupervision:
-    """Attributes: see ``TableJackpot.restore``."""
+class JackpotSupervisor:
+    """The supervisor's jackpot actions and the state they keep (part of the core's snapshot via ``TableJackpot``)."""
 
-    def supervisor(
-        self, action: str, user: str, args: dict[str, Any], *, between_rounds: bool, now: float = 0.0
-    ) -> list[Effect]:
-        if self.meter is None:
-            raise Rejected(f"{action}: {self.disabled_reason}")
-        handler = {
+    def __init__(self, data: dict[str, Any] | None = None) -> None:
+        d = data or {}
+        self.verified: list[int] = list(d.get("verified", []))  # hit ids a supervisor verified
+        # the last settled hits, "<hit_id>" -> "paid by X" / "rejected by X": a hit is never paid twice (r.49)
+        self.settled: dict[str, str] = dict(d.get("settled", {}))
+        self.corrections = MeterCorrections(d)  # correction.py: requested, awaiting the second supervisor
+        self._handlers: dict[str, Callable[[list[Effect], SupervisorCall, mt.MeterState], mt.MeterState]] = {
             "jackpot_verify": self._verify,
             "jackpot_pay": self._pay,
-            "jackpot_correct": self._correct,
-            "jackpot_correct_confirm": self._correct_confirm,
-        }[action]
+            "jackpot_correct": self.corrections.request,
+            "jackpot_correct_confirm": self.corrections.confirm,
+        }
+
+    # ================================================================ state
+    def snapshot(self) -> dict[str, Any]:
+        """The snapshot's keys of the supervisor's desk (``verified``, ``settled``, then any correction's)."""
+        return {"verified": list(self.verified), "settled": dict(self.settled), **self.corrections.snapshot()}
+
+    def is_verified(self, hit_id: int) -> bool:
+        return hit_id in self.verified
+
+    # ================================================================ actions
+    def act(
+        self,
+        action: str,
+        user: str,
+        args: dict[str, Any],
+        meter: mt.MeterState,
+        config: JackpotConfig | None,
+        *,
+        between_rounds: bool,
+        now: float,
+    ) -> tuple[mt.MeterState, list[Effect]]:
+        """Run ``action`` (``jackpot_verify``, ``jackpot_pay``, ``jackpot_correct``, ``jackpot_correct_confirm``):
+        the meter after it and its effects. Raises ``Rejected`` naming why, having changed nothing."""
+        handler = self._handlers[action]
         fx: list[Effect] = []
-        self._now = now
         try:
-            handler(fx, user, args, between_rounds)
+            meter = handler(fx, SupervisorCall(user, args, between_rounds, now, config), meter)
         except JackpotError as exc:
             raise Rejected(str(exc)) from None
-        return fx
+        return meter, fx
 
     @staticmethod
     def _hit_id(args: dict[str, Any]) -> int:
@@ -46,10 +75,9 @@ class JackpotSupervision:
             raise Rejected(f"hit_id must be an integer (a pending jackpot hit, PT-2001 r.49), got {hit_id!r}")
         return hit_id
 
-    def _pending(self, hit_id: int) -> mt.PendingHit:
+    def _pending(self, meter: mt.MeterState, hit_id: int) -> mt.PendingHit:
         """The pending hit ``hit_id``; else a refusal that says why (settled already, or never issued)."""
-        assert self.meter is not None
-        for h in self.meter.pending:
+        for h in meter.pending:
             if h.hit_id == hit_id:
                 return h
         if str(hit_id) in self.settled:
@@ -57,9 +85,9 @@ class JackpotSupervision:
                 f"jackpot hit {hit_id} was already {self.settled[str(hit_id)]}: a hit is settled once "
                 "(PT-2001 r.49)"
             )
-        if 1 <= hit_id < self.meter.next_hit_id:
+        if 1 <= hit_id < meter.next_hit_id:
             raise Rejected(f"jackpot hit {hit_id} is already settled (paid or rejected) (PT-2001 r.49)")
-        pending = [h.hit_id for h in self.meter.pending]
+        pending = [h.hit_id for h in meter.pending]
         raise Rejected(f"no pending jackpot hit {hit_id} (pending: {pending or 'none'}; PT-2001 r.49)")
 
     def _remember(self, hit_id: int, what: str) -> None:
@@ -67,9 +95,10 @@ class JackpotSupervision:
         while len(self.settled) > SETTLED_KEPT:
             del self.settled[next(iter(self.settled))]
 
-    def _verify(self, fx: list[Effect], user: str, args: dict[str, Any], between_rounds: bool) -> None:
+    def _verify(self, fx: list[Effect], call: SupervisorCall, meter: mt.MeterState) -> mt.MeterState:
         """PT-2001 r.49: a supervisor checks the hand on the table; ``valid: false`` (+ reason) rejects it."""
-        hit = self._pending(self._hit_id(args))
+        user, args = call.user, call.args
+        hit = self._pending(meter, self._hit_id(args))
         if hit.hit_id in self.verified:
             raise Rejected(f"jackpot hit {hit.hit_id} is already verified: pay it (PT-2001 r.49)")
         valid = args.get("valid", True)
@@ -78,25 +107,24 @@ class JackpotSupervision:
         if valid:
             self.verified.append(hit.hit_id)
             fx.append(JournalRecord("jackpot_verified", {"hit_id": hit.hit_id, "seat": hit.seat, "by": user}))
-            self._event(fx, "verified", hit_id=hit.hit_id, seat=hit.seat, round_id=hit.round_id, by=user)
-            return
+            event(fx, "verified", hit_id=hit.hit_id, seat=hit.seat, round_id=hit.round_id, by=user)
+            return meter
         reason = str(args.get("reason") or "")
-        assert self.meter is not None
         # r.43a/r.50: a rejected hit's share goes back to the hits still pending
-        self.meter, records = mt.reject(self.meter, hit.hit_id, user, reason)
+        meter, records = mt.reject(meter, hit.hit_id, user, reason)
         self._remember(hit.hit_id, f"rejected by {user}")
         for rec in records:
-            self._meter_record(fx, rec)
-        self._event(
-            fx, "rejected", hit_id=hit.hit_id, seat=hit.seat, round_id=hit.round_id, by=user, reason=reason
-        )
-        self._after_settle(fx, records)
+            meter_record(fx, rec, meter)
+        event(fx, "rejected", hit_id=hit.hit_id, seat=hit.seat, round_id=hit.round_id, by=user, reason=reason)
+        _after_settle(fx, records, meter)
+        return meter
 
-    def _pay(self, fx: list[Effect], user: str, args: dict[str, Any], between_rounds: bool) -> None:
-        hit = self._pending(self._hit_id(args))
+    def _pay(self, fx: list[Effect], call: SupervisorCall, meter: mt.MeterState) -> mt.MeterState:
+        user, args = call.user, call.args
+        hit = self._pending(meter, self._hit_id(args))
         if hit.hit_id not in self.verified:
             raise Rejected(f"jackpot hit {hit.hit_id} must be verified by a supervisor first (PT-2001 r.49)")
-        unverified = [h.hit_id for h in self.meter.pending if h.top and h.hit_id not in self.verified]
+        unverified = [h.hit_id for h in meter.pending if h.top and h.hit_id not in self.verified]
         if hit.top and unverified:
             # PT-2001 r.50b: tied top winners share the meter; a share is final only once every one of them
             # is verified (a rejected one leaves its part to the others, meter.reject re-shares).
@@ -109,16 +137,15 @@ class JackpotSupervision:
             if isinstance(amount, bool) or not isinstance(amount, int) or amount != hit.amount:
                 raise Rejected(
                     f"jackpot hit {hit.hit_id}: amount {amount!r} (minor units) is not the award of "
-                    f"{money(hit.amount, self.meter.currency if self.meter else None)} "
+                    f"{money(hit.amount, meter.currency)} "
                     f"({words(COMBINATION_WORDS, hit.combination)}, PT-2001 r.43, r.50)"
                 )
-        assert self.meter is not None
-        self.meter, records = mt.pay(self.meter, hit.hit_id, user)  # r.50a order enforced there
+        meter, records = mt.pay(meter, hit.hit_id, user)  # r.50a order enforced there
         self.verified.remove(hit.hit_id)
         self._remember(hit.hit_id, f"paid by {user}")
         for rec in records:
-            self._meter_record(fx, rec)
-        self._event(
+            meter_record(fx, rec, meter)
+        event(
             fx,
             "paid",
             hit_id=hit.hit_id,
@@ -126,126 +153,13 @@ class JackpotSupervision:
             round_id=hit.round_id,
             amount=hit.amount,
             by=user,
-            meter=self.meter.display_value,
+            meter=meter.display_value,
         )
-        self._after_settle(fx, records)
+        _after_settle(fx, records, meter)
+        return meter
 
-    def _after_settle(self, fx: list[Effect], records: list[mt.MeterRecord]) -> None:
-        assert self.meter is not None
-        for rec in records:
-            if rec.kind == "reset":  # PT-2001 r.44: back to the seed (+ reserve) after the top prize
-                self._event(
-                    fx, "reset", meter=self.meter.display_value, seed=self.meter.seed, reason="top prize paid"
-                )
 
-    def _correct(self, fx: list[Effect], user: str, args: dict[str, Any], between_rounds: bool) -> None:
-        """A correction is requested by one supervisor and made only when a second, different one confirms it
-        (``jackpot_correct_confirm``) within the configured time; between rounds, within the bounds."""
-        if not between_rounds:
-            raise Rejected("jackpot_correct: only between rounds")
-        value = args.get("value")
-        reason = args.get("reason")
-        if not isinstance(reason, str) or not reason.strip() or len(reason) > REASON_MAX:
-            raise Rejected(f"jackpot_correct: a reason of 1-{REASON_MAX} characters is required")
-        assert self.meter is not None and self.config is not None
-        pending = self.correction
-        if pending is not None and self._now <= pending["expires_at"]:
-            raise Rejected(
-                f"jackpot_correct: correction {pending['correction_id']} by {pending['by']} awaits its "
-                "confirmation: confirm it or let it expire first"
-            )
-        old = self.meter.display_value
-        self._check_bounds(value, old)
-        self.correction_seq += 1
-        self.correction = {
-            "correction_id": self.correction_seq,
-            "by": user,
-            "value": value,
-            "reason": reason,
-            "old_meter": old,
-            "requested_at": self._now,
-            "expires_at": self._now + self.config.confirm_s,
-        }
-        fx.append(JournalRecord("jackpot_correction_requested", dict(self.correction)))
-        self._event(
-            fx,
-            "correction_requested",
-            correction_id=self.correction_seq,
-            by=user,
-            reason=reason,
-            old_meter=old,
-            meter=value,
-        )
-
-    def _check_bounds(self, value: Any, old: int) -> None:
-        """Never below the seed (PT-2001 r.44), never above the ceiling, at most the maximum change."""
-        assert self.meter is not None and self.config is not None
-        if self.meter.pending:
-            raise Rejected("jackpot_correct: a hit is pending verification; settle it first (PT-2001 r.49)")
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= METER_MAX:
-            raise Rejected(
-                f"jackpot_correct: value must be an integer amount in minor units from 0 to {METER_MAX}, "
-                f"got {str(value)[:40]!r}"
-            )
-        if value < self.meter.seed:
-            raise Rejected(f"jackpot_correct: {value} is below the seed {self.meter.seed} (PT-2001 r.44)")
-        if value > self.config.ceiling:
-            raise Rejected(
-                f"jackpot_correct: {value} is above the ceiling {self.config.ceiling} (jackpot.correction_ceiling)"
-            )
-        if abs(value - old) > self.config.max_change:
-            raise Rejected(
-                f"jackpot_correct: a change of {value - old} from {old} exceeds the maximum "
-                f"{self.config.max_change} per correction (jackpot.correction_max_change)"
-            )
-        if value == old:
-            raise Rejected(f"jackpot_correct: the meter is already {old}")
-
-    def _correct_confirm(
-        self, fx: list[Effect], user: str, args: dict[str, Any], between_rounds: bool
-    ) -> None:
-        """The second supervisor's approval of the pending correction (dual control)."""
-        if not between_rounds:
-            raise Rejected("jackpot_correct_confirm: only between rounds")
-        pending = self.correction
-        cid = args.get("correction_id")
-        if pending is None or isinstance(cid, bool) or cid != pending["correction_id"]:
-            have = pending["correction_id"] if pending else "none"
-            raise Rejected(
-                f"jackpot_correct_confirm: no pending correction {str(cid)[:20]!r} (pending: {have})"
-            )
-        if user == pending["by"]:
-            raise Rejected(
-                f"jackpot_correct_confirm: {user} requested correction {cid}; a different supervisor confirms it"
-            )
-        if self._now > pending["expires_at"]:
-            raise Rejected(f"jackpot_correct_confirm: correction {cid} expired; request it again")
-        assert self.meter is not None
-        old = self.meter.display_value
-        if old != pending["old_meter"]:
-            raise Rejected(
-                f"jackpot_correct_confirm: the meter moved from {pending['old_meter']} to {old} since correction "
-                f"{cid} was requested; request it again"
-            )
-        self._check_bounds(pending["value"], old)
-        self.meter, rec = mt.correct(self.meter, pending["value"], pending["by"], pending["reason"])
-        self.correction = None
-        self._meter_record(fx, rec, confirmed_by=user, correction_id=cid)
-        details = {
-            "correction_id": cid,
-            "by": pending["by"],
-            "confirmed_by": user,
-            "reason": pending["reason"],
-            "old_meter": old,
-            "meter": self.meter.display_value,
-        }
-        self._event(fx, "correction", **details)
-        self._alert(
-            fx,
-            CORRECTION_ALERT,
-            "critical",
-            f"jackpot meter corrected from {old} to {self.meter.display_value} by {pending['by']}, "
-            f"confirmed by {user}: {pending['reason']}",
-            **{k: v for k, v in details.items() if k != "reason"},
-            why=pending["reason"],
-        )
+def _after_settle(fx: list[Effect], records: list[mt.MeterRecord], meter: mt.MeterState) -> None:
+    for rec in records:
+        if rec.kind == "reset":  # PT-2001 r.44: back to the seed (+ reserve) after the top prize
+            event(fx, "reset", meter=meter.display_value, seed=meter.seed, reason="top prize paid")

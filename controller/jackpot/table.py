@@ -1,6 +1,8 @@
 """The progressive jackpot inside the table core (PT-2001 r.38-50): the real ``JackpotSeam``
-(controller/jackpot/seam.py). The supervisor's actions are in supervision.py, the service's I/O for it
-(chip-slot sensors, the sign) in wiring.py.
+(controller/jackpot/seam.py), composed of its chip slots (slots.py, ``ChipSlots``) and its supervisor's desk
+(supervision.py, ``JackpotSupervisor``, with the meter corrections in correction.py); the round's hits are
+awarded in award.py, its effects made in records.py. The service's I/O for it (chip-slot sensors, the sign) is
+controller/service/jackpot.py.
 
 Pure like the core (no I/O, no clock): every hook returns effects (journal records, ``events/jackpot``
 publishes, alerts) that the shell commits in the SAME transaction as the input that caused them, and the whole
@@ -22,24 +24,24 @@ from __future__ import annotations
 
 from typing import Any
 
-from controller.effects import Alert, Effect, Event, EventKind, JournalRecord, Rejected
+from controller.effects import Effect, JournalRecord, Rejected
 from controller.jackpot import JackpotError
 from controller.jackpot import meter as mt
 from controller.jackpot.availability import playable
-from controller.jackpot.chips import ChipEvent, Refusal, RoundChips
-from controller.jackpot.config import JackpotConfig, Mode
-from controller.jackpot.hits import Combination, allocate, decided, evaluate
+from controller.jackpot.award import award, decided_cards
+from controller.jackpot.config import JackpotConfig
+from controller.jackpot.records import RECORD_KIND, alert, event, meter_record
 from controller.jackpot.seam import JackpotSeam
-from controller.jackpot.supervision import JackpotSupervision
-from controller.rules.round_state import OPEN
-from controller.words import COMBINATION_WORDS, money, words
-
-RECORD_KIND = "jackpot"  # every meter change: MeterRecord + the meter after it, one journal record each
-UNPLAYABLE = "unplayable"  # chip_refused reason when the jackpot cannot be played (display lost, hit pending)
+from controller.jackpot.slots import ChipSlots, Playability
+from controller.jackpot.supervision import JackpotSupervisor
 
 
-class TableJackpot(JackpotSupervision, JackpotSeam):
-    """The table's jackpot. Construct with no arguments; the config arrives with ``open_table``."""
+class TableJackpot(JackpotSeam):
+    """The table's jackpot. Construct with no arguments; the config arrives with ``open_table``.
+
+    It owns the configuration, the meter, the sign's link and the round's chip seats; its chip slots
+    (``ChipSlots``) and its supervisor's desk (``JackpotSupervisor``) own their own slices of the state.
+    """
 
     def __init__(self) -> None:
         self.restore(None)
@@ -56,16 +58,9 @@ class TableJackpot(JackpotSupervision, JackpotSeam):
             mt.MeterState.from_dict(d["meter"]) if d.get("meter") is not None else None
         )
         self.display_ok: bool = bool(d.get("display_ok", False))
-        self.levels: dict[str, bool] = dict(d.get("levels", {}))  # chip-slot sensor level per seat (r.41a)
-        self.flagged: list[int] = list(d.get("flagged", []))  # refused as unplayable in this betting window
+        self.slots = ChipSlots(d)
         self.round: dict[str, Any] | None = d.get("round")  # {"round_id", "seats", "frozen"}
-        self.verified: list[int] = list(d.get("verified", []))  # hit ids a supervisor verified
-        # the last settled hits, "<hit_id>" -> "paid by X" / "rejected by X": a hit is never paid twice (r.49)
-        self.settled: dict[str, str] = dict(d.get("settled", {}))
-        # the correction awaiting a second supervisor (supervision.py); kept in the snapshot only when there
-        # is one or was one, so a table that never corrected its meter keeps the snapshot it always had
-        self.correction: dict[str, Any] | None = d.get("correction")
-        self.correction_seq: int = int(d.get("correction_seq", 0))
+        self.desk = JackpotSupervisor(d)
 
     def snapshot(self) -> dict[str, Any]:
         return {
@@ -74,13 +69,9 @@ class TableJackpot(JackpotSupervision, JackpotSeam):
             "disabled_reason": self.disabled_reason,
             "meter": self.meter.to_dict() if self.meter else None,
             "display_ok": self.display_ok,
-            "levels": dict(self.levels),
-            "flagged": list(self.flagged),
+            **self.slots.snapshot(),
             "round": dict(self.round) if self.round else None,
-            "verified": list(self.verified),
-            "settled": dict(self.settled),
-            **({"correction": dict(self.correction)} if self.correction else {}),
-            **({"correction_seq": self.correction_seq} if self.correction_seq else {}),
+            **self.desk.snapshot(),
         }
 
     def meter_units(self) -> int | None:
@@ -88,7 +79,7 @@ class TableJackpot(JackpotSupervision, JackpotSeam):
 
     def pending_correction(self) -> dict[str, Any] | None:
         """The meter correction awaiting its second supervisor (``jackpot_correct_confirm``), if any."""
-        return dict(self.correction) if self.correction else None
+        return self.desk.corrections.pending()
 
     # ================================================================ views
     @property
@@ -106,9 +97,14 @@ class TableJackpot(JackpotSupervision, JackpotSeam):
             return "jackpot display not connected (PT-2001 r.41)"
         return "ok"
 
+    def _playability(self) -> Playability:
+        mode = self.config.mode if self.enabled and self.config is not None else None
+        return Playability(mode, self.playable, self.reason)
+
     def state_doc(self) -> dict[str, Any] | None:
         """Data of the retained ``state/jackpot`` (schemas/mqtt/state_jackpot.schema.json)."""
         m, cfg = self.meter, self.config
+        correction = self.desk.corrections.doc()
         return {
             "enabled": self.enabled,
             "mode": str(cfg.mode) if cfg else None,
@@ -118,16 +114,11 @@ class TableJackpot(JackpotSupervision, JackpotSeam):
             "playable": self.playable,
             "reason": self.reason,
             "display_connected": self.display_ok,
-            "chips_sensed": sorted(int(s) for s, here in self.levels.items() if here),  # slots now (r.41a)
+            "chips_sensed": self.slots.sensed(),  # slots now (r.41a)
             "pending_hits": [self._hit_doc(h) for h in (m.pending if m else ())],
             "flagged_seats": m.flagged_seats() if m else [],  # PT-2001 r.49: hands that stay on the table
-            **({"pending_correction": self._correction_doc()} if self.correction else {}),
+            **({"pending_correction": correction} if correction is not None else {}),
         }
-
-    def _correction_doc(self) -> dict[str, Any]:
-        c = self.correction or {}
-        keys = ("correction_id", "by", "value", "reason", "old_meter", "expires_at")
-        return {k: c[k] for k in keys}
 
     def round_doc(self, round_id: str | None) -> dict[str, Any]:
         """Extra fields of ``state/round``: this round's winning hands, flagged until paid (PT-2001 r.49)."""
@@ -144,31 +135,8 @@ class TableJackpot(JackpotSupervision, JackpotSeam):
             "combination": h.combination,
             "amount": h.amount,
             "top": h.top,
-            "verified": h.hit_id in self.verified,
+            "verified": self.desk.is_verified(h.hit_id),
         }
-
-    # ================================================================ effects
-    def _event(self, fx: list[Effect], action: str, **data: Any) -> None:
-        fx.append(Event(EventKind.JACKPOT, {"action": action, **data}))
-
-    def _meter_record(self, fx: list[Effect], rec: mt.MeterRecord, **extra: Any) -> None:
-        """The journal's account of a meter change, with the meter after it (reconciliation reads these)."""
-        assert self.meter is not None
-        data = {**rec.to_dict(), **extra, "meter_units": self.meter.meter_units}
-        fx.append(JournalRecord(RECORD_KIND, data))
-
-    def _alert(self, fx: list[Effect], kind: str, severity: str, reason: str, **details: Any) -> None:
-        fx.append(Alert(kind, severity, reason, details))
-        # Not kind "alert": that kind belongs to the AlertManager's book, which journals the alert itself.
-        record = {"kind": kind, "severity": severity, "reason": reason, **details}
-        fx.append(JournalRecord("jackpot_alert", record))
-
-    def _refuse(self, fx: list[Effect], seat: int, reason: str, message: str, round_id: str | None) -> None:
-        data: dict[str, Any] = {"seat": seat, "reason": reason, "message": message}
-        if round_id:
-            data["round_id"] = round_id
-        fx.append(JournalRecord("jackpot_chip_refused", dict(data)))
-        self._event(fx, "chip_refused", **data)
 
     # ================================================================ configuration (open_table)
     def on_open_table(self, args: dict[str, Any], profile: Any) -> list[Effect]:
@@ -194,14 +162,14 @@ class TableJackpot(JackpotSupervision, JackpotSeam):
         if enabled and cfg is not None and meter is None:
             meter = mt.MeterState.initial(cfg)  # PT-2001 r.44: starts at the seed
             fx.append(JournalRecord(RECORD_KIND, {"kind": "seed", "meter_units": meter.meter_units}))
-            self._event(fx, "reset", meter=meter.display_value, seed=cfg.seed, reason="initial seed")
+            event(fx, "reset", meter=meter.display_value, seed=cfg.seed, reason="initial seed")
         elif enabled and cfg is not None and meter is not None and self._differs(meter, cfg):
             try:
                 meter, rec = mt.reconfigure(meter, cfg, between_rounds=True)
             except JackpotError as exc:
                 raise Rejected(f"jackpot parameters: {exc}") from None
             fx.append(JournalRecord(RECORD_KIND, {**rec.to_dict(), "meter_units": meter.meter_units}))
-            self._event(fx, "reconfigured", changes=rec.data["changes"])
+            event(fx, "reconfigured", changes=rec.data["changes"])
         # Nothing changed above this line: a refusal leaves the seam as it was.
         self.config, self.meter, self.enabled, self.disabled_reason = cfg, meter, enabled, why
         fx.append(JournalRecord("jackpot_config", {"enabled": self.enabled, "reason": self.reason}))
@@ -217,86 +185,24 @@ class TableJackpot(JackpotSupervision, JackpotSeam):
         if self.meter is not None and self.meter.pending:
             raise Rejected("a jackpot hit is pending: verify and pay it before closing (PT-2001 r.49)")
 
-    # ================================================================ chips
+    # ================================================================ chips (slots.py)
     def manual_chip(self, seat: int) -> None:
         """Dealer entry (manual mode, PT-2001 r.41b); the core checks r.45 and r.47. Raises ``Rejected``."""
-        if not self.enabled or self.config is None:
-            raise Rejected(f"no jackpot chip: {self.reason}")
-        if self.config.mode is Mode.AUTOMATIC:
-            raise Rejected(
-                "automatic jackpot: the chip slot senses the chip, no manual entry (PT-2001 r.41a)"
-            )
-        if not self.playable:
-            raise Rejected(f"jackpot chip refused, return it: {self.reason}")
+        self.slots.manual_chip(self._playability())
 
     def on_chip_sensor(
         self, seat: int, present: bool, *, betting: bool, round_id: str | None, seats: int, now: float
     ) -> list[Effect]:
-        """A debounced chip-slot change (PT-2001 r.41a). During betting the level is what counts; a chip
-        appearing while a round is dealt is refused and flagged (r.48)."""
-        fx: list[Effect] = []
-        fx.append(JournalRecord("chip_slot", {"seat": seat, "present": present, "betting": betting}))
-        if not self.enabled or self.config is None:
-            if present:
-                self._refuse(fx, seat, UNPLAYABLE, f"no jackpot at this table: {self.reason}", round_id)
-            return fx
-        if self.config.mode is not Mode.AUTOMATIC:
-            return fx  # a manual table (r.41b): the dealer enters the chips; the slots are not used
-        if not 1 <= seat <= seats:
-            if present:
-                self._refuse(fx, seat, str(Refusal.UNKNOWN_SEAT), f"no seat {seat} at this table", round_id)
-            return fx
-        self.levels[str(seat)] = present
-        if not present:
-            if seat in self.flagged:
-                self.flagged.remove(seat)  # the refused chip was taken back
-            return fx
-        if round_id is not None and not betting:
-            # PT-2001 r.48: bets before dealing; the chip is refused, returned and flagged.
-            msg = "jackpot chip placed after no more bets: refused and returned (PT-2001 r.48)"
-            self._refuse(fx, seat, str(Refusal.LATE), msg, round_id)
-            self._alert(fx, "dealer_error", "warning", msg, seat=seat, round_id=round_id, rule="PT-2001 r.48")
-            return fx
-        if betting and not self.playable and seat not in self.flagged:
-            self.flagged.append(seat)
-            self._refuse(fx, seat, UNPLAYABLE, f"jackpot chip refused, return it: {self.reason}", None)
-        return fx
+        """A debounced chip-slot change (PT-2001 r.41a, r.48)."""
+        return self.slots.on_sensor(
+            self._playability(), seat, present, betting=betting, round_id=round_id, seats=seats
+        )
 
     def collect(
         self, round_id: str, main_bets: list[int], manual: list[int], *, seats: int, now: float
     ) -> tuple[list[int], list[Effect]]:
         """At "no more bets": the seats whose jackpot chip is accepted (PT-2001 r.41, r.45, r.47, r.48)."""
-        fx: list[Effect] = []
-        already, self.flagged = set(self.flagged), []  # refused as unplayable while betting: told already
-        if not self.enabled or self.config is None:
-            return [], fx
-        table_seats = frozenset(range(1, seats + 1))
-        chips = RoundChips(self.config.mode, table_seats, frozenset(main_bets) & table_seats)
-        time_ms = int(now * 1000)
-        if self.config.mode is Mode.AUTOMATIC:
-            for seat, here in sorted(self.levels.items(), key=lambda kv: int(kv[0])):
-                if here:
-                    chips.sensed(ChipEvent(int(seat), True, time_ms))
-            collection = chips.no_more_bets(time_ms)
-        else:
-            collection = chips.manual_collect(manual, time_ms)
-        for r in collection.refused:
-            why = {
-                Refusal.NO_MAIN_BET: "jackpot chip on a seat without a main bet: returned (PT-2001 r.45)",
-                Refusal.DUPLICATE: "one jackpot chip per seat (PT-2001 r.47)",
-            }.get(r.reason, f"jackpot chip refused: {r.reason}")
-            self._refuse(fx, r.seat, str(r.reason), why, round_id)
-        accepted = list(collection.seats)
-        if accepted and not self.playable:
-            for seat in accepted:
-                if seat not in already:
-                    msg = f"jackpot chip refused, return it: {self.reason}"
-                    self._refuse(fx, seat, UNPLAYABLE, msg, round_id)
-            accepted = []
-        if self.config.mode is Mode.AUTOMATIC:
-            for seat in accepted:
-                self.levels[str(seat)] = False  # the dealer's collection takes the chip out of the slot
-        return accepted, fx
+        return self.slots.collect(self._playability(), round_id, main_bets, manual, seats=seats, now=now)
 
     def on_no_more_bets(self, round_id: str, chips: list[int]) -> list[Effect]:
         """The collected chips increment the meter (PT-2001 r.41), in the round's own transaction."""
@@ -308,8 +214,8 @@ class TableJackpot(JackpotSupervision, JackpotSeam):
             self.meter, rec = mt.contribute(self.meter, len(chips), round_id)
         except JackpotError as exc:  # collect() refuses while unplayable, so this is a bug: refuse the input
             raise Rejected(f"jackpot contribution refused: {exc}") from None
-        self._meter_record(fx, rec, seats=sorted(chips))
-        self._event(
+        meter_record(fx, rec, self.meter, seats=sorted(chips))
+        event(
             fx,
             "contribution",
             round_id=round_id,
@@ -327,49 +233,11 @@ class TableJackpot(JackpotSupervision, JackpotSeam):
         rnd = self.round
         if rnd is None or rnd["frozen"] or self.meter is None or rnd["round_id"] != tracker.round_id:
             return []
-        seats = tracker.engine.seats
-        cards = {s: [str(c) for c in seats[s].dealt] for s in rnd["seats"]}
-        if not all(decided(cards[s]) or _seat_finished(seats[s], phase) for s in cards):
+        cards = decided_cards(tracker, rnd["seats"], phase)
+        if cards is None:
             return []
         rnd["frozen"] = True
-        winners = [(s, combo) for s, c in cards.items() if (combo := evaluate(c)) is not None]
-        fx: list[Effect] = []
-        shown = {str(s): c[:4] for s, c in cards.items()}
-        fx.append(JournalRecord("jackpot_evaluated", {"round_id": rnd["round_id"], "cards": shown}))
-        if not winners:
-            return fx
-        awards = allocate(self.meter, winners)
-        self.meter, rec = mt.freeze(self.meter, awards, rnd["round_id"])
-        self._meter_record(fx, rec)
-        capped = {a.seat for a in awards if a.capped}
-        for h in self.meter.pending:
-            combo = Combination[h.combination]
-            self._event(
-                fx,
-                "hit_pending",
-                round_id=h.round_id,
-                hit_id=h.hit_id,
-                seat=h.seat,
-                combination=h.combination,
-                amount=h.amount,
-                top=h.top,
-                capped=h.seat in capped,
-                cards=cards[h.seat][:4],
-                meter=self.meter.display_value,
-            )
-            self._alert(
-                fx,
-                "jackpot_pending",
-                "critical",
-                f"jackpot ({words(COMBINATION_WORDS, combo)}) on seat {h.seat}: "
-                f"{money(h.amount, self.meter.currency)} pending; the hand "
-                "stays on the table until a supervisor verifies and pays it (PT-2001 r.49)",
-                hit_id=h.hit_id,
-                seat=h.seat,
-                amount=h.amount,
-                round_id=h.round_id,
-                rule="PT-2001 r.49",
-            )
+        self.meter, fx = award(self.meter, rnd["round_id"], cards)
         return fx
 
     # ================================================================ display link
@@ -381,7 +249,7 @@ class TableJackpot(JackpotSupervision, JackpotSeam):
         self.display_ok = connected
         fx.append(JournalRecord("jackpot_display", {"connected": connected}))
         if not connected and self.enabled:
-            self._alert(
+            alert(
                 fx,
                 "display_fault",
                 "warning",
@@ -397,9 +265,14 @@ class TableJackpot(JackpotSupervision, JackpotSeam):
         self.display_ok = False
         return [JournalRecord("jackpot_display", {"connected": False, "reason": "restart"})]
 
-
-def _seat_finished(seat_state: Any, phase: str) -> bool:
-    """No more cards can go to the seat: the players' turns are over, or each of its hands is settled."""
-    if phase in ("dealer", "complete"):
-        return True
-    return phase == "players" and all(h.status != OPEN and not h.needs_card for h in seat_state.hands)
+    # ================================================================ the supervisor (supervision.py)
+    def supervisor(
+        self, action: str, user: str, args: dict[str, Any], *, between_rounds: bool, now: float = 0.0
+    ) -> list[Effect]:
+        """``jackpot_verify``, ``jackpot_pay``, ``jackpot_correct``, ``jackpot_correct_confirm`` (PT-2001 r.49-50)."""
+        if self.meter is None:
+            raise Rejected(f"{action}: {self.disabled_reason}")
+        self.meter, fx = self.desk.act(
+            action, user, args, self.meter, self.config, between_rounds=between_rounds, now=now
+        )
+        return fx
