@@ -107,7 +107,7 @@ def render_table() -> str:
 
 
 def built_lid() -> lm.LidMachine:
-    return lm.build_lid_machine(SimpleNamespace(lid=SimpleNamespace(state="locked", unlock=None)))
+    return lm.build_lid_machine(SimpleNamespace(status=SimpleNamespace(state="locked", unlock=None)))
 
 
 # the lid machine's nested names -> the ones shown, its composites ("shut", "opened") included
