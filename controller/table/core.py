@@ -27,6 +27,7 @@ from controller.table.base import CARD_CODES, LID_OPEN_TIMEOUT_S, _copy
 from controller.table.cards import CardFlow
 from controller.table.dealer import DealerInputs
 from controller.table.dealer_duty import DealerDuty
+from controller.table.deck_check import DeckChecks
 from controller.table.dispatch import COUNT_REPORTS, DEALER_HANDLERS, DEVICE_HANDLERS, SUPERVISOR_HANDLERS
 from controller.table.documents import StateDocuments
 from controller.table.effects import Effect, Rejected, StateDocument
@@ -81,12 +82,14 @@ class TableCore:
             fx, gate, setup, jp, lid, cycle, engine_factory=engine_factory, make_card=make_card
         )
         self.fault_ctl = faults = Faults(fx, gate, lid, rounds)
+        self.deck_checks = checks = DeckChecks(fx, gate, setup, lid, cycle)
         self.card_flow = CardFlow(fx, gate, setup, cycle, rounds, faults, lid)
         self.dealer_in = DealerInputs(fx, gate, setup, jp, rounds, cycle, lid, faults)
-        self.shoe_link = ShoeLink(fx, gate, setup, (cycle, rounds, lid, faults, self.safety, jp))
-        parts = (self.shoe_link, cycle, rounds, self.dealer_in, self.dealer_duty, lid, faults)
+        self.shoe_link = ShoeLink(fx, gate, setup, (cycle, checks, rounds, lid, faults, self.safety, jp))
+        parts = (self.shoe_link, cycle, checks, rounds, self.dealer_in, self.dealer_duty, lid, faults)
         self.supervisor = SupervisorActions(fx, gate, setup, jp, parts)
-        self.documents = StateDocuments(fx, gate, setup, jp, (*parts, self.safety))
+        shown = (self.shoe_link, cycle, rounds, self.dealer_in, self.dealer_duty, lid, faults, self.safety)
+        self.documents = StateDocuments(fx, gate, setup, jp, shown)
 
     def _players(self) -> int:
         return self.round_flow.players(len(self.dealer_in.bets))
@@ -148,7 +151,7 @@ class TableCore:
     # ================================================================ dispatch (tables: dispatch.py)
     def _device(self, e: ev.DeviceEvent) -> None:
         if e.event_no:  # the shoe's resume point: committed with this input (docs/protocol.md §5a)
-            self.shoe_link.device.event_no = e.event_no
+            self.shoe_link.committed(e.event_no)
         DEVICE_HANDLERS[type(e)](self, e)  # complete: checked when dispatch.py is imported
 
     def _dealer(self, action: str, args: dict[str, Any]) -> None:
@@ -228,7 +231,7 @@ class TableCore:
     tp = property(lambda self: self.setup.tp)
     rules_profile = property(lambda self: self.setup.rules_profile)
     dealer_on_duty = property(lambda self: self.dealer_duty.on_duty)
-    deck_check = property(lambda self: self.shoe_cycle.s.deck_check)
+    deck_check = property(lambda self: self.deck_checks.check)
     chips = property(lambda self: self.dealer_in.chips)
     uninserted = property(lambda self: self.round_flow.uninserted)
     last_seats = property(lambda self: self.round_flow.last_seats)

@@ -153,7 +153,7 @@ class DealerInputs:
             raise Rejected(f"bets refused by the rules: {exc}") from exc
         self.shoe_cycle.round_started(round_id)  # r.11: the last round of the shoe, if the warning came
         chips, self.s.bets, self.s.chips = list(self.s.chips), {}, []
-        self.setup.session.rounds += 1
+        self.setup.count_round()
         self.gate.go("close_bets")
         self.fx.record("round_started", round_id=round_id, bets=bets, burn=burn, jackpot_chips=chips)
         self.fx.event("round", round_id=round_id, phase="dealing", bets=bets, burn=burn)

@@ -34,7 +34,7 @@ DEVICE_HANDLERS: dict[type[ev.DeviceEvent], DeviceHandler] = {
     ev.ShuffleFinished: lambda core, e: core.shuffle_finished(e),
     ev.CardsInside: lambda core, e: core.cards_inside(e),
     ev.DiscardInserted: lambda core, e: core.shoe_cycle.on_discard_inserted(e),
-    ev.DeckCheckResult: lambda core, e: core.shoe_cycle.on_deck_check_result(e),
+    ev.DeckCheckResult: lambda core, e: core.deck_checks.on_deck_check_result(e),
     ev.Jammed: lambda core, e: core.fault_ctl.on_jammed(e),
     ev.JamCleared: lambda core, e: core.fault_ctl.on_jam_cleared(e),
     ev.DeviceError: lambda core, e: core.fault_ctl.on_device_error(e),
@@ -71,13 +71,13 @@ SUPERVISOR_HANDLERS: dict[str, SupervisorHandler] = {
     "lock_lid": lambda core, user, args: core.fault_ctl.sv_lock_lid(user, args),
     "replace_card": lambda core, user, args: core.card_flow.sv_replace_card(user, args),
     "ack_alert": lambda core, user, args: core.supervisor.sv_ack_alert(user, args),
-    "ack_deck_check": lambda core, user, args: core.shoe_cycle.sv_ack_deck_check(user, args),
+    "ack_deck_check": lambda core, user, args: core.deck_checks.sv_ack_deck_check(user, args),
     "jackpot_verify": _jackpot("jackpot_verify"),
     "jackpot_pay": _jackpot("jackpot_pay"),
     "jackpot_correct": _jackpot("jackpot_correct"),
     "jackpot_correct_confirm": _jackpot("jackpot_correct_confirm"),
     "void_round": lambda core, user, args: core.supervisor.sv_void_round(user, args),
-    "run_deck_check": lambda core, user, args: core.shoe_cycle.sv_run_deck_check(user, args),
+    "run_deck_check": lambda core, user, args: core.deck_checks.sv_run_deck_check(user, args),
     "clear_shoe_fault": lambda core, user, args: core.fault_ctl.sv_clear_shoe_fault(user, args),
     "clear_journal_io": lambda core, user, args: core.fault_ctl.sv_clear_journal_io(user, args),
     "clear_integrity": lambda core, user, args: core.fault_ctl.sv_clear_integrity(user, args),
@@ -90,7 +90,7 @@ COUNT_REPORTS: dict[str, CountReport] = {
     "loading": lambda core, count, _shuffled: core.shoe_cycle.check_loaded(count),
     "shuffling": lambda core, count, _shuffled: core.shoe_cycle.shuffled_count(count),
     "resync": lambda core, count, _shuffled: core.shoe_link.resync(count),
-    "closing": lambda core, count, shuffled: core.shoe_cycle.closing_count(count, returned=shuffled),
+    "closing": lambda core, count, shuffled: core.deck_checks.closing_count(count, returned=shuffled),
 }
 
 

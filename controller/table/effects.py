@@ -110,3 +110,13 @@ class Rejected(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+class JournalWriteFailed(Rejected):
+    """A journal commit failed: nothing of it happened (``problem``: a journal_io.JournalProblem). A ``Rejected``,
+    so every caller that answers a refusal (MQTT intake, buttons) answers this one with the reason instead of
+    going silent. Defined here, beside ``Rejected``; journal_io.py names it too."""
+
+    def __init__(self, problem: Any) -> None:
+        super().__init__(f"not done: {problem.text}; the table is in the journal_io fault")
+        self.problem = problem

@@ -35,6 +35,10 @@ class Faults:
     def get(self, name: str) -> Any:  # the raised fault's info (its class per name: state.FAULT_TYPES)
         return self.raised.get(name)
 
+    def take(self, name: str) -> FaultInfo | None:
+        """The fault ends without a transition of its own (the caller's carries the table out of it)."""
+        return self.raised.pop(name, None)
+
     def mark_cleared_by(self, name: str, user: str) -> None:
         self.raised[name].cleared_by = user  # type: ignore[attr-defined]
 

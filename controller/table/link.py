@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from controller.table.deck_check import DeckChecks
 from controller.table.effects import Rejected
 from controller.table.faults import Faults
 from controller.table.gate import Gate
@@ -26,11 +27,17 @@ class ShoeLink:
         fx: EffectSink,
         gate: Gate,
         setup: TableSetup,
-        parts: tuple[ShoeCycle, RoundFlow, Lid, Faults, SafetyOutputs, JackpotSeam],
+        parts: tuple[ShoeCycle, DeckChecks, RoundFlow, Lid, Faults, SafetyOutputs, JackpotSeam],
     ) -> None:
         self.fx, self.gate, self.setup = fx, gate, setup
-        self.shoe_cycle, self.rounds, self.lid, self.faults, self.safety, self.jackpot = parts
+        self.shoe_cycle, self.deck_checks, self.rounds, self.lid, self.faults, self.safety, self.jackpot = (
+            parts
+        )
         self.device = ShoeDevice.unknown()  # the shoe's last Identified
+
+    def committed(self, event_no: int) -> None:
+        """The shoe's resume point: this event is committed with its input (docs/protocol.md §5a)."""
+        self.device.event_no = event_no
 
     def on_identified(self, e: ev.Identified) -> None:
         self.fx.record("shoe_identified", model=e.model, firmware=e.firmware, serial=e.serial_number)
@@ -158,7 +165,7 @@ class ShoeLink:
                 else:
                     self.fx.cmd(ev.StartShuffle())  # batch shoe: every card back in
             else:
-                self.shoe_cycle.maybe_deck_check()
+                self.deck_checks.maybe_deck_check()
 
     def restart(self) -> None:
         """The service restarted: the lid was re-locked by the shell; count the cards before going on."""

@@ -3,6 +3,7 @@ parsed profile and what the table takes from it). Owned here; the other concerns
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -66,6 +67,29 @@ class TableSetup:
         else:
             s.rules_profile = self.load_profile(name)
         s.tp = table_profile(s.rules_profile, continuous=shuffler == "continuous")
+
+    def pin(self, pinned: dict[str, Any]) -> None:
+        """The service's digests and profile text, journaled with open_table (issue 13 §2)."""
+        self.s.session.pinned = dict(pinned)
+
+    def open_session(self, user: str, now: float) -> None:
+        session = self.s.session
+        session.update(
+            id=time.strftime("%Y%m%d-%H%M%S", time.gmtime(now)),
+            no=session.no + 1,
+            packets=0,
+            opened_by=user,
+            rounds=0,
+        )
+
+    def close_session(self, user: str) -> None:
+        self.s.session.closed_by = user
+
+    def count_round(self) -> None:
+        self.s.session.rounds += 1
+
+    def count_packet(self) -> None:
+        self.s.session.packets += 1  # PT-2001 r.54: at least two packets
 
     def restore(self, snap: dict[str, Any]) -> None:
         self.s = SetupState(session=SessionState.from_dict(snap["session"]))  # its pinned profile text first

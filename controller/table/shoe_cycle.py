@@ -7,14 +7,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from controller.table.base import CARD_CODES, _card_valid, seat_arg
+from controller.table.base import seat_arg
 from controller.table.effects import Rejected
 from controller.table.gate import Gate
 from controller.table.lid import Lid
 from controller.table.profile import WARNING_TOLERANCE_CARDS
 from controller.table.session import TableSetup
 from controller.table.sink import EffectSink
-from controller.table.state import DeckCheck, ShoeState
+from controller.table.state import ShoeState
 from drivers import events as ev
 
 
@@ -32,12 +32,11 @@ class RoundQueries(Protocol):
 
 @dataclass
 class CycleState:
-    """Snapshot keys ``shoe``, ``inside``, ``out``, ``deck_check``."""
+    """Snapshot keys ``shoe``, ``inside``, ``out``."""
 
     shoe: ShoeState = field(default_factory=ShoeState)
     inside: int = 0  # cards the controller believes are inside the machine
     out: int = 0  # cards out of the machine (table + discard)
-    deck_check: DeckCheck | None = None
 
 
 class ShoeCycle:
@@ -111,17 +110,15 @@ class ShoeCycle:
             self.shoe.dealt += expected - count
         return expected
 
+    def closing(self, count: int, total: int) -> None:
+        """Closing (PT-2001 r.55): the shoe's count once the cards out went back in."""
+        self.s.inside, self.s.out = count, max(0, total - count)
+
     def lost(self, expected: int, count: int) -> None:
         self.s.out = max(0, self.s.out + expected - count)
 
     def restore(self, snap: dict[str, Any]) -> None:
-        check = snap["deck_check"]
-        self.s = CycleState(
-            shoe=ShoeState.from_dict(snap["shoe"]),
-            inside=snap["inside"],
-            out=snap["out"],
-            deck_check=DeckCheck.from_dict(check) if check is not None else None,
-        )
+        self.s = CycleState(shoe=ShoeState.from_dict(snap["shoe"]), inside=snap["inside"], out=snap["out"])
 
     def on_discard_inserted(self, e: ev.DiscardInserted) -> None:
         self.fx.record("discard_inserted", count=e.count, state=self.gate.state)
@@ -131,7 +128,7 @@ class ShoeCycle:
             )
         self.s.inside += e.count
         if self.gate.state == "loading":
-            self.setup.session.packets += 1  # PT-2001 r.54: at least two packets
+            self.setup.count_packet()  # PT-2001 r.54: at least two packets
             return
         if e.count > self.out:
             # PT-2001 r.54: the cards are loaded once per session; more going in than came out were added
@@ -298,80 +295,3 @@ class ShoeCycle:
         self.fx.record("cut", by=by, shoe=self.shoe.no)
         self.fx.event("shoe", procedure="cut", by=by, shoe=self.shoe.no, rule="PT-2001 r.8")
         self.gate.go("cut_done")
-
-    def closing_count(self, count: int, *, returned: bool) -> None:
-        """Closing (PT-2001 r.55): the count once the cards out went back in. ``returned``: the shuffle that
-        follows their return (the lid cycle of a continuous shuffler, the batch shoe's reshuffle) is done, so
-        cards still missing are a shortfall: flagged, and the inventory names them."""
-        self.s.inside, self.s.out = count, max(0, self.setup.tp.total_cards - count)
-        if returned and self.out > 0 and self.lid.status.unlock is None and self.lid.status.state != "open":
-            self.fx.alert(
-                "deck_count",
-                "critical",
-                f"{self.out} card(s) short of {self.setup.tp.total_cards} after every card went back in "
-                "(PT-2001 r.55)",
-                count=count,
-                expected=self.setup.tp.total_cards,
-            )
-            self.fx.record("deck_shortfall", count=count, expected=self.setup.tp.total_cards)
-            self.fx.cmd(ev.RunDeckCheck())
-            return
-        self.maybe_deck_check()
-
-    def maybe_deck_check(self) -> None:
-        """The inventory needs every card inside, the lid shut and the shuffle done (PT-2001 r.55)."""
-        if (
-            self.gate.state == "closing"
-            and self.out == 0
-            and not self.shoe.shuffling
-            and not self.lid.is_open()
-            and self.lid.status.unlock is None
-        ):
-            self.fx.cmd(ev.RunDeckCheck())
-
-    def on_deck_check_result(self, e: ev.DeckCheckResult) -> None:
-        """PT-2001 r.55: every deck complete: count and per-card inventory."""
-        tp = self.setup.tp
-        if tp is None:  # no session has loaded a profile: nothing to check the inventory against
-            self.fx.record("deck_check_ignored", reason="no rule profile loaded", state=self.gate.state)
-            return
-        decks = tp.decks
-        missing = {c: decks - e.counts.get(c, 0) for c in CARD_CODES if e.counts.get(c, 0) < decks}
-        extra = {c: n - decks for c, n in e.counts.items() if _card_valid(c) and n > decks}
-        unknown = {c: n for c, n in e.counts.items() if not _card_valid(c) and n}
-        total = sum(e.counts.values()) + e.unreadable
-        ok = not (missing or extra or unknown or e.unreadable) and total == decks * 52
-        # extra: more copies of a card than decks (duplicated): the name docs/mqtt.md publishes
-        check = DeckCheck(
-            ok=ok, total=total, missing=missing, extra=extra, unknown=unknown, unreadable=e.unreadable
-        )
-        self.s.deck_check = check
-        self.fx.record("deck_check", state=self.gate.state, **check.to_dict())
-        self.fx.event("deck_check", decks=decks, **check.to_dict())
-        if self.gate.state != "closing":
-            return
-        if ok:
-            if self.setup.tp.continuous:
-                # cards taken out with the chief inspector present (r.55)
-                self.lid.grant_opening("closing", unlock=True)
-            self.fx.event("session", action="closed", session_id=self.setup.session.id)
-            self.gate.go("deck_ok")
-        else:
-            self.fx.alert(
-                "deck_check",
-                "critical",
-                "deck check failed: missing, extra or duplicated cards; reopening blocked (PT-2001 r.55)",
-                **check.to_dict(),
-            )
-            self.gate.go("deck_bad")
-
-    def sv_ack_deck_check(self, user: str, args: dict[str, Any]) -> None:
-        self.gate.allow("ack_deck_check", "ack_deck_check")
-        self.fx.record(
-            "deck_check_acknowledged", user=user, at=self.fx.ts(), deck_check=self.s.deck_check
-        )  # to_json
-        self.gate.go("ack_deck_check")
-
-    def sv_run_deck_check(self, user: str, args: dict[str, Any]) -> None:
-        self.gate.allow("run_deck_check", "run_deck_check")
-        self.fx.cmd(ev.RunDeckCheck())

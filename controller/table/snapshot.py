@@ -41,7 +41,7 @@ def frozen(core: TableCore) -> bytes:
             "uninserted": rounds.uninserted,
             "faults": {name: f.to_dict() for name, f in core.fault_ctl.raised.items()},
             "pending_replacement": _plain(rounds.pending_replacement),
-            "deck_check": _plain(cycle.deck_check),
+            "deck_check": _plain(core.deck_checks.check),
             "outputs": core.safety.values,
             "hole_revealed": rounds.hole_revealed,
             "published": core.documents.published,  # so a restored core publishes exactly what the live one would
@@ -60,6 +60,7 @@ def restore_parts(core: TableCore, s: dict[str, Any]) -> None:
     core.machine.set_state(s["state"])
     core.resume_to = s["resume_to"]
     core.shoe_cycle.restore(s)
+    core.deck_checks.restore(s)
     core.lid_ctl.restore(s["lid"])
     core.dealer_in.restore(s)
     core.fault_ctl.raised = {name: fault_from_dict(name, d) for name, d in s["faults"].items()}

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from controller.actions import TECHNICIAN_ACTIONS
 from controller.table.base import PROFILE_NAME_CHARS, SUPERVISOR_ROLES
 from controller.table.dealer import DealerInputs
 from controller.table.dealer_duty import DealerDuty
+from controller.table.deck_check import DeckChecks
 from controller.table.effects import Rejected
 from controller.table.faults import Faults
 from controller.table.gate import Gate
@@ -34,10 +34,19 @@ class SupervisorActions:
         gate: Gate,
         setup: TableSetup,
         jackpot: JackpotSeam,
-        parts: tuple[ShoeLink, ShoeCycle, RoundFlow, DealerInputs, DealerDuty, Lid, Faults],
+        parts: tuple[ShoeLink, ShoeCycle, DeckChecks, RoundFlow, DealerInputs, DealerDuty, Lid, Faults],
     ) -> None:
         self.fx, self.gate, self.setup, self.jackpot = fx, gate, setup, jackpot
-        self.link, self.shoe_cycle, self.rounds, self.dealer, self.duty, self.lid, self.faults = parts
+        (
+            self.link,
+            self.shoe_cycle,
+            self.deck_checks,
+            self.rounds,
+            self.dealer,
+            self.duty,
+            self.lid,
+            self.faults,
+        ) = parts
 
     def authorise(self, user: str, role: str, action: str) -> None:
         """Who may do what (PT-2001 r.49, r.51); the action itself is looked up in controller/table/dispatch.py."""
@@ -56,7 +65,7 @@ class SupervisorActions:
             raise Rejected("open_table takes a rule profile's name (e.g. 'pt-2001'), never a path")
         pinned = args.get("pinned")
         if isinstance(pinned, dict):  # the service's digests and profile text, journaled with open_table
-            self.setup.session.pinned = dict(pinned)
+            self.setup.pin(pinned)
         default = "continuous" if self.link.device.continuous else "batch"  # unknown: continuous
         shuffler = args.get("shuffler", default)
         if shuffler not in ("continuous", "batch"):
@@ -75,13 +84,7 @@ class SupervisorActions:
             raise Rejected(
                 f"profile {profile} does not allow a {shuffler} shoe (allowed: {', '.join(allowed)})"
             )
-        self.setup.session.update(
-            id=time.strftime("%Y%m%d-%H%M%S", time.gmtime(self.fx.now)),
-            no=self.setup.session.no + 1,
-            packets=0,
-            opened_by=user,
-            rounds=0,
-        )
+        self.setup.open_session(user, self.fx.now)
         self.rounds.new_session()
         self.dealer.take_all()
         self.shoe_cycle.new_session()
@@ -106,7 +109,7 @@ class SupervisorActions:
             raise Rejected("the lid is open: insert the cards and close it first (PT-2001 r.59-60)")
         self.lid.no_deadline()
         if from_integrity:
-            raised = self.faults.raised.pop("integrity", None)
+            raised = self.faults.take("integrity")
             info = raised.to_dict() if raised is not None else {}
             self.fx.record(
                 "integrity_cleared", user=user, at=self.fx.ts(), fault=info, by="close_table", bets=returned
@@ -116,7 +119,7 @@ class SupervisorActions:
         else:
             self.gate.go("close_table")
         self.rounds.drop()
-        self.setup.session.closed_by = user
+        self.setup.close_session(user)
         self.duty.off_duty("close_table")
         if (
             self.shoe_cycle.out > 0 and self.setup.tp.continuous
@@ -125,7 +128,7 @@ class SupervisorActions:
         elif self.shoe_cycle.out > 0:
             self.fx.cmd(ev.StartShuffle())  # batch shoe: every card back in
         else:
-            self.shoe_cycle.maybe_deck_check()
+            self.deck_checks.maybe_deck_check()
 
     def sv_void_round(self, user: str, args: dict[str, Any]) -> None:
         if not self.rounds.round_active():
