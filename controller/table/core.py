@@ -23,14 +23,14 @@ from typing import Any
 
 from controller.actions import CHIP_SLOT_PREFIX
 from controller.table import machine as m
-from controller.table.base import CARD_CODES, LID_OPEN_TIMEOUT_S, _copy
+from controller.table.base import LID_OPEN_TIMEOUT_S, _copy
 from controller.table.cards import CardFlow
 from controller.table.dealer import DealerInputs
 from controller.table.dealer_duty import DealerDuty
 from controller.table.deck_check import DeckChecks
 from controller.table.dispatch import COUNT_REPORTS, DEALER_HANDLERS, DEVICE_HANDLERS, SUPERVISOR_HANDLERS
 from controller.table.documents import StateDocuments
-from controller.table.effects import Effect, Rejected, StateDocument
+from controller.table.effects import Effect, Rejected
 from controller.table.faults import Faults
 from controller.table.gate import Gate
 from controller.table.inputs import decode_event
@@ -46,6 +46,7 @@ from controller.table.sink import EffectSink
 from controller.table.snapshot import frozen, restore_parts
 from controller.table.supervisor import SupervisorActions
 from drivers import events as ev
+from drivers.cards import CARD_CODES
 
 __all__ = ["CARD_CODES", "LID_OPEN_TIMEOUT_S", "JackpotSeam", "Step", "TableCore"]
 
@@ -57,6 +58,24 @@ class Step:
 
 
 class TableCore:
+    # the concerns (docs/architecture.md, "The table core"), built in __init__
+    fx: EffectSink
+    gate: Gate
+    setup: TableSetup
+    jackpot: JackpotSeam
+    safety: SafetyOutputs
+    dealer_duty: DealerDuty
+    lid_ctl: Lid
+    shoe_cycle: ShoeCycle
+    round_flow: RoundFlow
+    fault_ctl: Faults
+    deck_checks: DeckChecks
+    card_flow: CardFlow
+    dealer_in: DealerInputs
+    shoe_link: ShoeLink
+    supervisor: SupervisorActions
+    documents: StateDocuments
+
     def __init__(
         self,
         load_profile: Callable[[str], Any],
@@ -71,24 +90,29 @@ class TableCore:
         self.fx = fx = EffectSink()
         self.gate = gate = Gate(self)
         self.setup = setup = TableSetup(load_profile)
-        self.jackpot = jp = jackpot or JackpotSeam()
-        self.safety = SafetyOutputs(fx)
+        self.jackpot = jackpot or JackpotSeam()
+        jp, self.safety = self.jackpot, SafetyOutputs(fx)
         self.dealer_duty = DealerDuty(fx, gate, setup)
-        self.lid_ctl = lid = Lid(fx, on_tamper=lambda reason: self.fault_ctl.tamper(reason))
-        self.shoe_cycle = cycle = ShoeCycle(
-            fx, gate, setup, lid, rounds=lambda: self.round_flow, players=self._players
-        )
-        self.round_flow = rounds = RoundFlow(
+        lid = Lid(fx, on_tamper=lambda reason: self.fault_ctl.tamper(reason))
+        cycle = ShoeCycle(fx, gate, setup, lid, rounds=lambda: self.round_flow, players=self._players)
+        rounds = RoundFlow(
             fx, gate, setup, jp, lid, cycle, engine_factory=engine_factory, make_card=make_card
         )
-        self.fault_ctl = faults = Faults(fx, gate, lid, rounds)
-        self.deck_checks = checks = DeckChecks(fx, gate, setup, lid, cycle)
+        faults = Faults(fx, gate, lid, rounds)
+        checks = DeckChecks(fx, gate, setup, lid, cycle)
+        self.lid_ctl = lid
+        self.shoe_cycle = cycle
+        self.round_flow = rounds
+        self.fault_ctl = faults
+        self.deck_checks = checks
         self.card_flow = CardFlow(fx, gate, setup, cycle, rounds, faults, lid)
-        self.dealer_in = DealerInputs(fx, gate, setup, jp, rounds, cycle, lid, faults)
-        self.shoe_link = ShoeLink(fx, gate, setup, (cycle, checks, rounds, lid, faults, self.safety, jp))
-        parts = (self.shoe_link, cycle, checks, rounds, self.dealer_in, self.dealer_duty, lid, faults)
+        self.dealer_in = dealer = DealerInputs(fx, gate, setup, jp, rounds, cycle, lid, faults)
+        self.shoe_link = link = ShoeLink(
+            fx, gate, setup, (cycle, checks, rounds, lid, faults, self.safety, jp)
+        )
+        parts = (link, cycle, checks, rounds, dealer, self.dealer_duty, lid, faults)
         self.supervisor = SupervisorActions(fx, gate, setup, jp, parts)
-        shown = (self.shoe_link, cycle, rounds, self.dealer_in, self.dealer_duty, lid, faults, self.safety)
+        shown = (link, cycle, rounds, dealer, self.dealer_duty, lid, faults, self.safety)
         self.documents = StateDocuments(fx, gate, setup, jp, shown)
 
     def _players(self) -> int:
@@ -119,7 +143,7 @@ class TableCore:
             raise
         return Step(self.fx.items, self.fx.result)
 
-    def publish_states(self) -> list[StateDocument]:
+    def publish_states(self) -> list[Effect]:
         """The retained state documents whose content changed since they were last published (after inputs
         applied with ``states=False``). Part of the state like any input's effects: ``undo`` covers it."""
         return self.documents.publish_states()
@@ -212,7 +236,9 @@ class TableCore:
         """The leaf state ("betting", "jammed"): the name in snapshots and documents (machine.py)."""
         return m.LEAF[self.machine_state]
 
-    machine_state: str  # set by the machine (model_attribute)
+    machine_state: str  # set by the machine (model_attribute), like the two below (transitions adds them)
+    may_trigger: Callable[[str], bool]
+    trigger: Callable[..., bool]
     faults = property(
         lambda self: self.fault_ctl.raised, lambda self, v: setattr(self.fault_ctl, "raised", v)
     )

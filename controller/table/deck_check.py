@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from controller.table.base import CARD_CODES, _card_valid
+from controller.table.base import _card_valid
 from controller.table.gate import Gate
 from controller.table.lid import Lid
 from controller.table.session import TableSetup
@@ -13,6 +13,7 @@ from controller.table.shoe_cycle import ShoeCycle
 from controller.table.sink import EffectSink
 from controller.table.state import DeckCheck
 from drivers import events as ev
+from drivers.cards import CARD_CODES
 
 
 class DeckChecks:

@@ -9,7 +9,7 @@ from controller.canonical import canonical
 from controller.table import machine as m
 from controller.table.dealer import DealerInputs
 from controller.table.dealer_duty import DealerDuty
-from controller.table.effects import DocumentName, StateDocument
+from controller.table.effects import DocumentName, Effect, StateDocument
 from controller.table.faults import Faults
 from controller.table.gate import Gate
 from controller.table.jackpot_seam import JackpotSeam
@@ -107,7 +107,7 @@ class StateDocuments:
             allowed += [a for a in allowed_commands(self.rounds.round.engine) if a in DEALER_PLAY]
         return sorted(allowed)
 
-    def publish_states(self) -> list[StateDocument]:
+    def publish_states(self) -> list[Effect]:
         """The retained state documents whose content changed since they were last published (after inputs
         applied with ``states=False``). Part of the state like any input's effects: ``undo`` covers it."""
         self.fx.items = []

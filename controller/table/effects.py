@@ -63,12 +63,15 @@ class StateDocument:
     __slots__ = ("_data", "name", "text")
 
     def __init__(self, name: DocumentName, text: str) -> None:
-        self.name, self.text, self._data = name, text, None
+        self.name, self.text = name, text
+        self._data: dict[str, Any] | None = None
 
     @property
     def data(self) -> dict[str, Any]:
         if self._data is None:
-            self._data = json.loads(self.text)
+            data: dict[str, Any] = json.loads(self.text)
+            self._data = data
+            return data
         return self._data
 
     def __eq__(self, other: object) -> bool:

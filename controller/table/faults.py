@@ -16,6 +16,7 @@ from controller.table.state import (
     IntegrityFault,
     JamFault,
     JournalFault,
+    LinkFault,
     ShoeLineFault,
     TamperFault,
 )
@@ -40,13 +41,20 @@ class Faults:
         return self.raised.pop(name, None)
 
     def mark_cleared_by(self, name: str, user: str) -> None:
-        self.raised[name].cleared_by = user  # type: ignore[attr-defined]
+        fault = self.raised[name]
+        if isinstance(fault, JamFault | LinkFault | ShoeLineFault):
+            fault.cleared_by = user
 
     def set_link(self, *, restored: bool, reason: str | None = None) -> None:
         link = self.raised["link_down"]
-        link.restored = restored  # type: ignore[attr-defined]
-        if reason is not None:
-            link.reason = reason  # type: ignore[attr-defined]
+        if isinstance(link, LinkFault):
+            link.restored = restored
+            if reason is not None:
+                link.reason = reason
+
+    def _jam(self) -> JamFault | None:
+        jam = self.raised.get("jam")
+        return jam if isinstance(jam, JamFault) else None
 
     def tamper(self, reason: str) -> None:
         # Closed, or after a failed deck check (PT-2001 r.55): no session runs, so no fault state to enter;
@@ -86,7 +94,7 @@ class Faults:
         )
 
     def on_jam_cleared(self, e: ev.JamCleared) -> None:
-        jam = self.raised.get("jam")
+        jam = self._jam()
         if jam is None:
             return
         jam.device_cleared = True
@@ -103,7 +111,7 @@ class Faults:
         )
 
     def sv_clear_jam(self, user: str, args: dict[str, Any]) -> None:
-        jam = self.raised.get("jam")
+        jam = self._jam()
         if jam is None:
             raise Rejected("no jam to clear")
         if not jam.device_cleared:
@@ -121,7 +129,7 @@ class Faults:
             raise Rejected(
                 f"no such shoe-line fault to clear: {args.get('fault')!r} (raised: {raised or 'none'})"
             )
-        self.raised[name].cleared_by = user
+        self.mark_cleared_by(name, user)
         self.fx.record("shoe_fault_cleared", fault=name, user=user, at=self.fx.ts())
         self.clear(name)
 

@@ -32,7 +32,8 @@ class Lid:
         self.fx.event("lid", **lid_event)
         self.fx.record("lid", state=state, unlocked_by=lid.unlock)
         auto_before, lid.auto_before_restart = lid.auto_before_restart, False  # read once
-        self.machine.model.trigger(REPORT_TRIGGER[e.state], restart_opening=auto_before)
+        model: Any = self.machine.model  # a LidModel; transitions gave it ``trigger``
+        model.trigger(REPORT_TRIGGER[e.state], restart_opening=auto_before)
 
     # ---- what the lid machine's transitions run (lid_machine.LidOwner)
     def opened_before_restart(self) -> None:

@@ -219,7 +219,9 @@ class RoundFlow:
     def hole_card_event(self) -> None:
         """The dealer's hole card turned over: one events/round message, the first input it is seen after."""
         rnd = self.s.round
-        engine = rnd.engine if rnd is not None else None
+        if rnd is None:
+            return
+        engine = rnd.engine
         if (
             engine is not None
             and engine.profile.hole_card

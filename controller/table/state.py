@@ -4,7 +4,7 @@ docs/architecture.md, "The table core" (the snapshot format is persisted in jour
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 
 @dataclass
@@ -24,7 +24,7 @@ class SessionState:
             setattr(self, name, value)
 
     def to_dict(self) -> dict[str, Any]:
-        d = {
+        d: dict[str, Any] = {
             "id": self.id,
             "no": self.no,
             "packets": self.packets,
@@ -121,7 +121,7 @@ class Plain:
         object.__setattr__(self, name, value)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Any:
+    def from_dict(cls, d: dict[str, Any]) -> Self:
         fault = cls(
             **{k: d[k] for k in cls.KEYS if k in d}, untyped={k: v for k, v in d.items() if k not in cls.KEYS}
         )
