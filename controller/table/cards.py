@@ -11,6 +11,7 @@ from controller.table.effects import Event, EventKind, Rejected
 from controller.table.faults import SHOE_LINE_ALERT, Faults
 from controller.table.gate import Gate
 from controller.table.lid import Lid
+from controller.table.record_kinds import RecordKind
 from controller.table.reporting import card_event, is_hole_card
 from controller.table.round_flow import RoundFlow
 from controller.table.rounds import jsonable
@@ -43,7 +44,7 @@ class CardFlow:
             return
         code = e.code
         if self.gate.state == "closed":
-            self.fx.record("card_out_while_closed", card=code, shoe_seq=e.shoe_seq)
+            self.fx.record(RecordKind.CARD_OUT_WHILE_CLOSED, card=code, shoe_seq=e.shoe_seq)
             return
         if self.gate.state == "settled" and self.rounds.round is not None and not self.rounds.round_void:
             self._deal(code, e.shoe_seq, e.face_up, late=True)  # PT-2001 r.19: drawn after the dealer stood
@@ -52,7 +53,9 @@ class CardFlow:
             if (
                 self.gate.state in m.FAULT_STATES
             ):  # a card out before the fault, delivered after it: it is known
-                self.fx.record("card_during_fault", card=code, shoe_seq=e.shoe_seq, fault=self.gate.state)
+                self.fx.record(
+                    RecordKind.CARD_DURING_FAULT, card=code, shoe_seq=e.shoe_seq, fault=self.gate.state
+                )
         else:
             self._stray_card(code, e.shoe_seq, "card drawn outside the dealing of a round")
             return
@@ -67,7 +70,7 @@ class CardFlow:
         if not self._card_came_out(e.shoe_seq, None):
             return
         what = "damaged" if e.damaged else "unreadable"
-        self.fx.record("card_unreadable", shoe_seq=e.shoe_seq, damaged=e.damaged, at=self.fx.ts())
+        self.fx.record(RecordKind.CARD_UNREADABLE, shoe_seq=e.shoe_seq, damaged=e.damaged, at=self.fx.ts())
         in_round = self.rounds.round_in_play()
         if in_round:
             self.rounds.await_replacement(PendingReplacement(shoe_seq=e.shoe_seq, damaged=e.damaged))
@@ -119,7 +122,7 @@ class CardFlow:
                     )
         if shoe_seq != last + 1 and shoe_seq != 1 and last != 0:
             missing = shoe_seq - last - 1
-            self.fx.record("card_gap", expected=last + 1, got=shoe_seq)
+            self.fx.record(RecordKind.CARD_GAP, expected=last + 1, got=shoe_seq)
             if missing > 0 and self.rounds.round_active():
                 self.rounds.void("cards came out that the controller did not see", missing=missing)
         # Counted out even when impossible: a card with a fresh number left the machine (a foreign card slipped
@@ -149,7 +152,9 @@ class CardFlow:
         )
 
     def _stray_card(self, code: str, shoe_seq: int, why: str) -> None:
-        self.fx.record("card_discarded", card=code, shoe_seq=shoe_seq, reason=why, state=self.gate.state)
+        self.fx.record(
+            RecordKind.CARD_DISCARDED, card=code, shoe_seq=shoe_seq, reason=why, state=self.gate.state
+        )
         self.fx.alert(
             "dealer_error", "warning", f"{why}: {code} goes to the discard (PT-2001 r.58)", card=code
         )
@@ -171,11 +176,11 @@ class CardFlow:
             "errors": errors,
         }
         rnd.cards.append(entry)
-        self.fx.record("card", round_id=rnd.round_id, **entry)
+        self.fx.record(RecordKind.CARD, round_id=rnd.round_id, **entry)
         self.fx.event("card", **card_event(rnd.round_id, entry, hidden=is_hole_card(rnd.engine, entry)))
         for err in errors:
             # PT-2001 r.19 / MO-2004 art.5.1: raised as it happens, the card that does not count is marked
-            self.fx.record("dealer_error", round_id=rnd.round_id, card=code, **err)
+            self.fx.record(RecordKind.DEALER_ERROR, round_id=rnd.round_id, card=code, **err)
             self.fx.event(
                 "dealer_error", round_id=rnd.round_id, code=code, reason=err["message"], rule=err["rule"]
             )
@@ -195,7 +200,7 @@ class CardFlow:
             raise Rejected(f"card must be a code like 'AS' or 'TD', got {args.get('card')!r}")
         self.rounds.await_replacement(None)
         report = {"shoe_seq": pending.shoe_seq, "damaged": pending.damaged, "card": code, "user": user}
-        self.fx.record("card_replaced", at=self.fx.ts(), **report)
+        self.fx.record(RecordKind.CARD_REPLACED, at=self.fx.ts(), **report)
         at = len(self.fx.items)  # the report goes before the card's own events, as it happens
         hidden = False
         rnd = self.rounds.round

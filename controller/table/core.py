@@ -38,6 +38,7 @@ from controller.table.jackpot_seam import JackpotSeam
 from controller.table.lid import Lid
 from controller.table.link import ShoeLink
 from controller.table.outputs import SafetyOutputs
+from controller.table.record_kinds import RecordKind
 from controller.table.round_flow import RoundFlow
 from controller.table.rounds import EngineFactory, default_card, default_engine_factory
 from controller.table.session import TableSetup
@@ -191,7 +192,9 @@ class TableCore:
         if handler is None:
             raise Rejected(f"unknown supervisor action {action!r}")
         handler(self, user, args)
-        self.fx.record("supervisor_action", user=user, role=role, action=action, args=args, at=self.fx.ts())
+        self.fx.record(
+            RecordKind.SUPERVISOR_ACTION, user=user, role=role, action=action, args=args, at=self.fx.ts()
+        )
 
     def shuffle_finished(self, e: ev.ShuffleFinished) -> None:
         self.shoe_cycle.on_shuffle_finished(e)
@@ -211,7 +214,7 @@ class TableCore:
 
     def _gpio(self, name: str, value: bool) -> None:
         if name == "lid_switch":  # True: the lid is open
-            self.fx.record("lid_switch", open=value)
+            self.fx.record(RecordKind.LID_SWITCH, open=value)
             if value and self.lid_ctl.status.unlock is None:
                 self.fault_ctl.tamper("lid switch open while the lid is locked (PT-2001 r.60)")
         elif name.startswith(CHIP_SLOT_PREFIX) and name[len(CHIP_SLOT_PREFIX) :].isdigit():  # PT-2001 r.41a
@@ -228,7 +231,7 @@ class TableCore:
                 )
             )
         else:
-            self.fx.record("gpio_input", name=name, value=value)
+            self.fx.record(RecordKind.GPIO_INPUT, name=name, value=value)
 
     # ================================================================ read by the shell and the tests
     @property

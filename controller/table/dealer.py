@@ -11,13 +11,15 @@ from controller.table.effects import Rejected
 from controller.table.faults import Faults
 from controller.table.gate import Gate
 from controller.table.jackpot_seam import JackpotSeam
-from controller.table.lid import Lid
+from controller.table.lid import Lid, Unlock
+from controller.table.record_kinds import RecordKind
 from controller.table.round_flow import RoundFlow
 from controller.table.session import TableSetup
 from controller.table.shoe_cycle import ShoeCycle
 from controller.table.sink import EffectSink
 from controller.table.state import Bet
 from drivers import events as ev
+from drivers.events import LidState
 
 
 @dataclass
@@ -86,7 +88,7 @@ class DealerInputs:
             raise Rejected(f"no bet on seat {seat}")
         if seat in self.s.chips:
             self.s.chips.remove(seat)
-        self.fx.record("bet_cleared", seat=seat)
+        self.fx.record(RecordKind.BET_CLEARED, seat=seat)
 
     def jackpot_chip(self, args: dict[str, Any]) -> None:
         self.gate.allow("jackpot_chip", "jackpot_chip")
@@ -97,7 +99,7 @@ class DealerInputs:
             raise Rejected(f"seat {seat} already has its one jackpot chip (PT-2001 r.47)")
         self.jackpot.manual_chip(seat)  # r.41b; refused while the jackpot is unplayable (r.41)
         self.s.chips.append(seat)
-        self.fx.record("jackpot_chip", seat=seat)
+        self.fx.record(RecordKind.JACKPOT_CHIP, seat=seat)
 
     def place_bet(self, args: dict[str, Any]) -> None:
         self.gate.allow("place_bet", "place_bet")
@@ -120,7 +122,7 @@ class DealerInputs:
         ):
             raise Rejected(f"side_bets must map a side bet name to a positive integer amount, got {side!r}")
         self.s.bets[str(seat)] = Bet(amount=amount, side_bets=dict(side))
-        self.fx.record("bet_placed", seat=seat, amount=amount, side_bets=side)
+        self.fx.record(RecordKind.BET_PLACED, seat=seat, amount=amount, side_bets=side)
         self.fx.result = {"seat": seat, "amount": amount}
 
     def no_more_bets(self) -> None:
@@ -155,7 +157,7 @@ class DealerInputs:
         chips, self.s.bets, self.s.chips = list(self.s.chips), {}, []
         self.setup.count_round()
         self.gate.go("close_bets")
-        self.fx.record("round_started", round_id=round_id, bets=bets, burn=burn, jackpot_chips=chips)
+        self.fx.record(RecordKind.ROUND_STARTED, round_id=round_id, bets=bets, burn=burn, jackpot_chips=chips)
         self.fx.event("round", round_id=round_id, phase="dealing", bets=bets, burn=burn)
         self.fx.extend(self.jackpot.on_no_more_bets(round_id, chips))  # r.48: chips collected, then the deal
         self.gate.go("start_deal")
@@ -176,7 +178,7 @@ class DealerInputs:
             self.rounds.round.act(engine_action, kwargs)
         except Exception as exc:  # RuleViolation names the rule
             raise Rejected(str(exc)) from exc
-        self.fx.record("dealer_action", round_id=self.rounds.round.round_id, action=action, **kwargs)
+        self.fx.record(RecordKind.DEALER_ACTION, round_id=self.rounds.round.round_id, action=action, **kwargs)
         self.fx.event("round", round_id=self.rounds.round.round_id, phase="decision", action=action, **kwargs)
         self.rounds.advance()
 
@@ -190,16 +192,20 @@ class DealerInputs:
                 "reshuffle after any round is a shoe rule of MO-2004 art.2.2.2: not for this profile or a "
                 "continuous shuffler (the shoe's last round comes with the warning card, PT-2001 r.11)"
             )
-        if self.lid.status.state == "open":
+        if self.lid.status.state == LidState.OPEN:
             raise Rejected(
                 "the lid is open: insert the round's cards and close the lid first (PT-2001 r.59-60)"
             )
-        if self.setup.tp.continuous and self.gate.state == "settled" and self.lid.status.unlock == "auto":
+        if (
+            self.setup.tp.continuous
+            and self.gate.state == "settled"
+            and self.lid.status.unlock == Unlock.AUTO
+        ):
             self.lid.not_opened("next round called before the lid opened", self.rounds.uninserted)
         # batch shoe: the cards went to the discard; the next round begins
         finished = self.rounds.end(batch=not self.setup.tp.continuous)
         if early and finished is not None:
-            self.fx.record("reshuffle_requested", after_round=finished, rule="MO-2004 art.2.2.2")
+            self.fx.record(RecordKind.RESHUFFLE_REQUESTED, after_round=finished, rule="MO-2004 art.2.2.2")
             self.shoe_cycle.last_round_is(finished)  # the bank's choice: this round closes the shoe
         if (
             not self.setup.tp.continuous
@@ -208,7 +214,7 @@ class DealerInputs:
         ):
             self.gate.go("reshuffle")  # r.11 (or MO-2004 art.2.2.2): that was the last round of the shoe
             self.fx.cmd(ev.StartShuffle())
-            self.fx.record("reshuffle", after_round=finished)
+            self.fx.record(RecordKind.RESHUFFLE, after_round=finished)
             return
         self.gate.go("next_round")
-        self.fx.record("betting_open")
+        self.fx.record(RecordKind.BETTING_OPEN)

@@ -10,6 +10,7 @@ from typing import Any
 
 from controller.table.effects import Rejected
 from controller.table.gate import Gate
+from controller.table.record_kinds import RecordKind
 from controller.table.session import TableSetup
 from controller.table.sink import EffectSink
 
@@ -45,7 +46,7 @@ class DealerDuty:
         if name == previous:
             raise Rejected(f"{name} is already the dealer on duty")
         self.on_duty = name
-        self.fx.record("dealer_signed_in", dealer=name, previous=previous, at=self.fx.ts())
+        self.fx.record(RecordKind.DEALER_SIGNED_IN, dealer=name, previous=previous, at=self.fx.ts())
         session_id = self.setup.session.id
         self.fx.event("dealer", action="signed_in", dealer=name, previous=previous, session_id=session_id)
 
@@ -55,6 +56,6 @@ class DealerDuty:
         if previous is None:
             return
         self.on_duty = None
-        self.fx.record("dealer_signed_out", dealer=previous, reason=reason, at=self.fx.ts())
+        self.fx.record(RecordKind.DEALER_SIGNED_OUT, dealer=previous, reason=reason, at=self.fx.ts())
         session_id = self.setup.session.id
         self.fx.event("dealer", action="signed_out", dealer=previous, reason=reason, session_id=session_id)

@@ -7,13 +7,15 @@ from typing import Any
 
 from controller.table.base import _card_valid
 from controller.table.gate import Gate
-from controller.table.lid import Lid
+from controller.table.lid import Lid, Unlock
+from controller.table.record_kinds import RecordKind
 from controller.table.session import TableSetup
 from controller.table.shoe_cycle import ShoeCycle
 from controller.table.sink import EffectSink
 from controller.table.state import DeckCheck
 from drivers import events as ev
 from drivers.cards import CARD_CODES
+from drivers.events import LidState
 
 
 class DeckChecks:
@@ -38,7 +40,7 @@ class DeckChecks:
             returned
             and self.shoe_cycle.out > 0
             and self.lid.status.unlock is None
-            and self.lid.status.state != "open"
+            and self.lid.status.state != LidState.OPEN
         ):
             self.fx.alert(
                 "deck_count",
@@ -48,7 +50,7 @@ class DeckChecks:
                 count=count,
                 expected=self.setup.tp.total_cards,
             )
-            self.fx.record("deck_shortfall", count=count, expected=self.setup.tp.total_cards)
+            self.fx.record(RecordKind.DECK_SHORTFALL, count=count, expected=self.setup.tp.total_cards)
             self.fx.cmd(ev.RunDeckCheck())
             return
         self.maybe_deck_check()
@@ -68,7 +70,9 @@ class DeckChecks:
         """PT-2001 r.55: every deck complete: count and per-card inventory."""
         tp = self.setup.tp
         if tp is None:  # no session has loaded a profile: nothing to check the inventory against
-            self.fx.record("deck_check_ignored", reason="no rule profile loaded", state=self.gate.state)
+            self.fx.record(
+                RecordKind.DECK_CHECK_IGNORED, reason="no rule profile loaded", state=self.gate.state
+            )
             return
         decks = tp.decks
         missing = {c: decks - e.counts.get(c, 0) for c in CARD_CODES if e.counts.get(c, 0) < decks}
@@ -81,14 +85,14 @@ class DeckChecks:
             ok=ok, total=total, missing=missing, extra=extra, unknown=unknown, unreadable=e.unreadable
         )
         self.check = check
-        self.fx.record("deck_check", state=self.gate.state, **check.to_dict())
+        self.fx.record(RecordKind.DECK_CHECK, state=self.gate.state, **check.to_dict())
         self.fx.event("deck_check", decks=decks, **check.to_dict())
         if self.gate.state != "closing":
             return
         if ok:
             if self.setup.tp.continuous:
                 # cards taken out with the chief inspector present (r.55)
-                self.lid.grant_opening("closing", unlock=True)
+                self.lid.grant_opening(Unlock.CLOSING, unlock=True)
             self.fx.event("session", action="closed", session_id=self.setup.session.id)
             self.gate.go("deck_ok")
         else:
@@ -103,7 +107,7 @@ class DeckChecks:
     def sv_ack_deck_check(self, user: str, args: dict[str, Any]) -> None:
         self.gate.allow("ack_deck_check", "ack_deck_check")
         self.fx.record(
-            "deck_check_acknowledged", user=user, at=self.fx.ts(), deck_check=self.check
+            RecordKind.DECK_CHECK_ACKNOWLEDGED, user=user, at=self.fx.ts(), deck_check=self.check
         )  # to_json
         self.gate.go("ack_deck_check")
 

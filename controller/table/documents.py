@@ -21,6 +21,7 @@ from controller.table.round_flow import RoundFlow
 from controller.table.session import TableSetup
 from controller.table.shoe_cycle import ShoeCycle
 from controller.table.sink import EffectSink
+from drivers.events import LidState
 
 Parts = tuple[ShoeLink, ShoeCycle, RoundFlow, DealerInputs, DealerDuty, Lid, Faults, SafetyOutputs]
 
@@ -97,9 +98,7 @@ class StateDocuments:
             jackpot = self.jackpot.state_doc() or {}  # manual mode only (r.41b; automatic: sensed, r.41a)
             if jackpot.get("mode") == "manual" and jackpot.get("playable"):
                 allowed.append("jackpot_chip")
-        if (
-            self.gate.may("next_round") and self.lid.status.state != "open"
-        ):  # the lid is closed first (r.59-60)
+        if self.gate.may("next_round") and self.lid.status.state != LidState.OPEN:  # closed first (r.59-60)
             allowed.append("next_round")
         if self.gate.may("cut_done"):
             allowed.append("cut")

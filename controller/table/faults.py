@@ -8,7 +8,8 @@ from typing import Any
 from controller.table.base import FAULT_TRIGGER
 from controller.table.effects import Rejected
 from controller.table.gate import Gate
-from controller.table.lid import Lid
+from controller.table.lid import Lid, Unlock
+from controller.table.record_kinds import RecordKind
 from controller.table.round_flow import RoundFlow
 from controller.table.sink import EffectSink
 from controller.table.state import (
@@ -68,20 +69,20 @@ class Faults:
             raise Rejected("the lid is open: close it before locking")
         self.lid.relock()
         if "tamper" in self.raised:
-            self.fx.record("tamper_cleared", user=user, at=self.fx.ts())
+            self.fx.record(RecordKind.TAMPER_CLEARED, user=user, at=self.fx.ts())
             self.clear("tamper")
 
     def shoe_line_fault(self, name: str, reason: str, **info: Any) -> None:
         """``shoe_sequence`` / ``card_count`` (issue 13 §5): raised at once, like a jam (PT-2001 r.51): lid
         locked, light on, dealing refused (the caller raises the critical alert); a supervisor clears it
         (``clear_shoe_fault``)."""
-        self.fx.record(name, reason=reason, at=self.fx.ts(), state=self.gate.state, **info)
+        self.fx.record(RecordKind(name), reason=reason, at=self.fx.ts(), state=self.gate.state, **info)
         if name not in self.raised and self.gate.may(FAULT_TRIGGER[name]):
             fault = ShoeLineFault.from_dict({"reason": reason, **info, "cleared_by": None})
             self.enter(name, FAULT_TRIGGER[name], fault)
 
     def on_jammed(self, e: ev.Jammed) -> None:
-        self.fx.record("jam", location=str(e.location), at=self.fx.ts(), state=self.gate.state)
+        self.fx.record(RecordKind.JAM, location=str(e.location), at=self.fx.ts(), state=self.gate.state)
         if not self.gate.may("jam"):  # no session: no fault state to enter
             self.fx.alert("jam", "warning", "jam reported while the table is closed (PT-2001 r.51)")
             return
@@ -98,14 +99,14 @@ class Faults:
         if jam is None:
             return
         jam.device_cleared = True
-        self.fx.record("jam_cleared_by_device")
+        self.fx.record(RecordKind.JAM_CLEARED_BY_DEVICE)
         if jam.cleared_by:
             self.clear("jam")
 
     def on_device_error(self, e: ev.DeviceError) -> None:
         """An error the shoe or the card reader reports by itself: journaled with its code and text and
         alerted, never dropped (CONTRIBUTING: bad input is counted, logged and reported with a reason)."""
-        self.fx.record("device_error", code=e.code, text=e.text, state=self.gate.state)
+        self.fx.record(RecordKind.DEVICE_ERROR, code=e.code, text=e.text, state=self.gate.state)
         self.fx.alert(
             "device_error", "warning", f"shoe reported error {e.code}: {e.text or 'no text'}", code=e.code
         )
@@ -117,7 +118,7 @@ class Faults:
         if not jam.device_cleared:
             raise Rejected(f"the shoe still reports a jam ({jam.location}): clear it first (PT-2001 r.51)")
         jam.cleared_by = user
-        self.fx.record("jam_cleared", user=user, at=self.fx.ts(), location=jam.location)
+        self.fx.record(RecordKind.JAM_CLEARED, user=user, at=self.fx.ts(), location=jam.location)
         self.clear("jam")
 
     def sv_clear_shoe_fault(self, user: str, args: dict[str, Any]) -> None:
@@ -130,7 +131,7 @@ class Faults:
                 f"no such shoe-line fault to clear: {args.get('fault')!r} (raised: {raised or 'none'})"
             )
         self.mark_cleared_by(name, user)
-        self.fx.record("shoe_fault_cleared", fault=name, user=user, at=self.fx.ts())
+        self.fx.record(RecordKind.SHOE_FAULT_CLEARED, fault=name, user=user, at=self.fx.ts())
         self.clear(name)
 
     def sv_clear_journal_io(self, user: str, args: dict[str, Any]) -> None:
@@ -139,7 +140,7 @@ class Faults:
         info = self.raised.get("journal_io")
         if info is None:
             raise Rejected("no journal_io fault to clear")
-        self.fx.record("journal_io_cleared", user=user, at=self.fx.ts(), fault=info)
+        self.fx.record(RecordKind.JOURNAL_IO_CLEARED, user=user, at=self.fx.ts(), fault=info)
         self._clear_service("journal_io", user)
 
     def sv_clear_integrity(self, user: str, args: dict[str, Any]) -> None:
@@ -149,7 +150,9 @@ class Faults:
             raise Rejected("no integrity fault to clear")
         if self.gate.may("integrity_failed"):  # a session runs
             raise Rejected("the integrity fault of an open session ends when a supervisor closes the table")
-        self.fx.record("integrity_cleared", user=user, at=self.fx.ts(), fault=info, by="clear_integrity")
+        self.fx.record(
+            RecordKind.INTEGRITY_CLEARED, user=user, at=self.fx.ts(), fault=info, by="clear_integrity"
+        )
         self._clear_service("integrity", user)
 
     def journal_fault(self, kind: str, text: str) -> None:
@@ -185,7 +188,7 @@ class Faults:
         )
 
     def lock_for_service_fault(self) -> None:
-        if self.lid.status.unlock not in (None, "auto"):  # "auto": enter() ends the lid cycle itself
+        if self.lid.status.unlock not in (None, Unlock.AUTO):  # auto: enter() ends the lid cycle itself
             self.lid.relock()
 
     def _enter_service(self, name: str, trigger: str, info: FaultInfo) -> None:
@@ -209,7 +212,7 @@ class Faults:
         self.raised[name] = info
         self.gate.go(trigger)
         self.lid.no_deadline()
-        if self.lid.status.unlock == "auto":
+        if self.lid.status.unlock == Unlock.AUTO:
             self.lid.not_opened(f"{name} during the lid cycle", self.rounds.uninserted)
         self.event(name, "raised", info)
 

@@ -7,12 +7,25 @@ lid tells ``on_tamper`` (the faults, faults.py), given in its constructor."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from enum import StrEnum
 from typing import Any
 
 from controller.table.lid_machine import OPENED, REPORT_TRIGGER, LidMachine, build_lid_machine
+from controller.table.record_kinds import RecordKind
 from controller.table.sink import EffectSink
 from controller.table.state import LidStatus
 from drivers import events as ev
+from drivers.events import LidState
+
+
+class Unlock(StrEnum):
+    """Why the lid may open now (``LidStatus.unlock``; state/lid ``unlocked_by``): an authorised supervisor's
+    opening is ``supervisor:<user>``."""
+
+    AUTO = "auto"  # after the round, for its cards (r.59-61)
+    LOADING = "loading"  # the session's cards go in (r.53-54)
+    CLOSING = "closing"  # the discard goes in before the inventory (r.55)
+    SUPERVISOR = "supervisor"  # an authorised person (r.51, r.60)
 
 
 class Lid:
@@ -30,7 +43,7 @@ class Lid:
         if lid.unlock:
             lid_event["by"] = str(lid.unlock)
         self.fx.event("lid", **lid_event)
-        self.fx.record("lid", state=state, unlocked_by=lid.unlock)
+        self.fx.record(RecordKind.LID, state=state, unlocked_by=lid.unlock)
         auto_before, lid.auto_before_restart = lid.auto_before_restart, False  # read once
         model: Any = self.machine.model  # a LidModel; transitions gave it ``trigger``
         model.trigger(REPORT_TRIGGER[e.state], restart_opening=auto_before)
@@ -41,7 +54,7 @@ class Lid:
         # lid cycle (the cards are carried, PT-2001 r.61) and the table is in a fault until it has counted the
         # cards, so the lock output stays locked: the lid latches when it is closed (product guide: on any
         # fault the lid stays locked; PT-2001 r.60).
-        self.fx.record("lid_opened_before_restart", at=self.fx.ts())
+        self.fx.record(RecordKind.LID_OPENED_BEFORE_RESTART, at=self.fx.ts())
 
     def opened_as_granted(self) -> None:
         self.status.deadline = None  # it opened in time (r.61)
@@ -59,10 +72,12 @@ class Lid:
         return self.status.state in OPENED
 
     # ---- the one writer of ``unlock`` (the lid_lock output is derived from it, outputs.py)
-    def grant_opening(self, why: str, *, unlock: bool = False, open_lid: bool = False) -> None:
-        """The lid may open now, and why ("auto", "loading", "closing", "supervisor:<user>"); ``unlock`` /
-        ``open_lid``: tell the shoe to release its lock / to open the lid."""
-        self.status.unlock = why
+    def grant_opening(
+        self, why: Unlock, *, by: str | None = None, unlock: bool = False, open_lid: bool = False
+    ) -> None:
+        """The lid may open now, and why (``by``: the supervisor's name); ``unlock`` / ``open_lid``: tell the
+        shoe to release its lock / to open the lid."""
+        self.status.unlock = why.value if by is None else f"{why.value}:{by}"  # plain text in the snapshot
         if unlock:
             self.fx.cmd(ev.UnlockLid())
         if open_lid:
@@ -77,7 +92,7 @@ class Lid:
     def open_by(self, deadline: float) -> None:
         """An automatic opening after the round (r.59-60): it must open before ``deadline`` (r.61)."""
         self.status.deadline = deadline
-        self.grant_opening("auto", open_lid=True)
+        self.grant_opening(Unlock.AUTO, open_lid=True)
 
     def no_deadline(self) -> None:
         self.status.deadline = None
@@ -87,12 +102,12 @@ class Lid:
         whose lid opens."""
         self.status.deadline = None
         self.relock()
-        self.fx.record("lid_not_opened", reason=why, carried=carried)
+        self.fx.record(RecordKind.LID_NOT_OPENED, reason=why, carried=carried)
         self.fx.event("shoe", procedure="cards_carried", rounds=carried, reason=why, rule="PT-2001 r.61")
 
     def restarted(self, carried: list[str]) -> None:
         """The service restarted: the shell locked the lid; an automatic opening under way ends (r.61)."""
-        if self.status.unlock == "auto":
+        if self.status.unlock == Unlock.AUTO:
             self.not_opened("controller restarted during the lid cycle", carried)
             # The shoe may have opened it before the restart: that LidChanged comes again now (protocol v2
             # replays what was acked but not committed, docs/protocol.md §5a) and is this opening, not tamper.
@@ -102,12 +117,12 @@ class Lid:
 
     def sv_unlock_lid(self, user: str, args: dict[str, Any]) -> None:
         """Only the machine or an authorised supervisor opens the lid (PT-2001 r.51, r.60)."""
-        self.grant_opening(f"supervisor:{user}", unlock=True)
+        self.grant_opening(Unlock.SUPERVISOR, by=user, unlock=True)
 
     def tick(self, now: float, carried: list[str]) -> None:
         deadline = self.status.deadline
-        due = self.status.unlock == "auto" and deadline is not None and now >= deadline
-        if due and self.status.state != "open":
+        due = self.status.unlock == Unlock.AUTO and deadline is not None and now >= deadline
+        if due and self.status.state != LidState.OPEN:
             self.not_opened("lid did not open after the round", carried)
 
     def restore(self, snap: dict[str, Any]) -> None:

@@ -9,14 +9,16 @@ from controller.table.effects import Rejected
 from controller.table.faults import Faults
 from controller.table.gate import Gate
 from controller.table.jackpot_seam import JackpotSeam
-from controller.table.lid import Lid
+from controller.table.lid import Lid, Unlock
 from controller.table.outputs import SafetyOutputs
+from controller.table.record_kinds import RecordKind
 from controller.table.round_flow import RoundFlow
 from controller.table.session import TableSetup
 from controller.table.shoe_cycle import ShoeCycle
 from controller.table.sink import EffectSink
 from controller.table.state import LinkFault, ShoeDevice
 from drivers import events as ev
+from drivers.events import LidState
 
 
 class ShoeLink:
@@ -40,7 +42,7 @@ class ShoeLink:
         self.device.event_no = event_no
 
     def on_identified(self, e: ev.Identified) -> None:
-        self.fx.record("shoe_identified", model=e.model, firmware=e.firmware, serial=e.serial_number)
+        self.fx.record(RecordKind.SHOE_IDENTIFIED, model=e.model, firmware=e.firmware, serial=e.serial_number)
         known = self.device.to_dict()
         same_boot = bool(e.boot_id) and known.get("boot_id") == e.boot_id
         if not same_boot:
@@ -67,15 +69,15 @@ class ShoeLink:
             # Safety first (product guide; as a jam, PT-2001 r.51): the link is back but the fault stays raised,
             # light on and lid locked, until a chief inspector (or a technician) ``clear_link``s it.
             self.faults.set_link(restored=True)
-            self.fx.record("link_up", at=self.fx.ts(), state=self.gate.state)
+            self.fx.record(RecordKind.LINK_UP, at=self.fx.ts(), state=self.gate.state)
             self.safety.to_rebooted_shoe(self.lid.status)  # locked again (r.60), its own light shown again
             self.faults.event("link_down", "raised", link)  # "link back, awaiting supervisor"
         elif self.gate.state == "resync":
             self.fx.cmd(ev.ReportCounts())  # the count asked for before the link came up was lost
         elif (
             self.gate.state == "loading"
-            and self.lid.status.unlock == "loading"
-            and self.lid.status.state != "open"
+            and self.lid.status.unlock == Unlock.LOADING
+            and self.lid.status.state != LidState.OPEN
         ):
             self.fx.cmd(ev.UnlockLid())  # the opening for the loading was lost with the link
             self.fx.cmd(ev.OpenLid())
@@ -85,7 +87,7 @@ class ShoeLink:
         if link is not None:
             if link.restored:  # down again before a supervisor cleared it: no second alert
                 self.faults.set_link(restored=False, reason=e.reason)
-                self.fx.record("link_down_again", reason=e.reason, at=self.fx.ts())
+                self.fx.record(RecordKind.LINK_DOWN_AGAIN, reason=e.reason, at=self.fx.ts())
                 self.faults.event("link_down", "raised", link)
             return
         if not self.gate.may("link_lost"):  # no session: no fault state to enter
@@ -110,13 +112,13 @@ class ShoeLink:
                 f"the shoe link is still down: {link.reason}; reconnect the shoe first, then clear it"
             )
         self.faults.mark_cleared_by("link_down", user)
-        self.fx.record("link_cleared", user=user, at=self.fx.ts(), reason=link.reason)
+        self.fx.record(RecordKind.LINK_CLEARED, user=user, at=self.fx.ts(), reason=link.reason)
         self.faults.clear("link_down")
 
     def resync(self, count: int) -> None:
         """After a fault or a restart: if cards left the machine unseen, the round cannot be determined."""
         expected = self.shoe_cycle.resynced(count)
-        self.fx.record("resync", expected=expected, count=count, resume_to=self.gate.resume_to)
+        self.fx.record(RecordKind.RESYNC, expected=expected, count=count, resume_to=self.gate.resume_to)
         if count != expected:
             if self.rounds.round_active():
                 self.rounds.void(
@@ -128,7 +130,7 @@ class ShoeLink:
                 )
             self.shoe_cycle.lost(expected, count)
         unlock = self.lid.status.unlock or ""
-        if unlock.startswith("supervisor") and not self.lid.is_open():
+        if unlock.startswith(Unlock.SUPERVISOR) and not self.lid.is_open():
             self.lid.relock()  # the inspector's opening is over: locked again (PT-2001 r.60)
         target = self.gate.resume_to or "closed"
         self.gate.go("resume")  # to resume_to, forgotten on the way out (machine.py)
@@ -149,7 +151,9 @@ class ShoeLink:
         if tp is None or self.shoe_cycle.shoe.shuffling or self.lid.is_open():
             return  # a shuffle still running reports its end; an open lid is closed first
         if target == "shuffling" or (target == "loading" and not tp.continuous):
-            self.fx.record("shuffle_requested_again", state=target)  # batch shoe: shuffled, then cut (r.8)
+            self.fx.record(
+                RecordKind.SHUFFLE_REQUESTED_AGAIN, state=target
+            )  # batch shoe: shuffled, then cut (r.8)
             self.fx.cmd(ev.StartShuffle())
         elif target == "loading":
             if self.setup.session.packets:
@@ -157,11 +161,11 @@ class ShoeLink:
                     count
                 )  # loaded and shuffled before or during the fault (r.53-54)
             elif self.lid.status.unlock is None:  # a restart locked the lid before any packet went in
-                self.lid.grant_opening("loading", unlock=True, open_lid=True)
+                self.lid.grant_opening(Unlock.LOADING, unlock=True, open_lid=True)
         elif target == "closing":
             if self.shoe_cycle.out > 0 and self.lid.status.unlock is None:
                 if tp.continuous:  # the discard goes in before the inventory (PT-2001 r.55)
-                    self.lid.grant_opening("closing", open_lid=True)
+                    self.lid.grant_opening(Unlock.CLOSING, open_lid=True)
                 else:
                     self.fx.cmd(ev.StartShuffle())  # batch shoe: every card back in
             else:
@@ -169,7 +173,7 @@ class ShoeLink:
 
     def restart(self) -> None:
         """The service restarted: the lid was re-locked by the shell; count the cards before going on."""
-        self.fx.record("restart", state=self.gate.state, round_id=self.rounds.current_round_id())
+        self.fx.record(RecordKind.RESTART, state=self.gate.state, round_id=self.rounds.current_round_id())
         self.lid.restarted(self.rounds.uninserted)  # the shell locked it (an automatic opening is over)
         self.safety.made_safe()  # the shell applied the safe state
         if self.faults.get("link_down") is not None:
@@ -182,8 +186,12 @@ class ShoeLink:
             self.fx.cmd(ev.ReportCounts())
 
     def command_failed(self, command: str, text: str, link: bool = False) -> None:
-        self.fx.record("command_failed", command=command, text=text, link=link)
-        if command == "OpenLid" and self.lid.status.unlock == "auto" and self.lid.status.state != "open":
+        self.fx.record(RecordKind.COMMAND_FAILED, command=command, text=text, link=link)
+        if (
+            command == "OpenLid"
+            and self.lid.status.unlock == Unlock.AUTO
+            and self.lid.status.state != LidState.OPEN
+        ):
             self.lid.not_opened(f"OpenLid failed: {text}", self.rounds.uninserted)
         elif link:
             return  # link faults have their own alert

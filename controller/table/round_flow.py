@@ -10,6 +10,7 @@ from controller.table.base import LID_OPEN_TIMEOUT_S
 from controller.table.gate import Gate
 from controller.table.jackpot_seam import JackpotSeam
 from controller.table.lid import Lid
+from controller.table.record_kinds import RecordKind
 from controller.table.reporting import hole_card_hidden, settlement_event
 from controller.table.rounds import EngineFactory, RoundTracker, jsonable
 from controller.table.session import TableSetup
@@ -144,7 +145,7 @@ class RoundFlow:
     def settle(self) -> None:
         rnd = self.round
         settlement = jsonable(rnd.engine.settle())
-        self.fx.record("round_settled", round_id=rnd.round_id, settlement=settlement)
+        self.fx.record(RecordKind.ROUND_SETTLED, round_id=rnd.round_id, settlement=settlement)
         self.finish_round(settlement, void=False)
         self.gate.go("settle")
         self.fx.event("settlement", **settlement_event(rnd.round_id, settlement))
@@ -155,7 +156,9 @@ class RoundFlow:
         """PT-ONLINE-2015 r.27-28: a round whose cards or result can't be known is void; bets returned."""
         rnd = self.round
         returned = {b["seat"]: b["amount"] + sum((b.get("side_bets") or {}).values()) for b in rnd.bets}
-        self.fx.record("round_void", round_id=rnd.round_id, reason=reason, bets_returned=returned, **details)
+        self.fx.record(
+            RecordKind.ROUND_VOID, round_id=rnd.round_id, reason=reason, bets_returned=returned, **details
+        )
         self.fx.alert(
             "round_void", "critical", f"round {rnd.round_id} void: {reason} (PT-ONLINE-2015 r.27-28)"
         )
@@ -189,7 +192,7 @@ class RoundFlow:
         except Exception as exc:  # a void round may be too incomplete to describe
             description = {"error": str(exc)}
         self.fx.record(
-            "round_final",
+            RecordKind.ROUND_FINAL,
             round_id=rnd.round_id,
             session_id=self.setup.session.id,
             void=void,
@@ -203,7 +206,9 @@ class RoundFlow:
         if self.setup.tp.continuous and self.s.pending_replacement is not None:
             # PT-2001 r.51: a damaged card awaits the chief inspector (warning light on): no automatic opening
             # meanwhile; the lid cycle starts once the card is replaced (``CardFlow.sv_replace_card``).
-            self.fx.record("lid_cycle_deferred", reason="a damaged card awaits replacement (PT-2001 r.51)")
+            self.fx.record(
+                RecordKind.LID_CYCLE_DEFERRED, reason="a damaged card awaits replacement (PT-2001 r.51)"
+            )
             return
         if self.setup.tp.continuous:
             self.lid.open_by(self.fx.now + LID_OPEN_TIMEOUT_S)

@@ -12,10 +12,12 @@ from controller.table.effects import Rejected
 from controller.table.gate import Gate
 from controller.table.lid import Lid
 from controller.table.profile import WARNING_TOLERANCE_CARDS
+from controller.table.record_kinds import RecordKind
 from controller.table.session import TableSetup
 from controller.table.sink import EffectSink
 from controller.table.state import ShoeState
 from drivers import events as ev
+from drivers.events import LidState
 
 
 class RoundQueries(Protocol):
@@ -121,8 +123,8 @@ class ShoeCycle:
         self.s = CycleState(shoe=ShoeState.from_dict(snap["shoe"]), inside=snap["inside"], out=snap["out"])
 
     def on_discard_inserted(self, e: ev.DiscardInserted) -> None:
-        self.fx.record("discard_inserted", count=e.count, state=self.gate.state)
-        if self.lid.status.state != "open":
+        self.fx.record(RecordKind.DISCARD_INSERTED, count=e.count, state=self.gate.state)
+        if self.lid.status.state != LidState.OPEN:
             self.fx.alert(
                 "discard_lid_closed", "warning", "cards inserted while the lid is not open (PT-2001 r.59)"
             )
@@ -146,7 +148,7 @@ class ShoeCycle:
             # r.62: once inserted, the rounds' records are no longer contestable (r.61: carried ones too)
             rounds = self._rounds()
             if rounds.uninserted:
-                self.fx.record("rounds_final", rounds=rounds.uninserted, cards=e.count)
+                self.fx.record(RecordKind.ROUNDS_FINAL, rounds=rounds.uninserted, cards=e.count)
                 self.fx.event(
                     "shoe", procedure="cards_inserted", rounds=rounds.uninserted, rule="PT-2001 r.62"
                 )
@@ -160,14 +162,14 @@ class ShoeCycle:
         self.shoe.shuffling = True
         if self.setup.shuffler == "batch":
             self.shoe.last_seq = 0  # every card back in: a batch shoe numbers its cards from 1 again
-        self.fx.record("shuffle_started", state=self.gate.state)
+        self.fx.record(RecordKind.SHUFFLE_STARTED, state=self.gate.state)
 
     def on_shuffle_finished(self, e: ev.ShuffleFinished) -> None:
         self.shoe.shuffling = False
-        self.fx.record("shuffle_finished", cards_inside=e.cards_inside, state=self.gate.state)
+        self.fx.record(RecordKind.SHUFFLE_FINISHED, cards_inside=e.cards_inside, state=self.gate.state)
 
     def on_cards_inside(self, e: ev.CardsInside) -> None:
-        self.fx.record("cards_inside", count=e.count, expected=self.inside, state=self.gate.state)
+        self.fx.record(RecordKind.CARDS_INSIDE, count=e.count, expected=self.inside, state=self.gate.state)
 
     def unexpected_count(self, count: int) -> None:
         """A count outside the procedures that use one (the core's ``COUNT_REPORTS``)."""
@@ -209,7 +211,7 @@ class ShoeCycle:
         self.s.inside, self.s.out = count, 0
         self.shoe.update(no=1, dealt=0, first_round=True, last_round=None, cutter=None)
         self.fx.record(
-            "session_loaded",
+            RecordKind.SESSION_LOADED,
             session_id=self.setup.session.id,
             cards=count,
             packets=self.setup.session.packets,
@@ -219,7 +221,7 @@ class ShoeCycle:
         self._maybe_skip_cut()
 
     def on_cut_card_out(self, e: ev.CutCardOut) -> None:
-        self.fx.record("cut_card_out", dealt=self.shoe.dealt)
+        self.fx.record(RecordKind.CUT_CARD_OUT, dealt=self.shoe.dealt)
         if self.setup.tp is None or self.setup.tp.continuous:
             # PT-2001 r.52: no cut card with a shuffler; r.56: no "last round of the shoe" with a continuous one
             self.fx.alert("cut_card", "warning", "cut card from a continuous shuffler (PT-2001 r.52, r.56)")
@@ -229,7 +231,7 @@ class ShoeCycle:
     def on_warning_card_out(self, e: ev.WarningCardOut) -> None:
         tp = self.setup.tp
         if tp is None or tp.warning_from_end == 0:
-            self.fx.record("warning_card_out", dealt=self.shoe.dealt)
+            self.fx.record(RecordKind.WARNING_CARD_OUT, dealt=self.shoe.dealt)
             self.fx.alert(
                 "warning_card", "warning", "warning card from a continuous shuffler (PT-2001 r.52, r.56)"
             )
@@ -244,7 +246,9 @@ class ShoeCycle:
             target = tp.total_cards // 2 if single else tp.warning_from_end
             valid = abs(from_end - target) <= WARNING_TOLERANCE_CARDS
             expected = f"near card {target} from the end (PT-2001 r.9, {players} player(s))"
-        self.fx.record("warning_card_out", position_from_end=from_end, valid=valid, expected=expected)
+        self.fx.record(
+            RecordKind.WARNING_CARD_OUT, position_from_end=from_end, valid=valid, expected=expected
+        )
         self.fx.event(
             "shoe", procedure="warning_card", position_from_end=from_end, valid=valid, rule="PT-2001 r.9"
         )
@@ -266,7 +270,7 @@ class ShoeCycle:
 
     def _maybe_skip_cut(self) -> None:
         if self.setup.tp.cut_card == "none" and self.gate.may("cut_done"):
-            self.fx.record("cut", by="none", shoe=self.shoe.no)
+            self.fx.record(RecordKind.CUT, by="none", shoe=self.shoe.no)
             self.gate.go("cut_done")
 
     def cut(self, args: dict[str, Any]) -> None:
@@ -292,6 +296,6 @@ class ShoeCycle:
                         f"seat {expected} has the right to cut this shoe, not seat {by} (PT-2001 r.8)"
                     )
         self.shoe.cutter = by
-        self.fx.record("cut", by=by, shoe=self.shoe.no)
+        self.fx.record(RecordKind.CUT, by=by, shoe=self.shoe.no)
         self.fx.event("shoe", procedure="cut", by=by, shoe=self.shoe.no, rule="PT-2001 r.8")
         self.gate.go("cut_done")

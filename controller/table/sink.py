@@ -11,6 +11,7 @@ import time
 from typing import Any
 
 from controller.table.effects import Alert, Effect, Event, EventKind, JournalRecord, ShoeCommand
+from controller.table.record_kinds import RecordKind
 from controller.table.rounds import jsonable
 from drivers import events as ev
 
@@ -25,8 +26,8 @@ class EffectSink:
         """A new step: fresh lists (the last step's are the caller's now)."""
         self.items, self.result, self.now = [], {}, float(now)
 
-    def record(self, kind: str, /, **data: Any) -> None:
-        self.items.append(JournalRecord(kind, jsonable(data)))
+    def record(self, kind: RecordKind, /, **data: Any) -> None:
+        self.items.append(JournalRecord(kind.value, jsonable(data)))
 
     def event(self, kind: str, /, **data: Any) -> None:
         """A domain event (docs/mqtt.md "events"), committed with the input that caused it."""
@@ -35,7 +36,7 @@ class EffectSink:
     def alert(self, kind: str, severity: str, reason: str, /, **details: Any) -> None:
         self.items.append(Alert(kind, severity, reason, jsonable(details)))
         # "alert" records belong to the AlertManager, which journals the alert itself when it raises it.
-        self.record("alert_requested", kind=kind, severity=severity, reason=reason, details=details)
+        self.record(RecordKind.ALERT_REQUESTED, kind=kind, severity=severity, reason=reason, details=details)
 
     def cmd(self, command: ev.Command) -> None:
         self.items.append(ShoeCommand(command))

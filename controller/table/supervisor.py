@@ -13,13 +13,15 @@ from controller.table.effects import Rejected
 from controller.table.faults import Faults
 from controller.table.gate import Gate
 from controller.table.jackpot_seam import JackpotSeam
-from controller.table.lid import Lid
+from controller.table.lid import Lid, Unlock
 from controller.table.link import ShoeLink
+from controller.table.record_kinds import RecordKind
 from controller.table.round_flow import RoundFlow
 from controller.table.session import TableSetup
 from controller.table.shoe_cycle import ShoeCycle
 from controller.table.sink import EffectSink
 from drivers import events as ev
+from drivers.events import LidState
 
 # dual control: one supervisor asks for a meter correction, another confirms it (PT-2001 r.49)
 JACKPOT_CORRECTIONS = ("jackpot_correct", "jackpot_correct_confirm")
@@ -75,7 +77,9 @@ class SupervisorActions:
         except Exception as exc:
             raise Rejected(f"cannot load profile {profile!r}: {exc}") from exc
         if isinstance(pinned, dict):
-            self.fx.record("configuration_pinned", **{k: v for k, v in pinned.items() if k != "profile_text"})
+            self.fx.record(
+                RecordKind.CONFIGURATION_PINNED, **{k: v for k, v in pinned.items() if k != "profile_text"}
+            )
         self.fx.extend(self.jackpot.on_open_table(args, self.setup.rules_profile))  # r.38: config AND profile
         allowed = self.setup.rules_profile.shoe.shufflers
         if (shuffler == "continuous" and "continuous" not in allowed) or (
@@ -91,7 +95,7 @@ class SupervisorActions:
         self.gate.go("open_table")
         if self.setup.tp.continuous:
             # r.53-54: loaded in packets with the chief inspector present
-            self.lid.grant_opening("loading", unlock=True, open_lid=True)
+            self.lid.grant_opening(Unlock.LOADING, unlock=True, open_lid=True)
         else:
             self.fx.cmd(ev.StartShuffle())  # batch shoe: shuffled, then cut (PT-2001 r.8)
         self.fx.result = {"session_id": self.setup.session.id}
@@ -105,14 +109,19 @@ class SupervisorActions:
             # placed, nothing dealt on them: returned to the players
             returned = {seat: bet.to_dict() for seat, bet in self.dealer.take_all().items()}
         self.jackpot.check_close()  # PT-2001 r.49: a winning hand stays until paid
-        if self.lid.status.state == "open" and self.gate.state != "loading":
+        if self.lid.status.state == LidState.OPEN and self.gate.state != "loading":
             raise Rejected("the lid is open: insert the cards and close it first (PT-2001 r.59-60)")
         self.lid.no_deadline()
         if from_integrity:
             raised = self.faults.take("integrity")
             info = raised.to_dict() if raised is not None else {}
             self.fx.record(
-                "integrity_cleared", user=user, at=self.fx.ts(), fault=info, by="close_table", bets=returned
+                RecordKind.INTEGRITY_CLEARED,
+                user=user,
+                at=self.fx.ts(),
+                fault=info,
+                by="close_table",
+                bets=returned,
             )
             self.faults.event("integrity", "cleared", {"by": user})
             self.gate.go("integrity_close")  # leaving the faults: resume_to forgotten (machine.py)
@@ -124,7 +133,7 @@ class SupervisorActions:
         if (
             self.shoe_cycle.out > 0 and self.setup.tp.continuous
         ):  # the discard goes in before the inventory (PT-2001 r.55)
-            self.lid.grant_opening("closing", open_lid=True)
+            self.lid.grant_opening(Unlock.CLOSING, open_lid=True)
         elif self.shoe_cycle.out > 0:
             self.fx.cmd(ev.StartShuffle())  # batch shoe: every card back in
         else:
@@ -137,7 +146,7 @@ class SupervisorActions:
         self.rounds.void(str(args.get("reason") or f"voided by supervisor {user}"), user=user)
 
     def sv_ack_alert(self, user: str, args: dict[str, Any]) -> None:
-        self.fx.record("alert_acknowledged", user=user, alert=args)
+        self.fx.record(RecordKind.ALERT_ACKNOWLEDGED, user=user, alert=args)
 
     def jackpot_action(self, action: str, user: str, args: dict[str, Any]) -> None:
         """``jackpot_verify`` / ``_pay`` / ``_correct`` / ``_correct_confirm``: the jackpot's own (one dispatch:
