@@ -162,7 +162,7 @@ class CardFlow:
     def _deal(self, code: str, shoe_seq: int, face_up: bool, *, late: bool = False) -> None:
         rnd = self.rounds.round
         try:
-            outcome = rnd.card(code, face_up, to_dealer=late)
+            outcome = self.rounds.card(code, face_up, late=late)
         except Exception as exc:  # the engine refused the card: record it, never crash (CONTRIBUTING)
             self._stray_card(code, shoe_seq, f"card refused by the rules engine: {exc}")
             return
@@ -175,7 +175,7 @@ class CardFlow:
             "counts": outcome.counts,  # PT-2001 r.19: a card drawn on 17+ does not count
             "errors": errors,
         }
-        rnd.cards.append(entry)
+        self.rounds.dealt(entry)
         self.fx.record(RecordKind.CARD, round_id=rnd.round_id, **entry)
         self.fx.event("card", **card_event(rnd.round_id, entry, hidden=is_hole_card(rnd.engine, entry)))
         for err in errors:

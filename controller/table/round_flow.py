@@ -79,6 +79,15 @@ class RoundFlow:
         """A damaged or unreadable card awaits the chief inspector (PT-2001 r.51); None: no longer."""
         self.s.pending_replacement = pending
 
+    def card(self, code: str, face_up: bool, *, late: bool) -> Any:
+        """The rules engine takes the card (``late``: drawn after the dealer stood, PT-2001 r.19); it may
+        refuse it (raises, nothing changed)."""
+        return self.round.card(code, face_up, to_dealer=late)
+
+    def dealt(self, entry: dict[str, Any]) -> None:
+        """The card's entry in the round's record (round_final, PT-2001 r.62)."""
+        self.round.cards.append(entry)
+
     def number_next(self) -> int:
         self.s.round_no += 1
         return self.s.round_no
