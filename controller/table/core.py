@@ -108,13 +108,19 @@ class TableCore:
         self.deck_checks = checks
         self.card_flow = CardFlow(fx, gate, setup, cycle, rounds, faults, lid)
         self.dealer_in = dealer = DealerInputs(fx, gate, setup, jp, rounds, cycle, lid, faults)
+        safety, duty = self.safety, self.dealer_duty
         self.shoe_link = link = ShoeLink(
-            fx, gate, setup, (cycle, checks, rounds, lid, faults, self.safety, jp)
-        )
-        parts = (link, cycle, checks, rounds, dealer, self.dealer_duty, lid, faults)
-        self.supervisor = SupervisorActions(fx, gate, setup, jp, parts)
-        shown = (link, cycle, rounds, dealer, self.dealer_duty, lid, faults, self.safety)
-        self.documents = StateDocuments(fx, gate, setup, jp, shown)
+            fx, gate, setup, shoe_cycle=cycle, deck_checks=checks, rounds=rounds, lid=lid, faults=faults,
+            safety=safety, jackpot=jp,
+        )  # fmt: skip
+        self.supervisor = SupervisorActions(
+            fx, gate, setup, jp, link=link, shoe_cycle=cycle, deck_checks=checks, rounds=rounds, dealer=dealer,
+            duty=duty, lid=lid, faults=faults,
+        )  # fmt: skip
+        self.documents = StateDocuments(
+            fx, gate, setup, jp, link=link, shoe_cycle=cycle, rounds=rounds, dealer=dealer, duty=duty, lid=lid,
+            faults=faults, safety=safety,
+        )  # fmt: skip
 
     def _players(self) -> int:
         return self.round_flow.players(len(self.dealer_in.bets))

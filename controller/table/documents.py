@@ -23,26 +23,29 @@ from controller.table.shoe_cycle import ShoeCycle
 from controller.table.sink import EffectSink
 from drivers.events import LidState
 
-Parts = tuple[ShoeLink, ShoeCycle, RoundFlow, DealerInputs, DealerDuty, Lid, Faults, SafetyOutputs]
-
 
 class StateDocuments:
     """Owns the text last published per document (snapshot ``published``); reads every other concern."""
 
     def __init__(
-        self, fx: EffectSink, gate: Gate, setup: TableSetup, jackpot: JackpotSeam, parts: Parts
+        self,
+        fx: EffectSink,
+        gate: Gate,
+        setup: TableSetup,
+        jackpot: JackpotSeam,
+        *,
+        link: ShoeLink,
+        shoe_cycle: ShoeCycle,
+        rounds: RoundFlow,
+        dealer: DealerInputs,
+        duty: DealerDuty,
+        lid: Lid,
+        faults: Faults,
+        safety: SafetyOutputs,
     ) -> None:
         self.fx, self.gate, self.setup, self.jackpot = fx, gate, setup, jackpot
-        (
-            self.link,
-            self.shoe_cycle,
-            self.rounds,
-            self.dealer,
-            self.duty,
-            self.lid,
-            self.faults,
-            self.safety,
-        ) = parts
+        self.link, self.shoe_cycle, self.rounds, self.dealer = link, shoe_cycle, rounds, dealer
+        self.duty, self.lid, self.faults, self.safety = duty, lid, faults, safety
         self.published: dict[str, str] = {}  # JSON text of the last retained state document per topic
 
     def view(self) -> dict[str, Any]:

@@ -29,12 +29,18 @@ class ShoeLink:
         fx: EffectSink,
         gate: Gate,
         setup: TableSetup,
-        parts: tuple[ShoeCycle, DeckChecks, RoundFlow, Lid, Faults, SafetyOutputs, JackpotSeam],
+        *,
+        shoe_cycle: ShoeCycle,
+        deck_checks: DeckChecks,
+        rounds: RoundFlow,
+        lid: Lid,
+        faults: Faults,
+        safety: SafetyOutputs,
+        jackpot: JackpotSeam,
     ) -> None:
-        self.fx, self.gate, self.setup = fx, gate, setup
-        self.shoe_cycle, self.deck_checks, self.rounds, self.lid, self.faults, self.safety, self.jackpot = (
-            parts
-        )
+        self.fx, self.gate, self.setup, self.jackpot = fx, gate, setup, jackpot
+        self.shoe_cycle, self.deck_checks, self.rounds = shoe_cycle, deck_checks, rounds
+        self.lid, self.faults, self.safety = lid, faults, safety
         self.device = ShoeDevice.unknown()  # the shoe's last Identified
 
     def committed(self, event_no: int) -> None:

@@ -36,19 +36,19 @@ class SupervisorActions:
         gate: Gate,
         setup: TableSetup,
         jackpot: JackpotSeam,
-        parts: tuple[ShoeLink, ShoeCycle, DeckChecks, RoundFlow, DealerInputs, DealerDuty, Lid, Faults],
+        *,
+        link: ShoeLink,
+        shoe_cycle: ShoeCycle,
+        deck_checks: DeckChecks,
+        rounds: RoundFlow,
+        dealer: DealerInputs,
+        duty: DealerDuty,
+        lid: Lid,
+        faults: Faults,
     ) -> None:
         self.fx, self.gate, self.setup, self.jackpot = fx, gate, setup, jackpot
-        (
-            self.link,
-            self.shoe_cycle,
-            self.deck_checks,
-            self.rounds,
-            self.dealer,
-            self.duty,
-            self.lid,
-            self.faults,
-        ) = parts
+        self.link, self.shoe_cycle, self.deck_checks, self.rounds = link, shoe_cycle, deck_checks, rounds
+        self.dealer, self.duty, self.lid, self.faults = dealer, duty, lid, faults
 
     def authorise(self, user: str, role: str, action: str) -> None:
         """Who may do what (PT-2001 r.49, r.51); the action itself is looked up in controller/table/dispatch.py."""
