@@ -18,7 +18,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from controller.ops.manifest import write_manifest
 from controller.cli import main as tablectl
 from controller.config import ConfigError
 from controller.config.integrity import (
@@ -27,6 +26,7 @@ from controller.config.integrity import (
     compute_digests,
     verify,
 )
+from controller.ops.manifest import write_manifest
 
 ROOT = Path(__file__).resolve().parents[1]
 

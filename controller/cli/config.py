@@ -13,10 +13,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from controller.ops.manifest import write_manifest
 from controller.config.errors import ConfigError
 from controller.config.integrity import combined_digest, compute_digests, digest_files, verify
 from controller.config.load import load_config
+from controller.ops.manifest import write_manifest
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
