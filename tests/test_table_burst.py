@@ -116,7 +116,7 @@ async def test_documents_left_out_of_a_step_come_with_publish_states(tmp_path: P
     direct = TableController(Journal(tmp_path / "b.db"), None, clock=clock)
     for tc in (deferred, direct):
         await _open_table(tc)
-    card = inputs.encode_event(ev.CardOut("2", "C", 1))
+    card = inputs.DeviceInput(ev.CardOut("2", "C", 1))
     late = deferred.core.apply(card, clock(), states=False)
     now = direct.core.apply(card, clock())
     assert [fx for fx in late.effects if isinstance(fx, StateDocument)] == []

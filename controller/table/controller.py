@@ -42,6 +42,8 @@ from drivers.aio import cancel_tasks
 
 log = logging.getLogger(__name__)
 
+Committed = tuple[inputs.Input, float, Step]  # an input, its time and its step, for one journal transaction
+
 
 class TableController(JournalOutage, InputFeeds):
     def __init__(
@@ -77,13 +79,13 @@ class TableController(JournalOutage, InputFeeds):
         self.unjournaled = unjournaled
         self.journal_back = journal_back  # called once the journal writes again (owed alerts, ...)
         self.journal_problem: JournalProblem | None = None
-        self._deferred: list[tuple[dict[str, Any], float, Step]] = []
+        self._deferred: list[Committed] = []
         self._fault_step: Step | None = None  # the fault's effects, for the caller to carry out
         self.uncommitted_events = 0  # shoe events whose commit failed: never acknowledged as committed
         self.resend = ShoeResend()  # ... asked for again once the journal writes, and taken in order
         # Sensor inputs (lid switch, chip slots) that arrived while the journal could not take them: applied in
         # order once it writes again. (Shoe events are not held here: the shoe keeps them until committed.)
-        self._held: list[dict[str, Any]] = []
+        self._held: list[inputs.Input] = []
         self._background: set[asyncio.Task[None]] = set()
         self.recovery_problems: list[str] = []  # a snapshot that could not be restored (start-up)
         self.recovered_until: int | None = None  # the recovery stopped at this record (the verified part)
@@ -117,7 +119,7 @@ class TableController(JournalOutage, InputFeeds):
             if until_seq is not None and rec.seq > until_seq:
                 break  # not covered by a valid signed checkpoint: never live state
             try:
-                self.core.apply(rec.data["input"], rec.data["now"])
+                self.core.apply(inputs.decode(rec.data["input"]), rec.data["now"])  # a row can lie: refused
             except Exception as exc:  # never journaled normally; a bad record must not stop the table
                 self.errors += 1
                 log.warning("journal input %d failed on replay: %s", rec.seq, exc)
@@ -145,7 +147,7 @@ class TableController(JournalOutage, InputFeeds):
             resume(*self.core.device.committed)
         self._safe_outputs()
         try:
-            await self.submit({"type": "restart"})
+            await self.submit(inputs.Restart())
         except JournalWriteFailed:  # comes up in the journal_io fault (issue 14 item 3), never a crash
             log.critical("restart not journaled: %s", self.journal_problem)
         if self.board is not None:
@@ -197,9 +199,12 @@ class TableController(JournalOutage, InputFeeds):
         """For the MQTT command intake: dealer commands vs supervisor/technician actions. ``request_id`` is
         journaled with the input (``request``, ignored by the core) in the same transaction as its effects, so
         a retry after a crash between the commit and the answer is recognised (docs/mqtt.md, idempotency)."""
-        inp = inputs.dealer(action, args) if role == "dealer" else inputs.supervisor(user, action, args, role)
-        if request_id:
-            inp["request"] = {"role": role, "user": user, "request_id": request_id}
+        request = inputs.Request(role, user, request_id) if request_id else None
+        inp: inputs.Input = (
+            inputs.DealerInput(action, dict(args), request)
+            if role == "dealer"
+            else inputs.SupervisorInput(user, action, dict(args), role, request)
+        )
         if role == "dealer":
             return await self.submit(inp)
         try:
@@ -232,7 +237,7 @@ class TableController(JournalOutage, InputFeeds):
         not be acknowledged to the shoe as committed (issue 14 items 1 and 3). ``taken``: the pump's
         ``resend.asked`` when it took the events from the driver (shoe_resend.py: taken in order, never twice)."""
         async with self._lock:
-            batch: list[tuple[dict[str, Any], float, Step]] = []
+            batch: list[Committed] = []
             first_undo: bytes | None = None
             asked = self.resend.asked if taken is None else taken
             given: list[ev.DeviceEvent] = []
@@ -240,7 +245,7 @@ class TableController(JournalOutage, InputFeeds):
                 if not self.resend.takes(event, asked, self.core.device):
                     continue
                 given.append(event)
-                inp, now = inputs.encode_event(event), self._clock()
+                inp, now = inputs.DeviceInput(event), self._clock()
                 try:
                     step = self.core.apply(inp, now, states=False)
                 except Exception:
@@ -273,12 +278,12 @@ class TableController(JournalOutage, InputFeeds):
         return True
 
     async def tick(self) -> None:
-        await self.submit({"type": "tick"})
+        await self.submit(inputs.Tick())
 
     def view(self) -> dict[str, Any]:
         return self.core.view()
 
-    async def submit(self, inp: dict[str, Any]) -> dict[str, Any]:
+    async def submit(self, inp: inputs.Input) -> dict[str, Any]:
         async with self._lock:
             now = self._clock()
             step = self.core.apply(inp, now)  # Rejected: nothing changed, nothing journaled
@@ -296,7 +301,7 @@ class TableController(JournalOutage, InputFeeds):
         self._maybe_snapshot()
         return {"ok": True, "state": self.core.state, **step.result}
 
-    def _commit_or_undo(self, batch: list[tuple[dict[str, Any], float, Step]], undo: bytes) -> None:
+    def _commit_or_undo(self, batch: list[Committed], undo: bytes) -> None:
         """Commit the batch (after the inputs whose commit is still owed), or put the core back to ``undo``
         (its state before the batch) and re-raise; a journal write failure as ``JournalWriteFailed``."""
         try:
@@ -326,7 +331,7 @@ class TableController(JournalOutage, InputFeeds):
             return
         self._since_snapshot = 0
 
-    def _commit_many(self, batch: list[tuple[dict[str, Any], float, Step]]) -> None:
+    def _commit_many(self, batch: list[Committed]) -> None:
         if not batch:  # a probe: does the journal take a record again?
             with self.journal.transaction() as tx:
                 tx.append(
@@ -335,7 +340,7 @@ class TableController(JournalOutage, InputFeeds):
             return
         with self.journal.transaction() as tx:
             for inp, now, step in batch:
-                tx.append("input", {"input": inp, "now": now})
+                tx.append("input", {"input": inputs.encode(inp), "now": now})  # encoded once: here
                 for fx in step.effects:
                     if isinstance(fx, JournalRecord):
                         tx.append(fx.kind, fx.data)
@@ -349,7 +354,7 @@ class TableController(JournalOutage, InputFeeds):
 
     async def _execute(self, step: Step) -> None:
         """Local outputs first (GPIO, alerts: instant), then the shoe commands in order (awaiting results)."""
-        failed: list[dict[str, Any]] = []
+        failed: list[inputs.CommandFailed] = []
         local = [fx for fx in step.effects if isinstance(fx, Alert | GpioWrite)]
         remote = [fx for fx in step.effects if isinstance(fx, ShoeCommand)]
         for fx in local + remote:
@@ -368,10 +373,10 @@ class TableController(JournalOutage, InputFeeds):
                 try:
                     result = await self.shoe.command(fx.command)
                 except Exception as exc:  # LinkError: link down, no result
-                    failed.append({"type": "command_failed", "command": name, "text": str(exc), "link": True})
+                    failed.append(inputs.CommandFailed(name, str(exc), link=True))
                     continue
                 if not result.ok:
-                    failed.append({"type": "command_failed", "command": name, "text": result.text})
+                    failed.append(inputs.CommandFailed(name, result.text))
         for inp in failed:
             with contextlib.suppress(Rejected):  # incl. JournalWriteFailed: the fault is raised already
                 await self.submit(inp)

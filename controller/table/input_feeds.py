@@ -9,6 +9,7 @@ import contextlib
 import logging
 
 from controller.actions import BUTTON_ACTIONS
+from controller.table import inputs
 from controller.table.effects import Rejected
 from controller.table.journal_io import JournalWriteFailed
 from drivers import events as ev
@@ -64,7 +65,7 @@ class InputFeeds:
                 if value:
                     await self.dealer_input(BUTTON_ACTIONS[name], {})
             else:
-                await self.submit_or_hold({"type": "gpio", "name": name, "value": value})
+                await self.submit_or_hold(inputs.GpioInput(name, value))
         except Rejected as exc:
             log.info("button %s rejected: %s", name, exc.reason)
         except Exception:

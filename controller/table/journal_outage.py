@@ -10,6 +10,7 @@ import contextlib
 import logging
 from typing import Any
 
+from controller.table import inputs
 from controller.table.core import Step
 from controller.table.effects import Rejected
 from controller.table.journal_io import JournalProblem, JournalWriteFailed, classify, is_write_failure
@@ -33,14 +34,14 @@ class JournalOutage:
             log.critical("%s: the table goes into the journal_io fault", problem.text)
         if "journal_io" in self.core.faults:
             return problem
-        inp = {"type": "journal_fault", "kind": problem.kind, "text": problem.text}
+        inp = inputs.JournalFault(problem.kind, problem.text)
         now = self._clock()
         step = self.core.apply(inp, now)
         self._deferred.append((inp, now, step))
         self._fault_step = step
         return problem
 
-    async def submit_or_hold(self, inp: dict[str, Any]) -> dict[str, Any] | None:
+    async def submit_or_hold(self, inp: inputs.Input) -> dict[str, Any] | None:
         """``submit`` for sensor inputs nobody can send again: if the journal cannot take it, it is held and
         submitted when the journal writes again (a lid switch opened during a disk fault is not forgotten)."""
         try:
