@@ -88,3 +88,19 @@ def test_the_64_hex_pattern_of_digests_and_public_keys_is_written_once() -> None
 
     found = _where(lambda n: isinstance(n, ast.Constant) and n.value == HEX64.pattern)
     assert found == {"controller/hex64.py"}
+
+
+def test_the_insurance_decision_has_one_name_and_one_translation() -> None:
+    """Issue 31: the dealer command ``decline_insurance`` (docs/mqtt.md) and the rules engine's ``no_insurance``
+    (docs/rounds.md) are one decision: each name is written once, and controller/actions.py alone translates."""
+    found = {
+        name: _where(lambda n, name=name: isinstance(n, ast.Constant) and n.value == name)
+        for name in ("decline_insurance", "no_insurance")
+    }
+    assert found == {
+        "decline_insurance": {"controller/actions.py"},
+        "no_insurance": {"controller/rules/types.py"},
+    }
+    assert actions.engine_action(actions.DECLINE_INSURANCE) == "no_insurance"
+    assert actions.command_name("no_insurance") == actions.DECLINE_INSURANCE
+    assert actions.engine_action("hit") == "hit" == actions.command_name("hit")

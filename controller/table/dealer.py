@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from controller.actions import engine_action
 from controller.table import machine as m
 from controller.table.base import CoreBase
 from controller.table.effects import Rejected
@@ -137,9 +138,8 @@ class DealerInputs(CoreBase):
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise Rejected(f"{key} must be a non-negative integer, got {value!r}")
             kwargs[key] = value
-        engine_action = "no_insurance" if action == "decline_insurance" else action
         try:
-            self.round.act(engine_action, kwargs)
+            self.round.act(engine_action(action), kwargs)
         except Exception as exc:  # RuleViolation names the rule
             raise Rejected(str(exc)) from exc
         self._record("dealer_action", round_id=self.round.round_id, action=action, **kwargs)

@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from controller.actions import DECLINE_INSURANCE
 from controller.terminal.pit_keys import DEALER_KEYS
 
 _PROFILE_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}\Z")
@@ -46,7 +47,7 @@ def table_rules(profile: str | None) -> TableRules:
     if p.play.five_card_rule:
         inputs.add("five_card")
     if p.insurance.offered:
-        inputs |= {"insurance", "decline_insurance"}
+        inputs |= {"insurance", DECLINE_INSURANCE}
         if p.insurance.even_money:
             inputs.add("even_money")
     if p.jackpot_allowed:
