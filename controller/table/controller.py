@@ -5,8 +5,9 @@ only after COMMIT are shoe commands sent, GPIO written and alerts raised. Recove
 and re-applies the journaled inputs after it with effects suppressed, re-asserts the safe outputs (lid locked,
 light on), then feeds a ``restart`` input so the core re-counts the cards before anything goes on.
 
-Its other concerns, by name: journal_outage.py (the journal cannot write: the journal_io fault at once, inputs
-held), input_feeds.py (shoe event pump, ticker, GPIO buttons and sensors), alert_sink.py (where alerts go).
+Its other concerns are objects it holds: ``outage`` (journal_outage.py: the journal cannot write, the journal_io
+fault at once, inputs owed and held), ``feeds`` (input_feeds.py: shoe event pump, ticker, GPIO buttons and
+sensors), ``resend`` (shoe_resend.py: shoe events asked for again, in order) and ``alerts`` (alert_sink.py).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from controller.table.effects import (
 )
 from controller.table.input_feeds import InputFeeds
 from controller.table.journal_io import JournalProblem, JournalWriteFailed, classify, is_write_failure
-from controller.table.journal_outage import JournalOutage
+from controller.table.journal_outage import Committed, JournalOutage
 from controller.table.messages import Publish, message_of
 from controller.table.shoe_resend import ShoeResend
 from drivers import events as ev
@@ -42,10 +43,8 @@ from drivers.aio import cancel_tasks
 
 log = logging.getLogger(__name__)
 
-Committed = tuple[inputs.Input, float, Step]  # an input, its time and its step, for one journal transaction
 
-
-class TableController(JournalOutage, InputFeeds):
+class TableController:
     def __init__(
         self,
         journal: Journal,
@@ -61,7 +60,9 @@ class TableController(JournalOutage, InputFeeds):
         journal_back: Callable[[], None] | None = None,
     ) -> None:
         if load_profile is None:
-            from controller.rules.profiles import load_profile as load_profile
+            from controller.rules.profiles import load_profile as default_loader
+
+            load_profile = default_loader
         self.journal = journal
         self.shoe = shoe
         self.board = board
@@ -74,21 +75,29 @@ class TableController(JournalOutage, InputFeeds):
         self._tasks: list[asyncio.Task[None]] = []
         self.replayed = 0  # inputs re-applied by the last recover()
         self.errors = 0  # inputs that failed inside the core (logged, never fatal)
-        # Issue 14 item 3: a failed journal write. The fault input's effects are carried out at once without
-        # the journal (``unjournaled`` publishes them, marked so) and the input is committed once it can be.
-        self.unjournaled = unjournaled
+        # Issue 14 item 3: a failed journal write (journal_outage.py).
+        self.outage = JournalOutage(lambda: self.journal.path.parent, self.core, clock, unjournaled)
         self.journal_back = journal_back  # called once the journal writes again (owed alerts, ...)
-        self.journal_problem: JournalProblem | None = None
-        self._deferred: list[Committed] = []
-        self._fault_step: Step | None = None  # the fault's effects, for the caller to carry out
         self.uncommitted_events = 0  # shoe events whose commit failed: never acknowledged as committed
         self.resend = ShoeResend()  # ... asked for again once the journal writes, and taken in order
-        # Sensor inputs (lid switch, chip slots) that arrived while the journal could not take them: applied in
-        # order once it writes again. (Shoe events are not held here: the shoe keeps them until committed.)
-        self._held: list[inputs.Input] = []
+        self.feeds = InputFeeds(self, shoe, board, clock)
         self._background: set[asyncio.Task[None]] = set()
         self.recovery_problems: list[str] = []  # a snapshot that could not be restored (start-up)
         self.recovered_until: int | None = None  # the recovery stopped at this record (the verified part)
+
+    @property
+    def journal_problem(self) -> JournalProblem | None:
+        """Why the journal cannot write now (None: it writes)."""
+        return self.outage.problem
+
+    @journal_problem.setter
+    def journal_problem(self, problem: JournalProblem | None) -> None:
+        self.outage.problem = problem
+
+    @property
+    def _deferred(self) -> list[Committed]:
+        """Inputs applied whose commit is owed (the journal_io fault's): committed first, in order."""
+        return self.outage.deferred
 
     # ---- life cycle ----
     def recover(self, until_seq: int | None = None, *, before_snapshot: int | None = None) -> int:
@@ -137,7 +146,7 @@ class TableController(JournalOutage, InputFeeds):
     def _newest_snapshot_seq(self) -> int | None:
         with contextlib.suppress(Exception):
             row = self.journal._conn.execute("SELECT MAX(seq) FROM snapshots").fetchone()
-            return row[0]
+            return int(row[0]) if row[0] is not None else None
         return None
 
     async def start(self, until_seq: int | None = None) -> None:
@@ -151,10 +160,11 @@ class TableController(JournalOutage, InputFeeds):
         except JournalWriteFailed:  # comes up in the journal_io fault (issue 14 item 3), never a crash
             log.critical("restart not journaled: %s", self.journal_problem)
         if self.board is not None:
-            self._watch_gpio()
+            self.feeds.watch_gpio()
+        loop = asyncio.get_running_loop()
         if self.shoe is not None:
-            self._tasks.append(asyncio.get_running_loop().create_task(self._pump(), name="table-pump"))
-        self._tasks.append(asyncio.get_running_loop().create_task(self._ticker(), name="table-ticker"))
+            self._tasks.append(loop.create_task(self.feeds.pump(), name="table-pump"))
+        self._tasks.append(loop.create_task(self.feeds.ticker(), name="table-ticker"))
 
     def running(self) -> bool:
         """Every background task (event pump, ticker) is still running."""
@@ -265,7 +275,7 @@ class TableController(JournalOutage, InputFeeds):
                 self.uncommitted_events += len(events)
                 self.resend.commit_failed(given, self.core.device)
                 log.error("%d shoe event(s) not committed: %s", len(events), exc.problem.text)
-                failed, fault = True, self._take_fault_step()
+                failed, fault = True, self.outage.take_fault_step()
             else:
                 failed, fault = False, None
         if failed:  # none of their effects: they did not happen (only the fault's, if it is new)
@@ -280,6 +290,18 @@ class TableController(JournalOutage, InputFeeds):
     async def tick(self) -> None:
         await self.submit(inputs.Tick())
 
+    def deadline(self) -> float | None:
+        """When the core wants a tick (the lid's deadline), or None."""
+        return self.core.lid.deadline
+
+    def resend_asked(self) -> int:
+        """How many times the shoe was asked again (shoe_resend.py): the pump tags each burst it takes."""
+        return self.resend.asked
+
+    def events_committed(self, events: list[ev.DeviceEvent]) -> None:
+        """Called only after the events' COMMIT (never after a failed one): where the shoe may be told they
+        are safe (issue 14 item 1, ack after commit). Nothing to do while the driver acks on arrival."""
+
     def view(self) -> dict[str, Any]:
         return self.core.view()
 
@@ -287,12 +309,12 @@ class TableController(JournalOutage, InputFeeds):
         async with self._lock:
             now = self._clock()
             step = self.core.apply(inp, now)  # Rejected: nothing changed, nothing journaled
+            fault: Step | None = None
+            failure: JournalWriteFailed | None = None
             try:
                 self._commit_or_undo([(inp, now, step)], self.core.undo)
             except JournalWriteFailed as exc:
-                fault, failure = self._take_fault_step(), exc
-            else:
-                fault, failure = None, None
+                fault, failure = self.outage.take_fault_step(), exc
         if failure is not None:
             if fault is not None:
                 await self._execute_unjournaled(fault)
@@ -309,7 +331,7 @@ class TableController(JournalOutage, InputFeeds):
         except BaseException as exc:
             self.core.restore(undo)
             if is_write_failure(exc):
-                raise JournalWriteFailed(self._journal_failed(exc)) from exc
+                raise JournalWriteFailed(self.outage.failed(exc)) from exc
             raise
         self._journal_ok()
 
@@ -380,3 +402,73 @@ class TableController(JournalOutage, InputFeeds):
         for inp in failed:
             with contextlib.suppress(Rejected):  # incl. JournalWriteFailed: the fault is raised already
                 await self.submit(inp)
+
+    # ---- while the journal cannot write (journal_outage.py) ----
+    async def submit_or_hold(self, inp: inputs.Input) -> dict[str, Any] | None:
+        """``submit`` for sensor inputs nobody can send again: if the journal cannot take it, it is held and
+        submitted when the journal writes again (a lid switch opened during a disk fault is not forgotten)."""
+        try:
+            return await self.submit(inp)
+        except JournalWriteFailed:
+            self.outage.hold(inp)
+            return None
+
+    async def _submit_held(self) -> None:
+        held = self.outage.held
+        while held and self.journal_problem is None:
+            inp = held.pop(0)
+            try:
+                await self.submit(inp)
+            except JournalWriteFailed:
+                held.insert(0, inp)
+                return
+            except Rejected as exc:
+                log.info("held input %s refused: %s", inp, exc.reason)
+
+    async def journal_failed_elsewhere(self, exc: BaseException) -> None:
+        """Another part's journal write failed (an alert, a command's nonce, the outbox's deletes): the same
+        fault, at once."""
+        async with self._lock:
+            if "journal_io" in self.core.faults and self.journal_problem is not None:
+                return
+            self.outage.failed(exc)
+            step = self.outage.take_fault_step()
+        if step is not None:
+            await self._execute_unjournaled(step)
+
+    def _journal_ok(self) -> None:
+        if not self.outage.committed():
+            return
+        self.resend.ask_again(self.shoe)  # before anything else can take a later shoe event (shoe_resend.py)
+        if self.journal_back is not None:
+            try:
+                self.journal_back()
+            except Exception as exc:  # the service's health loop tries again
+                log.error("after the journal came back: %s", exc)
+        if self.outage.held:
+            with contextlib.suppress(RuntimeError):  # no running loop: recovery, nothing held then
+                task = asyncio.get_running_loop().create_task(self._submit_held(), name="held-inputs")
+                self._background.add(task)  # a strong reference until it is done
+                task.add_done_callback(self._background.discard)
+
+    async def _execute_unjournaled(self, step: Step) -> None:
+        """The fault's effects without the journal: outputs first, the messages published directly (marked
+        as not journaled; the journal gets them once it writes again), then the shoe commands."""
+        self._safe_outputs()
+        self.outage.publish_unjournaled(step)
+        await self._execute(step)
+
+    async def retry_journal(self) -> bool:
+        """Commit what is owed (the fault's input) if the journal writes again; True if it did just now."""
+        if self.journal_problem is None and not self._deferred:
+            return False
+        async with self._lock:
+            try:
+                self._commit_many(list(self._deferred))
+            except Exception as exc:
+                if not is_write_failure(exc):
+                    raise
+                self.outage.still_failing(exc)
+                return False
+            self._journal_ok()
+        return True
