@@ -284,7 +284,7 @@ class TableController:
             return False
         for _, _, step in batch:
             await self._execute(step)
-        self._maybe_snapshot()
+        await self._snapshot_after_publish()
         return True
 
     async def tick(self) -> None:
@@ -320,8 +320,9 @@ class TableController:
                 await self._execute_unjournaled(fault)
             raise failure  # a Rejected: the caller answers it with the reason
         await self._execute(step)
-        self._maybe_snapshot()
-        return {"ok": True, "state": self.core.state, **step.result}
+        result = {"ok": True, "state": self.core.state, **step.result}
+        await self._snapshot_after_publish()
+        return result
 
     def _commit_or_undo(self, batch: list[Committed], undo: bytes) -> None:
         """Commit the batch (after the inputs whose commit is still owed), or put the core back to ``undo``
@@ -334,6 +335,15 @@ class TableController:
                 raise JournalWriteFailed(self.outage.failed(exc)) from exc
             raise
         self._journal_ok()
+
+    async def _snapshot_after_publish(self) -> None:
+        """The periodic snapshot, once the loop has written what this commit handed to MQTT: a snapshot is a
+        transaction of its own (an fsync), and taken before that write it delayed the card it followed (one
+        card in ~70, the latency's p99: docs/performance.md)."""
+        if self._since_snapshot < self.snapshot_every or self._deferred:
+            return
+        await asyncio.sleep(0)  # one loop pass: the MQTT link's flush was scheduled by the commit, before us
+        self._maybe_snapshot()  # checks again: another input may have taken it meanwhile
 
     def _maybe_snapshot(self, *, stopping: bool = False) -> None:
         """Every ``snapshot_every`` inputs, and at an orderly stop (``stopping``) if any input came since the last
