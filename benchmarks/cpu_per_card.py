@@ -1,7 +1,9 @@
 """CPU per card of the table's own code, in one process: the card workload (benchmarks/_workload.py) through
 ``TableController`` as the service drives it (shoe events via ``handle_events``, one per commit; dealer and
 supervisor inputs via ``submit``), a real journal on disk, no MQTT and no pty. The outbox is acknowledged after
-every commit, as PUBACKs would. ``--profile`` adds the functions that cost most (cProfile).
+every commit, as PUBACKs would. Also: how long the loop is held after a commit before its next pass, where the
+MQTT link writes what the commit handed it (a card's publish waits that long). ``--profile`` adds the functions
+that cost most (cProfile).
 
     python benchmarks/cpu_per_card.py [--quick] [--cards N] [--fsync] [--profile]
 
@@ -42,13 +44,23 @@ async def run(cards: int, *, fsync: bool, profile: cProfile.Profile | None) -> d
                 await tc.handle_events([inp.event])
             else:
                 await tc.submit(inp)
-            journal.outbox_ack(
-                [row.event_id for row in journal.outbox_pending(limit=1000)]
-            )  # as after PUBACK
+            # as after PUBACK
+            journal.outbox_ack([row.event_id for row in journal.outbox_pending(limit=1000)])
+            await asyncio.sleep(0)  # the loop's next pass, as the pump's wait for the shoe's next event
 
+        loop = asyncio.get_running_loop()
+        # from a commit to the loop's next pass, where the MQTT link writes what the commit handed it
+        held: list[float] = []
+
+        def on_commit(_tx: object) -> None:
+            t = time.perf_counter()
+            loop.call_soon(lambda: held.append(time.perf_counter() - t))
+
+        journal.add_commit_listener(on_commit)
         for inp in opening_inputs():
             await give(inp)
         workload, given = RoundWorkload(), 0
+        held.clear()
         cpu0, wall0 = time.process_time(), time.perf_counter()
         if profile is not None:
             profile.enable()
@@ -58,7 +70,12 @@ async def run(cards: int, *, fsync: bool, profile: cProfile.Profile | None) -> d
         if profile is not None:
             profile.disable()
         cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+        held.sort()
         return {
+            "held_p50_ms": held[len(held) // 2] * 1e3,
+            "held_p99_ms": held[int(len(held) * 0.99)] * 1e3,
+            "held_p99.5_ms": held[int(len(held) * 0.995)] * 1e3,
+            "held_max_ms": held[-1] * 1e3,
             "cards": workload.cards,
             "inputs": given,
             "cpu_per_card_us": cpu / workload.cards * 1e6,
@@ -77,7 +94,11 @@ def main() -> int:
     profile = cProfile.Profile() if args.profile else None
     figures = asyncio.run(run(cards, fsync=args.fsync, profile=profile))
     print("== CPU per card, TableController + journal in one process (no MQTT, no pty)")
-    print("  " + "  ".join(f"{k}={v:.0f}" for k, v in figures.items()))
+    print("  " + "  ".join(f"{k}={v:.0f}" for k, v in figures.items() if not k.startswith("held")))
+    print(
+        "  commit -> next loop pass (the MQTT write): "
+        + "  ".join(f"{k[5:]}={v:.2f}" for k, v in figures.items() if k.startswith("held"))
+    )
     if profile is not None:
         pstats.Stats(profile).sort_stats("tottime").print_stats(30)
     return 0
