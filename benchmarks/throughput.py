@@ -13,9 +13,9 @@ Two ways of delivering the shoe's events, both printed:
 - **shoe-paced** (the rows "offered ..." and "flat out"): the shoe sends on its own clock, as the serial link
   does (the driver acknowledges a frame when it arrives, not when the table has committed it: docs/protocol.md
   §5), so events that arrive while a commit is running queue and go into the next commit together
-  (``TableController._pump``). A dealer input waits until every event sent before it is committed (the
-  dealer reacts to what the pit terminal shows). The inputs are decided in advance on a copy of the table's
-  core (``script``), so the shoe need not wait for the table to know what comes next.
+  (``InputFeeds.pump``, controller/table/input_feeds.py). A dealer input waits until every event sent before it
+  is committed (the dealer reacts to what the pit terminal shows). The inputs are decided in advance on a copy
+  of the table's core (``script``), so the shoe need not wait for the table to know what comes next.
 - **lock-step** (the row "lock-step flat out"): every input is delivered only after the previous one is
   committed: one transaction and one fsync per input, whatever the rate (what a shoe dealing 1-2 cards/s
   gives; the upper bound of CPU per card).
