@@ -24,6 +24,7 @@ from typing import Any
 from controller.actions import CHIP_SLOT_PREFIX
 from controller.effects import Effect, Rejected
 from controller.jackpot.seam import JackpotSeam
+from controller.table import inputs as i
 from controller.table import machine as m
 from controller.table.base import LID_OPEN_TIMEOUT_S, _copy
 from controller.table.cards import CardFlow
@@ -34,7 +35,6 @@ from controller.table.dispatch import COUNT_REPORTS, DEALER_HANDLERS, DEVICE_HAN
 from controller.table.documents import StateDocuments
 from controller.table.faults import Faults
 from controller.table.gate import Gate
-from controller.table.inputs import decode_event
 from controller.table.lid import Lid
 from controller.table.link import ShoeLink
 from controller.table.outputs import SafetyOutputs
@@ -126,7 +126,7 @@ class TableCore:
         return self.round_flow.players(len(self.dealer_in.bets))
 
     # ================================================================ entry point
-    def apply(self, inp: dict[str, Any], now: float, *, states: bool = True) -> Step:
+    def apply(self, inp: i.Input, now: float, *, states: bool = True) -> Step:
         """Apply one input. Raises ``Rejected`` (state unchanged) for a forbidden dealer/supervisor input.
 
         ``states=False``: leave the retained state documents out of this step; the caller takes them with
@@ -136,9 +136,9 @@ class TableCore:
         self.undo = before  # the shell restores this if the journal commit fails
         self.fx.begin(now)
         try:
-            handler = INPUT_HANDLERS.get(str(inp.get("type")))
+            handler = INPUT_HANDLERS.get(type(inp))
             if handler is None:
-                raise Rejected(f"unknown input type {inp.get('type')!r}")
+                raise Rejected(f"unknown input {type(inp).__name__}")
             handler(self, inp)
             pending = self.round_flow.pending is not None
             self.safety.sync(self.state, self.lid_ctl.status, self.fault_ctl.raised, pending)
@@ -275,32 +275,21 @@ class TableCore:
     _load_profile = property(lambda self: self.setup.load_profile)
 
 
-InputHandler = Callable[[TableCore, dict[str, Any]], None]
+InputHandler = Callable[[TableCore, Any], None]  # (core, the input of the type it is registered for)
 
-# The input types (controller/table/inputs.py); anything else is refused.
-INPUT_HANDLERS: dict[str, InputHandler] = {
-    "device": lambda core, inp: core._device(decode_event(inp)),
-    "dealer": lambda core, inp: core._dealer(str(inp.get("action")), dict(inp.get("args") or {})),
-    "supervisor": lambda core, inp: core._supervisor(
-        str(inp.get("user") or ""),
-        str(inp.get("role") or ""),  # no role, no authority: refused by authorise
-        str(inp.get("action")),
-        dict(inp.get("args") or {}),
-    ),
-    "tick": lambda core, _inp: core.lid_ctl.tick(core.fx.now, core.round_flow.uninserted),
-    "gpio": lambda core, inp: core._gpio(str(inp.get("name")), bool(inp.get("value"))),
-    "command_failed": lambda core, inp: core.shoe_link.command_failed(
-        str(inp.get("command")), str(inp.get("text", "")), bool(inp.get("link"))
-    ),
-    "restart": lambda core, _inp: core.shoe_link.restart(),
+# The input types (controller/table/inputs.py), by type; anything else is refused.
+INPUT_HANDLERS: dict[type[i.Input], InputHandler] = {
+    i.DeviceInput: lambda core, inp: core._device(inp.event),
+    i.DealerInput: lambda core, inp: core._dealer(inp.action, dict(inp.args)),
+    i.SupervisorInput: lambda core, inp: core._supervisor(inp.user, inp.role, inp.action, dict(inp.args)),
+    i.Tick: lambda core, _inp: core.lid_ctl.tick(core.fx.now, core.round_flow.uninserted),
+    i.GpioInput: lambda core, inp: core._gpio(inp.name, inp.value),
+    i.CommandFailed: lambda core, inp: core.shoe_link.command_failed(inp.command, inp.text, inp.link),
+    i.Restart: lambda core, _inp: core.shoe_link.restart(),
     # the jackpot sign's link (PT-2001 r.41), journaled
-    "jackpot_display": lambda core, inp: core.fx.extend(core.jackpot.on_display(bool(inp.get("connected")))),
+    i.JackpotDisplay: lambda core, inp: core.fx.extend(core.jackpot.on_display(inp.connected)),
     # the shell's journal commit failed (issue 14 item 3)
-    "journal_fault": lambda core, inp: core.fault_ctl.journal_fault(
-        str(inp.get("kind") or "io_error"), str(inp.get("text") or "")
-    ),
+    i.JournalFault: lambda core, inp: core.fault_ctl.journal_fault(inp.kind, inp.text),
     # chain, snapshot or pinned configuration (issue 13 §1-2)
-    "integrity_fault": lambda core, inp: core.fault_ctl.integrity_fault(
-        str(inp.get("reason") or ""), dict(inp.get("details") or {})
-    ),
+    i.IntegrityFault: lambda core, inp: core.fault_ctl.integrity_fault(inp.reason, dict(inp.details)),
 }

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from controller.actions import engine_action
 from controller.effects import Rejected
 from controller.jackpot.seam import JackpotSeam
 from controller.table import machine as m
@@ -173,9 +174,8 @@ class DealerInputs:
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise Rejected(f"{key} must be a non-negative integer, got {value!r}")
             kwargs[key] = value
-        engine_action = "no_insurance" if action == "decline_insurance" else action
         try:
-            self.rounds.round.act(engine_action, kwargs)
+            self.rounds.round.act(engine_action(action), kwargs)
         except Exception as exc:  # RuleViolation names the rule
             raise Rejected(str(exc)) from exc
         self.fx.record(RecordKind.DEALER_ACTION, round_id=self.rounds.round.round_id, action=action, **kwargs)
