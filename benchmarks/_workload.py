@@ -20,17 +20,17 @@ CARD_CODES = [r + s for s in ev.SUITS for r in ev.RANKS]
 SUPERVISOR = "inspector-bench"
 
 
-def opening_inputs(decks: int = 6, profile: str = "pt-2001") -> list[dict[str, Any]]:
+def opening_inputs(decks: int = 6, profile: str = "pt-2001") -> list[inputs.Input]:
     """Open a continuous table: loading in two packets, lid closed, shuffled (PT-2001 r.53-54)."""
     total = decks * 52
     return [
         inputs.supervisor(SUPERVISOR, "open_table", {"profile": profile, "shuffler": "continuous"}),
-        inputs.encode_event(ev.LidChanged(ev.LidState.OPEN)),
-        inputs.encode_event(ev.DiscardInserted(total // 2)),
-        inputs.encode_event(ev.DiscardInserted(total - total // 2)),
-        inputs.encode_event(ev.LidChanged(ev.LidState.CLOSED)),
-        inputs.encode_event(ev.ShuffleStarted()),
-        inputs.encode_event(ev.ShuffleFinished(total)),
+        inputs.DeviceInput(ev.LidChanged(ev.LidState.OPEN)),
+        inputs.DeviceInput(ev.DiscardInserted(total // 2)),
+        inputs.DeviceInput(ev.DiscardInserted(total - total // 2)),
+        inputs.DeviceInput(ev.LidChanged(ev.LidState.CLOSED)),
+        inputs.DeviceInput(ev.ShuffleStarted()),
+        inputs.DeviceInput(ev.ShuffleFinished(total)),
     ]
 
 
@@ -63,7 +63,7 @@ class RoundWorkload:
         """The next card as a device event (for callers that send it through the emulator/pty instead)."""
         return self._next_card()
 
-    def next_input(self, core: Any) -> dict[str, Any]:
+    def next_input(self, core: Any) -> inputs.Input:
         state = core.state
         if state == "betting":
             placed = {int(s) for s in core.bets}
@@ -74,22 +74,22 @@ class RoundWorkload:
         if state in ("dealing", "players", "dealer"):
             engine = core.round.engine
             if engine.expected_recipient() is not None:
-                return inputs.encode_event(self._next_card())
+                return inputs.DeviceInput(self._next_card())
             allowed = {str(a) for a in engine.allowed_actions()}
             action = next(a for a in ("no_insurance", "stand", "hit") if a in allowed)
             return inputs.dealer("decline_insurance" if action == "no_insurance" else action)
         if state == "settled":
             if core.lid.state != "open":
-                return inputs.encode_event(ev.LidChanged(ev.LidState.OPEN))  # answer to OpenLid (r.60)
+                return inputs.DeviceInput(ev.LidChanged(ev.LidState.OPEN))  # answer to OpenLid (r.60)
             self.rounds += 1
-            return inputs.encode_event(ev.DiscardInserted(core.out))
+            return inputs.DeviceInput(ev.DiscardInserted(core.out))
         if state == "cards_returned":
             if core.lid.state == "open":
-                return inputs.encode_event(ev.LidChanged(ev.LidState.CLOSED))
+                return inputs.DeviceInput(ev.LidChanged(ev.LidState.CLOSED))
             self.out_this_round.clear()  # the round's cards went back in (r.59-60)
             return inputs.dealer("next_round")
         raise RuntimeError(f"workload: unexpected table state {state!r} ({core.view()})")
 
 
-def is_card(inp: dict[str, Any]) -> bool:
-    return inp.get("type") == "device" and inp.get("event") == "CardOut"
+def is_card(inp: inputs.Input) -> bool:
+    return isinstance(inp, inputs.DeviceInput) and isinstance(inp.event, ev.CardOut)

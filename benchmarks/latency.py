@@ -40,6 +40,7 @@ from benchmarks._common import (
     summary_ms,
 )
 from benchmarks._workload import is_card
+from controller.table.inputs import Input
 from drivers import events as ev
 from drivers.protocol import messages as msg
 from drivers.protocol.framing import FrameDecoder, encode_frame
@@ -72,7 +73,7 @@ class Stages:
         apply, states, commit, publish = core.apply, core.publish_states, tc._commit_many, link.publish
         last_was_card = False
 
-        def timed_apply(inp: dict[str, Any], now: float, **kw: Any) -> Any:
+        def timed_apply(inp: Input, now: float, **kw: Any) -> Any:
             nonlocal last_was_card
             t0 = time.perf_counter()
             try:
@@ -91,7 +92,7 @@ class Stages:
                 if last_was_card:
                     self.apply[-1] += time.perf_counter() - t0
 
-        def timed_commit(batch: list[tuple[dict[str, Any], float, Any]]) -> None:
+        def timed_commit(batch: list[tuple[Input, float, Any]]) -> None:
             t0 = time.perf_counter()
             commit(batch)  # one transaction for a burst of queued events (usually one card here)
             if any(is_card(inp) for inp, _, _ in batch):

@@ -26,6 +26,7 @@ from benchmarks._common import rss_kib
 from benchmarks._workload import RoundWorkload, opening_inputs
 from controller.journal import Journal
 from controller.table.controller import TableController
+from controller.table.inputs import Input
 
 
 def run(rounds: int, fsync: bool) -> list[tuple[int, int]]:
@@ -41,7 +42,7 @@ async def _run(rounds: int, fsync: bool) -> list[tuple[int, int]]:
         # The real commit path: TableController.submit (core + one journal transaction per input + snapshots).
         tc = TableController(j, None, snapshot_every=100, clock=lambda: next(clock))
 
-        async def apply(inp: dict) -> None:
+        async def apply(inp: Input) -> None:
             await tc.submit(inp)
             j.outbox_ack([row.event_id for row in j.outbox_pending(limit=1000)])  # as after PUBACK
 

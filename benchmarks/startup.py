@@ -38,6 +38,7 @@ from controller.effects import JournalRecord
 from controller.journal import Journal
 from controller.journal.checkpointer import Checkpointer
 from controller.rules.profiles import load_profile
+from controller.table import inputs
 from controller.table.core import TableCore
 from tablebench.stack import Stack, StackOptions
 from tablebench.table_testing import Harness
@@ -52,7 +53,7 @@ def sample_records(rounds: int = 20) -> list[tuple[str, dict[str, Any]]]:
     while wl.rounds < rounds:
         inp = wl.next_input(h.core)
         step = h.apply(inp)
-        out.append(("input", {"input": inp, "now": h.now}))
+        out.append(("input", {"input": inputs.encode(inp), "now": h.now}))
         out.extend((fx.kind, fx.data) for fx in step.effects if isinstance(fx, JournalRecord))
     return out
 

@@ -13,9 +13,9 @@ Two ways of delivering the shoe's events, both printed:
 - **shoe-paced** (the rows "offered ..." and "flat out"): the shoe sends on its own clock, as the serial link
   does (the driver acknowledges a frame when it arrives, not when the table has committed it: docs/protocol.md
   §5), so events that arrive while a commit is running queue and go into the next commit together
-  (``TableController._pump``). A dealer input waits until every event sent before it is committed (the
-  dealer reacts to what the pit terminal shows). The inputs are decided in advance on a copy of the table's
-  core (``script``), so the shoe need not wait for the table to know what comes next.
+  (``InputFeeds.pump``, controller/table/input_feeds.py). A dealer input waits until every event sent before it
+  is committed (the dealer reacts to what the pit terminal shows). The inputs are decided in advance on a copy
+  of the table's core (``script``), so the shoe need not wait for the table to know what comes next.
 - **lock-step** (the row "lock-step flat out"): every input is delivered only after the previous one is
   committed: one transaction and one fsync per input, whatever the rate (what a shoe dealing 1-2 cards/s
   gives; the upper bound of CPU per card).
@@ -98,7 +98,7 @@ async def run(rate: float, seconds: float, *, lock_step: bool = False) -> dict[s
         return await _run(rate, seconds, clock, lock_step)
 
 
-def script(core: Any, cards: int) -> list[dict[str, Any]]:
+def script(core: Any, cards: int) -> list[inputs.Input]:
     """The inputs that follow, decided on a copy of the table's core (the workload reads the table's state
     to know whose card comes next). Documents are left out: they change nothing the workload reads."""
     from controller.rules.profiles import load_profile
@@ -107,7 +107,7 @@ def script(core: Any, cards: int) -> list[dict[str, Any]]:
     shadow = TableCore(load_profile)
     shadow.restore(core.snapshot())
     wl = RoundWorkload()
-    out: list[dict[str, Any]] = []
+    out: list[inputs.Input] = []
     now = time.time()
     while wl.cards < cards:
         inp = wl.next_input(shadow)
@@ -234,14 +234,14 @@ class Progress:
     def queued(self) -> int:
         return self.sent - self.done
 
-    async def send(self, inp: dict[str, Any], *, hold: bool = False) -> None:
+    async def send(self, inp: inputs.Input, *, hold: bool = False) -> None:
         """Shoe-paced: a device event goes to the shoe's queue at once; a dealer input waits for the table.
         ``hold`` (flat out): the shoe holds back while the table's queues are full, so the rate it reaches is
         one the table sustains with bounded queues (at a fixed offered rate it does not, like a real shoe)."""
-        if inp["type"] == "device":
+        if isinstance(inp, inputs.DeviceInput):
             if hold:
                 await self._room()
-            self.t.shoe.push(inputs.decode_event(inp))
+            self.t.shoe.push(inp.event)
             self.sent += 1
             return
         await self.settle()
@@ -263,7 +263,7 @@ class Progress:
         while self.t.publisher.outbox_size or self.t.publisher.in_flight:
             await asyncio.sleep(0.002)
 
-    async def deliver(self, inp: dict[str, Any]) -> None:
+    async def deliver(self, inp: inputs.Input) -> None:
         """Lock-step: every input committed before the next is delivered."""
         await self.send(inp)
         await self.settle()
@@ -274,11 +274,13 @@ class Progress:
             self._changed.clear()
             await self._changed.wait()
 
-    async def submit(self, inp: dict[str, Any]) -> None:
-        if inp["type"] == "dealer":
-            await self.t.tc.dealer_input(inp["action"], inp["args"])
+    async def submit(self, inp: inputs.Input) -> None:
+        if isinstance(inp, inputs.DealerInput):
+            await self.t.tc.dealer_input(inp.action, inp.args)
+        elif isinstance(inp, inputs.SupervisorInput):
+            await self.t.tc.supervisor_action(inp.user, inp.action, inp.args, role=inp.role)
         else:
-            await self.t.tc.supervisor_action(inp["user"], inp["action"], inp["args"], role=inp["role"])
+            raise TypeError(f"the workload gave {inp!r}")
 
 
 def main() -> int:

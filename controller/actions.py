@@ -15,6 +15,29 @@ ACCOUNT_ROLES = (*ROLES, "monitor", "archive")
 # The chip-slot sensors (PT-2001 r.41a) are the GPIO inputs chip_slot_<seat>.
 CHIP_SLOT_PREFIX = "chip_slot_"
 
+# One decision, two documented names: the dealer command ``decline_insurance`` (docs/mqtt.md; the cmd_dealer and
+# state_table schemas; the dealer_action records and decision events of journals in the field) is the rules
+# engine's ``Action.NO_INSURANCE`` (docs/rounds.md, round files). Both written here once (the vocabulary sits
+# below the rules engine, which takes its name from here); ``engine_action`` and
+# ``command_name`` are the only translation between the two.
+DECLINE_INSURANCE = "decline_insurance"
+NO_INSURANCE = (
+    "no_insurance"  # the rules engine's name: Action.NO_INSURANCE (controller/rules/types.py) is this
+)
+_ENGINE_ACTIONS = {DECLINE_INSURANCE: NO_INSURANCE}
+_COMMAND_NAMES = {engine: command for command, engine in _ENGINE_ACTIONS.items()}
+
+
+def engine_action(command: str) -> str:
+    """The rules engine's (and the round files') name of a dealer command's decision."""
+    return _ENGINE_ACTIONS.get(command, command)
+
+
+def command_name(action: str) -> str:
+    """The dealer command (docs/mqtt.md) that takes the rules engine's decision ``action``."""
+    return _COMMAND_NAMES.get(action, action)
+
+
 DEALER_BETTING = ("place_bet", "clear_bet", "jackpot_chip", "no_more_bets")
 # A hand's (or, for insurance, a seat's) decisions; the rules engine says which are allowed now.
 DEALER_PLAY = (
@@ -24,7 +47,7 @@ DEALER_PLAY = (
     "split",
     "surrender",
     "insurance",
-    "decline_insurance",
+    DECLINE_INSURANCE,
     "even_money",
     "five_card",  # MO-2004 art.19
 )

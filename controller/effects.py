@@ -63,12 +63,15 @@ class StateDocument:
     __slots__ = ("_data", "name", "text")
 
     def __init__(self, name: DocumentName, text: str) -> None:
-        self.name, self.text, self._data = name, text, None
+        self.name, self.text = name, text
+        self._data: dict[str, Any] | None = None
 
     @property
     def data(self) -> dict[str, Any]:
         if self._data is None:
-            self._data = json.loads(self.text)
+            data: dict[str, Any] = json.loads(self.text)
+            self._data = data
+            return data
         return self._data
 
     def __eq__(self, other: object) -> bool:
@@ -110,3 +113,13 @@ class Rejected(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+class JournalWriteFailed(Rejected):
+    """A journal commit failed: nothing of it happened (``problem``: a journal_io.JournalProblem). A ``Rejected``,
+    so every caller that answers a refusal (MQTT intake, buttons) answers this one with the reason instead of
+    going silent. Defined here, beside ``Rejected``; journal_io.py names it too."""
+
+    def __init__(self, problem: Any) -> None:
+        super().__init__(f"not done: {problem.text}; the table is in the journal_io fault")
+        self.problem = problem

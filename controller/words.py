@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from controller.actions import DECLINE_INSURANCE, engine_action
 from drivers.cards import RANKS, SUITS
 
 UNKNOWN = "unknown"  # a value nobody has reported yet
@@ -82,8 +83,8 @@ ACTION_WORDS = {
     "split": "Split",
     "surrender": "Surrender",
     "insurance": "Insurance",
-    "decline_insurance": "No insurance",
-    "no_insurance": "No insurance",  # the rules engine's name of the same decision
+    DECLINE_INSURANCE: "No insurance",
+    engine_action(DECLINE_INSURANCE): "No insurance",  # the rules engine's name of the same decision
     "even_money": "Even money",
     "five_card": "Five cards",
     "next_round": "Next round",

@@ -17,7 +17,7 @@ from typing import Any
 
 import psycopg
 
-_DECISION_ACTIONS = {"decline_insurance": "no_insurance"}  # table command -> round-file action
+from controller.actions import engine_action
 
 
 @dataclass
@@ -177,7 +177,7 @@ def _round_event(rnd: ArchivedRound, data: dict[str, Any], turn: dict[str, Any] 
         rnd.burn = data.get("burn") if isinstance(data.get("burn"), int) else None
     elif phase == "decision":
         action = str(data.get("action"))
-        decision: dict[str, Any] = {"action": _DECISION_ACTIONS.get(action, action)}
+        decision: dict[str, Any] = {"action": engine_action(action)}  # the round file's name
         seat, hand = data.get("seat"), data.get("hand")
         if seat is None and turn and turn.get("kind") == "player":
             seat, hand = turn.get("seat"), turn.get("hand") if hand is None else hand

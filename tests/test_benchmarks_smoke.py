@@ -70,6 +70,15 @@ def test_memory_prints_rss_samples_and_growth() -> None:
     assert re.search(rf"{NUM} KiB per 1000 rounds", out)
 
 
+def test_cpu_per_card_prints_the_figures_of_the_cards_it_dealt() -> None:
+    out = run_quick("cpu_per_card")
+    assert figure(out, "cards", "cards") >= 300
+    assert figure(out, "cards", "inputs") > figure(
+        out, "cards", "cards"
+    )  # bets, decisions, the lid cycle too
+    assert figure(out, "cards", "cpu_per_card_us") > 0
+
+
 def test_startup_prints_ready_and_online_for_start_and_restart_after_kill9() -> None:
     out = run_quick("startup")
     for key in (

@@ -41,7 +41,7 @@ def make_table() -> Harness:
     h = Harness()
     h.core = TableCore(load_profile, jackpot=TableJackpot())
     h.open_continuous(jackpot=dict(CFG))
-    h.apply({"type": "jackpot_display", "connected": True})
+    h.apply(inputs.JackpotDisplay(True))
     assert h.core.state == "betting"
     return h
 
@@ -70,7 +70,7 @@ def start_round(h: Harness, bets: dict[int, int], chips: list[int]) -> None:
     for seat, amount in bets.items():
         h.dealer("place_bet", seat=seat, amount=amount)
     for seat in chips:
-        h.apply({"type": "gpio", "name": f"chip_slot_{seat}", "value": True})
+        h.apply(inputs.GpioInput(f"chip_slot_{seat}", True))
     h.dealer("no_more_bets")
 
 
@@ -267,13 +267,7 @@ def test_verification_and_payment_need_a_supervisor_pt2001_r49() -> None:
             ("jackpot_verify", {"hit_id": small, "valid": False, "reason": "x"}),
             ("jackpot_pay", {"hit_id": small}),
         ):
-            inp = {
-                "type": "supervisor",
-                "user": "d1",
-                "role": role or "nobody",
-                "action": action,
-                "args": args,
-            }
+            inp = inputs.SupervisorInput("d1", action, args, role or "nobody")
             with pytest.raises(Rejected, match=r"supervisor.*PT-2001 r\.49"):
                 h.apply(inp)
     assert h.core.snapshot() == before

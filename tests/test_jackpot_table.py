@@ -19,6 +19,7 @@ from controller.jackpot.meter import UNIT
 from controller.jackpot.table import TableJackpot
 from controller.mqtt.schemas import validate_message
 from controller.rules.profiles import load_profile
+from controller.table import inputs
 from controller.table.core import TableCore
 from controller.table.messages import messages
 from drivers import events as ev
@@ -45,11 +46,11 @@ def make_table(mode: str = "automatic", display: bool = True, profile: str = "pt
 
 
 def display_link(h: Harness, connected: bool) -> None:
-    h.apply({"type": "jackpot_display", "connected": connected})
+    h.apply(inputs.JackpotDisplay(connected))
 
 
 def chip(h: Harness, seat: int, present: bool = True) -> None:
-    h.apply({"type": "gpio", "name": f"chip_slot_{seat}", "value": present})
+    h.apply(inputs.GpioInput(f"chip_slot_{seat}", present))
 
 
 def jp(h: Harness) -> TableJackpot:
@@ -429,9 +430,7 @@ def test_correction_is_authorised_recorded_with_who_and_why_between_rounds() -> 
     with pytest.raises(Rejected, match="between rounds"):
         h.sup("jackpot_correct", value=SEED, reason="during a round")
     with pytest.raises(Rejected, match="supervisor"):
-        h.apply(
-            {"type": "supervisor", "user": "d1", "role": "dealer", "action": "jackpot_correct", "args": {}}
-        )
+        h.apply(inputs.SupervisorInput("d1", "jackpot_correct", {}, "dealer"))
 
 
 @pytest.mark.parametrize(
@@ -498,7 +497,7 @@ def test_unplayable_while_the_display_is_lost_pt2001_r41() -> None:
 
 def test_restart_needs_the_display_to_answer_again() -> None:
     h = make_table()
-    h.apply({"type": "restart"})
+    h.apply(inputs.Restart())
     assert last_state(h, "jackpot")["display_connected"] is False
 
 

@@ -55,10 +55,10 @@ class Table:
         await self.tc.start()
 
     async def card(self, code: str) -> None:
-        await self.tc.submit(inputs.encode_event(ev.CardOut(code[0], code[1], next(self._seq))))
+        await self.tc.submit(inputs.DeviceInput(ev.CardOut(code[0], code[1], next(self._seq))))
 
     async def dev(self, e: ev.DeviceEvent) -> None:
-        await self.tc.submit(inputs.encode_event(e))
+        await self.tc.submit(inputs.DeviceInput(e))
 
     async def open(self) -> None:
         await self.tc.supervisor_action("ana", "open_table", {"profile": "pt-2001"})

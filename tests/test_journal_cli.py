@@ -33,10 +33,10 @@ async def make_journal(path: Path, rounds: int = 2) -> str:
     seq = iter(range(1, 10_000))
 
     async def card(code: str) -> None:
-        await tc.submit(inputs.encode_event(ev.CardOut(code[0], code[1], next(seq))))
+        await tc.submit(inputs.DeviceInput(ev.CardOut(code[0], code[1], next(seq))))
 
     async def dev(e: ev.DeviceEvent) -> None:
-        await tc.submit(inputs.encode_event(e))
+        await tc.submit(inputs.DeviceInput(e))
 
     session = (await tc.supervisor_action("ana", "open_table", {"profile": "pt-2001"}))["session_id"]
     await dev(ev.LidChanged(ev.LidState.OPEN))

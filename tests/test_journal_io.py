@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from controller.journal import Journal
+from controller.table import inputs
 from controller.table.controller import TableController
 from controller.table.journal_io import DISK_FULL, READ_ONLY, JournalWriteFailed, classify, is_write_failure
 from controller.table.messages import Publish
@@ -129,7 +130,7 @@ async def test_a_lid_switch_input_during_the_fault_is_held_and_applied_once_the_
     _fill(journal)
     with pytest.raises(JournalWriteFailed):
         await table.supervisor_action("ana", "lock_lid")
-    assert await table.submit_or_hold({"type": "gpio", "name": "lid_switch", "value": True}) is None
+    assert await table.submit_or_hold(inputs.GpioInput("lid_switch", True)) is None
     before = journal.last_seq
     journal._conn.execute("PRAGMA max_page_count = 1073741823")
     assert await table.retry_journal()

@@ -219,10 +219,10 @@ async def _session_to_link_fault(tc: TableController, *, link_up: bool) -> None:
     await tc.dealer_input("place_bet", {"seat": 1, "amount": 1000})
     await tc.dealer_input("no_more_bets")
     for code in ("2C", "TS", "6D", "7S", "8C"):
-        await tc.submit(inputs.encode_event(ev.CardOut(code[0], code[1], next(seq))))
-    await tc.submit(inputs.encode_event(ev.LinkDown("unplugged")))
+        await tc.submit(inputs.DeviceInput(ev.CardOut(code[0], code[1], next(seq))))
+    await tc.submit(inputs.DeviceInput(ev.LinkDown("unplugged")))
     if link_up:
-        await tc.submit(inputs.encode_event(ev.LinkUp()))
+        await tc.submit(inputs.DeviceInput(ev.LinkUp()))
     assert tc.core.state == "link_down"
 
 
@@ -259,10 +259,10 @@ async def test_a_restart_keeps_the_link_fault_raised(
         assert core.faults["link_down"].restored is False
         with pytest.raises(Rejected, match="the shoe link is still down"):
             await revived.supervisor_action("chief-rui", "clear_link")
-        await revived.submit(inputs.encode_event(ev.LinkUp()))  # the new process connects to the shoe
+        await revived.submit(inputs.DeviceInput(ev.LinkUp()))  # the new process connects to the shoe
         assert core.state == "link_down" and core.outputs == SAFE
         await revived.supervisor_action("chief-rui", "clear_link")
-        await revived.submit(inputs.encode_event(ev.CardsInside(core.inside)))
+        await revived.submit(inputs.DeviceInput(ev.CardsInside(core.inside)))
         assert core.state == "players" and not core.faults
         assert board.values["warning_light"] is False and board.values["lid_lock"] is True
     finally:

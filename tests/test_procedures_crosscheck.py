@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from controller.effects import Rejected
+from controller.table import inputs
 from controller.table.core import CARD_CODES
 from controller.table.messages import messages
 from drivers import events as ev
@@ -184,7 +185,7 @@ def test_no_cut_and_no_warning_card_with_a_continuous_shuffler_pt2001_r52(profil
     [
         ev.LidChanged(ev.LidState.FORCED_OPEN),
         ev.LidChanged(ev.LidState.OPEN),
-        {"type": "gpio", "name": "lid_switch", "value": True},
+        inputs.GpioInput("lid_switch", True),
     ],
     ids=["forced", "open_unlocked", "lid_switch"],
 )
@@ -200,7 +201,7 @@ def test_lid_opened_after_a_failed_deck_check_is_a_tamper_alert_not_a_crash_pt20
     h.dev(ev.DeckCheckResult(full_inventory(6, without=("AS",))))
     assert h.core.state == "deck_check_failed"
     h.clear()
-    if isinstance(opening, dict):
+    if isinstance(opening, inputs.GpioInput):
         h.apply(opening)
     else:
         h.dev(opening)
@@ -360,7 +361,7 @@ def test_restart_during_the_closing_lid_cycle_opens_the_lid_again_pt2001_r55_r60
     h.open_continuous()
     play_round(h)
     h.sup("close_table")
-    h.apply({"type": "restart"})
+    h.apply(inputs.Restart())
     assert h.core.state == "resync" and h.core.lid.unlock is None
     h.clear()
     h.dev(ev.CardsInside(h.core.inside))
@@ -389,7 +390,7 @@ def test_jam_only_a_supervisor_clears_it_and_the_dealer_cannot_deal_pt2001_r51()
     h.dev(ev.JamCleared())
     for role in ("dealer", "floor", "cashier"):
         with pytest.raises(Rejected):
-            h.apply({"type": "supervisor", "user": "d1", "role": role, "action": "clear_jam", "args": {}})
+            h.apply(inputs.SupervisorInput("d1", "clear_jam", {}, role))
     assert h.core.state == "jammed"
     h.sup("clear_jam", user="chief-rui")
     h.dev(ev.CardsInside(h.core.inside))

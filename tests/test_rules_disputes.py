@@ -104,10 +104,10 @@ def _journal_session(path: Path) -> None:
         seq = iter(range(1, 10_000))
 
         async def card(code: str) -> None:
-            await tc.submit(inputs.encode_event(ev.CardOut(code[0], code[1], next(seq))))
+            await tc.submit(inputs.DeviceInput(ev.CardOut(code[0], code[1], next(seq))))
 
         async def dev(e: ev.DeviceEvent) -> None:
-            await tc.submit(inputs.encode_event(e))
+            await tc.submit(inputs.DeviceInput(e))
 
         await tc.supervisor_action("ana", "open_table", {"profile": "pt-2001"})
         for e in (ev.LidChanged(ev.LidState.OPEN), ev.DiscardInserted(156), ev.DiscardInserted(156)):

@@ -134,7 +134,7 @@ def an_input(draw: st.DrawFn) -> Any:
                 ]
             )
         )
-        return inputs.encode_event(event)
+        return inputs.DeviceInput(event)
     if kind == "card":
         code = draw(st.sampled_from(CARD_CODES))
         unreadable = draw(st.booleans())
@@ -144,8 +144,8 @@ def an_input(draw: st.DrawFn) -> Any:
         def make(h: Harness) -> dict[str, Any]:
             seq = h.core.shoe.last_seq + skip
             if unreadable:
-                return inputs.encode_event(ev.CardUnreadable(seq, damaged=damaged))
-            return inputs.encode_event(ev.CardOut(code[0], code[1], seq))
+                return inputs.DeviceInput(ev.CardUnreadable(seq, damaged=damaged))
+            return inputs.DeviceInput(ev.CardOut(code[0], code[1], seq))
 
         return make
     if kind == "dealer":
@@ -155,15 +155,15 @@ def an_input(draw: st.DrawFn) -> Any:
         role = draw(st.sampled_from(ROLES))
         return inputs.supervisor("ana", action, {"card": "AS", "profile": "pt-2001"}, role=role)
     if kind == "restart":
-        return {"type": "restart"}
+        return inputs.Restart()
     if kind == "failed":
         command = draw(
             st.sampled_from(["OpenLid", "LockLid", "UnlockLid", "SetWarningLight", "ReportCounts"])
         )
-        return {"type": "command_failed", "command": command, "text": "refused", "link": draw(st.booleans())}
+        return inputs.CommandFailed(command, "refused", link=draw(st.booleans()))
     if kind == "tick":
-        return {"type": "tick"}
-    return {"type": "gpio", "name": "lid_switch", "value": draw(st.booleans())}
+        return inputs.Tick()
+    return inputs.GpioInput("lid_switch", draw(st.booleans()))
 
 
 # ---------------------------------------------------------------- 1. faults: light on, lid locked
@@ -194,7 +194,7 @@ def test_any_fault_keeps_the_light_on_and_the_lid_locked_until_authorised_cleari
             step = h.apply(inp)
         except Rejected:
             continue
-        if inp["type"] == "restart":  # the shell drove the board to its safe state first
+        if isinstance(inp, inputs.Restart):  # the shell drove the board to its safe state first
             board = {"lid_lock": True, "warning_light": True}
         for fx in step.effects:
             if isinstance(fx, GpioWrite):
@@ -212,17 +212,20 @@ def test_any_fault_keeps_the_light_on_and_the_lid_locked_until_authorised_cleari
             assert c.outputs["warning_light"] is True, (inp, c.state, c.faults)
             assert c.outputs["lid_lock"] is True or authorised_unlock(h), (inp, c.state, c.lid)
         gone = before[1] - set(c.faults)
-        if inp["type"] == "dealer":
+        if isinstance(inp, inputs.DealerInput):
             assert not gone and (fault_active(h) or not before[0]), inp
-        by_supervisor = inp["type"] == "supervisor"
+        by_supervisor = isinstance(inp, inputs.SupervisorInput)
         assert not (gone & {"jam", "tamper", "link_down"}) or by_supervisor, inp
         # never by the link coming back (product guide: an authorised person clears it)
         if "link_down" in gone:
-            assert inp["action"] == "clear_link" and inp["role"] in ("supervisor", "technician"), inp
+            assert isinstance(inp, inputs.SupervisorInput), inp
+            assert inp.action == "clear_link" and inp.role in ("supervisor", "technician"), inp
         if before[2] == "deck_check_failed" and c.state != "deck_check_failed":
-            assert by_supervisor and inp["action"] == "ack_deck_check", inp
+            assert isinstance(inp, inputs.SupervisorInput) and inp.action == "ack_deck_check", inp
         if before[3] and c.pending_replacement is None:
-            assert by_supervisor and inp["action"] in ("replace_card", "void_round"), inp
+            assert isinstance(inp, inputs.SupervisorInput) and inp.action in ("replace_card", "void_round"), (
+                inp
+            )
 
 
 @pytest.mark.parametrize("role", ["dealer", "technician", "pit", "Supervisor"])
@@ -269,7 +272,7 @@ def test_automatic_void_keeps_the_lid_locked_while_a_damaged_card_awaits_replace
     h.card("2C")
     h.card("TS")
     h.unreadable(damaged=True)
-    h.apply({"type": "restart"})
+    h.apply(inputs.Restart())
     h.clear()
     h.dev(ev.CardsInside(h.core.inside - 1))  # one card left unseen while the controller was down
     assert h.core.state == "settled" and h.core.round_void
@@ -309,17 +312,17 @@ async def test_gpio_board_gets_the_outputs_after_commit_and_safe_state_at_start_
         assert board.values == {"lid_lock": True, "warning_light": False, "lid_switch": False}
         await open_continuous(tc)
         assert tc.core.state == "betting"
-        await tc.submit(inputs.encode_event(ev.Jammed(ev.JamLocation.OUTPUT)))
+        await tc.submit(inputs.DeviceInput(ev.Jammed(ev.JamLocation.OUTPUT)))
         assert board.values["warning_light"] is True and board.values["lid_lock"] is True
         with pytest.raises(Rejected):
             await tc.dealer_input("clear_jam")
-        await tc.submit(inputs.encode_event(ev.JamCleared()))
+        await tc.submit(inputs.DeviceInput(ev.JamCleared()))
         await tc.supervisor_action("ana", "clear_jam")
-        await tc.submit(inputs.encode_event(ev.CardsInside(312)))
+        await tc.submit(inputs.DeviceInput(ev.CardsInside(312)))
         assert tc.core.state == "betting"
         assert {k: board.values[k] for k in ("lid_lock", "warning_light")} == tc.core.outputs
         assert tc.core.outputs == {"lid_lock": True, "warning_light": False}
-        await tc.submit({"type": "gpio", "name": "lid_switch", "value": True})
+        await tc.submit(inputs.GpioInput("lid_switch", True))
         assert tc.core.state == "tamper" and board.values["warning_light"] is True
         board.history.clear()
     finally:
@@ -394,11 +397,10 @@ def test_no_document_reveals_cards_inside_or_the_hole_card_pt2001_r17_r57(
             accepted = True
         except Rejected:
             accepted = False
-        if inp.get("event") == "CardOut":
-            f = inp["fields"]
-            out.add(f["rank"] + f["suit"])
-        if accepted and inp.get("type") == "supervisor" and inp.get("action") == "replace_card":
-            out.add(str(inp["args"].get("card")))  # the inspector's replacement is on the table, not inside
+        if isinstance(inp, inputs.DeviceInput) and isinstance(inp.event, ev.CardOut):
+            out.add(inp.event.code)
+        if accepted and isinstance(inp, inputs.SupervisorInput) and inp.action == "replace_card":
+            out.add(str(inp.args.get("card")))  # the inspector's replacement is on the table, not inside
         revealed = revealed or any(e.data.get("phase") == "hole_card_revealed" for e in messages(h.effects))
         published = [e.data for e in messages(h.effects) if e.topic != "events/deck_check"]
         published += [e.details | {"reason": e.reason} for e in h.effects if isinstance(e, Alert)]
@@ -475,7 +477,7 @@ def test_a_failed_shoe_command_is_never_silent_pt2001_r60(command: str, severity
     (the shoe's own warning light included: the table's light is the GPIO output, which stays on)."""
     h = Harness()
     h.open_continuous()
-    h.apply({"type": "command_failed", "command": command, "text": "refused by the device", "link": False})
+    h.apply(inputs.CommandFailed(command, "refused by the device", link=False))
     (alert,) = h.alerts("shoe_command")
     assert alert.severity == severity and command in alert.reason
 
@@ -483,7 +485,7 @@ def test_a_failed_shoe_command_is_never_silent_pt2001_r60(command: str, severity
 def test_a_command_lost_with_the_link_leaves_the_alert_to_the_link_fault() -> None:
     h = Harness()
     h.open_continuous()
-    h.apply({"type": "command_failed", "command": "LockLid", "text": "link down", "link": True})
+    h.apply(inputs.CommandFailed("LockLid", "link down", link=True))
     assert h.alerts("shoe_command") == []
 
 
@@ -494,10 +496,8 @@ def test_a_supervisor_input_without_a_role_has_no_authority_pt2001_r51() -> None
     h.open_continuous()
     h.dev(ev.Jammed(ev.JamLocation.OUTPUT))
     before = h.core.snapshot()
-    for role in (None, ""):
-        inp = {"type": "supervisor", "user": "someone", "action": "clear_jam", "args": {}}
-        if role is not None:
-            inp["role"] = role
+    journaled = {"type": "supervisor", "user": "someone", "action": "clear_jam", "args": {}}  # no role
+    for inp in (inputs.decode(journaled), inputs.SupervisorInput("someone", "clear_jam", {}, role="")):
         with pytest.raises(Rejected, match="needs a chief inspector"):
             h.apply(inp)
     assert h.core.snapshot() == before and h.core.state == "jammed"

@@ -144,7 +144,7 @@ def test_a_lid_opening_replayed_after_a_restart_is_not_tamper() -> None:
     while h.core.state != "settled":
         h.card("TC")
     assert h.core.lid.unlock == "auto"
-    h.apply({"type": "restart"})
+    h.apply(inputs.Restart())
     h.dev(ev.LidChanged(ev.LidState.OPEN))  # the replayed opening
     assert "tamper" not in h.core.faults and not h.alerts("tamper")
     assert h.records("lid_opened_before_restart")
@@ -164,7 +164,7 @@ def test_the_rounds_cards_inserted_while_counting_after_a_restart_resume_with_th
     h.card("9S")
     while h.core.state != "settled":
         h.card("TC")
-    h.apply({"type": "restart"})
+    h.apply(inputs.Restart())
     h.dev(ev.LidChanged(ev.LidState.OPEN))  # the replayed opening
     assert h.core.state == "resync"
     out = h.core.out

@@ -14,6 +14,7 @@ from controller import actions, topics
 from controller.config.model import INPUT_SIGNALS, OUTPUT_SAFE_VALUES
 from controller.gpio import base as gpio_base
 from controller.rules import cards as rule_cards
+from controller.rules.types import Action
 from controller.table.core import CARD_CODES
 from drivers import cards, events
 
@@ -87,3 +88,21 @@ def test_the_64_hex_pattern_of_digests_and_public_keys_is_written_once() -> None
 
     found = _where(lambda n: isinstance(n, ast.Constant) and n.value == HEX64.pattern)
     assert found == {"controller/hex64.py"}
+
+
+def test_the_insurance_decision_has_one_name_and_one_translation() -> None:
+    """Issue 31: the dealer command ``decline_insurance`` (docs/mqtt.md) and the rules engine's ``no_insurance``
+    (docs/rounds.md) are one decision: each name is written once, in controller/actions.py, which alone translates;
+    the rules engine's ``Action.NO_INSURANCE`` takes its value from there."""
+    found = {
+        name: _where(lambda n, name=name: isinstance(n, ast.Constant) and n.value == name)
+        for name in ("decline_insurance", "no_insurance")
+    }
+    assert found == {
+        "decline_insurance": {"controller/actions.py"},
+        "no_insurance": {"controller/actions.py"},
+    }
+    assert actions.engine_action(actions.DECLINE_INSURANCE) == "no_insurance"
+    assert actions.command_name("no_insurance") == actions.DECLINE_INSURANCE
+    assert actions.engine_action("hit") == "hit" == actions.command_name("hit")
+    assert Action.NO_INSURANCE.value == actions.NO_INSURANCE

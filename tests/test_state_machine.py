@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from controller.effects import Rejected
+from controller.table import inputs
 from controller.table import machine as m
 from controller.table.diagram import built, render_mermaid_doc, render_table, transitions
 from drivers import events as ev
@@ -76,7 +77,7 @@ def test_a_guard_is_a_condition_with_its_reason() -> None:
 
 def test_open_table_is_guarded_by_the_service_faults() -> None:
     h = Harness()
-    h.apply({"type": "journal_fault", "kind": "read_only", "text": "journal disk read-only (x)"})
+    h.apply(inputs.JournalFault("read_only", "journal disk read-only (x)"))
     assert h.core.state == "closed" and not h.core.may_open_table()
     with pytest.raises(Rejected, match="open_table refused: the table is in the journal_io fault"):
         h.sup("open_table", profile="pt-2001")

@@ -116,7 +116,7 @@ async def test_documents_left_out_of_a_step_come_with_publish_states(tmp_path: P
     direct = TableController(Journal(tmp_path / "b.db"), None, clock=clock)
     for tc in (deferred, direct):
         await _open_table(tc)
-    card = inputs.encode_event(ev.CardOut("2", "C", 1))
+    card = inputs.DeviceInput(ev.CardOut("2", "C", 1))
     late = deferred.core.apply(card, clock(), states=False)
     now = direct.core.apply(card, clock())
     assert [fx for fx in late.effects if isinstance(fx, StateDocument)] == []
@@ -125,3 +125,26 @@ async def test_documents_left_out_of_a_step_come_with_publish_states(tmp_path: P
     assert docs and docs == [fx for fx in now.effects if isinstance(fx, StateDocument)]
     assert deferred.core.publish_states() == []  # published once: nothing changed since
     assert deferred.core.snapshot() == direct.core.snapshot()
+
+
+async def test_the_periodic_snapshot_waits_until_the_loop_has_written_the_commits_messages(
+    tmp_path: Path,
+) -> None:
+    """A snapshot is a transaction of its own (an fsync): taken before the loop's next pass, it held back the
+    MQTT write of the card it followed (the MQTT link flushes what a commit handed it with ``call_soon``), one
+    card in ~70 at the default interval: the latency's p99 (issue 31, docs/performance.md)."""
+    journal = Journal(tmp_path / "j.db")
+    tc = TableController(journal, None, snapshot_every=1, clock=clock)
+    loop = asyncio.get_running_loop()
+    order: list[str] = []
+
+    def on_commit(tx: object) -> None:  # as MqttLink: the write of what the commit handed over, next pass
+        if any(r.kind == "snapshot" for r in tx.records):  # type: ignore[attr-defined]
+            order.append("snapshot")
+        else:
+            loop.call_soon(order.append, "written")
+
+    journal.add_commit_listener(on_commit)
+    await tc.handle_event(ev.LinkUp())
+    assert order[:2] == ["written", "snapshot"]
+    assert journal.latest_snapshot() is not None  # still taken before the input's call returned

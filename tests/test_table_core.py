@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from controller.effects import GpioWrite, Rejected
 from controller.rules.profiles import load_profile
+from controller.table import inputs
 from controller.table.core import TableCore
 from controller.table.messages import messages
 from drivers import events as ev
@@ -133,7 +134,7 @@ def test_lid_that_did_not_open_carries_the_cards_to_the_next_round_pt2001_r61() 
     h = Harness()
     h.open_continuous()
     first = play_simple_round(h, burn=True)
-    h.apply({"type": "command_failed", "command": "OpenLid", "text": "shuffling"})
+    h.apply(inputs.CommandFailed("OpenLid", "shuffling"))
     assert h.core.outputs["lid_lock"] is True
     assert h.records("lid_not_opened")[0]["carried"] == [first]
     h.dealer("next_round")
@@ -156,10 +157,10 @@ def test_lid_timeout_tick_carries_the_cards_pt2001_r61() -> None:
     h = Harness()
     h.open_continuous()
     rid = play_simple_round(h, burn=True)
-    h.apply({"type": "tick"})  # one second later: still waiting
+    h.apply(inputs.Tick())  # one second later: still waiting
     assert not h.records("lid_not_opened")
     h.now += 60
-    h.apply({"type": "tick"})
+    h.apply(inputs.Tick())
     assert h.records("lid_not_opened")[0]["carried"] == [rid]
 
 
@@ -378,7 +379,7 @@ def test_jam_in_each_phase_blocks_dealing_until_a_supervisor_clears_it_pt2001_r5
     with pytest.raises(Rejected, match="still reports a jam"):
         h.sup("clear_jam")
     with pytest.raises(Rejected, match="needs a chief inspector"):
-        h.apply({"type": "supervisor", "user": "d1", "role": "dealer", "action": "clear_jam", "args": {}})
+        h.apply(inputs.SupervisorInput("d1", "clear_jam", {}, "dealer"))
     h.sup("unlock_lid")  # the chief inspector alone opens the lid (r.51)
     h.dev(ev.JamCleared())
     h.sup("clear_jam", user="chief-rui")
@@ -432,7 +433,7 @@ def test_lid_opening_without_authorisation_is_tamper_pt2001_r60() -> None:
 def test_lid_switch_open_while_locked_is_tamper() -> None:
     h = Harness()
     h.open_continuous()
-    h.apply({"type": "gpio", "name": "lid_switch", "value": True})
+    h.apply(inputs.GpioInput("lid_switch", True))
     assert h.core.state == "tamper"
 
 
@@ -486,7 +487,7 @@ def test_card_sequence_gap_voids_the_round_pt_online_r27() -> None:
 def test_restart_mid_round_resumes_when_every_card_is_known() -> None:
     h = Harness()
     start_round(h)
-    h.apply({"type": "restart"})
+    h.apply(inputs.Restart())
     assert h.core.state == "resync"
     h.dev(ev.CardsInside(h.core.inside))
     assert h.core.state == "players"
@@ -579,12 +580,8 @@ def test_snapshot_restore_round_trip_mid_round() -> None:
     assert other.snapshot() == snap
     assert other.state == "players"
     # both continue identically
-    s1 = h.core.apply(
-        {"type": "device", "event": "CardOut", "fields": {"rank": "3", "suit": "D", "shoe_seq": 8}}, 5
-    )
-    s2 = other.apply(
-        {"type": "device", "event": "CardOut", "fields": {"rank": "3", "suit": "D", "shoe_seq": 8}}, 5
-    )
+    s1 = h.core.apply(inputs.DeviceInput(ev.CardOut("3", "D", 8)), 5)
+    s2 = other.apply(inputs.DeviceInput(ev.CardOut("3", "D", 8)), 5)
     assert s1.effects == s2.effects
     assert other.snapshot() == h.core.snapshot()
 

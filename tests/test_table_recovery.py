@@ -33,10 +33,10 @@ def scripted_inputs() -> list[dict[str, Any]]:
     seq = iter(range(1, 10_000))
 
     def card(code: str) -> dict[str, Any]:
-        return inputs.encode_event(ev.CardOut(code[0], code[1], next(seq)))
+        return inputs.DeviceInput(ev.CardOut(code[0], code[1], next(seq)))
 
     def dev(e: ev.DeviceEvent) -> dict[str, Any]:
-        return inputs.encode_event(e)
+        return inputs.DeviceInput(e)
 
     steps = [
         inputs.supervisor("ana", "open_table", {"profile": "pt-2001", "shuffler": "continuous"}),

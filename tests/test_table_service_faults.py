@@ -11,6 +11,7 @@ import pytest
 
 from controller.effects import GpioWrite, Rejected
 from controller.rules.profiles import PROFILE_DIR
+from controller.table import inputs
 from controller.table.core import TableCore
 from drivers import events as ev
 from tablebench.table_testing import Harness
@@ -51,9 +52,7 @@ def test_integrity_fault_blocks_dealing_until_a_supervisor_closes_the_table() ->
     h.open_continuous()
     h.dealer("place_bet", seat=1, amount=1000)
     h.clear()
-    h.apply(
-        {"type": "integrity_fault", "reason": "journal chain broken at record 7", "details": {"record": 7}}
-    )
+    h.apply(inputs.IntegrityFault("journal chain broken at record 7", {"record": 7}))
     assert h.core.state == "integrity" and "integrity" in h.core.view()["faults"]
     assert GpioWrite("warning_light", True) in h.effects
     assert [a.severity for a in h.alerts("integrity")] == ["critical"]
@@ -66,7 +65,7 @@ def test_integrity_fault_blocks_dealing_until_a_supervisor_closes_the_table() ->
 
 def test_integrity_fault_on_a_closed_table_blocks_open_table_until_cleared() -> None:
     h = Harness()
-    h.apply({"type": "integrity_fault", "reason": "snapshot at record 3 cannot be restored", "details": {}})
+    h.apply(inputs.IntegrityFault("snapshot at record 3 cannot be restored", {}))
     assert h.core.state == "closed" and h.core.outputs["warning_light"] is True
     with pytest.raises(Rejected, match="integrity fault"):
         h.sup("open_table", profile="pt-2001", shuffler="continuous")
@@ -81,9 +80,7 @@ def test_journal_io_fault_locks_the_lid_and_clears_only_by_a_supervisor_then_res
     h.open_continuous()
     h.sup("unlock_lid")
     h.clear()
-    h.apply(
-        {"type": "journal_fault", "kind": "disk_full", "text": "journal disk full (database or disk is full)"}
-    )
+    h.apply(inputs.JournalFault("disk_full", "journal disk full (database or disk is full)"))
     assert h.core.state == "journal_io" and h.core.lid.unlock is None
     assert h.commands(ev.LockLid) and GpioWrite("lid_lock", True) in h.effects
     with pytest.raises(Rejected, match="dealing blocked: journal_io"):
@@ -99,10 +96,8 @@ def test_journal_io_fault_locks_the_lid_and_clears_only_by_a_supervisor_then_res
 def test_a_service_fault_without_a_session_is_listed_and_lights_the_light(state: str) -> None:
     h = Harness()
     h.core.machine.set_state(state)
-    h.apply({"type": "journal_fault", "kind": "read_only", "text": "journal disk read-only (x)"})
-    h.apply(
-        {"type": "integrity_fault", "reason": "journal chain broken at record 2", "details": {"record": 2}}
-    )
+    h.apply(inputs.JournalFault("read_only", "journal disk read-only (x)"))
+    h.apply(inputs.IntegrityFault("journal chain broken at record 2", {"record": 2}))
     assert h.core.state == state and sorted(h.core.faults) == ["integrity", "journal_io"]
     assert h.core.outputs == {"lid_lock": True, "warning_light": True}
     h.sup("clear_journal_io")

@@ -19,14 +19,14 @@ class Harness:
         self.effects: list[Any] = []
 
     # ---- inputs ----
-    def apply(self, inp: dict[str, Any]) -> Step:
+    def apply(self, inp: inputs.Input) -> Step:
         self.now += 1.0
         step = self.core.apply(inp, self.now)
         self.effects.extend(step.effects)
         return step
 
     def dev(self, event: ev.DeviceEvent) -> Step:
-        return self.apply(inputs.encode_event(event))
+        return self.apply(inputs.DeviceInput(event))
 
     def dealer(self, action: str, **args: Any) -> Step:
         return self.apply(inputs.dealer(action, args))

@@ -13,9 +13,9 @@ Inputs that reach it (all journaled by the shell):
 - ``open_table`` args ``jackpot``: the table config's ``[jackpot]`` section (``JackpotConfig.to_dict()``),
   injected by the service; enabled only if the config says so AND the profile allows a jackpot (PT-2001 r.38).
   Parameter changes are applied there, i.e. between rounds (``meter.reconfigure``).
-- ``{"type": "gpio", "name": "chip_slot_<seat>", "value": bool}``: automatic mode (r.41a) chip sensors.
+- ``GpioInput("chip_slot_<seat>", value)`` (controller/table/inputs.py): automatic mode (r.41a) chip sensors.
 - dealer ``jackpot_chip {seat}``: manual mode (r.41b).
-- ``{"type": "jackpot_display", "connected": bool}``: the sign's link; without it the jackpot is unplayable.
+- ``JackpotDisplay(connected)``: the sign's link; without it the jackpot is unplayable.
 - supervisor ``jackpot_verify {hit_id[, valid, reason]}``, ``jackpot_pay {hit_id}``,
   ``jackpot_correct {value, reason}`` and a second supervisor's ``jackpot_correct_confirm {correction_id}``.
 """

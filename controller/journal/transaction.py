@@ -5,6 +5,7 @@ events' hash chain after them, controller/journal/event_chain.py). Opened by
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 import time
 from typing import TYPE_CHECKING, Any
@@ -19,7 +20,19 @@ if TYPE_CHECKING:
 
 def iso_ts(ts: float) -> str:
     ms = round(ts * 1000)
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + f".{ms % 1000:03d}Z"
+    return _iso_second(ms // 1000) + f".{ms % 1000:03d}Z"
+
+
+@functools.lru_cache(maxsize=256)
+def _quoted(text: str) -> str:
+    """A table id or event type as canonical JSON: a few names, quoted once each instead of per event."""
+    return canonical(text)
+
+
+@functools.lru_cache(maxsize=4)
+def _iso_second(second: int) -> str:
+    """The date and time to the second: formatted once a second, not once per event."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
 
 
 class Transaction:
@@ -73,8 +86,8 @@ class Transaction:
             )
         else:  # the same text canonical() gives: keys in sorted order, "data" first
             unchained = (
-                f'{{"data":{data_text},"event_id":{event_id},"prev":"{prev}","table":{canonical(j.table_id)},'
-                f'"ts":"{ts}","type":{canonical(event_type)}}}'
+                f'{{"data":{data_text},"event_id":{event_id},"prev":"{prev}","table":{_quoted(j.table_id)},'
+                f'"ts":"{ts}","type":{_quoted(event_type)}}}'
             )
         # the published events' hash chain (controller/journal/event_chain.py): "chain" first, as canonical()
         payload, j._last_chain = chained_text(prev, unchained)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TypeAlias
 
+from controller.actions import NO_INSURANCE as NO_INSURANCE_NAME
 from controller.rules.cards import Card
 
 # A recipient in a round file (docs/rounds.md): "burn", "dealer", "held" or {"seat": N, "hand": N}.
@@ -21,7 +22,7 @@ class Action(StrEnum):
     SURRENDER = "surrender"
     INSURANCE = "insurance"
     EVEN_MONEY = "even_money"
-    NO_INSURANCE = "no_insurance"  # declines insurance / even money
+    NO_INSURANCE = NO_INSURANCE_NAME  # declines insurance / even money (its name: controller/actions.py)
     FIVE_CARD = "five_card"  # MO-2004 art.19: take half the bet as a win with five cards
 
 

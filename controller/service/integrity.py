@@ -20,6 +20,7 @@ from controller.jackpot.meter import UNIT
 from controller.journal import Journal, VerifyResult
 from controller.journal.checkpointer import Checkpointer
 from controller.paste import command
+from controller.table import inputs
 from controller.table.controller import TableController
 from controller.table.core import TableCore
 
@@ -79,7 +80,7 @@ async def raise_integrity_fault(table: TableController, reason: str, details: di
     """The table's ``integrity`` fault, journaled (or logged when the journal cannot take it)."""
     log.critical("integrity fault: %s %s", reason, details)
     try:
-        await table.submit({"type": "integrity_fault", "reason": reason, "details": details})
+        await table.submit(inputs.IntegrityFault(reason, details))
     except Rejected as exc:  # the journal cannot take it: the journal_io fault is raised instead
         log.critical("integrity fault not journaled: %s", exc.reason)
 
@@ -135,7 +136,7 @@ async def check_at_startup(
         )
         table.recover(table.recovered_until, before_snapshot=snap[0] if snap else 0)
         if table.recovered_until is not None:  # the restart input journaled after the verified part
-            await table.submit({"type": "restart"})
+            await table.submit(inputs.Restart())
         await raise_integrity_fault(table, problem, {"check": "jackpot_meter"})
         limited = True
     # Every problem the journal showed at start, as ONE integrity fault: the cause (the break) first, then what

@@ -12,6 +12,7 @@ from typing import Any
 from controller.config import TableConfig
 from controller.effects import Rejected
 from controller.jackpot.config import CHIP_SLOT_PREFIX
+from controller.table import inputs
 from controller.table.controller import TableController
 from drivers.aio import cancel_tasks
 from drivers.serial_port import resolve_port
@@ -80,7 +81,7 @@ class JackpotWiring:
 
     async def _chip_edge(self, name: str, value: bool) -> None:
         try:
-            await self.table.submit_or_hold({"type": "gpio", "name": name, "value": value})
+            await self.table.submit_or_hold(inputs.GpioInput(name, value))
         except Exception:
             log.exception("chip slot %s failed", name)
 
@@ -97,7 +98,7 @@ class JackpotWiring:
         if connected:
             self._shown = None  # the sign may have restarted: show the meter again
         try:
-            await self.table.submit({"type": "jackpot_display", "connected": connected})
+            await self.table.submit(inputs.JackpotDisplay(connected))
         except Rejected as exc:  # incl. a journal write failure: the journal_io fault is raised
             log.error("jackpot display link input refused: %s", exc.reason)
         except Exception:

@@ -1,19 +1,13 @@
-"""Helpers every concern of the core uses: effects (records, events, alerts, commands), the machine's answers."""
+"""Constants and small helpers the concerns of the core share (no state: each concern owns its own)."""
 
 from __future__ import annotations
 
 import pickle
-import time
 from typing import Any
 
 from controller.actions import DEALER_PLAY, SUPERVISOR
-from controller.effects import Alert, Event, EventKind, JournalRecord, Rejected, ShoeCommand
+from controller.effects import Rejected
 from controller.rules.profiles import parse_profile
-from controller.table import machine as m
-from controller.table.rounds import (
-    jsonable,
-)
-from drivers import events as ev
 from drivers.cards import CARD_CODES
 
 LID_OPEN_TIMEOUT_S = (
@@ -39,45 +33,16 @@ def _parse_profile_text(text: str, name: str) -> Any:
 
 
 def _copy(data: dict[str, Any]) -> dict[str, Any]:
-    return pickle.loads(pickle.dumps(data, pickle.HIGHEST_PROTOCOL))
+    return pickle.loads(pickle.dumps(data, pickle.HIGHEST_PROTOCOL))  # type: ignore[no-any-return]
 
 
 def _card_valid(code: str) -> bool:
     return code in CARD_CODES
 
 
-class CoreBase:
-    """Attributes: see ``StateStore._reset`` (controller/table/state.py)."""
-
-    def _record(self, kind: str, /, **data: Any) -> None:
-        self._fx.append(JournalRecord(kind, jsonable(data)))
-
-    def _event(self, kind: str, /, **data: Any) -> None:
-        """A domain event (docs/mqtt.md "events"), committed with the input that caused it."""
-        self._fx.append(Event(EventKind(kind), jsonable(data)))
-
-    def _alert(self, kind: str, severity: str, reason: str, /, **details: Any) -> None:
-        self._fx.append(Alert(kind, severity, reason, jsonable(details)))
-        # "alert" records belong to the AlertManager, which journals the alert itself when it raises it.
-        self._record("alert_requested", kind=kind, severity=severity, reason=reason, details=details)
-
-    def _cmd(self, command: ev.Command) -> None:
-        self._fx.append(ShoeCommand(command))
-
-    @property
-    def state(self) -> str:
-        """The leaf state ("betting", "jammed"): the name in snapshots and documents (machine.py)."""
-        return m.LEAF[self.machine_state]
-
-    def _go(self, trigger: str) -> None:
-        """Fire a transition the machine allows now (the caller asked ``may_<trigger>()`` or knows)."""
-        if not self.trigger(trigger):  # a guard said no: a bug in the caller, never silently ignored
-            raise RuntimeError(f"transition {trigger} refused in state {self.state}")
-
-    def _allow(self, trigger: str, action: str) -> None:
-        """Refuse ``action`` unless the machine may fire ``trigger`` now (its states and guards)."""
-        if not self.may_trigger(trigger):
-            raise Rejected(m.refusal(self, trigger, action))
-
-    def _ts(self) -> str:
-        return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.now))
+def seat_arg(args: dict[str, Any], seats: int) -> int:
+    """The seat an input names: an integer 1..``seats`` (PT-2001 r.2), or ``Rejected``."""
+    seat = args.get("seat")
+    if not isinstance(seat, int) or isinstance(seat, bool) or not 1 <= seat <= seats:
+        raise Rejected(f"seat must be an integer 1..{seats} (PT-2001 r.2), got {seat!r}")
+    return seat

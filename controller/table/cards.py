@@ -7,51 +7,74 @@ from typing import Any
 
 from controller.effects import Event, EventKind, Rejected
 from controller.table import machine as m
-from controller.table.base import FAULT_TRIGGER, CoreBase, _card_valid
-from controller.table.reporting import (
-    card_event,
-    is_hole_card,
-)
-from controller.table.rounds import (
-    jsonable,
-)
-from controller.table.state import PendingReplacement, ShoeLineFault
+from controller.table.base import _card_valid
+from controller.table.faults import SHOE_LINE_ALERT, Faults
+from controller.table.gate import Gate
+from controller.table.lid import Lid
+from controller.table.record_kinds import RecordKind
+from controller.table.reporting import card_event, is_hole_card
+from controller.table.round_flow import RoundFlow
+from controller.table.rounds import jsonable
+from controller.table.session import TableSetup
+from controller.table.shoe_cycle import ShoeCycle
+from controller.table.sink import EffectSink
+from controller.table.state import PendingReplacement
 from drivers import events as ev
 
 
-class CardFlow(CoreBase):
-    def _on_CardOut(self, e: ev.CardOut) -> None:
+class CardFlow:
+    """No state of its own: a card is counted by the shoe cycle, dealt into the round (round_flow.py), or
+    raises a shoe-line fault (faults.py)."""
+
+    def __init__(
+        self,
+        fx: EffectSink,
+        gate: Gate,
+        setup: TableSetup,
+        shoe_cycle: ShoeCycle,
+        rounds: RoundFlow,
+        faults: Faults,
+        lid: Lid,
+    ) -> None:
+        self.fx, self.gate, self.setup, self.lid = fx, gate, setup, lid
+        self.shoe_cycle, self.rounds, self.faults = shoe_cycle, rounds, faults
+
+    def on_card_out(self, e: ev.CardOut) -> None:
         if not self._card_came_out(e.shoe_seq, e.code):
             return
         code = e.code
-        if self.state == "closed":
-            self._record("card_out_while_closed", card=code, shoe_seq=e.shoe_seq)
+        if self.gate.state == "closed":
+            self.fx.record(RecordKind.CARD_OUT_WHILE_CLOSED, card=code, shoe_seq=e.shoe_seq)
             return
-        if self.state == "settled" and self.round is not None and not self.round_void:
+        if self.gate.state == "settled" and self.rounds.round is not None and not self.rounds.round_void:
             self._deal(code, e.shoe_seq, e.face_up, late=True)  # PT-2001 r.19: drawn after the dealer stood
             return
-        if self._round_in_play():
-            if self.state in m.FAULT_STATES:  # a card out before the fault, delivered after it: it is known
-                self._record("card_during_fault", card=code, shoe_seq=e.shoe_seq, fault=self.state)
+        if self.rounds.round_in_play():
+            if (
+                self.gate.state in m.FAULT_STATES
+            ):  # a card out before the fault, delivered after it: it is known
+                self.fx.record(
+                    RecordKind.CARD_DURING_FAULT, card=code, shoe_seq=e.shoe_seq, fault=self.gate.state
+                )
         else:
             self._stray_card(code, e.shoe_seq, "card drawn outside the dealing of a round")
             return
-        if self.pending_replacement is not None:
+        if self.rounds.pending is not None:
             self._stray_card(
                 code, e.shoe_seq, "card drawn while a damaged card awaits replacement (PT-2001 r.51)"
             )
             return
         self._deal(code, e.shoe_seq, e.face_up)
 
-    def _on_CardUnreadable(self, e: ev.CardUnreadable) -> None:
+    def on_card_unreadable(self, e: ev.CardUnreadable) -> None:
         if not self._card_came_out(e.shoe_seq, None):
             return
         what = "damaged" if e.damaged else "unreadable"
-        self._record("card_unreadable", shoe_seq=e.shoe_seq, damaged=e.damaged, at=self._ts())
-        in_round = self._round_in_play()
+        self.fx.record(RecordKind.CARD_UNREADABLE, shoe_seq=e.shoe_seq, damaged=e.damaged, at=self.fx.ts())
+        in_round = self.rounds.round_in_play()
         if in_round:
-            self.pending_replacement = PendingReplacement(shoe_seq=e.shoe_seq, damaged=e.damaged)
-        self._alert(
+            self.rounds.await_replacement(PendingReplacement(shoe_seq=e.shoe_seq, damaged=e.damaged))
+        self.fx.alert(
             "card_unreadable",
             "critical" if in_round else "warning",
             f"{what} card #{e.shoe_seq}: a chief inspector replaces it at once; reported (PT-2001 r.51)",
@@ -61,27 +84,33 @@ class CardFlow(CoreBase):
 
     def _card_came_out(self, shoe_seq: int, code: str | None) -> bool:
         """Count a card out; False (and a shoe-line fault) when the frame cannot be a card the shoe dealt."""
-        last = self.shoe.last_seq
-        restart, self.shoe.seq_restart = (
-            self.shoe.seq_restart,
-            False,
-        )  # the shoe rebooted: its shoe_seq starts again at 1
+        last = self.shoe_cycle.shoe.last_seq
+        restart = self.shoe_cycle.take_seq_restart()  # the shoe rebooted: its shoe_seq starts again at 1
         if last and shoe_seq <= last and not (restart and shoe_seq == 1):
             # A valid CRC is not proof of a card (issue 13 §5): a number the shoe already used is a replayed,
             # forged or misread frame. Never dealt; the table stops until an authorised person clears it.
             reason = f"card #{shoe_seq} after #{last}: shoe_seq repeated or out of order"
-            self._shoe_line_fault("shoe_sequence", reason, shoe_seq=shoe_seq, last_seq=last, card=code)
-            self._alert("shoe_sequence", "critical", f"{reason}: {self._SHOE_LINE_ALERT}", shoe_seq=shoe_seq)
+            self.faults.shoe_line_fault("shoe_sequence", reason, shoe_seq=shoe_seq, last_seq=last, card=code)
+            self.fx.alert("shoe_sequence", "critical", f"{reason}: {SHOE_LINE_ALERT}", shoe_seq=shoe_seq)
             self._claimed_twice(shoe_seq, code)
             return False
         impossible: dict[str, Any] | None = None
         impossible_why = ""
-        if code is not None and self.tp is not None and self.round is not None and not self.round_void:
-            rnd = self.round
-            if self._round_active() or self.state == "settled" or self._phase_state() == "settled":
+        if (
+            code is not None
+            and self.setup.tp is not None
+            and self.rounds.round is not None
+            and not self.rounds.round_void
+        ):
+            rnd = self.rounds.round
+            if (
+                self.rounds.round_active()
+                or self.gate.state == "settled"
+                or self.gate.phase_state() == "settled"
+            ):
                 seen = sum(1 for c in rnd.cards if c.get("card") == code)
-                if seen >= self.tp.decks:  # this one would be one more than the decks hold
-                    decks = self.tp.decks
+                if seen >= self.setup.tp.decks:  # this one would be one more than the decks hold
+                    decks = self.setup.tp.decks
                     impossible = {
                         "shoe_seq": shoe_seq,
                         "card": code,
@@ -93,18 +122,15 @@ class CardFlow(CoreBase):
                     )
         if shoe_seq != last + 1 and shoe_seq != 1 and last != 0:
             missing = shoe_seq - last - 1
-            self._record("card_gap", expected=last + 1, got=shoe_seq)
-            if missing > 0 and self._round_active():
-                self._void("cards came out that the controller did not see", missing=missing)
+            self.fx.record(RecordKind.CARD_GAP, expected=last + 1, got=shoe_seq)
+            if missing > 0 and self.rounds.round_active():
+                self.rounds.void("cards came out that the controller did not see", missing=missing)
         # Counted out even when impossible: a card with a fresh number left the machine (a foreign card slipped
         # in, say); the shoe's own count at the resync says whether it did.
-        self.shoe.last_seq = shoe_seq
-        self.shoe.dealt += 1
-        self.inside = max(0, self.inside - 1)
-        self.out += 1
+        self.shoe_cycle.card_out(shoe_seq)
         if impossible is not None:
-            self._shoe_line_fault("card_count", impossible_why, **impossible)
-            self._alert("card_count", "critical", f"{impossible_why}: {self._SHOE_LINE_ALERT}", **impossible)
+            self.faults.shoe_line_fault("card_count", impossible_why, **impossible)
+            self.fx.alert("card_count", "critical", f"{impossible_why}: {SHOE_LINE_ALERT}", **impossible)
             return False  # never dealt
         return True
 
@@ -112,40 +138,31 @@ class CardFlow(CoreBase):
         """Two different cards claiming one shoe number: one of them is not the card the shoe dealt, and which
         seat holds which can no longer be told, so the round is void (PT-ONLINE-2015 r.27-28) — the card
         identities compared, not only the count (a forged frame taking a real card's number keeps the count)."""
-        rnd = self.round
-        if code is None or rnd is None or self.round_void or not self._round_active():
+        rnd = self.rounds.round
+        if code is None or rnd is None or self.rounds.round_void or not self.rounds.round_active():
             return
         dealt = next((c for c in rnd.cards if c.get("shoe_seq") == shoe_seq), None)
         if dealt is None or dealt.get("card") == code:
             return  # a repeated frame of the same card: the fault alone (nothing was misattributed)
-        self._void(
+        self.rounds.void(
             f"two different cards claimed shoe number {shoe_seq} ({dealt.get('card')} dealt, then {code}): "
             "the round's cards can no longer be attributed",
             shoe_seq=shoe_seq,
             cards=[dealt.get("card"), code],
         )
 
-    def _shoe_line_fault(self, name: str, reason: str, **info: Any) -> None:
-        """``shoe_sequence`` / ``card_count`` (issue 13 §5): raised at once, like a jam (PT-2001 r.51): lid
-        locked, light on, dealing refused (the caller raises the critical alert); a supervisor clears it
-        (``clear_shoe_fault``)."""
-        self._record(name, reason=reason, at=self._ts(), state=self.state, **info)
-        if name not in self.faults and self.may_trigger(FAULT_TRIGGER[name]):
-            fault = ShoeLineFault.from_dict({"reason": reason, **info, "cleared_by": None})
-            self._enter_fault(name, FAULT_TRIGGER[name], fault)
-
-    _SHOE_LINE_ALERT = (
-        "the card is not dealt; dealing blocked until a supervisor clears it (clear_shoe_fault)"
-    )
-
     def _stray_card(self, code: str, shoe_seq: int, why: str) -> None:
-        self._record("card_discarded", card=code, shoe_seq=shoe_seq, reason=why, state=self.state)
-        self._alert("dealer_error", "warning", f"{why}: {code} goes to the discard (PT-2001 r.58)", card=code)
+        self.fx.record(
+            RecordKind.CARD_DISCARDED, card=code, shoe_seq=shoe_seq, reason=why, state=self.gate.state
+        )
+        self.fx.alert(
+            "dealer_error", "warning", f"{why}: {code} goes to the discard (PT-2001 r.58)", card=code
+        )
 
     def _deal(self, code: str, shoe_seq: int, face_up: bool, *, late: bool = False) -> None:
-        rnd = self.round
+        rnd = self.rounds.round
         try:
-            outcome = rnd.card(code, face_up, to_dealer=late)
+            outcome = self.rounds.card(code, face_up, late=late)
         except Exception as exc:  # the engine refused the card: record it, never crash (CONTRIBUTING)
             self._stray_card(code, shoe_seq, f"card refused by the rules engine: {exc}")
             return
@@ -158,42 +175,42 @@ class CardFlow(CoreBase):
             "counts": outcome.counts,  # PT-2001 r.19: a card drawn on 17+ does not count
             "errors": errors,
         }
-        rnd.cards.append(entry)
-        self._record("card", round_id=rnd.round_id, **entry)
-        self._event("card", **card_event(rnd.round_id, entry, hidden=is_hole_card(rnd.engine, entry)))
+        self.rounds.dealt(entry)
+        self.fx.record(RecordKind.CARD, round_id=rnd.round_id, **entry)
+        self.fx.event("card", **card_event(rnd.round_id, entry, hidden=is_hole_card(rnd.engine, entry)))
         for err in errors:
             # PT-2001 r.19 / MO-2004 art.5.1: raised as it happens, the card that does not count is marked
-            self._record("dealer_error", round_id=rnd.round_id, card=code, **err)
-            self._event(
+            self.fx.record(RecordKind.DEALER_ERROR, round_id=rnd.round_id, card=code, **err)
+            self.fx.event(
                 "dealer_error", round_id=rnd.round_id, code=code, reason=err["message"], rule=err["rule"]
             )
-            self._alert("dealer_error", "warning", f"{err['rule']}: {err['message']}", card=code)
+            self.fx.alert("dealer_error", "warning", f"{err['rule']}: {err['message']}", card=code)
         if late:  # the round's record (still contestable, r.62) now shows the card that does not count
-            self._record_final(rnd.engine.settle(), void=False)
+            self.rounds.record_final(rnd.engine.settle(), void=False)
             return
-        self._advance()
+        self.rounds.advance()
 
-    def _sv_replace_card(self, user: str, args: dict[str, Any]) -> None:
+    def sv_replace_card(self, user: str, args: dict[str, Any]) -> None:
         """PT-2001 r.51: a damaged card is replaced at once by a chief inspector and reported."""
-        pending = self.pending_replacement
+        pending = self.rounds.pending
         if pending is None:
             raise Rejected("no damaged or unreadable card awaits replacement")
         code = str(args.get("card", "")).upper()
         if not _card_valid(code):
             raise Rejected(f"card must be a code like 'AS' or 'TD', got {args.get('card')!r}")
-        self.pending_replacement = None
+        self.rounds.await_replacement(None)
         report = {"shoe_seq": pending.shoe_seq, "damaged": pending.damaged, "card": code, "user": user}
-        self._record("card_replaced", at=self._ts(), **report)
-        at = len(self._fx)  # the report goes before the card's own events, as it happens
+        self.fx.record(RecordKind.CARD_REPLACED, at=self.fx.ts(), **report)
+        at = len(self.fx.items)  # the report goes before the card's own events, as it happens
         hidden = False
-        rnd = self.round
-        if self._round_in_play():
+        rnd = self.rounds.round
+        if self.rounds.round_in_play():
             self._deal(code, pending.shoe_seq, False)
             last = rnd.cards[-1] if rnd.cards else None
             hidden = bool(last and last["shoe_seq"] == pending.shoe_seq and is_hole_card(rnd.engine, last))
-        elif self.state == "settled" and self.uninserted and self.lid.unlock is None:
-            self._after_round()  # the lid cycle deferred while the card awaited replacement (r.51, r.59)
+        elif self.gate.state == "settled" and self.rounds.uninserted and self.lid.status.unlock is None:
+            self.rounds.after_round()  # the lid cycle deferred while the card awaited replacement (r.51, r.59)
         # Reported to the inspection service (r.51); a replacement that became the dealer's face-down hole
         # card is withheld like its events/card until the dealer turns it over (PT-2001 r.17).
         shown = ({k: v for k, v in report.items() if k != "card"} | {"hidden": True}) if hidden else report
-        self._fx.insert(at, Event(EventKind.SHOE, jsonable({"procedure": "card_replaced", **shown})))
+        self.fx.items.insert(at, Event(EventKind.SHOE, jsonable({"procedure": "card_replaced", **shown})))

@@ -5,8 +5,9 @@ only after COMMIT are shoe commands sent, GPIO written and alerts raised. Recove
 and re-applies the journaled inputs after it with effects suppressed, re-asserts the safe outputs (lid locked,
 light on), then feeds a ``restart`` input so the core re-counts the cards before anything goes on.
 
-Its other concerns, by name: journal_outage.py (the journal cannot write: the journal_io fault at once, inputs
-held), input_feeds.py (shoe event pump, ticker, GPIO buttons and sensors), alert_sink.py (where alerts go).
+Its other concerns are objects it holds: ``outage`` (journal_outage.py: the journal cannot write, the journal_io
+fault at once, inputs owed and held), ``feeds`` (input_feeds.py: shoe event pump, ticker, GPIO buttons and
+sensors), ``resend`` (shoe_resend.py: shoe events asked for again, in order) and ``alerts`` (alert_sink.py).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from controller.table.alert_sink import AlertSink, LogAlerts
 from controller.table.core import Step, TableCore
 from controller.table.input_feeds import InputFeeds
 from controller.table.journal_io import JournalProblem, JournalWriteFailed, classify, is_write_failure
-from controller.table.journal_outage import JournalOutage
+from controller.table.journal_outage import Committed, JournalOutage
 from controller.table.messages import Publish, message_of
 from controller.table.shoe_resend import ShoeResend
 from drivers import events as ev
@@ -47,7 +48,7 @@ if (
 log = logging.getLogger(__name__)
 
 
-class TableController(JournalOutage, InputFeeds):
+class TableController:
     def __init__(
         self,
         journal: Journal,
@@ -63,7 +64,9 @@ class TableController(JournalOutage, InputFeeds):
         journal_back: Callable[[], None] | None = None,
     ) -> None:
         if load_profile is None:
-            from controller.rules.profiles import load_profile as load_profile
+            from controller.rules.profiles import load_profile as default_loader
+
+            load_profile = default_loader
         self.journal = journal
         self.shoe = shoe
         self.board = board
@@ -76,21 +79,29 @@ class TableController(JournalOutage, InputFeeds):
         self._tasks: list[asyncio.Task[None]] = []
         self.replayed = 0  # inputs re-applied by the last recover()
         self.errors = 0  # inputs that failed inside the core (logged, never fatal)
-        # Issue 14 item 3: a failed journal write. The fault input's effects are carried out at once without
-        # the journal (``unjournaled`` publishes them, marked so) and the input is committed once it can be.
-        self.unjournaled = unjournaled
+        # Issue 14 item 3: a failed journal write (journal_outage.py).
+        self.outage = JournalOutage(lambda: self.journal.path.parent, self.core, clock, unjournaled)
         self.journal_back = journal_back  # called once the journal writes again (owed alerts, ...)
-        self.journal_problem: JournalProblem | None = None
-        self._deferred: list[tuple[dict[str, Any], float, Step]] = []
-        self._fault_step: Step | None = None  # the fault's effects, for the caller to carry out
         self.uncommitted_events = 0  # shoe events whose commit failed: never acknowledged as committed
         self.resend = ShoeResend()  # ... asked for again once the journal writes, and taken in order
-        # Sensor inputs (lid switch, chip slots) that arrived while the journal could not take them: applied in
-        # order once it writes again. (Shoe events are not held here: the shoe keeps them until committed.)
-        self._held: list[dict[str, Any]] = []
+        self.feeds = InputFeeds(self, shoe, board, clock)
         self._background: set[asyncio.Task[None]] = set()
         self.recovery_problems: list[str] = []  # a snapshot that could not be restored (start-up)
         self.recovered_until: int | None = None  # the recovery stopped at this record (the verified part)
+
+    @property
+    def journal_problem(self) -> JournalProblem | None:
+        """Why the journal cannot write now (None: it writes)."""
+        return self.outage.problem
+
+    @journal_problem.setter
+    def journal_problem(self, problem: JournalProblem | None) -> None:
+        self.outage.problem = problem
+
+    @property
+    def _deferred(self) -> list[Committed]:
+        """Inputs applied whose commit is owed (the journal_io fault's): committed first, in order."""
+        return self.outage.deferred
 
     # ---- life cycle ----
     def recover(self, until_seq: int | None = None, *, before_snapshot: int | None = None) -> int:
@@ -121,7 +132,7 @@ class TableController(JournalOutage, InputFeeds):
             if until_seq is not None and rec.seq > until_seq:
                 break  # not covered by a valid signed checkpoint: never live state
             try:
-                self.core.apply(rec.data["input"], rec.data["now"])
+                self.core.apply(inputs.decode(rec.data["input"]), rec.data["now"])  # a row can lie: refused
             except Exception as exc:  # never journaled normally; a bad record must not stop the table
                 self.errors += 1
                 log.warning("journal input %d failed on replay: %s", rec.seq, exc)
@@ -139,7 +150,7 @@ class TableController(JournalOutage, InputFeeds):
     def _newest_snapshot_seq(self) -> int | None:
         with contextlib.suppress(Exception):
             row = self.journal._conn.execute("SELECT MAX(seq) FROM snapshots").fetchone()
-            return row[0]
+            return int(row[0]) if row[0] is not None else None
         return None
 
     async def start(self, until_seq: int | None = None) -> None:
@@ -149,14 +160,15 @@ class TableController(JournalOutage, InputFeeds):
             resume(*self.core.device.committed)
         self._safe_outputs()
         try:
-            await self.submit({"type": "restart"})
+            await self.submit(inputs.Restart())
         except JournalWriteFailed:  # comes up in the journal_io fault (issue 14 item 3), never a crash
             log.critical("restart not journaled: %s", self.journal_problem)
         if self.board is not None:
-            self._watch_gpio()
+            self.feeds.watch_gpio()
+        loop = asyncio.get_running_loop()
         if self.shoe is not None:
-            self._tasks.append(asyncio.get_running_loop().create_task(self._pump(), name="table-pump"))
-        self._tasks.append(asyncio.get_running_loop().create_task(self._ticker(), name="table-ticker"))
+            self._tasks.append(loop.create_task(self.feeds.pump(), name="table-pump"))
+        self._tasks.append(loop.create_task(self.feeds.ticker(), name="table-ticker"))
 
     def running(self) -> bool:
         """Every background task (event pump, ticker) is still running."""
@@ -201,9 +213,12 @@ class TableController(JournalOutage, InputFeeds):
         """For the MQTT command intake: dealer commands vs supervisor/technician actions. ``request_id`` is
         journaled with the input (``request``, ignored by the core) in the same transaction as its effects, so
         a retry after a crash between the commit and the answer is recognised (docs/mqtt.md, idempotency)."""
-        inp = inputs.dealer(action, args) if role == "dealer" else inputs.supervisor(user, action, args, role)
-        if request_id:
-            inp["request"] = {"role": role, "user": user, "request_id": request_id}
+        request = inputs.Request(role, user, request_id) if request_id else None
+        inp: inputs.Input = (
+            inputs.DealerInput(action, dict(args), request)
+            if role == "dealer"
+            else inputs.SupervisorInput(user, action, dict(args), role, request)
+        )
         if role == "dealer":
             return await self.submit(inp)
         try:
@@ -236,7 +251,7 @@ class TableController(JournalOutage, InputFeeds):
         not be acknowledged to the shoe as committed (issue 14 items 1 and 3). ``taken``: the pump's
         ``resend.asked`` when it took the events from the driver (shoe_resend.py: taken in order, never twice)."""
         async with self._lock:
-            batch: list[tuple[dict[str, Any], float, Step]] = []
+            batch: list[Committed] = []
             first_undo: bytes | None = None
             asked = self.resend.asked if taken is None else taken
             given: list[ev.DeviceEvent] = []
@@ -244,7 +259,7 @@ class TableController(JournalOutage, InputFeeds):
                 if not self.resend.takes(event, asked, self.core.device):
                     continue
                 given.append(event)
-                inp, now = inputs.encode_event(event), self._clock()
+                inp, now = inputs.DeviceInput(event), self._clock()
                 try:
                     step = self.core.apply(inp, now, states=False)
                 except Exception:
@@ -264,7 +279,7 @@ class TableController(JournalOutage, InputFeeds):
                 self.uncommitted_events += len(events)
                 self.resend.commit_failed(given, self.core.device)
                 log.error("%d shoe event(s) not committed: %s", len(events), exc.problem.text)
-                failed, fault = True, self._take_fault_step()
+                failed, fault = True, self.outage.take_fault_step()
             else:
                 failed, fault = False, None
         if failed:  # none of their effects: they did not happen (only the fault's, if it is new)
@@ -273,34 +288,47 @@ class TableController(JournalOutage, InputFeeds):
             return False
         for _, _, step in batch:
             await self._execute(step)
-        self._maybe_snapshot()
+        await self._snapshot_after_publish()
         return True
 
     async def tick(self) -> None:
-        await self.submit({"type": "tick"})
+        await self.submit(inputs.Tick())
+
+    def deadline(self) -> float | None:
+        """When the core wants a tick (the lid's deadline), or None."""
+        return self.core.lid.deadline
+
+    def resend_asked(self) -> int:
+        """How many times the shoe was asked again (shoe_resend.py): the pump tags each burst it takes."""
+        return self.resend.asked
+
+    def events_committed(self, events: list[ev.DeviceEvent]) -> None:
+        """Called only after the events' COMMIT (never after a failed one): where the shoe may be told they
+        are safe (issue 14 item 1, ack after commit). Nothing to do while the driver acks on arrival."""
 
     def view(self) -> dict[str, Any]:
         return self.core.view()
 
-    async def submit(self, inp: dict[str, Any]) -> dict[str, Any]:
+    async def submit(self, inp: inputs.Input) -> dict[str, Any]:
         async with self._lock:
             now = self._clock()
             step = self.core.apply(inp, now)  # Rejected: nothing changed, nothing journaled
+            fault: Step | None = None
+            failure: JournalWriteFailed | None = None
             try:
                 self._commit_or_undo([(inp, now, step)], self.core.undo)
             except JournalWriteFailed as exc:
-                fault, failure = self._take_fault_step(), exc
-            else:
-                fault, failure = None, None
+                fault, failure = self.outage.take_fault_step(), exc
         if failure is not None:
             if fault is not None:
                 await self._execute_unjournaled(fault)
             raise failure  # a Rejected: the caller answers it with the reason
         await self._execute(step)
-        self._maybe_snapshot()
-        return {"ok": True, "state": self.core.state, **step.result}
+        result = {"ok": True, "state": self.core.state, **step.result}
+        await self._snapshot_after_publish()
+        return result
 
-    def _commit_or_undo(self, batch: list[tuple[dict[str, Any], float, Step]], undo: bytes) -> None:
+    def _commit_or_undo(self, batch: list[Committed], undo: bytes) -> None:
         """Commit the batch (after the inputs whose commit is still owed), or put the core back to ``undo``
         (its state before the batch) and re-raise; a journal write failure as ``JournalWriteFailed``."""
         try:
@@ -308,9 +336,18 @@ class TableController(JournalOutage, InputFeeds):
         except BaseException as exc:
             self.core.restore(undo)
             if is_write_failure(exc):
-                raise JournalWriteFailed(self._journal_failed(exc)) from exc
+                raise JournalWriteFailed(self.outage.failed(exc)) from exc
             raise
         self._journal_ok()
+
+    async def _snapshot_after_publish(self) -> None:
+        """The periodic snapshot, once the loop has written what this commit handed to MQTT: a snapshot is a
+        transaction of its own (an fsync), and taken before that write it delayed the card it followed (one
+        card in ~70, the latency's p99: docs/performance.md)."""
+        if self._since_snapshot < self.snapshot_every or self._deferred:
+            return
+        await asyncio.sleep(0)  # one loop pass: the MQTT link's flush was scheduled by the commit, before us
+        self._maybe_snapshot()  # checks again: another input may have taken it meanwhile
 
     def _maybe_snapshot(self, *, stopping: bool = False) -> None:
         """Every ``snapshot_every`` inputs, and at an orderly stop (``stopping``) if any input came since the last
@@ -330,7 +367,7 @@ class TableController(JournalOutage, InputFeeds):
             return
         self._since_snapshot = 0
 
-    def _commit_many(self, batch: list[tuple[dict[str, Any], float, Step]]) -> None:
+    def _commit_many(self, batch: list[Committed]) -> None:
         if not batch:  # a probe: does the journal take a record again?
             with self.journal.transaction() as tx:
                 tx.append(
@@ -339,7 +376,7 @@ class TableController(JournalOutage, InputFeeds):
             return
         with self.journal.transaction() as tx:
             for inp, now, step in batch:
-                tx.append("input", {"input": inp, "now": now})
+                tx.append("input", {"input": inputs.encode(inp), "now": now})  # encoded once: here
                 for fx in step.effects:
                     if isinstance(fx, JournalRecord):
                         tx.append(fx.kind, fx.data)
@@ -353,7 +390,7 @@ class TableController(JournalOutage, InputFeeds):
 
     async def _execute(self, step: Step) -> None:
         """Local outputs first (GPIO, alerts: instant), then the shoe commands in order (awaiting results)."""
-        failed: list[dict[str, Any]] = []
+        failed: list[inputs.CommandFailed] = []
         local = [fx for fx in step.effects if isinstance(fx, Alert | GpioWrite)]
         remote = [fx for fx in step.effects if isinstance(fx, ShoeCommand)]
         for fx in local + remote:
@@ -372,10 +409,80 @@ class TableController(JournalOutage, InputFeeds):
                 try:
                     result = await self.shoe.command(fx.command)
                 except Exception as exc:  # LinkError: link down, no result
-                    failed.append({"type": "command_failed", "command": name, "text": str(exc), "link": True})
+                    failed.append(inputs.CommandFailed(name, str(exc), link=True))
                     continue
                 if not result.ok:
-                    failed.append({"type": "command_failed", "command": name, "text": result.text})
+                    failed.append(inputs.CommandFailed(name, result.text))
         for inp in failed:
             with contextlib.suppress(Rejected):  # incl. JournalWriteFailed: the fault is raised already
                 await self.submit(inp)
+
+    # ---- while the journal cannot write (journal_outage.py) ----
+    async def submit_or_hold(self, inp: inputs.Input) -> dict[str, Any] | None:
+        """``submit`` for sensor inputs nobody can send again: if the journal cannot take it, it is held and
+        submitted when the journal writes again (a lid switch opened during a disk fault is not forgotten)."""
+        try:
+            return await self.submit(inp)
+        except JournalWriteFailed:
+            self.outage.hold(inp)
+            return None
+
+    async def _submit_held(self) -> None:
+        held = self.outage.held
+        while held and self.journal_problem is None:
+            inp = held.pop(0)
+            try:
+                await self.submit(inp)
+            except JournalWriteFailed:
+                held.insert(0, inp)
+                return
+            except Rejected as exc:
+                log.info("held input %s refused: %s", inp, exc.reason)
+
+    async def journal_failed_elsewhere(self, exc: BaseException) -> None:
+        """Another part's journal write failed (an alert, a command's nonce, the outbox's deletes): the same
+        fault, at once."""
+        async with self._lock:
+            if "journal_io" in self.core.faults and self.journal_problem is not None:
+                return
+            self.outage.failed(exc)
+            step = self.outage.take_fault_step()
+        if step is not None:
+            await self._execute_unjournaled(step)
+
+    def _journal_ok(self) -> None:
+        if not self.outage.committed():
+            return
+        self.resend.ask_again(self.shoe)  # before anything else can take a later shoe event (shoe_resend.py)
+        if self.journal_back is not None:
+            try:
+                self.journal_back()
+            except Exception as exc:  # the service's health loop tries again
+                log.error("after the journal came back: %s", exc)
+        if self.outage.held:
+            with contextlib.suppress(RuntimeError):  # no running loop: recovery, nothing held then
+                task = asyncio.get_running_loop().create_task(self._submit_held(), name="held-inputs")
+                self._background.add(task)  # a strong reference until it is done
+                task.add_done_callback(self._background.discard)
+
+    async def _execute_unjournaled(self, step: Step) -> None:
+        """The fault's effects without the journal: outputs first, the messages published directly (marked
+        as not journaled; the journal gets them once it writes again), then the shoe commands."""
+        self._safe_outputs()
+        self.outage.publish_unjournaled(step)
+        await self._execute(step)
+
+    async def retry_journal(self) -> bool:
+        """Commit what is owed (the fault's input) if the journal writes again; True if it did just now."""
+        if self.journal_problem is None and not self._deferred:
+            return False
+        async with self._lock:
+            try:
+                self._commit_many(list(self._deferred))
+            except Exception as exc:
+                if not is_write_failure(exc):
+                    raise
+                self.outage.still_failing(exc)
+                return False
+            self._journal_ok()
+        return True

@@ -5,39 +5,49 @@ records, outbox events, alerts, shoe commands, GPIO writes) for the shell to com
 inputs from the same snapshot always give the same state: recovery relies on it (re-apply journaled inputs).
 A rejected dealer input or supervisor action raises ``Rejected`` and leaves the state exactly as it was.
 
-``TableCore`` is assembled from one class per concern (docs/architecture.md, "The table core"): the state
-(state.py), the retained documents (documents.py), the shoe link (link.py), the shoe cycle (shoe_cycle.py),
-cards (cards.py), the lid (lid.py), faults and recovery (faults.py), the round flow (round_flow.py), dealer
-inputs (dealer.py) and supervisor actions (supervisor.py); which input goes where is in dispatch.py.
+``TableCore`` keeps the state machine (machine.py; it is the machine's model), the dispatch tables (dispatch.py)
+and ``apply``; it composes one object per concern, each owning its slice of the state (docs/architecture.md,
+"The table core"): the setup (session.py), the shoe link (link.py), the shoe cycle (shoe_cycle.py), the round
+(round_flow.py) and its cards (cards.py), the lid (lid.py), the faults (faults.py), the dealer's inputs
+(dealer.py) and duty (dealer_duty.py), supervisor actions (supervisor.py), the safety outputs (outputs.py), the
+state documents (documents.py) and the jackpot seam (jackpot_seam.py). Each is given the effect sink of the
+step (sink.py), the machine's gate (gate.py) and the collaborators it needs, in its constructor.
 """
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from controller.actions import CHIP_SLOT_PREFIX
 from controller.effects import Effect, Rejected
 from controller.jackpot.seam import JackpotSeam
+from controller.table import inputs as i
 from controller.table import machine as m
-from controller.table.base import CARD_CODES, LID_OPEN_TIMEOUT_S
+from controller.table.base import LID_OPEN_TIMEOUT_S, _copy
 from controller.table.cards import CardFlow
 from controller.table.dealer import DealerInputs
 from controller.table.dealer_duty import DealerDuty
-from controller.table.dispatch import DEALER_HANDLERS, DEVICE_HANDLERS, SUPERVISOR_HANDLERS
+from controller.table.deck_check import DeckChecks
+from controller.table.dispatch import COUNT_REPORTS, DEALER_HANDLERS, DEVICE_HANDLERS, SUPERVISOR_HANDLERS
 from controller.table.documents import StateDocuments
 from controller.table.faults import Faults
-from controller.table.inputs import decode_event
+from controller.table.gate import Gate
 from controller.table.lid import Lid
-from controller.table.lid_machine import build_lid_machine
 from controller.table.link import ShoeLink
 from controller.table.outputs import SafetyOutputs
+from controller.table.record_kinds import RecordKind
 from controller.table.round_flow import RoundFlow
 from controller.table.rounds import EngineFactory, default_card, default_engine_factory
+from controller.table.session import TableSetup
 from controller.table.shoe_cycle import ShoeCycle
-from controller.table.state import StateStore
+from controller.table.sink import EffectSink
+from controller.table.snapshot import frozen, restore_parts
 from controller.table.supervisor import SupervisorActions
 from drivers import events as ev
+from drivers.cards import CARD_CODES
 
 __all__ = ["CARD_CODES", "LID_OPEN_TIMEOUT_S", "JackpotSeam", "Step", "TableCore"]
 
@@ -48,20 +58,25 @@ class Step:
     result: dict[str, Any] = field(default_factory=dict)
 
 
-class TableCore(
-    StateStore,
-    StateDocuments,
-    ShoeLink,
-    ShoeCycle,
-    CardFlow,
-    Lid,
-    Faults,
-    RoundFlow,
-    DealerInputs,
-    DealerDuty,
-    SupervisorActions,
-    SafetyOutputs,
-):
+class TableCore:
+    # the concerns (docs/architecture.md, "The table core"), built in __init__
+    fx: EffectSink
+    gate: Gate
+    setup: TableSetup
+    jackpot: JackpotSeam
+    safety: SafetyOutputs
+    dealer_duty: DealerDuty
+    lid_ctl: Lid
+    shoe_cycle: ShoeCycle
+    round_flow: RoundFlow
+    fault_ctl: Faults
+    deck_checks: DeckChecks
+    card_flow: CardFlow
+    dealer_in: DealerInputs
+    shoe_link: ShoeLink
+    supervisor: SupervisorActions
+    documents: StateDocuments
+
     def __init__(
         self,
         load_profile: Callable[[str], Any],
@@ -70,19 +85,48 @@ class TableCore(
         make_card: Callable[[str], Any] = default_card,
         jackpot: JackpotSeam | None = None,
     ) -> None:
-        self._load_profile = load_profile
-        self._engine_factory = engine_factory
-        self._make_card = make_card
-        self.jackpot = jackpot or JackpotSeam()
+        self.undo: bytes = b""  # the state before the last apply(), pickled (restore() takes it)
+        self.resume_to: str | None = None  # the machine's: where a fault resumes (machine.py)
         self.machine = m.build_machine(self)  # the authority on the state (machine.py)
-        self._fx: list[Effect] = []
-        self._result: dict[str, Any] = {}
-        self.now = 0.0
-        self._reset()
-        self.lid_machine = build_lid_machine(self)  # the lid sub-machine (lid_machine.py), on self.lid
+        self.fx = fx = EffectSink()
+        self.gate = gate = Gate(self)
+        self.setup = setup = TableSetup(load_profile)
+        self.jackpot = jackpot or JackpotSeam()
+        jp, self.safety = self.jackpot, SafetyOutputs(fx)
+        self.dealer_duty = DealerDuty(fx, gate, setup)
+        lid = Lid(fx, on_tamper=lambda reason: self.fault_ctl.tamper(reason))
+        cycle = ShoeCycle(fx, gate, setup, lid, rounds=lambda: self.round_flow, players=self._players)
+        rounds = RoundFlow(
+            fx, gate, setup, jp, lid, cycle, engine_factory=engine_factory, make_card=make_card
+        )
+        faults = Faults(fx, gate, lid, rounds)
+        checks = DeckChecks(fx, gate, setup, lid, cycle)
+        self.lid_ctl = lid
+        self.shoe_cycle = cycle
+        self.round_flow = rounds
+        self.fault_ctl = faults
+        self.deck_checks = checks
+        self.card_flow = CardFlow(fx, gate, setup, cycle, rounds, faults, lid)
+        self.dealer_in = dealer = DealerInputs(fx, gate, setup, jp, rounds, cycle, lid, faults)
+        safety, duty = self.safety, self.dealer_duty
+        self.shoe_link = link = ShoeLink(
+            fx, gate, setup, shoe_cycle=cycle, deck_checks=checks, rounds=rounds, lid=lid, faults=faults,
+            safety=safety, jackpot=jp,
+        )  # fmt: skip
+        self.supervisor = SupervisorActions(
+            fx, gate, setup, jp, link=link, shoe_cycle=cycle, deck_checks=checks, rounds=rounds, dealer=dealer,
+            duty=duty, lid=lid, faults=faults,
+        )  # fmt: skip
+        self.documents = StateDocuments(
+            fx, gate, setup, jp, link=link, shoe_cycle=cycle, rounds=rounds, dealer=dealer, duty=duty, lid=lid,
+            faults=faults, safety=safety,
+        )  # fmt: skip
+
+    def _players(self) -> int:
+        return self.round_flow.players(len(self.dealer_in.bets))
 
     # ================================================================ entry point
-    def apply(self, inp: dict[str, Any], now: float, *, states: bool = True) -> Step:
+    def apply(self, inp: i.Input, now: float, *, states: bool = True) -> Step:
         """Apply one input. Raises ``Rejected`` (state unchanged) for a forbidden dealer/supervisor input.
 
         ``states=False``: leave the retained state documents out of this step; the caller takes them with
@@ -90,69 +134,162 @@ class TableCore(
         never be read by anyone, and building it is most of the core's cost per card)."""
         before = self._frozen()
         self.undo = before  # the shell restores this if the journal commit fails
-        self._fx, self._result, self.now = [], {}, float(now)
+        self.fx.begin(now)
         try:
-            handler = INPUT_HANDLERS.get(str(inp.get("type")))
+            handler = INPUT_HANDLERS.get(type(inp))
             if handler is None:
-                raise Rejected(f"unknown input type {inp.get('type')!r}")
+                raise Rejected(f"unknown input {type(inp).__name__}")
             handler(self, inp)
-            self._sync_outputs()
+            pending = self.round_flow.pending is not None
+            self.safety.sync(self.state, self.lid_ctl.status, self.fault_ctl.raised, pending)
             if states:
-                self._state_documents()
-            self._hole_card_event()  # every input, in order with the card events (never deferred)
+                self.documents.publish()
+            self.round_flow.hole_card_event()  # every input, in order with the card events (never deferred)
         except BaseException:
             self.restore(before)
             raise
-        return Step(self._fx, self._result)
+        return Step(self.fx.items, self.fx.result)
+
+    def publish_states(self) -> list[Effect]:
+        """The retained state documents whose content changed since they were last published (after inputs
+        applied with ``states=False``). Part of the state like any input's effects: ``undo`` covers it."""
+        return self.documents.publish_states()
+
+    def view(self) -> dict[str, Any]:
+        """The table state as published (retained) and shown on the pit terminal."""
+        return self.documents.view()
+
+    def dealer_inputs(self) -> list[str]:
+        """The dealer commands the core would accept now (the pit terminal enables exactly these)."""
+        return self.documents.dealer_inputs()
+
+    # ================================================================ the state as plain data
+    def snapshot(self) -> dict[str, Any]:
+        """The whole state as plain data (journal snapshots, tests)."""
+        return pickle.loads(self._frozen())  # type: ignore[no-any-return]
+
+    def _frozen(self) -> bytes:
+        # Pickled: a deep copy of plain data several times faster than copy.deepcopy. Every input takes one
+        # for the rollback of a refused input or a failed commit, and it is unpickled only then.
+        return frozen(self)
+
+    def restore(self, snap: dict[str, Any] | bytes) -> None:
+        s = pickle.loads(snap) if isinstance(snap, bytes) else _copy(snap)
+        self.undo = b""
+        self.machine.set_state("closed")
+        restore_parts(self, s)
 
     # ================================================================ dispatch (tables: dispatch.py)
     def _device(self, e: ev.DeviceEvent) -> None:
         if e.event_no:  # the shoe's resume point: committed with this input (docs/protocol.md §5a)
-            self.device.event_no = e.event_no
+            self.shoe_link.committed(e.event_no)
         DEVICE_HANDLERS[type(e)](self, e)  # complete: checked when dispatch.py is imported
 
     def _dealer(self, action: str, args: dict[str, Any]) -> None:
-        self._blocked()
+        self.dealer_in.blocked()
         handler = DEALER_HANDLERS.get(action)
         if handler is None:
             raise Rejected(f"unknown dealer action {action!r}")
         handler(self, action, args)
 
     def _supervisor(self, user: str, role: str, action: str, args: dict[str, Any]) -> None:
-        self._authorise(user, role, action)
+        self.supervisor.authorise(user, role, action)
         handler = SUPERVISOR_HANDLERS.get(action)
         if handler is None:
             raise Rejected(f"unknown supervisor action {action!r}")
         handler(self, user, args)
-        self._record("supervisor_action", user=user, role=role, action=action, args=args, at=self._ts())
+        self.fx.record(
+            RecordKind.SUPERVISOR_ACTION, user=user, role=role, action=action, args=args, at=self.fx.ts()
+        )
+
+    def shuffle_finished(self, e: ev.ShuffleFinished) -> None:
+        self.shoe_cycle.on_shuffle_finished(e)
+        self._count_report(e.cards_inside, shuffled=True)
+
+    def cards_inside(self, e: ev.CardsInside) -> None:
+        self.shoe_cycle.on_cards_inside(e)
+        self._count_report(e.count)
+
+    def _count_report(self, count: int, *, shuffled: bool = False) -> None:
+        """The shoe's count of the cards inside: what it means depends on the state (COUNT_REPORTS)."""
+        handler = COUNT_REPORTS.get(self.state)
+        if handler is not None:
+            handler(self, count, shuffled)
+        else:
+            self.shoe_cycle.unexpected_count(count)
+
+    def _gpio(self, name: str, value: bool) -> None:
+        if name == "lid_switch":  # True: the lid is open
+            self.fx.record(RecordKind.LID_SWITCH, open=value)
+            if value and self.lid_ctl.status.unlock is None:
+                self.fault_ctl.tamper("lid switch open while the lid is locked (PT-2001 r.60)")
+        elif name.startswith(CHIP_SLOT_PREFIX) and name[len(CHIP_SLOT_PREFIX) :].isdigit():  # PT-2001 r.41a
+            rnd = self.round_flow.round if self.round_flow.round_active() else None
+            tp = self.setup.tp
+            self.fx.extend(
+                self.jackpot.on_chip_sensor(
+                    int(name[len(CHIP_SLOT_PREFIX) :]),
+                    value,
+                    betting=self.state == "betting",
+                    round_id=rnd.round_id if rnd else None,
+                    seats=tp.seats if tp else 0,
+                    now=self.fx.now,
+                )
+            )
+        else:
+            self.fx.record(RecordKind.GPIO_INPUT, name=name, value=value)
+
+    # ================================================================ read by the shell and the tests
+    @property
+    def state(self) -> str:
+        """The leaf state ("betting", "jammed"): the name in snapshots and documents (machine.py)."""
+        return m.LEAF[self.machine_state]
+
+    machine_state: str  # set by the machine (model_attribute), like the two below (transitions adds them)
+    may_trigger: Callable[[str], bool]
+    trigger: Callable[..., bool]
+    faults = property(
+        lambda self: self.fault_ctl.raised, lambda self, v: setattr(self.fault_ctl, "raised", v)
+    )
+    bets = property(lambda self: self.dealer_in.s.bets, lambda self, v: setattr(self.dealer_in.s, "bets", v))
+    outputs = property(lambda self: self.safety.values)
+    lid = property(lambda self: self.lid_ctl.status)
+    lid_machine = property(lambda self: self.lid_ctl.machine)
+    device = property(lambda self: self.shoe_link.device)
+    shoe = property(lambda self: self.shoe_cycle.shoe)
+    inside = property(lambda self: self.shoe_cycle.inside)
+    out = property(lambda self: self.shoe_cycle.out)
+    round = property(lambda self: self.round_flow.round)
+    round_void = property(lambda self: self.round_flow.round_void)
+    pending_replacement = property(lambda self: self.round_flow.pending)
+    session = property(lambda self: self.setup.session)
+    tp = property(lambda self: self.setup.tp)
+    rules_profile = property(lambda self: self.setup.rules_profile)
+    dealer_on_duty = property(lambda self: self.dealer_duty.on_duty)
+    deck_check = property(lambda self: self.deck_checks.check)
+    chips = property(lambda self: self.dealer_in.chips)
+    uninserted = property(lambda self: self.round_flow.uninserted)
+    last_seats = property(lambda self: self.round_flow.last_seats)
+    profile_name = property(lambda self: self.setup.profile_name)
+    shuffler = property(lambda self: self.setup.shuffler)
+    _load_profile = property(lambda self: self.setup.load_profile)
 
 
-InputHandler = Callable[[TableCore, dict[str, Any]], None]
+InputHandler = Callable[[TableCore, Any], None]  # (core, the input of the type it is registered for)
 
-# The input types (controller/table/inputs.py); anything else is refused.
-INPUT_HANDLERS: dict[str, InputHandler] = {
-    "device": lambda core, inp: core._device(decode_event(inp)),
-    "dealer": lambda core, inp: core._dealer(str(inp.get("action")), dict(inp.get("args") or {})),
-    "supervisor": lambda core, inp: core._supervisor(
-        str(inp.get("user") or ""),
-        str(inp.get("role") or ""),  # no role, no authority: refused by _authorise
-        str(inp.get("action")),
-        dict(inp.get("args") or {}),
-    ),
-    "tick": lambda core, _inp: core._tick(),
-    "gpio": lambda core, inp: core._gpio(str(inp.get("name")), bool(inp.get("value"))),
-    "command_failed": lambda core, inp: core._command_failed(
-        str(inp.get("command")), str(inp.get("text", "")), bool(inp.get("link"))
-    ),
-    "restart": lambda core, _inp: core._restart(),
+# The input types (controller/table/inputs.py), by type; anything else is refused.
+INPUT_HANDLERS: dict[type[i.Input], InputHandler] = {
+    i.DeviceInput: lambda core, inp: core._device(inp.event),
+    i.DealerInput: lambda core, inp: core._dealer(inp.action, dict(inp.args)),
+    i.SupervisorInput: lambda core, inp: core._supervisor(inp.user, inp.role, inp.action, dict(inp.args)),
+    i.Tick: lambda core, _inp: core.lid_ctl.tick(core.fx.now, core.round_flow.uninserted),
+    i.GpioInput: lambda core, inp: core._gpio(inp.name, inp.value),
+    i.CommandFailed: lambda core, inp: core.shoe_link.command_failed(inp.command, inp.text, inp.link),
+    i.Restart: lambda core, _inp: core.shoe_link.restart(),
     # the jackpot sign's link (PT-2001 r.41), journaled
-    "jackpot_display": lambda core, inp: core._fx.extend(core.jackpot.on_display(bool(inp.get("connected")))),
+    i.JackpotDisplay: lambda core, inp: core.fx.extend(core.jackpot.on_display(inp.connected)),
     # the shell's journal commit failed (issue 14 item 3)
-    "journal_fault": lambda core, inp: core._journal_fault(
-        str(inp.get("kind") or "io_error"), str(inp.get("text") or "")
-    ),
+    i.JournalFault: lambda core, inp: core.fault_ctl.journal_fault(inp.kind, inp.text),
     # chain, snapshot or pinned configuration (issue 13 §1-2)
-    "integrity_fault": lambda core, inp: core._integrity_fault(
-        str(inp.get("reason") or ""), dict(inp.get("details") or {})
-    ),
+    i.IntegrityFault: lambda core, inp: core.fault_ctl.integrity_fault(inp.reason, dict(inp.details)),
 }

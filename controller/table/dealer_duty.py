@@ -1,7 +1,7 @@
 """The dealer on duty (issue 29): a dealer signs in at the pit terminal between rounds; the name is journaled,
 published on ``events/dealer`` and shown in ``state/table`` as ``dealer`` while someone is signed in (absent
 otherwise); it survives a restart (snapshot) and ends when the table is closed. The floor attributes each round's
-settlement to the dealer on duty at that time (floor/shift.py)."""
+settlement to the dealer on duty at that time (controller/floor/shift.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,10 @@ import re
 from typing import Any
 
 from controller.effects import Rejected
-from controller.table.base import CoreBase
+from controller.table.gate import Gate
+from controller.table.record_kinds import RecordKind
+from controller.table.session import TableSetup
+from controller.table.sink import EffectSink
 
 # A person's name as the pit shows it: letters and digits of any script, inner spaces, dots, apostrophes and
 # hyphens; 1-32 characters, no control or format character, no leading/trailing space (fullmatch).
@@ -28,23 +31,31 @@ def dealer_name(value: Any) -> str:
     return value
 
 
-class DealerDuty(CoreBase):
-    def _dealer_sign_in(self, args: dict[str, Any]) -> None:
+class DealerDuty:
+    """Owns who is on duty (snapshot ``dealer_on_duty``, only while someone is)."""
+
+    def __init__(self, fx: EffectSink, gate: Gate, setup: TableSetup) -> None:
+        self.fx, self.gate, self.setup = fx, gate, setup
+        self.on_duty: str | None = None
+
+    def sign_in(self, args: dict[str, Any]) -> None:
         """Between rounds only (not while a round is dealt, played or awaiting settlement)."""
-        self._allow("dealer_sign_in", "dealer_sign_in")
+        self.gate.allow("dealer_sign_in", "dealer_sign_in")
         name = dealer_name(args.get("name"))
-        previous = self.dealer_on_duty
+        previous = self.on_duty
         if name == previous:
             raise Rejected(f"{name} is already the dealer on duty")
-        self.dealer_on_duty = name
-        self._record("dealer_signed_in", dealer=name, previous=previous, at=self._ts())
-        self._event("dealer", action="signed_in", dealer=name, previous=previous, session_id=self.session.id)
+        self.on_duty = name
+        self.fx.record(RecordKind.DEALER_SIGNED_IN, dealer=name, previous=previous, at=self.fx.ts())
+        session_id = self.setup.session.id
+        self.fx.event("dealer", action="signed_in", dealer=name, previous=previous, session_id=session_id)
 
-    def _dealer_off_duty(self, reason: str) -> None:
+    def off_duty(self, reason: str) -> None:
         """The table closes: nobody is on duty (nothing recorded when nobody was)."""
-        previous = self.dealer_on_duty
+        previous = self.on_duty
         if previous is None:
             return
-        self.dealer_on_duty = None
-        self._record("dealer_signed_out", dealer=previous, reason=reason, at=self._ts())
-        self._event("dealer", action="signed_out", dealer=previous, reason=reason, session_id=self.session.id)
+        self.on_duty = None
+        self.fx.record(RecordKind.DEALER_SIGNED_OUT, dealer=previous, reason=reason, at=self.fx.ts())
+        session_id = self.setup.session.id
+        self.fx.event("dealer", action="signed_out", dealer=previous, reason=reason, session_id=session_id)

@@ -107,7 +107,7 @@ def render_table() -> str:
 
 
 def built_lid() -> lm.LidMachine:
-    return lm.build_lid_machine(SimpleNamespace(lid=SimpleNamespace(state="locked", unlock=None)))
+    return lm.build_lid_machine(SimpleNamespace(status=SimpleNamespace(state="locked", unlock=None)))
 
 
 # the lid machine's nested names -> the ones shown, its composites ("shut", "opened") included
@@ -139,7 +139,7 @@ Drawn from `controller/table/lid_machine.py` as built: a second `HierarchicalMac
 lid moves while rounds go on, so it is a region of its own, not a table state). Its state is the shoe's last lid
 report (`lid.state`, the innermost name in snapshots); `shut` and `opened` are its composites. Each report of the
 shoe fires one trigger; the first transition whose guard holds is taken. Whether the lid may open (`lid.unlock`)
-is written only by `lid.py` (`_grant_opening`, `_relock`) and read here as a guard; the lock output is derived
+is written only by `lid.py` (`grant_opening`, `relock`) and read here as a guard; the lock output is derived
 from it (`outputs.py`).
 """
 

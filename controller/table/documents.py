@@ -6,84 +6,119 @@ from typing import Any
 
 from controller.actions import DEALER_PLAY
 from controller.canonical import canonical
-from controller.effects import DocumentName, StateDocument
+from controller.effects import DocumentName, Effect, StateDocument
+from controller.jackpot.seam import JackpotSeam
 from controller.table import machine as m
-from controller.table.base import CoreBase
-from controller.table.reporting import (
-    allowed_commands,
-    hole_card_hidden,
-    round_state,
-)
+from controller.table.dealer import DealerInputs
+from controller.table.dealer_duty import DealerDuty
+from controller.table.faults import Faults
+from controller.table.gate import Gate
+from controller.table.lid import Lid
+from controller.table.link import ShoeLink
+from controller.table.outputs import SafetyOutputs
+from controller.table.reporting import allowed_commands, round_state
+from controller.table.round_flow import RoundFlow
+from controller.table.session import TableSetup
+from controller.table.shoe_cycle import ShoeCycle
+from controller.table.sink import EffectSink
+from drivers.events import LidState
 
 
-class StateDocuments(CoreBase):
+class StateDocuments:
+    """Owns the text last published per document (snapshot ``published``); reads every other concern."""
+
+    def __init__(
+        self,
+        fx: EffectSink,
+        gate: Gate,
+        setup: TableSetup,
+        jackpot: JackpotSeam,
+        *,
+        link: ShoeLink,
+        shoe_cycle: ShoeCycle,
+        rounds: RoundFlow,
+        dealer: DealerInputs,
+        duty: DealerDuty,
+        lid: Lid,
+        faults: Faults,
+        safety: SafetyOutputs,
+    ) -> None:
+        self.fx, self.gate, self.setup, self.jackpot = fx, gate, setup, jackpot
+        self.link, self.shoe_cycle, self.rounds, self.dealer = link, shoe_cycle, rounds, dealer
+        self.duty, self.lid, self.faults, self.safety = duty, lid, faults, safety
+        self.published: dict[str, str] = {}  # JSON text of the last retained state document per topic
+
     def view(self) -> dict[str, Any]:
         """The table state as published (retained) and shown on the pit terminal."""
-        rnd = self.round
+        rnd = self.rounds.round
         return {
-            "state": self.state,
-            "session_id": self.session.id,
-            "profile": self.profile_name,
-            "shuffler": self.shuffler,
+            "state": self.gate.state,
+            "session_id": self.setup.session.id,
+            "profile": self.setup.profile_name,
+            "shuffler": self.setup.shuffler,
             "round_id": rnd.round_id if rnd else None,
-            "round_active": self.state in m.ROUND_ACTIVE
-            or (self.state in m.FAULT_STATES and self._round_active()),
-            "bets": {seat: bet.to_dict() for seat, bet in self.bets.items()},
-            "contestable_rounds": list(self.uninserted),  # r.62: final but contestable until inserted
-            "carried_rounds": [r for r in self.uninserted if not rnd or r != rnd.round_id],  # r.61
-            "faults": sorted(self.faults),
-            "resume_to": self.resume_to,
-            "lid": self.lid.state,
-            "lid_unlocked_by": self.lid.unlock,
-            "cards_inside": self.inside,
-            "cards_out": self.out,
-            "last_shoe_seq": self.shoe.last_seq,
-            "last_round_of_shoe": self.shoe.last_round is not None,
-            "awaiting_card_replacement": self.pending_replacement is not None,
-            "outputs": dict(self.outputs),
+            "round_active": self.gate.state in m.ROUND_ACTIVE
+            or (self.gate.state in m.FAULT_STATES and self.rounds.round_active()),
+            "bets": {seat: bet.to_dict() for seat, bet in self.dealer.bets.items()},
+            "contestable_rounds": list(self.rounds.uninserted),  # r.62: final but contestable until inserted
+            "carried_rounds": [r for r in self.rounds.uninserted if not rnd or r != rnd.round_id],  # r.61
+            "faults": sorted(self.faults.raised),
+            "resume_to": self.gate.resume_to,
+            "lid": self.lid.status.state,
+            "lid_unlocked_by": self.lid.status.unlock,
+            "cards_inside": self.shoe_cycle.inside,
+            "cards_out": self.shoe_cycle.out,
+            "last_shoe_seq": self.shoe_cycle.shoe.last_seq,
+            "last_round_of_shoe": self.shoe_cycle.shoe.last_round is not None,
+            "awaiting_card_replacement": self.rounds.pending is not None,
+            "outputs": dict(self.safety.values),
             # the open session's bet limits in minor units (the pit terminal's chips stay within them)
-            "limits": {"min_bet": self.tp.min_bet, "max_bet": self.tp.max_bet} if self.tp else None,
+            "limits": {"min_bet": self.setup.tp.min_bet, "max_bet": self.setup.tp.max_bet}
+            if self.setup.tp
+            else None,
             # the dealer inputs the core accepts now: the pit terminal enables exactly these
             "dealer_inputs": self.dealer_inputs(),
             # the dealer on duty (issue 29), only while someone is signed in
-            **({"dealer": self.dealer_on_duty} if self.dealer_on_duty is not None else {}),
+            **({"dealer": self.duty.on_duty} if self.duty.on_duty is not None else {}),
         }
 
     def dealer_inputs(self) -> list[str]:
         """The dealer commands (controller/actions.py) the core would accept now, from the machine's
         ``may_<trigger>()`` answers and, during play, the rules engine's allowed actions. Arguments (which seat,
         how much) are still checked when the input comes; everything else is decided here, once."""
-        if self._dealing_blocked() is not None:
+        if self.dealer.dealing_blocked() is not None:
             return []
         allowed = []
-        if self.may_place_bet():
+        if self.gate.may("place_bet"):
             allowed.append("place_bet")
-        if self.bets and self.may_clear_bet():
+        if self.dealer.bets and self.gate.may("clear_bet"):
             allowed.append("clear_bet")
-        if self.bets and self.may_close_bets():
+        if self.dealer.bets and self.gate.may("close_bets"):
             allowed.append("no_more_bets")
-        if self.may_jackpot_chip() and any(int(seat) not in self.chips for seat in self.bets):
+        if self.gate.may("jackpot_chip") and any(
+            int(seat) not in self.dealer.chips for seat in self.dealer.bets
+        ):
             jackpot = self.jackpot.state_doc() or {}  # manual mode only (r.41b; automatic: sensed, r.41a)
             if jackpot.get("mode") == "manual" and jackpot.get("playable"):
                 allowed.append("jackpot_chip")
-        if self.may_next_round() and self.lid.state != "open":  # the lid is closed first (r.59-60)
+        if self.gate.may("next_round") and self.lid.status.state != LidState.OPEN:  # closed first (r.59-60)
             allowed.append("next_round")
-        if self.may_cut_done():
+        if self.gate.may("cut_done"):
             allowed.append("cut")
-        if self.may_play() and self.round is not None:
-            allowed += [a for a in allowed_commands(self.round.engine) if a in DEALER_PLAY]
+        if self.gate.may("play") and self.rounds.round is not None:
+            allowed += [a for a in allowed_commands(self.rounds.round.engine) if a in DEALER_PLAY]
         return sorted(allowed)
 
-    def publish_states(self) -> list[StateDocument]:
+    def publish_states(self) -> list[Effect]:
         """The retained state documents whose content changed since they were last published (after inputs
         applied with ``states=False``). Part of the state like any input's effects: ``undo`` covers it."""
-        self._fx = []
-        self._state_documents()  # appends StateDocument effects only
-        return self._fx
+        self.fx.items = []
+        self.publish()  # appends StateDocument effects only
+        return self.fx.items
 
-    def _state_documents(self) -> None:
+    def publish(self) -> None:
         """Retained state documents, each published only when its content changed."""
-        rnd = self.round
+        rnd = self.rounds.round
         jam = self.faults.get("jam")
         link = self.faults.get("link_down")
         link_back = link is None or bool(link.restored)
@@ -91,14 +126,16 @@ class StateDocuments(CoreBase):
             "table": self.view(),
             "round": {
                 **round_state(
-                    rnd, void=self.round_void, contestable=bool(rnd and rnd.round_id in self.uninserted)
+                    rnd,
+                    void=self.rounds.round_void,
+                    contestable=bool(rnd and rnd.round_id in self.rounds.uninserted),
                 ),
                 **self.jackpot.round_doc(rnd.round_id if rnd else None),
             },
             "lid": {
-                "state": self.lid.state,
-                "locked": bool(self.outputs.get("lid_lock", True)),
-                "unlocked_by": self.lid.unlock,
+                "state": self.lid.status.state,
+                "locked": bool(self.safety.values.get("lid_lock", True)),
+                "unlocked_by": self.lid.status.unlock,
             },
             "jam": {
                 "jammed": jam is not None,
@@ -106,16 +143,16 @@ class StateDocuments(CoreBase):
                 "device_cleared": bool(jam and jam.device_cleared),
             },  # r.51: awaits the supervisor
             "shoe": {
-                "shuffler": self.shuffler,
-                "decks": self.rules_profile.decks if self.rules_profile is not None else None,
-                "cards_inside": self.inside,  # a count only: nothing reveals the cards inside
-                "cards_out": self.out,
-                "dealt_this_shoe": self.shoe.dealt,
-                "shoe_no": self.shoe.no,
-                "shuffling": bool(self.shoe.shuffling),
+                "shuffler": self.setup.shuffler,
+                "decks": self.setup.rules_profile.decks if self.setup.rules_profile is not None else None,
+                "cards_inside": self.shoe_cycle.inside,  # a count only: nothing reveals the cards inside
+                "cards_out": self.shoe_cycle.out,
+                "dealt_this_shoe": self.shoe_cycle.shoe.dealt,
+                "shoe_no": self.shoe_cycle.shoe.no,
+                "shuffling": bool(self.shoe_cycle.shoe.shuffling),
                 # The link itself; a link fault stays in state/table "faults" until clear_link, even when back.
-                "linked": self.device.known and link_back,
-                "last_round_of_shoe": self.shoe.last_round is not None,
+                "linked": self.link.device.known and link_back,
+                "last_round_of_shoe": self.shoe_cycle.shoe.last_round is not None,
             },
         }
         jackpot = self.jackpot.state_doc()
@@ -125,22 +162,6 @@ class StateDocuments(CoreBase):
             # The JSON text is the cache key: immutable (the documents share live dicts such as the bets),
             # cheap to compare, and it proves the document is plain JSON.
             text = canonical(data)
-            if self._published.get(name) != text:
-                self._published[name] = text
-                self._fx.append(StateDocument(DocumentName(name), text))
-
-    def _hole_card_event(self) -> None:
-        """The dealer's hole card turned over: one events/round message, the first input it is seen after."""
-        rnd = self.round
-        engine = rnd.engine if rnd is not None else None
-        if (
-            engine is not None
-            and engine.profile.hole_card
-            and len(engine.dealer) >= 2
-            and not hole_card_hidden(engine)
-            and self.hole_revealed != rnd.round_id
-        ):
-            self.hole_revealed = rnd.round_id  # the dealer turned the hole card over (PT-2001 r.17)
-            self._event(
-                "round", round_id=rnd.round_id, phase="hole_card_revealed", card=str(engine.dealer[1])
-            )
+            if self.published.get(name) != text:
+                self.published[name] = text
+                self.fx.items.append(StateDocument(DocumentName(name), text))

@@ -14,7 +14,17 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from controller.effects import Rejected
+from controller.effects import JournalWriteFailed
+
+__all__ = [
+    "DISK_FULL",
+    "IO_ERROR",
+    "READ_ONLY",
+    "JournalProblem",
+    "JournalWriteFailed",
+    "classify",
+    "is_write_failure",
+]
 
 DISK_FULL = "disk_full"
 READ_ONLY = "read_only"
@@ -31,15 +41,6 @@ class JournalProblem:
     def text(self) -> str:
         """One line: ``journal disk full (database or disk is full)``."""
         return f"{WORDS[self.kind]} ({self.detail})"
-
-
-class JournalWriteFailed(Rejected):
-    """A journal commit failed: nothing of it happened. A ``Rejected``, so every caller that answers a refusal
-    (MQTT intake, buttons) answers this one with the reason instead of going silent."""
-
-    def __init__(self, problem: JournalProblem) -> None:
-        super().__init__(f"not done: {problem.text}; the table is in the journal_io fault")
-        self.problem = problem
 
 
 def is_write_failure(exc: BaseException) -> bool:

@@ -1,116 +1,129 @@
-"""The shoe's lid: opened by the machine after the round, locked otherwise, tamper, the lid switch, the lid timeout
-(PT-2001 r.60-62)."""
+"""The shoe's lid: opened by the machine after the round, locked otherwise, the lid timeout (PT-2001 r.60-62).
+
+``Lid`` owns the lid's slice of the state (``LidStatus``: the shoe's last report, why it may open now, the
+deadline to open) and the lid sub-machine on it (lid_machine.py). An opening it did not grant is tamper: the
+lid tells ``on_tamper`` (the faults, faults.py), given in its constructor."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from enum import StrEnum
 from typing import Any
 
-from controller.actions import CHIP_SLOT_PREFIX
-from controller.effects import Rejected
-from controller.table.base import CoreBase
-from controller.table.lid_machine import OPENED, REPORT_TRIGGER
-from controller.table.state import TamperFault
+from controller.table.lid_machine import OPENED, REPORT_TRIGGER, LidMachine, build_lid_machine
+from controller.table.record_kinds import RecordKind
+from controller.table.sink import EffectSink
+from controller.table.state import LidStatus
 from drivers import events as ev
+from drivers.events import LidState
 
 
-class Lid(CoreBase):
-    def _on_LidChanged(self, e: ev.LidChanged) -> None:
+class Unlock(StrEnum):
+    """Why the lid may open now (``LidStatus.unlock``; state/lid ``unlocked_by``): an authorised supervisor's
+    opening is ``supervisor:<user>``."""
+
+    AUTO = "auto"  # after the round, for its cards (r.59-61)
+    LOADING = "loading"  # the session's cards go in (r.53-54)
+    CLOSING = "closing"  # the discard goes in before the inventory (r.55)
+    SUPERVISOR = "supervisor"  # an authorised person (r.51, r.60)
+
+
+class Lid:
+    def __init__(self, fx: EffectSink, on_tamper: Callable[[str], None]) -> None:
+        self.fx = fx
+        self.on_tamper = on_tamper
+        self.status = LidStatus()
+        self.machine: LidMachine = build_lid_machine(self)  # the lid sub-machine, on ``status``
+
+    def on_changed(self, e: ev.LidChanged) -> None:
         """The shoe's lid report; where it leads and what it means is the lid machine's (lid_machine.py)."""
+        lid = self.status
         state = str(e.state)
-        lid_event: dict[str, Any] = {"state": state, "previous": self.lid.state}
-        if self.lid.unlock:
-            lid_event["by"] = str(self.lid.unlock)
-        self._event("lid", **lid_event)
-        self._record("lid", state=state, unlocked_by=self.lid.unlock)
-        auto_before, self.lid.auto_before_restart = self.lid.auto_before_restart, False  # read once
-        self.lid_machine.model.trigger(REPORT_TRIGGER[e.state], restart_opening=auto_before)
+        lid_event: dict[str, Any] = {"state": state, "previous": lid.state}
+        if lid.unlock:
+            lid_event["by"] = str(lid.unlock)
+        self.fx.event("lid", **lid_event)
+        self.fx.record(RecordKind.LID, state=state, unlocked_by=lid.unlock)
+        auto_before, lid.auto_before_restart = lid.auto_before_restart, False  # read once
+        model: Any = self.machine.model  # a LidModel; transitions gave it ``trigger``
+        model.trigger(REPORT_TRIGGER[e.state], restart_opening=auto_before)
 
     # ---- what the lid machine's transitions run (lid_machine.LidOwner)
-    def _lid_opened_before_restart(self) -> None:
+    def opened_before_restart(self) -> None:
         # The opening the restart interrupted: not tamper, but no longer an unlock either. The restart ended the
         # lid cycle (the cards are carried, PT-2001 r.61) and the table is in a fault until it has counted the
         # cards, so the lock output stays locked: the lid latches when it is closed (product guide: on any
         # fault the lid stays locked; PT-2001 r.60).
-        self._record("lid_opened_before_restart", at=self._ts())
+        self.fx.record(RecordKind.LID_OPENED_BEFORE_RESTART, at=self.fx.ts())
 
-    def _lid_opened_as_granted(self) -> None:
-        self.lid.deadline = None  # it opened in time (r.61)
+    def opened_as_granted(self) -> None:
+        self.status.deadline = None  # it opened in time (r.61)
 
-    def _lid_closed(self) -> None:
+    def closed(self) -> None:
         # closed: lock again (PT-2001 r.60); the continuous shuffler starts shuffling by itself
-        if self.lid.unlock is not None:
-            self._relock()
+        if self.status.unlock is not None:
+            self.relock()
 
-    def _lid_is_open(self) -> bool:
+    def tamper(self, reason: str) -> None:
+        self.on_tamper(reason)
+
+    def is_open(self) -> bool:
         """Open or forced open (the lid machine's ``opened``): nothing is locked or counted until it closes."""
-        return self.lid.state in OPENED
+        return self.status.state in OPENED
 
-    # ---- the one writer of ``lid.unlock`` (the lid_lock output is derived from it, outputs.py)
-    def _grant_opening(self, why: str, *, unlock: bool = False, open_lid: bool = False) -> None:
-        """The lid may open now, and why ("auto", "loading", "closing", "supervisor:<user>"); ``unlock`` /
-        ``open_lid``: tell the shoe to release its lock / to open the lid."""
-        self.lid.unlock = why
+    # ---- the one writer of ``unlock`` (the lid_lock output is derived from it, outputs.py)
+    def grant_opening(
+        self, why: Unlock, *, by: str | None = None, unlock: bool = False, open_lid: bool = False
+    ) -> None:
+        """The lid may open now, and why (``by``: the supervisor's name); ``unlock`` / ``open_lid``: tell the
+        shoe to release its lock / to open the lid."""
+        self.status.unlock = why.value if by is None else f"{why.value}:{by}"  # plain text in the snapshot
         if unlock:
-            self._cmd(ev.UnlockLid())
+            self.fx.cmd(ev.UnlockLid())
         if open_lid:
-            self._cmd(ev.OpenLid())
+            self.fx.cmd(ev.OpenLid())
 
-    def _relock(self, *, command: bool = True) -> None:
+    def relock(self, *, command: bool = True) -> None:
         """No opening allowed any more: locked (``command``: tell the shoe; False when it is already told)."""
-        self.lid.unlock = None
+        self.status.unlock = None
         if command:
-            self._cmd(ev.LockLid())
+            self.fx.cmd(ev.LockLid())
 
-    def _tamper(self, reason: str) -> None:
-        # Closed, or after a failed deck check (PT-2001 r.55): no session runs, so no fault state to enter;
-        # the opening is still a critical alert.
-        if "tamper" not in self.faults and self.may_forced():
-            self._enter_fault("tamper", "forced", TamperFault(at=self._ts()))
-        self._alert("tamper", "critical", reason)
+    def open_by(self, deadline: float) -> None:
+        """An automatic opening after the round (r.59-60): it must open before ``deadline`` (r.61)."""
+        self.status.deadline = deadline
+        self.grant_opening(Unlock.AUTO, open_lid=True)
 
-    def _lid_not_opened(self, why: str) -> None:
-        """PT-2001 r.61: the cards stay in the discard, to go in with the next round whose lid opens."""
-        self.lid.deadline = None
-        self._relock()
-        self._record("lid_not_opened", reason=why, carried=self.uninserted)
-        self._event(
-            "shoe", procedure="cards_carried", rounds=self.uninserted, reason=why, rule="PT-2001 r.61"
-        )
+    def no_deadline(self) -> None:
+        self.status.deadline = None
 
-    def _sv_unlock_lid(self, user: str, args: dict[str, Any]) -> None:
+    def not_opened(self, why: str, carried: list[str]) -> None:
+        """PT-2001 r.61: the cards (of the ``carried`` rounds) stay in the discard, to go in with the next round
+        whose lid opens."""
+        self.status.deadline = None
+        self.relock()
+        self.fx.record(RecordKind.LID_NOT_OPENED, reason=why, carried=carried)
+        self.fx.event("shoe", procedure="cards_carried", rounds=carried, reason=why, rule="PT-2001 r.61")
+
+    def restarted(self, carried: list[str]) -> None:
+        """The service restarted: the shell locked the lid; an automatic opening under way ends (r.61)."""
+        if self.status.unlock == Unlock.AUTO:
+            self.not_opened("controller restarted during the lid cycle", carried)
+            # The shoe may have opened it before the restart: that LidChanged comes again now (protocol v2
+            # replays what was acked but not committed, docs/protocol.md §5a) and is this opening, not tamper.
+            self.status.auto_before_restart = True
+        self.status.deadline = None
+        self.relock(command=False)  # the shell locked it
+
+    def sv_unlock_lid(self, user: str, args: dict[str, Any]) -> None:
         """Only the machine or an authorised supervisor opens the lid (PT-2001 r.51, r.60)."""
-        self._grant_opening(f"supervisor:{user}", unlock=True)
+        self.grant_opening(Unlock.SUPERVISOR, by=user, unlock=True)
 
-    def _sv_lock_lid(self, user: str, args: dict[str, Any]) -> None:
-        if self._lid_is_open():
-            raise Rejected("the lid is open: close it before locking")
-        self._relock()
-        if "tamper" in self.faults:
-            self._record("tamper_cleared", user=user, at=self._ts())
-            self._clear_fault("tamper")
+    def tick(self, now: float, carried: list[str]) -> None:
+        deadline = self.status.deadline
+        due = self.status.unlock == Unlock.AUTO and deadline is not None and now >= deadline
+        if due and self.status.state != LidState.OPEN:
+            self.not_opened("lid did not open after the round", carried)
 
-    def _tick(self) -> None:
-        deadline = self.lid.deadline
-        due = self.lid.unlock == "auto" and deadline is not None and self.now >= deadline
-        if due and self.lid.state != "open":
-            self._lid_not_opened("lid did not open after the round")
-
-    def _gpio(self, name: str, value: bool) -> None:
-        if name == "lid_switch":  # True: the lid is open
-            self._record("lid_switch", open=value)
-            if value and self.lid.unlock is None:
-                self._tamper("lid switch open while the lid is locked (PT-2001 r.60)")
-        elif name.startswith(CHIP_SLOT_PREFIX) and name[len(CHIP_SLOT_PREFIX) :].isdigit():  # PT-2001 r.41a
-            rnd = self.round if self._round_active() else None
-            self._fx.extend(
-                self.jackpot.on_chip_sensor(
-                    int(name[len(CHIP_SLOT_PREFIX) :]),
-                    value,
-                    betting=self.state == "betting",
-                    round_id=rnd.round_id if rnd else None,
-                    seats=self.tp.seats if self.tp else 0,
-                    now=self.now,
-                )
-            )
-        else:
-            self._record("gpio_input", name=name, value=value)
+    def restore(self, snap: dict[str, Any]) -> None:
+        self.status = LidStatus.from_dict(snap)

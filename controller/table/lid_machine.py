@@ -47,14 +47,14 @@ TAMPER_REASON = "lid opened without an automatic or authorised opening (PT-2001 
 
 
 class LidOwner(Protocol):
-    """What the lid machine needs of the core (lid.py implements it)."""
+    """What the lid machine needs of its owner (``Lid``, lid.py)."""
 
-    lid: Any  # LidStatus: ``state`` (the leaf name) and ``unlock``
+    status: Any  # LidStatus: ``state`` (the leaf name) and ``unlock``
 
-    def _lid_opened_before_restart(self) -> None: ...
-    def _tamper(self, reason: str) -> None: ...
-    def _lid_opened_as_granted(self) -> None: ...
-    def _lid_closed(self) -> None: ...
+    def opened_before_restart(self) -> None: ...
+    def tamper(self, reason: str) -> None: ...
+    def opened_as_granted(self) -> None: ...
+    def closed(self) -> None: ...
 
 
 class LidMachine(HierarchicalMachine):
@@ -63,7 +63,7 @@ class LidMachine(HierarchicalMachine):
 
 
 class LidModel:
-    """The lid machine's model: its state is the core's ``lid.state`` (the snapshot's leaf name), so a restored
+    """The lid machine's model: its state is the lid's ``status.state`` (the snapshot's leaf name), so a restored
     snapshot is the machine's state with nothing else to set."""
 
     def __init__(self, owner: LidOwner) -> None:
@@ -71,25 +71,25 @@ class LidModel:
 
     @property
     def position(self) -> str:
-        return LID_PATH[self.owner.lid.state]
+        return LID_PATH[self.owner.status.state]
 
     @position.setter
     def position(self, path: str) -> None:
-        self.owner.lid.state = LID_LEAF[path]
+        self.owner.status.state = LID_LEAF[path]
 
 
 def build_lid_machine(owner: LidOwner) -> LidMachine:
-    """The lid machine on ``owner`` (the core). Conditions read the core's lid; callbacks are the core's."""
+    """The lid machine on ``owner`` (``Lid``). Conditions read its status; callbacks are its methods."""
     model = LidModel(owner)
 
     def may_open(*_a: Any, **_k: Any) -> bool:
-        return owner.lid.unlock is not None
+        return owner.status.unlock is not None
 
     def restart_opening(*_a: Any, restart_opening: bool = False, **_k: Any) -> bool:
-        return restart_opening and owner.lid.unlock is None
+        return restart_opening and owner.status.unlock is None
 
     def tampered(*_a: Any, **_k: Any) -> None:
-        owner._tamper(TAMPER_REASON)
+        owner.tamper(TAMPER_REASON)
 
     transitions: list[dict[str, Any]] = [
         {
@@ -97,7 +97,7 @@ def build_lid_machine(owner: LidOwner) -> LidMachine:
             "source": "*",
             "dest": LID_PATH["open"],
             "conditions": [restart_opening],
-            "after": [lambda *a, **k: owner._lid_opened_before_restart()],
+            "after": [lambda *a, **k: owner.opened_before_restart()],
             "label": "the opening a restart interrupted (r.61): no tamper, the lock stays locked",
             "guard": "restart interrupted an automatic opening",
         },
@@ -114,7 +114,7 @@ def build_lid_machine(owner: LidOwner) -> LidMachine:
             "trigger": "reported_open",
             "source": "*",
             "dest": LID_PATH["open"],
-            "after": [lambda *a, **k: owner._lid_opened_as_granted()],
+            "after": [lambda *a, **k: owner.opened_as_granted()],
             "label": "opened as granted: the deadline to open ends (r.61)",
         },
         {
@@ -128,7 +128,7 @@ def build_lid_machine(owner: LidOwner) -> LidMachine:
             "trigger": "reported_closed",
             "source": "*",
             "dest": LID_PATH["closed"],
-            "after": [lambda *a, **k: owner._lid_closed()],
+            "after": [lambda *a, **k: owner.closed()],
             "label": "closed: locked again (r.60)",
         },
     ]

@@ -2,9 +2,9 @@
 until an authorised person clears it; PT-2001 r.51, r.60).
 
 One pure function derives both outputs from the typed state (``derive_outputs``); one method writes them
-(``SafetyOutputs._sync_outputs``, after every input): a ``GpioWrite`` when a derived value changes, and for the
+(``SafetyOutputs.sync``, after every input): a ``GpioWrite`` when a derived value changes, and for the
 light the shoe's own light too. Nothing else writes a ``GpioWrite``. Whether the lid may open is the lid's
-``unlock`` (``LidStatus``), changed only by ``Lid._grant_opening`` / ``Lid._relock`` (lid.py)."""
+``unlock`` (``LidStatus``), changed only by ``Lid.grant_opening`` / ``Lid.relock`` (lid.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from controller.effects import GpioWrite
 from controller.gpio.base import OUTPUT_SAFE_VALUES
 from controller.table import machine as m
-from controller.table.base import CoreBase
+from controller.table.sink import EffectSink
 from drivers import events as ev
 
 if TYPE_CHECKING:
@@ -39,24 +39,33 @@ def derive_outputs(
     }
 
 
-class SafetyOutputs(CoreBase):
-    def _sync_outputs(self) -> None:
+class SafetyOutputs:
+    """Owns the outputs' last written values (snapshot ``outputs``)."""
+
+    def __init__(self, fx: EffectSink) -> None:
+        self.fx = fx
+        self.values: dict[str, bool] = dict(SAFE_OUTPUTS)
+
+    def reset(self) -> None:
+        self.values = dict(SAFE_OUTPUTS)
+
+    def sync(self, state: str, lid: LidStatus, faults: Mapping[str, Any], awaiting_replacement: bool) -> None:
         """The one writer of the outputs: each derived value that changed is written, once."""
-        want = derive_outputs(self.state, self.lid, self.faults, self.pending_replacement is not None)
+        want = derive_outputs(state, lid, faults, awaiting_replacement)
         for name, value in want.items():
-            if self.outputs.get(name) != value:
-                self.outputs[name] = value
-                self._fx.append(GpioWrite(name, value))
+            if self.values.get(name) != value:
+                self.values[name] = value
+                self.fx.items.append(GpioWrite(name, value))
                 if name == "warning_light":
-                    self._cmd(ev.SetWarningLight(value))
+                    self.fx.cmd(ev.SetWarningLight(value))
 
-    def _outputs_made_safe(self) -> None:
+    def made_safe(self) -> None:
         """The shell applied the safe outputs (start-up after a restart): what the outputs are now."""
-        self.outputs = dict(SAFE_OUTPUTS)
+        self.values = dict(SAFE_OUTPUTS)
 
-    def _outputs_to_rebooted_shoe(self) -> None:
+    def to_rebooted_shoe(self, lid: LidStatus) -> None:
         """A shoe back on the link may have rebooted: its lock and its light are told again (r.60)."""
-        if self.lid.unlock is None:
-            self._cmd(ev.LockLid())
-        if self.outputs.get("warning_light"):
-            self._cmd(ev.SetWarningLight(True))
+        if lid.unlock is None:
+            self.fx.cmd(ev.LockLid())
+        if self.values.get("warning_light"):
+            self.fx.cmd(ev.SetWarningLight(True))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from controller.actions import command_name
 from controller.rules.hands import hand_value
 
 HIDDEN_CARD = "??"
@@ -119,14 +120,10 @@ def round_state(tracker: Any, *, void: bool, contestable: bool) -> dict[str, Any
     }
 
 
-# The engine's action names -> the dealer command names (docs/mqtt.md) where they differ.
-COMMAND_NAMES = {"no_insurance": "decline_insurance"}
-
-
 def allowed_commands(engine: Any) -> list[str]:
     """The dealer inputs the rules allow now, by their command names (the pit terminal enables these)."""
     names = (str(getattr(a, "value", a)) for a in engine.allowed_actions())
-    return sorted(COMMAND_NAMES.get(n, n) for n in names)
+    return sorted(command_name(n) for n in names)
 
 
 def _turn(turn: Any) -> dict[str, Any] | None:

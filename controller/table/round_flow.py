@@ -2,58 +2,177 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
-from controller.table import machine as m
-from controller.table.base import LID_OPEN_TIMEOUT_S, CoreBase
-from controller.table.reporting import (
-    settlement_event,
-)
-from controller.table.rounds import (
-    jsonable,
-)
+from controller.jackpot.seam import JackpotSeam
+from controller.table.base import LID_OPEN_TIMEOUT_S
+from controller.table.gate import Gate
+from controller.table.lid import Lid
+from controller.table.record_kinds import RecordKind
+from controller.table.reporting import hole_card_hidden, settlement_event
+from controller.table.rounds import EngineFactory, RoundTracker, jsonable
+from controller.table.session import TableSetup
+from controller.table.shoe_cycle import ShoeCycle
+from controller.table.sink import EffectSink
+from controller.table.state import PendingReplacement
 
 
-class RoundFlow(CoreBase):
+@dataclass
+class RoundSlice:
+    """The round and what follows it (snapshot keys of the same names)."""
+
+    round: RoundTracker | None = None
+    round_void: bool = False
+    round_no: int = 0
+    last_seats: list[int] = field(default_factory=list)
+    uninserted: list[str] = field(
+        default_factory=list
+    )  # settled rounds whose cards are not in the shuffler (r.61-62)
+    pending_replacement: PendingReplacement | None = None
+    hole_revealed: str | None = None  # round whose hole card has been published (PT-2001 r.17)
+
+
+class RoundFlow:
+    """Owns the round (``RoundSlice``); cards.py deals into it, dealer.py starts and ends it."""
+
+    def __init__(
+        self,
+        fx: EffectSink,
+        gate: Gate,
+        setup: TableSetup,
+        jackpot: JackpotSeam,
+        lid: Lid,
+        shoe_cycle: ShoeCycle,
+        *,
+        engine_factory: EngineFactory,
+        make_card: Callable[[str], Any],
+    ) -> None:
+        self.fx, self.gate, self.setup, self.jackpot = fx, gate, setup, jackpot
+        self.lid, self.shoe_cycle = lid, shoe_cycle
+        self.engine_factory, self.make_card = engine_factory, make_card
+        self.s = RoundSlice()
+
+    # ---- read by the other concerns
+    @property
+    def round(self) -> Any:  # RoundTracker | None (Any: the callers check the state, not None)
+        return self.s.round
+
+    @property
+    def uninserted(self) -> list[str]:
+        return self.s.uninserted
+
+    @property
+    def last_seats(self) -> list[int]:
+        return self.s.last_seats
+
+    @property
+    def round_void(self) -> bool:
+        return self.s.round_void
+
+    @property
+    def pending(self) -> PendingReplacement | None:
+        return self.s.pending_replacement
+
+    def await_replacement(self, pending: PendingReplacement | None) -> None:
+        """A damaged or unreadable card awaits the chief inspector (PT-2001 r.51); None: no longer."""
+        self.s.pending_replacement = pending
+
+    def card(self, code: str, face_up: bool, *, late: bool) -> Any:
+        """The rules engine takes the card (``late``: drawn after the dealer stood, PT-2001 r.19); it may
+        refuse it (raises, nothing changed)."""
+        return self.round.card(code, face_up, to_dealer=late)
+
+    def dealt(self, entry: dict[str, Any]) -> None:
+        """The card's entry in the round's record (round_final, PT-2001 r.62)."""
+        self.round.cards.append(entry)
+
+    def number_next(self) -> int:
+        self.s.round_no += 1
+        return self.s.round_no
+
+    def number_back(self) -> None:
+        self.s.round_no -= 1  # the rules refused the bets: no round was started
+
+    def begin(self, round_id: str, bets: list[dict[str, Any]], burn: int, first_round: bool) -> None:
+        """No more bets: the round starts (the rules engine may refuse the bets: raises, nothing changed)."""
+        self.s.round = RoundTracker(
+            round_id,
+            self.setup.rules_profile,
+            bets,
+            burn,
+            first_round,
+            engine_factory=self.engine_factory,
+            make_card=self.make_card,
+        )
+        self.s.round_void = False
+
+    def end(self, *, batch: bool) -> str | None:
+        """Next round: the round is over (``batch``: its cards went to the discard); returns its id."""
+        finished = self.current_round_id()
+        if batch:
+            self.s.uninserted = []
+        self.s.round = None
+        return finished
+
+    def new_session(self) -> None:
+        self.s.round_no, self.s.uninserted = 0, []
+
+    def drop(self) -> None:
+        self.s.round = None  # the table closes
+
+    def current_round_id(self) -> str | None:
+        return self.s.round.round_id if self.s.round is not None else None
+
+    def players(self, bets_placed: int) -> int:
+        """Players at the table for the warning card's position (PT-2001 r.9)."""
+        s = self.s
+        return len(s.round.bets) if s.round else bets_placed or len(s.last_seats)
+
+    def inserted(self) -> None:
+        """The rounds' cards went into the shuffler: their records are final (r.62)."""
+        self.s.uninserted = []
+
     def _engine_phase(self) -> str:
         phase = str(self.round.engine.phase)
         return {"initial_deal": "dealing", "insurance": "players", "players": "players"}.get(phase, phase)
 
-    def _phase_state(self) -> str:
-        """The round phase the table is in, or was in when a fault interrupted it."""
-        return self.resume_to if self.state in m.FAULT_STATES else self.state
-
-    def _advance(self) -> None:
+    def advance(self) -> None:
         """Move on where the rules leave no choice (deal done, players done, dealer done)."""
         phase = self._engine_phase()
-        self._fx.extend(self.jackpot.on_progress(self.round, phase))  # PT-2001 r.42: first 2-4 cards
-        if self.may_initial_dealt() and phase != "dealing":  # dealing (or interrupted there)
-            self._fx.extend(self.jackpot.after_initial_deal(self.round.round_id, self.round.cards))
+        self.fx.extend(self.jackpot.on_progress(self.round, phase))  # PT-2001 r.42: first 2-4 cards
+        if self.gate.may("initial_dealt") and phase != "dealing":  # dealing (or interrupted there)
+            self.fx.extend(self.jackpot.after_initial_deal(self.round.round_id, self.round.cards))
             if phase == "players":
-                self._go("initial_dealt")  # during a fault: where it resumes
-        if phase == "dealer" and self.may_to_dealer():
-            self._go("to_dealer")
+                self.gate.go("initial_dealt")  # during a fault: where it resumes
+        if phase == "dealer" and self.gate.may("to_dealer"):
+            self.gate.go("to_dealer")
         if phase == "complete":
-            self._settle()
+            self.settle()
 
-    def _settle(self) -> None:
+    def settle(self) -> None:
         rnd = self.round
         settlement = jsonable(rnd.engine.settle())
-        self._record("round_settled", round_id=rnd.round_id, settlement=settlement)
-        self._finish_round(settlement, void=False)
-        self._go("settle")
-        self._event("settlement", **settlement_event(rnd.round_id, settlement))
-        if self.state == "settled":
-            self._after_round()  # else when the fault clears (_resync)
+        self.fx.record(RecordKind.ROUND_SETTLED, round_id=rnd.round_id, settlement=settlement)
+        self.finish_round(settlement, void=False)
+        self.gate.go("settle")
+        self.fx.event("settlement", **settlement_event(rnd.round_id, settlement))
+        if self.gate.state == "settled":
+            self.after_round()  # else when the fault clears (ShoeLink.resync)
 
-    def _void(self, reason: str, **details: Any) -> None:
+    def void(self, reason: str, **details: Any) -> None:
         """PT-ONLINE-2015 r.27-28: a round whose cards or result can't be known is void; bets returned."""
         rnd = self.round
         returned = {b["seat"]: b["amount"] + sum((b.get("side_bets") or {}).values()) for b in rnd.bets}
-        self._record("round_void", round_id=rnd.round_id, reason=reason, bets_returned=returned, **details)
-        self._alert("round_void", "critical", f"round {rnd.round_id} void: {reason} (PT-ONLINE-2015 r.27-28)")
-        self.round_void = True
-        profile = self.rules_profile
+        self.fx.record(
+            RecordKind.ROUND_VOID, round_id=rnd.round_id, reason=reason, bets_returned=returned, **details
+        )
+        self.fx.alert(
+            "round_void", "critical", f"round {rnd.round_id} void: {reason} (PT-ONLINE-2015 r.27-28)"
+        )
+        self.s.round_void = True
+        profile = self.setup.rules_profile
         shoe_burn = profile.burn_before_round(shoe_start=True)
         burnt = sum(1 for c in rnd.cards if c.get("recipient") == "burn")
         if (
@@ -62,50 +181,86 @@ class RoundFlow(CoreBase):
         ):
             # PT-2001 r.10 / MO-2004 art.4.1: the shoe's burn comes before the first deal; a first round voided
             # before it was complete dealt nothing, so the next round burns it again
-            self.shoe.first_round = True
-        self._finish_round({"void": True, "bets_returned": returned}, void=True)
-        self._go("void")  # during a fault: it resumes in settled
-        self._event("round", round_id=rnd.round_id, phase="void", reason=reason, bets_returned=returned)
-        if self.state == "settled":
-            self._after_round()
+            self.shoe_cycle.burn_again()
+        self.finish_round({"void": True, "bets_returned": returned}, void=True)
+        self.gate.go("void")  # during a fault: it resumes in settled
+        self.fx.event("round", round_id=rnd.round_id, phase="void", reason=reason, bets_returned=returned)
+        if self.gate.state == "settled":
+            self.after_round()
 
-    def _finish_round(self, settlement: Any, *, void: bool) -> None:
-        self._record_final(settlement, void=void)
-        self.uninserted.append(self.round.round_id)
-        self.last_seats = sorted(int(b["seat"]) for b in self.round.bets)
+    def finish_round(self, settlement: Any, *, void: bool) -> None:
+        self.record_final(settlement, void=void)
+        self.s.uninserted.append(self.round.round_id)
+        self.s.last_seats = sorted(int(b["seat"]) for b in self.round.bets)
 
-    def _record_final(self, settlement: Any, *, void: bool) -> None:
+    def record_final(self, settlement: Any, *, void: bool) -> None:
         """The round's record for export/replay (PT-2001 r.62); a later one for the round supersedes it."""
         rnd = self.round
         try:
             description = jsonable(rnd.engine.description())
         except Exception as exc:  # a void round may be too incomplete to describe
             description = {"error": str(exc)}
-        self._record(
-            "round_final",
+        self.fx.record(
+            RecordKind.ROUND_FINAL,
             round_id=rnd.round_id,
-            session_id=self.session.id,
+            session_id=self.setup.session.id,
             void=void,
             description=description,
             settlement=jsonable(settlement),
             cards=rnd.cards,
         )
 
-    def _after_round(self) -> None:
+    def after_round(self) -> None:
         """Continuous shuffler: open the lid automatically for the round's cards (PT-2001 r.59-60)."""
-        if self.tp.continuous and self.pending_replacement is not None:
+        if self.setup.tp.continuous and self.s.pending_replacement is not None:
             # PT-2001 r.51: a damaged card awaits the chief inspector (warning light on): no automatic opening
-            # meanwhile; the lid cycle starts once the card is replaced (``_sv_replace_card``).
-            self._record("lid_cycle_deferred", reason="a damaged card awaits replacement (PT-2001 r.51)")
+            # meanwhile; the lid cycle starts once the card is replaced (``CardFlow.sv_replace_card``).
+            self.fx.record(
+                RecordKind.LID_CYCLE_DEFERRED, reason="a damaged card awaits replacement (PT-2001 r.51)"
+            )
             return
-        if self.tp.continuous:
-            self.lid.deadline = self.now + LID_OPEN_TIMEOUT_S
-            self._grant_opening("auto", open_lid=True)
+        if self.setup.tp.continuous:
+            self.lid.open_by(self.fx.now + LID_OPEN_TIMEOUT_S)
 
-    def _round_in_play(self) -> bool:
+    def round_in_play(self) -> bool:
         """Cards go to the round: it is dealt or played (or was, when a fault interrupted it): one that can settle."""
-        return self.round is not None and self.may_settle()
+        return self.round is not None and self.gate.may("settle")
 
-    def _round_active(self) -> bool:
+    def round_active(self) -> bool:
         """A round with cards on the table, not settled (or interrupted there by a fault): one that can be void."""
-        return self.round is not None and self.may_void()
+        return self.round is not None and self.gate.may("void")
+
+    def hole_card_event(self) -> None:
+        """The dealer's hole card turned over: one events/round message, the first input it is seen after."""
+        rnd = self.s.round
+        if rnd is None:
+            return
+        engine = rnd.engine
+        if (
+            engine is not None
+            and engine.profile.hole_card
+            and len(engine.dealer) >= 2
+            and not hole_card_hidden(engine)
+            and self.s.hole_revealed != rnd.round_id
+        ):
+            self.s.hole_revealed = rnd.round_id  # the dealer turned the hole card over (PT-2001 r.17)
+            self.fx.event(
+                "round", round_id=rnd.round_id, phase="hole_card_revealed", card=str(engine.dealer[1])
+            )
+
+    def restore(self, snap: dict[str, Any]) -> None:
+        pending = snap["pending_replacement"]
+        rnd = snap["round"]
+        self.s = RoundSlice(
+            round=RoundTracker.restore(
+                rnd, self.setup.rules_profile, engine_factory=self.engine_factory, make_card=self.make_card
+            )
+            if rnd
+            else None,
+            round_void=snap["round_void"],
+            round_no=snap["round_no"],
+            last_seats=snap["last_seats"],
+            uninserted=snap["uninserted"],
+            pending_replacement=PendingReplacement.from_dict(pending) if pending is not None else None,
+            hole_revealed=snap.get("hole_revealed"),
+        )

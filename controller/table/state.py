@@ -1,17 +1,10 @@
-"""The core's state: reset, snapshot, restore (the snapshot format is persisted in journals: keep it byte for byte)."""
+"""The typed pieces of the core's state, each with its plain (snapshot) form; which concern owns which:
+docs/architecture.md, "The table core" (the snapshot format is persisted in journals: keep it byte for byte)."""
 
 from __future__ import annotations
 
-import pickle
 from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar
-
-from controller.table.base import CoreBase, _copy, _parse_profile_text
-from controller.table.outputs import SAFE_OUTPUTS
-from controller.table.profile import TableProfile, table_profile
-from controller.table.rounds import (
-    RoundTracker,
-)
+from typing import Any, ClassVar, Self
 
 
 @dataclass
@@ -31,7 +24,7 @@ class SessionState:
             setattr(self, name, value)
 
     def to_dict(self) -> dict[str, Any]:
-        d = {
+        d: dict[str, Any] = {
             "id": self.id,
             "no": self.no,
             "packets": self.packets,
@@ -128,7 +121,7 @@ class Plain:
         object.__setattr__(self, name, value)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Any:
+    def from_dict(cls, d: dict[str, Any]) -> Self:
         fault = cls(
             **{k: d[k] for k in cls.KEYS if k in d}, untyped={k: v for k, v in d.items() if k not in cls.KEYS}
         )
@@ -267,122 +260,3 @@ FAULT_TYPES: dict[str, type[FaultInfo]] = {
 
 def fault_from_dict(name: str, d: dict[str, Any]) -> FaultInfo:
     return FAULT_TYPES.get(name, FaultInfo).from_dict(d)
-
-
-def _plain(value: Plain | None) -> dict[str, Any] | None:
-    return value.to_dict() if value is not None else None
-
-
-class StateStore(CoreBase):
-    def _reset(self) -> None:
-        self.machine.set_state("closed")
-        self.undo: bytes = b""  # the state before the last apply(), pickled (restore() takes it)
-        self.resume_to: str | None = None
-        self.profile_name: str | None = None
-        self.shuffler: str = "continuous"  # "continuous" | "batch" (the table's shoe, not the profile)
-        self.device = ShoeDevice.unknown()  # the shoe's last Identified
-        self.rules_profile: Any = None
-        self.tp: TableProfile | None = None
-        self.session = SessionState()
-        self.shoe = ShoeState()
-        self.inside = 0  # cards the controller believes are inside the machine
-        self.out = 0  # cards out of the machine (table + discard)
-        self.lid = LidStatus()
-        self.bets: dict[str, Bet] = {}  # seat (str, JSON keys) -> its bet
-        self.chips: list[int] = []
-        self.round: RoundTracker | None = None
-        self.round_void = False
-        self.round_no = 0
-        self.last_seats: list[int] = []
-        self.uninserted: list[str] = []  # settled rounds whose cards are not in the shuffler yet (r.61-62)
-        self.faults: dict[str, FaultInfo] = {}  # "jam" -> JamFault, "link_down" -> LinkFault, ...
-        self.pending_replacement: PendingReplacement | None = None
-        self.deck_check: DeckCheck | None = None
-        self.hole_revealed: str | None = None  # round whose hole card has been published (PT-2001 r.17)
-        self._published: dict[str, str] = {}  # JSON text of the last retained state document per topic
-        self.outputs: dict[str, bool] = dict(SAFE_OUTPUTS)  # written by outputs.py only
-        self.dealer_on_duty: str | None = None  # signed in at the pit terminal (dealer_duty.py)
-
-    def snapshot(self) -> dict[str, Any]:
-        """The whole state as plain data (journal snapshots, tests)."""
-        return pickle.loads(self._frozen())
-
-    def _frozen(self) -> bytes:
-        # Pickled: a deep copy of plain data several times faster than copy.deepcopy. Every input takes one
-        # for the rollback of a refused input or a failed commit, and it is unpickled only then.
-        return pickle.dumps(
-            {
-                "state": self.state,
-                "resume_to": self.resume_to,
-                "profile": self.profile_name,
-                "shuffler": self.shuffler,
-                "device": self.device.to_dict(),
-                "session": self.session.to_dict(),
-                "shoe": self.shoe.to_dict(),
-                "inside": self.inside,
-                "out": self.out,
-                "lid": self.lid.to_dict(),
-                "bets": {seat: bet.to_dict() for seat, bet in self.bets.items()},
-                "chips": self.chips,
-                "round": self.round.to_dict() if self.round else None,
-                "round_void": self.round_void,
-                "round_no": self.round_no,
-                "last_seats": self.last_seats,
-                "uninserted": self.uninserted,
-                "faults": {name: f.to_dict() for name, f in self.faults.items()},
-                "pending_replacement": _plain(self.pending_replacement),
-                "deck_check": _plain(self.deck_check),
-                "outputs": self.outputs,
-                "hole_revealed": self.hole_revealed,
-                "published": self._published,  # so a restored core publishes exactly what the live one would
-                "jackpot": self.jackpot.snapshot(),  # the meter is journaled with the round it belongs to
-                # only while someone is signed in: older snapshots (and journals) hold no such key
-                **({"dealer_on_duty": self.dealer_on_duty} if self.dealer_on_duty is not None else {}),
-            },
-            pickle.HIGHEST_PROTOCOL,
-        )
-
-    def restore(self, snap: dict[str, Any] | bytes) -> None:
-        s = pickle.loads(snap) if isinstance(snap, bytes) else _copy(snap)
-        self._reset()
-        self.device = ShoeDevice.from_dict(s["device"])
-        self.session = SessionState.from_dict(
-            s["session"]
-        )  # before the profile: a pinned session carries its profile's text
-        self._set_profile(s["profile"], s["shuffler"])
-        self.machine.set_state(s["state"])
-        self.resume_to = s["resume_to"]
-        self.shoe, self.inside, self.out = ShoeState.from_dict(s["shoe"]), s["inside"], s["out"]
-        self.lid, self.chips = LidStatus.from_dict(s["lid"]), s["chips"]
-        self.bets = {seat: Bet.from_dict(bet) for seat, bet in s["bets"].items()}
-        self.round_no, self.last_seats, self.uninserted = s["round_no"], s["last_seats"], s["uninserted"]
-        self.faults = {name: fault_from_dict(name, d) for name, d in s["faults"].items()}
-        pending, deck_check = s["pending_replacement"], s["deck_check"]
-        self.pending_replacement = PendingReplacement.from_dict(pending) if pending is not None else None
-        self.deck_check = DeckCheck.from_dict(deck_check) if deck_check is not None else None
-        self.outputs = s["outputs"]
-        self.round_void = s["round_void"]
-        self.hole_revealed = s.get("hole_revealed")
-        self._published = s.get("published", {})
-        self.jackpot.restore(s.get("jackpot"))
-        self.dealer_on_duty = s.get("dealer_on_duty")
-        self.round = (
-            RoundTracker.restore(
-                s["round"], self.rules_profile, engine_factory=self._engine_factory, make_card=self._make_card
-            )
-            if s["round"]
-            else None
-        )
-
-    def _set_profile(self, name: str | None, shuffler: str) -> None:
-        self.profile_name, self.shuffler = name, shuffler
-        if name is None:
-            self.rules_profile, self.tp = None, None
-            return
-        pinned = self.session.pinned
-        if isinstance(pinned, dict) and pinned.get("profile") == name and pinned.get("profile_text"):
-            # Issue 13 §2: the session's rules are the ones pinned when it opened, never the file as it is now
-            self.rules_profile = _parse_profile_text(str(pinned["profile_text"]), name)
-        else:
-            self.rules_profile = self._load_profile(name)
-        self.tp = table_profile(self.rules_profile, continuous=shuffler == "continuous")

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from controller.actions import DECLINE_INSURANCE
+
 CHIPS = (100, 500, 1000, 2500, 5000, 10000, 50000, 100000)  # the chip denominations, in minor units
 
 
@@ -40,7 +42,7 @@ def dealer_args(action: str, *, seat: int, chip: int, bet_so_far: int, rnd: dict
         return {"seat": seat, "amount": bet_so_far + chip}
     if action in ("clear_bet", "jackpot_chip", "cut"):
         return {"seat": seat}
-    if action in ("insurance", "decline_insurance", "even_money") and turn.get("seat"):
+    if action in ("insurance", DECLINE_INSURANCE, "even_money") and turn.get("seat"):
         args: dict[str, Any] = {"seat": turn["seat"]}
         if action == "insurance":  # insurance is half the main bet (PT-2001 r.26)
             bet = next(

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from textual.binding import Binding
 
+from controller.actions import DECLINE_INSURANCE
+
 DEALER_KEYS: dict[str, tuple[str, str]] = {  # command -> (key, label)
     "place_bet": ("b", "Bet +chip"),
     "clear_bet": ("x", "Clear bet"),
@@ -16,7 +18,7 @@ DEALER_KEYS: dict[str, tuple[str, str]] = {  # command -> (key, label)
     "split": ("p", "Split"),
     "surrender": ("r", "Surrender"),
     "insurance": ("i", "Insurance"),
-    "decline_insurance": ("o", "No insurance"),
+    DECLINE_INSURANCE: ("o", "No insurance"),
     "even_money": ("e", "Even money"),
     "five_card": ("f", "Five cards"),  # MO-2004 art.19
     "next_round": ("g", "Next round"),

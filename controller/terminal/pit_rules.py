@@ -14,12 +14,13 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from controller.actions import DECLINE_INSURANCE
 from controller.terminal.pit_keys import DEALER_KEYS
 
 _PROFILE_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,39}\Z")
 # The decisions a profile may leave out (the others every profile has): the layout's fallback reads these only.
 OPTIONAL_DECISIONS = frozenset(
-    {"double", "surrender", "five_card", "insurance", "decline_insurance", "even_money"}
+    {"double", "surrender", "five_card", "insurance", DECLINE_INSURANCE, "even_money"}
 )
 
 
@@ -45,7 +46,7 @@ def _shipped_decisions(profile: str) -> frozenset[str]:
         "surrender": p.play.surrender,
         "five_card": p.play.five_card_rule,
         "insurance": p.insurance.offered,
-        "decline_insurance": p.insurance.offered,
+        DECLINE_INSURANCE: p.insurance.offered,
         "even_money": p.insurance.offered and p.insurance.even_money,
     }
     return frozenset(d for d, yes in offered.items() if yes)

@@ -37,6 +37,7 @@ from types import MappingProxyType
 from typing import Any
 
 from controller.canonical import canonical
+from controller.table.inputs import encode
 
 UNDO_KEEP = 256  # how many recent undo values a restore(bytes) may name
 
@@ -221,7 +222,7 @@ def _args(rec: dict[str, Any], name: str, args: tuple[Any, ...], kwargs: dict[st
     if name == "apply":
         inp, now = args[0], args[1]
         states = kwargs.get("states", args[2] if len(args) > 2 else True)
-        return {"inp": inp, "now": now, "states": states}
+        return {"inp": encode(inp), "now": now, "states": states}  # the journal's shape (inputs.py)
     if name == "restore":
         snap = args[0] if args else kwargs["snap"]
         if isinstance(snap, bytes):

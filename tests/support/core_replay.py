@@ -24,6 +24,7 @@ except ImportError:  # run as a script from tests/support
     from core_recorder import UNDO_KEEP, effect_json, error_json, snap_hash, snap_text, step_json  # type: ignore[no-redef]
 
 from controller.canonical import canonical
+from controller.table.inputs import decode  # the recordings keep the journal's dicts
 
 sys.modules.setdefault("core_recorder", core_recorder)  # the recorded profiles' pickles name it
 
@@ -125,7 +126,7 @@ def replay(session: Session, *, rewrite: bool = False) -> int:
             if kind == "apply":
                 applies += 1
                 try:
-                    out: Any = step_json(core.apply(args["inp"], args["now"], states=args["states"]))
+                    out: Any = step_json(core.apply(decode(args["inp"]), args["now"], states=args["states"]))
                 finally:
                     undos[applies] = core.undo
                     undos.pop(applies - UNDO_KEEP - 1, None)

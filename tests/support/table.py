@@ -26,4 +26,4 @@ async def open_continuous(tc: TableController, user: str = "ana", total: int = 3
         ev.LidChanged(ev.LidState.CLOSED),
         ev.ShuffleFinished(total),
     ):
-        await tc.submit(inputs.encode_event(e))
+        await tc.submit(inputs.DeviceInput(e))
