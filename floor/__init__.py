@@ -1,6 +1,7 @@
-"""The casino floor: every table's events in one place (docs/floor.md). A package of its own: it runs on the
-casino's servers, not on the table's Pi; it uses the table's lower layers (rules, journal keys, audit, MQTT
-client, words) and nothing in controller/ or drivers/ imports it. Its command line is floor/cli/.
+"""The casino floor: every table's events in one place (docs/floor.md). A distribution of its own
+(floor/pyproject.toml, blackjack-table-floor): it runs on the casino's servers, not on the table's Pi; it uses the
+table's lower layers (rules, journal keys, audit, MQTT client, words), so it depends on the table's product, and
+nothing in controller/ or drivers/ imports it. Its command line is floor/cli/.
 
 One module per job: ``messages`` (what arrives from the floor broker, checked at the door), ``store`` (the
 PostgreSQL schema, migrations and writes), ``archive`` (the MQTT consumer), ``repair`` (gap detection and the

@@ -3,7 +3,11 @@ with the hash-locked dependencies (requirements/pi.txt, as systemd/install.sh do
 outside the checkout. ``tablectl replay``, ``config check``, ``jackpot-math`` and ``run`` must find their
 schemas and rule profiles in the installed package, never in the source tree.
 
-One module-scoped build (about 15-30 s: pip's cache holds the locked files)."""
+The floor as its servers get it (issue 31): its own wheel (floor/pyproject.toml) beside the product's, in a venv of
+their own with requirements/floor.txt; the product's wheel holds none of the floor, and its ``tablectl floor``
+says where the floor's commands are.
+
+Module-scoped builds (about 15-30 s each: pip's cache holds the locked files)."""
 
 from __future__ import annotations
 
@@ -25,8 +29,9 @@ from controller import __version__
 from tablebench.stack import dump_toml, write_demo_credentials
 
 ROOT = Path(__file__).resolve().parent.parent
-# What the wheel is built from: the project's own files, nothing else of the checkout.
-SOURCES = ("pyproject.toml", "README.md", "LICENSE", "controller", "drivers")
+# What the wheels are built from: the project's own files (the floor's distribution in floor/, beside the
+# product's as in a checkout), nothing else of the checkout.
+SOURCES = ("pyproject.toml", "README.md", "LICENSE", "controller", "drivers", "floor")
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -64,7 +69,28 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     assert proj.returncode == 0, proj.stdout + proj.stderr
     work = base / "work"  # the current directory of every command: nothing of the checkout is near
     work.mkdir()
-    return {"wheel": wheel, "venv": venv, "work": work}
+    return {"wheel": wheel, "venv": venv, "work": work, "src": src}
+
+
+@pytest.fixture(scope="module")
+def floor_installed(installed: dict[str, Path]) -> dict[str, Path]:
+    """A floor server's venv: requirements/floor.txt (hash-checked), then the product's and the floor's wheels."""
+    base = installed["src"].parent
+    dist, venv = base / "floor-dist", base / "floor-venv"
+    built = _run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), "./floor"],
+        installed["src"],
+    )
+    assert built.returncode == 0, built.stdout + built.stderr
+    (wheel,) = dist.glob("*.whl")
+    made = _run([sys.executable, "-m", "venv", str(venv)], base)
+    assert made.returncode == 0, made.stderr
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q"]
+    deps = _run([*pip, "--require-hashes", "-r", str(ROOT / "requirements" / "floor.txt")], base)
+    assert deps.returncode == 0, deps.stdout + deps.stderr
+    proj = _run([*pip, "--no-deps", str(installed["wheel"]), str(wheel)], base)
+    assert proj.returncode == 0, proj.stdout + proj.stderr
+    return {"wheel": wheel, "venv": venv, "work": installed["work"]}
 
 
 def _env(installed: dict[str, Path]) -> dict[str, str]:
@@ -104,6 +130,73 @@ def test_the_wheel_holds_no_development_tooling(installed: dict[str, Path]) -> N
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     text = zipfile.ZipFile(installed["wheel"]).read(entry_points).decode()
     assert "tablectl.commands" not in text and "tablectl = controller.cli:main" in text, text
+
+
+def test_the_product_wheel_holds_no_floor(installed: dict[str, Path]) -> None:
+    wheel = zipfile.ZipFile(installed["wheel"])
+    names = wheel.namelist()
+    assert "controller/cli/tablectl.py" in names  # the list is the product's
+    assert [n for n in names if n.startswith("floor/") or "/floor/" in n] == []
+    metadata = wheel.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
+    assert not re.search(r"psycopg|aiohttp|extra == .floor", metadata), metadata
+
+
+def test_the_floor_wheel_holds_its_modules_migrations_and_static_files(
+    floor_installed: dict[str, Path],
+) -> None:
+    wheel = zipfile.ZipFile(floor_installed["wheel"])
+    names = set(wheel.namelist())
+    floor = ROOT / "floor"
+    kept = [
+        *floor.rglob("*.py"),
+        *(floor / "migrations").glob("*.sql"),
+        *(path for path in (floor / "static").iterdir() if path.is_file()),
+    ]
+    assert len([p for p in kept if p.suffix == ".sql"]) >= 5 and (floor / "static" / "index.html") in kept
+    missing = [p for p in kept if f"floor/{p.relative_to(floor).as_posix()}" not in names]
+    assert missing == [], missing
+    # the floor only: neither the product, nor the project's own files, nor a build's leftovers
+    assert [n for n in names if not n.startswith(("floor/", "blackjack_table_floor-"))] == []
+    assert not any(n.endswith(("pyproject.toml", "setup.cfg")) or "/build/" in n for n in names)
+    metadata = wheel.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
+    requires = [
+        line.split(":", 1)[1].strip() for line in metadata.splitlines() if line.startswith("Requires-Dist:")
+    ]
+    assert "blackjack-table-controller" in requires, requires
+
+
+def test_the_installed_tablectl_says_the_floor_is_not_installed(installed: dict[str, Path]) -> None:
+    for args in (
+        ["floor"],
+        ["floor", "--help"],
+        ["floor", "migrate", "--dsn", "postgresql://x@127.0.0.1/floor"],
+    ):
+        result = _tablectl(installed, *args)
+        assert result.returncode == 2 and result.stdout == "", result
+        assert result.stderr.splitlines() == [
+            "tablectl floor: the floor is not installed here (its commands come with the floor's own distribution, "
+            "blackjack-table-floor, on the floor's servers: docs/floor.md)"
+        ], result.stderr
+
+
+def test_the_installed_floor_runs_its_commands_from_its_own_package(floor_installed: dict[str, Path]) -> None:
+    tablectl = str(floor_installed["venv"] / "bin" / "tablectl")
+    listed = _run([tablectl, "floor", "--help"], floor_installed["work"], _env(floor_installed))
+    assert listed.returncode == 0 and re.search(r"^\s+migrate\s", listed.stdout, re.M), listed
+    web = _run([tablectl, "floor", "web", "--help"], floor_installed["work"], _env(floor_installed))
+    assert web.returncode == 0 and "--listen" in web.stdout, web  # the dashboard's module imports (aiohttp)
+    py = str(floor_installed["venv"] / "bin" / "python")
+    code = (
+        "import floor.store as s, floor.web as w; "
+        "print(s.MIGRATIONS_DIR); print(len(s.migrations())); "
+        "print(w.STATIC); print((w.STATIC / 'index.html').is_file())"
+    )
+    found = _run([py, "-c", code], floor_installed["work"], _env(floor_installed))
+    assert found.returncode == 0, found.stderr
+    migrations_dir, count, static, index = found.stdout.split()
+    assert Path(migrations_dir).is_relative_to(floor_installed["venv"]), found.stdout
+    assert int(count) == len(list((ROOT / "floor" / "migrations").glob("*.sql"))), found.stdout
+    assert Path(static).is_relative_to(floor_installed["venv"]) and index == "True", found.stdout
 
 
 @pytest.mark.parametrize("name", ["bench", "demo", "emulate-shoe", "emulate-display"])

@@ -4,13 +4,16 @@ Each subcommand lives in its own module exposing ``add_arguments(parser)`` and `
 file only registers them, so a module that fails to import breaks its own subcommand and nothing else.
 The development tooling's subcommands (demo, bench, emulators) are not the product's: the tablebench
 distribution (bench/, development installs only) registers them through the ``tablectl.commands`` entry
-points; without it they say in one line that the bench is not installed (exit 2)."""
+points; without it they say in one line that the bench is not installed (exit 2). The floor's commands are the
+floor distribution's (floor/, on the floor's servers): where it is not installed (a table's Pi), ``tablectl
+floor`` says so in one line (exit 2)."""
 
 from __future__ import annotations
 
 import argparse
 import importlib
 import importlib.metadata
+import importlib.util
 import sys
 
 from controller import __version__
@@ -31,7 +34,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "terminal": ("controller.cli.terminal", "dealer pit terminal (MQTT)"),
     "alerts": ("controller.cli.alerts", "floor supervisor alert console (MQTT)"),
     "sign": ("controller.cli.sign", "sign a supervisor command for the MQTT command topics"),
-    # the floor (floor/: its own top-level package) is found by name only: nothing in controller/ imports it
+    # the floor (floor/: a distribution of its own) is found by name only: nothing in controller/ imports it
     "floor": ("floor.cli.tablectl", "the casino floor: archive, queries, report, bridge, dashboard"),
 }
 
@@ -42,6 +45,13 @@ TOOLING_GROUP = "tablectl.commands"
 TOOLING = ("demo", "bench", "emulate-shoe", "emulate-display")
 NOT_INSTALLED = (
     "tablectl {name}: the bench is not installed (development tooling: pip install -e ./bench; docs/bench.md)"
+)
+
+
+# `tablectl floor` where the floor's distribution (floor/pyproject.toml) is not installed: a table's Pi.
+FLOOR_NOT_INSTALLED = (
+    "tablectl floor: the floor is not installed here (its commands come with the floor's own distribution, "
+    "blackjack-table-floor, on the floor's servers: docs/floor.md)"
 )
 
 
@@ -126,6 +136,9 @@ def main(argv: list[str] | None = None) -> int:
     tooling = tooling_commands()
     if selected in TOOLING and selected not in tooling:
         print(NOT_INSTALLED.format(name=selected), file=sys.stderr)
+        return 2
+    if selected == "floor" and importlib.util.find_spec("floor") is None:
+        print(FLOOR_NOT_INSTALLED, file=sys.stderr)
         return 2
     parser = build_parser(selected, tooling)
     args = parser.parse_args(argv)
