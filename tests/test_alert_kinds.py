@@ -18,15 +18,20 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _raised_kinds() -> dict[str, str]:
-    """kind -> where, for every alert raised with a literal kind in controller/."""
+    """kind -> where, for every alert raised with a literal kind in controller/ and floor/."""
     found: dict[str, str] = {}
-    for path in (ROOT / "controller").rglob("*.py"):
+    for path in [*(ROOT / "controller").rglob("*.py"), *(ROOT / "floor").rglob("*.py")]:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if not isinstance(node, ast.Call):
                 continue
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-            if name not in ("_alert", "raise_alert", "raise_"):
+            if name not in (
+                "alert",
+                "_alert",
+                "raise_alert",
+                "raise_",
+            ):  # the core's effect sink, the jackpot's
                 continue
             for arg in node.args[:2]:  # the jackpot's _alert(fx, kind, ...) has the effects list first
                 if isinstance(arg, ast.Constant) and isinstance(arg.value, str):

@@ -32,13 +32,14 @@ OTHER_TOML = {
     "controller/mqtt/client_options.py": "a pit terminal's or console's client configuration",
     "controller/mqtt/auth.py": "the supervisors' credentials file",
     "controller/stack.py": "the demo's table configuration",
+    "controller/layers_doc.py": "pyproject.toml's import contract, for the drawing",
     "drivers/emulator/scenario.py": "an emulated shoe's scenario",
 }
 
 
 def _tomllib_users() -> set[str]:
     users = set()
-    for package in ("controller", "drivers"):
+    for package in ("controller", "drivers", "floor"):
         for path in sorted((ROOT / package).rglob("*.py")):
             tree = ast.parse(path.read_text(encoding="utf-8"))
             for node in ast.walk(tree):

@@ -25,7 +25,7 @@ SAFE_OUTPUTS_ELSEWHERE: set[str] = set()  # none: the core's outputs.py imports 
 
 
 def _nodes() -> Iterator[tuple[str, ast.AST]]:
-    for package in ("controller", "drivers"):
+    for package in ("controller", "drivers", "floor"):
         for path in sorted((ROOT / package).rglob("*.py")):
             rel = path.relative_to(ROOT).as_posix()
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), rel)):
