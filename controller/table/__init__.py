@@ -17,7 +17,8 @@ from controller.effects import (
     ShoeCommand,
     StateDocument,
 )
-from controller.table.controller import AlertSink, LogAlerts, TableController
+from controller.table.alert_sink import AlertSink, LogAlerts
+from controller.table.controller import TableController
 from controller.table.core import JackpotSeam, Step, TableCore
 
 __all__ = [

@@ -296,7 +296,8 @@ class TableController:
 
     def deadline(self) -> float | None:
         """When the core wants a tick (the lid's deadline), or None."""
-        return self.core.lid.deadline
+        deadline: float | None = self.core.lid.deadline
+        return deadline
 
     def resend_asked(self) -> int:
         """How many times the shoe was asked again (shoe_resend.py): the pump tags each burst it takes."""

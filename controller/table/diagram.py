@@ -5,7 +5,7 @@ exactly what the core runs."""
 from __future__ import annotations
 
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, cast
 
 from controller.table import lid_machine as lm
 from controller.table import machine as m
@@ -32,6 +32,7 @@ def built() -> m.TableMachine:
 
 def _head(machine: m.TableMachine | lm.LidMachine, leaf: dict[str, str]) -> list[str]:
     """The diagram's first lines: its initial state and the nested states."""
+    assert machine.initial is not None  # both machines are built with one
     return ["stateDiagram-v2", f"    [*] --> {leaf[machine.initial]}", *_states(machine.states, "    ")]
 
 
@@ -60,7 +61,7 @@ def transitions(
     out = []
     for trigger, event in machine.events.items():
         for source, held in event.transitions.items():
-            for t in held:
+            for t in cast(list[m.TableTransition], held):  # both machines' transition_cls
                 dest = None if t.dest is None else leaf[t.dest]
                 out.append((trigger, leaf[source], dest, t.label, t.guard))
     return out

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from transitions.extensions.nesting import HierarchicalMachine, NestedState, NestedTransition
 
@@ -219,6 +219,13 @@ STATE_REFUSALS: dict[tuple[str, str], str] = {
 }
 
 
+def _single(source: str | tuple[str, ...]) -> str:
+    """The one state of a transition that has one source (a fault's resume, ``resume`` itself)."""
+    if not isinstance(source, str):
+        raise TypeError(f"one source state expected, got {source!r}")
+    return source
+
+
 def expand(source: str | tuple[str, ...]) -> list[str]:
     names = (source,) if isinstance(source, str) else source
     out: list[str] = []
@@ -278,7 +285,10 @@ class TableMachine(HierarchicalMachine):
         candidates = self._may.get((trigger, path))
         if candidates is None:
             candidates = self._may[(trigger, path)] = self._candidates(trigger, path)
-        return any(all(c.func(*args, **kwargs) == c.target for c in t.conditions) for t in candidates)
+        return any(
+            all(cast(Callable[..., bool], c.func)(*args, **kwargs) == c.target for c in t.conditions)
+            for t in candidates
+        )
 
     def _candidates(self, trigger: str, path: str) -> list[NestedTransition]:
         event = self.events.get(trigger)
@@ -287,7 +297,7 @@ class TableMachine(HierarchicalMachine):
         parts = path.split(SEPARATOR)
         out: list[NestedTransition] = []
         while parts:
-            out += event.transitions.get(SEPARATOR.join(parts), [])
+            out += cast(list[NestedTransition], event.transitions.get(SEPARATOR.join(parts), []))
             parts.pop()
         return out
 
@@ -317,7 +327,7 @@ def build_machine(model: Any) -> TableMachine:
             transitions.append(
                 {
                     "trigger": t.trigger,
-                    "source": PATH[t.source],
+                    "source": PATH[_single(t.source)],
                     "dest": None,
                     "conditions": [lambda *a, _s=resumable, **k: model.resume_to in _s],
                     "after": [lambda *a, _to=t.resume, **k: setattr(model, "resume_to", _to)],
@@ -331,7 +341,7 @@ def build_machine(model: Any) -> TableMachine:
                 transitions.append(
                     {
                         "trigger": "resume",
-                        "source": PATH[t.source],
+                        "source": PATH[_single(t.source)],
                         "dest": PATH[target],
                         "conditions": [lambda *a, _t=target, **k: model.resume_to == _t],
                         "label": t.label,
@@ -340,7 +350,7 @@ def build_machine(model: Any) -> TableMachine:
                 )
             # nowhere to resume to (no interrupted state known): stay, forget it
             transitions.append(
-                {"trigger": "resume", "source": PATH[t.source], "dest": None, "after": [forget]}
+                {"trigger": "resume", "source": PATH[_single(t.source)], "dest": None, "after": [forget]}
             )
             continue
         into_fault = t.dest in FAULT_STATES
