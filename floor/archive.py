@@ -38,7 +38,7 @@ import psycopg
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
-from controller.mqtt.paho_client import BrokerEndpoint, TlsConfig, new_client
+from controller.mqtt.paho_client import BrokerEndpoint, TlsConfig, new_client, quick_reconnect
 from floor import store
 from floor.chain import check_chains
 from floor.contact import (
@@ -150,7 +150,7 @@ class ArchiveWorker:
             client = new_client(endpoint, client_id)
             client.on_connect = self._on_replay_connect
         client.max_inflight_messages_set(100)
-        client.reconnect_delay_set(0.2, 5)
+        quick_reconnect(client)
         client.on_message = self._on_message
         client.on_subscribe = self._on_subscribe
         return client

@@ -114,7 +114,8 @@ class Journal:
         # (or flush_acks()) instead of costing a write transaction of their own per PUBACK batch.
         self._acked: set[int] = set()
         row = self._conn.execute("SELECT seq, hash FROM records ORDER BY seq DESC LIMIT 1").fetchone()
-        self._last_seq, self._last_hash = (row[0], row[1]) if row else (0, GENESIS_HASH)
+        self._last_seq: int = row[0] if row else 0
+        self._last_hash: str = row[1] if row else GENESIS_HASH
         row = self._conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'outbox'").fetchone()
         self._last_event_id = row[0] if row else 0
         self._last_chain = last_head(self._conn)  # the published events' chain (journal/event_chain.py)
