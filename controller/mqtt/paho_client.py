@@ -17,6 +17,8 @@ from typing import Any
 
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
 
 from controller.config.endpoint import (  # the endpoint's vocabulary, re-exported for the clients
     PLAIN_PORT as PLAIN_PORT,
@@ -77,6 +79,16 @@ def quick_reconnect(client: mqtt.Client) -> None:
     # paho declares int, but only adds the delay to its float clock, doubles and caps it: a float is kept as is
     # (tests/test_paho_client.py holds paho to that)
     client.reconnect_delay_set(RECONNECT_FIRST_S, RECONNECT_LONGEST_S)  # type: ignore[arg-type]
+
+
+def publish_properties(*, response_topic: str | None = None, correlation: bytes | None = None) -> Properties:
+    """The MQTT v5 properties of a PUBLISH: where the answer goes, and the data that pairs it with the request."""
+    props = Properties(PacketTypes.PUBLISH)  # type: ignore[no-untyped-call]  # paho's __init__ has no annotations
+    if response_topic is not None:
+        props.ResponseTopic = response_topic
+    if correlation is not None:
+        props.CorrelationData = correlation
+    return props
 
 
 def connect_failure() -> str:
