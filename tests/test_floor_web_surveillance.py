@@ -141,7 +141,7 @@ def test_nothing_of_surveillance_can_reach_a_tables_broker():
         for imported in _imports(name):
             bad = [p for p in PUBLISHERS if imported == p or imported.startswith(p + ".")]
             assert not bad, f"{name} imports {imported}"
-            if imported.startswith(("controller.", "drivers.")) and (
+            if imported.startswith(("controller.", "drivers.", "floor.")) and (
                 ROOT.joinpath(*imported.split(".")).with_suffix(".py").is_file()
                 or ROOT.joinpath(*imported.split("."), "__init__.py").is_file()
             ):
