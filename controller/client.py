@@ -23,13 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from paho.mqtt.packettypes import PacketTypes
-from paho.mqtt.properties import Properties
 
 from controller.mqtt import userkeys
 from controller.mqtt.command_rates import BUSY, RATE_LIMITED
 from controller.mqtt.loop_client import LoopClient, Message
-from controller.mqtt.paho_client import BrokerEndpoint, TlsConfig
+from controller.mqtt.paho_client import BrokerEndpoint, TlsConfig, publish_properties
 from controller.mqtt.signed_command import build_command
 
 
@@ -187,9 +185,9 @@ class TableClient:
         request_id = str(body["request_id"])
         fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = fut
-        props = Properties(PacketTypes.PUBLISH)
-        props.ResponseTopic = self._reply_base.format(role=role)
-        props.CorrelationData = request_id.encode()
+        props = publish_properties(
+            response_topic=self._reply_base.format(role=role), correlation=request_id.encode()
+        )
         payload = json.dumps(body)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout

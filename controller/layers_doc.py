@@ -11,6 +11,7 @@ import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = ROOT / "pyproject.toml"
@@ -44,10 +45,11 @@ class Unit:
     layer: int
 
 
-def _layers_contract(config: dict) -> dict:
+def _layers_contract(config: dict[str, Any]) -> dict[str, Any]:
     for contract in config["tool"]["importlinter"]["contracts"]:
         if contract.get("id") == LAYERS_ID:
-            return contract
+            found: dict[str, Any] = contract
+            return found
     raise ContractError(f"pyproject.toml: no import contract with id {LAYERS_ID!r}")
 
 

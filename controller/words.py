@@ -242,12 +242,12 @@ def lid_words(state: Any, unlocked_by: Any = None) -> str:
 
 def card_face(code: Any) -> str:
     """'KS' -> 'K♠', 'TH' -> '10♥' as on the table; the withheld hole card '??' -> '(face down)' (r.17)."""
-    code = str(code)
-    if code == HIDDEN_CODE:
+    text = str(code)
+    if text == HIDDEN_CODE:
         return FACE_DOWN
-    if len(code) != 2 or code[0] not in RANK_FACES or code[1] not in SUIT_SYMBOLS:
-        return code
-    return RANK_FACES[code[0]] + SUIT_SYMBOLS[code[1]]
+    if len(text) != 2 or text[0] not in RANK_FACES or text[1] not in SUIT_SYMBOLS:
+        return text
+    return RANK_FACES[text[0]] + SUIT_SYMBOLS[text[1]]
 
 
 def cards_text(codes: Any) -> str:

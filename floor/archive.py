@@ -35,14 +35,19 @@ from typing import Any
 
 import paho.mqtt.client as mqtt
 import psycopg
-from paho.mqtt.packettypes import PacketTypes
-from paho.mqtt.properties import Properties
+from paho.mqtt.reasoncodes import ReasonCode
 
-from controller.mqtt.paho_client import BrokerEndpoint, TlsConfig, new_client
+from controller.mqtt.floor_bridge import LINK_TOPIC
+from controller.mqtt.paho_client import (
+    BrokerEndpoint,
+    TlsConfig,
+    new_client,
+    publish_properties,
+    quick_reconnect,
+)
 from floor import store
 from floor.chain import check_chains
 from floor.contact import (
-    LINK_TOPIC,
     LinkNotice,
     heartbeat,
     is_link_topic,
@@ -150,7 +155,7 @@ class ArchiveWorker:
             client = new_client(endpoint, client_id)
             client.on_connect = self._on_replay_connect
         client.max_inflight_messages_set(100)
-        client.reconnect_delay_set(0.2, 5)
+        quick_reconnect(client)
         client.on_message = self._on_message
         client.on_subscribe = self._on_subscribe
         return client
@@ -162,7 +167,9 @@ class ArchiveWorker:
         if result == mqtt.MQTT_ERR_SUCCESS and mid is not None:
             self._pending_subs[(id(client), mid)] = ready
 
-    def _on_subscribe(self, client, userdata, mid, reason_codes, properties) -> None:
+    def _on_subscribe(
+        self, client: mqtt.Client, userdata: Any, mid: int, reason_codes: list[ReasonCode], properties: Any
+    ) -> None:
         ready = self._pending_subs.pop((id(client), mid), None)
         if ready is None:
             return
@@ -172,7 +179,9 @@ class ArchiveWorker:
             return
         ready.set()
 
-    def _on_main_connect(self, client, userdata, flags, reason, properties) -> None:
+    def _on_main_connect(
+        self, client: mqtt.Client, userdata: Any, flags: Any, reason: ReasonCode, properties: Any
+    ) -> None:
         if reason.is_failure:
             log.error("floor broker refused the archive: %s", reason)
             return
@@ -181,7 +190,9 @@ class ArchiveWorker:
         subs += [(f"{base}/{rel}", 1) for rel in ("status", SOFTWARE_TOPIC, CHECKPOINT_TOPIC, LINK_TOPIC)]
         self._subscribe(client, subs, self._connected)
 
-    def _on_replay_connect(self, client, userdata, flags, reason, properties) -> None:
+    def _on_replay_connect(
+        self, client: mqtt.Client, userdata: Any, flags: Any, reason: ReasonCode, properties: Any
+    ) -> None:
         if reason.is_failure:
             return
         self._subscribe(client, f"casino/{self.cfg.site}/table/+/{self._replay_suffix}", self._replay_ready)
@@ -194,8 +205,7 @@ class ArchiveWorker:
     def _send_replay(self, table: TableRef, body: dict[str, Any]) -> None:
         """The request names its answer address twice: ``reply_to`` in the body (crosses the 3.1.1 bridge) and
         the v5 response topic (a table on the floor broker itself)."""
-        props = Properties(PacketTypes.PUBLISH)
-        props.ResponseTopic = f"{table.prefix}/{self._replay_suffix}"
+        props = publish_properties(response_topic=f"{table.prefix}/{self._replay_suffix}")
         self._replay.publish(f"{table.prefix}/cmd/replay", request_payload(body), qos=1, properties=props)
 
     # ---- life cycle ----

@@ -199,8 +199,8 @@ class Reporter:
             by_table: dict[TableRef, list[float]] = {}
             for table, seconds in taken:
                 by_table.setdefault(table, []).append(seconds)
-            for table, seconds in sorted(by_table.items(), key=lambda kv: kv[0].prefix):
-                t = Lag.of(seconds)
+            for table, table_seconds in sorted(by_table.items(), key=lambda kv: kv[0].prefix):
+                t = Lag.of(table_seconds)
                 log.debug("table %s/%s: %d live events in %g s, lag p50 %.3f s max %.3f s", table.site,
                           table.table_id, t.events, self.interval, t.p50_s or 0.0, t.max_s or 0.0)  # fmt: skip
         return Lag.of([seconds for _, seconds in taken])

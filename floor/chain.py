@@ -29,6 +29,7 @@ from psycopg.types.json import Jsonb
 from controller.audit.checkpoint import GENESIS, CheckpointError, follows, parse_checkpoint, verify_checkpoint
 from floor.alerts import raise_alert
 from floor.messages import SOFTWARE_TOPIC, Envelope, TableRef
+from floor.rows import one_row
 from floor.verify_events import prove_events
 
 
@@ -108,12 +109,14 @@ def _trusted_key(cur: psycopg.Cursor, table: TableRef) -> str | None:
         " AND topic = %s ORDER BY event_id DESC LIMIT 1",
         (table.site, table.table_id, SOFTWARE_TOPIC),
     ).fetchone()
-    sw_key = sw[1].lower() if sw and isinstance(sw[1], str) and len(sw[1]) == 64 else None
+    sw_event, sw_key = (
+        (sw[0], sw[1].lower()) if sw and isinstance(sw[1], str) and len(sw[1]) == 64 else (None, None)
+    )
     if key is None and sw_key is not None:
         cur.execute(
             "UPDATE floor_tables SET public_key = %s, key_source = 'state/software', key_event_id = %s"
             " WHERE site = %s AND table_id = %s",
-            (sw_key, sw[0], table.site, table.table_id),
+            (sw_key, sw_event, table.site, table.table_id),
         )
         return sw_key
     if key is not None and sw_key is not None and sw_key != key:
@@ -121,7 +124,7 @@ def _trusted_key(cur: psycopg.Cursor, table: TableRef) -> str | None:
             cur,
             table,
             "audit_key_mismatch",
-            f"state/software (event {sw[0]}) names audit key {sw_key[:16]}..., the floor trusts"
+            f"state/software (event {sw_event}) names audit key {sw_key[:16]}..., the floor trusts"
             f" {key[:16]}... ({source})",
             {"key": sw_key, "trusted": key, "source": source},
         )
@@ -210,10 +213,13 @@ def _check_table(cur: psycopg.Cursor, table: TableRef) -> None:
     key = _trusted_key(cur, table)
     if key is None:
         return
-    contiguous = cur.execute(
-        "SELECT contiguous_to FROM floor_tables WHERE site = %s AND table_id = %s",
-        (table.site, table.table_id),
-    ).fetchone()[0]
+    contiguous = one_row(
+        cur.execute(
+            "SELECT contiguous_to FROM floor_tables WHERE site = %s AND table_id = %s",
+            (table.site, table.table_id),
+        ),
+        f"floor_tables row of {table.site}/{table.table_id}",
+    )[0]
     rows = cur.execute(
         "SELECT seq, doc, event_id FROM checkpoints WHERE site = %s AND table_id = %s AND chain = 'pending'"
         " ORDER BY seq",
@@ -247,10 +253,13 @@ def _check_table(cur: psycopg.Cursor, table: TableRef) -> None:
             _set(cur, table, seq, True, "broken", problem)
             _alert(cur, table, "checkpoint_chain", f"checkpoint {seq}: {problem}", {"seq": seq})
             continue
-        earlier = cur.execute(
-            "SELECT count(*) FROM checkpoints WHERE site = %s AND table_id = %s AND seq < %s",
-            (table.site, table.table_id, seq),
-        ).fetchone()[0]
+        earlier = one_row(
+            cur.execute(
+                "SELECT count(*) FROM checkpoints WHERE site = %s AND table_id = %s AND seq < %s",
+                (table.site, table.table_id, seq),
+            ),
+            "count of earlier checkpoints",
+        )[0]
         if earlier == 0:
             _set(cur, table, seq, True, "anchor", None)  # the floor's first checkpoint of this table
         elif contiguous >= event_id:

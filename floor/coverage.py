@@ -223,8 +223,8 @@ def table_holes(conn: psycopg.Connection, table: str | None = None) -> dict[tupl
             for key, t in tables.items():
                 t.truncated = t.truncated or key >= (rows[-1][0], rows[-1][1])
     spans: dict[tuple[str, str], list[tuple[int, int, datetime | None, datetime | None]]] = {}
-    for site, table_id, lo, hi, after, before in gaps:
-        spans.setdefault((site, table_id), []).append((int(lo), int(hi), after, before))
+    for site, table_id, lo, hi, ts_after, ts_before in gaps:
+        spans.setdefault((site, table_id), []).append((int(lo), int(hi), ts_after, ts_before))
     for key, t in tables.items():
         tail_from = max(t.top, t.mark) + 1
         if t.checkpoint_to >= tail_from:  # the table said it has more than the archive holds

@@ -38,6 +38,12 @@ def latest(conn: psycopg.Connection, topic: str) -> Latest:
     return {(r[0], r[1]): (r[2], r[3], r[4]) for r in rows}
 
 
+def _document(found: Latest, key: tuple[str, str]) -> dict[str, Any]:
+    """A table's newest document from ``latest`` ({} if none: an archived event's data is always an object)."""
+    data = found.get(key, (0, None, None))[2]
+    return data if isinstance(data, dict) else {}
+
+
 def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
@@ -93,10 +99,9 @@ def snapshot_with_documents(conn: psycopg.Connection) -> tuple[dict[str, Any], d
     alerts: list[dict[str, Any]] = []
     for site, table_id, status, contiguous in tables_rows:
         key = (site, table_id)
-        st = table_state.get(key, (None, None, {}))[2] or {}
-        jp = jackpot.get(key, (None, None, {}))[2] or {}
+        st, jp = _document(table_state, key), _document(jackpot, key)
         last = settlement.get(key)
-        faults = st.get("faults") if isinstance(st.get("faults"), list) else []
+        faults = v if isinstance(v := st.get("faults"), list) else []
         tables.append(
             {
                 "site": site,
@@ -117,8 +122,8 @@ def snapshot_with_documents(conn: psycopg.Connection) -> tuple[dict[str, Any], d
                 "archive": _archive(covers.get(key)),
             }
         )
-        data = alerts_open.get(key, (None, None, {}))[2] or {}
-        for a in (data.get("alerts") if isinstance(data.get("alerts"), list) else [])[:MAX_ALERTS]:
+        open_alerts = v if isinstance(v := _document(alerts_open, key).get("alerts"), list) else []
+        for a in open_alerts[:MAX_ALERTS]:
             if not isinstance(a, dict) or _int(a.get("alert_id")) is None:
                 continue
             alerts.append(

@@ -16,6 +16,7 @@ import psycopg
 from controller.hex64 import HEX64
 from floor.messages import TableRef
 from floor.notify import notify
+from floor.rows import one_row
 from floor.store import ensure_tables
 
 
@@ -54,10 +55,13 @@ def enrol(
     with conn.transaction():
         cur = conn.cursor()
         ensure_tables(cur, [table])
-        current = cur.execute(
-            "SELECT public_key, key_source FROM floor_tables WHERE site = %s AND table_id = %s FOR UPDATE",
-            (table.site, table.table_id),
-        ).fetchone()
+        current = one_row(
+            cur.execute(
+                "SELECT public_key, key_source FROM floor_tables WHERE site = %s AND table_id = %s FOR UPDATE",
+                (table.site, table.table_id),
+            ),
+            f"floor_tables row of {table.site}/{table.table_id}",
+        )
         if current[0] == key and current[1] == "enrolled":
             return False
         if current[0] is not None and current[0] != key and not replace:

@@ -61,7 +61,8 @@ def parse_layout(text: str, source: str = "floor.toml") -> Layout:
     unknown = set(data) - {"pit"}
     if unknown:
         raise LayoutError(f"{source}: key {sorted(unknown)[0]}: unknown (known: pit)")
-    pits, seen = [], {}
+    pits: list[Pit] = []
+    seen: dict[str, str] = {}  # table id -> the pit it is in
     raw = data.get("pit", [])
     if not isinstance(raw, list):
         raise LayoutError(f"{source}: key pit: an array of tables ([[pit]])")

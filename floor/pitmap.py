@@ -133,8 +133,8 @@ def tiles(
         c = reach.get(key)
         last = c.last_contact_at if c else None
         reachable = c.reachable(now) if c else False
-        bets = doc.get("bets") if isinstance(doc.get("bets"), dict) else {}
-        limits = doc.get("limits") if isinstance(doc.get("limits"), dict) else {}
+        bets = v if isinstance(v := doc.get("bets"), dict) else {}
+        limits = v if isinstance(v := doc.get("limits"), dict) else {}
         archive = t.get("archive")
         state = _text(doc.get("state"), 40)
         att = attention(t["faults"], key in critical, reachable, state)

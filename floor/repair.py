@@ -181,7 +181,7 @@ class Repairer:
         request_id = str(doc.get("request_id"))[:64]
         ok = doc.get("ok") is True
         reason = str(doc.get("reason"))[:200] if not ok else None
-        raw_missing = doc.get("missing") if isinstance(doc.get("missing"), list) else []
+        raw_missing = v if isinstance(v := doc.get("missing"), list) else []
         missing = sorted(
             {
                 i

@@ -18,6 +18,7 @@ from typing import Any
 import psycopg
 
 from controller.actions import engine_action
+from floor.rows import one_row
 
 
 @dataclass
@@ -104,11 +105,14 @@ def load_rounds(
     ).fetchall()
     rounds: list[ArchivedRound] = []
     for (site_name,) in site_row:
-        start = conn.execute(
-            "SELECT coalesce(min(event_id), 0) FROM events WHERE site = %s AND table_id = %s AND topic ="
-            " 'events/round' AND data->>'phase' = 'dealing' AND ts >= %s",
-            (site_name, table_id, since),
-        ).fetchone()[0]
+        start = one_row(
+            conn.execute(
+                "SELECT coalesce(min(event_id), 0) FROM events WHERE site = %s AND table_id = %s AND topic ="
+                " 'events/round' AND data->>'phase' = 'dealing' AND ts >= %s",
+                (site_name, table_id, since),
+            ),
+            "first round's event id",
+        )[0]
         if not start:
             continue
         cur = conn.execute(
@@ -239,11 +243,14 @@ def _card_event(rnd: ArchivedRound, data: dict[str, Any], event_id: int) -> None
 
 
 def _check_gaps(conn: psycopg.Connection, rnd: ArchivedRound) -> None:
-    missing = conn.execute(
-        "SELECT count(*) FROM generate_series(%s::bigint, %s::bigint) AS g(id) WHERE NOT EXISTS"
-        " (SELECT 1 FROM events e WHERE e.site = %s AND e.table_id = %s AND e.event_id = g.id)",
-        (rnd.first_event, rnd.last_event, rnd.site, rnd.table_id),
-    ).fetchone()[0]
+    missing = one_row(
+        conn.execute(
+            "SELECT count(*) FROM generate_series(%s::bigint, %s::bigint) AS g(id) WHERE NOT EXISTS"
+            " (SELECT 1 FROM events e WHERE e.site = %s AND e.table_id = %s AND e.event_id = g.id)",
+            (rnd.first_event, rnd.last_event, rnd.site, rnd.table_id),
+        ),
+        "count of a round's missing events",
+    )[0]
     if missing:
         rnd.missing.append(f"{missing} event(s) of the table between {rnd.first_event} and {rnd.last_event}"
                            " are not archived")  # fmt: skip

@@ -24,6 +24,7 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import NamedTuple
 
 import psycopg
 
@@ -39,6 +40,13 @@ class Level:
     SEAT = "seat"
     PLAYER_SESSION = "player_session"
     PLAYER = "player"
+
+
+class CountedBet(NamedTuple):
+    """A round whose true count at bet time is known: that count, and the seat's original main bet (minor units)."""
+
+    true_count: float
+    bet: int
 
 
 @dataclass
@@ -102,20 +110,21 @@ class PlaySession:
         """The expected cost of the decisions away from basic strategy, minor units (the house's gain)."""
         return round(sum(c.cost * r.bet for r in self.rounds for c in r.checks))
 
-    def counted(self) -> list[SeatRound]:
-        return [r for r in self.rounds if r.true_count is not None]
+    def counted(self) -> list[CountedBet]:
+        """The rounds whose true count at bet time is known, in order."""
+        return [CountedBet(r.true_count, r.bet) for r in self.rounds if r.true_count is not None]
 
     def trend(self) -> Trend | None:
         """Bet against true count; None: not applicable (a continuous shuffler)."""
         if self.continuous:
             return None
         rs = self.counted()
-        return spearman([r.true_count for r in rs], [float(r.bet) for r in rs])  # type: ignore[misc]
+        return spearman([r.true_count for r in rs], [float(r.bet) for r in rs])
 
     def entry(self) -> Entry | None:
         if self.continuous:
             return None
-        return entry_count([r.true_count for r in self.counted()], self.skipped)  # type: ignore[misc]
+        return entry_count([r.true_count for r in self.counted()], self.skipped)
 
 
 @dataclass(frozen=True)

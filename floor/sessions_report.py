@@ -78,7 +78,7 @@ def bet_count_plot(s: PlaySession, currency: str | None) -> str:
     if not pts:
         return "<p>bet versus count: no count (the shoe is not archived whole from its shuffle)</p>"
     xs, ys = [x for x, _ in pts], [y for _, y in pts]
-    x0, x1 = min(-2.0, *xs), max(4.0, *xs)  # type: ignore[type-var]
+    x0, x1 = min(-2.0, *xs), max(4.0, *xs)
     y1 = max(ys)
 
     def px(x: float) -> float:
@@ -89,7 +89,7 @@ def bet_count_plot(s: PlaySession, currency: str | None) -> str:
 
     dots = "".join(
         f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="3" fill="#06c" fill-opacity=".5"/>' for x, y in pts
-    )  # type: ignore[arg-type]
+    )
     zero = f'<line x1="{px(0):.1f}" x2="{px(0):.1f}" y1="{_PAD}" y2="{_H - _PAD}" stroke="#999"/>'
     title = f"bet versus true count, {s.key}"
     return (

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -92,6 +92,9 @@ class Figures:
             setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
 
 
+FiguresOf = Callable[[str, str], Figures]  # (site, table id) -> the figures of that table, made on first use
+
+
 @dataclass
 class ShiftRow:
     level: str  # "table" | "pit" | "floor"
@@ -140,7 +143,7 @@ def _table_figures(
     return out
 
 
-def _theoretical(conn: psycopg.Connection, since: datetime, until: datetime, get) -> None:  # type: ignore[no-untyped-def]
+def _theoretical(conn: psycopg.Connection, since: datetime, until: datetime, get: FiguresOf) -> None:
     """Σ original main bets × the house edge of each settlement's profile (per table and profile)."""
     stake = num_sql("x->'stake'")
     half = "(CASE WHEN x->>'doubled' = 'true' THEN 2 ELSE 1 END)"
@@ -157,7 +160,7 @@ def _theoretical(conn: psycopg.Connection, since: datetime, until: datetime, get
         get(site, table_id).theoretical_win += round(int(bets) * edge)
 
 
-def _jackpot(conn: psycopg.Connection, since: datetime, until: datetime, get) -> None:  # type: ignore[no-untyped-def]
+def _jackpot(conn: psycopg.Connection, since: datetime, until: datetime, get: FiguresOf) -> None:
     """Chips × chip value, what the contributions added to the meter (after minus the meter before, from the
     table's previous jackpot event, which may lie before the window), and the payouts."""
     values = dict(
@@ -221,10 +224,10 @@ def shift_report(
     pits: dict[tuple[str, str], ShiftRow] = {}
     floor = ShiftRow("floor", "floor", "", "", Figures(), hours)
     for row in tables:
-        pit = pits.setdefault(
+        pit_row = pits.setdefault(
             (row.area, row.pit), ShiftRow("pit", row.pit, row.pit, row.area, Figures(), hours)
         )
-        for group in (pit, floor):
+        for group in (pit_row, floor):
             _sum_into(group, row)
     return [*tables, *[pits[k] for k in sorted(pits)], floor]
 

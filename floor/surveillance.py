@@ -58,7 +58,7 @@ def _row(s: PlaySession, show_count: bool) -> dict[str, Any]:
         out["count"] = {
             "state": "shown", "rho": trend.rho, "p_value": trend.p_value, "rounds": trend.n,
             "mean": entry.mean if entry else None, "above_skipped": entry.difference if entry else None,
-            "points": [[round(r.true_count, 2), r.bet] for r in s.counted()[:MAX_POINTS]],  # type: ignore[arg-type]
+            "points": [[round(r.true_count, 2), r.bet] for r in s.counted()[:MAX_POINTS]],
         }  # fmt: skip
     return out
 

@@ -32,6 +32,7 @@ from controller.words import (
 from floor.coverage import coverage
 from floor.queries import floor_alerts, table_currencies
 from floor.report import meter_history
+from floor.rows import one_row
 
 MAX_ROUNDS = 30
 MAX_ALERT_DOCS = 200
@@ -64,7 +65,7 @@ def public_round(doc: dict[str, Any], currency: str) -> dict[str, Any] | None:
     """The round in progress with only its public cards, in words; None when no round is on."""
     if not doc or doc.get("round_id") is None or doc.get("phase") in (None, "none"):
         return None
-    dealer = doc.get("dealer") if isinstance(doc.get("dealer"), dict) else {}
+    dealer = v if isinstance(v := doc.get("dealer"), dict) else {}
     cards = [card_face(c) for c in _list(dealer.get("cards"), MAX_CARDS)]
     if dealer.get("hole_card_hidden") is not False:  # unknown counts as hidden
         cards = cards[:1] + [FACE_DOWN] * min(len(cards) - 1, 1) if cards else []
@@ -107,7 +108,7 @@ def _rounds(conn: psycopg.Connection, site: str, table: str, currency: str) -> l
                 seats.append(f"{hand_label(_int(h.get('seat')), _int(h.get('hand')))}: "
                              f"{words(OUTCOME_WORDS, _text(h.get('outcome'), 20))}, "
                              f"{money(_int(h.get('net')), currency, sign=True)}")  # fmt: skip
-        nets = data.get("seat_nets") if isinstance(data.get("seat_nets"), dict) else {}
+        nets = v if isinstance(v := data.get("seat_nets"), dict) else {}
         out.append({
             "round_id": _text(data.get("round_id")),
             "settled": ts.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
@@ -160,9 +161,12 @@ def table_view(
     meter = [(ts.timestamp(), int(m)) for _s, _t, _e, ts, _a, m in meter_history(conn, since, now, table)
              if _s == site][-2000:]  # fmt: skip
     cov = coverage(conn, None, None, table).get((site, table))
-    verified = conn.execute(
-        "SELECT max(event_id) FROM events WHERE site = %s AND table_id = %s AND verified", (site, table)
-    ).fetchone()[0]
+    verified = one_row(
+        conn.execute(
+            "SELECT max(event_id) FROM events WHERE site = %s AND table_id = %s AND verified", (site, table)
+        ),
+        "newest verified event id",
+    )[0]
     return {
         "site": site,
         "table": table,

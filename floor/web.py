@@ -29,6 +29,7 @@ from typing import Any
 
 import psycopg
 from aiohttp import web
+from aiohttp.typedefs import Handler
 
 from floor import store
 from floor.logins import LogEvent
@@ -97,7 +98,7 @@ class FloorWeb:
         return app
 
     @web.middleware
-    async def _headers(self, request: web.Request, handler: Any) -> web.StreamResponse:
+    async def _headers(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         try:
             resp = await handler(request)
         except web.HTTPException as exc:

@@ -30,7 +30,9 @@ from typing import Any, TypeVar
 
 import psycopg
 from aiohttp import web
+from aiohttp.typedefs import Handler
 
+from controller.mqtt.userkeys import USER_NAME
 from floor import logins, sessions, users
 from floor.logins import LogEvent
 from floor.sessions import SESSION_COOKIE, Session
@@ -101,7 +103,7 @@ class Auth:
         return None
 
     @web.middleware
-    async def middleware(self, request: web.Request, handler: Any) -> web.StreamResponse:
+    async def middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         if request.method == "POST":
             refusal = self.post_refusal(request)
             if refusal:
@@ -136,7 +138,7 @@ class Auth:
         user, password = body["user"], body["password"]
         if not isinstance(user, str) or not isinstance(password, str):
             return deny(400, "expected user, password")
-        name = user if users.USER_NAME.match(user) else "-"  # an impossible name counts against the client
+        name = user if USER_NAME.match(user) else "-"  # an impossible name counts against the client
         until = await self.db.call(logins.locked_until, name, client)
         if until is not None:
             log.warning("login of %s from %s refused: locked out until %s", name, client, until)

@@ -81,6 +81,25 @@ def test_rendered_section_and_refusals(tmp_path):
         load(table_toml, bad)
 
 
+@pytest.mark.parametrize(
+    "table_text",
+    [
+        'table = "T1"\n',
+        '[table]\nid = "T1"\nsite = "S1"\n[mqtt]\n',
+        'mqtt = 3\n[table]\nid = "T1"\nsite = "S1"\n',
+    ],
+)
+def test_a_table_configuration_of_the_wrong_shape_is_refused_in_one_line(tmp_path, table_text):
+    """``[table]`` or ``[mqtt]`` not a section was an AttributeError from ``load`` (issue 31, found by mypy)."""
+    table_toml, bridge_toml = write_configs(tmp_path, [8883], ca="ca.crt")
+    table_toml.write_text(table_text)
+    if "[mqtt]" in table_text:  # the well-formed one: loads
+        assert load(table_toml, bridge_toml).prefix == "casino/S1/table/T1"
+        return
+    with pytest.raises(BridgeConfigError, match=r"\[table\] and \[mqtt\] must be sections"):
+        load(table_toml, bridge_toml)
+
+
 def test_events_published_while_the_floor_is_down_reach_it_afterwards_in_order(tmp_path):
     floor = Broker.start(tmp_path / "floor", users=FLOOR_USERS, acl=BrokerKind.FLOOR, site="S1")
     table_toml, bridge_toml = write_configs(tmp_path, [floor.port], insecure_no_tls=True)

@@ -31,7 +31,8 @@ from controller.cli.journal_retention import (
     table_config,
     verify_target,
 )
-from controller.journal.cadence import INTERVAL_S, missing_checkpoint
+from controller.journal.cadence import missing_checkpoint
+from controller.journal.checkpointer import INTERVAL_S
 from controller.journal.export import ExportError, export_session
 from controller.journal.store import CHECKPOINT_KIND, Journal
 from controller.journal.trusted_key import TrustedKey
@@ -108,7 +109,8 @@ def read_checkpoint_file(path: str) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise ValueError(f"checkpoint {path}: not JSON: {exc}") from None
     if isinstance(doc, dict) and doc.get("type") == "checkpoint" and isinstance(doc.get("data"), dict):
-        return doc["data"]
+        data: dict[str, Any] = doc["data"]
+        return data
     if not isinstance(doc, dict):
         raise ValueError(f"checkpoint {path}: expected a JSON object")
     return doc

@@ -51,7 +51,7 @@ def _add_trust(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_archive_arguments(sub: argparse._SubParsersAction) -> None:
+def add_archive_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     arch = sub.add_parser(
         "archive",
         help="copy the records up to a signed checkpoint into a new archive file and verify it (the live"
@@ -66,7 +66,7 @@ def add_archive_arguments(sub: argparse._SubParsersAction) -> None:
     _add_trust(arch)
 
 
-def add_prune_arguments(sub: argparse._SubParsersAction) -> None:
+def add_prune_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     pr = sub.add_parser(
         "prune",
         help="delete the records an archive holds, up to a signed checkpoint (service stopped; see docs/security.md)",

@@ -1,5 +1,6 @@
 """Table configuration: ``load_config(path) -> TableConfig`` and the integrity manifest (``integrity``)."""
 
+from controller.config.endpoint import TlsConfig
 from controller.config.errors import ConfigError, Problem
 from controller.config.load import load_config
 from controller.config.model import (
@@ -16,7 +17,6 @@ from controller.config.model import (
     SupervisorsConfig,
     TableConfig,
     TableSection,
-    TlsConfig,
 )
 
 __all__ = [

@@ -55,8 +55,8 @@ def digest_files(config_path: str | os.PathLike[str]) -> dict[str, Path]:
     label = str(config_path)
     path = Path(os.path.abspath(config_path))
     data = read_toml(path, file_label=label)
-    table = data.get("table")
-    name = table.get("profile") if isinstance(table, dict) else None
+    table = t if isinstance(t := data.get("table"), dict) else {}
+    name = table.get("profile")
     if not isinstance(name, str) or not name:
         raise ConfigError.one(label, "table.profile", "missing (the profile to digest is named here)")
     pdir = table.get("profiles_dir")

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from enum import Enum
 from typing import Any
 
@@ -50,7 +51,7 @@ def _integer(k: Key) -> dict[str, Any]:
     return out
 
 
-_BY_KIND = {
+_BY_KIND: dict[Kind, Callable[[Key], dict[str, Any]]] = {
     Kind.STRING: _string,
     Kind.PATH: lambda k: {"type": "string", "minLength": 1},
     Kind.INTEGER: _integer,

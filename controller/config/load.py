@@ -15,12 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from controller.config import profile as profile_mod
-from controller.config.endpoint import default_port
+from controller.config.endpoint import TlsConfig, default_port
 from controller.config.errors import ConfigError, Problem
 from controller.config.keys import JACKPOT, default
 from controller.config.model import (
     CHIP_SLOT_PREFIX,
-    OUTPUT_SAFE_VALUES,
     AlertsConfig,
     AuditConfig,
     DisplayConfig,
@@ -35,10 +34,10 @@ from controller.config.model import (
     SupervisorsConfig,
     TableConfig,
     TableSection,
-    TlsConfig,
 )
 from controller.config.schema import schema_problems
 from controller.data import PROFILES_DIR
+from controller.gpio.base import OUTPUT_SAFE_VALUES
 from controller.jackpot.config import JackpotSection, read_section
 
 DEFAULT_PROFILES_DIR = PROFILES_DIR  # the shipped profiles (package data)

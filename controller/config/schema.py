@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,7 @@ def _strict_integer(_checker: object, instance: object) -> bool:
     return isinstance(instance, int) and not isinstance(instance, bool)
 
 
-_Validator = validators.extend(
+_Validator = validators.extend(  # type: ignore[no-untyped-call]  # types-jsonschema leaves extend unannotated
     Draft202012Validator,
     type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _strict_integer),
 )
@@ -49,8 +50,11 @@ def _validator(schema_dir: Path = SCHEMA_DIR) -> Any:
     return _Validator(table, registry=registry)
 
 
-def _known_keys(schema: dict[str, Any]) -> list[str]:
-    """The option names a (sub)schema reads: its properties, or the names its ``propertyNames`` allows."""
+def _known_keys(schema: object) -> list[str]:
+    """The option names a (sub)schema reads: its properties, or the names its ``propertyNames`` allows (none
+    for a boolean schema)."""
+    if not isinstance(schema, Mapping):
+        return []
     names = list(schema.get("properties", {}))
     for alt in schema.get("propertyNames", {}).get("anyOf", []):
         names += alt.get("enum", [])
@@ -94,8 +98,9 @@ def _unknown(error: ValidationError, sections: dict[str, list[str]]) -> list[tup
         )
         return [(".".join([*path, error.instance]), f"unknown option: {what}{hint}")]
     known = _known_keys(error.schema)
+    instance = error.instance if isinstance(error.instance, dict) else {}  # _is_unknown: an object
     out = []
-    for name in sorted(k for k in error.instance if k not in known):
+    for name in sorted(k for k in instance if k not in known):
         key = ".".join([*path, name])
         if not path:
             reason = f"unknown section [{name}]: not read by tablectl"

@@ -77,9 +77,10 @@ RawRecord = tuple[int, float, str, str, str, str]
 
 
 def record_at(conn: sqlite3.Connection, seq: int) -> RawRecord | None:
-    return conn.execute(
+    row: RawRecord | None = conn.execute(
         "SELECT seq, ts, kind, data, prev_hash, hash FROM records WHERE seq = ?", (seq,)
     ).fetchone()
+    return row
 
 
 def first_seq(conn: sqlite3.Connection) -> int:

@@ -24,7 +24,7 @@ import contextlib
 import json
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -87,7 +87,7 @@ class Journal:
         path: str | Path,
         *,
         table_id: str = "",
-        clock=time.time,
+        clock: Callable[[], float] = time.time,
         audit_public_key: str | None = None,
         exclusive: bool = False,
     ) -> None:
@@ -108,13 +108,14 @@ class Journal:
         self._conn.execute("PRAGMA synchronous=FULL")
         self._conn.executescript(SCHEMA)
         self._in_tx = False
-        self._listeners: list = []
-        self._failure_listeners: list = []
+        self._listeners: list[Callable[[Transaction], None]] = []
+        self._failure_listeners: list[Callable[[BaseException], None]] = []
         # Outbox rows the broker acknowledged, not yet deleted: the deletes ride in the next transaction
         # (or flush_acks()) instead of costing a write transaction of their own per PUBACK batch.
         self._acked: set[int] = set()
         row = self._conn.execute("SELECT seq, hash FROM records ORDER BY seq DESC LIMIT 1").fetchone()
-        self._last_seq, self._last_hash = (row[0], row[1]) if row else (0, GENESIS_HASH)
+        self._last_seq: int = row[0] if row else 0
+        self._last_hash: str = row[1] if row else GENESIS_HASH
         row = self._conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'outbox'").fetchone()
         self._last_event_id = row[0] if row else 0
         self._last_chain = last_head(self._conn)  # the published events' chain (journal/event_chain.py)
@@ -167,7 +168,7 @@ class Journal:
         for listener in list(self._listeners):
             listener(tx)
 
-    def add_failure_listener(self, callback) -> None:
+    def add_failure_listener(self, callback: Callable[[BaseException], None]) -> None:
         """``callback(exc)`` when a write fails in the database or the OS (disk full, read-only, I/O error),
         whichever part wrote: the service turns it into the journal_io fault (issue 14 item 3)."""
         self._failure_listeners.append(callback)
@@ -178,7 +179,7 @@ class Journal:
                 with contextlib.suppress(Exception):
                     listener(exc)
 
-    def add_commit_listener(self, callback) -> None:
+    def add_commit_listener(self, callback: Callable[[Transaction], None]) -> None:
         """``callback(tx)`` after every COMMIT (e.g. wake the MQTT publisher), never inside one."""
         self._listeners.append(callback)
 
@@ -342,7 +343,7 @@ class Journal:
 
     def outbox_size(self) -> int:
         """Rows still waiting for the broker's acknowledgement."""
-        rows = self._conn.execute("SELECT COUNT(*) FROM outbox").fetchone()[0]
+        rows: int = self._conn.execute("SELECT COUNT(*) FROM outbox").fetchone()[0]
         return max(0, rows - len(self._acked))
 
     def retained_state(self) -> dict[str, str]:

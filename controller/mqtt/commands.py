@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import re
 import time
@@ -96,7 +97,7 @@ class CommandIntake:
         """Subscribe to the command topics (call before ``link.start()``) and start the worker."""
         assert self.link is not None
         for role in ROLES:
-            self.link.subscribe(cmd_topic(role), lambda msg, r=role: self._enqueue(r, msg))
+            self.link.subscribe(cmd_topic(role), functools.partial(self._enqueue, role))
         self._worker = asyncio.create_task(self._work(), name="mqtt-command-intake")
 
     async def stop(self) -> None:

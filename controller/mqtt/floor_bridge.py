@@ -86,15 +86,22 @@ def _path(base: Path, value: Any, name: str) -> Path | None:
     return p if p.is_absolute() else base / p
 
 
+def _table_name(table_config: Path, table: dict[str, object], name: str) -> str:
+    value = table.get(name)
+    if not isinstance(value, str) or not _ID.match(value):
+        raise BridgeConfigError(f"{table_config}: [table] {name} missing or not a topic-safe name")
+    return value
+
+
 def load(table_config: Path, bridge_file: Path) -> BridgeConfig:
     """Read the table's identity from its configuration and the bridge settings from ``bridge_file``."""
     table_doc = tomllib.loads(table_config.read_text())
-    table = table_doc.get("table") or {}
-    site, table_id = table.get("site"), table.get("id")
-    for name, value in (("site", site), ("id", table_id)):
-        if not isinstance(value, str) or not _ID.match(value):
-            raise BridgeConfigError(f"{table_config}: [table] {name} missing or not a topic-safe name")
-    prefix = (table_doc.get("mqtt") or {}).get("prefix") or f"casino/{site}/table/{table_id}"
+    table, mqtt = table_doc.get("table", {}), table_doc.get("mqtt", {})
+    if not isinstance(table, dict) or not isinstance(mqtt, dict):
+        raise BridgeConfigError(f"{table_config}: [table] and [mqtt] must be sections")
+    site = _table_name(table_config, table, "site")
+    table_id = _table_name(table_config, table, "id")
+    prefix = mqtt.get("prefix") or f"casino/{site}/table/{table_id}"
     if not isinstance(prefix, str) or any(c in prefix for c in "+# \n") or not prefix.strip("/"):
         raise BridgeConfigError(f"{table_config}: [mqtt] prefix is not a plain topic")
     doc = tomllib.loads(bridge_file.read_text()).get("bridge")

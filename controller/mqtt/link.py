@@ -23,11 +23,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import paho.mqtt.client as mqtt
-from paho.mqtt.packettypes import PacketTypes
-from paho.mqtt.properties import Properties
 
 from controller.mqtt.aio import LoopDriver
-from controller.mqtt.paho_client import PLAIN_PORT, BrokerEndpoint, TlsConfig, new_client
+from controller.mqtt.paho_client import PLAIN_PORT, BrokerEndpoint, TlsConfig, new_client, publish_properties
 from controller.topics import STATUS, Topics
 
 log = logging.getLogger(__name__)
@@ -165,8 +163,7 @@ class MqttLink:
             return None
         props = None
         if self.is_v5 and correlation_data is not None:
-            props = Properties(PacketTypes.PUBLISH)
-            props.CorrelationData = correlation_data
+            props = publish_properties(correlation=correlation_data)
         topic = rel_topic if absolute else self.topics.abs(rel_topic)
         info = client.publish(topic, payload, qos=qos, retain=retain, properties=props)
         if info.rc != mqtt.MQTT_ERR_SUCCESS:

@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 import paho.mqtt.client as mqtt
 from paho.mqtt.properties import Properties
 
-from controller.mqtt.paho_client import BrokerEndpoint, connect_failure, new_client
+from controller.mqtt.paho_client import BrokerEndpoint, connect_failure, new_client, quick_reconnect
 
 KEEPALIVE_S = 15
 
@@ -52,8 +52,7 @@ class LoopClient:
         self.paho.on_connect_fail = self._on_connect_fail
         self.paho.on_disconnect = self._on_disconnect
         self.paho.on_message = self._on_message
-        # paho's back-off between attempts, first and longest (s); its hint says int, its arithmetic takes a float
-        self.paho.reconnect_delay_set(0.2, 5)  # type: ignore[arg-type]
+        quick_reconnect(self.paho)
 
     # ---- life cycle ----
     async def connect(self, timeout: float = 10.0) -> None:

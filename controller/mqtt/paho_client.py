@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import paho.mqtt.client as mqtt
-from paho.mqtt.enums import CallbackAPIVersion
+from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
 
 from controller.config.endpoint import (  # the endpoint's vocabulary, re-exported for the clients
     PLAIN_PORT as PLAIN_PORT,
@@ -24,6 +26,9 @@ from controller.config.endpoint import (  # the endpoint's vocabulary, re-export
 from controller.config.endpoint import TLS_PORT as TLS_PORT
 from controller.config.endpoint import TlsConfig as TlsConfig
 from controller.config.endpoint import default_port as default_port
+
+RECONNECT_FIRST_S = 0.2  # paho's reconnection back-off (quick_reconnect): the first wait, s
+RECONNECT_LONGEST_S = 5  # and the longest, s
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +56,11 @@ def apply_tls(client: mqtt.Client, tls: TlsConfig) -> None:
 
 
 def new_client(
-    endpoint: BrokerEndpoint, client_id: str, *, protocol: int = mqtt.MQTTv5, **options: Any
+    endpoint: BrokerEndpoint,
+    client_id: str,
+    *,
+    protocol: MQTTProtocolVersion = MQTTProtocolVersion.MQTTv5,
+    **options: Any,
 ) -> mqtt.Client:
     """A paho client (callback API 2) with the endpoint's account and TLS; ``options`` go to ``mqtt.Client``
     (clean_session, manual_ack, reconnect_on_failure). Connecting and callbacks are the caller's."""
@@ -61,6 +70,25 @@ def new_client(
     if endpoint.tls is not None:
         apply_tls(client, endpoint.tls)
     return client
+
+
+def quick_reconnect(client: mqtt.Client) -> None:
+    """paho's back-off between the attempts of its network thread: the first after ``RECONNECT_FIRST_S``, doubled
+    each time up to ``RECONNECT_LONGEST_S`` (the programs around a table, the archive workers: a broker back
+    after a restart is found within a fraction of a second, not the whole second paho's ints allow)."""
+    # paho declares int, but only adds the delay to its float clock, doubles and caps it: a float is kept as is
+    # (tests/test_paho_client.py holds paho to that)
+    client.reconnect_delay_set(RECONNECT_FIRST_S, RECONNECT_LONGEST_S)  # type: ignore[arg-type]
+
+
+def publish_properties(*, response_topic: str | None = None, correlation: bytes | None = None) -> Properties:
+    """The MQTT v5 properties of a PUBLISH: where the answer goes, and the data that pairs it with the request."""
+    props = Properties(PacketTypes.PUBLISH)  # type: ignore[no-untyped-call]  # paho's __init__ has no annotations
+    if response_topic is not None:
+        props.ResponseTopic = response_topic
+    if correlation is not None:
+        props.CorrelationData = correlation
+    return props
 
 
 def connect_failure() -> str:

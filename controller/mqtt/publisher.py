@@ -103,9 +103,9 @@ class OutboxPublisher:
         self._republish_below = oldest[0].event_id if oldest else self.journal.last_event_id + 1
         self.wake()
 
-    def _republish_retained(self) -> None:
-        """Once the outbox has been sent again after a connect (so the ids a consumer sees stay in order)."""
-        below, self._republish_below = self._republish_below, None
+    def _republish_retained(self, below: int) -> None:
+        """Once the outbox has been sent again after a connect (so the ids a consumer sees stay in order): the
+        retained rows older than ``below``, the outbox's oldest id at the connect."""
         for topic, payload in self.journal.retained_state().items():
             event_id = _event_id(payload)
             if event_id >= below:
@@ -158,8 +158,9 @@ class OutboxPublisher:
         while room > 0:
             rows = self.journal.outbox_pending(self._last_sent, room)
             if not rows:
-                if self._republish_below is not None:
-                    self._republish_retained()
+                below, self._republish_below = self._republish_below, None
+                if below is not None:
+                    self._republish_retained(below)
                 return
             if not self._send(self._chained_only(rows)):
                 return  # link went down; the next on_connected starts over from the outbox

@@ -35,6 +35,7 @@ import os
 import socket
 import sqlite3
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -205,7 +206,7 @@ def prune(
     by: str,
     up_to: int | None = None,
     event_retention_days: int = DEFAULT_EVENT_RETENTION_DAYS,
-    clock=time.time,
+    clock: Callable[[], float] = time.time,
 ) -> Pruned:
     """Delete the records before a checkpoint record the archive ends in or holds (see the module's docstring)."""
     db, archive_path = Path(db), Path(archive_file)

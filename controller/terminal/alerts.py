@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 
 from rich.text import Text
 from textual.app import App, ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Footer, Label, Static
 
 from controller.client import CommandFailed
@@ -49,7 +49,7 @@ class AlertsApp(App[None]):
     #message { height: 1; padding: 0 1; }
     #message.refused { color: $error; }
     """
-    BINDINGS: ClassVar[list[Binding]] = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a", "ack", "Acknowledge selected"),
         Binding("q", "quit", "Quit"),
     ]

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, ClassVar
 
 from textual.app import App, ComposeResult
+from textual.binding import BindingType
 from textual.widgets import Button, Static
 
 from controller.client import CommandFailed, Event, TableClient
@@ -50,7 +51,7 @@ from controller.words import ACTION_WORDS, in_words, words
 
 class PitApp(App[None]):
     TITLE = "tablectl pit terminal"
-    BINDINGS = bindings()
+    BINDINGS: ClassVar[list[BindingType]] = bindings()
     CSS = PIT_CSS
 
     def __init__(self, conn: PitConnection) -> None:

@@ -37,7 +37,7 @@ def shown_bet(table: dict[str, Any], seat: int) -> int:
 def dealer_args(action: str, *, seat: int, chip: int, bet_so_far: int, rnd: dict[str, Any]) -> dict[str, Any]:
     """The arguments of dealer command ``action``: ``bet_so_far`` is the seat's bet this terminal last asked
     for, else the one shown (``place_bet`` adds the selected chip to it)."""
-    turn = rnd.get("turn") if isinstance(rnd.get("turn"), dict) else {}
+    turn = v if isinstance(v := rnd.get("turn"), dict) else {}
     if action == "place_bet":  # the key adds the selected chip to the seat's bet (x clears it)
         return {"seat": seat, "amount": bet_so_far + chip}
     if action in ("clear_bet", "jackpot_chip", "cut"):

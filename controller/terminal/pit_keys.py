@@ -3,7 +3,7 @@ dealer's hands, and the Textual bindings built from them (docs/terminal.md)."""
 
 from __future__ import annotations
 
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 
 from controller.actions import DECLINE_INSURANCE
 
@@ -65,10 +65,10 @@ def hint_keys() -> dict[str, str]:
     return keys
 
 
-def bindings() -> list[Binding]:
+def bindings() -> list[BindingType]:
     """Seats 1-9 (the table's seats are taken), the chip selector, every key of the tables above, PageDown /
     PageUp to the parts below the round (named in the footer), q to quit."""
-    keys = [Binding(str(n), f"seat({n})", f"seat {n}", show=False) for n in range(1, 10)]
+    keys: list[BindingType] = [Binding(str(n), f"seat({n})", f"seat {n}", show=False) for n in range(1, 10)]
     keys += [
         Binding("left_square_bracket", "chip(-1)", "chip -", show=False),
         Binding("right_square_bracket", "chip(1)", "chip +", show=False),

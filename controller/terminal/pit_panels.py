@@ -132,11 +132,11 @@ def round_panel(
                     plain(label, 30), plain(stake, 40), plain(hand_text(hand), 80), plain(status, 30)
                 )
     else:
-        bets = table.get("bets") if isinstance(table.get("bets"), dict) else {}
+        bets = v if isinstance(v := table.get("bets"), dict) else {}
         for seat, bet in sorted(bets.items(), key=lambda kv: str(kv[0]).zfill(4)):
             amount = bet.get("amount") if isinstance(bet, dict) else None
             grid.add_row(plain(f"Seat {seat}", 30), plain(money(amount)), plain(""), plain("bet placed"))
-    dealer = rnd.get("dealer") if isinstance(rnd.get("dealer"), dict) else {}
+    dealer = v if isinstance(v := rnd.get("dealer"), dict) else {}
     if dealer.get("cards"):
         natural = dealer_blackjack(dealer)  # marked as a seat's natural is (the document does not flag it)
         total = dealer.get("total")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.screen import ModalScreen
 from textual.widgets import Button
@@ -15,7 +15,7 @@ from textual.widgets.button import ButtonVariant
 
 class PromptScreen(ModalScreen[Any]):
     OK_ID: ClassVar[str] = ""  # the id of the button that submits
-    BINDINGS: ClassVar[list[Binding]] = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
     # the box (a Vertical); each prompt gives its width and border
     DEFAULT_CSS = """
     PromptScreen { align: center middle; }
