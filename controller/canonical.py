@@ -8,6 +8,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+# One encoder for every call: ``json.dumps`` with these arguments builds a new ``JSONEncoder`` each time (a hot
+# path: each input's records and state documents). The same text as ``json.dumps(data, sort_keys=True,
+# separators=(",", ":"), ensure_ascii=False)``; the encoder keeps no state between calls.
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
 
 def canonical(data: Any) -> str:
-    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _ENCODER.encode(data)

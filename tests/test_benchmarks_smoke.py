@@ -23,9 +23,9 @@ pytestmark = [
 NUM = r"-?\d+(?:\.\d+)?"
 
 
-def run_quick(name: str) -> str:
+def run_quick(name: str, *flags: str) -> str:
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / f"{name}.py"), "--quick"],
+        [sys.executable, str(ROOT / "benchmarks" / f"{name}.py"), "--quick", *flags],
         capture_output=True, text=True, cwd=ROOT, timeout=170,
     )  # fmt: skip
     assert proc.returncode == 0, f"{name} failed:\n{proc.stdout}\n{proc.stderr[-3000:]}"
@@ -77,6 +77,14 @@ def test_cpu_per_card_prints_the_figures_of_the_cards_it_dealt() -> None:
         out, "cards", "cards"
     )  # bets, decisions, the lid cycle too
     assert figure(out, "cards", "cpu_per_card_us") > 0
+
+
+def test_cpu_per_card_core_prints_the_bare_cores_figures_for_the_same_workload() -> None:
+    out = run_quick("cpu_per_card", "--core")
+    assert "the bare TableCore" in out
+    assert figure(out, "cards", "cards") >= 300
+    assert figure(out, "cards", "inputs") > figure(out, "cards", "cards")
+    assert figure(out, "cards", "core_cpu_per_card_us") > 0
 
 
 def test_startup_prints_ready_and_online_for_start_and_restart_after_kill9() -> None:

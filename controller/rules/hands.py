@@ -23,8 +23,11 @@ def hand_value(cards: Sequence[Card], *, fixed_aces: int = 0) -> HandValue:
 
     `fixed_aces` aces must stay at 1 (a soft double, PT-2001 r.32 / PT-ONLINE-2015 r.8a.ii).
     """
-    hard = sum(c.value for c in cards)
-    free_aces = sum(1 for c in cards if c.is_ace) - fixed_aces
+    hard, free_aces = 0, -fixed_aces
+    for c in cards:  # one pass (the core asks for every hand's total on every input)
+        hard += c.value
+        if c.is_ace:
+            free_aces += 1
     if free_aces > 0 and hard + 10 <= 21:
         return HandValue(hard + 10, True)
     return HandValue(hard, False)

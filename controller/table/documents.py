@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from controller.actions import DEALER_PLAY
@@ -22,6 +23,8 @@ from controller.table.session import TableSetup
 from controller.table.shoe_cycle import ShoeCycle
 from controller.table.sink import EffectSink
 from drivers.events import LidState
+
+_NAMES = {name.value: name for name in DocumentName}  # by text, without an enum lookup per document
 
 
 class StateDocuments:
@@ -48,8 +51,9 @@ class StateDocuments:
         self.duty, self.lid, self.faults, self.safety = duty, lid, faults, safety
         self.published: dict[str, str] = {}  # JSON text of the last retained state document per topic
 
-    def view(self) -> dict[str, Any]:
-        """The table state as published (retained) and shown on the pit terminal."""
+    def view(self, allowed: Callable[[], list[str]] | None = None) -> dict[str, Any]:
+        """The table state as published (retained) and shown on the pit terminal. ``allowed``: as for
+        ``dealer_inputs``."""
         rnd = self.rounds.round
         return {
             "state": self.gate.state,
@@ -77,37 +81,39 @@ class StateDocuments:
             if self.setup.tp
             else None,
             # the dealer inputs the core accepts now: the pit terminal enables exactly these
-            "dealer_inputs": self.dealer_inputs(),
+            "dealer_inputs": self.dealer_inputs(allowed),
             # the dealer on duty (issue 29), only while someone is signed in
             **({"dealer": self.duty.on_duty} if self.duty.on_duty is not None else {}),
         }
 
-    def dealer_inputs(self) -> list[str]:
+    def dealer_inputs(self, allowed: Callable[[], list[str]] | None = None) -> list[str]:
         """The dealer commands (controller/actions.py) the core would accept now, from the machine's
         ``may_<trigger>()`` answers and, during play, the rules engine's allowed actions. Arguments (which seat,
-        how much) are still checked when the input comes; everything else is decided here, once."""
+        how much) are still checked when the input comes; everything else is decided here, once. ``allowed``:
+        the round engine's ``allowed_commands``, when the caller already has them (``publish``)."""
         if self.dealer.dealing_blocked() is not None:
             return []
-        allowed = []
+        accepted: list[str] = []
         if self.gate.may("place_bet"):
-            allowed.append("place_bet")
+            accepted.append("place_bet")
         if self.dealer.bets and self.gate.may("clear_bet"):
-            allowed.append("clear_bet")
+            accepted.append("clear_bet")
         if self.dealer.bets and self.gate.may("close_bets"):
-            allowed.append("no_more_bets")
+            accepted.append("no_more_bets")
         if self.gate.may("jackpot_chip") and any(
             int(seat) not in self.dealer.chips for seat in self.dealer.bets
         ):
             jackpot = self.jackpot.state_doc() or {}  # manual mode only (r.41b; automatic: sensed, r.41a)
             if jackpot.get("mode") == "manual" and jackpot.get("playable"):
-                allowed.append("jackpot_chip")
+                accepted.append("jackpot_chip")
         if self.gate.may("next_round") and self.lid.status.state != LidState.OPEN:  # closed first (r.59-60)
-            allowed.append("next_round")
+            accepted.append("next_round")
         if self.gate.may("cut_done"):
-            allowed.append("cut")
+            accepted.append("cut")
         if self.gate.may("play") and self.rounds.round is not None:
-            allowed += [a for a in allowed_commands(self.rounds.round.engine) if a in DEALER_PLAY]
-        return sorted(allowed)
+            play = allowed() if allowed is not None else allowed_commands(self.rounds.round.engine)
+            accepted += [a for a in play if a in DEALER_PLAY]
+        return sorted(accepted)
 
     def publish_states(self) -> list[Effect]:
         """The retained state documents whose content changed since they were last published (after inputs
@@ -119,16 +125,25 @@ class StateDocuments:
     def publish(self) -> None:
         """Retained state documents, each published only when its content changed."""
         rnd = self.rounds.round
+        commands: list[list[str]] = []  # the engine's allowed commands, asked at most once per publish
+
+        def allowed() -> list[str]:
+            if not commands:
+                assert rnd is not None  # asked only about the round in progress
+                commands.append(allowed_commands(rnd.engine))
+            return commands[0]
+
         jam = self.faults.get("jam")
         link = self.faults.get("link_down")
         link_back = link is None or bool(link.restored)
         docs = {
-            "table": self.view(),
+            "table": self.view(allowed),
             "round": {
                 **round_state(
                     rnd,
                     void=self.rounds.round_void,
                     contestable=bool(rnd and rnd.round_id in self.rounds.uninserted),
+                    allowed=allowed,
                 ),
                 **self.jackpot.round_doc(rnd.round_id if rnd else None),
             },
@@ -164,4 +179,4 @@ class StateDocuments:
             text = canonical(data)
             if self.published.get(name) != text:
                 self.published[name] = text
-                self.fx.items.append(StateDocument(DocumentName(name), text))
+                self.fx.items.append(StateDocument(_NAMES[name], text))

@@ -10,6 +10,7 @@ Hand indices are 0-based everywhere (0 = the original hand, split hands 1, 2, â€
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from controller.actions import command_name
@@ -62,8 +63,11 @@ def _phase(engine: Any) -> str:
     return str(getattr(engine.phase, "value", engine.phase))
 
 
-def round_state(tracker: Any, *, void: bool, contestable: bool) -> dict[str, Any]:
-    """Data of the retained ``state/round``: seats, hands, dealer, whose turn and which inputs are allowed."""
+def round_state(
+    tracker: Any, *, void: bool, contestable: bool, allowed: Callable[[], list[str]] | None = None
+) -> dict[str, Any]:
+    """Data of the retained ``state/round``: seats, hands, dealer, whose turn and which inputs are allowed.
+    ``allowed``: the engine's ``allowed_commands``, when the caller already has them (read, never changed)."""
     if tracker is None:
         return {"round_id": None, "phase": "none"}
     engine = tracker.engine
@@ -110,7 +114,7 @@ def round_state(tracker: Any, *, void: bool, contestable: bool) -> dict[str, Any
             "hole_card_hidden": hide,
         },
         "turn": _turn(turn),
-        "allowed_actions": [] if void else allowed_commands(engine),
+        "allowed_actions": [] if void else allowed() if allowed is not None else allowed_commands(engine),
         "complete": engine.is_complete(),
         "contestable": contestable,  # PT-2001 r.62: final but open to complaint until the cards go in
         "dealer_errors": [

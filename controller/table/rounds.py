@@ -14,7 +14,8 @@ from typing import Any
 EngineFactory = Callable[[Any, list[dict[str, Any]], int, bool], Any]
 
 
-_PLAIN = (str, int, float, bool, type(None))
+# exact types: a subclass of str or int (an enum) is not plain
+_PLAIN = frozenset((str, int, float, bool, type(None)))
 
 
 def jsonable(obj: Any) -> Any:
@@ -23,10 +24,13 @@ def jsonable(obj: Any) -> Any:
     kind = type(obj)
     if kind in _PLAIN:
         return obj
+    # a plain value is itself (as below): kept without a call, most values are (records, documents)
     if kind is dict:
-        return {k if type(k) is str else str(k): jsonable(v) for k, v in obj.items()}
+        return {
+            k if type(k) is str else str(k): v if type(v) in _PLAIN else jsonable(v) for k, v in obj.items()
+        }
     if kind is list:
-        return [jsonable(v) for v in obj]
+        return [v if type(v) in _PLAIN else jsonable(v) for v in obj]
     if hasattr(obj, "to_json") and not isinstance(obj, type):
         return jsonable(obj.to_json())
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
