@@ -10,7 +10,7 @@ and ``apply``; it composes one object per concern, each owning its slice of the 
 "The table core"): the setup (session.py), the shoe link (link.py), the shoe cycle (shoe_cycle.py), the round
 (round_flow.py) and its cards (cards.py), the lid (lid.py), the faults (faults.py), the dealer's inputs
 (dealer.py) and duty (dealer_duty.py), supervisor actions (supervisor.py), the safety outputs (outputs.py), the
-state documents (documents.py) and the jackpot seam (jackpot_seam.py). Each is given the effect sink of the
+state documents (documents.py) and the jackpot seam (controller/jackpot/seam.py). Each is given the effect sink of the
 step (sink.py), the machine's gate (gate.py) and the collaborators it needs, in its constructor.
 """
 
