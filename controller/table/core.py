@@ -36,6 +36,7 @@ from controller.table.documents import StateDocuments
 from controller.table.faults import Faults
 from controller.table.gate import Gate
 from controller.table.lid import Lid
+from controller.table.lid_machine import LidMachine
 from controller.table.link import ShoeLink
 from controller.table.outputs import SafetyOutputs
 from controller.table.record_kinds import RecordKind
@@ -45,6 +46,16 @@ from controller.table.session import TableSetup
 from controller.table.shoe_cycle import ShoeCycle
 from controller.table.sink import EffectSink
 from controller.table.snapshot import frozen, restore_parts
+from controller.table.state import (
+    Bet,
+    DeckCheck,
+    FaultInfo,
+    LidStatus,
+    PendingReplacement,
+    SessionState,
+    ShoeDevice,
+    ShoeState,
+)
 from controller.table.supervisor import SupervisorActions
 from drivers import events as ev
 from drivers.cards import CARD_CODES
@@ -248,31 +259,107 @@ class TableCore:
     machine_state: str  # set by the machine (model_attribute), like the two below (transitions adds them)
     may_trigger: Callable[[str], bool]
     trigger: Callable[..., bool]
-    faults = property(
-        lambda self: self.fault_ctl.raised, lambda self, v: setattr(self.fault_ctl, "raised", v)
-    )
-    bets = property(lambda self: self.dealer_in.s.bets, lambda self, v: setattr(self.dealer_in.s, "bets", v))
-    outputs = property(lambda self: self.safety.values)
-    lid = property(lambda self: self.lid_ctl.status)
-    lid_machine = property(lambda self: self.lid_ctl.machine)
-    device = property(lambda self: self.shoe_link.device)
-    shoe = property(lambda self: self.shoe_cycle.shoe)
-    inside = property(lambda self: self.shoe_cycle.inside)
-    out = property(lambda self: self.shoe_cycle.out)
-    round = property(lambda self: self.round_flow.round)
-    round_void = property(lambda self: self.round_flow.round_void)
-    pending_replacement = property(lambda self: self.round_flow.pending)
-    session = property(lambda self: self.setup.session)
-    tp = property(lambda self: self.setup.tp)
-    rules_profile = property(lambda self: self.setup.rules_profile)
-    dealer_on_duty = property(lambda self: self.dealer_duty.on_duty)
-    deck_check = property(lambda self: self.deck_checks.check)
-    chips = property(lambda self: self.dealer_in.chips)
-    uninserted = property(lambda self: self.round_flow.uninserted)
-    last_seats = property(lambda self: self.round_flow.last_seats)
-    profile_name = property(lambda self: self.setup.profile_name)
-    shuffler = property(lambda self: self.setup.shuffler)
-    _load_profile = property(lambda self: self.setup.load_profile)
+
+    # what the shell and the tests read (each concern owns it; faults and bets are also set by tests)
+    @property
+    def faults(self) -> dict[str, FaultInfo]:
+        return self.fault_ctl.raised
+
+    @faults.setter
+    def faults(self, value: dict[str, FaultInfo]) -> None:
+        self.fault_ctl.raised = value
+
+    @property
+    def bets(self) -> dict[str, Bet]:
+        return self.dealer_in.s.bets
+
+    @bets.setter
+    def bets(self, value: dict[str, Bet]) -> None:
+        self.dealer_in.s.bets = value
+
+    @property
+    def outputs(self) -> dict[str, bool]:
+        return self.safety.values
+
+    @property
+    def lid(self) -> LidStatus:
+        return self.lid_ctl.status
+
+    @property
+    def lid_machine(self) -> LidMachine:
+        return self.lid_ctl.machine
+
+    @property
+    def device(self) -> ShoeDevice:
+        return self.shoe_link.device
+
+    @property
+    def shoe(self) -> ShoeState:
+        return self.shoe_cycle.shoe
+
+    @property
+    def inside(self) -> int:
+        return self.shoe_cycle.inside
+
+    @property
+    def out(self) -> int:
+        return self.shoe_cycle.out
+
+    @property
+    def round(self) -> Any:  # RoundTracker | None, as round_flow.py gives it
+        return self.round_flow.round
+
+    @property
+    def round_void(self) -> bool:
+        return self.round_flow.round_void
+
+    @property
+    def pending_replacement(self) -> PendingReplacement | None:
+        return self.round_flow.pending
+
+    @property
+    def session(self) -> SessionState:
+        return self.setup.session
+
+    @property
+    def tp(self) -> Any:  # TableProfile once a profile is set, as session.py gives it
+        return self.setup.tp
+
+    @property
+    def rules_profile(self) -> Any:
+        return self.setup.rules_profile
+
+    @property
+    def dealer_on_duty(self) -> str | None:
+        return self.dealer_duty.on_duty
+
+    @property
+    def deck_check(self) -> DeckCheck | None:
+        return self.deck_checks.check
+
+    @property
+    def chips(self) -> list[int]:
+        return self.dealer_in.chips
+
+    @property
+    def uninserted(self) -> list[str]:
+        return self.round_flow.uninserted
+
+    @property
+    def last_seats(self) -> list[int]:
+        return self.round_flow.last_seats
+
+    @property
+    def profile_name(self) -> str | None:
+        return self.setup.profile_name
+
+    @property
+    def shuffler(self) -> str:
+        return self.setup.shuffler
+
+    @property
+    def _load_profile(self) -> Callable[[str], Any]:
+        return self.setup.load_profile
 
 
 InputHandler = Callable[[TableCore, Any], None]  # (core, the input of the type it is registered for)
