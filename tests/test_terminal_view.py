@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from controller.terminal.pit_dealer import CHIPS, chips_within
 from controller.terminal.pit_keys import DEALER_KEYS
 from controller.terminal.pit_rules import shown_inputs
+from controller.terminal.pit_summary import settled_summary
 from controller.terminal.view import (
     DealerResults,
     alert_age,
@@ -141,6 +142,21 @@ def test_last_round_essentials_pt_online_2015_r31() -> None:
     )  # fmt: skip
     assert lines == ["Round R1", "Dealer: K♦ K♠ = 20", "Seat 2: 6♠ 10♠ = 16  stake 10.00  loses  net -10.00"]
     assert settlement_lines({}) == ["no round settled yet"]
+
+
+def test_the_last_rounds_net_per_seat_is_the_settlements_pt_online_2015_r31() -> None:
+    """The net per seat is the engine's (hands, insurance, side bets, prizes): a seat that lost its hand (-10.00)
+    and won a side bet (+15.00) is +5.00, not -10.00; values that are not integers are left out."""
+    settlement = {
+        "dealer_total": 20,
+        "hands": [{"seat": 3, "hand": 0, "net": -1000}, {"seat": 10, "hand": 0, "net": 500}],
+        "side_bets": [{"seat": 3, "net": 1500}],
+        "seat_nets": {"10": 500, "3": 500, "4": True, "5": "9"},
+    }
+    assert (
+        str(settled_summary(settlement, "EUR"))
+        == "Last round, dealer 20, net in EUR: Seat 3 +5.00 · Seat 10 +5.00"
+    )
 
 
 def test_hole_card_stays_hidden_pt2001_r17() -> None:

@@ -14,18 +14,16 @@ from controller.words import ACTION_WORDS, SEVERITY_WORDS, alert_words, money, w
 
 
 def seat_nets(settlement: dict[str, Any]) -> dict[str, int]:
-    """Each seat's net of the round: its hands' nets and its insurance's, in minor units (seat order kept)."""
-    nets: dict[str, int] = {}
-    for part in ("hands", "insurance"):
-        items = settlement.get(part)
-        for item in items if isinstance(items, list) else []:
-            if not isinstance(item, dict):
-                continue
-            net = item.get("net")
-            seat = str(item.get("seat"))
-            if isinstance(net, int) and not isinstance(net, bool):
-                nets[seat] = nets.get(seat, 0) + net
-    return dict(sorted(nets.items(), key=lambda kv: kv[0].zfill(4)))
+    """Each seat's net of the round in minor units, as the rules engine settled it (``seat_nets``: its hands,
+    insurance, side bets, prizes and co-bettors; controller/rules/settlement.py), in seat order. A value that is
+    not an integer (the document comes from outside) is left out."""
+    nets = settlement.get("seat_nets")
+    if not isinstance(nets, dict):
+        return {}
+    found = {
+        str(seat): net for seat, net in nets.items() if isinstance(net, int) and not isinstance(net, bool)
+    }
+    return dict(sorted(found.items(), key=lambda kv: kv[0].zfill(4)))
 
 
 def settled_summary(settlement: dict[str, Any], currency: str | None) -> Text:
