@@ -17,9 +17,9 @@ from typing import Any
 
 import psycopg
 
-from controller.words import alert_words
+from controller.words import SEVERITY_RANK, alert_words
 from floor.coverage import Coverage, HoleKind, coverage
-from floor.queries import SEVERITY_RANK, floor_alerts
+from floor.queries import floor_alerts
 
 MAX_ALERTS = 200
 

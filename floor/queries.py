@@ -11,8 +11,6 @@ import psycopg
 from controller.jackpot.config import CURRENCY_CODE
 from floor.alerts import SURVEILLANCE_KINDS
 
-SEVERITY_RANK = {"critical": 0, "warning": 1, "info": 2}
-
 
 @dataclass(frozen=True, slots=True)
 class FloorAlert:

@@ -23,7 +23,7 @@ from typing import Any
 
 from controller import __version__
 from controller.journal.table_files import journal_file
-from controller.ops.disk import MB
+from controller.ops.disk import DiskSpace, describe
 from controller.table.machine import FAULT_STATES
 
 STATUS_FILE = "status.json"
@@ -207,9 +207,7 @@ def status_dir(state_dir: Path, environ: dict[str, str] | None = None) -> Path:
 def _disk(status: Status) -> str:
     if status.disk_free_bytes is None or status.disk_free_inodes is None:
         return "not measured"
-    return (
-        f"{status.disk_free_bytes // MB} MB and {status.disk_free_inodes} inodes free (journal's filesystem)"
-    )
+    return describe(DiskSpace(status.disk_free_bytes, status.disk_free_inodes)) + " (journal's filesystem)"
 
 
 def _records(status: Status) -> str:

@@ -12,12 +12,10 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from controller.audit.checkpoint import public_key_hex
 from controller.config import TableConfig
 from controller.journal import Journal
-from controller.journal.checkpointer import Checkpointer
+from controller.journal.checkpointer import INTERVAL_S, Checkpointer
 from controller.mqtt.anchor import BrokerAnchor
 from controller.mqtt.link import MqttLink
 from controller.mqtt.replay import ReplayServer
-
-CHECKPOINT_INTERVAL_S = 60  # without an [audit] section
 
 
 def start_audit_trail(
@@ -34,7 +32,7 @@ def start_audit_trail(
     ``on_forged(topic, event_id, reason)``: a kept event that fails its check; ``on_mismatch(seq, reason)``: the
     broker's checkpoint contradicts the journal."""
     t = config.table
-    interval_s = config.audit.checkpoint_interval_s if config.audit else CHECKPOINT_INTERVAL_S
+    interval_s = config.audit.checkpoint_interval_s if config.audit else INTERVAL_S
     checkpointer = Checkpointer(journal, audit_key, site=t.site, table=t.id, interval_s=interval_s)
     checkpointer.start()
     replay = ReplayServer(journal, link, retention_days=config.journal.event_retention_days)

@@ -120,12 +120,10 @@ def meter_problem(table: TableController, journal: Journal) -> str | None:
 
 
 async def check_at_startup(
-    table: TableController, journal: Journal, config: TableConfig, result: VerifyResult | None = None
+    table: TableController, journal: Journal, config: TableConfig, result: VerifyResult
 ) -> bool:
     """After the table recovered: the jackpot meter against its records, the chain since the last checkpoint,
     the snapshots, the pinned configuration. True: the state left records out (the caller saves it)."""
-    if result is None:
-        result, _ = verify_before_recovery(journal)
     limited = table.recovered_until is not None
     problem = meter_problem(table, journal)
     if (
