@@ -168,7 +168,7 @@ class TableJackpot(JackpotSeam):
                 meter, rec = mt.reconfigure(meter, cfg, between_rounds=True)
             except JackpotError as exc:
                 raise Rejected(f"jackpot parameters: {exc}") from None
-            fx.append(JournalRecord(RECORD_KIND, {**rec.to_dict(), "meter_units": meter.meter_units}))
+            meter_record(fx, rec, meter)
             event(fx, "reconfigured", changes=rec.data["changes"])
         # Nothing changed above this line: a refusal leaves the seam as it was.
         self.config, self.meter, self.enabled, self.disabled_reason = cfg, meter, enabled, why

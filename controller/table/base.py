@@ -5,7 +5,7 @@ from __future__ import annotations
 import pickle
 from typing import Any
 
-from controller.actions import DEALER_PLAY, SUPERVISOR
+from controller.actions import SUPERVISOR
 from controller.effects import Rejected
 from controller.rules.profiles import parse_profile
 from drivers.cards import CARD_CODES
@@ -13,7 +13,6 @@ from drivers.cards import CARD_CODES
 LID_OPEN_TIMEOUT_S = (
     10.0  # after OpenLid, how long the lid has to open before the round's cards are carried (r.61)
 )
-PLAY_ACTIONS = DEALER_PLAY
 SUPERVISOR_ROLES = (SUPERVISOR,)
 FAULT_TRIGGER = {
     "jam": "jam",

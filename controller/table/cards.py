@@ -50,9 +50,8 @@ class CardFlow:
             self._deal(code, e.shoe_seq, e.face_up, late=True)  # PT-2001 r.19: drawn after the dealer stood
             return
         if self.rounds.round_in_play():
-            if (
-                self.gate.state in m.FAULT_STATES
-            ):  # a card out before the fault, delivered after it: it is known
+            # a card out before the fault, delivered after it: it is known
+            if self.gate.state in m.FAULT_STATES:
                 self.fx.record(
                     RecordKind.CARD_DURING_FAULT, card=code, shoe_seq=e.shoe_seq, fault=self.gate.state
                 )
@@ -103,11 +102,8 @@ class CardFlow:
             and not self.rounds.round_void
         ):
             rnd = self.rounds.round
-            if (
-                self.rounds.round_active()
-                or self.gate.state == "settled"
-                or self.gate.phase_state() == "settled"
-            ):
+            # phase_state: "settled" also when a fault came after the settlement
+            if self.rounds.round_active() or self.gate.phase_state() == "settled":
                 seen = sum(1 for c in rnd.cards if c.get("card") == code)
                 if seen >= self.setup.tp.decks:  # this one would be one more than the decks hold
                     decks = self.setup.tp.decks

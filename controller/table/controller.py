@@ -114,7 +114,8 @@ class TableController:
         limit = until_seq + 1 if until_seq is not None else None
         if before_snapshot is not None:
             limit = min(limit, before_snapshot + 1) if limit is not None else before_snapshot + 1
-        self.core.restore(TableCore(lambda _n: None).snapshot())  # a fresh core, this core's loader
+        fresh = TableCore(lambda _n: None).snapshot()  # the state of a new table (restored into this core)
+        self.core.restore(fresh)
         try:
             snap = self.journal.latest_snapshot(before_seq=limit)
             if snap is not None:
@@ -124,7 +125,7 @@ class TableController:
             seq = self._newest_snapshot_seq()
             self.recovery_problems.append(f"snapshot at record {seq} cannot be restored ({exc})")
             log.error("snapshot at record %s cannot be restored (%s): replaying the whole journal", seq, exc)
-            self.core.restore(TableCore(lambda _n: None).snapshot())  # a fresh core, this core's loader
+            self.core.restore(fresh)
             after = 0
         self.recovered_until = until_seq
         count = 0

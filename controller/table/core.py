@@ -337,30 +337,6 @@ class TableCore:
     def deck_check(self) -> DeckCheck | None:
         return self.deck_checks.check
 
-    @property
-    def chips(self) -> list[int]:
-        return self.dealer_in.chips
-
-    @property
-    def uninserted(self) -> list[str]:
-        return self.round_flow.uninserted
-
-    @property
-    def last_seats(self) -> list[int]:
-        return self.round_flow.last_seats
-
-    @property
-    def profile_name(self) -> str | None:
-        return self.setup.profile_name
-
-    @property
-    def shuffler(self) -> str:
-        return self.setup.shuffler
-
-    @property
-    def _load_profile(self) -> Callable[[str], Any]:
-        return self.setup.load_profile
-
 
 InputHandler = Callable[[TableCore, Any], None]  # (core, the input of the type it is registered for)
 

@@ -255,10 +255,6 @@ def decode(data: dict[str, Any]) -> Input:
 # ---- shorthands ------------------------------------------------------------------------------------------
 
 
-def device(event: ev.DeviceEvent) -> DeviceInput:
-    return DeviceInput(event)
-
-
 def dealer(action: str, args: dict[str, Any] | None = None) -> DealerInput:
     return DealerInput(action, dict(args or {}))
 

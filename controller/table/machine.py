@@ -203,16 +203,6 @@ TRANSITIONS: list[T] = [
 ]
 
 
-FAULT_TRIGGERS = (
-    "jam",
-    "link_lost",
-    "forced",
-    "journal_failed",
-    "integrity_failed",
-    "sequence_fault",
-    "count_fault",
-)  # re-entered while in it
-
 # Why an input is refused in a state, where the generic "not allowed in state" would not say enough.
 STATE_REFUSALS: dict[tuple[str, str], str] = {
     ("open_table", "deck_check_failed"): "the last deck check failed: acknowledge it first (PT-2001 r.55)",

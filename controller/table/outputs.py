@@ -46,9 +46,6 @@ class SafetyOutputs:
         self.fx = fx
         self.values: dict[str, bool] = dict(SAFE_OUTPUTS)
 
-    def reset(self) -> None:
-        self.values = dict(SAFE_OUTPUTS)
-
     def sync(self, state: str, lid: LidStatus, faults: Mapping[str, Any], awaiting_replacement: bool) -> None:
         """The one writer of the outputs: each derived value that changed is written, once."""
         want = derive_outputs(state, lid, faults, awaiting_replacement)

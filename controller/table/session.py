@@ -29,9 +29,6 @@ class TableSetup:
         self.load_profile = load_profile
         self.s = SetupState()
 
-    def reset(self) -> None:
-        self.s = SetupState()
-
     # ---- read by the other concerns
     @property
     def session(self) -> SessionState:
