@@ -24,10 +24,11 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from controller.config.endpoint import TlsConfig
 from controller.mqtt import userkeys
 from controller.mqtt.command_rates import BUSY, RATE_LIMITED
 from controller.mqtt.loop_client import LoopClient, Message
-from controller.mqtt.paho_client import BrokerEndpoint, TlsConfig, publish_properties
+from controller.mqtt.paho_client import BrokerEndpoint, publish_properties
 from controller.mqtt.signed_command import build_command
 
 

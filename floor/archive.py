@@ -37,14 +37,9 @@ import paho.mqtt.client as mqtt
 import psycopg
 from paho.mqtt.reasoncodes import ReasonCode
 
+from controller.config.endpoint import TlsConfig
 from controller.mqtt.floor_bridge import LINK_TOPIC
-from controller.mqtt.paho_client import (
-    BrokerEndpoint,
-    TlsConfig,
-    new_client,
-    publish_properties,
-    quick_reconnect,
-)
+from controller.mqtt.paho_client import BrokerEndpoint, new_client, publish_properties, quick_reconnect
 from floor import store
 from floor.chain import check_chains
 from floor.contact import (

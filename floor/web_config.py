@@ -6,7 +6,7 @@ import ipaddress
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from controller.mqtt.paho_client import TlsConfig
+from controller.config.endpoint import TlsConfig
 from floor.layout import Layout
 
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})

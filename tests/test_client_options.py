@@ -15,8 +15,8 @@ import pytest
 
 from controller.cli import alerts as alerts_cli
 from controller.cli import terminal as pit_cli
+from controller.config.endpoint import TlsConfig
 from controller.mqtt import client_options as opts
-from controller.mqtt.paho_client import TlsConfig
 
 
 def parsed(add_arguments, argv: list[str]) -> argparse.Namespace:

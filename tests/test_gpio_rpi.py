@@ -21,8 +21,9 @@ from typing import Any
 import pytest
 
 from controller.config import load_config
-from controller.config.model import GpioBackend, GpioConfig, PinConfig
+from controller.config.model import GpioConfig, PinConfig
 from controller.gpio import FakeBoard, PinSpec
+from controller.gpio.base import GpioBackend
 from controller.gpio.factory import make_board, pin_specs
 from controller.gpio.rpi import RpiBoard
 from controller.service.safe_state import main as factory_main

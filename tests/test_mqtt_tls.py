@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from support.broker import USERS, link_config, new_topics
 
+from controller.config.endpoint import TlsConfig
 from controller.mqtt.link import MqttLink
-from controller.mqtt.paho_client import TlsConfig
 from tablebench.broker import Broker, BrokerTls
 
 pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl CLI not installed")

@@ -11,7 +11,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from controller import actions, topics
-from controller.config.model import INPUT_SIGNALS, OUTPUT_SAFE_VALUES
+from controller.config.keys import INPUT_SIGNALS
+from controller.config.model import OUTPUT_SAFE_VALUES
 from controller.gpio import base as gpio_base
 from controller.rules import cards as rule_cards
 from controller.rules.types import Action

@@ -32,9 +32,9 @@ from controller.broker import BrokerKind
 from controller.cli import alerts as alerts_cli
 from controller.cli import terminal as pit_cli
 from controller.client import TableClient
+from controller.config.endpoint import TlsConfig
 from controller.mqtt.floor_bridge import load as load_bridge
 from controller.mqtt.floor_bridge import render as render_bridge
-from controller.mqtt.paho_client import TlsConfig
 from controller.terminal.alerts import AlertsApp
 from controller.terminal.pit import PitApp
 from controller.terminal.pit_render import banner

@@ -13,7 +13,8 @@ import argparse
 import sys
 
 from controller.cli import run
-from controller.config.model import GpioBackend, TableConfig
+from controller.config.model import TableConfig
+from controller.gpio.base import GpioBackend
 from controller.service.errors import OptionsError
 from controller.service.table_service import TableService
 from tablebench.gpio_server import FAKE_BACKEND, FakeBoardServer

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.broker import load_users
-from controller.mqtt.paho_client import TlsConfig
+from controller.config.endpoint import TlsConfig
 from controller.rules.profiles import load_profile
 from tablebench import ROOT
 from tablebench.broker import Broker

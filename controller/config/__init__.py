@@ -2,22 +2,22 @@
 
 from controller.config.endpoint import TlsConfig
 from controller.config.errors import ConfigError, Problem
+from controller.config.keys import ShoeMode
 from controller.config.load import load_config
 from controller.config.model import (
     AlertsConfig,
     DisplayConfig,
-    GpioBackend,
     GpioConfig,
-    JackpotSection,
     MqttConfig,
     PinConfig,
     ReaderConfig,
     ShoeConfig,
-    ShoeMode,
     SupervisorsConfig,
     TableConfig,
     TableSection,
 )
+from controller.gpio.base import GpioBackend
+from controller.jackpot.config import JackpotSection
 
 __all__ = [
     "AlertsConfig",

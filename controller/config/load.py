@@ -14,30 +14,28 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from controller.actions import CHIP_SLOT_PREFIX
 from controller.config import profile as profile_mod
 from controller.config.endpoint import TlsConfig, default_port
 from controller.config.errors import ConfigError, Problem
-from controller.config.keys import JACKPOT, default
+from controller.config.keys import JACKPOT, ShoeMode, default
 from controller.config.model import (
-    CHIP_SLOT_PREFIX,
     AlertsConfig,
     AuditConfig,
     DisplayConfig,
-    GpioBackend,
     GpioConfig,
     JournalConfig,
     MqttConfig,
     PinConfig,
     ReaderConfig,
     ShoeConfig,
-    ShoeMode,
     SupervisorsConfig,
     TableConfig,
     TableSection,
 )
 from controller.config.schema import schema_problems
 from controller.data import PROFILES_DIR
-from controller.gpio.base import OUTPUT_SAFE_VALUES
+from controller.gpio.base import OUTPUT_SAFE_VALUES, GpioBackend
 from controller.jackpot.config import JackpotSection, read_section
 
 DEFAULT_PROFILES_DIR = PROFILES_DIR  # the shipped profiles (package data)

@@ -10,15 +10,11 @@ import glob
 from dataclasses import dataclass
 from pathlib import Path
 
+from controller.actions import CHIP_SLOT_PREFIX
 from controller.config.endpoint import TlsConfig  # the one definition, shared with every MQTT client
-from controller.config.keys import INPUT_SIGNALS as INPUT_SIGNALS
-from controller.config.keys import REQUIRED_SIGNALS as REQUIRED_SIGNALS
-from controller.config.keys import ShoeMode as ShoeMode
-from controller.config.keys import bool_default, int_default
-from controller.gpio.base import OUTPUT_SAFE_VALUES, PinSpec
-from controller.gpio.base import GpioBackend as GpioBackend
-from controller.jackpot.config import CHIP_SLOT_PREFIX as CHIP_SLOT_PREFIX
-from controller.jackpot.config import JackpotSection as JackpotSection
+from controller.config.keys import ShoeMode, bool_default, int_default
+from controller.gpio.base import OUTPUT_SAFE_VALUES, GpioBackend, PinSpec
+from controller.jackpot.config import JackpotSection
 
 
 @dataclass(frozen=True, slots=True)

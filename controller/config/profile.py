@@ -11,7 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from controller.config.errors import ConfigError, Problem
-from controller.config.model import ShoeConfig, ShoeMode, TableSection
+from controller.config.keys import ShoeMode
+from controller.config.model import ShoeConfig, TableSection
 from controller.rules.profiles import Profile, ProfileError, ProfileSyntaxError, parse_profile
 
 

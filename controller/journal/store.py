@@ -54,12 +54,12 @@ from controller.journal.transaction import Transaction, iso_ts
 from controller.journal.verify import (
     VerifyResult,
     kept_event_is_chained,
+    trusted_until,
     verify_chain,
     verify_chain_against_checkpoint,
     verify_chain_since_checkpoint,
     walk,
 )
-from controller.journal.verify import trusted_until as trusted_until
 
 # Imported from here across the project: the journal's API, whichever module below defines each name.
 __all__ = [

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from controller.config.endpoint import TlsConfig, default_port
 from controller.config.load import resolve_path
-from controller.mqtt.paho_client import TlsConfig, default_port
 
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}\Z")
 MAX_FILE_BYTES = 16 * 1024

@@ -24,8 +24,9 @@ from typing import Any
 
 import paho.mqtt.client as mqtt
 
+from controller.config.endpoint import PLAIN_PORT, TlsConfig
 from controller.mqtt.aio import LoopDriver
-from controller.mqtt.paho_client import PLAIN_PORT, BrokerEndpoint, TlsConfig, new_client, publish_properties
+from controller.mqtt.paho_client import BrokerEndpoint, new_client, publish_properties
 from controller.topics import STATUS, Topics
 
 log = logging.getLogger(__name__)

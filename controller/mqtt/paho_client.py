@@ -20,12 +20,7 @@ from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
-from controller.config.endpoint import (  # the endpoint's vocabulary, re-exported for the clients
-    PLAIN_PORT as PLAIN_PORT,
-)
-from controller.config.endpoint import TLS_PORT as TLS_PORT
-from controller.config.endpoint import TlsConfig as TlsConfig
-from controller.config.endpoint import default_port as default_port
+from controller.config.endpoint import TlsConfig
 
 RECONNECT_FIRST_S = 0.2  # paho's reconnection back-off (quick_reconnect): the first wait, s
 RECONNECT_LONGEST_S = 5  # and the longest, s

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from controller.client import TableClient
+from controller.config.endpoint import TlsConfig
 from controller.mqtt.loop_client import LoopClient, Message
-from controller.mqtt.paho_client import BrokerEndpoint, TlsConfig
+from controller.mqtt.paho_client import BrokerEndpoint
 
 
 @dataclass(frozen=True)

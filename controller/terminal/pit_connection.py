@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from controller.mqtt.paho_client import TlsConfig
+from controller.config.endpoint import TlsConfig
 
 
 class DemoHardware(Protocol):

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import psycopg
 
+from controller.config.endpoint import default_port
 from controller.mqtt import client_options as opts
-from controller.mqtt.paho_client import default_port
 from floor.archive import ArchiveConfig, ArchiveWorker
 from floor.archive_report import DEFAULT_INTERVAL_S, Reporter
 from floor.cli.tablectl import add_dsn

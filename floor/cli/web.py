@@ -14,8 +14,8 @@ import os
 import sys
 from pathlib import Path
 
+from controller.config.endpoint import default_port
 from controller.mqtt import client_options as opts
-from controller.mqtt.paho_client import default_port
 from floor.cli.tablectl import add_dsn
 from floor.layout import LayoutError, load_layout
 from floor.web import serve
