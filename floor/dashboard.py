@@ -20,6 +20,7 @@ import psycopg
 from controller.words import SEVERITY_RANK, alert_words
 from floor.coverage import Coverage, HoleKind, coverage
 from floor.queries import floor_alerts
+from floor.text import whole
 
 MAX_ALERTS = 200
 
@@ -42,10 +43,6 @@ def _document(found: Latest, key: tuple[str, str]) -> dict[str, Any]:
     """A table's newest document from ``latest`` ({} if none: an archived event's data is always an object)."""
     data = found.get(key, (0, None, None))[2]
     return data if isinstance(data, dict) else {}
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _text(value: Any, limit: int = 300) -> str:
@@ -109,12 +106,12 @@ def snapshot_with_documents(conn: psycopg.Connection) -> tuple[dict[str, Any], d
                 "status": status or "unknown",
                 "state": _text(st.get("state"), 40),
                 "faults": [_text(f, 40) for f in faults[:10]],
-                "meter": _int(jp.get("meter")),
+                "meter": whole(jp.get("meter")),
                 "last_round": None
                 if last is None
                 else {
                     "round_id": _text(last[2].get("round_id"), 64),
-                    "total_net": _int(last[2].get("total_net")),
+                    "total_net": whole(last[2].get("total_net")),
                     "settled": _when(last[1]),
                 },
                 "archived_to": contiguous,
@@ -124,7 +121,7 @@ def snapshot_with_documents(conn: psycopg.Connection) -> tuple[dict[str, Any], d
         )
         open_alerts = v if isinstance(v := _document(alerts_open, key).get("alerts"), list) else []
         for a in open_alerts[:MAX_ALERTS]:
-            if not isinstance(a, dict) or _int(a.get("alert_id")) is None:
+            if not isinstance(a, dict) or whole(a.get("alert_id")) is None:
                 continue
             alerts.append(
                 {
@@ -137,7 +134,7 @@ def snapshot_with_documents(conn: psycopg.Connection) -> tuple[dict[str, Any], d
                     "severity": _text(a.get("severity"), 10),
                     "message": _text(a.get("reason")),
                     "raised_at": _when(a.get("raised_at")),
-                    "level": _int(a.get("level")) or 0,
+                    "level": whole(a.get("level")) or 0,
                 }
             )
     for fa in floor_alerts(conn, open_only=True, limit=MAX_ALERTS):

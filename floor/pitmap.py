@@ -27,6 +27,7 @@ from controller.words import STATE_WORDS, alert_words, words
 from floor.contact import contacts
 from floor.dashboard import Latest
 from floor.layout import Layout
+from floor.text import whole
 
 MAX_TILES = 20_000
 
@@ -85,10 +86,6 @@ class Tile:
 _TILE_FIELDS = tuple(f.name for f in fields(Tile))
 
 
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 def _text(value: Any, limit: int = 64) -> str:
     return str(value)[:limit] if value is not None else ""
 
@@ -143,8 +140,8 @@ def tiles(
             Tile(
                 site=t["site"], table=t["table"], pit=pit.name, area=pit.area, attention=att,
                 attention_words=ATTENTION_WORDS[att], state=words(STATE_WORDS, state) if state else "not heard yet",
-                game=_text(doc.get("profile"), 40), min_bet=_int(limits.get("min_bet")),
-                max_bet=_int(limits.get("max_bet")), currency=currencies.get(key, ""),
+                game=_text(doc.get("profile"), 40), min_bet=whole(limits.get("min_bet")),
+                max_bet=whole(limits.get("max_bet")), currency=currencies.get(key, ""),
                 seats_in_play=sorted(int(s) for s in bets if str(s).isdigit() and len(str(s)) < 3)[:9],
                 meter=t["meter"],
                 last_contact=last.isoformat() if last else "",

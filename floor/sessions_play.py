@@ -31,6 +31,7 @@ import psycopg
 from floor.play_rounds import SeatRound, ShoeCount, seat_rounds
 from floor.play_stats import Entry, Trend, entry_count, spearman
 from floor.rounds import ArchivedRound, load_rounds
+from floor.text import whole
 
 DEFAULT_GAP = 5  # rounds a seat may sit out without ending its session
 CONTINUOUS = "continuous"
@@ -214,11 +215,7 @@ def _shoe_states(conn: psycopg.Connection, site: str, table: str) -> list[ShoeSt
         " WHERE site = %s AND table_id = %s AND topic = 'state/shoe' ORDER BY event_id",
         (site, table),
     ).fetchall()
-    return [ShoeState(e, _int(n), s == CONTINUOUS, _int(d), _int(t)) for e, n, s, d, t in rows]
-
-
-def _int(v: object) -> int | None:
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
+    return [ShoeState(e, whole(n), s == CONTINUOUS, whole(d), whole(t)) for e, n, s, d, t in rows]
 
 
 def table_rounds(archived: list[ArchivedRound], shoes: list[ShoeState]) -> tuple[list[TableRound], list[str]]:

@@ -33,16 +33,13 @@ from floor.coverage import coverage
 from floor.queries import floor_alerts, table_currencies
 from floor.report import meter_history
 from floor.rows import one_row
+from floor.text import whole
 
 MAX_ROUNDS = 30
 MAX_ALERT_DOCS = 200
 METER_HOURS = 24
 MAX_SEATS = 9
 MAX_CARDS = 24
-
-
-def _int(v: Any) -> int | None:
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
 def _text(v: Any, limit: int = 64) -> str:
@@ -78,17 +75,17 @@ def public_round(doc: dict[str, Any], currency: str) -> dict[str, Any] | None:
             if not isinstance(h, dict):
                 continue
             seats.append({
-                "hand": hand_label(_int(s.get("seat")), _int(h.get("hand")), len(hands) > 1),
+                "hand": hand_label(whole(s.get("seat")), whole(h.get("hand")), len(hands) > 1),
                 "cards": " ".join(card_face(c) for c in _list(h.get("cards"), MAX_CARDS)) or "–",
-                "total": _int(h.get("total")),
-                "stake": money(_int(h.get("stake")), currency),
+                "total": whole(h.get("total")),
+                "stake": money(whole(h.get("stake")), currency),
                 "status": words(STATUS_WORDS, _text(h.get("status"), 20)),
             })  # fmt: skip
     return {
         "round_id": _text(doc.get("round_id")),
         "phase": words(PHASE_WORDS, _text(doc.get("phase"), 20)),
         "dealer": " ".join(cards) or "–",
-        "dealer_total": _int(dealer.get("total")),
+        "dealer_total": whole(dealer.get("total")),
         "hands": seats,
     }
 
@@ -105,18 +102,18 @@ def _rounds(conn: psycopg.Connection, site: str, table: str, currency: str) -> l
         seats = []
         for h in _list(data.get("hands"), 40):
             if isinstance(h, dict):
-                seats.append(f"{hand_label(_int(h.get('seat')), _int(h.get('hand')))}: "
+                seats.append(f"{hand_label(whole(h.get('seat')), whole(h.get('hand')))}: "
                              f"{words(OUTCOME_WORDS, _text(h.get('outcome'), 20))}, "
-                             f"{money(_int(h.get('net')), currency, sign=True)}")  # fmt: skip
+                             f"{money(whole(h.get('net')), currency, sign=True)}")  # fmt: skip
         nets = v if isinstance(v := data.get("seat_nets"), dict) else {}
         out.append({
             "round_id": _text(data.get("round_id")),
             "settled": ts.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
             "event_id": event_id,
             "hands": seats,
-            "seat_nets": [f"Seat {_text(k, 3)}: {money(_int(v), currency, sign=True)}" for k, v in
+            "seat_nets": [f"Seat {_text(k, 3)}: {money(whole(v), currency, sign=True)}" for k, v in
                           list(nets.items())[:MAX_SEATS]],
-            "total_net": money(_int(data.get("total_net")), currency, sign=True),
+            "total_net": money(whole(data.get("total_net")), currency, sign=True),
         })  # fmt: skip
     return out
 
@@ -134,7 +131,7 @@ def _alerts(conn: psycopg.Connection, site: str, table: str) -> dict[str, list[d
         (site, table, MAX_ALERT_DOCS),
     ).fetchall():
         for a in _list((data or {}).get("alerts") if isinstance(data, dict) else None, 50):
-            if not isinstance(a, dict) or _int(a.get("alert_id")) is None:
+            if not isinstance(a, dict) or whole(a.get("alert_id")) is None:
                 continue
             when = ts.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
             entry = seen.setdefault(a["alert_id"], {

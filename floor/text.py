@@ -11,3 +11,8 @@ def safe(value: object, limit: int = 300) -> str:
     """Printable text: control and bidi characters shown as ``\\xNN``/``\\uNNNN``, cut at ``limit``."""
     text = str(value)[:limit]
     return _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def whole(value: object) -> int | None:
+    """An integer from a document (a bool is not one), else None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
