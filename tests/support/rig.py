@@ -20,7 +20,7 @@ def open_alert(view: Any, kind: str) -> dict[str, Any] | None:
 
 def no_invalid_messages(rig: Rig) -> None:
     """Every message the bench's clients saw, unjournaled ones included, passed its schema (docs/mqtt.md)."""
-    for client in (rig.monitor, rig.dealer, rig.supervisor):
+    for client in (rig.monitor, rig.observer, rig.dealer, rig.supervisor):
         assert client.received.invalid == [], client.received.invalid
 
 
