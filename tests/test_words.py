@@ -147,6 +147,7 @@ SETTLEMENT = {
         }
     ],
     "insurance": [{"seat": 1, "net": 1000}],
+    "seat_nets": {"1": 2500, "2": -2000},  # as the engine settles it: seat 1's hands and insurance
 }
 
 

@@ -337,6 +337,10 @@ class TableCore:
     def deck_check(self) -> DeckCheck | None:
         return self.deck_checks.check
 
+    @property
+    def _load_profile(self) -> Callable[[str], Any]:  # tests build a second core with the same loader
+        return self.setup.load_profile
+
 
 InputHandler = Callable[[TableCore, Any], None]  # (core, the input of the type it is registered for)
 
