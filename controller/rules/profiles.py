@@ -149,6 +149,7 @@ def profile_from_dict(data: dict[str, Any], *, source: str = "<profile>", path: 
         dealer_peek=t["dealer_peek"],
         dealer_second_card_always=t.get("dealer_second_card_always", False),
         dealer_completes_hand=t.get("dealer_completes_hand", False),
+        dealer_draws_with_nobody_in_play=t.get("dealer_draws_with_nobody_in_play", False),
         dealer_draws_after_blackjack=t.get("dealer_draws_after_blackjack", False),
         peek_with_ten=t.get("peek_with_ten", True),
         single_player=t.get("single_player", False),
