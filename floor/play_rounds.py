@@ -24,7 +24,8 @@ from controller.rules.cards import Card
 from controller.rules.engine import RoundEngine
 from controller.rules.profiles import load_profile
 from controller.rules.rounds import InvalidRound, replay
-from controller.rules.strategy import Game, Move, house_edge, move_values
+from controller.rules.shoe_math import finite_house_edge
+from controller.rules.strategy import Game, Move, move_values
 from controller.rules.types import INSURANCE_ACTIONS, Action, Recipient, RoundError, RuleViolation, SeatBet
 from floor.play_stats import hi_lo, true_count
 
@@ -40,8 +41,9 @@ _MOVES = {
 
 @cache
 def profile_edge(name: str) -> float:
-    """The profile's house edge per unit of the original bet (strategy.py); cached per profile name."""
-    return house_edge(load_profile(name)).house_edge
+    """The profile's house edge per unit of the original bet for the shoe it deals, with basic strategy
+    (controller/rules/shoe_math.py: the profile's decks); cached per profile name."""
+    return finite_house_edge(load_profile(name)).basic_strategy
 
 
 @cache
