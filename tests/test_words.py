@@ -267,8 +267,8 @@ async def test_alert_console_in_words(broker: Broker) -> None:  # noqa: F811 (th
 
 
 def test_floor_day_report_page_in_words() -> None:
-    """`tablectl floor report --html`: headers in words (`house net`, not `house_net_minor`), money in major
-    units with the currency; the CSV keeps its code-named columns with their unit (`house_net_minor`)."""
+    """`tablectl floor report --html`: headers in words (`win (house)`, not `win_minor`), money in major
+    units with the currency; the CSV keeps its code-named columns with their unit (`win_minor`)."""
     from datetime import UTC, date, datetime
 
     from floor.report import COLUMNS, TableDay, to_csv
@@ -276,11 +276,11 @@ def test_floor_day_report_page_in_words() -> None:
 
     assert set(_HEAD) == set(COLUMNS)
     day = date(2026, 11, 26)
-    row = TableDay("S1", "T1", rounds=3, staked=3000, paid=1500, house_net=1500, dealer_errors=1,
+    row = TableDay("S1", "T1", rounds=3, handle=3000, paid=1500, win=1500, dealer_errors=1,
                    jackpot_meter=1_000_070, currency="EUR",
                    meter=[(datetime(2026, 11, 26, 10, tzinfo=UTC), 1_000_000)])  # fmt: skip
     page = to_html([row], day, datetime(2026, 11, 27, tzinfo=UTC))
     shown = html.unescape(re.sub(r"<[^>]+>", " ", page.split("</style>", 1)[1]))
     assert not code_names(shown), code_names(shown)
-    assert "house net" in shown and "15.00 EUR" in shown and "10,000.70 EUR" in shown
-    assert to_csv([row]).splitlines()[0].split(",")[6] == "house_net_minor"
+    assert "win (house)" in shown and "+15.00 EUR" in shown and "10,000.70 EUR" in shown
+    assert to_csv([row]).splitlines()[0].split(",")[6] == "win_minor"

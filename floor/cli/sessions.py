@@ -16,7 +16,7 @@ import psycopg
 from floor import store
 from floor.advantage import DEFAULT_THRESHOLDS, Thresholds, raise_alerts
 from floor.cli.shift import add_window
-from floor.queries import table_currencies
+from floor.queries import consistent_read, table_currencies
 from floor.sessions_play import DEFAULT_GAP, load_sessions
 from floor.sessions_report import to_csv, to_html
 from floor.shift import MAX_WINDOW
@@ -67,8 +67,9 @@ def main(args: argparse.Namespace) -> int:
     th = thresholds(args)
     try:
         with store.connect(args.dsn) as conn:
-            report = load_sessions(conn, since, until, table=args.table, gap=args.gap)
-            currencies = table_currencies(conn)
+            with consistent_read(conn):  # one snapshot of the archive for the whole report
+                report = load_sessions(conn, since, until, table=args.table, gap=args.gap)
+                currencies = table_currencies(conn)
             new = raise_alerts(conn, report.sessions + report.players, th) if args.alert else 0
     except psycopg.Error as exc:
         print(f"floor sessions: {exc}", file=sys.stderr)
