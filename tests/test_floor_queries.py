@@ -244,9 +244,7 @@ def test_a_day_with_a_hole_in_the_archive_is_marked_incomplete_and_names_the_ids
     archive_harness(dsn, h, skip=set(range(1, hole.start)) | set(range(hole.stop, 10_000)))
     row, err = report_row(dsn, capsys)
     assert row["archive"] == "complete" and row["missing_ids"] == row["pending_ids"] == ""
-    assert (
-        int(row["win_minor"]) == -sum(nets) == -sum(s["total_net"] for s in own_settlements(h).values())
-    )
+    assert int(row["win_minor"]) == -sum(nets) == -sum(s["total_net"] for s in own_settlements(h).values())
     assert "S1/T1 2026-11-23: complete" in err
 
 

@@ -10,6 +10,7 @@ from controller.config.key_types import (
     NAME_PATTERN,
     PROFILE_PATTERN,
     REQUIRED,
+    UNSET,
     Key,
     Kind,
     Section,
@@ -152,7 +153,7 @@ TABLE = Section(
             "the currency of every amount the table handles (bets, limits, results; ISO 4217, e.g. `EUR`): "
             "pinned at `open_table` and published in `events/session` `opened`, so every report of the floor "
             "writes the table's money in it. Must equal `jackpot.currency` when both are set",
-            "",
+            UNSET,
             pattern=CURRENCY_CODE.pattern,
             type_doc="`[A-Z]{3}`",
             default_doc="`jackpot.currency` when the jackpot is enabled, else none",

@@ -160,7 +160,7 @@ def _build(
         integrity_manifest=resolve_path(base, _get(t, "table", "integrity_manifest")),
         min_bet=t.get("min_bet"),
         max_bet=t.get("max_bet"),
-        currency=t.get("currency") or None,
+        currency=t.get("currency"),
     )
     if table.min_bet is not None and table.max_bet is not None and table.max_bet < table.min_bet:
         problems.append(
