@@ -1,7 +1,8 @@
 """The shift report as a self-contained HTML page (``tablectl floor shift --html``): inline CSS and SVG, no script,
 no external resource (a Content-Security-Policy forbids both), every string escaped. Money in major units with the
-currency; plots of the house's win over the shift, rounds per hour and each table's jackpot meter; rows whose
-archive is not complete for the window are marked INCOMPLETE with what they lack."""
+currency; plots of the house's win over the shift, rounds settled in each hour and each table's jackpot meter;
+rows whose archive is not complete for the window are marked INCOMPLETE with what they lack; under them what
+each figure means (figures.GLOSSARY)."""
 
 from __future__ import annotations
 
@@ -89,7 +90,7 @@ def rounds_plot(points: list[tuple[datetime, int]], since: datetime, until: date
         f'height="{n / top * (_H - 2 * _PAD):.1f}" fill="#4a4"><title>{n} rounds</title></rect>'
         for i, n in enumerate(counts)
     )
-    return _svg("rounds per hour", body, "0", str(top), since, until)
+    return _svg("rounds settled in each hour of the window", body, "0", str(top), since, until)
 
 
 def meter_plot(history: dict[str, list[tuple[datetime, int]]], since: datetime, until: datetime) -> str:

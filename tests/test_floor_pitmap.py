@@ -18,6 +18,7 @@ import pytest
 from playwright.sync_api import BrowserContext, expect
 
 from floor.alerts import raise_alert
+from floor.figures import GLOSSARY
 from floor.layout import parse_layout
 from floor.messages import TableRef
 from tablebench.pitmap_floor import HOLE, PLAYED, SITE, build_floor, layout_toml, publish
@@ -237,6 +238,7 @@ def test_the_shift_page_shows_the_figures_with_csv_and_the_page_with_plots(floor
     page, row = _shift_page(floor)
     cells = row.locator("td").all_inner_texts()
     assert cells[0] == PLAYED and cells[2] == "2" and cells[-1] == "Main floor"  # two rounds settled
+    expect(page.locator("#glossary dt")).to_have_count(len(GLOSSARY))  # what each figure means, under them
     floor_row = page.locator("#figures tr.floor td").all_inner_texts()
     assert floor_row[0] == "whole floor"
     _shot(page, "floor-shift.png", tmp_path)

@@ -14,6 +14,7 @@ from pathlib import Path
 import psycopg
 
 from floor import store
+from floor.cli.shift import STDOUT
 from floor.cli.tablectl import add_dsn
 from floor.queries import consistent_read
 from floor.report import built_on, day_report, to_csv
@@ -25,7 +26,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--day", type=date.fromisoformat, default=None, help="YYYY-MM-DD, UTC (default: today)"
     )
-    parser.add_argument("--csv", type=Path, default=None, help="write the CSV here")
+    parser.add_argument(
+        "--csv", type=Path, nargs="?", const=STDOUT, default=None,
+        help="write the CSV here (without a file: to stdout, as without --csv/--html)",
+    )  # fmt: skip
     parser.add_argument("--html", type=Path, default=None, help="write the self-contained HTML page here")
 
 
@@ -37,7 +41,9 @@ def main(args: argparse.Namespace) -> int:
     except psycopg.Error as exc:
         print(f"floor report: {exc}", file=sys.stderr)
         return 1
-    if args.csv:
+    if args.csv == STDOUT:
+        sys.stdout.write(to_csv(rows))
+    elif args.csv:
         args.csv.write_text(to_csv(rows))
     if args.html:
         args.html.write_text(to_html(rows, day))
