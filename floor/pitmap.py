@@ -113,7 +113,7 @@ def tiles(
     snap: dict[str, Any], docs: dict[str, Latest], layout: Layout, conn: psycopg.Connection, now: datetime
 ) -> list[Tile]:
     """One tile per table of the dashboard's snapshot and the documents it was read from
-    (dashboard.snapshot_with_documents), in area, pit, table order."""
+    (dashboard.snapshot_with_documents), in the layout's pit order, then by table."""
     table_docs, round_docs = _docs(docs["state/table"]), _docs(docs.get("state/round", {}))
     currencies = table_currencies(conn)
     reach = {(c.table.site, c.table.table_id): c for c in contacts(conn)}
@@ -170,7 +170,7 @@ def seats_in_play(table_doc: dict[str, Any], round_doc: dict[str, Any]) -> list[
     if bets:
         return _seat_numbers(bets)
     rid = table_doc.get("round_id")
-    if rid is None or round_doc.get("round_id") != rid or round_doc.get("phase") in (None, "none"):
-        return []
+    if table_doc.get("round_active") is not True or rid is None or round_doc.get("round_id") != rid:
+        return []  # no round in play (a settled round's seats are not in play)
     seats = v if isinstance(v := round_doc.get("seats"), list) else []
     return _seat_numbers(s.get("seat") for s in seats[:MAX_SEATS] if isinstance(s, dict))

@@ -39,6 +39,11 @@ def to_text(rows: list[ShiftRow], dealers: Sequence[DealerRow], since: datetime,
                  str(d.rounds), str(d.hours.quantize(Decimal("0.01"))), str(d.rounds_per_hour() or "—"),
                  str(d.dealer_errors)] for d in dealers]  # fmt: skip
         out += ["", *_table(head, body, 2)]
-    out += ["", "Every figure (main bets, side bets, insurance, jackpot, faults ...) with --csv or --html; what each "
-            "means: docs/floor.md, \"What the figures mean\"."]  # fmt: skip
+    if any(r.currency is None and not r.mixed_currency for r in rows if r.level == "table"):
+        out += [
+            "",
+            "Amounts without a currency: those tables configured none (table.currency, docs/deploy.md).",
+        ]
+    out += ["", "Every figure (main bets, side bets, insurance, jackpot, faults ...) with --csv or --html;",
+            "what each means: docs/floor.md, \"What the figures mean\"."]  # fmt: skip
     return "\n".join(out) + "\n"

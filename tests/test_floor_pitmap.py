@@ -277,3 +277,17 @@ def test_a_tablet_sees_the_shift_pages_hold_without_scrolling_sideways(floor, tm
     assert page.evaluate("document.documentElement.scrollWidth") <= 768
     assert row.locator("td").nth(hold).inner_text().endswith("%")
     page.close()
+
+
+def test_a_tile_shows_the_seats_of_the_round_being_dealt() -> None:
+    """Issue 36: the table empties `state/table` `bets` once dealing starts; the round's seats are in play then,
+    and none once the round is over (tile data, floor/pitmap.py)."""
+    from floor.pitmap import seats_in_play
+
+    betting = {"round_id": "R1", "round_active": False, "bets": {"2": {}, "5": {}}}
+    dealing = {"round_id": "R1", "round_active": True, "bets": {}}
+    rnd = {"round_id": "R1", "phase": "player_turns", "seats": [{"seat": 5}, {"seat": 2}, {"seat": "x"}]}
+    assert seats_in_play(betting, {}) == [2, 5]
+    assert seats_in_play(dealing, rnd) == [2, 5]
+    assert seats_in_play(dealing, {**rnd, "round_id": "R0"}) == []  # an older round's document
+    assert seats_in_play({**dealing, "round_active": False}, rnd) == []  # settled: nobody in play

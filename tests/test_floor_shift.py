@@ -176,6 +176,13 @@ def test_a_table_the_layout_does_not_name_is_shown_unassigned() -> None:
     assert layout.pit_of("T9").name == "unassigned" and layout.pit_of("T3").name == "Pit 2"
 
 
+def test_pits_come_in_the_order_the_layout_lists_them_whatever_their_areas() -> None:
+    text = "".join(
+        f'[[pit]]\nname = "Pit {n}"\narea = "{"AB"[n % 2]}"\ntables = ["T{n}"]\n' for n in (1, 2, 3)
+    )
+    assert parse_layout(text).order() == {"Pit 1": 0, "Pit 2": 1, "Pit 3": 2}
+
+
 def test_each_round_and_dealer_error_goes_to_the_dealer_on_duty_two_dealers_on_one_table(
     dsn, tmp_path, capsys
 ) -> None:
@@ -233,3 +240,28 @@ def test_each_round_and_dealer_error_goes_to_the_dealer_on_duty_two_dealers_on_o
     shift_rows(dsn, tmp_path, capsys, "--html", str(page))
     text = page.read_text()
     assert "<h2>Dealers</h2>" in text and '<td class="t">João</td>' in text
+
+
+def test_a_report_reads_one_snapshot_of_the_archive(dsn) -> None:
+    """Issue 36: every query of a report reads one snapshot (queries.consistent_read). A worker committing two
+    rounds between the floor's rows and the dealers' rows is in neither, so both count the same rounds; the same
+    two reads outside one snapshot disagree (how one page counted 417 rounds for the floor, 419 for its dealers)."""
+    import psycopg
+
+    from floor.layout import Layout
+    from floor.queries import consistent_read
+    from floor.shift import shift_report
+    from floor.shift_dealers import dealer_rows
+
+    first, second = Harness(), Harness()
+    play_two_rounds(first)
+    play_two_rounds(second)
+    archive_harness(dsn, first, table="T1")
+    since, until = WHEN - timedelta(hours=1), WHEN + timedelta(hours=7)
+    with psycopg.connect(dsn) as conn, consistent_read(conn):
+        rows = shift_report(conn, since, until, Layout())
+        archive_harness(dsn, second, table="T2")  # a worker commits meanwhile
+        dealers = dealer_rows(conn, since, until)
+    assert rows[-1].figures.rounds == sum(d.rounds for d in dealers) == 2
+    with psycopg.connect(dsn) as conn:
+        assert sum(d.rounds for d in dealer_rows(conn, since, until)) == 4
