@@ -191,6 +191,7 @@ def test_a_rounds_dispute_report_opens_as_a_page_with_its_own_policy(floor, tmp_
     assert "script-src" not in csp and "default-src 'none'" in csp
     expect(page.locator("body")).to_contain_text("agrees with the journal")
     assert "2♣" in page.inner_text("body")  # the burn card, as a face
+    assert "in EUR" in page.inner_text("body")  # the table's currency (issue 36)
     _shot(page, "floor-round-report.png", tmp_path)
     bad = page.request.get(floor.web.url + "/round?site=S1&table=bj001&round=%3Cscript%3E")
     assert bad.status == 400 and bad.json()["reason"].startswith("round: expected a name")
