@@ -75,8 +75,8 @@ def snapshot(conn: psycopg.Connection) -> dict[str, Any]:
 
 
 def snapshot_with_documents(conn: psycopg.Connection) -> tuple[dict[str, Any], dict[str, Latest]]:
-    """The snapshot, and each table's newest ``state/table`` and ``state/jackpot`` it was read from (the pit map's
-    tiles use them too: read once per build)."""
+    """The snapshot, and each table's newest ``state/table``, ``state/jackpot`` and ``state/round`` it was read
+    from (the pit map's tiles use them too: read once per build)."""
     tables_rows = conn.execute(
         "SELECT site, table_id, status, contiguous_to FROM floor_tables ORDER BY site, table_id"
     ).fetchall()
@@ -157,4 +157,5 @@ def snapshot_with_documents(conn: psycopg.Connection) -> tuple[dict[str, Any], d
     return {"tables": tables, "alerts": alerts[:MAX_ALERTS]}, {
         "state/table": table_state,
         "state/jackpot": jackpot,
+        "state/round": latest(conn, "state/round"),
     }

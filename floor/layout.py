@@ -9,7 +9,7 @@ tables = ["bj01", "bj02"] # table ids as the tables publish them
 
 Unknown keys, a table in two pits, an id that is not a table id, and more than ``MAX_TABLES`` tables are refused
 with the file and the key. A table the layout does not name stands in the pit ``UNASSIGNED`` (it is shown, never
-dropped). Pure: ``parse_layout`` takes the text."""
+dropped). Pits are shown in the order the file lists them (``Layout.order``). Pure: ``parse_layout`` takes the text."""
 
 from __future__ import annotations
 
@@ -39,6 +39,14 @@ class Pit:
 @dataclass(frozen=True, slots=True)
 class Layout:
     pits: tuple[Pit, ...] = ()
+
+    def order(self) -> dict[str, int]:
+        """Each pit's place in the layout file: pits are shown in this order (Pit 1, Pit 2, ... as the file lists
+        them), whatever their areas; ``UNASSIGNED`` comes last."""
+        out: dict[str, int] = {}
+        for i, pit in enumerate(self.pits):
+            out.setdefault(pit.name, i)
+        return out
 
     def pit_of(self, table_id: str) -> Pit:
         for pit in self.pits:

@@ -12,6 +12,7 @@ import psycopg
 
 from controller.rules.rounds import InvalidRound, replay
 from controller.terminal import dispute_report as report
+from floor.queries import table_currencies
 from floor.rounds import load_rounds
 
 # the report page's own policy: its inline style, nothing else (no script, no image, no frame)
@@ -45,6 +46,9 @@ def round_report_html(conn: psycopg.Connection, site: str, table: str, round_id:
         return _lacking(title, rnd.all_missing())
     doc = rnd.description()
     journal = {"round_id": round_id, "settlement": rnd.settlement}
+    currency = table_currencies(conn).get((site, table))
+    if currency:  # the table's configured currency: the report says what its amounts are in
+        journal["currency"] = currency
     try:
         result, error = replay(doc), None
     except InvalidRound as exc:

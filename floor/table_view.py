@@ -3,7 +3,9 @@
 - ``round``: the round in progress as the table published it (its newest ``state/round``): only public cards.
   The table withholds the hole card (``??``) until it is revealed (PT-2001 r.17); here every dealer card after
   the first is withheld too while ``hole_card_hidden`` holds, whatever the document carries.
-- ``rounds``: the last ``MAX_ROUNDS`` settlements: when, outcome and net per seat (money in the site's currency).
+- ``rounds``: the last ``MAX_ROUNDS`` settlements: when, outcome and the players' result per seat (as the table
+  settled it: + when the player won) and the round's ``win`` in the house's view (figures.WIN: + when the house
+  won), money in the table's configured currency; ``labels`` names the columns (figures.py).
 - ``alerts``: the floor's alerts of the table (open and acknowledged, with who and when) and the history of the
   table's own open alerts (each archived ``alerts/open``: when an alert was first and last seen open).
 - ``meter``: the jackpot meter over ``METER_HOURS`` (each ``events/jackpot`` with a meter), drawn by the page.
@@ -30,12 +32,14 @@ from controller.words import (
     words,
 )
 from floor.coverage import coverage
+from floor.figures import WIN, house_win
 from floor.queries import floor_alerts, table_currencies
 from floor.report import meter_history
 from floor.rows import one_row
 from floor.text import whole
 
 MAX_ROUNDS = 30
+SEAT_RESULTS = "players' result per seat"
 MAX_ALERT_DOCS = 200
 METER_HOURS = 24
 MAX_SEATS = 9
@@ -113,7 +117,8 @@ def _rounds(conn: psycopg.Connection, site: str, table: str, currency: str) -> l
             "hands": seats,
             "seat_nets": [f"Seat {_text(k, 3)}: {money(whole(v), currency, sign=True)}" for k, v in
                           list(nets.items())[:MAX_SEATS]],
-            "total_net": money(whole(data.get("total_net")), currency, sign=True),
+            "win": money(None if (n := whole(data.get("total_net"))) is None else house_win(n), currency,
+                         sign=True),
         })  # fmt: skip
     return out
 
@@ -175,6 +180,7 @@ def table_view(
         "currency": currency,
         "round": public_round(_newest(conn, site, table, "state/round"), currency),
         "rounds": _rounds(conn, site, table, currency),
+        "labels": {"win": WIN.label, "seat_nets": SEAT_RESULTS},
         "alerts": _alerts(conn, site, table),
         "meter": {
             "since": since.timestamp(),

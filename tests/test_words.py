@@ -267,8 +267,8 @@ async def test_alert_console_in_words(broker: Broker) -> None:  # noqa: F811 (th
 
 
 def test_floor_day_report_page_in_words() -> None:
-    """`tablectl floor report --html`: headers in words (`house net`, not `house_net_minor`), money in major
-    units with the currency; the CSV keeps its code-named columns with their unit (`house_net_minor`)."""
+    """`tablectl floor report --html`: headers in words (`win (house)`, not `win_minor`), money in major
+    units with the currency; the CSV keeps its code-named columns with their unit (`win_minor`)."""
     from datetime import UTC, date, datetime
 
     from floor.report import COLUMNS, TableDay, to_csv
@@ -276,11 +276,140 @@ def test_floor_day_report_page_in_words() -> None:
 
     assert set(_HEAD) == set(COLUMNS)
     day = date(2026, 11, 26)
-    row = TableDay("S1", "T1", rounds=3, staked=3000, paid=1500, house_net=1500, dealer_errors=1,
+    row = TableDay("S1", "T1", rounds=3, handle=3000, paid=1500, win=1500, dealer_errors=1,
                    jackpot_meter=1_000_070, currency="EUR",
                    meter=[(datetime(2026, 11, 26, 10, tzinfo=UTC), 1_000_000)])  # fmt: skip
     page = to_html([row], day, datetime(2026, 11, 27, tzinfo=UTC))
     shown = html.unescape(re.sub(r"<[^>]+>", " ", page.split("</style>", 1)[1]))
     assert not code_names(shown), code_names(shown)
-    assert "house net" in shown and "15.00 EUR" in shown and "10,000.70 EUR" in shown
-    assert to_csv([row]).splitlines()[0].split(",")[6] == "house_net_minor"
+    assert "win (house)" in shown and "+15.00 EUR" in shown and "10,000.70 EUR" in shown
+    assert to_csv([row]).splitlines()[0].split(",")[6] == "win_minor"
+
+
+# ---- the floor's figures (issue 36): one name, one sign, the table's configured currency, everywhere ----
+FIGURES_DAY = "2026-11-23"
+
+
+@pytest.fixture(scope="module")
+def house_won_ten() -> Iterator[tuple[str, int]]:
+    """One round the house wins 10.00 (seat 1 stands on 17, the dealer has 19), on a table without a jackpot
+    whose configuration says CHF (pinned at open_table as the service pins `table.currency`), closed after it;
+    archived as the archive stores it. Yields the database and the win the table's own settlement implies."""
+    from drivers import events as ev
+    from tablebench.table_testing import Harness
+    from tests.support.floor import migrated_database
+    from tests.test_floor_queries import WHEN, archive_harness
+    from tests.test_floor_shift import journaled_settlements
+
+    h = Harness()
+    h.open_continuous(pinned={"profile": "pt-2001", "currency": "CHF"})
+    h.start_round({1: 1000})
+    for c in ["2C", "TS", "9D", "7S", "KH"]:  # burn; seat 1 T, dealer 9, seat 1 7 (17), hole K (19)
+        h.card(c)
+    h.dealer("stand")
+    h.lid_cycle()
+    h.sup("close_table")
+    h.dev(ev.DeckCheckResult({r + s: 6 for r in ev.RANKS for s in ev.SUITS}))
+    assert h.core.state == "closed"
+    [settled] = journaled_settlements(h)
+    with migrated_database() as dsn:
+        archive_harness(dsn, h, table="T1", when=WHEN)
+        yield dsn, -settled["total_net"]
+
+
+def _floor_cli(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    from controller.cli import main as tablectl
+
+    assert tablectl(["floor", *args]) == 0
+    return capsys.readouterr().out
+
+
+def _shown(page: str) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", " ", page.split("</style>", 1)[1]))
+
+
+def test_floor_figures_one_round_the_house_wins_in_every_report(house_won_ten, tmp_path, capsys) -> None:
+    """Issue 36: the house won 10.00 of a 10.00 handle: win +10.00 (never the players' -10.00), handle 10.00,
+    hold +100%, in CHF, in `floor report`, `floor shift` (terminal, CSV, page) and `floor sessions` (CSV,
+    page), every one named as floor/figures.py names it."""
+    import csv
+    import io
+
+    from floor.figures import HANDLE, HOLD, WIN
+
+    dsn, win = house_won_ten
+    assert win == 1000  # the table settled the player's -10.00
+    window = ["--dsn", dsn, "--since", f"{FIGURES_DAY}T11:00", "--until", f"{FIGURES_DAY}T19:00"]
+    day = list(csv.DictReader(io.StringIO(_floor_cli(capsys, "report", "--dsn", dsn, "--day", FIGURES_DAY))))
+    shift = list(csv.DictReader(io.StringIO(_floor_cli(capsys, "shift", *window, "--csv"))))
+    sessions = list(csv.DictReader(io.StringIO(_floor_cli(capsys, "sessions", *window, "--csv"))))
+    for row in (day[0], *[r for r in shift if r["level"] in ("table", "pit", "floor")], sessions[0]):
+        assert (int(row[WIN.column]), int(row[HANDLE.column]), row["currency"]) == (win, 1000, "CHF"), row
+    assert {r[HOLD.column] for r in shift if r["level"] != "dealer"} == {"100.00"}
+
+    text = _floor_cli(capsys, "shift", *window)  # a terminal: a table in money, headed in words
+    assert WIN.label in text and HOLD.label in text and "win_minor" not in text
+    [t1] = [line for line in text.splitlines() if line.startswith("T1 ")]
+    assert "+10.00 CHF" in t1 and "10.00 CHF" in t1 and "+100.00%" in t1 and "-10.00" not in t1
+    pages = {"report": ["report", "--dsn", dsn, "--day", FIGURES_DAY], "shift": ["shift", *window],
+             "sessions": ["sessions", *window]}  # fmt: skip
+    for name, args in pages.items():
+        path = tmp_path / f"{name}.html"
+        _floor_cli(capsys, *args, "--html", str(path))
+        shown = _shown(path.read_text())
+        assert WIN.label in shown and "+10.00 CHF" in shown and "-10.00" not in shown, name
+        assert HANDLE.label in shown and "10.00 CHF" in shown, name
+
+
+def test_floor_figures_on_the_dashboard_as_in_the_reports(house_won_ten) -> None:
+    """The dashboard's shift page (its API, its CSV) and the table's page: the same round, win +10.00 CHF
+    under the same label; the table page's win is the house's (the players' result stays labelled theirs)."""
+    from floor.figures import HANDLE, WIN
+    from floor.table_view import SEAT_RESULTS
+    from tests.support.floor_web import api_login, dashboard, request, session_token
+
+    dsn, _win = house_won_ten
+    with dashboard(dsn) as web:
+        token = session_token(api_login(web.port, "carol"))
+        query = f"since={FIGURES_DAY}T11:00&until={FIGURES_DAY}T19:00"
+        shift = request(web.port, "GET", f"/api/shift?{query}", token=token).json()
+        [t1] = [r["cells"] for r in shift["rows"] if r["level"] == "table"]
+        head = shift["head"]
+        assert t1[head.index(WIN.label)] == "+10.00 CHF" and t1[head.index(HANDLE.label)] == "10.00 CHF"
+        assert {"label": WIN.label, "doc": WIN.doc} in shift["glossary"]
+        csv_text = request(web.port, "GET", f"/shift/report.csv?{query}", token=token).body.decode()
+        assert "win_minor" in csv_text.splitlines()[0] and ",1000," in csv_text.splitlines()[1]
+        table = request(web.port, "GET", "/api/table?site=S1&table=T1", token=token).json()
+        assert table["currency"] == "CHF" and table["labels"] == {"win": WIN.label, "seat_nets": SEAT_RESULTS}
+        assert table["rounds"][0]["win"] == "+10.00 CHF" and table["rounds"][0]["seat_nets"] == [
+            "Seat 1: -10.00 CHF"
+        ]
+
+
+def test_floor_rounds_per_hour_is_the_games_pace_whatever_the_window(house_won_ten, capsys) -> None:
+    """Rounds per hour is rounds ÷ the hours the table was open (figures.ROUNDS_PER_HOUR): the same play read
+    over 8 hours, 1 hour and a window just around it gives the same pace."""
+    import csv
+    import io
+    from decimal import Decimal
+
+    from floor.figures import HOURS_OPEN, ROUNDS_PER_HOUR
+
+    dsn, _win = house_won_ten
+    paces = set()
+    for start, end in (("11:00", "19:00"), ("11:30", "12:30"), ("11:59", "12:05")):
+        out = _floor_cli(capsys, "shift", "--dsn", dsn, "--since", f"{FIGURES_DAY}T{start}",
+                         "--until", f"{FIGURES_DAY}T{end}", "--csv")  # fmt: skip
+        [t1] = [r for r in csv.DictReader(io.StringIO(out)) if r["level"] == "table"]
+        assert Decimal(t1[HOURS_OPEN.column]) < Decimal("0.02")  # opened and closed within a minute
+        paces.add(t1[ROUNDS_PER_HOUR.column])
+    assert len(paces) == 1 and Decimal(paces.pop()) > 60, paces
+
+
+def test_the_figures_glossary_is_the_docs_glossary() -> None:
+    """docs/floor.md's glossary says what floor/figures.py says, figure by figure."""
+    from floor.figures import GLOSSARY
+
+    docs = (ROOT / "docs" / "floor.md").read_text(encoding="utf-8")
+    for f in GLOSSARY:
+        assert f"| {f.label} | `{f.column}` | {f.doc} |" in docs, f.name

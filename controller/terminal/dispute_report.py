@@ -139,7 +139,7 @@ def build(
     state = "blackjack" if s.dealer_blackjack else ("bust" if s.dealer_bust else "")
     dealer.rows.append([" ".join(s.dealer_cards), str(s.dealer_total), state])
     rep.sections.append(dealer)
-    hands = Section("Hands", ["seat", "hand", "cards", "total", "stake", "result", "paid"], cards_column=2)
+    hands = Section("Hands", ["seat", "hand", "cards", "total", "stake", "result", "net"], cards_column=2)
     for h in s.hands:
         stake = amount(h.stake) + (" (doubled)" if h.doubled else "")
         hands.rows.append([str(h.seat), str(hand_number(h.hand)), " ".join(h.cards), str(h.total), stake,
@@ -147,7 +147,7 @@ def build(
     rep.sections.append(hands)
     if s.co_bets:
         co = Section("Other players' bets on a seat (PT-2001 r.15-16)", ["seat", "player", "hand", "stake",
-                                                                          "result", "paid"])  # fmt: skip
+                                                                          "result", "net"])  # fmt: skip
         co.rows = [
             [str(c.seat), c.player, str(hand_number(c.hand)), amount(c.stake), words(OUTCOME_WORDS, c.outcome),
              money(c.net)] for c in s.co_bets
@@ -157,19 +157,19 @@ def build(
                     for x in s.co_side_bets]  # fmt: skip
         rep.sections.append(co)
     if s.insurance:
-        ins = Section("Insurance", ["seat", "amount", "dealer blackjack", "paid"])
+        ins = Section("Insurance", ["seat", "amount", "dealer blackjack", "net"])
         ins.rows = [
             [str(i.seat), amount(i.amount), "yes" if i.won else "no", money(i.net)] for i in s.insurance
         ]
         rep.sections.append(ins)
     if s.side_bets:
-        side = Section("Side bets", ["seat", "bet", "stake", "result", "paid"])
+        side = Section("Side bets", ["seat", "bet", "stake", "result", "net"])
         side.rows = [
             [str(b.seat), b.name, amount(b.stake), b.result or "lost", money(b.net)] for b in s.side_bets
         ]
         rep.sections.append(side)
     if s.prizes:
-        prizes = Section("Special prizes", ["seat", "hand", "prize", "paid"])
+        prizes = Section("Special prizes", ["seat", "hand", "prize", "net"])
         prizes.rows = [[str(x.seat), str(hand_number(x.hand)), x.name, money(x.net)] for x in s.prizes]
         rep.sections.append(prizes)
     if s.jackpot:

@@ -15,8 +15,8 @@ import psycopg
 
 from floor import store
 from floor.advantage import DEFAULT_THRESHOLDS, Thresholds, raise_alerts
-from floor.cli.shift import add_window
-from floor.queries import table_currencies
+from floor.cli.shift import STDOUT, add_window
+from floor.queries import consistent_read, table_currencies
 from floor.sessions_play import DEFAULT_GAP, load_sessions
 from floor.sessions_report import to_csv, to_html
 from floor.shift import MAX_WINDOW
@@ -31,7 +31,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--gap", type=int, default=DEFAULT_GAP, help="rounds a seat may sit out (default %(default)s)"
     )
-    parser.add_argument("--csv", type=Path, default=None, help="write the CSV here")
+    parser.add_argument(
+        "--csv", type=Path, nargs="?", const=STDOUT, default=None,
+        help="write the CSV here (without a file: to stdout, as without --csv/--html)",
+    )  # fmt: skip
     parser.add_argument("--html", type=Path, default=None, help="write the self-contained HTML page here")
     parser.add_argument(
         "--alert", action="store_true", help="raise advantage_play floor alerts for flagged sessions"
@@ -67,14 +70,17 @@ def main(args: argparse.Namespace) -> int:
     th = thresholds(args)
     try:
         with store.connect(args.dsn) as conn:
-            report = load_sessions(conn, since, until, table=args.table, gap=args.gap)
-            currencies = table_currencies(conn)
+            with consistent_read(conn):  # one snapshot of the archive for the whole report
+                report = load_sessions(conn, since, until, table=args.table, gap=args.gap)
+                currencies = table_currencies(conn)
             new = raise_alerts(conn, report.sessions + report.players, th) if args.alert else 0
     except psycopg.Error as exc:
         print(f"floor sessions: {exc}", file=sys.stderr)
         return 1
     rows = report.sessions + report.players
-    if args.csv:
+    if args.csv == STDOUT:
+        sys.stdout.write(to_csv(rows, th, currencies))
+    elif args.csv:
         args.csv.write_text(to_csv(rows, th, currencies))
     if args.html:
         args.html.write_text(to_html(rows, th, currencies, since, until))
