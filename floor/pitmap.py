@@ -23,6 +23,7 @@ from typing import Any
 import psycopg
 
 from controller.jackpot.config import CURRENCY_CODE
+from controller.rules.profiles import game_name
 from controller.words import STATE_WORDS, alert_words, words
 from floor.contact import contacts
 from floor.dashboard import Latest
@@ -58,7 +59,7 @@ class Tile:
     attention: Attention
     attention_words: str
     state: str  # in words
-    game: str  # the rule profile's name as the table publishes it
+    game: str  # the game by its name (controller/rules/profiles.py game_name of the profile the table publishes)
     min_bet: int | None
     max_bet: int | None
     currency: str
@@ -140,7 +141,7 @@ def tiles(
             Tile(
                 site=t["site"], table=t["table"], pit=pit.name, area=pit.area, attention=att,
                 attention_words=ATTENTION_WORDS[att], state=words(STATE_WORDS, state) if state else "not heard yet",
-                game=_text(doc.get("profile"), 40), min_bet=whole(limits.get("min_bet")),
+                game=game_name(_text(doc.get("profile"), 40)), min_bet=whole(limits.get("min_bet")),
                 max_bet=whole(limits.get("max_bet")), currency=currencies.get(key, ""),
                 seats_in_play=sorted(int(s) for s in bets if str(s).isdigit() and len(str(s)) < 3)[:9],
                 meter=t["meter"],

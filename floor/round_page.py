@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import html
 from datetime import timedelta
+from urllib.parse import urlencode
 
 import psycopg
 
+from controller.jackpot.config import CURRENCY_CODE
 from controller.rules.rounds import InvalidRound, replay
 from controller.terminal import dispute_report as report
 from floor.rounds import load_rounds
@@ -44,7 +46,10 @@ def round_report_html(conn: psycopg.Connection, site: str, table: str, round_id:
     if not rnd.complete:
         return _lacking(title, rnd.all_missing())
     doc = rnd.description()
-    journal = {"round_id": round_id, "settlement": rnd.settlement}
+    journal: dict[str, object] = {"round_id": round_id, "settlement": rnd.settlement}
+    currency = _currency(conn, site, table)
+    if currency:  # the report writes money with it ("amounts in EUR")
+        journal["currency"] = currency
     try:
         result, error = replay(doc), None
     except InvalidRound as exc:
@@ -55,4 +60,16 @@ def round_report_html(conn: psycopg.Connection, site: str, table: str, round_id:
     rep = report.build(
         doc, result, error, label=f"Table {site}/{table}", agreement=agreement, journal=journal
     )
-    return report.html_page([rep])
+    back = ("/table?" + urlencode({"site": site, "table": table}), f"Back to table {site}/{table}")
+    return report.html_page([rep], back=back)
+
+
+def _currency(conn: psycopg.Connection, site: str, table: str) -> str | None:
+    """The table's currency as its newest archived ``state/jackpot`` names it (ISO 4217), None without one."""
+    row = conn.execute(
+        "SELECT data->>'currency' FROM events WHERE site = %s AND table_id = %s AND topic = 'state/jackpot'"
+        " ORDER BY event_id DESC LIMIT 1",
+        (site, table),
+    ).fetchone()
+    value = row[0] if row else None
+    return value if isinstance(value, str) and CURRENCY_CODE.fullmatch(value) else None

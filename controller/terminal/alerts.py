@@ -18,7 +18,7 @@ from controller.plain import clean, plain
 from controller.terminal.credentials import Credential, CredentialScreen
 from controller.terminal.fleet import FleetAlerts, TableAlert
 from controller.terminal.view import alert_age, number
-from controller.words import ACTION_WORDS, SEVERITY_WORDS, alert_words, in_words, words
+from controller.words import ACTION_WORDS, SEVERITY_WORDS, alert_words, count, in_words, words
 
 ACK = words(ACTION_WORDS, "ack_alert")  # "Acknowledge alerts": never the command's name
 FLASH_SECONDS = 3.0  # how long the banner flashes after a new or escalated alert
@@ -111,8 +111,8 @@ class AlertsApp(App[None]):
         flashing = time.monotonic() < self._flash_until
         banner.set_class(flashing and self.fleet.mqtt.connected, "flash")
         header = (
-            f"{site_words(self.fleet.site)}  ·  {len(self.fleet.open)} table(s)  ·  "
-            f"{len(self.rows)} open alert(s)"
+            f"{site_words(self.fleet.site)}  ·  {count(len(self.fleet.open), 'table')}  ·  "
+            f"{count(len(self.rows), 'open alert')}"
         )
         if flashing:
             header = f"{self._flash_text}  ·  {header}"

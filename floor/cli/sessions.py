@@ -34,7 +34,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--csv", type=Path, default=None, help="write the CSV here")
     parser.add_argument("--html", type=Path, default=None, help="write the self-contained HTML page here")
     parser.add_argument(
-        "--alert", action="store_true", help="raise advantage_play floor alerts for flagged sessions"
+        "--alert",
+        action="store_true",
+        help="raise an advantage play alert on the floor for each flagged session",
     )
     d = DEFAULT_THRESHOLDS
     parser.add_argument(

@@ -31,7 +31,7 @@ from floor.users import (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    sub = parser.add_subparsers(dest="user_command", metavar="USER_COMMAND", required=True)
+    sub = parser.add_subparsers(dest="user_command", metavar="COMMAND", required=True)
     # no abbreviations: "--password SECRET" must not be taken for --password-file (and echoed in an error)
     add = sub.add_parser("add", help="create an account", allow_abbrev=False)
     add.add_argument("name")

@@ -179,7 +179,7 @@ function applyFilters() {
   const counts = {};
   for (const t of floor.tiles.values()) counts[t.attention] = (counts[t.attention] || 0) + 1;
   document.getElementById("shown").textContent = shown + " of " + floor.tiles.size + " tables: " +
-    ATTENTION.filter((a) => counts[a]).map((a) => counts[a] + " " + (floor.words[a] || a)).join(", ");
+    ATTENTION.filter((a) => counts[a]).map((a) => (floor.words[a] || a) + ": " + counts[a]).join(", ");
 }
 
 function onFloor(doc) {
