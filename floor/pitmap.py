@@ -59,7 +59,8 @@ class Tile:
     attention: Attention
     attention_words: str
     state: str  # in words
-    game: str  # the game by its name (controller/rules/profiles.py game_name of the profile the table publishes)
+    game: str  # the game's short name, its book's (controller/rules/profiles.py game_name of the profile it publishes)
+    game_title: str  # the game's whole name (the tile's tooltip)
     min_bet: int | None
     max_bet: int | None
     currency: str
@@ -141,7 +142,8 @@ def tiles(
             Tile(
                 site=t["site"], table=t["table"], pit=pit.name, area=pit.area, attention=att,
                 attention_words=ATTENTION_WORDS[att], state=words(STATE_WORDS, state) if state else "not heard yet",
-                game=game_name(_text(doc.get("profile"), 40)), min_bet=whole(limits.get("min_bet")),
+                game=game_name(_text(doc.get("profile"), 40), short=True),
+                game_title=game_name(_text(doc.get("profile"), 40)), min_bet=whole(limits.get("min_bet")),
                 max_bet=whole(limits.get("max_bet")), currency=currencies.get(key, ""),
                 seats_in_play=sorted(int(s) for s in bets if str(s).isdigit() and len(str(s)) < 3)[:9],
                 meter=t["meter"],

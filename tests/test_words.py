@@ -357,6 +357,7 @@ def test_dashboard_alert_texts_and_game_names_in_words() -> None:
         == "PT-2001 r.58: K♠ given to Seat 2, hand 1 after no insurance: K♠ goes to the discard"
     )
     assert game_name("pt-2001") == "PT-2001: Portugal land casino, Portaria 1364/2001"
+    assert game_name("pt-2001", short=True) == "PT-2001"  # a pit map tile's room
     assert (
         game_name("../../etc/passwd") == "../../etc/passwd"
     )  # not a shipped game: shown as sent, never opened

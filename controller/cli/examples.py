@@ -102,7 +102,7 @@ EXAMPLES: Examples = {
         (
             "tablectl sign --user alice --role supervisor --pin-file ~/.pin --action ack_alert "
             "--args '{\"alert_id\": 3}'",
-            "the same with the PIN read from a file only alice can read",
+            "acknowledge alert 3, the PIN read from a file only alice can read",
         ),
     ),
     ("floor",): (("tablectl floor web --help", "the floor's dashboard and its options"),),

@@ -205,18 +205,22 @@ def game_title(profile: Profile) -> str:
 
 
 @cache
-def _shipped_titles() -> dict[str, str]:
-    titles = {}
+def _shipped_games() -> dict[str, Profile]:
+    games = {}
     for name in list_profiles():
         try:
-            titles[name] = game_title(load_profile(name))
+            games[name] = load_profile(name)
         except ProfileError:  # a broken shipped profile is the profile checks' to report
             continue
-    return titles
+    return games
 
 
-def game_name(profile_id: Any) -> str:
-    """A game a document names by its profile id ("pt-2001") as people name it; an id that is not a shipped
-    profile's is given back as it is (never opened as a file: it may come from the wire)."""
+def game_name(profile_id: Any, *, short: bool = False) -> str:
+    """A game a document names by its profile id ("pt-2001") as people name it: "PT-2001: Portugal land casino,
+    Portaria 1364/2001", or ``short`` its book's name alone ("PT-2001", where a screen has room for no more). An id
+    that is not a shipped profile's is given back as it is (never opened as a file: it may come from the wire)."""
     text = str(profile_id) if profile_id is not None else ""
-    return _shipped_titles().get(text, text)
+    found = _shipped_games().get(text)
+    if found is None:
+        return text
+    return found.book if short else game_title(found)

@@ -92,7 +92,9 @@ function fillTile(a, t) {
   }
   top.append(id, el("span", "status " + (t.status === "online" ? "online" : "offline"), t.attention_words));
   const game = el("span", "line");
-  game.append(el("span", null, t.game || "no game"), el("span", null, limits(t)));
+  const name = el("span", "game", t.game || "no game");
+  name.title = t.game_title || t.game || "no game";  // the game's whole name
+  game.append(name, el("span", null, limits(t)));
   const play = el("span", "line");
   const left = el("span", null, t.state + " ");
   left.append(seats(t.seats_in_play));
