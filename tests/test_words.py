@@ -247,6 +247,7 @@ async def test_alert_console_in_words(broker: Broker) -> None:  # noqa: F811 (th
     kinds = list(ALERT_KINDS)
     alerts = [{"alert_id": i + 1, "kind": k, "severity": ("critical", "warning", "info")[i % 3], "level": 0,
                "raised_at": 1_700_000_000.0 + i, "reason": REASON} for i, k in enumerate(kinds)]  # fmt: skip
+    alerts[1]["reason"] = "shoe error: " + "the reader reports a fault " * 10 + "zzq"  # wider than the screen
     pub.retain("alerts/open", {"alerts": alerts})
     pub.retain("alerts/events", {"action": "acknowledged", "alert": {**alerts[0], "alert_id": 99,
                "kind": "dealer_error", "acked_by": "bob"}})  # fmt: skip
@@ -266,6 +267,7 @@ async def test_alert_console_in_words(broker: Broker) -> None:  # noqa: F811 (th
                 "1 table  ·  " in text and f"{len(kinds)} open alerts" in text
             )  # counts in words (issue 42)
             assert "(s)" not in text
+            assert "zzq" not in text and re.search(r"the reader reports a fault[^\n]*…", text)  # cut: says so
             assert not [k for k in CODE_NAMES if "_" in k and k in text]
     finally:
         pub.close()
