@@ -12,6 +12,7 @@ from pathlib import Path
 
 import psycopg
 
+from controller.words import count
 from floor import store
 from floor.cli.tablectl import add_dsn
 from floor.report import built_on, day_report, to_csv
@@ -44,5 +45,5 @@ def main(args: argparse.Namespace) -> int:
     incomplete = sum(1 for r in rows if not r.complete)
     for line in built_on(rows, day):
         print(line, file=sys.stderr)
-    print(f"{len(rows)} table(s) for {day.isoformat()}, {incomplete} INCOMPLETE", file=sys.stderr)
+    print(f"{count(len(rows), 'table')} for {day.isoformat()}, {incomplete} INCOMPLETE", file=sys.stderr)
     return 0
