@@ -2,7 +2,8 @@
 combination has a label; card faces as on the table; hands numbered from 1; one way to write money. Then every
 screen and report a person reads is walked for identifiers from the code (tests/support/code_names.py): the
 dispute report (text and HTML) of every example round, `demo --auto`'s lines, `jackpot-math`, the pit
-terminal's panels and the floor's alert console (Textual's pilot on a real mosquitto)."""
+terminal's panels, the floor's alert console (Textual's pilot on a real mosquitto), the dashboard's alert texts and
+every `tablectl ... --help` (issue 42: grouped, with examples, in the operator's words)."""
 
 from __future__ import annotations
 
@@ -293,24 +294,44 @@ def test_floor_day_report_page_in_words() -> None:
     assert to_csv([row]).splitlines()[0].split(",")[6] == "house_net_minor"
 
 
-def _every_help() -> Iterator[tuple[str, str]]:
-    """Every `tablectl ... --help` (each command, each nested command), as `tablectl COMMAND --help` prints it."""
+def _every_parser() -> Iterator[tuple[str, Any]]:
+    """Every `tablectl` command's parser, nested ones included, by its command line ("tablectl floor user add")."""
     import argparse
 
     from controller.cli.tablectl import COMMANDS, build_parser, tooling_commands
 
-    def walk(parser: argparse.ArgumentParser, path: list[str]) -> Iterator[tuple[str, str]]:
-        yield " ".join(path), parser.format_help()
+    def walk(parser: argparse.ArgumentParser, path: list[str]) -> Iterator[tuple[str, Any]]:
+        yield " ".join(path), parser
         for action in parser._actions:
             if isinstance(action, argparse._SubParsersAction):
                 for name, child in action.choices.items():
                     yield from walk(child, [*path, name])
 
-    yield "tablectl", build_parser().format_help()
+    yield "tablectl", build_parser()
     for name in [*COMMANDS, *tooling_commands()]:
         root = build_parser(name)
         sub = next(a for a in root._actions if isinstance(a, argparse._SubParsersAction))
         yield from walk(sub.choices[name], ["tablectl", name])
+
+
+def _every_help() -> Iterator[tuple[str, str]]:
+    """Every `tablectl ... --help`, as `tablectl COMMAND --help` prints it."""
+    for path, parser in _every_parser():
+        yield path, parser.format_help()
+
+
+def test_every_option_and_argument_says_what_it_is() -> None:
+    """Issue 42: `tablectl sign`'s `--user`/`--role` had no help; no option or argument anywhere goes without."""
+    import argparse
+
+    silent = [
+        f"{path} {'/'.join(a.option_strings) or a.dest}"
+        for path, parser in _every_parser()
+        for a in parser._actions
+        if a.help is None
+        and not isinstance(a, argparse._SubParsersAction)  # a command list names its commands
+    ]
+    assert not silent, silent
 
 
 ENV_VAR = re.compile(r"(?:TABLECTL|FLOOR)_[A-Z_]+")

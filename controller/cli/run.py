@@ -23,7 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--metrics-file",
         help="also write the status as a Prometheus textfile (for the node exporter's textfile collector)",
     )
-    parser.add_argument("-v", "--verbose", action="store_true")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log every detail (debug messages too)")
 
 
 def main(args: argparse.Namespace, build: Callable[[TableConfig], TableService] = TableService) -> int:
