@@ -401,4 +401,7 @@ def test_dispute_report_says_seat_hands_only_on_a_split_with_the_currency_and_a_
     page = dispute.html_page([rep], back=("/table?site=S1&table=T1", "Back to table S1/T1"))
     assert '<a href="/table?site=S1&amp;table=T1">Back to table S1/T1</a>' in page
     unnamed = dispute.build(doc, replay(doc))
-    assert "major units" not in unnamed.title and "the table's currency" in unnamed.title
+    assert (
+        "major units" not in unnamed.title
+        and "in the table's currency, cents after the point" in unnamed.title
+    )

@@ -20,7 +20,7 @@ from typing import Any
 
 from controller.jackpot.hits import Combination, evaluate
 from controller.rules.cards import RED_SUITS, Card
-from controller.rules.profiles import game_title
+from controller.rules.profiles import game_name, game_title
 from controller.words import (
     ACTION_WORDS,
     OUTCOME_WORDS,
@@ -34,8 +34,8 @@ from controller.words import (
 from controller.words import money as _money_words
 
 CURRENCY = re.compile(r"[A-Z]{3}")  # ISO 4217
-# what an amount is in when nobody named the currency: the round file's whole numbers are cents
-UNNAMED_CURRENCY = "10.00 is 1000 in the round file"
+# what an amount is in when nobody named the currency (the records' whole numbers are cents: 1000 is 10.00)
+UNNAMED_CURRENCY = "in the table's currency, cents after the point"
 
 _JACKPOT_WORDS = {
     Combination.FOUR_ACES_ONE_COLOUR: "r.43a: first four cards all red or all black aces, 100 % of the jackpot",
@@ -130,13 +130,12 @@ def build(
     profile = str(doc.get("profile", "?")) if isinstance(doc, dict) else "?"
     currency = (journal or {}).get("currency") or default_currency
     unit = (
-        f"in {currency}"
-        if isinstance(currency, str) and CURRENCY.fullmatch(currency)
-        else f"in the table's currency ({UNNAMED_CURRENCY})"
+        f"in {currency}" if isinstance(currency, str) and CURRENCY.fullmatch(currency) else UNNAMED_CURRENCY
     )
-    title = f"{label}: game {profile}"
+    game = game_title(result.engine.profile) if result is not None else game_name(profile)
+    title = f"{label}: game {game}"
     if journal and journal.get("round_id"):
-        title = f"{label}: round {journal['round_id']} (game {profile})"
+        title = f"{label}: round {journal['round_id']} (game {game})"
     if result is None:
         rule = f" ({error.rule})" if getattr(error, "rule", None) else ""
         verdict = f"INVALID round, refused: {getattr(error, 'message', error)}{rule}"
@@ -152,8 +151,6 @@ def build(
         verdict = "settled, DISAGREES with the journal's settlement: " + "; ".join(agreement)
     else:
         verdict = "settled, agrees with the journal's settlement"
-    game = game_title(eng.profile)
-    title = title.replace(f"game {profile}", f"game {game}", 1)
     rep = Report(f"{title}, amounts {unit}", verdict, not agreement)
     _note(rep, doc)
     rep.sections.append(_drop_empty(_bets(eng), "player"))
