@@ -68,7 +68,8 @@ THEORETICAL_WIN = Figure(
     "theoretical win",
     True,
     "what the house should win on that play: Σ initial bets × the house edge of the round's rule profile "
-    "(basic strategy, infinite deck: controller/rules/strategy.py); a profile the floor does not know adds 0",
+    "(basic strategy for the profile's decks: controller/rules/shoe_math.py, `tablectl strategy`); a profile the "
+    "floor does not know adds 0",
 )
 INITIAL_BETS = Figure(
     "initial_bets",

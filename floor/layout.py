@@ -21,6 +21,7 @@ from pathlib import Path
 MAX_TABLES = 20_000
 MAX_NAME = 64
 UNASSIGNED = "unassigned"
+UNASSIGNED_AREA = "not in the floor layout"  # its area, in words (not "unassigned / unassigned")
 _TABLE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 _PIT_KEYS = {"name", "area", "tables"}
 
@@ -52,7 +53,7 @@ class Layout:
         for pit in self.pits:
             if table_id in pit.tables:
                 return pit
-        return Pit(UNASSIGNED, UNASSIGNED, ())
+        return Pit(UNASSIGNED, UNASSIGNED_AREA, ())
 
 
 def _text(value: object, where: str) -> str:

@@ -23,6 +23,7 @@ from typing import Any
 
 import psycopg
 
+from controller.rules.profiles import game_name
 from controller.words import STATE_WORDS, alert_words, words
 from floor.contact import contacts
 from floor.dashboard import Latest
@@ -61,7 +62,8 @@ class Tile:
     attention: Attention
     attention_words: str
     state: str  # in words
-    game: str  # the rule profile's name as the table publishes it
+    game: str  # the game's short name, its book's (controller/rules/profiles.py game_name of the profile it publishes)
+    game_title: str  # the game's whole name (the tile's tooltip)
     min_bet: int | None
     max_bet: int | None
     currency: str
@@ -143,7 +145,8 @@ def tiles(
                 site=t["site"], table=t["table"], pit=pit.name, area=pit.area,
                 pit_order=order.get(pit.name, len(order)), attention=att,
                 attention_words=ATTENTION_WORDS[att], state=words(STATE_WORDS, state) if state else "not heard yet",
-                game=_text(doc.get("profile"), 40), min_bet=whole(limits.get("min_bet")),
+                game=game_name(_text(doc.get("profile"), 40), short=True),
+                game_title=game_name(_text(doc.get("profile"), 40)), min_bet=whole(limits.get("min_bet")),
                 max_bet=whole(limits.get("max_bet")), currency=currencies.get(key, ""),
                 seats_in_play=seats_in_play(doc, round_docs.get(key, {})),
                 meter=t["meter"],

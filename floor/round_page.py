@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 from datetime import timedelta
+from urllib.parse import urlencode
 
 import psycopg
 
@@ -45,7 +46,7 @@ def round_report_html(conn: psycopg.Connection, site: str, table: str, round_id:
     if not rnd.complete:
         return _lacking(title, rnd.all_missing())
     doc = rnd.description()
-    journal = {"round_id": round_id, "settlement": rnd.settlement}
+    journal: dict[str, object] = {"round_id": round_id, "settlement": rnd.settlement}
     currency = table_currencies(conn).get((site, table))
     if currency:  # the table's configured currency: the report says what its amounts are in
         journal["currency"] = currency
@@ -59,4 +60,5 @@ def round_report_html(conn: psycopg.Connection, site: str, table: str, round_id:
     rep = report.build(
         doc, result, error, label=f"Table {site}/{table}", agreement=agreement, journal=journal
     )
-    return report.html_page([rep])
+    back = ("/table?" + urlencode({"site": site, "table": table}), f"Back to table {site}/{table}")
+    return report.html_page([rep], back=back)

@@ -19,6 +19,7 @@ from typing import Any
 
 import psycopg
 
+from controller.rules.profiles import game_name
 from controller.words import (
     FACE_DOWN,
     OUTCOME_WORDS,
@@ -28,6 +29,8 @@ from controller.words import (
     alert_words,
     card_face,
     hand_label,
+    in_words,
+    local_time,
     money,
     words,
 )
@@ -112,7 +115,7 @@ def _rounds(conn: psycopg.Connection, site: str, table: str, currency: str) -> l
         nets = v if isinstance(v := data.get("seat_nets"), dict) else {}
         out.append({
             "round_id": _text(data.get("round_id")),
-            "settled": ts.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
+            "settled": local_time(ts),
             "event_id": event_id,
             "hands": seats,
             "seat_nets": [f"Seat {_text(k, 3)}: {money(whole(v), currency, sign=True)}" for k, v in
@@ -129,6 +132,10 @@ def _alerts(conn: psycopg.Connection, site: str, table: str) -> dict[str, list[d
     ]
     for a in floor:
         a["kind_words"] = alert_words(a.get("kind"))
+        a["message"] = in_words(str(a.get("message") or ""))
+        for key in ("raised_at", "acknowledged_at"):  # local time, as every screen shows a moment
+            if a.get(key):
+                a[key] = local_time(datetime.fromisoformat(str(a[key])))
     seen: dict[int, dict[str, Any]] = {}
     for ts, data in conn.execute(
         "SELECT ts, data FROM events WHERE site = %s AND table_id = %s AND topic = 'alerts/open'"
@@ -138,11 +145,11 @@ def _alerts(conn: psycopg.Connection, site: str, table: str) -> dict[str, list[d
         for a in _list((data or {}).get("alerts") if isinstance(data, dict) else None, 50):
             if not isinstance(a, dict) or whole(a.get("alert_id")) is None:
                 continue
-            when = ts.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+            when = local_time(ts)
             entry = seen.setdefault(a["alert_id"], {
                 "alert_id": a["alert_id"], "kind": _text(a.get("kind"), 40),
                 "kind_words": alert_words(_text(a.get("kind"), 40)), "severity": _text(a.get("severity"), 10),
-                "message": _text(a.get("reason"), 300), "last_seen_open": when,
+                "message": in_words(_text(a.get("reason"), 300)), "last_seen_open": when,
             })  # fmt: skip
             entry["first_seen_open"] = when  # rows come newest first
     return {"floor": floor, "table": sorted(seen.values(), key=lambda a: a["alert_id"], reverse=True)}
@@ -174,7 +181,7 @@ def table_view(
         "table": table,
         "status": _text(known[0] or "unknown", 20),
         "state": words(STATE_WORDS, _text(state.get("state"), 40)) if state.get("state") else "not heard yet",
-        "game": _text(state.get("profile"), 40),
+        "game": game_name(_text(state.get("profile"), 40)),
         "dealer": _text(state.get("dealer"), 40),
         "faults": [alert_words(_text(f, 40)) for f in _list(state.get("faults"), 10)],
         "currency": currency,

@@ -111,7 +111,7 @@ def test_two_hundred_tables_on_one_full_hd_screen_grouped_by_pit_in_words(floor,
         assert tile.get_attribute("data-attention") == attention and words in tile.inner_text()
     tile = page.locator(".tile[data-table='bj004']")
     assert all(
-        x in tile.inner_text() for x in ("pt-2001", "10.00–1,000.00", "Dealer 5", "1,005.40 EUR", "s ago")
+        x in tile.inner_text() for x in ("PT-2001", "10.00–1,000.00", "Dealer 5", "1,005.40 EUR", "s ago")
     )
     assert tile.locator(".seats").get_attribute("aria-label") == "seats 2 5 in play"
     # the played table is dealing (state/table "bets": {} once dealing starts): its round's seats are in play

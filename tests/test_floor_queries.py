@@ -76,7 +76,7 @@ def test_archived_rounds_replay_to_the_settlement_the_table_published(dsn, tmp_p
     for r in lines:
         files = list(out_dir.glob(f"T1-{r['round_id']}.json"))
         assert len(files) == 1
-        assert tablectl(["replay", str(files[0])]) == 0
+        assert tablectl(["replay", "--json", str(files[0])]) == 0
         replayed = json.loads(capsys.readouterr().out)
         settled = r["settlement"]
         assert replayed["settlement"]["hands"] == settled["hands"]
@@ -346,7 +346,7 @@ def test_rounds_with_a_dealer_error_a_void_card_and_burns_round_trip_to_replay(d
         assert {"card": void_card, "recipient": "void"}.items() <= next(
             c for c in exported["cards"] if c["card"] == void_card
         ).items()
-        assert tablectl(["replay", str(path)]) == 0, capsys.readouterr()
+        assert tablectl(["replay", "--json", str(path)]) == 0, capsys.readouterr()
         replayed = json.loads(capsys.readouterr().out)
         own = own_settlements(h)[line["round_id"]]
         for key in (

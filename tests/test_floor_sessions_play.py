@@ -200,9 +200,9 @@ def test_an_advantage_play_alert_is_raised_once_and_kept_from_the_dashboards_lis
     archive_harness(dsn, h)
     window = ["--since", SINCE.isoformat(), "--until", UNTIL.isoformat()]
     assert tablectl(["floor", "sessions", "--dsn", dsn, *window, "--alert"]) == 0
-    assert capsys.readouterr().err.rstrip().endswith(", 1 new advantage_play alert(s)")
+    assert capsys.readouterr().err.rstrip().endswith(", 1 new advantage play alert")
     assert tablectl(["floor", "sessions", "--dsn", dsn, *window, "--alert"]) == 0  # the same session again
-    assert capsys.readouterr().err.rstrip().endswith(", 0 new advantage_play alert(s)")
+    assert capsys.readouterr().err.rstrip().endswith(", 0 new advantage play alerts")
     with psycopg.connect(dsn) as conn:
         [alert] = floor_alerts(conn, surveillance=True)
         assert alert.kind == "advantage_play" and alert.details["seat"] == SUBJECT_SEAT

@@ -174,6 +174,7 @@ def test_a_bad_layout_is_refused_naming_the_key(text: str, why: str) -> None:
 def test_a_table_the_layout_does_not_name_is_shown_unassigned() -> None:
     layout = parse_layout(LAYOUT)
     assert layout.pit_of("T9").name == "unassigned" and layout.pit_of("T3").name == "Pit 2"
+    assert layout.pit_of("T9").area == "not in the floor layout"  # never "unassigned / unassigned" (issue 42)
 
 
 def test_pits_come_in_the_order_the_layout_lists_them_whatever_their_areas() -> None:

@@ -66,7 +66,7 @@ def test_late_burn_and_second_card_mo2004_art4_2_art7_1(tmp_path: Path, capsys) 
     path = tmp_path / "round.json"
     path.write_text(line)
     capsys.readouterr()
-    assert tablectl(["replay", str(path)]) == 0, capsys.readouterr()
+    assert tablectl(["replay", "--json", str(path)]) == 0, capsys.readouterr()
     replayed = json.loads(capsys.readouterr().out)
     settled = replayed["settlement"]
     assert replayed["journal_agrees"] is True and settled["dealer_cards"] == ["6D", "7H", "4D"], replayed

@@ -38,7 +38,7 @@ def H(seat: int, action: str, hand: int = 0, **kw: Any) -> dict:
 def cli(tmp_path: Path, capsys: pytest.CaptureFixture[str], doc: dict) -> tuple[int, dict]:
     path = tmp_path / "round.json"
     path.write_text(json.dumps(doc))
-    rc = replay_main(argparse.Namespace(round=str(path), pretty=False, report=False, html=None))
+    rc = replay_main(argparse.Namespace(round=str(path), json=True, pretty=False, report=False, html=None))
     return rc, json.loads(capsys.readouterr().out)
 
 
@@ -301,7 +301,7 @@ def test_the_real_cli_refuses_with_the_rule(tmp_path: Path) -> None:
         json.dumps(R(MO, [{"seat": 1, "amount": 10000, "side_bets": {"sevens": 1, "over_13": 1}}], []))
     )
     proc = subprocess.run(
-        [sys.executable, "-m", "controller.cli", "replay", str(path)],
+        [sys.executable, "-m", "controller.cli", "replay", "--json", str(path)],
         capture_output=True,
         text=True,
         timeout=60,

@@ -2,7 +2,8 @@
 combination has a label; card faces as on the table; hands numbered from 1; one way to write money. Then every
 screen and report a person reads is walked for identifiers from the code (tests/support/code_names.py): the
 dispute report (text and HTML) of every example round, `demo --auto`'s lines, `jackpot-math`, the pit
-terminal's panels and the floor's alert console (Textual's pilot on a real mosquitto)."""
+terminal's panels, the floor's alert console (Textual's pilot on a real mosquitto), the dashboard's alert texts and
+every `tablectl ... --help` (issue 42: grouped, with examples, in the operator's words)."""
 
 from __future__ import annotations
 
@@ -94,6 +95,7 @@ def test_cards_hands_lid_and_money_as_people_write_them() -> None:
         in_words("4H given to seat 1 hand 0 after no_insurance")
         == "4♥ given to Seat 1, hand 1 after no insurance"
     )
+    assert in_words("1 card(s) still out; 3 outbox row(s) wait") == "1 card still out; 3 outbox rows wait"
 
 
 def _report_texts(path: Path) -> Iterator[str]:
@@ -246,6 +248,7 @@ async def test_alert_console_in_words(broker: Broker) -> None:  # noqa: F811 (th
     kinds = list(ALERT_KINDS)
     alerts = [{"alert_id": i + 1, "kind": k, "severity": ("critical", "warning", "info")[i % 3], "level": 0,
                "raised_at": 1_700_000_000.0 + i, "reason": REASON} for i, k in enumerate(kinds)]  # fmt: skip
+    alerts[1]["reason"] = "shoe error: " + "the reader reports a fault " * 10 + "zzq"  # wider than the screen
     pub.retain("alerts/open", {"alerts": alerts})
     pub.retain("alerts/events", {"action": "acknowledged", "alert": {**alerts[0], "alert_id": 99,
                "kind": "dealer_error", "acked_by": "bob"}})  # fmt: skip
@@ -261,6 +264,11 @@ async def test_alert_console_in_words(broker: Broker) -> None:  # noqa: F811 (th
             assert "NEW ALERT" in text or "ALERT" in text
             assert "Shoe jam" in text and "Dealer error" in text and "critical" in text
             assert "K♠ given to Seat 2, hand 1 after no insurance" in text
+            assert (
+                "1 table  ·  " in text and f"{len(kinds)} open alerts" in text
+            )  # counts in words (issue 42)
+            assert "(s)" not in text
+            assert "zzq" not in text and re.search(r"the reader reports a fault[^\n]*…", text)  # cut: says so
             assert not [k for k in CODE_NAMES if "_" in k and k in text]
     finally:
         pub.close()
@@ -413,3 +421,116 @@ def test_the_figures_glossary_is_the_docs_glossary() -> None:
     docs = (ROOT / "docs" / "floor.md").read_text(encoding="utf-8")
     for f in GLOSSARY:
         assert f"| {f.label} | `{f.column}` | {f.doc} |" in docs, f.name
+
+
+def _every_parser() -> Iterator[tuple[str, Any]]:
+    """Every `tablectl` command's parser, nested ones included, by its command line ("tablectl floor user add")."""
+    import argparse
+
+    from controller.cli.tablectl import COMMANDS, build_parser, tooling_commands
+
+    def walk(parser: argparse.ArgumentParser, path: list[str]) -> Iterator[tuple[str, Any]]:
+        yield " ".join(path), parser
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, child in action.choices.items():
+                    yield from walk(child, [*path, name])
+
+    yield "tablectl", build_parser()
+    for name in [*COMMANDS, *tooling_commands()]:
+        root = build_parser(name)
+        sub = next(a for a in root._actions if isinstance(a, argparse._SubParsersAction))
+        yield from walk(sub.choices[name], ["tablectl", name])
+
+
+def _every_help() -> Iterator[tuple[str, str]]:
+    """Every `tablectl ... --help`, as `tablectl COMMAND --help` prints it."""
+    for path, parser in _every_parser():
+        yield path, parser.format_help()
+
+
+def test_every_option_and_argument_says_what_it_is() -> None:
+    """Issue 42: `tablectl sign`'s `--user`/`--role` had no help; no option or argument anywhere goes without."""
+    import argparse
+
+    silent = [
+        f"{path} {'/'.join(a.option_strings) or a.dest}"
+        for path, parser in _every_parser()
+        for a in parser._actions
+        if a.help is None
+        and not isinstance(a, argparse._SubParsersAction)  # a command list names its commands
+    ]
+    assert not silent, silent
+
+
+ENV_VAR = re.compile(r"(?:TABLECTL|FLOOR)_[A-Z_]+")
+ANY_SNAKE = re.compile(r"(?<![\w/.$<-])\*?[A-Za-z]*_[A-Za-z_]+(?![\w/.-])")  # state_dir, *_minor, KEY_FILE
+
+
+def test_every_help_has_an_example_and_no_code_words() -> None:
+    """Issue 42: every `--help` (all commands, recursively) says what to type with an example, in the operator's
+    words: no backticks, no names from the code (`state_dir`, `*_minor`, `clear_jam`, `KEY_FILE`). The examples
+    themselves are command lines as typed and are not read for words."""
+    helps = dict(_every_help())
+    assert len(helps) >= 40 and "tablectl floor user add" in helps and "tablectl journal export" in helps
+    bad = {}
+    for path, text in helps.items():
+        body, _, examples = text.partition("\nexamples:\n")
+        if path != "tablectl" and not examples.strip():
+            bad[path] = "no example"
+            continue
+        found = [*ANY_SNAKE.findall(body), *code_names(body), *(["`"] if "`" in body else [])]
+        found = [w for w in found if not ENV_VAR.fullmatch(w)]  # an environment variable is what one types
+        if found:
+            bad[path] = found
+    assert not bad, bad
+    top = helps["tablectl"]
+    for group in ("the table", "the journal", "the casino floor", "development tooling"):
+        assert group in top, group
+    assert top.count("example: tablectl") >= 4
+
+
+def test_dashboard_alert_texts_and_game_names_in_words() -> None:
+    """Issue 42: the floor dashboard's alert list says what the terminal says: the reason with card faces and
+    hands from 1 (not `KS`, `hand 0`, `no_insurance`), the kind in words, the time in local time (not ISO);
+    a game by its name, not its profile id."""
+    from controller.rules.profiles import game_name
+    from floor.dashboard import table_alert
+
+    kinds = list(ALERT_KINDS)
+    for i, kind in enumerate(kinds):
+        shown = table_alert("S1", "T1", {"alert_id": i + 1, "kind": kind, "severity": "critical", "level": 0,
+                                         "raised_at": 1_700_000_000.0, "reason": REASON})  # fmt: skip
+        text = " ".join(str(shown[k]) for k in ("kind_words", "message", "raised_at"))
+        assert not code_names(text), (kind, code_names(text))
+        assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \S+", shown["raised_at"])
+    assert (
+        shown["message"]
+        == "PT-2001 r.58: K♠ given to Seat 2, hand 1 after no insurance: K♠ goes to the discard"
+    )
+    assert game_name("pt-2001") == "PT-2001: Portugal land casino, Portaria 1364/2001"
+    assert game_name("pt-2001", short=True) == "PT-2001"  # a pit map tile's room
+    assert (
+        game_name("../../etc/passwd") == "../../etc/passwd"
+    )  # not a shipped game: shown as sent, never opened
+
+
+def test_dispute_report_says_seat_hands_only_on_a_split_with_the_currency_and_a_way_back() -> None:
+    """Issue 42: "Seat 1" for a seat that played one hand, "Seat 1, hand 2" only on a split; the currency in the
+    title (`--currency`, or the journal's); no empty player column; the floor's page links back to its table."""
+    doc = json.loads(
+        (ROOT / "docs" / "examples" / "rounds" / "pt-2001-insurance-split-r33-r26.json").read_text()
+    )
+    rep = dispute.build(doc, replay(doc), default_currency="EUR")
+    out = dispute.text(rep)
+    assert "amounts in EUR" in rep.title and "game PT-2001: Portugal land casino" in rep.title
+    assert "Seat 1, hand 1" in out and "Seat 1, hand 2" in out  # seat 1 split its eights
+    assert "Seat 3, hand" not in out and re.search(r"Seat 3\s+10♣ 9♣\s+19", out)  # seat 3 did not
+    assert not re.search(r"^  .*\bplayer\b", out, re.M)  # nobody named a player: no empty player column
+    page = dispute.html_page([rep], back=("/table?site=S1&table=T1", "Back to table S1/T1"))
+    assert '<a href="/table?site=S1&amp;table=T1">Back to table S1/T1</a>' in page
+    unnamed = dispute.build(doc, replay(doc))
+    assert (
+        "major units" not in unnamed.title
+        and "in the table's currency, cents after the point" in unnamed.title
+    )

@@ -8,6 +8,7 @@ import itertools
 from typing import Any
 
 from controller.client import Event, TableClient
+from controller.words import count
 from tablebench.demo_lines import bets_line, card_line, round_summary, settlement_line
 from tablebench.demo_session import WAIT, DemoError, Out, cut
 from tablebench.stack import Stack
@@ -144,7 +145,7 @@ async def auto_dealer(
                     await client.wait_for(lambda v: v.states["table"].get("state") == "betting", WAIT)
             rid = await dealer.play_round()
             await client.wait_for(lambda v, rid=rid: rid in settled, WAIT)
-        out(f"demo: {rounds} round(s) dealt and settled")
+        out(f"demo: {count(rounds, 'round')} dealt and settled")
         return 0
     finally:
         task.cancel()

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import psycopg
 
+from controller.words import count
 from floor import store
 from floor.cli.shift import STDOUT
 from floor.cli.tablectl import add_dsn
@@ -52,5 +53,5 @@ def main(args: argparse.Namespace) -> int:
     incomplete = sum(1 for r in rows if not r.complete)
     for line in built_on(rows, day):
         print(line, file=sys.stderr)
-    print(f"{len(rows)} table(s) for {day.isoformat()}, {incomplete} INCOMPLETE", file=sys.stderr)
+    print(f"{count(len(rows), 'table')} for {day.isoformat()}, {incomplete} INCOMPLETE", file=sys.stderr)
     return 0

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import psycopg
 
+from controller.words import count
 from floor import store
 from floor.advantage import DEFAULT_THRESHOLDS, Thresholds, raise_alerts
 from floor.cli.shift import STDOUT, add_window
@@ -37,7 +38,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument("--html", type=Path, default=None, help="write the self-contained HTML page here")
     parser.add_argument(
-        "--alert", action="store_true", help="raise advantage_play floor alerts for flagged sessions"
+        "--alert",
+        action="store_true",
+        help="raise an advantage play alert on the floor for each flagged session",
     )
     d = DEFAULT_THRESHOLDS
     parser.add_argument(
@@ -88,6 +91,7 @@ def main(args: argparse.Namespace) -> int:
         sys.stdout.write(to_csv(rows, th, currencies))
     for line in report.problems[:MAX_PROBLEMS_SHOWN]:
         print(f"not used: {safe(line, 300)}", file=sys.stderr)
-    print(f"{len(report.sessions)} session(s), {len(report.players)} player(s), {len(report.problems)} round(s)"
-          f" not used" + (f", {new} new advantage_play alert(s)" if args.alert else ""), file=sys.stderr)  # fmt: skip
+    print(f"{count(len(report.sessions), 'session')}, {count(len(report.players), 'player')}, "
+          f"{count(len(report.problems), 'round')} not used"
+          + (f", {count(new, 'new advantage play alert')}" if args.alert else ""), file=sys.stderr)  # fmt: skip
     return 0

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import psycopg
 
+from controller.words import count
 from floor import store
 from floor.cli.tablectl import add_dsn
 from floor.layout import LayoutError, load_layout
@@ -96,7 +97,7 @@ def main(args: argparse.Namespace) -> int:
     floor = rows[-1]
     for line in floor.incomplete:
         print(f"INCOMPLETE {safe(line, 300)}", file=sys.stderr)
-    state = "complete" if floor.complete else f"INCOMPLETE ({len(floor.incomplete)} table(s))"
-    print(f"{len(floor.tables)} table(s), {floor.figures.rounds} round(s), {since:%Y-%m-%d %H:%M} to "
+    state = "complete" if floor.complete else f"INCOMPLETE ({count(len(floor.incomplete), 'table')})"
+    print(f"{count(len(floor.tables), 'table')}, {count(floor.figures.rounds, 'round')}, {since:%Y-%m-%d %H:%M} to "
           f"{until:%Y-%m-%d %H:%M} UTC: archive {state}", file=sys.stderr)  # fmt: skip
     return 0

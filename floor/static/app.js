@@ -92,7 +92,9 @@ function fillTile(a, t) {
   }
   top.append(id, el("span", "status " + (t.status === "online" ? "online" : "offline"), t.attention_words));
   const game = el("span", "line");
-  game.append(el("span", null, t.game || "no game"), el("span", null, limits(t)));
+  const name = el("span", "game", t.game || "no game");
+  name.title = t.game_title || t.game || "no game";  // the game's whole name
+  game.append(name, el("span", null, limits(t)));
   const play = el("span", "line");
   const left = el("span", null, t.state + " ");
   left.append(seats(t.seats_in_play));
@@ -183,7 +185,7 @@ function applyFilters() {
   const counts = {};
   for (const t of floor.tiles.values()) counts[t.attention] = (counts[t.attention] || 0) + 1;
   document.getElementById("shown").textContent = shown + " of " + floor.tiles.size + " tables: " +
-    ATTENTION.filter((a) => counts[a]).map((a) => counts[a] + " " + (floor.words[a] || a)).join(", ");
+    ATTENTION.filter((a) => counts[a]).map((a) => (floor.words[a] || a) + ": " + counts[a]).join(", ");
 }
 
 function onFloor(doc) {
