@@ -62,7 +62,7 @@ def pit_widgets(conn: PitConnection) -> ComposeResult:
                 with Vertical(id="right"):
                     yield Static("", id="shoe", classes="panel")
                     yield Static("", id="alerts", classes="panel")
-            yield Static(legend(conn), id="legend", classes="panel")
+            yield Static(legend(conn, set(DEALER_KEYS)), id="legend", classes="panel")
         yield Static("", id="summary")
         yield Static("", id="hint")
         yield Static("", id="entry")
@@ -85,9 +85,10 @@ def pit_widgets(conn: PitConnection) -> ComposeResult:
     yield Footer()
 
 
-def legend(conn: PitConnection) -> Text:
-    """Every key, for a short terminal where the buttons are not shown (below the table: PageDown)."""
-    dealer = "  ".join(f"{k} {label}" for k, label in DEALER_KEYS.values())
+def legend(conn: PitConnection, shown: set[str]) -> Text:
+    """Every key, for a short terminal where the buttons are not shown (below the table: PageDown): the dealer's
+    as the buttons are (``shown``: pit_rules.shown_inputs, none this table can never enable)."""
+    dealer = "  ".join(f"{k} {label}" for a, (k, label) in DEALER_KEYS.items() if a in shown)
     keys = "  ".join(f"{k.upper()} {label}" for k, label, _ in SUPERVISOR_KEYS.values())
     out = Text("Keys\n", style="bold")
     out.append(f"Dealer: 1-{conn.seats} seat  [ ] chip  {dealer}\n")
