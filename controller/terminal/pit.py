@@ -159,7 +159,8 @@ class PitApp(App[None]):
 
     def doc(self, name: str) -> dict[str, Any]:
         """A retained state document, or {} if none has arrived (or it is not an object)."""
-        return self.snapshot().doc(name)
+        value = self.client.view.states.get(name)
+        return value if isinstance(value, dict) else {}
 
     def chips(self) -> tuple[int, ...]:
         """The chip denominations the selector offers: within the open session's limits (``state/table``)."""
