@@ -162,3 +162,47 @@ def test_the_key_legend_lists_only_keys_this_table_can_enable() -> None:
             f" {key} {DEALER_KEYS[next(a for a, (k, _) in DEALER_KEYS.items() if k == key)][1]}" not in dealer
         )
     assert " h Hit" in dealer and " p Split" in dealer and "F14 Replace card" in keys
+
+
+class _Demo:
+    """The demo's hardware as the terminal sees it (pit_connection.DemoHardware), with nothing behind it."""
+
+    chip_sensor = True
+
+    async def connect(self) -> None:
+        return None
+
+    async def close(self) -> None:
+        return None
+
+    async def sense_chip(self, seat: int) -> None:
+        return None
+
+    async def damaged_card(self) -> str | None:
+        return None
+
+
+@pytest.mark.parametrize("size", [(120, 40), (80, 40), (200, 60)])
+async def test_every_button_shows_its_whole_label_with_its_key(size: tuple[int, int]) -> None:
+    """'At the machine (l)', 'Replace card (F14)': no label cut at any size the buttons are shown (from 32 rows).
+    No broker: the layout alone."""
+    import socket
+
+    from test_terminal import screen_text
+    from textual.widgets import Button
+
+    from controller.terminal.pit import PitApp
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # nothing listens there
+    conn = PitConnection("127.0.0.1", port, "dealer", "x", "casino/demo/table/demo1", demo=_Demo(),
+                         supervisor_account="supervisor1", supervisor_password="x")  # fmt: skip
+    app = PitApp(conn)
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause(0.5)
+        screen = screen_text(app)
+        labels = [str(b.label) for b in app.query(Button) if b.display and b.region.width]
+        assert "At the machine (l)" in labels and "Replace card (F14)" in labels
+        for label in labels:
+            assert label in screen, (label, screen)

@@ -15,7 +15,16 @@ from controller.plain import clean
 from controller.terminal.pit_connection import PitConnection
 from controller.terminal.pit_keys import DEALER_KEYS, DEMO_KEYS, SUPERVISOR_KEYS
 
-BUTTON_WIDTH = 17  # one button's cell in the key grid; the grid has as many columns as fit
+# one button's cell in the key grid ("At the machine (l)" whole, with the button's padding and the gutter): the
+# grid has as many columns as fit
+BUTTON_WIDTH = 3 + max(
+    len(f"{label} ({key})")
+    for key, label in [
+        *DEALER_KEYS.values(),
+        *DEMO_KEYS.values(),
+        *((k.upper(), lb) for k, lb, _ in SUPERVISOR_KEYS.values()),
+    ]
+)
 PIT_CSS = """
     #body { height: 1fr; }
     #banner { height: auto; padding: 0 1; background: $primary-darken-2; }

@@ -17,6 +17,7 @@ from controller.terminal.pit_panels import (
     alerts_panel,
     banner_text,
     currency_of,
+    deck_check_text,
     entry_line,
     last_round_panel,
     pending_hits,
@@ -95,13 +96,16 @@ def last_round(s: PitSnapshot) -> Text:
 
 
 def summary(s: PitSnapshot) -> Text:
-    """Seen at every size: the last settlement's net per seat and the open alerts (count, most severe)."""
-    return Text("\n").join(
-        [
-            settled_summary(s.last_settlement, s.currency),
-            alert_summary(s.alerts_open, hint_keys()["ack_alert"]),
-        ]
-    )
+    """Seen at every size: the last settlement's net per seat, the open alerts (count, most severe) and, from
+    the closing until the next session, the deck check's result."""
+    lines = [
+        settled_summary(s.last_settlement, s.currency),
+        alert_summary(s.alerts_open, hint_keys()["ack_alert"]),
+    ]
+    if s.deck_check and s.doc("table").get("state") in ("closing", "closed", "deck_check_failed", "loading"):
+        text, style = deck_check_text(s.deck_check)  # the closing's result (PT-2001 r.55), until the next session
+        lines.append(Text(f"At closing, {text}", style=style))
+    return Text("\n").join(lines)
 
 
 def shoe(s: PitSnapshot) -> Text:
