@@ -94,6 +94,8 @@ def test_the_chip_selector_stays_within_the_tables_published_limits_pt2001_r37()
     assert chips_within(None) == CHIPS and chips_within("500..15000") == CHIPS
     assert chips_within({"min_bet": True, "max_bet": -1}) == CHIPS
     assert chips_within({"min_bet": 300, "max_bet": 400}) == (300,)
+    # PT-2001 r.14: every bet a multiple of the minimum; a chip that is not one would make a refused bet
+    assert chips_within({"min_bet": 1000, "max_bet": 100000}) == (1000, 5000, 10000, 50000, 100000)
 
 
 def test_buttons_laid_out_follow_the_tables_documents() -> None:
