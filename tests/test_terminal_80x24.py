@@ -104,7 +104,8 @@ async def test_a_seven_seat_round_fits_80x24_without_scrolling(table: Stack, tmp
             shot(app, "pit-terminal-80x24-7-seats-insurance", tmp_path)
 
             split = False
-            while not app.client.view.states["round"].get("complete"):  # seat 2 splits, the others stand (or hit), the dealer
+            # seat 2 splits, the others stand (or hit), the dealer
+            while not app.client.view.states["round"].get("complete"):
                 rnd = app.client.view.states["round"]
                 allowed = rnd.get("allowed_actions") or []
                 # a hand that may not stand (9 with PT-2001's doubling on 9-11 offered: hit or double) hits: `c`

@@ -163,8 +163,8 @@ KEY = re.compile(r"(?:^next: |  ·  )([a-z]|F\d+): ")
 
 async def test_rounds_walked_by_the_next_line_only_every_suggested_key_accepted(table: Stack) -> None:
     """Four rounds, each key one the "next:" line names (a seeded choice: another chip up to the maximum or no
-    more bets, any decision offered): every one accepted by the table; a pair of kings offers the split before any card, and `c`
-    at that decision, or once the dealer stood, is refused and draws nothing."""
+    more bets, any decision offered): every one accepted by the table; a pair of kings offers the split, and
+    `c` at that decision, or once the dealer stood, is refused and draws nothing."""
     app = PitApp(terminal_connection(table, "pt-2001"))
     ctl = await ControlClient.connect(table.shoe_control)
     pick = random.Random(42)

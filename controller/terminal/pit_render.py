@@ -103,7 +103,9 @@ def summary(s: PitSnapshot) -> Text:
         alert_summary(s.alerts_open, hint_keys()["ack_alert"]),
     ]
     if s.deck_check and s.doc("table").get("state") in ("closing", "closed", "deck_check_failed", "loading"):
-        text, style = deck_check_text(s.deck_check)  # the closing's result (PT-2001 r.55), until the next session
+        text, style = deck_check_text(
+            s.deck_check
+        )  # the closing's result (PT-2001 r.55), until the next session
         lines.append(Text(f"At closing, {text}", style=style))
     return Text("\n").join(lines)
 
