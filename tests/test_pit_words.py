@@ -15,13 +15,14 @@ from controller.terminal.pit_keys import DEALER_KEYS, hint_keys
 from controller.terminal.pit_layout import legend
 from controller.terminal.pit_panels import deck_check_text, decks_text, entry_line, round_panel
 from controller.terminal.pit_rules import game_name, profile_of_game, shown_inputs
+from controller.terminal.pit_summary import settled_summary
 from controller.terminal.pit_supervisor import (
     SupervisorArgumentError,
     card_code,
     supervisor_call,
     supervisor_default,
 )
-from controller.terminal.view import card_refusal, hand_text, next_hint
+from controller.terminal.view import card_refusal, hand_text, next_hint, settlement_lines
 
 KEYS = hint_keys()
 
@@ -59,6 +60,14 @@ def test_soft_totals_are_said_for_the_dealer_too_and_a_face_down_card_shows_no_t
         "dealer": {"cards": ["AH", "6C"], "total": 17}}  # fmt: skip
     shown = text_of(round_panel({"state": "settled"}, rnd, {}, enabled=set(), keys={}))
     assert "A♥ 6♣ = soft 17" in shown  # PT-2001 r.19: the dealer stands on 17, soft or not
+    settlement = {
+        "round_id": "S-1",
+        "dealer_cards": ["AH", "6C"],
+        "dealer_total": 17,
+        "seat_nets": {"1": 1000},
+    }
+    assert str(settled_summary(settlement, "EUR")).startswith("Last round, dealer soft 17, net in EUR")
+    assert "Dealer: A♥ 6♣ = soft 17" in settlement_lines(settlement)
     assert "Settled" in shown and "Complete" not in shown  # one word, as the banner says it
     row = next(line for line in shown.splitlines() if line.strip().startswith("Seat 1"))
     assert "doubled" in row and "stood" not in row and "20.00" in row

@@ -41,7 +41,7 @@ SUPERVISOR_KEYS: dict[str, tuple[str, str, str | None]] = {
     "jackpot_correct_confirm": ("f13", "JP confirm", "correction id to confirm"),  # F13: Shift+F1
     # PT-2001 r.51: a damaged or unreadable card is replaced at once by a chief inspector (the supervisor role,
     # controller/mqtt/auth.py); the dealer waits meanwhile. F14: Shift+F2.
-    "replace_card": ("f14", "Replace card", "the replacement card, as on its face (e.g. K♠, KS or 10H)"),
+    "replace_card": ("f14", "Replace card", "the replacement card, e.g. K♠, KS or 10H"),
 }
 # The dealer on duty signs in (issue 29): a prompt for the name, sent as dealer_sign_in; in the footer.
 DEALER_SIGN_IN_KEY = ("w", "Dealer sign-in")

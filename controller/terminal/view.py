@@ -159,6 +159,8 @@ def settlement_lines(s: dict[str, Any], currency: str | None = None) -> list[str
         return ["no round settled yet"]
     dealer = " ".join(card_face(c) for c in _list(s.get("dealer_cards")))
     d_total = s.get("dealer_total", "?")
+    if dealer_soft({"cards": s.get("dealer_cards"), "total": d_total}) and not s.get("dealer_blackjack"):
+        d_total = f"soft {d_total}"
     d_tag = " blackjack" if s.get("dealer_blackjack") else (" bust" if s.get("dealer_bust") else "")
     lines = [f"Round {s.get('round_id')}", f"Dealer: {dealer} = {d_total}{d_tag}"]
     hands = [h for h in _list(s.get("hands")) if isinstance(h, dict)]
@@ -229,10 +231,10 @@ def card_refusal(
         key = keys.get("replace_card", "F14")
         return f"a damaged card awaits its replacement: {key} (supervisor) replaces it first (PT-2001 r.51)"
     state = str(table.get("state"))
+    if rnd.get("complete") and state in (*DEALING_STATES, "settled"):
+        return "no card is due: the dealer stands, the round is settled (PT-2001 r.19: a card now does not count)"
     if state not in DEALING_STATES:
         return f"no card is due: the table is {words(STATE_WORDS, state).lower()}"
-    if rnd.get("complete"):
-        return "no card is due: the dealer stands, the round is complete (PT-2001 r.19)"
     decisions = [a for a in ACTION_WORDS if a in PLAY_INPUTS and a in keys
                  and (a in enabled or a in _list(rnd.get("allowed_actions")))]  # fmt: skip
     if decisions:
