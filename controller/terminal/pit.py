@@ -78,9 +78,8 @@ class PitApp(App[None]):
         self._sent_bets: dict[int, int] = {}
         self.message = ""
         self._control: Any = None  # the emulated shoe's control in the demo (DemoHardware.connect)
-        self._drawn: tuple[Any, float] | None = (
-            None  # demo: the shoe's count when a card was last drawn, when
-        )
+        # demo: the shoe's count (state/shoe) when a card was last drawn, and when (one card at a time)
+        self._drawn: tuple[Any, float] | None = None
         self.deck_check: dict[str, Any] = {}  # the last events/deck_check (PT-2001 r.55)
         self._dirty = True
 

@@ -329,7 +329,7 @@ def _next_hint(
             return "shoe link down: check the shoe's cable and power; the table waits"
         return f"shoe link back: {sv('clear_link', 'F12')} clears the link fault"
     if state == "tamper":
-        return f"tamper: a supervisor inspects the shoe; {k('ack_alert', 'F9')} acknowledges the alert"
+        return f"tamper: a supervisor inspects the shoe; {sv('ack_alert', 'F9')} acknowledges the alert"
     if state == "deck_check_failed":
         return f"the deck check failed: {sv('ack_deck_check', 'F10')} acknowledges it"
     if table.get("awaiting_card_replacement"):  # PT-2001 r.51: the dealer waits, the chief inspector replaces
