@@ -26,7 +26,7 @@ DEALER_KEYS: dict[str, tuple[str, str]] = {  # command -> (key, label)
 }
 # supervisor action -> (key, label, argument prompt or None)
 SUPERVISOR_KEYS: dict[str, tuple[str, str, str | None]] = {
-    "open_table": ("f2", "Open table", "rule profile"),
+    "open_table": ("f2", "Open table", "the game, by its name or its rule book (e.g. PT-2001)"),
     "close_table": ("f3", "Close table", None),
     "clear_jam": ("f4", "Clear jam", None),
     "unlock_lid": ("f5", "Unlock lid", None),
