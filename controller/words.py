@@ -141,7 +141,7 @@ PHASE_WORDS = {
     "insurance": "Insurance",
     "players": "Players",
     "dealer": "Dealer's turn",
-    "complete": "Complete",
+    "complete": "Settled",  # the banner says the table is "Settled" then: one word for one thing
     "void": "Void",
 }
 # A hand's status during the round.
