@@ -38,7 +38,19 @@ def _one_line(run: subprocess.CompletedProcess[str], code: int) -> str:
 
 def test_sign_without_a_terminal_says_how_to_give_the_pin(tmp_path):
     run = _run(
-        ["sign", "--user", "alice", "--role", "supervisor", "--action", "clear_jam"],
+        [
+            "sign",
+            "--user",
+            "alice",
+            "--role",
+            "supervisor",
+            "--site",
+            "S1",
+            "--table",
+            "T1",
+            "--action",
+            "clear_jam",
+        ],
         env={"TABLECTL_KEY_DIR": str(tmp_path), "TABLECTL_PIN": ""},
     )
     line = _one_line(run, 2)

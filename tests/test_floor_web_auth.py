@@ -226,12 +226,24 @@ def test_the_relay_takes_only_the_users_own_ack_alert_for_a_known_table():
                              headers=page_headers(web.port), token=token)  # fmt: skip
             return answer.status, answer.json()["reason"]
 
-        ack = build_command("carol", "", "supervisor", "ack_alert", {"alert_id": 3}, private_key=key)
-        assert relay("elsewhere", ack) == (404, "no such table on this floor")
-        alices = build_command("alice", "", "supervisor", "ack_alert", {"alert_id": 3}, private_key=key)
+        ack = build_command(
+            "carol", "", "supervisor", "ack_alert", {"alert_id": 3}, site="demo", table="T1", private_key=key
+        )
+        assert relay("elsewhere", ack)[1].startswith("the command is signed for table demo/T1")
+        elsewhere = build_command("carol", "", "supervisor", "ack_alert", {"alert_id": 3}, site="elsewhere",
+                                  table="T1", private_key=key)  # fmt: skip
+        assert relay("elsewhere", elsewhere) == (404, "no such table on this floor")
+        alices = build_command(
+            "alice", "", "supervisor", "ack_alert", {"alert_id": 3}, site="demo", table="T1", private_key=key
+        )
         assert relay("demo", alices)[1].startswith("a command is relayed only in the")
         assert (
-            relay("demo", build_command("carol", "", "supervisor", "void_round", {}, private_key=key))[0]
+            relay(
+                "demo",
+                build_command(
+                    "carol", "", "supervisor", "void_round", {}, site="demo", table="T1", private_key=key
+                ),
+            )[0]
             == 400
         )
         assert relay("demo", {**ack, "pin": "123456"})[0] == 400
@@ -239,7 +251,7 @@ def test_the_relay_takes_only_the_users_own_ack_alert_for_a_known_table():
         assert relay("demo+", ack)[0] == 400  # a topic wildcard is no table id
         with psycopg.connect(dsn) as conn:
             refused = conn.execute("SELECT count(*) FROM dashboard_log WHERE event = 'refused'").fetchone()
-        assert refused == (6,)
+        assert refused == (7,)
 
 
 @pytest.mark.parametrize("password", ["short", " " * 20, "tab\tin-the-password"])

@@ -25,7 +25,8 @@ async function acknowledge(alert, resultEl, button) {
     if (alert.source === "table") {
       if (!me.key) { show(alert, resultEl, "make and enrol a signing key on this device first"); return; }
       show(alert, resultEl, "signing…");
-      const command = await signCommand(me.key, "supervisor", "ack_alert", {alert_id: alert.alert_id});
+      const command = await signCommand(me.key, "supervisor", "ack_alert", {alert_id: alert.alert_id},
+                                          alert.site, alert.table);
       answer = await post("/api/ack", {site: alert.site, table: alert.table, command: command});
     } else {
       answer = await post("/api/floor-ack", {alert_id: alert.alert_id});
