@@ -11,6 +11,7 @@ import json
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import psycopg
@@ -22,7 +23,10 @@ from controller.cli import main as tablectl
 from controller.journal.event_chain import chained_text
 from controller.topics import Topics
 from floor.archive import ArchiveConfig, ArchiveWorker
-from floor.dashboard import snapshot
+from floor.dashboard import snapshot, snapshot_with_documents
+from floor.layout import load_layout
+from floor.pitmap import tiles
+from floor.table_view import table_view
 from tablebench.broker import Broker
 from tests.support.broker import USERS, Recorder
 from tests.support.floor import FLOOR_USERS, StandInTable, now_ts, temp_database, wait_until
@@ -340,4 +344,58 @@ def test_one_far_future_envelope_neither_floods_the_archive_nor_slows_the_tables
         # bounded: the archive holds T1's own events and the two kept aside, nothing else
         assert floor.rows("SELECT count(*) FROM events")[0][0] == len(table.kept)
     finally:
+        table.close()
+
+
+def _shown(dsn: str, table_id: str) -> dict[str, str]:
+    """What the pit map's tile and the table's page show of the table's state (the dashboard's own builders)."""
+    with psycopg.connect(dsn) as conn:
+        snap, docs = snapshot_with_documents(conn)
+        tile = {t.table: t for t in tiles(snap, docs, load_layout(None), conn, datetime.now(UTC))}[table_id]
+        page = table_view(conn, SITE, table_id)
+    return {"tile": tile.state, "tile_apart": tile.unverified, "dealer": tile.dealer,
+            "page": page["state"], "page_apart": page["unverified"]}  # fmt: skip
+
+
+def test_a_forged_newer_state_is_never_shown_as_the_tables_and_drops_out_when_disproved(floor, tmp_path):
+    """Issue 37: with T2's bridge password the attacker publishes a retained state/table "closed" under an id
+    ahead of the table (within what it may claim, floor/claims.py). The old pit map and table page took the
+    highest id, verified or not, and kept showing it after the table published newer, verified states. Now the
+    state shown is the newest the table's signed chain proves; the forged document is shown apart, marked not yet
+    verified, and drops out once the table's checkpoint covering its id disproves it."""
+    table = floor.table("T2")
+    floor.enrol(table, tmp_path)
+    forger = floor.table("T2")  # the same account, its own connection
+    try:
+        table.publish("state/table", "state", {"state": "betting", "dealer": "Ana"}, retain=True)
+        table.checkpoint(10)
+        table.flush()
+        wait_until(lambda: floor.proven("T2", 1), 30, "the table's first state proven")
+        fake = forged(table, 40, "state", {"state": "closed", "dealer": "Mallory"})
+        forger._send(f"{forger.prefix}/state/table", fake, True)
+        forger.flush()
+        wait_until(lambda: 40 in floor.events("T2"), 30, "the forged state archived (not yet verified)")
+        for _ in range(3):  # the real table goes on: newer states, proven by its next checkpoint
+            table.publish("state/table", "state", {"state": "players", "dealer": "Ana"}, retain=True)
+        table.checkpoint(20)
+        table.flush()
+        wait_until(lambda: floor.proven("T2", 5), 30, "the table's newer states proven")
+        shown = _shown(floor.dsn, "T2")
+        assert (shown["tile"], shown["page"], shown["dealer"]) == ("Players", "Players", "Ana"), shown
+        assert shown["tile_apart"] == shown["page_apart"] == "newer, not yet verified (event 40): Closed"
+        while table.next_id <= 41:  # the table reaches id 40 and its checkpoint covers it
+            table.publish("events/jackpot", "jackpot", {"meter": table.next_id})
+        table.checkpoint(30)
+        table.flush()
+        wait_until(lambda: floor.proven("T2", 41), 60, "the table's own event 40 proven")
+        shown = _shown(floor.dsn, "T2")
+        assert (shown["tile"], shown["tile_apart"], shown["page"], shown["page_apart"]) == (
+            "Players",
+            "",
+            "Players",
+            "",
+        ), shown
+        assert floor.rows("SELECT event_id FROM quarantined_events WHERE table_id = 'T2'") == [(40,)]
+    finally:
+        forger.close()
         table.close()

@@ -266,3 +266,50 @@ def test_hash_parameters_from_the_database_are_bounded():
     assert not users.verify_password("a-good-long-password2", stored)
     huge = stored.replace("$32768$", f"${2**20}$", 1)
     assert not users.verify_password("a-good-long-password", huge)  # refused, not derived with 1 GiB
+
+
+def test_thirty_parallel_logins_for_one_account_check_at_most_the_limits_passwords(monkeypatch):
+    """Issue 37: 18 parallel logins for one account from 18 addresses were all password-checked (the limit, 5,
+    counted only failures already recorded), and the right password was accepted after 12 failures. Now a login
+    takes one of the account's attempts before its password is checked: of 30 parallel logins from 30 addresses
+    (derivations held until all have arrived, so every one is in flight at once) at most USER_FAILURES passwords
+    are checked, the others are refused unchecked, and then the right password is refused too (locked out)."""
+    checked, lock, release = [0], threading.Lock(), threading.Event()
+    real = users.verify_password
+
+    def held(password: str, stored: str) -> bool:
+        with lock:
+            checked[0] += 1
+        release.wait(120)
+        return real(password, stored)
+
+    monkeypatch.setattr(users, "verify_password", held)
+    with (
+        temp_database() as dsn,
+        dashboard(dsn, trusted_proxies=frozenset({PROXY}), kdf_parallel=32, kdf_waiting=32) as web,
+    ):
+        results: list[int] = []
+
+        def attempt(i: int) -> None:
+            answer = api_login(
+                web.port, "carol", f"guess-{i}-wrong", **{"X-Forwarded-For": f"10.7.0.{i + 1}"}
+            )
+            results.append(answer.status)
+
+        threads = [threading.Thread(target=attempt, args=(i,)) for i in range(30)]
+        try:
+            for t in threads:
+                t.start()
+            # every login answered or being checked (or more checks than the limit: the attack worked)
+            wait_until(
+                lambda: len(results) + checked[0] >= 30 or checked[0] > USER_FAILURES, 60, "the logins"
+            )
+            assert checked[0] <= USER_FAILURES and results.count(429) == 30 - checked[0]
+        finally:
+            release.set()
+        for t in threads:
+            t.join(120)
+        print(f"30 parallel logins for one account: {checked[0]} passwords checked")
+        assert sorted(results) == [401] * checked[0] + [429] * (30 - checked[0])
+        right = api_login(web.port, "carol", **{"X-Forwarded-For": "10.7.1.1"})
+        assert right.status == 429 and checked[0] == USER_FAILURES

@@ -102,6 +102,7 @@ function fillTile(a, t) {
   meter.append(el("span", "meter", t.meter === null ? "no jackpot" : money(t.meter, t.currency)),
                el("span", "ago", ago(t.last_contact)));
   a.replaceChildren(top, game, play, meter);
+  if (t.unverified) a.append(el("span", "line unverified", t.unverified));
   a.title = [t.table, t.attention_words, t.state, ...t.faults, t.dealer ? "dealer " + t.dealer : "",
              t.seats_in_play.length ? "seats " + t.seats_in_play.join(" ") : "no bets"].filter(Boolean).join(" · ");
 }
