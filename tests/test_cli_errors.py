@@ -3,6 +3,7 @@ exit code docs/cli.md gives: 2 usage or missing file, 3 configuration unusable o
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -169,3 +170,15 @@ def test_run_with_a_bad_configuration_says_so_on_stderr(tmp_path):
     run = _run(["run", "--config", str(config)])
     assert run.returncode == 2 and run.stdout == ""
     assert run.stderr.startswith("tablectl run: bad configuration:") and "Traceback" not in run.stderr
+
+
+@pytest.mark.parametrize("profile", ["x" * 300, "/nonexistent/dir/evil.toml", "../../etc/hostname"])
+def test_replay_answers_a_bad_profile_name_or_path_in_one_line(tmp_path, profile):
+    """Issue 37: a round file naming a 300-character profile ended in a traceback (OSError: File name too long)."""
+    doc = json.loads(next((ROOT / "docs" / "examples" / "rounds").glob("*.json")).read_text())
+    round_file = tmp_path / "round.json"
+    round_file.write_text(json.dumps(doc | {"profile": profile}))
+    run = _run(["replay", str(round_file)])
+    assert run.returncode == 1 and "Traceback" not in run.stdout + run.stderr, run.stderr
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("replay: invalid round: profile:"), run.stderr

@@ -6,6 +6,8 @@ that refused every browser behind a TLS proxy."""
 from __future__ import annotations
 
 import http.client
+import os
+import sys
 import threading
 import time
 
@@ -14,12 +16,15 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from controller.mqtt.signed_command import build_command
+from controller.rules.profiles import PROFILE_DIR
 from floor import users
 from floor.alerts import raise_alert
 from floor.logins import CLIENT_FAILURES, USER_FAILURES
 from floor.messages import TableRef
 from floor.sessions import SESSION_COOKIE
 from floor.store import ensure_tables
+from floor.users import Role, add_user
+from tablebench.pitmap_floor import PLAYED, SITE, build_floor
 from tests.support.floor import temp_database, wait_until
 from tests.support.floor_web import api_login, dashboard, page_headers, request, session_token
 
@@ -313,3 +318,69 @@ def test_thirty_parallel_logins_for_one_account_check_at_most_the_limits_passwor
         assert sorted(results) == [401] * checked[0] + [429] * (30 - checked[0])
         right = api_login(web.port, "carol", **{"X-Forwarded-For": "10.7.1.1"})
         assert right.status == 429 and checked[0] == USER_FAILURES
+
+
+_OPENED: list[str] = []  # paths opened in this process while a test listens (audit hook: never removed)
+_LISTENING = [False]
+
+
+def _audit(event: str, args: tuple) -> None:
+    if _LISTENING[0] and event == "open" and args and isinstance(args[0], str | bytes):
+        _OPENED.append(os.fsdecode(args[0]))
+
+
+sys.addaudithook(_audit)
+
+
+def test_a_profile_named_by_a_table_opens_no_file_and_every_page_still_works(tmp_path):
+    """Issue 37: the profile of an archived round comes from the table's own documents (events/session, the
+    settlement) and went to load_profile, which takes a name with '/' or ending in .toml as a path: a table
+    account made the floor host open a file of its choosing for every sessions, shift or round page, and a
+    300-character name raised OSError out of the round rebuild. Now a name from a table is looked up among the
+    profiles the floor ships, nothing else: each page answers 200 and says the profile is unknown, and the
+    named file is never opened. A malformed query parameter is a 400 with the reason."""
+    bait = tmp_path / "bait-profile.toml"  # a valid profile file at a path the table names
+    bait.write_bytes((PROFILE_DIR / "pt-2001.toml").read_bytes())
+    with temp_database() as dsn, dashboard(dsn) as web:
+        build_floor(dsn, 2)
+        with psycopg.connect(dsn) as conn:
+            add_user(conn, "sue", Role.SURVEILLANCE, "sue-floor-password-1")
+            rounds = [r[0] for r in conn.execute(
+                "SELECT data->>'round_id' FROM events WHERE table_id = %s AND topic = 'events/settlement'"
+                " ORDER BY event_id", (PLAYED,))]  # fmt: skip
+        assert len(rounds) == 2
+        token = session_token(api_login(web.port, "carol"))
+        watcher = session_token(api_login(web.port, "sue", "sue-floor-password-1"))
+        for named in (str(bait), "x" * 300, "../" * 20 + "etc/hostname"):
+            with psycopg.connect(dsn) as conn, conn.transaction():  # as the table's account published them
+                conn.execute(
+                    "UPDATE events SET data = jsonb_set(data, '{profile}', to_jsonb(%s::text)) WHERE table_id = %s"
+                    " AND data ? 'profile'",
+                    (named, PLAYED),
+                )
+            _OPENED.clear()
+            _LISTENING[0] = True
+            try:
+                pages = [
+                    request(
+                        web.port, "GET", f"/round?site={SITE}&table={PLAYED}&round={rounds[0]}", token=token
+                    ),
+                    request(web.port, "GET", f"/api/table?site={SITE}&table={PLAYED}", token=token),
+                    request(web.port, "GET", "/api/shift", token=token),
+                    request(web.port, "GET", "/shift/report.html", token=token),
+                    request(web.port, "GET", "/shift/report.csv", token=token),
+                    request(web.port, "GET", "/api/surveillance?hours=24", token=watcher),
+                ]
+            finally:
+                _LISTENING[0] = False
+            assert [p.status for p in pages] == [200] * len(pages), (named[:40], [p.status for p in pages])
+            assert "is not one this floor knows" in pages[0].body.decode(), named[:40]
+            assert not [p for p in _OPENED if "bait-profile" in p or "x" * 100 in p or "hostname" in p], (
+                _OPENED
+            )
+        bad = request(web.port, "GET", "/api/shift?until=0001-01-01T00:00", token=token)
+        assert bad.status == 400 and bad.json()["reason"].startswith("since/until: ISO date-times"), bad.body
+        wide = request(
+            web.port, "GET", "/api/shift?since=2026-01-01T00:00&until=2026-12-01T00:00", token=token
+        )
+        assert wide.status == 400 and "span at most" in wide.json()["reason"]
