@@ -182,3 +182,25 @@ def test_replay_answers_a_bad_profile_name_or_path_in_one_line(tmp_path, profile
     assert run.returncode == 1 and "Traceback" not in run.stdout + run.stderr, run.stderr
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("replay: invalid round: profile:"), run.stderr
+
+
+LONG = "/tmp/" + "x" * 300
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["config", "check", LONG + ".toml"],
+        ["journal", "verify", "--db", LONG + ".db"],
+        ["replay", LONG + ".json"],
+        ["strategy", "--profile", "x" * 300],
+        ["emulate-shoe", "--scenario", LONG + ".json", "--link", "/tmp/no-such-link"],
+    ],
+    ids=["config", "journal", "replay", "strategy", "emulate-shoe"],
+)
+def test_every_loader_answers_a_path_the_system_refuses_in_one_line(args):
+    """Issue 37: a 300-character name (File name too long) ended some commands in a traceback."""
+    run = _run(args)
+    assert run.returncode in (1, 2), run.stderr
+    line = _one_line(run, run.returncode)
+    assert "x" * 40 in line or "profile" in line, line
