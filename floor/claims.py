@@ -44,6 +44,10 @@ MAX_EVENT_RATE = 50  # events/s a table may write after its proof (a dealer's pa
 UNPROVEN_KEPT = 100  # unproven envelopes kept aside per table; later ones are dropped
 UNPROVEN = "unproven: beyond what the table has proved"
 UNPROVEN_ALERT = "event_unproven"
+CACHE_S = 2.0  # a worker reads a table's ceiling at most this often (a newer proof is seen by ``release``)
+
+# per process and database: when read (monotonic), the ceiling then
+_cache: dict[tuple[str, int, str, TableRef], tuple[float, Ceiling]] = {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +95,29 @@ def ceilings(cur: psycopg.Cursor, tables: list[TableRef]) -> dict[TableRef, Ceil
     return out
 
 
+def _cached_ceilings(cur: psycopg.Cursor, tables: list[TableRef]) -> dict[TableRef, Ceiling]:
+    """``ceilings`` read at most every ``CACHE_S`` per table (the archive's hot path: one query per batch at
+    most); the seconds since the proof keep counting meanwhile, so only a proof newer than the read is missed."""
+    now = time.monotonic()
+    info = cur.connection.info
+    db = (info.host, info.port, info.dbname)
+    out: dict[TableRef, Ceiling] = {}
+    stale = []
+    for t in set(tables):
+        hit = _cache.get((*db, t))
+        if hit is not None and now - hit[0] < CACHE_S:
+            out[t] = Ceiling(hit[1].proven, hit[1].seconds + (now - hit[0]))
+        else:
+            stale.append(t)
+    if stale:
+        for t, c in ceilings(cur, stale).items():
+            _cache[(*db, t)] = (now, c)
+            out[t] = c
+        if len(_cache) > 100_000:  # tables come and go: never grows without bound
+            _cache.clear()
+    return out
+
+
 def hold_unproven(
     cur: psycopg.Cursor,
     envelopes: list[Envelope],
@@ -100,7 +127,7 @@ def hold_unproven(
     table) and alerted, a checkpoint among them still recorded."""
     if not envelopes:
         return envelopes
-    limits = ceilings(cur, [e.table for e in envelopes])
+    limits = _cached_ceilings(cur, [e.table for e in envelopes])
     within: list[Envelope] = []
     above: dict[TableRef, list[Envelope]] = defaultdict(list)
     for e in envelopes:

@@ -316,6 +316,7 @@ def test_one_far_future_envelope_neither_floods_the_archive_nor_slows_the_tables
         table.publish("events/jackpot", "jackpot", {"meter": 1})
         before = lose_one_and_prove(10)
         forger = floor.table("T1")  # the same account, its own connection
+        forger.client.unsubscribe(f"{forger.prefix}/cmd/replay")  # it floods; it does not answer re-fetches
         try:
             forger.publish_raw("events/jackpot", forged(table, 990_000_001, "jackpot", {"meter": 1}))
             forger.flush()
@@ -366,6 +367,9 @@ def test_a_forged_newer_state_is_never_shown_as_the_tables_and_drops_out_when_di
     table = floor.table("T2")
     floor.enrol(table, tmp_path)
     forger = floor.table("T2")  # the same account, its own connection
+    forger.client.unsubscribe(
+        f"{forger.prefix}/cmd/replay"
+    )  # it forges a state; it does not answer re-fetches
     try:
         table.publish("state/table", "state", {"state": "betting", "dealer": "Ana"}, retain=True)
         table.checkpoint(10)
