@@ -29,7 +29,7 @@ from controller.mqtt import userkeys
 from controller.mqtt.command_rates import BUSY, RATE_LIMITED
 from controller.mqtt.loop_client import LoopClient, Message
 from controller.mqtt.paho_client import BrokerEndpoint, publish_properties
-from controller.mqtt.signed_command import build_command
+from controller.mqtt.signed_command import build_command, table_of
 
 
 class CommandFailed(Exception):
@@ -81,10 +81,13 @@ class TableClient:
         key_dir: str | Path | None = None,
         tls: TlsConfig | None = None,
         client_options: Mapping[str, Any] | None = None,
+        table: tuple[str, str] | None = None,
     ) -> None:
         """``client_options`` go to paho's client (``protocol``, ``clean_session``: the bench's persistent
         monitor, tablebench/bench/recorder.py)."""
         self.prefix = prefix.rstrip("/")
+        # (site, table id) a signed command names (signed: another table refuses it); from a default prefix
+        self.table = table or table_of(self.prefix)
         self.view = TableView()
         self.events: asyncio.Queue[Event] = asyncio.Queue(maxsize=keep_events)
         self.on_change: list[Callable[[Event | None], None]] = []
@@ -233,7 +236,11 @@ class TableClient:
             key = await asyncio.to_thread(self._private_key, user, pin)
         except userkeys.KeyFileError as exc:
             raise CommandFailed(action, str(exc), {"ok": False, "reason": str(exc)}) from None
-        body = build_command(user, pin, role, action, args, private_key=key)
+        if self.table is None:
+            why = f"the table this client commands is not known ({self.prefix}): give site and table"
+            raise CommandFailed(action, why, {"ok": False, "reason": why})
+        site, table = self.table
+        body = build_command(user, pin, role, action, args, site=site, table=table, private_key=key)
         return self._checked(action, await self.request(role, body))
 
     def _private_key(self, user: str, pin: str) -> Ed25519PrivateKey:

@@ -28,6 +28,7 @@ from psycopg.types.json import Jsonb
 
 from controller.audit.checkpoint import GENESIS, CheckpointError, follows, parse_checkpoint, verify_checkpoint
 from floor.alerts import raise_alert
+from floor.claims import announce, release
 from floor.messages import SOFTWARE_TOPIC, Envelope, TableRef
 from floor.rows import one_row
 from floor.verify_events import prove_events
@@ -186,6 +187,7 @@ def check_chains(conn: psycopg.Connection, software_seen: dict[TableRef, int] | 
     software_seen = {} if software_seen is None else software_seen
     with conn.transaction():
         cur = conn.cursor()
+        release(cur)  # unproven envelopes a verified checkpoint has reached: archived now (floor/claims.py)
         tables = {
             TableRef(*r)
             for r in cur.execute(
@@ -234,6 +236,7 @@ def _check_table(cur: psycopg.Cursor, table: TableRef) -> None:
                 cur, table, "checkpoint_invalid", f"checkpoint {seq} (event {event_id}): {exc}", {"seq": seq}
             )
             continue
+        announce(cur, table, cp.last_event_id)  # signed: the table wrote every id up to it
         if cp.prev_seq == 0 and cp.prev_hash == GENESIS:
             _set(cur, table, seq, True, "genesis", None)
             continue

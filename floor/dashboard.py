@@ -3,7 +3,9 @@
 Per table (latest archived documents): ``status``, ``state/table`` (state, faults), ``state/jackpot`` (meter),
 the last ``events/settlement`` (round, net, when), ``archive`` (floor/coverage.py over the table's
 whole history: ``complete``, ``archived_to``, ``known_to`` and the ids ``missing`` for good or ``pending``),
-``verified_to``: the newest event the table's signed chain proves (events after it are not yet verified,
+``verified_to``: the newest event the table's signed chain proves. The table's state is its newest ``state/table``
+the chain proves; a newer one not yet verified is named apart (``unverified``), never shown as the state (issue
+37: a table account's forged document must not pass for the table's). (events after it are not yet verified,
 floor/verify_events.py). Alerts: each table's latest retained ``alerts/open`` (the table's own,
 acknowledged by a signed ``ack_alert`` command) and the floor's open alerts (acknowledged with ``tablectl floor
 alerts --ack``), most severe first, then newest first. Values the tables sent are passed on as data (strings,
@@ -16,7 +18,7 @@ from typing import Any
 
 import psycopg
 
-from controller.words import SEVERITY_RANK, alert_words, in_words, local_time
+from controller.words import SEVERITY_RANK, STATE_WORDS, alert_words, in_words, local_time, words
 from floor.coverage import Coverage, HoleKind, coverage
 from floor.queries import floor_alerts
 from floor.text import whole
@@ -36,6 +38,34 @@ def latest(conn: psycopg.Connection, topic: str) -> Latest:
         (topic,),
     ).fetchall()
     return {(r[0], r[1]): (r[2], r[3], r[4]) for r in rows}
+
+
+def latest_state(conn: psycopg.Connection, topic: str) -> tuple[Latest, Latest]:
+    """Each table's newest document on ``topic`` its signed chain proves (``verified``: what is shown as the table's
+    state), and a newer one not yet verified, if any (shown apart and marked; a forged one is evicted when the
+    table's next checkpoint disproves it, floor/verify_events.py, and so drops out). Two index lookups per table."""
+    rows = conn.execute(
+        "SELECT t.site, t.table_id, v.event_id, v.ts, v.data, u.event_id, u.ts, u.data FROM floor_tables t"
+        " LEFT JOIN LATERAL (SELECT event_id, ts, data FROM events WHERE site = t.site AND table_id = t.table_id"
+        " AND topic = %s AND verified ORDER BY event_id DESC LIMIT 1) v ON true"
+        " LEFT JOIN LATERAL (SELECT event_id, ts, data FROM events WHERE site = t.site AND table_id = t.table_id"
+        " AND topic = %s AND NOT verified AND event_id > coalesce(v.event_id, 0) ORDER BY event_id DESC LIMIT 1)"
+        " u ON true",
+        (topic, topic),
+    ).fetchall()
+    proven = {(r[0], r[1]): (r[2], r[3], r[4]) for r in rows if r[2] is not None}
+    newer = {(r[0], r[1]): (r[5], r[6], r[7]) for r in rows if r[5] is not None}
+    return proven, newer
+
+
+def unverified_words(found: Latest, key: tuple[str, str]) -> str:
+    """A newer ``state/table`` not yet proven the table's, in words ("" when none): shown apart, never as the
+    table's state."""
+    if key not in found:
+        return ""
+    event_id, _ts, data = found[key]
+    state = _text(data.get("state"), 40) if isinstance(data, dict) else ""
+    return f"newer, not yet verified (event {event_id}): {words(STATE_WORDS, state) if state else 'no state'}"
 
 
 def _document(found: Latest, key: tuple[str, str]) -> dict[str, Any]:
@@ -93,7 +123,7 @@ def snapshot_with_documents(conn: psycopg.Connection) -> tuple[dict[str, Any], d
     tables_rows = conn.execute(
         "SELECT site, table_id, status, contiguous_to FROM floor_tables ORDER BY site, table_id"
     ).fetchall()
-    table_state = latest(conn, "state/table")
+    table_state, table_unverified = latest_state(conn, "state/table")
     jackpot = latest(conn, "state/jackpot")
     settlement = latest(conn, "events/settlement")
     alerts_open = latest(conn, "alerts/open")
@@ -118,6 +148,7 @@ def snapshot_with_documents(conn: psycopg.Connection) -> tuple[dict[str, Any], d
                 "table": table_id,
                 "status": status or "unknown",
                 "state": _text(st.get("state"), 40),
+                "unverified": unverified_words(table_unverified, key),
                 "faults": [_text(f, 40) for f in faults[:10]],
                 "meter": whole(jp.get("meter")),
                 "last_round": None

@@ -4,10 +4,14 @@ Every login, failed login, logout, refusal and acknowledgement is a row: who (th
 client address, what, and why. Failed logins are counted from these rows, so the lockout holds across restarts
 and across several dashboard processes on one database:
 
-- an account with ``USER_FAILURES`` failed logins in the last ``WINDOW_S`` seconds, or a client address with
-  ``CLIENT_FAILURES``, is refused without a password check until the oldest of those failures is ``WINDOW_S``
-  old; an attempt while refused is logged (``login_locked``, at most one row a minute per account and address)
-  but does not extend the lockout;
+- **attempts in flight count**: before its password is checked, a login takes one of the account's and the
+  address's attempts (``reserve``: a ``login_failed`` row "being checked", under an advisory lock, so parallel
+  logins from many addresses cannot all pass the check first); a success gives it back, a failure confirms it.
+  So at most ``USER_FAILURES`` passwords of one account are checked per window, however many arrive at once;
+- an account with ``USER_FAILURES`` failed logins (or logins being checked) in the last ``WINDOW_S`` seconds, or
+  a client address with ``CLIENT_FAILURES``, is refused without a password check until the oldest of those
+  failures is ``WINDOW_S`` old; an attempt while refused is logged (``login_locked``, at most one row a minute
+  per account and address) but does not extend the lockout;
 - the failure that starts a lockout logs a ``lockout`` row and raises a critical ``login_lockout`` floor alert
   naming the account or address (shown on the dashboard, acknowledged by a supervisor).
 
@@ -29,6 +33,7 @@ USER_FAILURES = 5
 CLIENT_FAILURES = 20
 WINDOW_S = 15 * 60
 LOCKOUT_ALERT = "login_lockout"
+CHECKING = "password being checked"  # a login_failed row taken before the check (reserve), until confirmed
 DASHBOARD = TableRef("floor", "dashboard")  # where the dashboard's own floor alerts are filed
 
 
@@ -69,6 +74,41 @@ def _failures(cur: psycopg.Cursor, subject: Subject, value: str, limit: int) -> 
     return [row[0] for row in cur.fetchall()]
 
 
+def reserve(conn: psycopg.Connection, user: str, client: str) -> int | None:
+    """Take one attempt of ``user`` and of ``client`` before the password is checked: the id of the row that
+    counts it (a failure until ``release`` gives it back), or None when either has no attempt left (failures and
+    attempts in flight together reach the limit)."""
+    with conn.transaction():
+        cur = conn.cursor()
+        cur.execute("SELECT pg_advisory_xact_lock(%s)", (LOGIN_LOCK,))  # one count at a time
+        for subject, value in ((Subject.ACCOUNT, user), (Subject.CLIENT, client)):
+            if len(_failures(cur, subject, value, _LIMIT[subject])) >= _LIMIT[subject]:
+                return None
+        row = cur.execute(
+            "INSERT INTO dashboard_log (user_name, client, event, detail) VALUES (%s, %s, %s, %s) RETURNING id",
+            (user[:64], client[:100], LogEvent.LOGIN_FAILED.value, CHECKING),
+        ).fetchone()
+        return int(row[0]) if row else None
+
+
+def release(conn: psycopg.Connection, attempt: int) -> None:
+    """The password was right: the attempt taken by ``reserve`` is given back."""
+    with conn.transaction():
+        conn.execute("DELETE FROM dashboard_log WHERE id = %s AND detail = %s", (attempt, CHECKING))
+
+
+def _confirmed(cur: psycopg.Cursor, subject: Subject, value: str, limit: int) -> int:
+    """How many of the newest ``limit`` failures of ``subject`` inside the window are confirmed (not in flight)."""
+    column = "user_name" if subject is Subject.ACCOUNT else "client"
+    cur.execute(
+        f"SELECT count(*) FROM (SELECT detail FROM dashboard_log WHERE event = 'login_failed' AND {column} = %s"
+        " AND at > now() - make_interval(secs => %s) ORDER BY at DESC LIMIT %s) f WHERE detail <> %s",
+        (value, WINDOW_S, limit, CHECKING),
+    )
+    row = cur.fetchone()
+    return int(row[0]) if row else 0
+
+
 def locked_until(conn: psycopg.Connection, user: str, client: str) -> datetime | None:
     """When the lockout of ``user`` or ``client`` ends (the later of the two), or None if neither is locked."""
     cur = conn.cursor()
@@ -97,15 +137,19 @@ def record_locked(conn: psycopg.Connection, user: str, client: str, detail: str)
             log_event(cur, LogEvent.LOGIN_LOCKED, user, client, detail)
 
 
-def record_failure(conn: psycopg.Connection, user: str, client: str, detail: str) -> list[Subject]:
-    """Log a failed login; returns what it locked out now (alerted), if anything."""
+def record_failure(
+    conn: psycopg.Connection, user: str, client: str, detail: str, attempt: int | None = None
+) -> list[Subject]:
+    """Log a failed login (confirm the ``attempt`` ``reserve`` took); returns what it locked out now (alerted)."""
     started = []
     with conn.transaction():
         cur = conn.cursor()
         cur.execute("SELECT pg_advisory_xact_lock(%s)", (LOGIN_LOCK,))  # one count at a time
-        log_event(cur, LogEvent.LOGIN_FAILED, user, client, detail)
+        cur.execute("UPDATE dashboard_log SET detail = %s WHERE id = %s", (detail[:300], attempt))
+        if attempt is None or cur.rowcount != 1:
+            log_event(cur, LogEvent.LOGIN_FAILED, user, client, detail)
         for subject, value in ((Subject.ACCOUNT, user), (Subject.CLIENT, client)):
-            if len(_failures(cur, subject, value, _LIMIT[subject] + 1)) != _LIMIT[subject]:
+            if _confirmed(cur, subject, value, _LIMIT[subject] + 1) != _LIMIT[subject]:
                 continue  # below the limit, or beyond it (attempts that raced past the check): alerted once
             # exactly at the limit: this failure starts the lockout (later ones are refused before counting)
             log_event(cur, LogEvent.LOCKOUT, user, client, f"{subject.value} {value} locked out")

@@ -76,6 +76,7 @@ class Tile:
     dealer: str = ""  # the dealer on duty, when the table publishes one (state/table "dealer")
     status: str = "unknown"  # the controller's own retained status: online / offline
     archive_complete: bool | None = None  # None: not known yet
+    unverified: str = ""  # a newer state/table not yet proven the table's, in words (shown apart, marked)
 
     @property
     def key(self) -> str:
@@ -144,7 +145,8 @@ def tiles(
             Tile(
                 site=t["site"], table=t["table"], pit=pit.name, area=pit.area,
                 pit_order=order.get(pit.name, len(order)), attention=att,
-                attention_words=ATTENTION_WORDS[att], state=words(STATE_WORDS, state) if state else "not heard yet",
+                attention_words=ATTENTION_WORDS[att], state=words(STATE_WORDS, state) if state else
+                ("not verified yet" if t.get("unverified") else "not heard yet"),
                 game=game_name(_text(doc.get("profile"), 40), short=True),
                 game_title=game_name(_text(doc.get("profile"), 40)), min_bet=whole(limits.get("min_bet")),
                 max_bet=whole(limits.get("max_bet")), currency=currencies.get(key, ""),
@@ -155,6 +157,7 @@ def tiles(
                 alerts_open=open_count.get(key, 0), faults=[alert_words(f) for f in t["faults"]],
                 dealer=_text(doc.get("dealer"), 40), status=_text(t.get("status"), 20),
                 archive_complete=archive["complete"] if isinstance(archive, dict) else None,
+                unverified=_text(t.get("unverified"), 120),
             )
         )  # fmt: skip
     out.sort(key=lambda x: (x.pit_order, x.pit, x.table))

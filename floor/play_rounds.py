@@ -22,7 +22,7 @@ from typing import Any
 
 from controller.rules.cards import Card
 from controller.rules.engine import RoundEngine
-from controller.rules.profiles import load_profile
+from controller.rules.profiles import known_profile
 from controller.rules.rounds import InvalidRound, replay
 from controller.rules.shoe_math import finite_house_edge
 from controller.rules.strategy import Game, Move, move_values
@@ -43,12 +43,12 @@ _MOVES = {
 def profile_edge(name: str) -> float:
     """The profile's house edge per unit of the original bet for the shoe it deals, with basic strategy
     (controller/rules/shoe_math.py: the profile's decks); cached per profile name."""
-    return finite_house_edge(load_profile(name)).basic_strategy
+    return finite_house_edge(known_profile(name)).basic_strategy
 
 
 @cache
 def _game(name: str) -> Game:
-    return Game.of(load_profile(name))
+    return Game.of(known_profile(name))
 
 
 @dataclass(frozen=True)
@@ -150,7 +150,7 @@ def _drive(desc: dict[str, Any], checker: _Checker) -> None:
         for b in desc["bets"]
     ]
     engine = RoundEngine(
-        load_profile(desc["profile"]),
+        known_profile(desc["profile"]),
         bets,
         burn_before_deal=desc.get("burn_before_deal", 0),
         first_of_game=bool(desc.get("first_of_game", False)),
@@ -186,7 +186,7 @@ def seat_rounds(
 ) -> tuple[list[SeatRound], list[str]]:
     """The round's seats, and what could not be judged (an invalid round: no seat figures from it)."""
     try:
-        result = replay(desc)
+        result = replay(desc, profiles=known_profile)  # a name the table sent: never a path
     except InvalidRound as exc:
         return [], [f"round {round_id}: not replayable ({exc})"]
     exact = result.engine.description()

@@ -11,6 +11,7 @@ from urllib.parse import urlencode
 
 import psycopg
 
+from controller.rules.profiles import known_profile
 from controller.rules.rounds import InvalidRound, replay
 from controller.terminal import dispute_report as report
 from floor.queries import table_currencies
@@ -51,7 +52,7 @@ def round_report_html(conn: psycopg.Connection, site: str, table: str, round_id:
     if currency:  # the table's configured currency: the report says what its amounts are in
         journal["currency"] = currency
     try:
-        result, error = replay(doc), None
+        result, error = replay(doc, profiles=known_profile), None  # names only: the table sent it
     except InvalidRound as exc:
         result, error = None, exc
     agreement = None

@@ -27,6 +27,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from floor.chain import record_checkpoint
+from floor.claims import hold_unproven
 from floor.messages import CHECKPOINT_TYPE, Envelope, Rejected, Status, TableRef
 from floor.quarantine import conflicting, known
 
@@ -157,7 +158,7 @@ def store_envelopes(cur: psycopg.Cursor, envelopes: list[Envelope]) -> int:
     if not envelopes:
         return 0
     ensure_tables(cur, (e.table for e in envelopes))
-    envelopes = known(cur, envelopes)
+    envelopes = hold_unproven(cur, known(cur, envelopes), record_checkpoint)
     if not envelopes:
         return 0
     try:  # the usual batch is all new: COPY it straight in, in a savepoint a duplicate id undoes alone

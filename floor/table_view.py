@@ -35,6 +35,7 @@ from controller.words import (
     words,
 )
 from floor.coverage import coverage
+from floor.dashboard import latest_state, unverified_words
 from floor.figures import WIN, house_win
 from floor.queries import floor_alerts, table_currencies
 from floor.report import meter_history
@@ -165,7 +166,9 @@ def table_view(
     if known is None:
         return {}
     currency = table_currencies(conn).get((site, table), "")
-    state = _newest(conn, site, table, "state/table")
+    proven, newer = latest_state(conn, "state/table")  # shown: only what the table's chain proves
+    key = (site, table)
+    state = v if key in proven and isinstance(v := proven[key][2], dict) else {}
     since = now - timedelta(hours=METER_HOURS)
     meter = [(ts.timestamp(), int(m)) for _s, _t, _e, ts, _a, m in meter_history(conn, since, now, table)
              if _s == site][-2000:]  # fmt: skip
@@ -180,7 +183,10 @@ def table_view(
         "site": site,
         "table": table,
         "status": _text(known[0] or "unknown", 20),
-        "state": words(STATE_WORDS, _text(state.get("state"), 40)) if state.get("state") else "not heard yet",
+        "state": words(STATE_WORDS, _text(state.get("state"), 40))
+        if state.get("state")
+        else ("not verified yet" if key in newer else "not heard yet"),
+        "unverified": unverified_words(newer, key),
         "game": game_name(_text(state.get("profile"), 40)),
         "dealer": _text(state.get("dealer"), 40),
         "faults": [alert_words(_text(f, 40)) for f in _list(state.get("faults"), 10)],

@@ -139,26 +139,32 @@ class Auth:
         if not isinstance(user, str) or not isinstance(password, str):
             return deny(400, "expected user, password")
         name = user if USER_NAME.match(user) else "-"  # an impossible name counts against the client
-        until = await self.db.call(logins.locked_until, name, client)
-        if until is not None:
-            log.warning("login of %s from %s refused: locked out until %s", name, client, until)
-            await self.db.call(logins.record_locked, name, client, f"refused until {until:%H:%M:%S %Z}")
-            return deny(429, f"too many failed logins: try again after {until:%H:%M:%S %Z}")
         if self._kdf_queue >= self.cfg.kdf_parallel + self.cfg.kdf_waiting:
             log.warning("login of %s from %s refused: %d logins waiting", name, client, self._kdf_queue)
             return deny(503, "busy: try again in a moment")
         self._kdf_queue += 1  # the place is taken here, before anything is awaited
+        found, ok = None, False
         try:
-            found = await self.db.call(users.password_hash_of, name) if name != "-" else None
-            async with self._kdf:
-                ok = await asyncio.to_thread(users.check_login, password, found[1] if found else None)
+            # one of the account's and the address's attempts, taken before the check: logins in flight count
+            attempt = await self.db.call(logins.reserve, name, client)
+            if attempt is not None:
+                found = await self.db.call(users.password_hash_of, name) if name != "-" else None
+                async with self._kdf:
+                    ok = await asyncio.to_thread(users.check_login, password, found[1] if found else None)
         finally:
             self._kdf_queue -= 1
+        if attempt is None:
+            until = await self.db.call(logins.locked_until, name, client)
+            when = f"after {until:%H:%M:%S %Z}" if until is not None else "in a moment"
+            log.warning("login of %s from %s refused: no attempt left (%s)", name, client, when)
+            await self.db.call(logins.record_locked, name, client, f"refused, try again {when}")
+            return deny(429, f"too many failed logins: try again {when}")
         if not ok or found is None:
-            started = await self.db.call(logins.record_failure, name, client, WRONG_LOGIN)
+            started = await self.db.call(logins.record_failure, name, client, WRONG_LOGIN, attempt)
             for subject in started:
                 log.warning("login lockout of %s (user %s, client %s)", subject.value, name, client)
             return deny(401, WRONG_LOGIN)
+        await self.db.call(logins.release, attempt)
         token = await self.db.call(sessions.create_session, name, client, self.cfg.session_s)
         await self.db.log(LogEvent.LOGIN, name, client, found[0].value)
         resp = web.json_response({"ok": True, "user": name, "role": found[0].value})

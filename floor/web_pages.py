@@ -56,16 +56,21 @@ def _param(request: web.Request, key: str) -> str:
 
 
 def _window(request: web.Request) -> tuple[datetime, datetime]:
+    """The shift's window from ``since``/``until``; anything else is refused with the reason (400, logged): not an
+    ISO date-time, a date at the edge of the calendar (``0001-01-01``: the default window would start before
+    it), or a window that does not start before it ends or spans more than ``MAX_WINDOW``."""
     try:
         until = datetime.fromisoformat(request.query["until"]) if request.query.get("until") else None
         since = datetime.fromisoformat(request.query["since"]) if request.query.get("since") else None
-    except ValueError:
-        raise Refused("since/until: ISO date-times, e.g. 2026-11-26T06:00") from None
-    until = (until or datetime.now(UTC)).replace(tzinfo=(until.tzinfo if until and until.tzinfo else UTC))
-    since = since.replace(tzinfo=since.tzinfo or UTC) if since else until - DEFAULT_SHIFT
-    if not since < until or until - since > MAX_WINDOW:
-        raise web.HTTPBadRequest(
-            text=f"the window must start before it ends and span at most {MAX_WINDOW.days} days"
+        until = (until or datetime.now(UTC)).replace(tzinfo=(until.tzinfo if until and until.tzinfo else UTC))
+        since = since.replace(tzinfo=since.tzinfo or UTC) if since else until - DEFAULT_SHIFT
+        since.astimezone(UTC), until.astimezone(UTC)  # representable in UTC too
+        ordered = since < until and until - since <= MAX_WINDOW
+    except (ValueError, OverflowError):
+        raise Refused("since/until: ISO date-times within the calendar, e.g. 2026-11-26T06:00") from None
+    if not ordered:
+        raise Refused(
+            f"since/until: the window must start before it ends and span at most {MAX_WINDOW.days} days"
         )
     return since, until
 

@@ -59,6 +59,8 @@ def command_refusal(body: Any, user: str) -> str | None:
         return f"only a supervisor's {RELAYED_ACTION} is relayed"
     if cmd["user"] != user:
         return "a command is relayed only in the logged-in user's own name"
+    if (cmd["site"], cmd["table"]) != (body["site"], body["table"]):
+        return f"the command is signed for table {cmd['site']}/{cmd['table']}, not {body['site']}/{body['table']}"
     if set(cmd["args"]) != {"alert_id"} or not _positive_int(cmd["args"]["alert_id"]):
         return "args: {alert_id: a positive integer}"
     return None

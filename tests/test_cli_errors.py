@@ -3,6 +3,7 @@ exit code docs/cli.md gives: 2 usage or missing file, 3 configuration unusable o
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -38,7 +39,19 @@ def _one_line(run: subprocess.CompletedProcess[str], code: int) -> str:
 
 def test_sign_without_a_terminal_says_how_to_give_the_pin(tmp_path):
     run = _run(
-        ["sign", "--user", "alice", "--role", "supervisor", "--action", "clear_jam"],
+        [
+            "sign",
+            "--user",
+            "alice",
+            "--role",
+            "supervisor",
+            "--site",
+            "S1",
+            "--table",
+            "T1",
+            "--action",
+            "clear_jam",
+        ],
         env={"TABLECTL_KEY_DIR": str(tmp_path), "TABLECTL_PIN": ""},
     )
     line = _one_line(run, 2)
@@ -163,7 +176,8 @@ def test_sign_refuses_a_pin_on_the_command_line_and_reads_it_from_a_file(tmp_pat
     """Issue 37: `--pin 123456` would show the PIN to every local account in the process list: refused in one
     line saying why and what to use; `--pin-file` (mode 0600) and `--pin-file -` (standard input) sign."""
     keys = Path(__file__).resolve().parent.parent / "docs" / "examples" / "keys" / "alice.key"
-    argv = ["sign", "--user", "alice", "--role", "supervisor", "--key-file", str(keys), "--action", "clear_jam",
+    argv = ["sign", "--user", "alice", "--role", "supervisor", "--key-file", str(keys), "--site", "S1",
+            "--table", "T1", "--action", "clear_jam",
             "--args", '{"alert_id": 3}', "--ts", "1767225600", "--nonce", "00" * 16, "--request-id", "r1"]  # fmt: skip
     line = _one_line(_run([*argv, "--pin", "123456"], env={"TABLECTL_PIN": ""}), 2)
     assert "process list" in line and "--pin-file" in line and "123456" not in line
@@ -179,3 +193,37 @@ def test_sign_refuses_a_pin_on_the_command_line_and_reads_it_from_a_file(tmp_pat
     piped = subprocess.run([*TABLECTL, *argv, "--pin-file", "-"], input="123456\n", capture_output=True, text=True,
                            timeout=120, env={**os.environ, "TABLECTL_PIN": ""}, cwd=ROOT, check=False)  # fmt: skip
     assert piped.returncode == 0 and piped.stdout == signed.stdout, piped.stderr  # the same signature
+
+
+@pytest.mark.parametrize("profile", ["x" * 300, "/nonexistent/dir/evil.toml", "../../etc/hostname"])
+def test_replay_answers_a_bad_profile_name_or_path_in_one_line(tmp_path, profile):
+    """Issue 37: a round file naming a 300-character profile ended in a traceback (OSError: File name too long)."""
+    doc = json.loads(next((ROOT / "docs" / "examples" / "rounds").glob("*.json")).read_text())
+    round_file = tmp_path / "round.json"
+    round_file.write_text(json.dumps(doc | {"profile": profile}))
+    run = _run(["replay", str(round_file)])
+    assert run.returncode == 1 and "Traceback" not in run.stdout + run.stderr, run.stderr
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("replay: invalid round: profile:"), run.stderr
+
+
+LONG = "/tmp/" + "x" * 300
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["config", "check", LONG + ".toml"],
+        ["journal", "verify", "--db", LONG + ".db"],
+        ["replay", LONG + ".json"],
+        ["strategy", "--profile", "x" * 300],
+        ["emulate-shoe", "--scenario", LONG + ".json", "--link", "/tmp/no-such-link"],
+    ],
+    ids=["config", "journal", "replay", "strategy", "emulate-shoe"],
+)
+def test_every_loader_answers_a_path_the_system_refuses_in_one_line(args):
+    """Issue 37: a 300-character name (File name too long) ended some commands in a traceback."""
+    run = _run(args)
+    assert run.returncode in (1, 2), run.stderr
+    line = _one_line(run, run.returncode)
+    assert "x" * 40 in line or "profile" in line, line

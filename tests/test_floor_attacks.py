@@ -8,8 +8,10 @@ payload of each id, and the first checkpoint's key was trusted."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import psycopg
@@ -21,7 +23,10 @@ from controller.cli import main as tablectl
 from controller.journal.event_chain import chained_text
 from controller.topics import Topics
 from floor.archive import ArchiveConfig, ArchiveWorker
-from floor.dashboard import snapshot
+from floor.dashboard import snapshot, snapshot_with_documents
+from floor.layout import load_layout
+from floor.pitmap import tiles
+from floor.table_view import table_view
 from tablebench.broker import Broker
 from tests.support.broker import USERS, Recorder
 from tests.support.floor import FLOOR_USERS, StandInTable, now_ts, temp_database, wait_until
@@ -282,4 +287,119 @@ def test_two_payloads_for_one_event_id_the_tables_chain_decides(floor, tmp_path)
         wait_until(lambda: shown()[1] == 7, 30, "the archive's watermark at event 7")
         assert shown() == (6, 7)
     finally:
+        table.close()
+
+
+def test_one_far_future_envelope_neither_floods_the_archive_nor_slows_the_tables_repair(floor, tmp_path):
+    """Issue 37: with T1's bridge password (a stolen SD card) the attacker publishes ONE envelope on T1's own topic
+    with event_id 990,000,001, chained on from the table's public head. The old floor opened every id below it
+    as a hole (480,000 missing_events rows in 121 s, one critical alert per 10,000 ids, the real table's re-fetch
+    saturated). Now: the id is beyond what T1 has proved (its last verified checkpoint + floor/claims.py's
+    allowance), so the envelope is kept aside as unproven with ONE alert naming the range, no hole is opened, and
+    the real table's lost event is repaired and its events proven as fast as before the attack."""
+    table = floor.table("T1")
+    floor.enrol(table, tmp_path)
+
+    def lose_one_and_prove(seq: int) -> float:
+        """One event lost on the way (asked again by the repair), then a checkpoint proving all: seconds taken."""
+        started = time.monotonic()
+        lost = table.publish("events/jackpot", "jackpot", {"meter": seq}, deliver=False)
+        table.publish("events/jackpot", "jackpot", {"meter": seq + 1})
+        table.checkpoint(seq)
+        table.flush()
+        last = table.next_id - 1
+        wait_until(lambda: floor.proven("T1", last - 1) and lost in floor.events("T1"), 60,
+                   f"event {lost} repaired and events up to {last - 1} proven")  # fmt: skip
+        return time.monotonic() - started
+
+    try:
+        table.publish("events/jackpot", "jackpot", {"meter": 1})
+        before = lose_one_and_prove(10)
+        forger = floor.table("T1")  # the same account, its own connection
+        forger.client.unsubscribe(f"{forger.prefix}/cmd/replay")  # it floods; it does not answer re-fetches
+        try:
+            forger.publish_raw("events/jackpot", forged(table, 990_000_001, "jackpot", {"meter": 1}))
+            forger.flush()
+            wait_until(lambda: "event_unproven" in floor.alerts("T1"), 30, "the event_unproven alert")
+            after = lose_one_and_prove(20)
+            # a second far-future envelope widens the same open alert, never a second one
+            forger.publish_raw("events/jackpot", forged(table, 990_000_500, "jackpot", {"meter": 2}))
+            forger.flush()
+            wait_until(lambda: floor.rows("SELECT count(*) FROM quarantined_events")[0][0] == 2, 30,
+                       "the second envelope kept aside")  # fmt: skip
+        finally:
+            forger.close()
+        print(f"T1's repair + proof: {before:.1f} s before the attack, {after:.1f} s after")
+        assert after <= before + 10.0
+        assert {e: raw for e, (raw, _) in floor.events("T1").items()} == table.kept
+        assert floor.rows("SELECT count(*) FROM missing_events")[0][0] == 0
+        aside = floor.rows("SELECT event_id, reason FROM quarantined_events ORDER BY 1")
+        assert [e for e, _ in aside] == [990_000_001, 990_000_500]
+        assert all(r.startswith("unproven") for _, r in aside)
+        alerts = floor.rows("SELECT kind, details FROM floor_alerts WHERE table_id = 'T1'")
+        assert [k for k, _ in alerts] == ["event_unproven"]  # nothing missing, nothing rejected
+        assert (alerts[0][1]["from_event_id"], alerts[0][1]["to_event_id"]) == (990_000_001, 990_000_500)
+        asked = [(r["from_event_id"], r["to_event_id"]) for r in table.requests]
+        assert asked and all(hi < table.next_id for _, hi in asked), asked  # only the table's own ids
+        assert not table.refusals
+        # bounded: the archive holds T1's own events and the two kept aside, nothing else
+        assert floor.rows("SELECT count(*) FROM events")[0][0] == len(table.kept)
+    finally:
+        table.close()
+
+
+def _shown(dsn: str, table_id: str) -> dict[str, str]:
+    """What the pit map's tile and the table's page show of the table's state (the dashboard's own builders)."""
+    with psycopg.connect(dsn) as conn:
+        snap, docs = snapshot_with_documents(conn)
+        tile = {t.table: t for t in tiles(snap, docs, load_layout(None), conn, datetime.now(UTC))}[table_id]
+        page = table_view(conn, SITE, table_id)
+    return {"tile": tile.state, "tile_apart": tile.unverified, "dealer": tile.dealer,
+            "page": page["state"], "page_apart": page["unverified"]}  # fmt: skip
+
+
+def test_a_forged_newer_state_is_never_shown_as_the_tables_and_drops_out_when_disproved(floor, tmp_path):
+    """Issue 37: with T2's bridge password the attacker publishes a retained state/table "closed" under an id
+    ahead of the table (within what it may claim, floor/claims.py). The old pit map and table page took the
+    highest id, verified or not, and kept showing it after the table published newer, verified states. Now the
+    state shown is the newest the table's signed chain proves; the forged document is shown apart, marked not yet
+    verified, and drops out once the table's checkpoint covering its id disproves it."""
+    table = floor.table("T2")
+    floor.enrol(table, tmp_path)
+    forger = floor.table("T2")  # the same account, its own connection
+    forger.client.unsubscribe(
+        f"{forger.prefix}/cmd/replay"
+    )  # it forges a state; it does not answer re-fetches
+    try:
+        table.publish("state/table", "state", {"state": "betting", "dealer": "Ana"}, retain=True)
+        table.checkpoint(10)
+        table.flush()
+        wait_until(lambda: floor.proven("T2", 1), 30, "the table's first state proven")
+        fake = forged(table, 40, "state", {"state": "closed", "dealer": "Mallory"})
+        forger._send(f"{forger.prefix}/state/table", fake, True)
+        forger.flush()
+        wait_until(lambda: 40 in floor.events("T2"), 30, "the forged state archived (not yet verified)")
+        for _ in range(3):  # the real table goes on: newer states, proven by its next checkpoint
+            table.publish("state/table", "state", {"state": "players", "dealer": "Ana"}, retain=True)
+        table.checkpoint(20)
+        table.flush()
+        wait_until(lambda: floor.proven("T2", 5), 30, "the table's newer states proven")
+        shown = _shown(floor.dsn, "T2")
+        assert (shown["tile"], shown["page"], shown["dealer"]) == ("Players", "Players", "Ana"), shown
+        assert shown["tile_apart"] == shown["page_apart"] == "newer, not yet verified (event 40): Closed"
+        while table.next_id <= 41:  # the table reaches id 40 and its checkpoint covers it
+            table.publish("events/jackpot", "jackpot", {"meter": table.next_id})
+        table.checkpoint(30)
+        table.flush()
+        wait_until(lambda: floor.proven("T2", 41), 60, "the table's own event 40 proven")
+        shown = _shown(floor.dsn, "T2")
+        assert (shown["tile"], shown["tile_apart"], shown["page"], shown["page_apart"]) == (
+            "Players",
+            "",
+            "Players",
+            "",
+        ), shown
+        assert floor.rows("SELECT event_id FROM quarantined_events WHERE table_id = 'T2'") == [(40,)]
+    finally:
+        forger.close()
         table.close()

@@ -292,3 +292,29 @@ def test_a_tile_shows_the_seats_of_the_round_being_dealt() -> None:
     assert seats_in_play(dealing, rnd) == [2, 5]
     assert seats_in_play(dealing, {**rnd, "round_id": "R0"}) == []  # an older round's document
     assert seats_in_play({**dealing, "round_active": False}, rnd) == []  # settled: nobody in play
+
+
+def test_a_newer_state_not_yet_verified_is_shown_apart_never_as_the_tables_state(floor):
+    """Issue 37: a state/table newer than the table's verified ones (a table account's forgery, until the table's
+    next checkpoint disproves it) is shown on the tile and the table's page apart and marked, never as the state."""
+    page = _map(floor, 1920, 1080)
+    tile = page.locator(".tile[data-table='bj060']")
+    expect(tile).to_contain_text("Players", timeout=30_000)
+    publish(
+        floor.dsn,
+        60,
+        "state/table",
+        7,
+        {"state": "closed", "faults": [], "dealer": "Mallory"},
+        verified=False,
+    )
+    expect(tile.locator(".unverified")).to_have_text(
+        "newer, not yet verified (event 7): Closed", timeout=30_000
+    )
+    assert tile.get_attribute("data-attention") != "closed" and "Mallory" not in tile.inner_text()
+    table = floor.context.new_page()
+    table.goto(floor.web.url + f"/table?site={SITE}&table=bj060")
+    expect(table.locator("#facts")).to_contain_text("Not the table's state yet", timeout=30_000)
+    assert "Players" in table.inner_text("#facts") and "Mallory" not in table.inner_text("#facts")
+    table.close()
+    page.close()

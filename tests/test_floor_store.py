@@ -13,6 +13,7 @@ import psycopg
 import pytest
 
 from floor import store
+from floor.claims import HEADROOM, UNPROVEN, UNPROVEN_KEPT, release
 from floor.messages import Envelope, TableRef
 
 T1 = TableRef("S1", "T1")
@@ -70,3 +71,32 @@ def test_another_payload_under_an_archived_id_is_kept_aside_in_the_fallback(db: 
         aside = conn.execute("SELECT event_id FROM quarantined_events").fetchall()
         alerts = conn.execute("SELECT count(*) FROM floor_alerts WHERE kind = 'event_conflict'").fetchone()[0]
     assert sorted(aside) == [(2,), (4,)] and alerts == 2
+
+
+def test_ids_beyond_what_the_table_proved_are_kept_aside_bounded_and_archived_once_proven(db: str) -> None:
+    """Issue 37 (floor/claims.py): a table that proved nothing may claim HEADROOM ids; beyond, envelopes are kept
+    aside as unproven (at most UNPROVEN_KEPT), one alert names the range, no arrival is recorded (no hole); a
+    checkpoint verified with the table's key that reaches them has them archived at the next release."""
+    far = HEADROOM + 5_000
+    assert put(db, [env(1), *[env(far + i) for i in range(UNPROVEN_KEPT + 20)]]) == 1
+    with psycopg.connect(db) as conn:
+        kept = conn.execute(
+            "SELECT count(*) FROM quarantined_events WHERE reason = %s", (UNPROVEN,)
+        ).fetchone()
+        assert kept == (UNPROVEN_KEPT,)
+        alerts = conn.execute("SELECT kind, details FROM floor_alerts").fetchall()
+        assert [(k, d["from_event_id"], d["to_event_id"]) for k, d in alerts] == [
+            ("event_unproven", far, far + UNPROVEN_KEPT + 19)
+        ]
+        assert conn.execute("SELECT max(hi) FROM floor_arrivals").fetchone() == (1,)
+        conn.execute(  # a checkpoint verified with the table's key covering them (floor/chain.py sets this)
+            "INSERT INTO checkpoints (site, table_id, seq, event_id, hash, prev_seq, prev_hash, last_event_id,"
+            " key_id, doc, signature_ok, chain) VALUES ('S1', 'T1', 1, %s, 'h', 0, 'g', %s, 'k', %s, true,"
+            " 'anchor')",
+            (far + 200, far + 199, json.dumps({"ts": datetime.now(UTC).isoformat()})),
+        )
+        with conn.transaction():
+            assert release(conn.cursor()) == UNPROVEN_KEPT
+        assert conn.execute("SELECT count(*) FROM quarantined_events").fetchone() == (0,)
+        assert conn.execute("SELECT max(hi) FROM floor_arrivals").fetchone() == (far + UNPROVEN_KEPT - 1,)
+    assert len(rows(db)) == 1 + UNPROVEN_KEPT

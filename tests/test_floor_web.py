@@ -47,7 +47,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # In the page: the same acknowledgement the button sends, with its signature's first digit changed.
 BAD_SIGNATURE_ACK = """async ([site, table, alertId]) => {
-  const cmd = await signCommand(await loadSigningKey('carol'), 'supervisor', 'ack_alert', {alert_id: alertId});
+  const cmd = await signCommand(await loadSigningKey('carol'), 'supervisor', 'ack_alert', {alert_id: alertId},
+                                 site, table);
   cmd.sig = (cmd.sig[0] === '0' ? '1' : '0') + cmd.sig.slice(1);
   return await post('/api/ack', {site: site, table: table, command: cmd});
 }"""
@@ -72,7 +73,7 @@ def _forge(stack: Stack) -> bool:
         await client.connect()
         try:
             body = build_command("alice", "", "supervisor", "open_table", {"profile": "pt-2001"},
-                                 private_key=Ed25519PrivateKey.generate())  # fmt: skip
+                                 site="demo", table="demo1", private_key=Ed25519PrivateKey.generate())  # fmt: skip
             return not (await client.request("supervisor", body)).get("ok")
         finally:
             await client.close()

@@ -6,6 +6,8 @@ that refused every browser behind a TLS proxy."""
 from __future__ import annotations
 
 import http.client
+import os
+import sys
 import threading
 import time
 
@@ -14,12 +16,15 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from controller.mqtt.signed_command import build_command
+from controller.rules.profiles import PROFILE_DIR
 from floor import users
 from floor.alerts import raise_alert
 from floor.logins import CLIENT_FAILURES, USER_FAILURES
 from floor.messages import TableRef
 from floor.sessions import SESSION_COOKIE
 from floor.store import ensure_tables
+from floor.users import Role, add_user
+from tablebench.pitmap_floor import PLAYED, SITE, build_floor
 from tests.support.floor import temp_database, wait_until
 from tests.support.floor_web import api_login, dashboard, page_headers, request, session_token
 
@@ -226,12 +231,24 @@ def test_the_relay_takes_only_the_users_own_ack_alert_for_a_known_table():
                              headers=page_headers(web.port), token=token)  # fmt: skip
             return answer.status, answer.json()["reason"]
 
-        ack = build_command("carol", "", "supervisor", "ack_alert", {"alert_id": 3}, private_key=key)
-        assert relay("elsewhere", ack) == (404, "no such table on this floor")
-        alices = build_command("alice", "", "supervisor", "ack_alert", {"alert_id": 3}, private_key=key)
+        ack = build_command(
+            "carol", "", "supervisor", "ack_alert", {"alert_id": 3}, site="demo", table="T1", private_key=key
+        )
+        assert relay("elsewhere", ack)[1].startswith("the command is signed for table demo/T1")
+        elsewhere = build_command("carol", "", "supervisor", "ack_alert", {"alert_id": 3}, site="elsewhere",
+                                  table="T1", private_key=key)  # fmt: skip
+        assert relay("elsewhere", elsewhere) == (404, "no such table on this floor")
+        alices = build_command(
+            "alice", "", "supervisor", "ack_alert", {"alert_id": 3}, site="demo", table="T1", private_key=key
+        )
         assert relay("demo", alices)[1].startswith("a command is relayed only in the")
         assert (
-            relay("demo", build_command("carol", "", "supervisor", "void_round", {}, private_key=key))[0]
+            relay(
+                "demo",
+                build_command(
+                    "carol", "", "supervisor", "void_round", {}, site="demo", table="T1", private_key=key
+                ),
+            )[0]
             == 400
         )
         assert relay("demo", {**ack, "pin": "123456"})[0] == 400
@@ -239,7 +256,7 @@ def test_the_relay_takes_only_the_users_own_ack_alert_for_a_known_table():
         assert relay("demo+", ack)[0] == 400  # a topic wildcard is no table id
         with psycopg.connect(dsn) as conn:
             refused = conn.execute("SELECT count(*) FROM dashboard_log WHERE event = 'refused'").fetchone()
-        assert refused == (6,)
+        assert refused == (7,)
 
 
 @pytest.mark.parametrize("password", ["short", " " * 20, "tab\tin-the-password"])
@@ -254,3 +271,116 @@ def test_hash_parameters_from_the_database_are_bounded():
     assert not users.verify_password("a-good-long-password2", stored)
     huge = stored.replace("$32768$", f"${2**20}$", 1)
     assert not users.verify_password("a-good-long-password", huge)  # refused, not derived with 1 GiB
+
+
+def test_thirty_parallel_logins_for_one_account_check_at_most_the_limits_passwords(monkeypatch):
+    """Issue 37: 18 parallel logins for one account from 18 addresses were all password-checked (the limit, 5,
+    counted only failures already recorded), and the right password was accepted after 12 failures. Now a login
+    takes one of the account's attempts before its password is checked: of 30 parallel logins from 30 addresses
+    (derivations held until all have arrived, so every one is in flight at once) at most USER_FAILURES passwords
+    are checked, the others are refused unchecked, and then the right password is refused too (locked out)."""
+    checked, lock, release = [0], threading.Lock(), threading.Event()
+    real = users.verify_password
+
+    def held(password: str, stored: str) -> bool:
+        with lock:
+            checked[0] += 1
+        release.wait(120)
+        return real(password, stored)
+
+    monkeypatch.setattr(users, "verify_password", held)
+    with (
+        temp_database() as dsn,
+        dashboard(dsn, trusted_proxies=frozenset({PROXY}), kdf_parallel=32, kdf_waiting=32) as web,
+    ):
+        results: list[int] = []
+
+        def attempt(i: int) -> None:
+            answer = api_login(
+                web.port, "carol", f"guess-{i}-wrong", **{"X-Forwarded-For": f"10.7.0.{i + 1}"}
+            )
+            results.append(answer.status)
+
+        threads = [threading.Thread(target=attempt, args=(i,)) for i in range(30)]
+        try:
+            for t in threads:
+                t.start()
+            # every login answered or being checked (or more checks than the limit: the attack worked)
+            wait_until(
+                lambda: len(results) + checked[0] >= 30 or checked[0] > USER_FAILURES, 60, "the logins"
+            )
+            assert checked[0] <= USER_FAILURES and results.count(429) == 30 - checked[0]
+        finally:
+            release.set()
+        for t in threads:
+            t.join(120)
+        print(f"30 parallel logins for one account: {checked[0]} passwords checked")
+        assert sorted(results) == [401] * checked[0] + [429] * (30 - checked[0])
+        right = api_login(web.port, "carol", **{"X-Forwarded-For": "10.7.1.1"})
+        assert right.status == 429 and checked[0] == USER_FAILURES
+
+
+_OPENED: list[str] = []  # paths opened in this process while a test listens (audit hook: never removed)
+_LISTENING = [False]
+
+
+def _audit(event: str, args: tuple) -> None:
+    if _LISTENING[0] and event == "open" and args and isinstance(args[0], str | bytes):
+        _OPENED.append(os.fsdecode(args[0]))
+
+
+sys.addaudithook(_audit)
+
+
+def test_a_profile_named_by_a_table_opens_no_file_and_every_page_still_works(tmp_path):
+    """Issue 37: the profile of an archived round comes from the table's own documents (events/session, the
+    settlement) and went to load_profile, which takes a name with '/' or ending in .toml as a path: a table
+    account made the floor host open a file of its choosing for every sessions, shift or round page, and a
+    300-character name raised OSError out of the round rebuild. Now a name from a table is looked up among the
+    profiles the floor ships, nothing else: each page answers 200 and says the profile is unknown, and the
+    named file is never opened. A malformed query parameter is a 400 with the reason."""
+    bait = tmp_path / "bait-profile.toml"  # a valid profile file at a path the table names
+    bait.write_bytes((PROFILE_DIR / "pt-2001.toml").read_bytes())
+    with temp_database() as dsn, dashboard(dsn) as web:
+        build_floor(dsn, 2)
+        with psycopg.connect(dsn) as conn:
+            add_user(conn, "sue", Role.SURVEILLANCE, "sue-floor-password-1")
+            rounds = [r[0] for r in conn.execute(
+                "SELECT data->>'round_id' FROM events WHERE table_id = %s AND topic = 'events/settlement'"
+                " ORDER BY event_id", (PLAYED,))]  # fmt: skip
+        assert len(rounds) == 2
+        token = session_token(api_login(web.port, "carol"))
+        watcher = session_token(api_login(web.port, "sue", "sue-floor-password-1"))
+        for named in (str(bait), "x" * 300, "../" * 20 + "etc/hostname"):
+            with psycopg.connect(dsn) as conn, conn.transaction():  # as the table's account published them
+                conn.execute(
+                    "UPDATE events SET data = jsonb_set(data, '{profile}', to_jsonb(%s::text)) WHERE table_id = %s"
+                    " AND data ? 'profile'",
+                    (named, PLAYED),
+                )
+            _OPENED.clear()
+            _LISTENING[0] = True
+            try:
+                pages = [
+                    request(
+                        web.port, "GET", f"/round?site={SITE}&table={PLAYED}&round={rounds[0]}", token=token
+                    ),
+                    request(web.port, "GET", f"/api/table?site={SITE}&table={PLAYED}", token=token),
+                    request(web.port, "GET", "/api/shift", token=token),
+                    request(web.port, "GET", "/shift/report.html", token=token),
+                    request(web.port, "GET", "/shift/report.csv", token=token),
+                    request(web.port, "GET", "/api/surveillance?hours=24", token=watcher),
+                ]
+            finally:
+                _LISTENING[0] = False
+            assert [p.status for p in pages] == [200] * len(pages), (named[:40], [p.status for p in pages])
+            assert "is not one this floor knows" in pages[0].body.decode(), named[:40]
+            assert not [p for p in _OPENED if "bait-profile" in p or "x" * 100 in p or "hostname" in p], (
+                _OPENED
+            )
+        bad = request(web.port, "GET", "/api/shift?until=0001-01-01T00:00", token=token)
+        assert bad.status == 400 and bad.json()["reason"].startswith("since/until: ISO date-times"), bad.body
+        wide = request(
+            web.port, "GET", "/api/shift?since=2026-01-01T00:00&until=2026-12-01T00:00", token=token
+        )
+        assert wide.status == 400 and "span at most" in wide.json()["reason"]

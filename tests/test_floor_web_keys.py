@@ -70,15 +70,17 @@ def test_the_page_writes_the_same_canonical_bytes_and_its_signature_verifies_at_
         public = Ed25519PublicKey.from_public_bytes(bytes.fromhex(page.inner_text("#pubkey")))
         args = {"alert_id": 7, "note": "é😀\u2028"}
         cmd = page.evaluate(
-            "async (args) => signCommand(await loadSigningKey('carol'), 'supervisor', 'ack_alert', args)",
+            "async (args) => signCommand(await loadSigningKey('carol'), 'supervisor', 'ack_alert', args, 'S1', 'T1')",
             args,
         )
         check("cmd_signed.schema.json", cmd, "the page's command")
         assert cmd["user"] == "carol" and cmd["args"] == args and signature_valid(cmd, public)
+        assert (cmd["site"], cmd["table"]) == ("S1", "T1")
+        assert not signature_valid({**cmd, "table": "T2"}, public)  # the table is in the signed bytes
         assert not signature_valid({**cmd, "args": {"alert_id": 8, "note": args["note"]}}, public)
         signed_text = page.evaluate(
-            "(c) => canonicalJSON({action: c.action, args: c.args, nonce: c.nonce, role: c.role, ts: c.ts,"
-            " user: c.user})",
+            "(c) => canonicalJSON({action: c.action, args: c.args, nonce: c.nonce, role: c.role, site: c.site,"
+            " table: c.table, ts: c.ts, user: c.user})",
             cmd,
         )
         assert signed_text.encode() == command_bytes(cmd)

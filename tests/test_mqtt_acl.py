@@ -57,7 +57,7 @@ class Controller:
         self.link = MqttLink(link_config(broker, f"table-{table}", reconnect_min_s=0.05), self.topics)
         self.intake = CommandIntake(
             handler=self._handle,
-            auth=Authenticator(CREDS, NonceStore(self.journal)),
+            auth=Authenticator(CREDS, NonceStore(self.journal), site=SITE, table=table),
             alerts=AlertManager(self.journal),
             link=self.link,
         )
@@ -87,7 +87,11 @@ def reply_props(topics: Topics, role: str, account: str) -> Properties:
 
 
 def signed(**kw: Any) -> str:
-    return json.dumps(build_command("alice", "", "supervisor", "clear_jam", {}, private_key=ALICE, **kw))
+    return json.dumps(
+        build_command(
+            "alice", "", "supervisor", "clear_jam", {}, site=SITE, table="T1", private_key=ALICE, **kw
+        )
+    )
 
 
 def test_rendered_acl_names_the_site_and_no_wildcard_site() -> None:
@@ -197,7 +201,15 @@ async def test_a_flood_of_junk_does_not_starve_a_real_command_nor_grow_the_journ
         for i in range(2000):
             junk = json.dumps(
                 build_command(
-                    "mallory", "", "supervisor", "clear_jam", {}, private_key=forged, request_id=f"j{i}"
+                    "mallory",
+                    "",
+                    "supervisor",
+                    "clear_jam",
+                    {},
+                    site=SITE,
+                    table="T1",
+                    private_key=forged,
+                    request_id=f"j{i}",
                 )
             )
             flood.publish(topics.abs("cmd/supervisor"), junk, qos=1, properties=props)
@@ -237,3 +249,55 @@ async def test_a_flood_of_junk_does_not_starve_a_real_command_nor_grow_the_journ
         flood.loop_stop()
         flood.disconnect()
         sup.stop()
+
+
+async def test_a_command_signed_for_one_table_is_refused_at_another(
+    site_broker: Broker, tmp_path: Path
+) -> None:
+    """Issue 37: alice signs ``ack_alert`` for T1; T1 accepts it. The same bytes, re-sent within the time window by
+    another account that may publish supervisor commands (as the floor host's relay account could) to T2, where
+    her key is enrolled too, were accepted and T2's alert recorded as acknowledged by alice. The table is in the
+    signed bytes now: T2 refuses it and says why; a command signed in the old form (no site and table) is refused
+    with the reason; neither reaches T2's handler, and each refusal is journaled."""
+    async with (
+        Controller(site_broker, tmp_path / "t1.db", "T1") as t1,
+        Controller(site_broker, tmp_path / "t2.db", "T2") as t2,
+    ):
+        cmd = build_command("alice", "", "supervisor", "ack_alert", {"alert_id": 4}, site=SITE, table="T1",
+                            private_key=ALICE)  # fmt: skip
+        sup = Recorder(site_broker, "supervisor1", t1.topics, filters=("cmd/supervisor/response/#",)).start()
+        relay = Recorder(
+            site_broker, "supervisor2", t2.topics, filters=("cmd/supervisor/response/#",)
+        ).start()
+        try:
+            await asyncio.sleep(0.1)
+            sup.publish(
+                "cmd/supervisor", json.dumps(cmd), props=reply_props(t1.topics, "supervisor", "supervisor1")
+            )
+            await sup.await_for(lambda m: bool(sup.on("cmd/supervisor/response/supervisor1")))
+            assert sup.on("cmd/supervisor/response/supervisor1")[0]["ok"] is True
+            resent = json.dumps({**cmd, "request_id": "again"})  # the same signature, another request id
+            relay.publish("cmd/supervisor", resent, props=reply_props(t2.topics, "supervisor", "supervisor2"))
+            old = {k: v for k, v in cmd.items() if k not in ("site", "table")}
+            old |= {"request_id": "old", "nonce": "ab" * 16}
+            unsigned = {k: old[k] for k in ("action", "args", "nonce", "role", "ts", "user")}
+            old["sig"] = ALICE.sign(
+                json.dumps(unsigned, sort_keys=True, separators=(",", ":")).encode()
+            ).hex()
+            relay.publish(
+                "cmd/supervisor", json.dumps(old), props=reply_props(t2.topics, "supervisor", "supervisor2")
+            )
+            await relay.await_for(lambda m: len(relay.on("cmd/supervisor/response/supervisor2")) == 2)
+            answers = {a["request_id"]: a for a in relay.on("cmd/supervisor/response/supervisor2")}
+        finally:
+            sup.stop()
+            relay.stop()
+        assert answers["again"] == {"request_id": "again", "ok": False,
+                                    "reason": f"signed for table {SITE}/T1, this is {SITE}/T2"}  # fmt: skip
+        assert answers["old"]["ok"] is False
+        assert answers["old"]["reason"].startswith("signed without the site and table it is for")
+        assert [c.request_id for c in t1.calls] == [cmd["request_id"]] and t2.calls == []
+        with t2.journal.transaction() as tx:
+            codes = [json.loads(d)["code"] for (d,) in tx.execute(
+                "SELECT data FROM records WHERE kind = 'command_refused' ORDER BY seq")]  # fmt: skip
+        assert codes == ["wrong_table", "malformed"]

@@ -61,7 +61,7 @@ def make_intake(
     journal = Journal(db, table_id="T1", clock=lambda: float(clock()))
     table = Table(journal)
     alerts = AlertManager(journal, clock=lambda: float(clock()))
-    auth = Authenticator(CREDS, NonceStore(journal), window_s=30)
+    auth = Authenticator(CREDS, NonceStore(journal), site="S1", table="T1", window_s=30)
     return (
         CommandIntake(handler=table.handle, auth=auth, alerts=alerts, link=link, clock=clock),
         table,
@@ -72,7 +72,9 @@ def make_intake(
 def signed(user: str = "alice", role: str = "supervisor", action: str = "clear_jam", **kw: Any) -> bytes:
     kw.setdefault("ts", NOW)
     return json.dumps(
-        build_command(user, "", role, action, kw.pop("args", {}), private_key=KEYS[user], **kw)
+        build_command(
+            user, "", role, action, kw.pop("args", {}), site="S1", table="T1", private_key=KEYS[user], **kw
+        )
     ).encode()
 
 
@@ -118,6 +120,8 @@ async def test_valid_supervisor_command_reaches_handler(tmp_path: Path) -> None:
                     "clear_jam",
                     {},
                     ts=NOW,
+                    site="S1",
+                    table="T1",
                     private_key=Ed25519PrivateKey.generate(),
                 )
             ).encode(),
@@ -135,7 +139,17 @@ async def test_valid_supervisor_command_reaches_handler(tmp_path: Path) -> None:
         (
             "unknown_user",
             lambda: json.dumps(
-                build_command("mallory", "", "supervisor", "clear_jam", {}, ts=NOW, private_key=KEYS["alice"])
+                build_command(
+                    "mallory",
+                    "",
+                    "supervisor",
+                    "clear_jam",
+                    {},
+                    ts=NOW,
+                    site="S1",
+                    table="T1",
+                    private_key=KEYS["alice"],
+                )
             ).encode(),
             "supervisor",
             "unknown user",
@@ -282,7 +296,17 @@ async def test_mqtt_v5_request_response_to_the_senders_own_topic(mqtt_broker: Br
     props.ResponseTopic = topics.abs("cmd/supervisor/response/supervisor1")
     props.CorrelationData = b"corr-42"
     msg = json.dumps(
-        build_command("alice", "", "supervisor", "clear_jam", {}, private_key=KEYS["alice"], request_id="q1")
+        build_command(
+            "alice",
+            "",
+            "supervisor",
+            "clear_jam",
+            {},
+            site="S1",
+            table="T1",
+            private_key=KEYS["alice"],
+            request_id="q1",
+        )
     )
     assert sup.publish("cmd/supervisor", msg, props=props) == 0
     await sup.await_for(lambda m: any(t == "cmd/supervisor/response/supervisor1" for t, _, _ in m))

@@ -64,6 +64,8 @@ def test_docs_worked_signing_example_is_exact() -> None:
         "role": "supervisor",
         "action": "clear_jam",
         "args": {"alert_id": 3},
+        "site": "S1",
+        "table": "T1",
         "ts": 1767225600,
         "nonce": "00112233445566778899aabbccddeeff",
     }

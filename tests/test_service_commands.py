@@ -97,7 +97,7 @@ async def test_a_retried_stand_whose_answer_was_lost_acts_once_even_across_kill_
 async def test_lockout_refuses_the_right_pin_after_five_wrong_signatures(table: Stack, tmp_path) -> None:
     """issue 13 §3: online guessing. Five commands signed with a key that is not alice's (what a wrong key
     file or a forger sends), then alice's own valid command: refused, "not authorised" each time, and a
-    critical command_lockout alert for the floor."""
+    critical command_lockout alert for the floor; another user through the same account is not refused."""
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
     from controller.mqtt.signed_command import build_command
@@ -106,7 +106,9 @@ async def test_lockout_refuses_the_right_pin_after_five_wrong_signatures(table: 
     try:
         wrong = Ed25519PrivateKey.generate()
         for _ in range(5):
-            body = build_command("alice", "", "supervisor", "lock_lid", {}, private_key=wrong)
+            body = build_command(
+                "alice", "", "supervisor", "lock_lid", {}, site="demo", table="demo1", private_key=wrong
+            )
             r = await sup.request("supervisor", body)
             assert r == {"request_id": body["request_id"], "ok": False, "reason": "not authorised"}
         with pytest.raises(CommandFailed, match=r"^lock_lid: not authorised$"):
@@ -117,18 +119,11 @@ async def test_lockout_refuses_the_right_pin_after_five_wrong_signatures(table: 
             ),
             WAIT,
         )
-        # the account the guesses came from is locked out too (bob through it: refused); bob through another
-        # supervisor account is not
-        with pytest.raises(CommandFailed, match="not authorised"):
-            await sup.supervisor("bob", DEMO_PINS["bob"], "lock_lid")
-        other = await _connected(table, "supervisor2")
-        try:
-            await other.wait_for(lambda v: any(a["kind"] == "command_lockout" for a in v.alerts_open), WAIT)
-            alert_id = next(a["alert_id"] for a in other.view.alerts_open if a["kind"] == "command_lockout")
-            r = await other.supervisor("bob", DEMO_PINS["bob"], "ack_alert", alert_id=alert_id)
-            assert r["ok"] is True
-        finally:
-            await other.close()
+        # only alice is locked: bob through the very account the guesses came from acknowledges the alert (a relay
+        # passing on one user's bad signatures is not locked, issue 37)
+        alert_id = next(a["alert_id"] for a in sup.view.alerts_open if a["kind"] == "command_lockout")
+        r = await sup.supervisor("bob", DEMO_PINS["bob"], "ack_alert", alert_id=alert_id)
+        assert r["ok"] is True
     finally:
         await sup.close()
 

@@ -213,7 +213,7 @@ async def test_the_shipped_brokers_and_every_client_over_tls(top: Path, tmp_path
             forger = stack.client("supervisor1")
             await forger.connect(WAIT)
             body = build_command("alice", "", "supervisor", "open_table", {"profile": "pt-2001"},
-                                 private_key=Ed25519PrivateKey.generate())  # fmt: skip
+                                 site=SITE, table=TABLE, private_key=Ed25519PrivateKey.generate())  # fmt: skip
             assert (await forger.request("supervisor", body, timeout=WAIT)).get("ok") is False
             await forger.close()
 
@@ -255,7 +255,8 @@ async def test_the_shipped_brokers_and_every_client_over_tls(top: Path, tmp_path
                 await until("the alert on the dashboard", on_dashboard, WAIT, web_log)
                 # alice signs on her own device (here: her key file and PIN); the dashboard only relays it
                 command = build_command("alice", DEMO_PINS["alice"], "supervisor", "ack_alert",
-                                        {"alert_id": alert_id}, key_file=stack.key_dir / "alice.key")  # fmt: skip
+                                        {"alert_id": alert_id}, site=SITE, table=TABLE,
+                                        key_file=stack.key_dir / "alice.key")  # fmt: skip
                 answer = await asyncio.to_thread(
                     http, f"{base}/api/ack", {"site": SITE, "table": TABLE, "command": command}, cookie
                 )

@@ -13,7 +13,9 @@ private key never leaves the supervisor's device):
 
 Sign (with the key file and the PIN):
 
-    tablectl sign --user alice --role supervisor --action clear_jam --args '{"alert_id": 3}'
+    tablectl sign --user alice --role supervisor --site S1 --table T1 --action clear_jam --args '{"alert_id": 3}'
+
+The command names the one table it is for (``--site``, ``--table``: signed; another table refuses it).
 
 The key file defaults to ``$TABLECTL_KEY_DIR/<user>.key`` (else ``~/.config/tablectl/keys/<user>.key``). The
 PIN (6-32 digits) is asked on the terminal, or read from ``--pin-file FILE`` (its first line; ``-``: standard
@@ -34,7 +36,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from controller.mqtt import userkeys
 from controller.mqtt.auth import ROLE_ACTIONS, AuthError, add_public_key, enrol
-from controller.mqtt.signed_command import build_command
+from controller.mqtt.signed_command import TABLE_LEVEL, build_command
 
 PIN_ON_COMMAND_LINE = (
     "--pin: a PIN on the command line can be read by every account on this computer (the process list); "
@@ -66,6 +68,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "required unless --add-to",
     )
     parser.add_argument("--args", default="{}", help="the command's arguments as a JSON object")
+    parser.add_argument(
+        "--site", help="the site of the table the command is for (required with --action): it is signed"
+    )
+    parser.add_argument(
+        "--table",
+        help="the table the command is for (required with --action): it is signed, and refused elsewhere",
+    )
     parser.add_argument(
         "--key-file", type=Path, help="the user's encrypted key file (default: $TABLECTL_KEY_DIR/<user>.key)"
     )
@@ -164,6 +173,11 @@ def main(args: argparse.Namespace) -> int:
         if not args.action:
             print("error: --action is required", file=sys.stderr)
             return 2
+        for flag, value in (("--site", args.site), ("--table", args.table)):
+            if not value or not TABLE_LEVEL.match(value):
+                print(f"error: {flag} names the table the command is for: 1-64 letters, digits, '_', '.', '-'",
+                      file=sys.stderr)  # fmt: skip
+                return 2
         if args.action not in ROLE_ACTIONS[args.role]:
             print(
                 f"error: {args.action!r} is not a {args.role} action "
@@ -185,6 +199,8 @@ def main(args: argparse.Namespace) -> int:
             args.role,
             args.action,
             cmd_args,
+            site=args.site,
+            table=args.table,
             key_file=key_file,
             ts=args.ts,
             nonce=args.nonce,

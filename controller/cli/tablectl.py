@@ -188,7 +188,15 @@ def main(argv: list[str] | None = None) -> int:
         print(args._unavailable, file=sys.stderr)
         return 2
     module = importlib.import_module(args._module)
-    return int(module.main(args) or 0)
+    try:
+        return int(module.main(args) or 0)
+    except OSError as exc:  # the last guard: a path given that the system refuses (a name too long, ...)
+        if exc.filename is None:
+            raise
+        name = str(exc.filename)
+        shown = name[:120] + ("..." if len(name) > 120 else "")
+        print(f"{args.command}: cannot use {shown}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -5,15 +5,19 @@
   PUBLIC key and roles (``firmware_configs/credentials.example.toml``): reading it lets nobody sign, and a
   sniffed signed command holds nothing derived from the PIN (an Ed25519 signature), so neither gives an
   offline PIN search anything to test.
-- canonical command = JSON of {"action","args","nonce","role","ts","user"} with sorted keys, separators (",",
-  ":"), UTF-8 (``ensure_ascii=False``); sig = lowercase hex of the 64-byte Ed25519 signature of it.
+- canonical command = JSON of {"action","args","nonce","role","site","table","ts","user"} with sorted keys,
+  separators (",", ":"), UTF-8 (``ensure_ascii=False``); sig = lowercase hex of the 64-byte Ed25519 signature of
+  it. ``site`` and ``table`` name the one table the command is for: a table refuses a command signed for another
+  ("signed for table S1/T1"), so a signature relayed or re-sent elsewhere acts nowhere else (issue 37).
 - accepted only with a fresh ``ts`` (|now - ts| <= window) and a nonce never seen before. Each accepted
   command is a chained journal record (``command_accepted``, with its nonce) written in the same transaction
   as the row of the nonce table ``cmd_nonces``; at start-up the nonce table is rebuilt from those records, so
   deleting the table's rows (a file-level attacker) does not make a replay possible.
-- lockout (``Lockout``): 5 failed signatures for a user, or from one source (command topic + the account the
-  response goes to), within 10 minutes lock that user / source out for 15 minutes. Every refusal is a chained
-  ``command_refused`` record, so the lockout is re-derived from the journal after a restart.
+- lockout (``Lockout``): 5 failed signatures in a user's name within 10 minutes lock that user out for 15
+  minutes. Only the user named: a relay (the floor dashboard's one broker account for all its supervisors)
+  passing on one user's bad signatures locks that user, never the relay and so never the others (issue 37). A
+  source lockout recorded by an older version (``source:...`` keys) is still honoured until it ends. Every
+  refusal is a chained ``command_refused`` record, so the lockout is re-derived from the journal after a restart.
 """
 
 from __future__ import annotations
@@ -33,7 +37,11 @@ from controller.hex64 import HEX64
 from controller.journal.store import Journal, Transaction
 from controller.mqtt import userkeys
 
-SIGNED_FIELDS = ("action", "args", "nonce", "role", "ts", "user")
+SIGNED_FIELDS = ("action", "args", "nonce", "role", "site", "table", "ts", "user")
+OLD_FORMAT = (
+    "signed without the site and table it is for (a signer older than this table): sign it again with this"
+    " version (tablectl sign --site --table, the pit terminal, the floor dashboard)"
+)
 ACCEPTED_RECORD = "command_accepted"  # chained: user, role, action, nonce, ts, request_id
 REFUSED_RECORD = "command_refused"  # chained: who, which source, why (the detail the sender never sees)
 
@@ -53,13 +61,22 @@ ROLE_ACTIONS: dict[str, frozenset[str]] = {
 
 class AuthError(ValueError):
     """A command failed authentication. ``reason`` is the detail for the journal; ``code`` a short name;
-    ``signature_failure``: counts towards the lockout (bad signature, unknown user, role not held)."""
+    ``signature_failure``: counts towards the lockout (bad signature, unknown user, role not held); ``public``:
+    what the sender may read (else only "not authorised")."""
 
-    def __init__(self, reason: str, code: str = "refused", *, signature_failure: bool = False) -> None:
+    def __init__(
+        self,
+        reason: str,
+        code: str = "refused",
+        *,
+        signature_failure: bool = False,
+        public: str | None = None,
+    ) -> None:
         super().__init__(reason)
         self.reason = reason
         self.code = code
         self.signature_failure = signature_failure
+        self.public = public
 
 
 def canonical(cmd: dict[str, Any]) -> bytes:
@@ -262,7 +279,10 @@ def source_key(role: str, account: str) -> str:
 
 
 class Authenticator:
-    def __init__(self, store: CredentialStore, nonces: NonceStore, *, window_s: int = 30) -> None:
+    def __init__(
+        self, store: CredentialStore, nonces: NonceStore, *, site: str, table: str, window_s: int = 30
+    ) -> None:
+        self.site, self.table = site, table  # this table: a command signed for another is refused
         self.store = store
         self.nonces = nonces
         self.window_s = window_s
@@ -318,7 +338,10 @@ class Authenticator:
             raise AuthError(
                 "bad signature (wrong key or altered command)", "bad_signature", signature_failure=True
             )
-        # Freshness after the signature so that a forger learns nothing from the order of checks.
+        # The table and freshness after the signature so that a forger learns nothing from the order of checks.
+        if (cmd["site"], cmd["table"]) != (self.site, self.table):
+            why = f"signed for table {cmd['site']}/{cmd['table']}, this is {self.site}/{self.table}"
+            raise AuthError(why, "wrong_table", public=why)
         age = now - cmd["ts"]
         if abs(age) > self.window_s:
             raise AuthError(
@@ -340,9 +363,9 @@ class Authenticator:
             )  # fmt: skip
 
     def failed(self, user: str | None, role: str, account: str, now: float) -> list[str]:
-        """Count a failed signature; returns the keys (user / source) whose lockout this one starts."""
-        keys = ([user_key(user)] if user else []) + [source_key(role, account)]
-        return [k for k in keys if self.lockout.fail(k, now)]
+        """Count a failed signature; returns the keys whose lockout this one starts."""
+        return [k for k in self.lockout_keys(user, role, account) if self.lockout.fail(k, now)]
 
     def lockout_keys(self, user: str | None, role: str, account: str) -> list[str]:
-        return ([user_key(user)] if user else []) + [source_key(role, account)]
+        """The user named (the schema requires one); the source only for a nameless failure."""
+        return [user_key(user)] if user else [source_key(role, account)]

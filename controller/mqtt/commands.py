@@ -50,7 +50,7 @@ from typing import Any
 from controller.actions import ROLES, SIGNED_ROLES
 from controller.journal.store import Journal
 from controller.mqtt.alerts import AlertManager
-from controller.mqtt.auth import NOT_AUTHORISED, REFUSED_RECORD, Authenticator, AuthError
+from controller.mqtt.auth import NOT_AUTHORISED, OLD_FORMAT, REFUSED_RECORD, Authenticator, AuthError
 from controller.mqtt.command_log import intake_log as log
 from controller.mqtt.command_payload import journal_text, request_id_safe, well_formed
 from controller.mqtt.command_rates import BUSY, RATE_LIMITED, RateLimits, SourceLimiter
@@ -176,6 +176,8 @@ class CommandIntake:
             doc = parse_json(payload)
             well_formed(doc)
             signed = role in SIGNED_ROLES
+            if signed and isinstance(doc, dict) and "sig" in doc and not {"site", "table"} <= doc.keys():
+                raise MessageInvalid(OLD_FORMAT)
             check("cmd_signed.schema.json" if signed else "cmd_dealer.schema.json", doc, f"cmd/{role}")
             if signed:
                 answered = (role, doc["user"], doc["request_id"]) in self._results
@@ -185,7 +187,9 @@ class CommandIntake:
             self._refusals.refuse(role, doc, account, "malformed", str(exc), str(exc))
         except AuthError as exc:
             self.counters.unauthorised += 1
-            self._refusals.refuse(role, doc, account, exc.code, exc.reason, NOT_AUTHORISED, auth=exc)
+            self._refusals.refuse(
+                role, doc, account, exc.code, exc.reason, exc.public or NOT_AUTHORISED, auth=exc
+            )
         except RecursionError:
             self.counters.malformed += 1
             self._refusals.refuse(

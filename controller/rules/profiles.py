@@ -91,17 +91,34 @@ def _resolve(name_or_path: str) -> Path:
     return PROFILE_DIR / f"{name_or_path}.toml"
 
 
+def _shown(name: str) -> str:
+    return repr(name[:80]) + ("..." if len(name) > 80 else "")
+
+
 def load_profile(name_or_path: str) -> Profile:
-    """Load and validate a profile by name ("pt-2001") or path; raises ProfileError naming the bad key."""
+    """Load and validate a profile by name ("pt-2001") or path (an operator's own: the command line, a round
+    file); raises ProfileError naming the bad key, or saying in one line why the file cannot be read."""
     path = _resolve(name_or_path)
-    if not path.is_file():
-        known = ", ".join(list_profiles())
-        raise ProfileError(f"profile {name_or_path!r} not found (known: {known})")
     try:
+        if not path.is_file():
+            known = ", ".join(list_profiles())
+            raise ProfileError(f"profile {_shown(name_or_path)} not found (known: {known})")
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise ProfileSyntaxError(f"{path.name}: not valid TOML: {exc}") from exc
+    except OSError as exc:  # a name too long, a directory without permission, ...
+        raise ProfileError(f"profile {_shown(name_or_path)}: cannot read it: {exc.strerror or exc}") from None
     return parse_profile(text, source=path.name, path=str(path))
+
+
+def known_profile(name: object) -> Profile:
+    """A profile named by someone else (a table's document, the wire): only the name of one this installation
+    ships (``list_profiles``), never a path; ProfileError naming the known ones. No other file is opened."""
+    known = list_profiles()
+    if not isinstance(name, str) or name not in known:
+        shown = _shown(name) if isinstance(name, str) else f"({type(name).__name__}, not a name)"
+        raise ProfileError(f"profile {shown} is not one this floor knows (known: {', '.join(known)})")
+    return load_profile(name)
 
 
 # The one parser of rule profiles: every reader of a profile (a file, the text pinned in a session, the

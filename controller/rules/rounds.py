@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -139,11 +140,12 @@ def _decision_ready(engine: RoundEngine, action: Action, seat: int, hand: int) -
     return engine.phase is RoundPhase.PLAYERS and t is not None and (t.seat, t.hand) == (seat, hand)
 
 
-def replay(doc: dict[str, Any]) -> ReplayResult:
-    """Replay a round description; raises InvalidRound naming the offending card or decision."""
+def replay(doc: dict[str, Any], *, profiles: Callable[[str], Profile] = load_profile) -> ReplayResult:
+    """Replay a round description; raises InvalidRound naming the offending card or decision. ``profiles``: how its
+    profile is found (a round file: a name or a path; a document from a table: ``known_profile``, names only)."""
     validate_round(doc)
     try:
-        profile = load_profile(doc["profile"])
+        profile = profiles(doc["profile"])
     except ProfileError as exc:
         raise InvalidRound(f"profile: {exc}") from exc
     bets = [

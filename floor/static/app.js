@@ -25,7 +25,8 @@ async function acknowledge(alert, resultEl, button) {
     if (alert.source === "table") {
       if (!me.key) { show(alert, resultEl, "make and enrol a signing key on this device first"); return; }
       show(alert, resultEl, "signing…");
-      const command = await signCommand(me.key, "supervisor", "ack_alert", {alert_id: alert.alert_id});
+      const command = await signCommand(me.key, "supervisor", "ack_alert", {alert_id: alert.alert_id},
+                                          alert.site, alert.table);
       answer = await post("/api/ack", {site: alert.site, table: alert.table, command: command});
     } else {
       answer = await post("/api/floor-ack", {alert_id: alert.alert_id});
@@ -103,6 +104,7 @@ function fillTile(a, t) {
   meter.append(el("span", "meter", t.meter === null ? "no jackpot" : money(t.meter, t.currency)),
                el("span", "ago", ago(t.last_contact)));
   a.replaceChildren(top, game, play, meter);
+  if (t.unverified) a.append(el("span", "line unverified", t.unverified));
   a.title = [t.table, t.attention_words, t.state, ...t.faults, t.dealer ? "dealer " + t.dealer : "",
              t.seats_in_play.length ? "seats " + t.seats_in_play.join(" ") : "no bets"].filter(Boolean).join(" · ");
 }

@@ -81,12 +81,14 @@ async function makeSigningKey(user) {
 }
 
 // A signed supervisor command (docs/mqtt.md "Signed commands"): the same fields and canonical bytes as
-// controller/cli/sign.py build_command. ts is this device's clock: the table accepts +-30 s.
-async function signCommand(key, role, action, args) {
+// controller/mqtt/signed_command.py build_command. site and table name the one table it is for (signed: another
+// table refuses it). ts is this device's clock: the table accepts +-30 s.
+async function signCommand(key, role, action, args, site, table) {
   const random = (n) => hex(crypto.getRandomValues(new Uint8Array(n)));
   const cmd = {request_id: "web-" + random(6), user: key.user, role: role, action: action, args: args,
-               ts: Math.floor(Date.now() / 1000), nonce: random(16)};
-  const signed = {action: cmd.action, args: cmd.args, nonce: cmd.nonce, role: cmd.role, ts: cmd.ts, user: cmd.user};
+               site: site, table: table, ts: Math.floor(Date.now() / 1000), nonce: random(16)};
+  const signed = {action: cmd.action, args: cmd.args, nonce: cmd.nonce, role: cmd.role, site: cmd.site,
+                  table: cmd.table, ts: cmd.ts, user: cmd.user};
   const bytes = new TextEncoder().encode(canonicalJSON(signed));
   cmd.sig = hex(await crypto.subtle.sign({name: "Ed25519"}, key.privateKey, bytes));
   return cmd;

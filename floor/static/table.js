@@ -65,6 +65,7 @@ function render(v) {
   const dl = document.getElementById("facts");
   dl.replaceChildren();
   fact(dl, "State", v.state);
+  if (v.unverified) fact(dl, "Not the table's state yet", v.unverified, "incomplete");
   fact(dl, "Game", v.game || "—");
   fact(dl, "Dealer on duty", v.dealer || "—");
   fact(dl, "Connection", v.status);

@@ -190,8 +190,12 @@ def _seed_commands() -> list[tuple[str, dict[str, Any]]]:
     from controller.mqtt.signed_command import build_command
 
     key = _fuzz_key()
-    signed = build_command("alice", "", "supervisor", "clear_jam", {"alert_id": 3}, private_key=key)
-    tech = build_command("tom", "", "technician", "run_deck_check", {}, private_key=key)
+    signed = build_command(
+        "alice", "", "supervisor", "clear_jam", {"alert_id": 3}, site="S1", table="T1", private_key=key
+    )
+    tech = build_command(
+        "tom", "", "technician", "run_deck_check", {}, site="S1", table="T1", private_key=key
+    )
     return [
         ("dealer", {"request_id": "p-1", "action": "place_bet", "args": {"seat": 2, "amount": 500}}),
         ("dealer", {"request_id": "p-2", "action": "stand", "args": {}}),
@@ -278,7 +282,7 @@ async def _fuzz_commands(n: int, seed: int, workdir: Path) -> FuzzReport:
 
     intake = CommandIntake(
         handler=handler,
-        auth=Authenticator(creds, NonceStore(journal)),
+        auth=Authenticator(creds, NonceStore(journal), site="S1", table="T1"),
         alerts=AlertManager(journal),
         link=None,
     )
