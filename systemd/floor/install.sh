@@ -2,7 +2,7 @@
 # From a fresh Debian (Bookworm) server to a running casino floor. Run as root.
 #   systemd/floor/install.sh --site SITE [--hostname NAME] [--workers N] [--web-listen HOST:PORT]
 #       [--public-url URL] [--supervisor NAME] [--add-table ID]... [--no-start]
-# Steps (docs/floor.md "Install the floor" explains each): apt packages (PostgreSQL, mosquitto); users
+# Steps (docs/floor.md "Install it" explains each): apt packages (PostgreSQL, mosquitto); users
 # floor-archive and floor-web; a release in /opt/tablectl-floor/releases with its venv (both wheels,
 # dependencies hash-checked from requirements/floor.txt); the settings in /etc/tablectl-floor, checked before
 # anything runs; certificates; PostgreSQL (TLS, pg_hba, roles, database, migrations, grants); the floor broker
@@ -49,6 +49,29 @@ while [ $# -gt 0 ]; do
 done
 [ "$(id -u)" -eq 0 ] || die "run as root (e.g. sudo $0 $*)"
 
+# The settings: the options given, else those of the last run (floor.env), else the defaults. Checked before
+# anything is installed or changed.
+load_settings
+FLOOR_SITE="${opt_site:-${FLOOR_SITE:-}}"
+FLOOR_HOSTNAME="${opt_hostname:-${FLOOR_HOSTNAME:-$(hostname)}}"
+FLOOR_WORKERS="${opt_workers:-${FLOOR_WORKERS:-2}}"
+FLOOR_WEB_LISTEN="${opt_listen:-${FLOOR_WEB_LISTEN:-0.0.0.0:8443}}"
+FLOOR_PUBLIC_URL="${opt_url:-${FLOOR_PUBLIC_URL:-https://$FLOOR_HOSTNAME:${FLOOR_WEB_LISTEN##*:}}}"
+FLOOR_BROKER_HOST="${FLOOR_BROKER_HOST:-localhost}"
+refuse() { die "configuration refused: $*; nothing was started or changed (docs/floor.md \"Install it\")"; }
+name_re='^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$'
+[ -n "$FLOOR_SITE" ] || refuse "--site is needed on the first install (the casino's site name, as in each table.toml)"
+[[ "$FLOOR_SITE" =~ $name_re ]] || refuse "--site $FLOOR_SITE: letters, digits, _ and - only"
+[[ "$FLOOR_HOSTNAME" =~ ^[A-Za-z0-9]([A-Za-z0-9.-]{0,252})$ ]] || refuse "--hostname $FLOOR_HOSTNAME: not a host name"
+[[ "$FLOOR_WORKERS" =~ ^[1-9]$ ]] || refuse "--workers $FLOOR_WORKERS: 1 to 9 archive workers"
+[[ "$FLOOR_WEB_LISTEN" =~ ^[0-9A-Za-z.:-]+:[0-9]{2,5}$ ]] || refuse "--web-listen $FLOOR_WEB_LISTEN: HOST:PORT"
+[[ "$FLOOR_PUBLIC_URL" =~ ^https://[A-Za-z0-9.-]+(:[0-9]{1,5})?/?$ ]] \
+    || refuse "--public-url $FLOOR_PUBLIC_URL: https://NAME[:PORT], the address people open"
+[ -z "$supervisor" ] || [[ "$supervisor" =~ $name_re ]] || refuse "--supervisor $supervisor: letters, digits, _ and - only"
+for t in "${add_tables[@]}"; do
+    [[ "$t" =~ $name_re ]] || refuse "--add-table $t: letters, digits, _ and - only"
+done
+
 # ---- 1. packages ----------------------------------------------------------------------------------------
 log "1/9 apt packages (PostgreSQL, mosquitto)"
 export DEBIAN_FRONTEND=noninteractive
@@ -90,26 +113,6 @@ venv_python="$release_dir/.venv/bin/python"
 # ---- 4. settings, checked before anything runs --------------------------------------------------------------
 log "4/9 settings in $FLOOR_ETC"
 install -d -m 0755 -o root -g root "$FLOOR_ETC"
-load_settings
-FLOOR_SITE="${opt_site:-${FLOOR_SITE:-}}"
-FLOOR_HOSTNAME="${opt_hostname:-${FLOOR_HOSTNAME:-$(hostname)}}"
-FLOOR_WORKERS="${opt_workers:-${FLOOR_WORKERS:-2}}"
-FLOOR_WEB_LISTEN="${opt_listen:-${FLOOR_WEB_LISTEN:-0.0.0.0:8443}}"
-FLOOR_PUBLIC_URL="${opt_url:-${FLOOR_PUBLIC_URL:-https://$FLOOR_HOSTNAME:${FLOOR_WEB_LISTEN##*:}}}"
-FLOOR_BROKER_HOST="${FLOOR_BROKER_HOST:-localhost}"
-refuse() { die "configuration refused: $*; nothing was started or changed (docs/floor.md \"Install the floor\")"; }
-name_re='^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$'
-[ -n "$FLOOR_SITE" ] || refuse "--site is needed on the first install (the casino's site name, as in each table.toml)"
-[[ "$FLOOR_SITE" =~ $name_re ]] || refuse "--site $FLOOR_SITE: letters, digits, _ and - only"
-[[ "$FLOOR_HOSTNAME" =~ ^[A-Za-z0-9]([A-Za-z0-9.-]{0,252})$ ]] || refuse "--hostname $FLOOR_HOSTNAME: not a host name"
-[[ "$FLOOR_WORKERS" =~ ^[1-9]$ ]] || refuse "--workers $FLOOR_WORKERS: 1 to 9 archive workers"
-[[ "$FLOOR_WEB_LISTEN" =~ ^[0-9A-Za-z.:-]+:[0-9]{2,5}$ ]] || refuse "--web-listen $FLOOR_WEB_LISTEN: HOST:PORT"
-[[ "$FLOOR_PUBLIC_URL" =~ ^https://[A-Za-z0-9.-]+(:[0-9]{1,5})?/?$ ]] \
-    || refuse "--public-url $FLOOR_PUBLIC_URL: https://NAME[:PORT], the address people open"
-[ -z "$supervisor" ] || [[ "$supervisor" =~ $name_re ]] || refuse "--supervisor $supervisor: letters, digits, _ and - only"
-for t in "${add_tables[@]}"; do
-    [[ "$t" =~ $name_re ]] || refuse "--add-table $t: letters, digits, _ and - only"
-done
 umask 077
 users="$FLOOR_ETC/mqtt-users.toml"
 if [ ! -f "$users" ]; then
