@@ -90,7 +90,7 @@ def machine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Machine]:
         yield m
     finally:
         m.poweroff()
-        # rm, not shutil.rmtree: measured 6 s against 90 s for the machine's ~60,000 files on this host
+        # --one-file-system: never into a mount that outlived the machine
         subprocess.run(["rm", "-rf", "--one-file-system", str(root)], check=False, timeout=600)
 
 
