@@ -37,6 +37,7 @@ import paho.mqtt.client as mqtt
 import psycopg
 from paho.mqtt.reasoncodes import ReasonCode
 
+from controller import sdnotify
 from controller.config.endpoint import TlsConfig
 from controller.mqtt.floor_bridge import LINK_TOPIC
 from controller.mqtt.paho_client import BrokerEndpoint, new_client, publish_properties, quick_reconnect
@@ -264,11 +265,17 @@ class ArchiveWorker:
         self._stop.set()
 
     def run_forever(self) -> None:
+        """Start, then wait for a stop. Under systemd (``Type=notify``, systemd/floor/): READY=1 once the schema
+        is current and both broker sessions are subscribed; WATCHDOG=1 every second while the writer and the
+        maintenance threads are alive (a dead or hung worker stops the pings and systemd restarts it)."""
         self.start()
+        sdnotify.ready(f"archive worker {self.cfg.worker}: subscribed on {self.cfg.host}:{self.cfg.port}")
         try:
             while not self._stop.wait(1.0):
-                pass
+                if all(t.is_alive() for t in self._threads):
+                    sdnotify.watchdog()
         finally:
+            sdnotify.stopping()
             self.stop()
 
     # ---- writer ----

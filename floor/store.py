@@ -76,10 +76,14 @@ def migrate(conn: psycopg.Connection, directory: Path = MIGRATIONS_DIR) -> list[
     applied_now = []
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATE_LOCK,))
-        conn.execute(
-            "CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL,"
-            " sha256 text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"
-        )
+        # Only when missing: a role without the right to create (the installed archive and dashboard roles,
+        # systemd/floor/grants.sql) checks an up-to-date schema without touching it.
+        exists = conn.execute("SELECT to_regclass('schema_migrations') IS NOT NULL").fetchone()
+        if not (exists and exists[0]):
+            conn.execute(
+                "CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL,"
+                " sha256 text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"
+            )
         done = {v: d for v, d in conn.execute("SELECT version, sha256 FROM schema_migrations").fetchall()}
         for mig in migrations(directory):
             if mig.version in done:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import ssl
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -244,8 +245,11 @@ class FloorWeb:
         return resp
 
 
-async def serve(cfg: WebConfig, host: str, port: int) -> web.AppRunner:
+async def serve(
+    cfg: WebConfig, host: str, port: int, ssl_context: ssl.SSLContext | None = None
+) -> web.AppRunner:
+    """Serve on host:port; over TLS with ``ssl_context`` (the installed floor: systemd/floor/)."""
     runner = web.AppRunner(FloorWeb(cfg).app(), access_log=None)
     await runner.setup()
-    await web.TCPSite(runner, host, port).start()
+    await web.TCPSite(runner, host, port, ssl_context=ssl_context).start()
     return runner

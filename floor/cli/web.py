@@ -1,9 +1,12 @@
 """``tablectl floor web [--listen 127.0.0.1:8080] --public-url https://floor.casino.lan``: the floor dashboard
 (floor/web.py).
 
-Serve it behind a TLS reverse proxy on the floor network; ``--public-url`` is the URL people open (its origin is
-the only one whose requests are accepted). The broker password comes from an environment variable, never the
-command line. The dashboard holds no supervisor key: supervisors sign in their browsers (docs/floor.md)."""
+Serve it over TLS itself (``--tls-cert``/``--tls-key``: the installed floor, systemd/floor/) or behind a TLS
+reverse proxy on the floor network; ``--public-url`` is the URL people open (its origin is the only one whose
+requests are accepted). Under systemd (``Type=notify``) it says READY=1 once it serves (schema checked, first
+snapshot built) and pings the watchdog from its event loop. The broker password comes from an environment
+variable, never the command line. The dashboard holds no supervisor key: supervisors sign in their browsers
+(docs/floor.md)."""
 
 from __future__ import annotations
 
@@ -11,11 +14,16 @@ import argparse
 import asyncio
 import logging
 import os
+import ssl
 import sys
 from pathlib import Path
 
+import psycopg
+
+from controller import sdnotify
 from controller.config.endpoint import default_port
 from controller.mqtt import client_options as opts
+from floor import store
 from floor.cli.tablectl import add_dsn
 from floor.layout import LayoutError, load_layout
 from floor.web import serve
@@ -50,6 +58,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--broker-port", type=int, default=None, help="floor broker port (default 8883 with --ca, else 1883)"
     )
     opts.add_options(parser, opts.TLS_KEYS, {})
+    parser.add_argument(
+        "--tls-cert", type=Path, default=None, help="serve HTTPS with this certificate (PEM chain)"
+    )
+    parser.add_argument("--tls-key", type=Path, default=None, help="and this private key (PEM)")
     parser.add_argument("--username", default="supervisor-floor", help="the dashboard's broker account")
     parser.add_argument("--password-env", default="FLOOR_WEB_PASSWORD", help="env variable with its password")
     parser.add_argument(
@@ -58,13 +70,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
 
 
-async def _run(cfg: WebConfig, host: str, port: int) -> None:
-    runner = await serve(cfg, host, port)
-    print(f"floor dashboard on http://{host}:{port}/ (public URL {cfg.public_url})", flush=True)
+async def _run(cfg: WebConfig, host: str, port: int, tls: ssl.SSLContext | None) -> None:
+    runner = await serve(cfg, host, port, tls)
+    scheme = "https" if tls else "http"
+    print(f"floor dashboard on {scheme}://{host}:{port}/ (public URL {cfg.public_url})", flush=True)
+    sdnotify.ready(f"serving {scheme}://{host}:{port}/")
     try:
+        await sdnotify.watchdog_loop()  # returns at once without a watchdog
         await asyncio.Event().wait()
     finally:
+        sdnotify.stopping()
         await runner.cleanup()
+
+
+def server_tls(cert: Path | None, key: Path | None) -> ssl.SSLContext | None:
+    """HTTPS context (TLS 1.2 or later) from --tls-cert/--tls-key; None when neither is given."""
+    if cert is None and key is None:
+        return None
+    if cert is None or key is None:
+        raise ConfigError("--tls-cert and --tls-key go together")
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    try:
+        context.load_cert_chain(cert, key)
+    except (OSError, ssl.SSLError) as exc:
+        raise ConfigError(f"--tls-cert {cert} / --tls-key {key}: {exc}") from None
+    return context
 
 
 def main(args: argparse.Namespace) -> int:
@@ -78,12 +109,15 @@ def main(args: argparse.Namespace) -> int:
     if not (0 < args.session_hours <= 24 and args.sse_per_user > 0 and args.sse_total > 0):
         print("floor web: --session-hours 0-24, --sse-per-user and --sse-total above 0", file=sys.stderr)
         return 2
-    public_url = args.public_url or f"http://{host}:{port}"
+    public_url = args.public_url or f"{'https' if args.tls_cert else 'http'}://{host}:{port}"
     try:
         public_origin(public_url)
         proxies = proxy_addresses(args.trusted_proxy)
         tls = opts.tls_from_args(args)
         layout = load_layout(args.layout)
+        https = server_tls(args.tls_cert, args.tls_key)
+        if https is not None and not public_url.startswith("https://"):
+            raise ConfigError("--tls-cert: the --public-url must be https://")
     except (ConfigError, opts.ClientConfigError, LayoutError) as exc:
         print(f"floor web: {exc}", file=sys.stderr)
         return 2
@@ -103,7 +137,10 @@ def main(args: argparse.Namespace) -> int:
         surveillance_live=args.surveillance_live,
     )
     try:
-        asyncio.run(_run(cfg, host, int(port)))
+        asyncio.run(_run(cfg, host, int(port), https))
     except KeyboardInterrupt:
         return 0
+    except (psycopg.Error, store.MigrationError, OSError) as exc:  # the database or the port
+        print(f"floor web: {exc}", file=sys.stderr)
+        return 1
     return 0

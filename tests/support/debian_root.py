@@ -56,13 +56,13 @@ PACKAGES = (
 MACHINE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
-def skip_reason() -> str | None:
+def skip_reason(extra: Sequence[str] = ()) -> str | None:
     if os.geteuid() != 0:
         return "the installer test needs root (debootstrap, systemd-nspawn)"
     for tool, package in (("debootstrap", "debootstrap"), ("systemd-nspawn", "systemd-container")):
         if shutil.which(tool) is None:
             return f"{tool} not installed (apt-get install {package}; scripts/test installs it)"
-    if not _rootfs_dir().joinpath(".complete").exists():
+    if not _rootfs_dir(extra).joinpath(".complete").exists():
         try:
             with urllib.request.urlopen(f"{MIRROR}/dists/{SUITE}/Release", timeout=15) as answer:
                 answer.read(64)
@@ -71,8 +71,12 @@ def skip_reason() -> str | None:
     return None
 
 
-def _rootfs_dir() -> Path:
-    key = hashlib.sha256(" ".join((SUITE, MIRROR, *PACKAGES)).encode()).hexdigest()[:16]
+def _packages(extra: Sequence[str]) -> tuple[str, ...]:
+    return (*PACKAGES, *extra)
+
+
+def _rootfs_dir(extra: Sequence[str] = ()) -> Path:
+    key = hashlib.sha256(" ".join((SUITE, MIRROR, *_packages(extra))).encode()).hexdigest()[:16]
     return CACHE / f"rootfs-{key}"
 
 
@@ -85,32 +89,34 @@ def _cache_lock() -> Iterator[None]:
         yield
 
 
-def rootfs() -> Path:
-    """The cached debootstrap tree (built on first use, a few minutes; read-only by convention)."""
-    done = _rootfs_dir()
+def rootfs(extra: Sequence[str] = ()) -> Path:
+    """The cached debootstrap tree (built on first use, a few minutes; read-only by convention). EXTRA: packages
+    beyond PACKAGES (the floor's server adds PostgreSQL), cached in a tree of their own."""
+    done = _rootfs_dir(extra)
     if (done / ".complete").exists():
         return done
     with _cache_lock():
         if not (done / ".complete").exists():
-            _debootstrap(done)
+            _debootstrap(done, _packages(extra))
     return done
 
 
-def _debootstrap(done: Path) -> None:
+def _debootstrap(done: Path, packages: Sequence[str]) -> None:
     work = done.with_name(done.name + ".partial")
     shutil.rmtree(work, ignore_errors=True)
     shutil.rmtree(done, ignore_errors=True)
-    cmd = ["debootstrap", "--variant=minbase", f"--include={','.join(PACKAGES)}", SUITE, str(work), MIRROR]
+    cmd = ["debootstrap", "--variant=minbase", f"--include={','.join(packages)}", SUITE, str(work), MIRROR]
     result = subprocess.run(cmd, capture_output=True, text=True, timeout=1500, check=False)
     if result.returncode != 0:
         raise RuntimeError(f"debootstrap failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
-    (work / ".complete").write_text(" ".join(PACKAGES) + "\n")
+    (work / ".complete").write_text(" ".join(packages) + "\n")
     work.rename(done)
 
 
-def wheelhouse() -> Path:
-    """pip's files for requirements/pi.txt (hash-checked) and the wheel build, cached by the lock's digest."""
-    lock = ROOT / "requirements" / "pi.txt"
+def wheelhouse(lock_name: str = "pi.txt") -> Path:
+    """pip's files for requirements/<lock_name> (hash-checked; the floor's server: floor.txt) and the wheel
+    build, cached by the lock's digest."""
+    lock = ROOT / "requirements" / lock_name
     pyproject = ROOT / "pyproject.toml"
     key = hashlib.sha256(lock.read_bytes() + pyproject.read_bytes()).hexdigest()[:16]
     done = CACHE / f"wheelhouse-{key}"

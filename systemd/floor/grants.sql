@@ -1,0 +1,24 @@
+-- The rights of the floor's PostgreSQL roles (systemd/floor/install.sh runs this as floor_owner after every
+-- migration; docs/floor.md "The database's roles"). Least privilege:
+--   floor_owner    owns the database and every table: migrations, users, enrolment (the technician's commands)
+--   floor_archive  the archive workers: read and write the archive's tables; nothing of the dashboard's
+--   floor_web      the dashboard: reads the archive; writes only its sessions, its log and alert acknowledgements
+-- A migration that adds a table adds it here too (tests/test_floor_installer.py checks that every table is named).
+REVOKE ALL ON ALL TABLES IN SCHEMA public FROM PUBLIC;
+
+GRANT SELECT ON schema_migrations TO floor_archive, floor_web;
+
+GRANT SELECT, INSERT, UPDATE, DELETE ON
+    events, floor_tables, checkpoints, floor_alerts, replay_requests, missing_events, rejected_messages,
+    floor_arrivals, quarantined_events
+    TO floor_archive;
+
+GRANT SELECT ON
+    events, floor_tables, checkpoints, floor_alerts, replay_requests, missing_events, rejected_messages,
+    floor_arrivals, quarantined_events, dashboard_users, dashboard_sessions, dashboard_log
+    TO floor_web;
+GRANT INSERT, DELETE ON dashboard_sessions TO floor_web;
+GRANT INSERT ON dashboard_log TO floor_web;
+GRANT INSERT, UPDATE ON floor_alerts TO floor_web;
+
+GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO floor_archive, floor_web;

@@ -1,0 +1,138 @@
+# shellcheck shell=bash
+# The floor's part of the release tooling, shared by systemd/floor/install.sh, update.sh and rollback.sh. It
+# sources the table's ../lib.sh (releases beside each other, atomic `current`, .incomplete marks, pruning, one
+# run at a time) and points it at the floor's own folders; what differs is below: the release's venv holds the
+# product's and the floor's wheels (requirements/floor.txt, hash-checked), a release is checked against the
+# database's schema, and there are several units to restart.
+#
+#   /opt/tablectl-floor/releases/<id>/  /opt/tablectl-floor/current  /opt/tablectl-floor/.venv -> current/.venv
+#   /etc/tablectl-floor/                 settings (floor.env), the services' secrets, broker accounts, certs/
+#
+# Environment (for tests): TABLECTL_FLOOR_ROOT, TABLECTL_FLOOR_ETC, TABLECTL_KEEP.
+# shellcheck source-path=SCRIPTDIR
+TABLECTL_ROOT="${TABLECTL_FLOOR_ROOT:-/opt/tablectl-floor}"
+TABLECTL_ETC="${TABLECTL_FLOOR_ETC:-/etc/tablectl-floor}"
+TABLECTL_REQUIREMENTS=requirements/floor.txt
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+FLOOR_ETC="$TABLECTL_ETC"
+# shellcheck disable=SC2034 # used by the scripts that source this file
+FLOOR_CERTS="$FLOOR_ETC/certs"
+FLOOR_DB=floor
+WEB_UNIT=tablectl-floor-web.service
+# shellcheck disable=SC2034 # used by install.sh
+ARCHIVE_TEMPLATE=tablectl-floor-archive@.service
+
+log() { printf 'tablectl-floor: %s\n' "$*" >&2; }
+
+# The release's venv: the locked dependencies (hash-checked), then the product's and the floor's wheels built
+# from the release's own copy of the source tree (docs/floor.md "Install it").
+make_release() {
+    local src="$1" id="$2" dest
+    if [ ! -f "$src/pyproject.toml" ] || [ ! -f "$src/floor/pyproject.toml" ]; then
+        die "$src does not look like the tablectl source tree (no pyproject.toml, floor/pyproject.toml)"
+    fi
+    mkdir -p "$RELEASES"
+    dest="$RELEASES/$id"
+    UNCOMMITTED="$dest"
+    mkdir "$dest"
+    : >"$dest/$INCOMPLETE"
+    source_digest "$src" >"$dest/$SOURCE_DIGEST"
+    tar -C "$src" "${TAR_EXCLUDES[@]}" -cf - . | tar -C "$dest" -xf -
+    log "building the wheels and $dest/.venv (dependencies hash-checked from $TABLECTL_REQUIREMENTS)"
+    python3 -m venv "$dest/.venv"
+    "$dest/.venv/bin/python" -m pip install --quiet --upgrade pip >&2
+    "$dest/.venv/bin/python" -m pip install --quiet --require-hashes -r "$dest/$TABLECTL_REQUIREMENTS" >&2
+    "$dest/.venv/bin/python" -m pip wheel --quiet --no-deps -w "$dest/dist" "$dest" "$dest/floor" >&2
+    rm -rf "$dest/build" "$dest"/*.egg-info "$dest"/floor/*.egg-info
+    local product floor
+    product="$(find "$dest/dist" -name 'blackjack_table_controller-*.whl' | head -n 1)"
+    floor="$(find "$dest/dist" -name 'blackjack_table_floor-*.whl' | head -n 1)"
+    if [ -z "$product" ] || [ -z "$floor" ]; then
+        die "the wheels were not built in $dest/dist"
+    fi
+    "$dest/.venv/bin/python" -m pip install --quiet --no-deps "$product" "$floor" >&2
+    chmod -R go-w "$dest"
+}
+
+# psql as PostgreSQL's superuser, over the local socket (peer authentication as the OS user postgres).
+pg_super() { runuser -u postgres -- psql -X -q -v ON_ERROR_STOP=1 "$@"; }
+
+# A floor command of release DIR as the migrations owner (root only: owner.env is root's).
+owner_floor() {
+    local dir="$1"
+    shift
+    (
+        set -a
+        # shellcheck disable=SC1091
+        source "$FLOOR_ETC/owner.env"
+        set +a
+        "$dir/.venv/bin/tablectl" floor "$@"
+    )
+}
+
+# The migrations a release ships (the highest NNNN of floor/migrations/).
+release_schema() { find "$RELEASES/$1/floor/migrations" -name '[0-9][0-9][0-9][0-9]_*.sql' -printf '%f\n' | sort | tail -n 1 | cut -c1-4 | sed 's/^0*//'; }
+
+# The schema version of the database (0 when there is none yet).
+database_schema() {
+    pg_super -d "$FLOOR_DB" -At -c "SELECT coalesce(max(version), 0) FROM schema_migrations" 2>/dev/null || echo 0
+}
+
+# Refuse (status 1, a reason logged) a release whose code does not know every migration the database has: it
+# would refuse to start (a rollback across a migration; docs/floor.md "Update and roll back").
+check_release() {
+    local id db rel
+    id="$(basename "$1")"
+    "$1/.venv/bin/tablectl" floor --help >/dev/null || {
+        log "release $id: tablectl floor does not run"
+        return 1
+    }
+    db="$(database_schema)"
+    rel="$(release_schema "$id")"
+    if [ "${db:-0}" -gt "${rel:-0}" ]; then
+        log "release $id knows schema version ${rel:-0}, the database is at $db"
+        return 1
+    fi
+}
+
+# Bring the database to the release's schema as its owner, then give the services' roles their rights.
+migrate_and_grant() {
+    local dir="$1" out
+    out="$(owner_floor "$dir" migrate 2>&1)" || {
+        log "$out"
+        return 1
+    }
+    log "database: $out"
+    runuser -u postgres -- psql -X -q -v ON_ERROR_STOP=1 -d "$FLOOR_DB" \
+        -c "SET ROLE floor_owner" -f "$dir/systemd/floor/grants.sql" >/dev/null
+}
+
+# The floor's units: the dashboard and archive workers 1..FLOOR_WORKERS.
+floor_units() {
+    local n
+    echo "$WEB_UNIT"
+    for n in $(seq 1 "${FLOOR_WORKERS:-2}"); do echo "tablectl-floor-archive@$n.service"; done
+}
+
+# Restart every floor unit and wait for each to come up (Type=notify: READY=1 or failed). Status 1 when one
+# did not; its name is logged.
+restart_service() {
+    local unit ok=0
+    "$SYSTEMCTL" daemon-reload || true
+    for unit in $(floor_units); do
+        "$SYSTEMCTL" reset-failed "$unit" 2>/dev/null || true
+        if ! "$SYSTEMCTL" restart "$unit" || ! "$SYSTEMCTL" is-active --quiet "$unit"; then
+            log "$unit did not come up (journalctl -u $unit)"
+            ok=1
+        fi
+    done
+    return "$ok"
+}
+
+# floor.env: the settings (site, workers, addresses), KEY=value lines.
+load_settings() {
+    if [ -f "$FLOOR_ETC/floor.env" ]; then
+        # shellcheck disable=SC1091
+        source "$FLOOR_ETC/floor.env"
+    fi
+}
