@@ -210,7 +210,8 @@ async def test_emptying_the_nonce_table_does_not_enable_a_replay(tmp_path: Path,
 async def test_lockout_after_five_failed_signatures_survives_a_restart(tmp_path: Path, enrolled) -> None:
     """Attack: online guessing (34 wrong PINs then the right one was accepted). After 5 failed signatures for
     alice within 10 minutes even her valid command is refused for 15 minutes, across a restart, with a
-    critical alert; the sender reads "not authorised" every time, the journal says why."""
+    critical alert; the sender reads that its key is not enrolled, then "not authorised" once locked out, the
+    journal says why."""
     creds, _, key = enrolled
     clock = Clock()
     intake, table, journal = make(tmp_path / "j.db", creds, clock)
@@ -218,7 +219,7 @@ async def test_lockout_after_five_failed_signatures_survives_a_restart(tmp_path:
     for i in range(5):
         clock.t = NOW + i * 60
         r = await intake.process("supervisor", sign_with(wrong, ts=int(clock.t)))
-        assert r["reason"] == "not authorised"
+        assert r["reason"] == "your key is not enrolled at table T1"
     clock.t = NOW + 300
     r = await intake.process("supervisor", sign_with(key, ts=int(clock.t)))
     assert r["ok"] is False and r["reason"] == "not authorised" and table.calls == []
@@ -245,7 +246,7 @@ async def test_unknown_user_and_wrong_role_look_the_same_to_the_sender(tmp_path:
     a = await intake.process("supervisor", sign_with(key, user="mallory", request_id="a"))
     tom = userkeys.load_key_file(creds.parent / "keys" / "tom.key", "tom", "345678")
     b = await intake.process("supervisor", sign_with(tom, user="tom", request_id="a"))
-    assert a == b == {"request_id": "a", "ok": False, "reason": "not authorised"}
+    assert a == b == {"request_id": "a", "ok": False, "reason": "your key is not enrolled at table T1"}
     assert [r["code"] for r in refused(journal)] == ["unknown_user", "role_not_held"]
     assert [r["user"] for r in refused(journal)] == ["mallory", "tom"]
 
