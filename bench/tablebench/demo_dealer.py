@@ -66,7 +66,14 @@ class AutoDealer:
 
     async def wait(self, predicate: Callable[[TableView], bool]) -> None:
         """Until ``predicate`` holds; ``Paused`` as soon as the table publishes a fault instead."""
-        await self.c.wait_for(lambda v: predicate(v) or held_by(v) is not None, WAIT)
+        try:
+            await self.c.wait_for(lambda v: predicate(v) or held_by(v) is not None, WAIT)
+        except TimeoutError:
+            table, lid = self.st("table"), self.st("lid")
+            raise DemoError(
+                f"the table did not go on within {WAIT:.0f} s: state {table.get('state')}, lid {lid.get('state')} "
+                f"(unlocked by {lid.get('unlocked_by')}), round {self.round_id()}"
+            ) from None
         if not predicate(self.c.view):
             raise Paused(held_by(self.c.view))
 
@@ -141,6 +148,8 @@ class AutoDealer:
             await self.wait(lambda v: v.states.get("round", {}).get("round_id") == rid)
         rid = self.round_id()
         while not self.st("round").get("complete"):
+            if (why := held_by(self.c.view)) is not None:
+                raise Paused(why)
             if self.state() not in ("dealing", "players", "dealer"):
                 raise DemoError(f"round {rid} stopped in state {self.state()}")
             allowed = list(self.st("round").get("allowed_actions") or [])
