@@ -27,7 +27,15 @@ from hypothesis import strategies as st
 from controller.journal.store import Journal
 from controller.mqtt import userkeys
 from controller.mqtt.alerts import AlertManager
-from controller.mqtt.auth import LOCKOUT_S, Authenticator, CredentialStore, NonceStore, canonical, enrol
+from controller.mqtt.auth import (
+    LOCKOUT_S,
+    Authenticator,
+    CredentialStore,
+    NonceStore,
+    add_public_key,
+    canonical,
+    enrol,
+)
 from controller.mqtt.command_refusals import REJECTION_ALERT_CAP
 from controller.mqtt.commands import CommandIntake, CommandRejected, CommandRequest
 from controller.mqtt.signed_command import build_command
@@ -445,3 +453,34 @@ async def test_invented_names_cannot_grow_the_open_alerts_without_bound(tmp_path
     assert len(locks) == REJECTION_ALERT_CAP + 1 and all(a.severity == "critical" for a in locks)
     assert sum(a.details["count"] for a in locks) == 60
     assert len(json.dumps([a.to_dict() for a in AlertManager(journal).open_alerts])) < 64 * 1024
+
+
+async def test_an_enrolment_takes_effect_at_the_next_command_and_a_broken_file_keeps_the_old_keys(
+    tmp_path: Path, enrolled
+) -> None:
+    """A key enrolled while the table runs (the dashboard page's key, `tablectl sign --add-to ... --public-key`)
+    is used from the next signed command, no restart; before, it is refused as not enrolled at this table. A
+    credentials file changed into something that does not load (a half-written file, a typo) keeps the
+    credentials the table had: nobody is let in or locked out by it."""
+    creds_src, _, alice = enrolled
+    creds = tmp_path / "credentials.toml"
+    creds.write_text(creds_src.read_text())
+    clock = Clock()
+    journal = Journal(tmp_path / "j.db", table_id="T2", clock=clock)
+    table = Table(journal)
+    auth = Authenticator(
+        CredentialStore.load(creds), NonceStore(journal), window_s=30, credentials_file=creds
+    )
+    intake = CommandIntake(
+        handler=table.handle, auth=auth, alerts=AlertManager(journal, clock=clock), clock=clock
+    )
+    browser = Ed25519PrivateKey.generate()  # carol's key, made on her device
+    r = await intake.process("supervisor", sign_with(browser, user="carol", request_id="before"))
+    assert r == {"request_id": "before", "ok": False, "reason": "your key is not enrolled at table T2"}
+    add_public_key(creds, "carol", ["supervisor"], browser.public_key().public_bytes_raw().hex())
+    r = await intake.process("supervisor", sign_with(browser, user="carol", request_id="after"))
+    assert r["ok"] is True and [c.user for c in table.calls] == ["carol"]
+    creds.write_text('[users."carol"]\nroles = ["supervisor"]\n')  # no public key: does not load
+    r = await intake.process("supervisor", sign_with(alice, request_id="alice"))
+    assert r["ok"] is True and [c.user for c in table.calls] == ["carol", "alice"]
+    assert refused(journal)[0]["code"] == "unknown_user"
