@@ -14,6 +14,7 @@ from outside that is not a known name is returned as given (the screens still sh
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 from typing import Any
 
 from controller.actions import DECLINE_INSURANCE, engine_action
@@ -140,7 +141,7 @@ PHASE_WORDS = {
     "insurance": "Insurance",
     "players": "Players",
     "dealer": "Dealer's turn",
-    "complete": "Complete",
+    "complete": "Settled",  # the banner says the table is "Settled" then: one word for one thing
     "void": "Void",
 }
 # A hand's status during the round.
@@ -283,16 +284,42 @@ def money(minor: Any, currency: str | None = None, *, sign: bool = False) -> str
     return f"{text} {currency}" if currency else text
 
 
+def local_time(value: Any) -> str:
+    """A moment for people, in the local time of the computer that shows it, with its zone:
+    '2026-11-29 06:15:03 WET' (sorts as it reads). Epoch seconds or an aware datetime; anything else as given."""
+    if isinstance(value, datetime):
+        moment = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+    elif isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value < 1e11:
+        moment = datetime.fromtimestamp(value, UTC)
+    else:
+        return str(value)[:40] if value is not None else UNKNOWN
+    return moment.astimezone().strftime("%Y-%m-%d %H:%M:%S %Z")
+
+
+def count(n: int, thing: str, things: str | None = None) -> str:
+    """A count in words: '1 table', '2 tables', '0 open alerts' (``things``: an irregular plural)."""
+    return f"{n} {_plural(n, thing, things)}"
+
+
+def _plural(n: int, thing: str, things: str | None = None) -> str:
+    return thing if n == 1 else (things or thing + "s")
+
+
 _CARD_CODE = re.compile(rf"(?<![\w#])([{RANKS}][{SUITS}])(?!\w)")
 _SEAT_HAND = re.compile(r"\bseat (\d+) hand (\d+)\b")
 _SNAKE = re.compile(r"\b[a-z]+(?:_[a-z]+)+\b")
+_PLURAL = re.compile(r"\b(\d+) ((?:[A-Za-z-]+ ){0,2}?)([A-Za-z]+)\(s\)")  # "3 card(s)", "1 outbox row(s)"
 
 
 def in_words(text: str) -> str:
     """A sentence written by the code (a rules engine's reason, a refusal) in people's words: card codes as
-    faces ('4H' -> '4♥'), 'seat 1 hand 0' -> 'Seat 1, hand 1', and every known snake_case name (an alert kind,
-    a decision, a state, a status) by its label. Anything else is left as it is."""
+    faces ('4H' -> '4♥'), 'seat 1 hand 0' -> 'Seat 1, hand 1', counts in words ('1 card(s)' -> '1 card',
+    '3 card(s)' -> '3 cards'), and every known snake_case name (an alert kind, a decision, a state, a status) by
+    its label. Anything else is left as it is."""
     text = _SEAT_HAND.sub(lambda m: f"Seat {m.group(1)}, hand {int(m.group(2)) + 1}", text)
+    text = _PLURAL.sub(
+        lambda m: m.group(1) + " " + m.group(2) + count(int(m.group(1)), m.group(3)).split(" ", 1)[1], text
+    )
     text = _CARD_CODE.sub(lambda m: card_face(m.group(1)), text)
     return _SNAKE.sub(lambda m: _KNOWN.get(m.group(0), m.group(0)), text)
 

@@ -7,6 +7,6 @@ One module per job: ``messages`` (what arrives from the floor broker, checked at
 PostgreSQL schema, migrations and writes), ``archive`` (the MQTT consumer), ``repair`` (gap detection and the
 event re-fetch), ``chain`` (audit checkpoints), ``verify_events`` (events proven by the table's signed chain),
 ``quarantine`` (payloads kept aside), ``enrol`` (the tables' enrolled keys), ``queries``/``report`` (what an
-inspector and a floor manager ask), ``web`` (the dashboard). The table broker's bridge section is rendered on
-the table (controller/mqtt/floor_bridge.py).
+inspector and a floor manager ask), ``figures`` (each figure's one name, meaning and sign), ``web`` (the
+dashboard). The table broker's bridge section is rendered on the table (controller/mqtt/floor_bridge.py).
 """

@@ -12,12 +12,11 @@ numbers); the page shows them with ``textContent`` only.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 import psycopg
 
-from controller.words import SEVERITY_RANK, alert_words
+from controller.words import SEVERITY_RANK, alert_words, in_words, local_time
 from floor.coverage import Coverage, HoleKind, coverage
 from floor.queries import floor_alerts
 from floor.text import whole
@@ -49,13 +48,27 @@ def _text(value: Any, limit: int = 300) -> str:
     return str(value)[:limit] if value is not None else ""
 
 
+def table_alert(site: str, table_id: str, a: dict[str, Any]) -> dict[str, Any]:
+    """A table's open alert as the dashboard lists it: kind in words, the reason in words (card faces, hands
+    from 1, names from the code as labels), the time in local time (tests/test_words.py reads it)."""
+    return {
+        "source": "table",
+        "site": site,
+        "table": table_id,
+        "alert_id": a["alert_id"],
+        "kind": _text(a.get("kind"), 40),
+        "kind_words": alert_words(_text(a.get("kind"), 40)),
+        "severity": _text(a.get("severity"), 10),
+        "message": in_words(_text(a.get("reason"))),
+        "raised_at": _when(a.get("raised_at")),
+        "level": whole(a.get("level")) or 0,
+    }
+
+
 def _when(value: Any) -> str:
-    """A time as ``YYYY-MM-DD HH:MM:SS UTC`` (tables send epoch seconds; the floor has datetimes)."""
-    if isinstance(value, datetime):
-        return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-    if isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value < 1e11:
-        return datetime.fromtimestamp(value, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-    return _text(value, 40)
+    """A time in local time (controller/words.py ``local_time``; tables send epoch seconds, the floor has
+    datetimes)."""
+    return local_time(value) if value is not None else ""
 
 
 def _archive(cov: Coverage | None) -> dict[str, Any] | None:
@@ -75,8 +88,8 @@ def snapshot(conn: psycopg.Connection) -> dict[str, Any]:
 
 
 def snapshot_with_documents(conn: psycopg.Connection) -> tuple[dict[str, Any], dict[str, Latest]]:
-    """The snapshot, and each table's newest ``state/table`` and ``state/jackpot`` it was read from (the pit map's
-    tiles use them too: read once per build)."""
+    """The snapshot, and each table's newest ``state/table``, ``state/jackpot`` and ``state/round`` it was read
+    from (the pit map's tiles use them too: read once per build)."""
     tables_rows = conn.execute(
         "SELECT site, table_id, status, contiguous_to FROM floor_tables ORDER BY site, table_id"
     ).fetchall()
@@ -123,20 +136,7 @@ def snapshot_with_documents(conn: psycopg.Connection) -> tuple[dict[str, Any], d
         for a in open_alerts[:MAX_ALERTS]:
             if not isinstance(a, dict) or whole(a.get("alert_id")) is None:
                 continue
-            alerts.append(
-                {
-                    "source": "table",
-                    "site": site,
-                    "table": table_id,
-                    "alert_id": a["alert_id"],
-                    "kind": _text(a.get("kind"), 40),
-                    "kind_words": alert_words(_text(a.get("kind"), 40)),
-                    "severity": _text(a.get("severity"), 10),
-                    "message": _text(a.get("reason")),
-                    "raised_at": _when(a.get("raised_at")),
-                    "level": whole(a.get("level")) or 0,
-                }
-            )
+            alerts.append(table_alert(site, table_id, a))
     for fa in floor_alerts(conn, open_only=True, limit=MAX_ALERTS):
         alerts.append(
             {
@@ -147,7 +147,7 @@ def snapshot_with_documents(conn: psycopg.Connection) -> tuple[dict[str, Any], d
                 "kind": fa.kind,
                 "kind_words": alert_words(fa.kind),
                 "severity": fa.severity,
-                "message": fa.message,
+                "message": in_words(fa.message),
                 "raised_at": _when(fa.raised_at),
                 "level": 0,
             }
@@ -157,4 +157,5 @@ def snapshot_with_documents(conn: psycopg.Connection) -> tuple[dict[str, Any], d
     return {"tables": tables, "alerts": alerts[:MAX_ALERTS]}, {
         "state/table": table_state,
         "state/jackpot": jackpot,
+        "state/round": latest(conn, "state/round"),
     }

@@ -9,7 +9,7 @@ tables = ["bj01", "bj02"] # table ids as the tables publish them
 
 Unknown keys, a table in two pits, an id that is not a table id, and more than ``MAX_TABLES`` tables are refused
 with the file and the key. A table the layout does not name stands in the pit ``UNASSIGNED`` (it is shown, never
-dropped). Pure: ``parse_layout`` takes the text."""
+dropped). Pits are shown in the order the file lists them (``Layout.order``). Pure: ``parse_layout`` takes the text."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from pathlib import Path
 MAX_TABLES = 20_000
 MAX_NAME = 64
 UNASSIGNED = "unassigned"
+UNASSIGNED_AREA = "not in the floor layout"  # its area, in words (not "unassigned / unassigned")
 _TABLE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 _PIT_KEYS = {"name", "area", "tables"}
 
@@ -40,11 +41,19 @@ class Pit:
 class Layout:
     pits: tuple[Pit, ...] = ()
 
+    def order(self) -> dict[str, int]:
+        """Each pit's place in the layout file: pits are shown in this order (Pit 1, Pit 2, ... as the file lists
+        them), whatever their areas; ``UNASSIGNED`` comes last."""
+        out: dict[str, int] = {}
+        for i, pit in enumerate(self.pits):
+            out.setdefault(pit.name, i)
+        return out
+
     def pit_of(self, table_id: str) -> Pit:
         for pit in self.pits:
             if table_id in pit.tables:
                 return pit
-        return Pit(UNASSIGNED, UNASSIGNED, ())
+        return Pit(UNASSIGNED, UNASSIGNED_AREA, ())
 
 
 def _text(value: object, where: str) -> str:

@@ -1,6 +1,7 @@
 """The pit map: every table as a tile, grouped by area and pit (the floor's layout, layout.py), coloured by what
 needs a supervisor's attention, with the game and limits, the seats in play, the jackpot meter and the time since
-the floor last heard from the table. Read from the archive; the page (static/) shows every value as text.
+the floor last heard from the table. Pits come as groups in the layout's order (Layout.order: the order the
+file lists them). Read from the archive; the page (static/) shows every value as text.
 
 Attention, most urgent first (a tile takes the first that holds):
 
@@ -22,14 +23,16 @@ from typing import Any
 
 import psycopg
 
-from controller.jackpot.config import CURRENCY_CODE
+from controller.rules.profiles import game_name
 from controller.words import STATE_WORDS, alert_words, words
 from floor.contact import contacts
 from floor.dashboard import Latest
 from floor.layout import Layout
+from floor.queries import table_currencies
 from floor.text import whole
 
 MAX_TILES = 20_000
+MAX_SEATS = 9
 
 
 class Attention(StrEnum):
@@ -55,10 +58,12 @@ class Tile:
     table: str
     pit: str
     area: str
+    pit_order: int  # the pit's place in the layout (Layout.order): the map shows pits in this order
     attention: Attention
     attention_words: str
     state: str  # in words
-    game: str  # the rule profile's name as the table publishes it
+    game: str  # the game's short name, its book's (controller/rules/profiles.py game_name of the profile it publishes)
+    game_title: str  # the game's whole name (the tile's tooltip)
     min_bet: int | None
     max_bet: int | None
     currency: str
@@ -110,10 +115,9 @@ def tiles(
     snap: dict[str, Any], docs: dict[str, Latest], layout: Layout, conn: psycopg.Connection, now: datetime
 ) -> list[Tile]:
     """One tile per table of the dashboard's snapshot and the documents it was read from
-    (dashboard.snapshot_with_documents), in area, pit, table order."""
-    table_docs = _docs(docs["state/table"])
-    currencies = {k: c for k, d in _docs(docs["state/jackpot"]).items()
-                  if isinstance(c := d.get("currency"), str) and CURRENCY_CODE.fullmatch(c)}  # fmt: skip
+    (dashboard.snapshot_with_documents), in the layout's pit order, then by table."""
+    table_docs, round_docs = _docs(docs["state/table"]), _docs(docs.get("state/round", {}))
+    currencies = table_currencies(conn)
     reach = {(c.table.site, c.table.table_id): c for c in contacts(conn)}
     critical: dict[tuple[str, str], int] = {}
     open_count: dict[tuple[str, str], int] = {}
@@ -123,6 +127,7 @@ def tiles(
         if a["severity"] == "critical":
             critical[key] = critical.get(key, 0) + 1
     pits = {table: pit for pit in layout.pits for table in pit.tables}
+    order = layout.order()
     out = []
     for t in snap["tables"][:MAX_TILES]:
         key = (t["site"], t["table"])
@@ -130,7 +135,6 @@ def tiles(
         c = reach.get(key)
         last = c.last_contact_at if c else None
         reachable = c.reachable(now) if c else False
-        bets = v if isinstance(v := doc.get("bets"), dict) else {}
         limits = v if isinstance(v := doc.get("limits"), dict) else {}
         archive = t.get("archive")
         state = _text(doc.get("state"), 40)
@@ -138,11 +142,13 @@ def tiles(
         pit = pits.get(t["table"]) or layout.pit_of(t["table"])
         out.append(
             Tile(
-                site=t["site"], table=t["table"], pit=pit.name, area=pit.area, attention=att,
+                site=t["site"], table=t["table"], pit=pit.name, area=pit.area,
+                pit_order=order.get(pit.name, len(order)), attention=att,
                 attention_words=ATTENTION_WORDS[att], state=words(STATE_WORDS, state) if state else "not heard yet",
-                game=_text(doc.get("profile"), 40), min_bet=whole(limits.get("min_bet")),
+                game=game_name(_text(doc.get("profile"), 40), short=True),
+                game_title=game_name(_text(doc.get("profile"), 40)), min_bet=whole(limits.get("min_bet")),
                 max_bet=whole(limits.get("max_bet")), currency=currencies.get(key, ""),
-                seats_in_play=sorted(int(s) for s in bets if str(s).isdigit() and len(str(s)) < 3)[:9],
+                seats_in_play=seats_in_play(doc, round_docs.get(key, {})),
                 meter=t["meter"],
                 last_contact=last.isoformat() if last else "",
                 seconds_since_contact=int((now - last).total_seconds()) if last else None,
@@ -151,5 +157,23 @@ def tiles(
                 archive_complete=archive["complete"] if isinstance(archive, dict) else None,
             )
         )  # fmt: skip
-    out.sort(key=lambda x: (x.area, x.pit, x.table))
+    out.sort(key=lambda x: (x.pit_order, x.pit, x.table))
     return out
+
+
+def _seat_numbers(keys: Any) -> list[int]:
+    return sorted({int(s) for s in keys if str(s).isdigit() and len(str(s)) < 3})[:MAX_SEATS]
+
+
+def seats_in_play(table_doc: dict[str, Any], round_doc: dict[str, Any]) -> list[int]:
+    """The seats with a bet: ``state/table`` ``bets`` while bets are taken; once dealing starts the table
+    empties them (the bets became the round's hands), so the seats of the round in play (``state/round``
+    ``seats``, the same round id) are the ones in play."""
+    bets = v if isinstance(v := table_doc.get("bets"), dict) else {}
+    if bets:
+        return _seat_numbers(bets)
+    rid = table_doc.get("round_id")
+    if table_doc.get("round_active") is not True or rid is None or round_doc.get("round_id") != rid:
+        return []  # no round in play (a settled round's seats are not in play)
+    seats = v if isinstance(v := round_doc.get("seats"), list) else []
+    return _seat_numbers(s.get("seat") for s in seats[:MAX_SEATS] if isinstance(s, dict))

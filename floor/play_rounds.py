@@ -24,7 +24,8 @@ from controller.rules.cards import Card
 from controller.rules.engine import RoundEngine
 from controller.rules.profiles import load_profile
 from controller.rules.rounds import InvalidRound, replay
-from controller.rules.strategy import Game, Move, house_edge, move_values
+from controller.rules.shoe_math import finite_house_edge
+from controller.rules.strategy import Game, Move, move_values
 from controller.rules.types import INSURANCE_ACTIONS, Action, Recipient, RoundError, RuleViolation, SeatBet
 from floor.play_stats import hi_lo, true_count
 
@@ -40,8 +41,9 @@ _MOVES = {
 
 @cache
 def profile_edge(name: str) -> float:
-    """The profile's house edge per unit of the original bet (strategy.py); cached per profile name."""
-    return house_edge(load_profile(name)).house_edge
+    """The profile's house edge per unit of the original bet for the shoe it deals, with basic strategy
+    (controller/rules/shoe_math.py: the profile's decks); cached per profile name."""
+    return finite_house_edge(load_profile(name)).basic_strategy
 
 
 @cache
@@ -66,7 +68,10 @@ class SeatRound:
     shoe: int | None  # the shoe's number (a change breaks a session), None when unknown
     seat: int
     player: str | None  # the rating system's identity, where the bet names one
-    bet: int  # the seat's original main bet, minor units
+    bet: int  # the seat's original main bet, minor units (figures.INITIAL_BETS)
+    staked: (
+        int  # all the seat staked against the house: hands, doubles, splits, insurance, side bets (HANDLE)
+    )
     net: int  # the seat's result for the player (main, doubles, splits, side bets, insurance), minor units
     edge: float  # the profile's house edge
     true_count: float | None  # Hi-Lo true count at bet time; None: continuous shuffler or unknown
@@ -196,7 +201,13 @@ def seat_rounds(
     ) as exc:  # the exact description always replays; said if not
         problems.append(f"round {round_id}: decisions not judged ({exc})")
         checker.found.clear()
-    nets = result.settlement.seat_nets
+    settled = result.settlement
+    nets = settled.seat_nets
+    staked: dict[int, int] = {}
+    for seat, stake in [*((h.seat, h.stake) for h in settled.hands), *((c.seat, c.stake) for c in settled.co_bets),
+                        *((i.seat, i.amount) for i in settled.insurance),
+                        *((b.seat, b.stake) for b in settled.side_bets)]:  # fmt: skip
+        staked[seat] = staked.get(seat, 0) + int(stake)
     edge = profile_edge(desc["profile"])
     out = []
     for seat, st in result.engine.seats.items():
@@ -207,6 +218,7 @@ def seat_rounds(
                 seat,
                 st.bet.player,
                 st.bet.amount,
+                staked.get(seat, 0),
                 int(nets.get(seat, 0)),
                 edge,
                 count,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -61,12 +63,39 @@ def floor_alerts(
     return [FloorAlert(*r) for r in rows]
 
 
+@contextmanager
+def consistent_read(conn: psycopg.Connection) -> Iterator[psycopg.Connection]:
+    """One snapshot of the archive for every query of a report (REPEATABLE READ, read only): the workers'
+    commits during the report do not make its floor, pit and dealer rows count different rounds."""
+    if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+        conn.rollback()  # nothing of the caller's is written here: a report only reads
+    saved = (conn.isolation_level, conn.read_only)
+    conn.isolation_level, conn.read_only = psycopg.IsolationLevel.REPEATABLE_READ, True
+    try:
+        with conn.transaction():
+            yield conn
+    finally:
+        conn.isolation_level, conn.read_only = saved
+
+
+# Where a table says its currency, most authoritative first: the session it opened (its configuration's
+# ``table.currency``, pinned at open_table), then its jackpot's state (``jackpot.currency``).
+_CURRENCY_SOURCES = (
+    "topic = 'events/session' AND data->>'action' = 'opened' AND data ? 'currency'",
+    "topic = 'state/jackpot'",
+)
+
+
 def table_currencies(conn: psycopg.Connection) -> dict[tuple[str, str], str]:
-    """Each table's currency, from its newest ``state/jackpot`` (one index lookup per table); a value that is not
-    a 3-letter code is ignored."""
-    rows = conn.execute(
-        "SELECT t.site, t.table_id, e.currency FROM floor_tables t CROSS JOIN LATERAL"
-        " (SELECT data->>'currency' AS currency FROM events WHERE site = t.site AND table_id = t.table_id"
-        " AND topic = 'state/jackpot' ORDER BY event_id DESC LIMIT 1) e"
-    ).fetchall()
-    return {(s, t): c for s, t, c in rows if isinstance(c, str) and CURRENCY_CODE.fullmatch(c)}
+    """Each table's currency from its configuration: the newest ``events/session`` that names one (the
+    configured ``table.currency``, published when the session opens), else its newest ``state/jackpot``'s (one
+    index lookup per table and source); a value that is not a 3-letter code is ignored."""
+    out: dict[tuple[str, str], str] = {}
+    for where in reversed(_CURRENCY_SOURCES):  # the more authoritative source overwrites
+        rows = conn.execute(
+            "SELECT t.site, t.table_id, e.currency FROM floor_tables t CROSS JOIN LATERAL"
+            " (SELECT data->>'currency' AS currency FROM events WHERE site = t.site AND table_id = t.table_id"
+            f" AND {where} ORDER BY event_id DESC LIMIT 1) e"
+        ).fetchall()
+        out.update({(s, t): c for s, t, c in rows if isinstance(c, str) and CURRENCY_CODE.fullmatch(c)})
+    return out

@@ -6,16 +6,17 @@ Per table, for one UTC day, from the archived events:
 |---|---|
 | ``archive`` | ``complete`` or ``INCOMPLETE``: whether an event of the table that may fall in the day is not archived |
 | ``rounds`` | ``events/settlement`` count |
-| ``staked_minor`` | Σ hand stakes (doubles and splits included) + insurance amounts + side-bet stakes |
-| ``paid_minor`` | back to the players: ``staked + Σ total_net`` (stakes returned on wins and pushes + winnings) |
-| ``house_net_minor`` | ``-Σ total_net`` |
+| ``handle_minor`` | Σ hand stakes (doubles and splits included) + insurance amounts + side-bet stakes |
+| ``paid_minor`` | back to the players: ``handle + Σ total_net`` (stakes returned on wins and pushes + winnings) |
+| ``win_minor`` | the house's: ``-Σ total_net`` (positive when the house won) |
 | ``dealer_errors`` | ``events/dealer_error`` count |
 | ``faults`` | ``events/fault`` with ``state: raised`` |
 | ``voids`` | ``events/round`` with ``phase: void`` |
 | ``jackpot_meter_minor`` | the meter after the day's last ``events/jackpot`` |
-| ``currency`` | the table's currency as its ``state/jackpot`` says (empty: the table published none) |
+| ``currency`` | the table's configured currency (queries.table_currencies; empty: the table published none) |
 | ``archived_to`` ``known_to`` ``missing_ids`` ``pending_ids`` | what the figures are built on (coverage.py) |
 
+The figures' names and meanings are floor/figures.py's, the same in every report.
 Money is integer minor units in the CSV (``_minor`` columns) and major units with the currency on the page. A
 table whose day touches a hole of its archive is listed even without an archived event that day, and marked
 ``INCOMPLETE`` with the ids missing: its figures are sums of what is archived, never presented as the day's.
@@ -37,10 +38,11 @@ from typing import Any
 import psycopg
 
 from floor.coverage import UNKNOWN_TABLE, Coverage, HoleKind, coverage, verdict
+from floor.figures import HANDLE, PAID, WIN, house_win, paid
 from floor.queries import table_currencies
 from floor.text import safe
 
-COLUMNS = ("site", "table", "archive", "rounds", "staked_minor", "paid_minor", "house_net_minor", "dealer_errors",
+COLUMNS = ("site", "table", "archive", "rounds", HANDLE.column, PAID.column, WIN.column, "dealer_errors",
            "faults", "voids", "jackpot_meter_minor", "currency", "archived_to", "known_to", "missing_ids",
            "pending_ids")  # fmt: skip
 
@@ -66,9 +68,9 @@ class TableDay:
     site: str
     table_id: str
     rounds: int = 0
-    staked: int = 0
+    handle: int = 0
     paid: int = 0
-    house_net: int = 0
+    win: int = 0  # the house's (figures.WIN)
     dealer_errors: int = 0
     faults: int = 0
     voids: int = 0
@@ -89,7 +91,7 @@ class TableDay:
             else [None, None, "", ""]
         )
         return [self.site, self.table_id, verdict(cov), self.rounds,
-                self.staked, self.paid, self.house_net, self.dealer_errors, self.faults, self.voids,
+                self.handle, self.paid, self.win, self.dealer_errors, self.faults, self.voids,
                 self.jackpot_meter, self.currency or "", *built_on]  # fmt: skip
 
 
@@ -137,20 +139,20 @@ def day_report(conn: psycopg.Connection, day: date) -> list[TableDay]:
     def get(site: str, table_id: str) -> TableDay:
         return out.setdefault((site, table_id), TableDay(site, table_id))
 
-    staked = (
+    handle = (
         sum_of_sql(num_sql("x->'stake'"), "hands")
         + " + " + sum_of_sql(num_sql("x->'amount'"), "insurance")
         + " + " + sum_of_sql(num_sql("x->'stake'"), "side_bets")
     )  # fmt: skip
     for site, table_id, rounds, stake_sum, net_sum in conn.execute(
-        f"SELECT site, table_id, count(*), coalesce(sum({staked}), 0), coalesce(sum({TOTAL_NET_SQL}), 0)"
+        f"SELECT site, table_id, count(*), coalesce(sum({handle}), 0), coalesce(sum({TOTAL_NET_SQL}), 0)"
         " FROM events WHERE topic = 'events/settlement'"
         " AND ts >= %s AND ts < %s GROUP BY 1, 2",
         (start, end),
     ).fetchall():
         t = get(site, table_id)
-        t.rounds, t.staked = int(rounds), int(stake_sum)
-        t.paid, t.house_net = int(stake_sum + net_sum), int(-net_sum)
+        t.rounds, t.handle, t.win = int(rounds), int(stake_sum), house_win(int(net_sum))
+        t.paid = paid(t.handle, t.win)
     for site, table_id, attr, n in event_counts(conn, start, end):
         setattr(get(site, table_id), attr, n)
     for site, table_id, _eid, ts, _action, meter in meter_history(conn, start, end):

@@ -11,6 +11,7 @@ from datetime import UTC, date, datetime
 
 from controller.words import money as words_money
 from floor.coverage import UNKNOWN_TABLE, HoleKind
+from floor.figures import HANDLE, PAID, WIN
 from floor.report import COLUMNS, TableDay, day_bounds
 
 # The page's column headers in words (the CSV keeps the code names and says its unit: ``_minor``); the page
@@ -20,9 +21,9 @@ _HEAD = {
     "table": "table",
     "archive": "archive",
     "rounds": "rounds",
-    "staked_minor": "staked",
-    "paid_minor": "paid out",
-    "house_net_minor": "house net",
+    HANDLE.column: HANDLE.label,
+    PAID.column: PAID.label,
+    WIN.column: WIN.label,
     "dealer_errors": "dealer errors",
     "faults": "faults",
     "voids": "void rounds",
@@ -36,10 +37,10 @@ _HEAD = {
 _TEXT_COLUMNS = ("site", "table", "archive", "currency", "missing_ids", "pending_ids")  # left-aligned
 
 
-def money(minor: int | None, currency: str | None = None) -> str:
+def money(minor: int | None, currency: str | None = None, *, sign: bool = False) -> str:
     """``-1,234.05 EUR`` from minor units (two decimals, as every currency the tables use); ``—`` when None:
     the product's one way of writing money for people (controller/words.py)."""
-    return words_money(minor, currency)
+    return words_money(minor, currency, sign=sign)
 
 
 def meter_svg(points: list[tuple[datetime, int]], day: date, currency: str | None = None) -> str:
@@ -82,8 +83,8 @@ def _row(r: TableDay) -> str:
     mark = '<td class="t ok">complete</td>' if r.complete else '<td class="t bad">INCOMPLETE</td>'
     cells = [
         f'<td class="t">{e(r.site)}</td>', f'<td class="t">{e(r.table_id)}</td>', mark, f"<td>{r.rounds}</td>",
-        f"<td>{e(money(r.staked, cur))}</td>", f"<td>{e(money(r.paid, cur))}</td>",
-        f"<td>{e(money(r.house_net, cur))}</td>", f"<td>{r.dealer_errors}</td>", f"<td>{r.faults}</td>",
+        f"<td>{e(money(r.handle, cur))}</td>", f"<td>{e(money(r.paid, cur))}</td>",
+        f"<td>{e(money(r.win, cur, sign=True))}</td>", f"<td>{r.dealer_errors}</td>", f"<td>{r.faults}</td>",
         f"<td>{r.voids}</td>", f"<td>{e(money(r.jackpot_meter, cur))}</td>", f'<td class="t">{e(cur or "")}</td>',
         f"<td>{cov.archived_to if cov else ''}</td>", f"<td>{cov.known_to if cov else ''}</td>",
         f'<td class="t">{e(cov.ids(HoleKind.MISSING) if cov else "")}</td>',

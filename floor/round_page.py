@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import html
 from datetime import timedelta
+from urllib.parse import urlencode
 
 import psycopg
 
 from controller.rules.rounds import InvalidRound, replay
 from controller.terminal import dispute_report as report
+from floor.queries import table_currencies
 from floor.rounds import load_rounds
 
 # the report page's own policy: its inline style, nothing else (no script, no image, no frame)
@@ -44,7 +46,10 @@ def round_report_html(conn: psycopg.Connection, site: str, table: str, round_id:
     if not rnd.complete:
         return _lacking(title, rnd.all_missing())
     doc = rnd.description()
-    journal = {"round_id": round_id, "settlement": rnd.settlement}
+    journal: dict[str, object] = {"round_id": round_id, "settlement": rnd.settlement}
+    currency = table_currencies(conn).get((site, table))
+    if currency:  # the table's configured currency: the report says what its amounts are in
+        journal["currency"] = currency
     try:
         result, error = replay(doc), None
     except InvalidRound as exc:
@@ -55,4 +60,5 @@ def round_report_html(conn: psycopg.Connection, site: str, table: str, round_id:
     rep = report.build(
         doc, result, error, label=f"Table {site}/{table}", agreement=agreement, journal=journal
     )
-    return report.html_page([rep])
+    back = ("/table?" + urlencode({"site": site, "table": table}), f"Back to table {site}/{table}")
+    return report.html_page([rep], back=back)

@@ -7,9 +7,11 @@ manager and surveillance read of them.
   system's card): the player's rounds at the table, whatever seat, broken the same way. A **player** row sums one
   identity's rounds over the whole window, every table: what a back-counter's short sessions add up to.
 
-Per session: rounds, handle (Σ original main bets), average, largest and smallest bet, bet spread (largest ÷
-smallest), actual win (the house's: −Σ the seat's results), theoretical win (Σ bet × the profile's house edge,
-controller/rules/strategy.py), play precision (the share of the hand decisions that match basic strategy) and the
+Per session (names and signs: floor/figures.py, as in every report): rounds, handle (all the seat staked against
+the house: hands with doubles and splits, insurance, side bets), initial bets (Σ original main bets), average,
+largest and smallest bet, bet spread (largest ÷ smallest), win (the house's: −Σ the seat's results, + when the
+house won), theoretical win (initial bets × the profile's house edge, controller/rules/strategy.py), play
+precision (the share of the hand decisions that match basic strategy) and the
 expected cost of the others (Σ cost per unit × bet, minor units), and, for a batch shoe with a cut card, the
 correlation of bet with the Hi-Lo true count at bet time and its p-value, and the mean count at the player's bets
 (floor/play_stats.py). With a continuous shuffler there is no count: the measure is "not applicable".
@@ -28,6 +30,7 @@ from typing import NamedTuple
 
 import psycopg
 
+from floor.figures import house_win
 from floor.play_rounds import SeatRound, ShoeCount, seat_rounds
 from floor.play_stats import Entry, Trend, entry_count, spearman
 from floor.rounds import ArchivedRound, load_rounds
@@ -71,6 +74,10 @@ class PlaySession:
 
     @property
     def handle(self) -> int:
+        return sum(r.staked for r in self.rounds)
+
+    @property
+    def initial_bets(self) -> int:
         return sum(r.bet for r in self.rounds)
 
     @property
@@ -83,15 +90,15 @@ class PlaySession:
 
     @property
     def average(self) -> float:
-        return self.handle / len(self.rounds) if self.rounds else 0.0
+        return self.initial_bets / len(self.rounds) if self.rounds else 0.0
 
     @property
     def spread(self) -> float | None:
         return self.largest / self.smallest if self.smallest else None
 
     @property
-    def actual_win(self) -> int:
-        return -sum(r.net for r in self.rounds)
+    def win(self) -> int:
+        return house_win(sum(r.net for r in self.rounds))
 
     @property
     def theoretical_win(self) -> int:

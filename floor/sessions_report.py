@@ -10,6 +10,7 @@ import io
 from datetime import datetime
 
 from floor.advantage import Thresholds, assess
+from floor.figures import HANDLE, INITIAL_BETS, THEORETICAL_WIN, WIN
 from floor.report import csv_cell
 from floor.report_html import money
 from floor.sessions_play import PlaySession
@@ -18,11 +19,15 @@ NOT_APPLICABLE = "not applicable (continuous shuffler)"
 PLOT_POINTS = 2000  # rounds drawn per session's plot (every one is in the figures)
 
 COLUMNS = ("level", "site", "table", "seat", "player", "first_round", "last_round", "shoes", "rounds",
-           "handle_minor", "average_bet_minor", "largest_bet_minor", "smallest_bet_minor", "bet_spread",
-           "actual_win_minor", "theoretical_win_minor", "decisions", "precision_pct", "decision_cost_minor",
+           HANDLE.column, INITIAL_BETS.column, "average_bet_minor", "largest_bet_minor", "smallest_bet_minor",
+           "bet_spread", WIN.column, THEORETICAL_WIN.column, "decisions", "precision_pct", "decision_cost_minor",
            "count_measure", "counted_rounds", "bet_count_rho", "bet_count_p", "mean_true_count", "skipped_rounds",
            "count_above_skipped", "entry_p",
            "flags", "currency")  # fmt: skip
+
+
+# The page's row headers: the figures' labels (figures.py); the other columns' names in words.
+LABELS = {f.column: f.label for f in (HANDLE, INITIAL_BETS, WIN, THEORETICAL_WIN)}
 
 
 def _r(v: float | None, digits: int) -> str:
@@ -41,8 +46,8 @@ def row_values(s: PlaySession, th: Thresholds, currency: str | None) -> list[obj
     )
     return [s.level, s.site, s.table, "" if s.seat is None else s.seat, s.player or "",
             s.round_ids[0] if s.round_ids else "", s.round_ids[-1] if s.round_ids else "",
-            " ".join(str(x) for x in shoes), len(s.rounds), s.handle, round(s.average), s.largest, s.smallest,
-            _r(s.spread, 1), s.actual_win, s.theoretical_win, s.decisions,
+            " ".join(str(x) for x in shoes), len(s.rounds), s.handle, s.initial_bets, round(s.average), s.largest,
+            s.smallest, _r(s.spread, 1), s.win, s.theoretical_win, s.decisions,
             _r(None if s.precision is None else s.precision * 100, 1), s.cost, measure,
             len(s.counted()) if trend is not None else "", _r(trend.rho if trend else None, 3),
             _p(trend.p_value if trend else None), _r(entry.mean if entry else None, 2),
@@ -116,8 +121,8 @@ def to_html(
         values = dict(zip(COLUMNS, row_values(s, th, cur), strict=True))
         money_cols = {k for k in COLUMNS if k.endswith("_minor")}
         cells = "".join(
-            f'<tr><th>{e(k)}</th><td class="t">'
-            f"{e(money(v, cur) if k in money_cols and isinstance(v, int) else str(v))}</td></tr>"
+            f'<tr><th>{e(LABELS.get(k, k.removesuffix("_minor").replace("_", " ")))}</th><td class="t">'
+            f"{e(money(v, cur, sign=k == WIN.column) if k in money_cols and isinstance(v, int) else str(v))}</td></tr>"
             for k, v in values.items()
         )
         flags = assess(s, th)

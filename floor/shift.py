@@ -1,26 +1,30 @@
 """A shift's figures (``tablectl floor shift``) per table, pit and floor, for any window, from the archived events.
 
-What a table-games manager reads, each figure from the tables' own published events:
+What a table-games manager reads, each figure from the tables' own published events; names, meanings and signs
+are floor/figures.py's (the glossary in docs/floor.md), the same in every report:
 
 | figure | how |
 |---|---|
 | ``rounds`` | ``events/settlement`` in the window |
-| ``rounds_per_hour`` | rounds ÷ the window's hours |
+| ``hours_open`` | hours within the window the table had a session open (``events/session`` opened → closed); a pit's
+  and the floor's: the sum over their tables (table-hours) |
+| ``rounds_per_hour`` | rounds ÷ hours open: the game's pace, whatever the window (a pit's: per table open) |
 | ``handle_main`` | Σ the settlements' hand stakes (doubles and splits included) |
 | ``handle_side`` / ``handle_insurance`` | Σ side-bet stakes / Σ insurance amounts |
 | ``handle`` | main + side + insurance: what the players staked against the house |
 | ``paid`` | what went back to the players: handle + Σ ``total_net`` (stakes returned on wins and pushes + winnings) |
-| ``win`` | the house's result: −Σ ``total_net`` (= handle − paid) |
+| ``win`` | the house's result: −Σ ``total_net`` (= handle − paid), positive when the house won |
 | ``hold_pct`` | win ÷ handle × 100 (empty without handle) |
-| ``theoretical_win`` | Σ original main bets (each seat's first hand, halved if doubled) × the profile's house edge |
+| ``initial_bets`` | Σ original main bets (each seat's first hand, halved if doubled): theoretical win's basis |
+| ``theoretical_win`` | initial bets × the profile's house edge |
 | ``dealer_errors`` / ``errors_per_100`` | ``events/dealer_error``; per 100 rounds |
 | ``faults`` / ``voids`` | ``events/fault`` raised; ``events/round`` with phase ``void`` (bets returned) |
 | ``jackpot_handle`` | chips collected (``events/jackpot`` ``contribution``) × the chip value (PT-2001 r.47) |
 | ``jackpot_contributions`` | what those chips added to the meter (meter after each contribution − before it) |
 | ``jackpot_payouts`` | Σ ``events/jackpot`` ``paid`` amounts |
 
-The house edge is the settlement's profile's (controller/rules/strategy.py); a profile the floor does not know
-adds nothing to ``theoretical_win``. Against ``win`` it tells luck from leak.
+The house edge is the settlement's profile's (controller/rules/strategy.py: basic strategy, infinite deck); a
+profile the floor does not know adds nothing to ``theoretical_win``. Against ``win`` it tells luck from leak.
 
 The jackpot's figures are staked on and paid from the progressive pool, not against the house: they are not in
 ``handle`` or ``win``. The chip value is the table's newest ``state/jackpot`` ``bet_value``.
@@ -28,7 +32,9 @@ The jackpot's figures are staked on and paid from the progressive pool, not agai
 A pit sums its tables, the floor its pits (pits from the floor's layout, layout.py). Each row says whether the
 archive is complete for its window (coverage.py): a table's row is INCOMPLETE when a hole of its archive may fall
 in the window, a pit's or the floor's when one of its tables' is; their sums are then of what is archived, and
-the row says so. Money is integer minor units; rows whose tables use more than one currency leave money empty.
+the row says so. Money is integer minor units with the table's configured currency; rows whose tables use more
+than one currency leave money empty. Every query of a report reads one snapshot of the archive
+(queries.consistent_read).
 """
 
 from __future__ import annotations
@@ -37,13 +43,28 @@ import csv
 import io
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 import psycopg
 
 from controller.rules.profiles import ProfileError
 from floor.coverage import UNKNOWN_TABLE, Coverage, coverage
+from floor.figures import (
+    HANDLE,
+    HOLD,
+    HOURS_OPEN,
+    INITIAL_BETS,
+    PAID,
+    ROUNDS,
+    ROUNDS_PER_HOUR,
+    THEORETICAL_WIN,
+    WIN,
+    hold_pct,
+    house_win,
+    paid,
+    per_hour,
+)
 from floor.layout import Layout
 from floor.play_rounds import profile_edge
 from floor.queries import table_currencies
@@ -63,8 +84,8 @@ class Figures:
     handle_main: int = 0
     handle_side: int = 0
     handle_insurance: int = 0
-    paid: int = 0
-    win: int = 0
+    win: int = 0  # the house's (figures.WIN)
+    initial_bets: int = 0
     dealer_errors: int = 0
     faults: int = 0
     voids: int = 0
@@ -77,8 +98,12 @@ class Figures:
     def handle(self) -> int:
         return self.handle_main + self.handle_side + self.handle_insurance
 
+    @property
+    def paid(self) -> int:
+        return paid(self.handle, self.win)
+
     def hold_pct(self) -> Decimal | None:
-        return (Decimal(self.win) * 100 / self.handle).quantize(Decimal("0.01")) if self.handle else None
+        return hold_pct(self.win, self.handle)
 
     def errors_per_100(self) -> Decimal | None:
         return (
@@ -102,7 +127,7 @@ class ShiftRow:
     pit: str
     area: str
     figures: Figures = field(default_factory=Figures)
-    hours: Decimal = Decimal(0)
+    hours: Decimal = Decimal(0)  # open (figures.HOURS_OPEN); a pit's and the floor's: Σ its tables'
     currency: str | None = None  # None: none published, or several (money then not summed)
     mixed_currency: bool = False
     tables: list[str] = field(default_factory=list)
@@ -114,7 +139,7 @@ class ShiftRow:
         return not self.incomplete
 
     def rounds_per_hour(self) -> Decimal | None:
-        return (self.figures.rounds / self.hours).quantize(Decimal("0.1")) if self.hours else None
+        return per_hour(self.figures.rounds, self.hours)
 
 
 def _table_figures(
@@ -135,7 +160,7 @@ def _table_figures(
     ).fetchall():
         f = get(site, table_id)
         f.rounds, f.handle_main, f.handle_side, f.handle_insurance = int(n), int(m), int(s), int(i)
-        f.paid, f.win = int(m + s + i + t), int(-t)
+        f.win = house_win(int(t))
     for site, table_id, attr, n in event_counts(conn, since, until):
         setattr(get(site, table_id), attr, n)
     _jackpot(conn, since, until, get)
@@ -157,6 +182,7 @@ def _theoretical(conn: psycopg.Connection, since: datetime, until: datetime, get
             edge = profile_edge(profile) if isinstance(profile, str) else 0.0
         except ProfileError:
             edge = 0.0
+        get(site, table_id).initial_bets += int(bets)
         get(site, table_id).theoretical_win += round(int(bets) * edge)
 
 
@@ -197,43 +223,76 @@ def _jackpot(conn: psycopg.Connection, since: datetime, until: datetime, get: Fi
             f.jackpot_payouts += int(amount)
 
 
-def _hours(since: datetime, until: datetime) -> Decimal:
-    return Decimal((until - since).total_seconds()) / 3600
+# Each table's session events in the window, and its last one before it (whether it was open at the start).
+_SESSION_EVENTS = (
+    "SELECT site, table_id, event_id, ts, data->>'action' FROM events"
+    " WHERE topic = 'events/session' AND ts >= %s AND ts < %s"
+    " UNION ALL (SELECT DISTINCT ON (site, table_id) site, table_id, event_id, ts, data->>'action' FROM events"
+    " WHERE topic = 'events/session' AND ts < %s ORDER BY site, table_id, event_id DESC) ORDER BY 1, 2, 3"
+)
+
+
+def open_hours(
+    conn: psycopg.Connection, since: datetime, until: datetime, now: datetime | None = None
+) -> dict[tuple[str, str], Decimal]:
+    """Hours within ``[since, until)`` each table had a session open (figures.HOURS_OPEN): from each
+    ``events/session`` ``opened`` to the next session event; one still open counts to ``until`` or ``now``,
+    whichever is earlier (the future is not open time)."""
+    end = min(until, now or datetime.now(UTC))
+    seconds: dict[tuple[str, str], float] = {}
+    opened: dict[tuple[str, str], datetime] = {}
+
+    def add(key: tuple[str, str], start: datetime, stop: datetime) -> None:
+        start, stop = max(start, since), min(stop, end)
+        if stop > start:
+            seconds[key] = seconds.get(key, 0.0) + (stop - start).total_seconds()
+
+    for site, table_id, _eid, ts, action in conn.execute(_SESSION_EVENTS, (since, until, since)).fetchall():
+        key = (site, table_id)
+        at = opened.pop(key, None)
+        if at is not None:
+            add(key, at, ts)
+        if action == "opened":
+            opened[key] = ts
+    for key, at in opened.items():
+        add(key, at, end)
+    return {k: Decimal(str(v)) / 3600 for k, v in seconds.items()}
 
 
 def shift_report(
-    conn: psycopg.Connection, since: datetime, until: datetime, layout: Layout
+    conn: psycopg.Connection, since: datetime, until: datetime, layout: Layout, now: datetime | None = None
 ) -> list[ShiftRow]:
     """Rows for every table with anything in the window or a hole touching it, each pit and the floor: tables
-    first (by pit), then pits, then the floor."""
+    first (by pit in the layout's order), then pits, then the floor. Call it inside ``consistent_read``."""
     figures = _table_figures(conn, since, until)
     covers = coverage(conn, since, until)
     currencies = table_currencies(conn)
     keys = sorted(set(figures) | {k for k, c in covers.items() if not c.complete})
-    hours = _hours(since, until)
+    hours = open_hours(conn, since, until, now)
     tables: list[ShiftRow] = []
     for site, table_id in keys:
         pit = layout.pit_of(table_id)
-        row = ShiftRow("table", table_id, pit.name, pit.area, figures.get((site, table_id), Figures()), hours)
+        row = ShiftRow("table", table_id, pit.name, pit.area, figures.get((site, table_id), Figures()),
+                       hours.get((site, table_id), Decimal(0)))  # fmt: skip
         row.currency, row.tables = currencies.get((site, table_id)), [table_id]
         row.coverage = covers.get((site, table_id))
         if row.coverage is None or not row.coverage.complete:
             row.incomplete = [f"{table_id}: {row.coverage.summary() if row.coverage else UNKNOWN_TABLE}"]
         tables.append(row)
-    tables.sort(key=lambda r: (r.area, r.pit, r.name))
-    pits: dict[tuple[str, str], ShiftRow] = {}
-    floor = ShiftRow("floor", "floor", "", "", Figures(), hours)
+    order = layout.order()
+    tables.sort(key=lambda r: (order.get(r.pit, len(order)), r.pit, r.name))
+    pits: dict[str, ShiftRow] = {}
+    floor = ShiftRow("floor", "floor", "", "")
     for row in tables:
-        pit_row = pits.setdefault(
-            (row.area, row.pit), ShiftRow("pit", row.pit, row.pit, row.area, Figures(), hours)
-        )
+        pit_row = pits.setdefault(row.pit, ShiftRow("pit", row.pit, row.pit, row.area))
         for group in (pit_row, floor):
             _sum_into(group, row)
-    return [*tables, *[pits[k] for k in sorted(pits)], floor]
+    return [*tables, *pits.values(), floor]
 
 
 def _sum_into(group: ShiftRow, row: ShiftRow) -> None:
     group.figures.add(row.figures)
+    group.hours += row.hours
     group.tables.append(row.name)
     group.incomplete += row.incomplete
     if row.currency and group.currency not in (None, row.currency):
@@ -241,9 +300,12 @@ def _sum_into(group: ShiftRow, row: ShiftRow) -> None:
     group.currency = group.currency or row.currency
 
 
-COLUMNS = ("level", "area", "pit", "table", "archive", "rounds", "hours", "rounds_per_hour", "handle_minor",
-           "handle_main_minor", "handle_side_minor", "handle_insurance_minor", "paid_minor", "win_minor",
-           "theoretical_win_minor", "hold_pct", "dealer_errors", "errors_per_100_rounds", "faults", "voids",
+HOURS_ON_DUTY = "hours_on_duty"  # a dealer's row: the hours its rounds per hour are counted over
+COLUMNS = ("level", "area", "pit", "table", "archive", ROUNDS.column, HOURS_OPEN.column, HOURS_ON_DUTY,
+           ROUNDS_PER_HOUR.column,
+           HANDLE.column, "handle_main_minor", "handle_side_minor", "handle_insurance_minor", PAID.column,
+           WIN.column, HOLD.column, INITIAL_BETS.column, THEORETICAL_WIN.column, "dealer_errors",
+           "errors_per_100_rounds", "faults", "voids",
            "jackpot_handle_minor", "jackpot_contributions_minor", "jackpot_payouts_minor", "currency",
            "incomplete", "dealer")  # fmt: skip
 
@@ -251,12 +313,12 @@ COLUMNS = ("level", "area", "pit", "table", "archive", "rounds", "hours", "round
 def row_values(r: ShiftRow) -> list[object]:
     f = r.figures
     money = (f.handle, f.handle_main, f.handle_side, f.handle_insurance, f.paid, f.win, f.jackpot_handle,
-             f.jackpot_contributions, f.jackpot_payouts, f.theoretical_win)  # fmt: skip
+             f.jackpot_contributions, f.jackpot_payouts, f.theoretical_win, f.initial_bets)  # fmt: skip
     m = [None if r.mixed_currency else v for v in money]
     table = r.name if r.level == "table" else ""
     return [r.level, r.area, r.pit, table, "complete" if r.complete else "INCOMPLETE", f.rounds,
-            r.hours.quantize(Decimal("0.01")), r.rounds_per_hour(), m[0], m[1], m[2], m[3], m[4], m[5],
-            m[9], f.hold_pct(), f.dealer_errors, f.errors_per_100(), f.faults, f.voids, m[6], m[7], m[8],
+            r.hours.quantize(Decimal("0.01")), None, r.rounds_per_hour(), m[0], m[1], m[2], m[3], m[4], m[5],
+            f.hold_pct(), m[10], m[9], f.dealer_errors, f.errors_per_100(), f.faults, f.voids, m[6], m[7], m[8],
             "mixed" if r.mixed_currency else (r.currency or ""), "; ".join(r.incomplete), ""]  # fmt: skip
 
 
@@ -266,13 +328,14 @@ def dealer_incomplete(d: DealerRow, rows: list[ShiftRow]) -> list[str]:
 
 
 def dealer_values(d: DealerRow, rows: list[ShiftRow]) -> list[object]:
-    """A dealer's row in the table's columns (issue 29): the tables dealt, rounds, hours on duty, rounds per
-    hour on duty, dealer errors and per 100 rounds; the money columns stay empty (the house's figures are the
-    tables')."""
+    """A dealer's row in the table's columns (issue 29): the tables dealt, rounds, hours on duty (its own
+    column), rounds per hour on duty, dealer errors and per 100 rounds; the money columns stay empty (the
+    house's figures are the tables')."""
     missing = dealer_incomplete(d, rows)
     values: dict[str, object] = {
         "level": "dealer", "table": " ".join(d.tables), "archive": "INCOMPLETE" if missing else "complete",
-        "rounds": d.rounds, "hours": d.hours.quantize(Decimal("0.01")), "rounds_per_hour": d.rounds_per_hour(),
+        "rounds": d.rounds, HOURS_ON_DUTY: d.hours.quantize(Decimal("0.01")),
+        ROUNDS_PER_HOUR.column: d.rounds_per_hour(),
         "dealer_errors": d.dealer_errors, "errors_per_100_rounds": d.errors_per_100(),
         "incomplete": "; ".join(missing), "dealer": d.dealer if d.dealer is not None else NOBODY_SIGNED_IN,
     }  # fmt: skip
@@ -296,8 +359,8 @@ def to_csv(rows: list[ShiftRow], dealers: Sequence[DealerRow] = ()) -> str:
 def win_series(conn: psycopg.Connection, since: datetime, until: datetime) -> list[tuple[datetime, int]]:
     """(ts, the house's result of that round) of the window's settlements in time order, for the plots."""
     rows = conn.execute(
-        f"SELECT ts, -{TOTAL_NET_SQL} FROM events WHERE topic = 'events/settlement'"
+        f"SELECT ts, {TOTAL_NET_SQL} FROM events WHERE topic = 'events/settlement'"
         " AND ts >= %s AND ts < %s ORDER BY ts LIMIT %s",
         (since, until, SERIES_LIMIT),
     ).fetchall()
-    return [(ts, int(v)) for ts, v in rows]
+    return [(ts, house_win(int(v))) for ts, v in rows]

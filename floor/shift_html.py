@@ -1,7 +1,8 @@
 """The shift report as a self-contained HTML page (``tablectl floor shift --html``): inline CSS and SVG, no script,
 no external resource (a Content-Security-Policy forbids both), every string escaped. Money in major units with the
-currency; plots of the house's win over the shift, rounds per hour and each table's jackpot meter; rows whose
-archive is not complete for the window are marked INCOMPLETE with what they lack."""
+currency; plots of the house's win over the shift, rounds settled in each hour and each table's jackpot meter;
+rows whose archive is not complete for the window are marked INCOMPLETE with what they lack; under them what
+each figure means (figures.GLOSSARY)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,18 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from decimal import Decimal
 
+from floor.figures import (
+    GLOSSARY,
+    HANDLE,
+    HOLD,
+    HOURS_OPEN,
+    INITIAL_BETS,
+    PAID,
+    ROUNDS,
+    ROUNDS_PER_HOUR,
+    THEORETICAL_WIN,
+    WIN,
+)
 from floor.report_html import money
 from floor.shift import NOBODY_SIGNED_IN, ShiftRow, dealer_incomplete
 from floor.shift_dealers import DealerRow
@@ -77,7 +90,7 @@ def rounds_plot(points: list[tuple[datetime, int]], since: datetime, until: date
         f'height="{n / top * (_H - 2 * _PAD):.1f}" fill="#4a4"><title>{n} rounds</title></rect>'
         for i, n in enumerate(counts)
     )
-    return _svg("rounds per hour", body, "0", str(top), since, until)
+    return _svg("rounds settled in each hour of the window", body, "0", str(top), since, until)
 
 
 def meter_plot(history: dict[str, list[tuple[datetime, int]]], since: datetime, until: datetime) -> str:
@@ -99,34 +112,42 @@ def meter_plot(history: dict[str, list[tuple[datetime, int]]], since: datetime, 
 
 
 def cells_text(r: ShiftRow) -> list[str]:
-    """A row's cells as a person reads them (plain text; the dashboard's shift page and this page's table)."""
+    """A row's cells as a person reads them, in ``HEAD``'s order (plain text; the dashboard's shift page, this
+    page's table and the terminal's). The figures people compare come first (win and hold fit a tablet)."""
     f, cur = r.figures, (None if r.mixed_currency else r.currency)
 
-    def m(v: int) -> str:
-        return "mixed currencies" if r.mixed_currency else money(v, cur)
+    def m(v: int, sign: bool = False) -> str:
+        return "mixed currencies" if r.mixed_currency else money(v, cur, sign=sign)
 
     def opt(v: object) -> str:
         return "—" if v is None else str(v)
 
     archive = "complete" if r.complete else "INCOMPLETE"
     name = r.name if r.level != "floor" else "whole floor"
-    return [name, r.area, archive, str(f.rounds), opt(r.rounds_per_hour()), m(f.handle),
-            m(f.handle_main), m(f.handle_side), m(f.handle_insurance), m(f.paid), m(f.win),
-            m(f.theoretical_win), opt(f.hold_pct()) + ("%" if f.hold_pct() is not None else ""), str(f.dealer_errors),
+    hold = f.hold_pct()
+    return [name, archive, str(f.rounds), opt(r.rounds_per_hour()), m(f.handle), m(f.win, sign=True),
+            "—" if hold is None else f"{hold:+}%" if hold else "0.00%", m(f.paid),
+            m(f.theoretical_win, sign=True), m(f.initial_bets), str(r.hours.quantize(Decimal("0.01"))),
+            m(f.handle_main), m(f.handle_side), m(f.handle_insurance), str(f.dealer_errors),
             opt(f.errors_per_100()), str(f.faults), str(f.voids), m(f.jackpot_handle), m(f.jackpot_contributions),
-            m(f.jackpot_payouts)]  # fmt: skip
+            m(f.jackpot_payouts), r.area]  # fmt: skip
+
+
+ARCHIVE_CELL = 1  # the index of the archive verdict in ``cells_text``
+TEXT_CELLS = 2  # the first cells, left-aligned (names and the verdict)
 
 
 def _cells(r: ShiftRow) -> list[str]:
     cells = [html.escape(c) for c in cells_text(r)]
     if not r.complete:
-        cells[2] = '<span class="bad">INCOMPLETE</span>'
+        cells[ARCHIVE_CELL] = '<span class="bad">INCOMPLETE</span>'
     return cells
 
 
-HEAD = ("table / pit", "area", "archive", "rounds", "rounds per hour", "handle", "main bets", "side bets",
-        "insurance", "paid", "win", "theoretical win", "hold", "dealer errors", "errors per 100 rounds", "faults",
-        "voided rounds", "jackpot chips", "jackpot contributions", "jackpot payouts")  # fmt: skip
+HEAD = ("table / pit", "archive", ROUNDS.label, ROUNDS_PER_HOUR.label, HANDLE.label, WIN.label, HOLD.label,
+        PAID.label, THEORETICAL_WIN.label, INITIAL_BETS.label, HOURS_OPEN.label, "main bets", "side bets",
+        "insurance", "dealer errors", "errors per 100 rounds", "faults", "voided rounds", "jackpot chips",
+        "jackpot contributions", "jackpot payouts", "area")  # fmt: skip
 
 
 def to_html(
@@ -144,7 +165,7 @@ def to_html(
     body = []
     for r in rows:
         tds = "".join(
-            f'<td class="t">{c}</td>' if i < 3 else f"<td>{c}</td>" for i, c in enumerate(_cells(r))
+            f'<td class="t">{c}</td>' if i < TEXT_CELLS else f"<td>{c}</td>" for i, c in enumerate(_cells(r))
         )
         body.append(f'<tr class="{r.level}">{tds}</tr>')
     gaps = [f"<li>{e(x)}</li>" for x in floor.incomplete]
@@ -164,11 +185,19 @@ def to_html(
         + win_plot(wins, since, until, cur)
         + rounds_plot(wins, since, until)
         + meter_plot(meters, since, until)
-        + "<p>How each figure is computed: docs/floor.md, “The shift’s figures”.</p></body></html>"
+        + glossary_html()
+        + "</body></html>"
     )
 
 
-_DEALER_HEAD = ("dealer", "tables", "archive", "rounds", "hours on duty", "rounds per hour", "dealer errors",
+def glossary_html() -> str:
+    """What each figure means and which way its sign goes (figures.py), under every page that shows them."""
+    e = html.escape
+    items = "".join(f"<dt>{e(g.label)}</dt><dd>{e(g.doc)}</dd>" for g in GLOSSARY)
+    return f'<h2>What the figures mean</h2><dl class="glossary">{items}</dl>'
+
+
+_DEALER_HEAD = ("dealer", "tables", "archive", "rounds", "hours on duty", "rounds per hour on duty", "dealer errors",
                 "per 100 rounds")  # fmt: skip
 
 

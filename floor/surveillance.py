@@ -46,7 +46,7 @@ def _row(s: PlaySession, show_count: bool) -> dict[str, Any]:
         "key": s.key, "level": s.level, "site": s.site, "table": s.table, "seat": s.seat, "player": s.player,
         "rounds": len(s.rounds), "first_round": s.round_ids[0] if s.round_ids else None,
         "handle": s.handle, "average_bet": round(s.average), "largest_bet": s.largest, "spread": s.spread,
-        "actual_win": s.actual_win, "theoretical_win": s.theoretical_win, "decisions": s.decisions,
+        "win": s.win, "theoretical_win": s.theoretical_win, "decisions": s.decisions,
         "precision": s.precision, "decision_cost": s.cost, "flags": [f.kind.value for f in flags],
         "reasons": [f.words for f in flags],
     }  # fmt: skip

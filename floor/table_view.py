@@ -3,7 +3,9 @@
 - ``round``: the round in progress as the table published it (its newest ``state/round``): only public cards.
   The table withholds the hole card (``??``) until it is revealed (PT-2001 r.17); here every dealer card after
   the first is withheld too while ``hole_card_hidden`` holds, whatever the document carries.
-- ``rounds``: the last ``MAX_ROUNDS`` settlements: when, outcome and net per seat (money in the site's currency).
+- ``rounds``: the last ``MAX_ROUNDS`` settlements: when, outcome and the players' result per seat (as the table
+  settled it: + when the player won) and the round's ``win`` in the house's view (figures.WIN: + when the house
+  won), money in the table's configured currency; ``labels`` names the columns (figures.py).
 - ``alerts``: the floor's alerts of the table (open and acknowledged, with who and when) and the history of the
   table's own open alerts (each archived ``alerts/open``: when an alert was first and last seen open).
 - ``meter``: the jackpot meter over ``METER_HOURS`` (each ``events/jackpot`` with a meter), drawn by the page.
@@ -17,6 +19,7 @@ from typing import Any
 
 import psycopg
 
+from controller.rules.profiles import game_name
 from controller.words import (
     FACE_DOWN,
     OUTCOME_WORDS,
@@ -26,16 +29,20 @@ from controller.words import (
     alert_words,
     card_face,
     hand_label,
+    in_words,
+    local_time,
     money,
     words,
 )
 from floor.coverage import coverage
+from floor.figures import WIN, house_win
 from floor.queries import floor_alerts, table_currencies
 from floor.report import meter_history
 from floor.rows import one_row
 from floor.text import whole
 
 MAX_ROUNDS = 30
+SEAT_RESULTS = "players' result per seat"
 MAX_ALERT_DOCS = 200
 METER_HOURS = 24
 MAX_SEATS = 9
@@ -108,12 +115,13 @@ def _rounds(conn: psycopg.Connection, site: str, table: str, currency: str) -> l
         nets = v if isinstance(v := data.get("seat_nets"), dict) else {}
         out.append({
             "round_id": _text(data.get("round_id")),
-            "settled": ts.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
+            "settled": local_time(ts),
             "event_id": event_id,
             "hands": seats,
             "seat_nets": [f"Seat {_text(k, 3)}: {money(whole(v), currency, sign=True)}" for k, v in
                           list(nets.items())[:MAX_SEATS]],
-            "total_net": money(whole(data.get("total_net")), currency, sign=True),
+            "win": money(None if (n := whole(data.get("total_net"))) is None else house_win(n), currency,
+                         sign=True),
         })  # fmt: skip
     return out
 
@@ -124,6 +132,10 @@ def _alerts(conn: psycopg.Connection, site: str, table: str) -> dict[str, list[d
     ]
     for a in floor:
         a["kind_words"] = alert_words(a.get("kind"))
+        a["message"] = in_words(str(a.get("message") or ""))
+        for key in ("raised_at", "acknowledged_at"):  # local time, as every screen shows a moment
+            if a.get(key):
+                a[key] = local_time(datetime.fromisoformat(str(a[key])))
     seen: dict[int, dict[str, Any]] = {}
     for ts, data in conn.execute(
         "SELECT ts, data FROM events WHERE site = %s AND table_id = %s AND topic = 'alerts/open'"
@@ -133,11 +145,11 @@ def _alerts(conn: psycopg.Connection, site: str, table: str) -> dict[str, list[d
         for a in _list((data or {}).get("alerts") if isinstance(data, dict) else None, 50):
             if not isinstance(a, dict) or whole(a.get("alert_id")) is None:
                 continue
-            when = ts.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+            when = local_time(ts)
             entry = seen.setdefault(a["alert_id"], {
                 "alert_id": a["alert_id"], "kind": _text(a.get("kind"), 40),
                 "kind_words": alert_words(_text(a.get("kind"), 40)), "severity": _text(a.get("severity"), 10),
-                "message": _text(a.get("reason"), 300), "last_seen_open": when,
+                "message": in_words(_text(a.get("reason"), 300)), "last_seen_open": when,
             })  # fmt: skip
             entry["first_seen_open"] = when  # rows come newest first
     return {"floor": floor, "table": sorted(seen.values(), key=lambda a: a["alert_id"], reverse=True)}
@@ -169,12 +181,13 @@ def table_view(
         "table": table,
         "status": _text(known[0] or "unknown", 20),
         "state": words(STATE_WORDS, _text(state.get("state"), 40)) if state.get("state") else "not heard yet",
-        "game": _text(state.get("profile"), 40),
+        "game": game_name(_text(state.get("profile"), 40)),
         "dealer": _text(state.get("dealer"), 40),
         "faults": [alert_words(_text(f, 40)) for f in _list(state.get("faults"), 10)],
         "currency": currency,
         "round": public_round(_newest(conn, site, table, "state/round"), currency),
         "rounds": _rounds(conn, site, table, currency),
+        "labels": {"win": WIN.label, "seat_nets": SEAT_RESULTS},
         "alerts": _alerts(conn, site, table),
         "meter": {
             "since": since.timestamp(),

@@ -23,9 +23,12 @@ from typing import Any
 import psycopg
 from aiohttp import web
 
+from floor.figures import GLOSSARY
+from floor.queries import consistent_read
 from floor.report import meter_history
 from floor.round_page import REPORT_CSP, round_report_html
 from floor.shift import MAX_WINDOW, shift_report, to_csv, win_series
+from floor.shift_dealers import dealer_rows
 from floor.shift_html import HEAD, cells_text, to_html
 from floor.table_view import table_view
 from floor.web_config import WebConfig
@@ -95,7 +98,8 @@ class Pages:
         return guarded
 
     def _read(self, fn: Any, *args: Any) -> Any:
-        with psycopg.connect(self.cfg.dsn) as conn:
+        """``fn`` over one snapshot of the archive (every query of a page or report agrees)."""
+        with psycopg.connect(self.cfg.dsn) as conn, consistent_read(conn):
             return fn(conn, *args)
 
     async def _table(self, request: web.Request) -> web.Response:
@@ -120,6 +124,7 @@ class Pages:
             "since": since.isoformat(),
             "until": until.isoformat(),
             "head": list(HEAD),
+            "glossary": [{"label": g.label, "doc": g.doc} for g in GLOSSARY],
             "rows": [{"level": r.level, "cells": cells_text(r)} for r in rows],
             "incomplete": rows[-1].incomplete[:200],
         }
@@ -142,7 +147,9 @@ class Pages:
         meters: dict[str, list[tuple[datetime, int]]] = defaultdict(list)
         for _site, table_id, _eid, ts, _action, meter in meter_history(conn, since, until):
             meters[table_id].append((ts, int(meter)))
-        return to_html(rows, since, until, win_series(conn, since, until), dict(meters))
+        return to_html(
+            rows, since, until, win_series(conn, since, until), dict(meters), dealer_rows(conn, since, until)
+        )
 
     async def _shift_html(self, request: web.Request) -> web.Response:
         since, until = _window(request)

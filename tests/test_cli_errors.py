@@ -157,3 +157,25 @@ def test_run_with_a_bad_configuration_says_so_on_stderr(tmp_path):
     run = _run(["run", "--config", str(config)])
     assert run.returncode == 2 and run.stdout == ""
     assert run.stderr.startswith("tablectl run: bad configuration:") and "Traceback" not in run.stderr
+
+
+def test_sign_refuses_a_pin_on_the_command_line_and_reads_it_from_a_file(tmp_path):
+    """Issue 37: `--pin 123456` would show the PIN to every local account in the process list: refused in one
+    line saying why and what to use; `--pin-file` (mode 0600) and `--pin-file -` (standard input) sign."""
+    keys = Path(__file__).resolve().parent.parent / "docs" / "examples" / "keys" / "alice.key"
+    argv = ["sign", "--user", "alice", "--role", "supervisor", "--key-file", str(keys), "--action", "clear_jam",
+            "--args", '{"alert_id": 3}', "--ts", "1767225600", "--nonce", "00" * 16, "--request-id", "r1"]  # fmt: skip
+    line = _one_line(_run([*argv, "--pin", "123456"], env={"TABLECTL_PIN": ""}), 2)
+    assert "process list" in line and "--pin-file" in line and "123456" not in line
+    pin = tmp_path / "pin"
+    pin.write_text("123456\n")
+    pin.chmod(0o644)
+    assert "others may read it" in _one_line(
+        _run([*argv, "--pin-file", str(pin)], env={"TABLECTL_PIN": ""}), 1
+    )
+    pin.chmod(0o600)
+    signed = _run([*argv, "--pin-file", str(pin)], env={"TABLECTL_PIN": ""})
+    assert signed.returncode == 0 and '"sig"' in signed.stdout, signed.stderr
+    piped = subprocess.run([*TABLECTL, *argv, "--pin-file", "-"], input="123456\n", capture_output=True, text=True,
+                           timeout=120, env={**os.environ, "TABLECTL_PIN": ""}, cwd=ROOT, check=False)  # fmt: skip
+    assert piped.returncode == 0 and piped.stdout == signed.stdout, piped.stderr  # the same signature

@@ -70,3 +70,22 @@ def test_table_limits_are_the_configured_overrides_only(config) -> None:
     assert table_limits(config) == {"min_bet": 500, "max_bet": 15000}
     t = dataclasses.replace(config.table, min_bet=None, max_bet=None)
     assert table_limits(dataclasses.replace(config, table=t)) == {}
+
+
+def test_the_tables_currency_is_its_own_else_its_jackpots(config) -> None:
+    """Issue 36: what every amount is in, from the configuration (`table.currency`, else the jackpot's)."""
+    assert config.table.currency is None and config.jackpot.enabled and config.currency == "EUR"
+    off = dataclasses.replace(config.jackpot, enabled=False)
+    assert dataclasses.replace(config, jackpot=off).currency is None
+    chf = dataclasses.replace(config.table, currency="CHF")
+    assert dataclasses.replace(config, table=chf, jackpot=off).currency == "CHF"
+
+
+def test_a_table_currency_other_than_the_jackpots_is_refused_naming_the_key(tmp_path: Path) -> None:
+    from controller.config import ConfigError
+
+    text = (ROOT / "firmware_configs" / "demo.toml").read_text()
+    path = tmp_path / "table.toml"
+    path.write_text(text.replace("[table]\n", '[table]\ncurrency = "USD"\n', 1))
+    with pytest.raises(ConfigError, match=r"table\.currency.*USD differs from jackpot\.currency EUR"):
+        load_config(path, check_files=False)

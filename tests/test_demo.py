@@ -42,7 +42,7 @@ def test_demo_auto_plays_two_rounds_over_mqtt(tmp_path: Path) -> None:
     assert len(cards) >= 2 * 5  # two seats and the dealer, two cards each at least, per round
     seqs = [int(c[0]) for c in cards]
     assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)  # in shoe order, each once (deduped)
-    assert "2 round(s) dealt and settled" in out
+    assert "2 rounds dealt and settled" in out
     played = [line for line in out.splitlines() if line.startswith(("card ", "round ", "settlement "))]
     assert not [(line, code_names(line)) for line in played if code_names(line)]  # in words (issue 30)
     # one line per round in words, every amount in money (issue 19)
@@ -75,7 +75,7 @@ def test_demo_without_a_tty_plays_three_rounds(tmp_path: Path) -> None:
     proc = run("--workdir", str(tmp_path / "demo"))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert len(re.findall(r"^settlement ", proc.stdout, re.M)) == 3
-    assert "3 round(s) dealt and settled" in proc.stdout
+    assert "3 rounds dealt and settled" in proc.stdout
 
 
 def test_demo_refuses_bad_options_with_a_reason() -> None:
@@ -119,4 +119,4 @@ def test_demo_batch_shoe_is_cut_then_dealt(tmp_path: Path) -> None:
     proc = run("--auto", "1", "--shoe", "batch", "--seed", "3", "--workdir", str(tmp_path / "demo"))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "demo: Seat 1 cuts the cards (PT-2001 r.8)" in proc.stdout
-    assert "batch shoe shuffled and cut" in proc.stdout and "1 round(s) dealt and settled" in proc.stdout
+    assert "batch shoe shuffled and cut" in proc.stdout and "1 round dealt and settled" in proc.stdout

@@ -6,6 +6,7 @@ one logged-in browser. Screenshots go to docs/screenshots/floor-*.png when UPDAT
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ import pytest
 from playwright.sync_api import BrowserContext, expect
 
 from floor.alerts import raise_alert
+from floor.figures import GLOSSARY
 from floor.layout import parse_layout
 from floor.messages import TableRef
 from tablebench.pitmap_floor import HOLE, PLAYED, SITE, build_floor, layout_toml, publish
@@ -88,14 +90,19 @@ def test_two_hundred_tables_on_one_full_hd_screen_grouped_by_pit_in_words(floor,
     _shot(page, "floor-pitmap.png", tmp_path)
     assert seen["bad"] == [] and seen["scroll"] <= seen["inner"], seen
     assert seen["onScreen"] == N, f"only {seen['onScreen']} of {N} tiles on the first screen"
-    assert page.locator(".pit-label").count() == 5
-    assert [page.locator(f".pit-label >> nth={i} >> b").inner_text() for i in range(5)] == [
-        "Pit 2",
-        "Pit 4",
-        "Pit 1",
-        "Pit 3",
-        "Pit 5",
-    ]  # fmt: skip  (areas: High limit, then Main floor)
+    # pits as groups (each a section holding its own tiles), in the layout's order whatever their areas
+    assert page.locator("section.pit").count() == 5
+    assert page.eval_on_selector_all("section.pit > .pit-label > b", "bs => bs.map(b => b.textContent)") == [
+        "Pit 1", "Pit 2", "Pit 3", "Pit 4", "Pit 5"]  # fmt: skip
+    assert (
+        page.eval_on_selector_all(
+            "section.pit",
+            "ps => ps.map(p => [...p.querySelectorAll('.tile')].every(t => t.dataset.pit === p.dataset.pit))",
+        )
+        == [True] * 5
+    )
+    boxes = page.eval_on_selector_all("section.pit", "ps => ps.map(p => p.getBoundingClientRect().toJSON())")
+    assert all(a["bottom"] <= b["top"] for a, b in itertools.pairwise(boxes)), "pits do not overlap"
     # coloured by attention, with the words for it (tablebench/pitmap_floor.py: jam at 5, offline at 11, ...)
     for table, attention, words in (("bj005", "fault", "dealing stopped"), ("bj011", "unreachable",
                                     "out of reach"), ("bj013", "critical", "critical alert"),
@@ -104,9 +111,12 @@ def test_two_hundred_tables_on_one_full_hd_screen_grouped_by_pit_in_words(floor,
         assert tile.get_attribute("data-attention") == attention and words in tile.inner_text()
     tile = page.locator(".tile[data-table='bj004']")
     assert all(
-        x in tile.inner_text() for x in ("pt-2001", "10.00–1,000.00", "Dealer 5", "1,005.40 EUR", "s ago")
+        x in tile.inner_text() for x in ("PT-2001", "10.00–1,000.00", "Dealer 5", "1,005.40 EUR", "s ago")
     )
     assert tile.locator(".seats").get_attribute("aria-label") == "seats 2 5 in play"
+    # the played table is dealing (state/table "bets": {} once dealing starts): its round's seats are in play
+    played = page.locator(f".tile[data-table='{PLAYED}'] .seats")
+    assert played.get_attribute("aria-label") == "seats 3 in play"
     assert "Shoe jam" in page.locator(".tile[data-table='bj005']").get_attribute("title")
     text = page.inner_text("#map") + page.inner_text("#alerts")
     assert not CODE_NAME.findall(text), CODE_NAME.findall(text)[:5]
@@ -134,7 +144,7 @@ def test_filter_by_pit_game_state_attention_and_search(floor):
     assert set(page.eval_on_selector_all(".tile:not([hidden])", "ts => ts.map(t => t.dataset.pit)")) == {
         "Pit 2"
     }
-    assert page.locator(".pit-label:not([hidden])").count() == 1
+    assert page.locator("section.pit:not([hidden])").count() == 1
     page.select_option("#filter-attention", "fault")
     expect(visible).to_have_count(2)  # a jam every 37th table from 5: 5, 42, 79, ...
     assert visible.evaluate_all("ts => ts.map(t => t.dataset.table)") == ["bj042", "bj079"]
@@ -181,6 +191,7 @@ def test_a_rounds_dispute_report_opens_as_a_page_with_its_own_policy(floor, tmp_
     assert "script-src" not in csp and "default-src 'none'" in csp
     expect(page.locator("body")).to_contain_text("agrees with the journal")
     assert "2♣" in page.inner_text("body")  # the burn card, as a face
+    assert "in EUR" in page.inner_text("body")  # the table's currency (issue 36)
     _shot(page, "floor-round-report.png", tmp_path)
     bad = page.request.get(floor.web.url + "/round?site=S1&table=bj001&round=%3Cscript%3E")
     assert bad.status == 400 and bad.json()["reason"].startswith("round: expected a name")
@@ -211,8 +222,9 @@ def test_hostile_text_from_a_table_stays_text_and_changes_arrive_live(floor):
     expect(alert).to_contain_text("Event missing from the archive")
 
 
-def test_the_shift_page_shows_the_figures_with_csv_and_the_page_with_plots(floor, tmp_path):
+def _shift_page(floor, width: int = 1920, height: int = 1080):
     page = floor.context.new_page()
+    page.set_viewport_size({"width": width, "height": height})
     page.goto(floor.web.url + "/shift")
     now = datetime.now(UTC)
     page.fill("#since", (now - timedelta(hours=3)).strftime("%Y-%m-%dT%H:%M"))
@@ -220,8 +232,14 @@ def test_the_shift_page_shows_the_figures_with_csv_and_the_page_with_plots(floor
     page.click("#show")
     row = page.locator("#figures tr.table", has_text=PLAYED)
     expect(row).to_have_count(1, timeout=30_000)
+    return page, row
+
+
+def test_the_shift_page_shows_the_figures_with_csv_and_the_page_with_plots(floor, tmp_path):
+    page, row = _shift_page(floor)
     cells = row.locator("td").all_inner_texts()
-    assert cells[0] == PLAYED and cells[1] == "Main floor" and cells[3] == "2"  # two rounds settled
+    assert cells[0] == PLAYED and cells[2] == "2" and cells[-1] == "Main floor"  # two rounds settled
+    expect(page.locator("#glossary dt")).to_have_count(len(GLOSSARY))  # what each figure means, under them
     floor_row = page.locator("#figures tr.floor td").all_inner_texts()
     assert floor_row[0] == "whole floor"
     _shot(page, "floor-shift.png", tmp_path)
@@ -236,3 +254,41 @@ def test_the_shift_page_shows_the_figures_with_csv_and_the_page_with_plots(floor
         and "script-src" not in html.headers["content-security-policy"]
     )
     page.close()
+
+
+def test_a_tablet_sees_the_shift_pages_hold_without_scrolling_sideways(floor, tmp_path):
+    """Issue 36: on a 768 px tablet the hold column (win ÷ handle) is on screen, and so is every column before
+    it (table, rounds, pace, handle, win); the rest scroll inside their panel, never the page."""
+    page, row = _shift_page(floor, 768, 1024)
+    _shot(page, "floor-shift-tablet.png", tmp_path)
+    heads = page.locator("#figures thead th").all_inner_texts()
+    hold = heads.index("hold %")
+    assert heads[:hold] == [
+        "table / pit",
+        "archive",
+        "rounds",
+        "rounds per hour open",
+        "handle",
+        "win (house)",
+    ]
+    right = page.eval_on_selector_all(
+        "#figures tr", f"rs => rs.map(r => r.children[{hold}].getBoundingClientRect().right)"
+    )
+    assert right and max(right) <= 768, right
+    assert page.evaluate("document.documentElement.scrollWidth") <= 768
+    assert row.locator("td").nth(hold).inner_text().endswith("%")
+    page.close()
+
+
+def test_a_tile_shows_the_seats_of_the_round_being_dealt() -> None:
+    """Issue 36: the table empties `state/table` `bets` once dealing starts; the round's seats are in play then,
+    and none once the round is over (tile data, floor/pitmap.py)."""
+    from floor.pitmap import seats_in_play
+
+    betting = {"round_id": "R1", "round_active": False, "bets": {"2": {}, "5": {}}}
+    dealing = {"round_id": "R1", "round_active": True, "bets": {}}
+    rnd = {"round_id": "R1", "phase": "player_turns", "seats": [{"seat": 5}, {"seat": 2}, {"seat": "x"}]}
+    assert seats_in_play(betting, {}) == [2, 5]
+    assert seats_in_play(dealing, rnd) == [2, 5]
+    assert seats_in_play(dealing, {**rnd, "round_id": "R0"}) == []  # an older round's document
+    assert seats_in_play({**dealing, "round_active": False}, rnd) == []  # settled: nobody in play

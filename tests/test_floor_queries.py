@@ -76,7 +76,7 @@ def test_archived_rounds_replay_to_the_settlement_the_table_published(dsn, tmp_p
     for r in lines:
         files = list(out_dir.glob(f"T1-{r['round_id']}.json"))
         assert len(files) == 1
-        assert tablectl(["replay", str(files[0])]) == 0
+        assert tablectl(["replay", "--json", str(files[0])]) == 0
         replayed = json.loads(capsys.readouterr().out)
         settled = r["settlement"]
         assert replayed["settlement"]["hands"] == settled["hands"]
@@ -134,7 +134,7 @@ def test_day_report_per_table_as_csv_and_escaped_html_with_the_meter_plot(dsn, t
     assert tablectl(["floor", "report", "--dsn", dsn, "--day", "2026-11-23"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == (
-        "site,table,archive,rounds,staked_minor,paid_minor,house_net_minor,dealer_errors,faults,voids,"
+        "site,table,archive,rounds,handle_minor,paid_minor,win_minor,dealer_errors,faults,voids,"
         "jackpot_meter_minor,currency,archived_to,known_to,missing_ids,pending_ids"
     )
     # round 1: seat 1 pushes 1000, seat 2 wins 500 on 500; round 2: seat 1 doubles 2000 -> 4000 and wins
@@ -220,7 +220,7 @@ def test_a_day_with_a_hole_in_the_archive_is_marked_incomplete_and_names_the_ids
     archive_harness(dsn, h, skip=hole)
     row, err = report_row(dsn, capsys)
     # the sum of what is archived, never presented as the day's: the table settled sum(nets)
-    assert row["rounds"] == "3" and int(row["house_net_minor"]) == -(sum(nets) - nets[1])
+    assert row["rounds"] == "3" and int(row["win_minor"]) == -(sum(nets) - nets[1])
     assert row["archive"] == "INCOMPLETE"
     assert row["pending_ids"] == f"{hole.start}-{hole.stop - 1}" and row["missing_ids"] == ""
     assert row["archived_to"] == str(hole.start - 1)
@@ -244,9 +244,7 @@ def test_a_day_with_a_hole_in_the_archive_is_marked_incomplete_and_names_the_ids
     archive_harness(dsn, h, skip=set(range(1, hole.start)) | set(range(hole.stop, 10_000)))
     row, err = report_row(dsn, capsys)
     assert row["archive"] == "complete" and row["missing_ids"] == row["pending_ids"] == ""
-    assert (
-        int(row["house_net_minor"]) == -sum(nets) == -sum(s["total_net"] for s in own_settlements(h).values())
-    )
+    assert int(row["win_minor"]) == -sum(nets) == -sum(s["total_net"] for s in own_settlements(h).values())
     assert "S1/T1 2026-11-23: complete" in err
 
 
@@ -348,7 +346,7 @@ def test_rounds_with_a_dealer_error_a_void_card_and_burns_round_trip_to_replay(d
         assert {"card": void_card, "recipient": "void"}.items() <= next(
             c for c in exported["cards"] if c["card"] == void_card
         ).items()
-        assert tablectl(["replay", str(path)]) == 0, capsys.readouterr()
+        assert tablectl(["replay", "--json", str(path)]) == 0, capsys.readouterr()
         replayed = json.loads(capsys.readouterr().out)
         own = own_settlements(h)[line["round_id"]]
         for key in (

@@ -115,9 +115,9 @@ def test_a_counters_session_rebuilt_from_the_archive_of_a_real_table_core(dsn):
     sim = [s for r in rounds for s in seat_rounds(r.description, round_id=r.round_id, shoe=r.shoe,
                                                   count=r.count)[0] if s.seat == SUBJECT_SEAT]  # fmt: skip
     assert len(seat.rounds) == len(sim) == len(rounds) and report.players == []
-    assert seat.handle == sum(s.bet for s in sim)
+    assert seat.initial_bets == sum(s.bet for s in sim) and seat.handle == sum(s.staked for s in sim)
     assert seat.largest == max(s.bet for s in sim) and seat.smallest == min(s.bet for s in sim)
-    assert seat.actual_win == -sum(s.net for s in sim)
+    assert seat.win == -sum(s.net for s in sim)
     assert seat.theoretical_win == round(sum(s.bet for s in sim) * sim[0].edge) and seat.theoretical_win > 0
     assert seat.precision == 1.0 and seat.cost == 0
     # the count at each bet: the floor's, from the archived cards, is the one the counter bet on
@@ -137,7 +137,7 @@ def test_a_continuous_shuffler_has_no_count_measure(dsn):
     assert report.problems == []
     [seat] = [s for s in report.sessions if s.level == Level.SEAT and s.seat == 1]
     assert seat.continuous and seat.trend() is None and seat.entry() is None
-    assert [r.true_count for r in seat.rounds] == [None, None] and seat.handle == 3000
+    assert [r.true_count for r in seat.rounds] == [None, None] and seat.initial_bets == 3000
 
 
 def test_floor_sessions_csv_and_page_and_the_shifts_theoretical_win(dsn, tmp_path, capsys):
@@ -153,7 +153,7 @@ def test_floor_sessions_csv_and_page_and_the_shifts_theoretical_win(dsn, tmp_pat
     sim = [s for r in rounds for s in seat_rounds(r.description, round_id=r.round_id, shoe=r.shoe,
                                                   count=r.count)[0]]  # fmt: skip
     five, one = rows[str(SUBJECT_SEAT)], rows["1"]
-    assert int(five["rounds"]) == len(rounds) and int(five["handle_minor"]) == sum(
+    assert int(five["rounds"]) == len(rounds) and int(five["initial_bets_minor"]) == sum(
         s.bet for s in sim if s.seat == 5
     )
     assert five["count_measure"] == "applicable" and float(five["bet_count_rho"]) > 0.5
@@ -168,9 +168,10 @@ def test_floor_sessions_csv_and_page_and_the_shifts_theoretical_win(dsn, tmp_pat
     assert tablectl(["floor", "sessions", "--dsn", dsn, *window, "--html", str(page), "--max-p", "1e-6"]) == 0
     assert "bets rise with the count" not in page.read_text()
     # the shift's theoretical win: the original bets x pt-2001's house edge (strategy.py)
-    assert tablectl(["floor", "shift", "--dsn", dsn, *window]) == 0
+    assert tablectl(["floor", "shift", "--dsn", dsn, *window, "--csv"]) == 0
     [t1] = [r for r in csv.DictReader(io.StringIO(capsys.readouterr().out)) if r["level"] == "table"]
     assert int(t1["theoretical_win_minor"]) == round(sum(s.bet for s in sim) * profile_edge("pt-2001")) > 0
+    assert int(t1["initial_bets_minor"]) == sum(s.bet for s in sim)  # the basis the edge multiplies
 
 
 def test_the_sessions_page_shows_hostile_names_as_text():
@@ -199,9 +200,9 @@ def test_an_advantage_play_alert_is_raised_once_and_kept_from_the_dashboards_lis
     archive_harness(dsn, h)
     window = ["--since", SINCE.isoformat(), "--until", UNTIL.isoformat()]
     assert tablectl(["floor", "sessions", "--dsn", dsn, *window, "--alert"]) == 0
-    assert capsys.readouterr().err.rstrip().endswith(", 1 new advantage_play alert(s)")
+    assert capsys.readouterr().err.rstrip().endswith(", 1 new advantage play alert")
     assert tablectl(["floor", "sessions", "--dsn", dsn, *window, "--alert"]) == 0  # the same session again
-    assert capsys.readouterr().err.rstrip().endswith(", 0 new advantage_play alert(s)")
+    assert capsys.readouterr().err.rstrip().endswith(", 0 new advantage play alerts")
     with psycopg.connect(dsn) as conn:
         [alert] = floor_alerts(conn, surveillance=True)
         assert alert.kind == "advantage_play" and alert.details["seat"] == SUBJECT_SEAT

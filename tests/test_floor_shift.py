@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
-from datetime import timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 
@@ -84,9 +84,17 @@ def shift_rows(dsn: str, tmp_path: Path, capsys, *extra: str) -> list[dict]:
     layout.write_text(LAYOUT)
     since, until = WHEN - timedelta(hours=1), WHEN + timedelta(hours=7)
     args = ["floor", "shift", "--dsn", dsn, "--layout", str(layout), "--since", since.isoformat(),
-            "--until", until.isoformat(), *extra]  # fmt: skip
+            "--until", until.isoformat(), *(extra or ("--csv",))]  # fmt: skip
     assert tablectl(args) == 0
-    return list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    out = capsys.readouterr().out
+    return list(csv.DictReader(io.StringIO(out))) if not extra or "--csv" in extra else []
+
+
+def opened_at(h: Harness, when: datetime) -> datetime:
+    """When archive_harness stored the table's events/session opened (event i at ``when`` + i seconds)."""
+    i = next(i for i, p in enumerate(messages(h.effects), start=1)
+             if p.topic == "events/session" and p.data["action"] == "opened")  # fmt: skip
+    return when + timedelta(seconds=i)
 
 
 def test_a_shift_per_table_pit_and_floor_equals_what_the_tables_journaled(dsn, tmp_path, capsys) -> None:
@@ -94,9 +102,12 @@ def test_a_shift_per_table_pit_and_floor_equals_what_the_tables_journaled(dsn, t
     play_two_rounds(tables["T1"])
     play_insured_round(tables["T2"])
     play_two_rounds(tables["T3"])
+    opened = {}
     for i, (name, h) in enumerate(tables.items()):
         archive_harness(dsn, h, table=name, when=WHEN + timedelta(minutes=10 * i))
+        opened[name] = opened_at(h, WHEN + timedelta(minutes=10 * i))
     rows = shift_rows(dsn, tmp_path, capsys)
+    until = WHEN + timedelta(hours=7)
     by = {(r["level"], r["table"] or r["pit"] or r["level"]): r for r in rows}
     journals = {name: journaled_settlements(h) for name, h in tables.items()}
     assert journals["T2"][0]["insurance"], "the round has insurance"
@@ -108,7 +119,10 @@ def test_a_shift_per_table_pit_and_floor_equals_what_the_tables_journaled(dsn, t
         assert row["archive"] == "complete" and row["currency"] == ""
         handle, win = want["handle_minor"], want["win_minor"]
         assert Decimal(row["hold_pct"]) == (Decimal(win) * 100 / handle).quantize(Decimal("0.01"))
-        assert Decimal(row["rounds_per_hour"]) == (Decimal(want["rounds"]) / 8).quantize(Decimal("0.1"))
+        # the game's pace: rounds ÷ the hours the tables were open (sessions still open at the window's end)
+        hours = sum(Decimal(str((until - opened[n]).total_seconds())) / 3600 for n in names)
+        assert Decimal(row["hours_open"]) == hours.quantize(Decimal("0.01")), key
+        assert Decimal(row["rounds_per_hour"]) == (Decimal(want["rounds"]) / hours).quantize(Decimal("0.1"))
     assert by[("table", "T2")]["pit"] == "Pit 1" and by[("table", "T3")]["area"] == "Salon <b>privé</b>"
 
 
@@ -160,6 +174,14 @@ def test_a_bad_layout_is_refused_naming_the_key(text: str, why: str) -> None:
 def test_a_table_the_layout_does_not_name_is_shown_unassigned() -> None:
     layout = parse_layout(LAYOUT)
     assert layout.pit_of("T9").name == "unassigned" and layout.pit_of("T3").name == "Pit 2"
+    assert layout.pit_of("T9").area == "not in the floor layout"  # never "unassigned / unassigned" (issue 42)
+
+
+def test_pits_come_in_the_order_the_layout_lists_them_whatever_their_areas() -> None:
+    text = "".join(
+        f'[[pit]]\nname = "Pit {n}"\narea = "{"AB"[n % 2]}"\ntables = ["T{n}"]\n' for n in (1, 2, 3)
+    )
+    assert parse_layout(text).order() == {"Pit 1": 0, "Pit 2": 1, "Pit 3": 2}
 
 
 def test_each_round_and_dealer_error_goes_to_the_dealer_on_duty_two_dealers_on_one_table(
@@ -209,7 +231,9 @@ def test_each_round_and_dealer_error_goes_to_the_dealer_on_duty_two_dealers_on_o
         row = rows[name]
         assert (int(row["rounds"]), int(row["dealer_errors"])) == (counts["rounds"], counts["dealer_errors"])
         assert row["table"] == "T1" and row["archive"] == "complete"
-        assert Decimal(row["hours"]) == hours[name].quantize(Decimal("0.01"))
+        assert (
+            Decimal(row["hours_on_duty"]) == hours[name].quantize(Decimal("0.01")) and not row["hours_open"]
+        )
         assert Decimal(row["rounds_per_hour"]) == (counts["rounds"] / hours[name]).quantize(Decimal("0.1"))
         per_100 = Decimal(counts["dealer_errors"] * 100) / counts["rounds"]
         assert Decimal(row["errors_per_100_rounds"]) == per_100.quantize(Decimal("0.1"))
@@ -217,3 +241,28 @@ def test_each_round_and_dealer_error_goes_to_the_dealer_on_duty_two_dealers_on_o
     shift_rows(dsn, tmp_path, capsys, "--html", str(page))
     text = page.read_text()
     assert "<h2>Dealers</h2>" in text and '<td class="t">João</td>' in text
+
+
+def test_a_report_reads_one_snapshot_of_the_archive(dsn) -> None:
+    """Issue 36: every query of a report reads one snapshot (queries.consistent_read). A worker committing two
+    rounds between the floor's rows and the dealers' rows is in neither, so both count the same rounds; the same
+    two reads outside one snapshot disagree (how one page counted 417 rounds for the floor, 419 for its dealers)."""
+    import psycopg
+
+    from floor.layout import Layout
+    from floor.queries import consistent_read
+    from floor.shift import shift_report
+    from floor.shift_dealers import dealer_rows
+
+    first, second = Harness(), Harness()
+    play_two_rounds(first)
+    play_two_rounds(second)
+    archive_harness(dsn, first, table="T1")
+    since, until = WHEN - timedelta(hours=1), WHEN + timedelta(hours=7)
+    with psycopg.connect(dsn) as conn, consistent_read(conn):
+        rows = shift_report(conn, since, until, Layout())
+        archive_harness(dsn, second, table="T2")  # a worker commits meanwhile
+        dealers = dealer_rows(conn, since, until)
+    assert rows[-1].figures.rounds == sum(d.rounds for d in dealers) == 2
+    with psycopg.connect(dsn) as conn:
+        assert sum(d.rounds for d in dealer_rows(conn, since, until)) == 4

@@ -131,11 +131,13 @@ def test_sign_reproduces_the_worked_example_in_mqtt_md() -> None:
     assert block is not None
     argv = block.group(1).replace("\\\n", " ").split()[1:]
     argv = [a.strip("'") for a in argv]
-    proc = tablectl(*argv)
+    assert argv[-2] == "<<<" and "--pin" not in argv  # the PIN on standard input, never on the command line
+    argv, pin = argv[:-2], argv[-1]
+    proc = tablectl(*argv, stdin=pin + "\n")
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == json.loads(block.group(2))
-    # the PIN from the environment (documented alternative to --pin) gives the same signature
-    no_pin = [a for i, a in enumerate(argv) if a != "--pin" and (i == 0 or argv[i - 1] != "--pin")]
+    # the PIN from the environment (the documented alternative) gives the same signature
+    no_pin = [a for i, a in enumerate(argv) if a != "--pin-file" and (i == 0 or argv[i - 1] != "--pin-file")]
     proc = tablectl(*no_pin, env={"TABLECTL_PIN": "123456"})
     assert json.loads(proc.stdout)["sig"] == json.loads(block.group(2))["sig"]
     # a wrong PIN does not open the key file: nothing is signed
@@ -150,7 +152,7 @@ def test_example_round_replays_with_exit_0_and_its_expect_block(path: Path) -> N
     doc = json.loads(path.read_text())
     by_file, by_stdin = (
         tablectl("replay", str(path), "--pretty"),
-        tablectl("replay", "-", stdin=path.read_text()),
+        tablectl("replay", "--json", "-", stdin=path.read_text()),
     )
     assert by_file.returncode == 0 and by_stdin.returncode == 0, by_file.stderr + by_stdin.stderr
     out = json.loads(by_file.stdout)
@@ -167,9 +169,9 @@ def test_rounds_md_json_blocks_replay() -> None:
     text = (DOCS / "rounds.md").read_text()
     blocks = re.findall(r"```json\n(.*?)```", text, re.S)
     fmt = next(b for b in blocks if '"format": 1' in b)
-    assert tablectl("replay", "-", stdin=fmt).returncode == 0
+    assert tablectl("replay", "--json", "-", stdin=fmt).returncode == 0
     worked = next(b for b in blocks if '"TS", "TH", "6D"' in b)
-    out = json.loads(tablectl("replay", "-", stdin=worked).stdout)["settlement"]
+    out = json.loads(tablectl("replay", "--json", "-", stdin=worked).stdout)["settlement"]
     assert out["hands"][0]["outcome"] == "win" and out["hands"][0]["net"] == 1000
     assert out["dealer_cards"] == ["TH", "5C", "9S"] and out["dealer_total"] == 24
 
@@ -177,7 +179,10 @@ def test_rounds_md_json_blocks_replay() -> None:
 def test_replay_exit_codes_as_documented() -> None:
     """docs/rounds.md: 1 for an invalid round (JSON with valid false), 2 for an unreadable file."""
     bad = tablectl(
-        "replay", "-", stdin='{"profile":"pt-2001","bets":[{"seat":1,"amount":1000}],"cards":["ZZ"]}'
+        "replay",
+        "--json",
+        "-",
+        stdin='{"profile":"pt-2001","bets":[{"seat":1,"amount":1000}],"cards":["ZZ"]}',
     )
     assert bad.returncode == 1 and json.loads(bad.stdout)["valid"] is False
     assert tablectl("replay", "-", stdin="not json").returncode == 2

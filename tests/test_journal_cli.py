@@ -102,7 +102,7 @@ async def test_export_writes_replayable_rounds_and_skips_void_ones_pt2001_r62(tm
     out = tmp_path / "rounds.jsonl"
     res = tablectl("journal", "export", "--db", str(db), "--session", session, "--out", str(out))
     assert res.returncode == 0, res.stderr
-    assert "exported 3 round(s); 1 void round(s) skipped" in res.stderr
+    assert "exported 3 rounds; 1 void round skipped" in res.stderr
     lines = out.read_text().splitlines()
     assert len(lines) == 3
     bets = []
@@ -114,7 +114,7 @@ async def test_export_writes_replayable_rounds_and_skips_void_ones_pt2001_r62(tm
     assert bets == [500, 1000, 1500]
     # the replay CLI settles an exported line too
     (tmp_path / "one.json").write_text(lines[0])
-    rep = tablectl("replay", str(tmp_path / "one.json"))
+    rep = tablectl("replay", "--json", str(tmp_path / "one.json"))
     assert rep.returncode == 0, rep.stderr
     # default session is the latest one; stdout when no --out
     res = tablectl("journal", "export", "--db", str(db))

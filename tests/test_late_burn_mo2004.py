@@ -42,8 +42,10 @@ def test_late_burn_and_second_card_mo2004_art4_2_art7_1(tmp_path: Path, capsys) 
     assert burn["recipient"] == "burn" and burn["errors"] == [], burn
     assert second["recipient"] == "dealer" and second["errors"] == [], second
     assert not h.records("dealer_error") and not h.alerts("dealer_error")
-    third = h.card("4D")  # anything after the second card is a dealer error (art.7.1)
-    assert third["recipient"] == "void" and third["errors"], third
+    third = h.card("4D")  # 6 + 7 = 13: the bank must draw on 16 or less (art.6.1; no PT-2001 r.22 here)
+    assert third["recipient"] == "dealer" and third["errors"] == [], third
+    fourth = h.card("9S")  # on 17 the bank may not draw: a dealer error, the card does not count (art.6.1)
+    assert fourth["recipient"] == "void" and fourth["errors"], fourth
     h.lid_cycle()
 
     journal = Journal(tmp_path / "journal.db", table_id="T1")
@@ -64,8 +66,8 @@ def test_late_burn_and_second_card_mo2004_art4_2_art7_1(tmp_path: Path, capsys) 
     path = tmp_path / "round.json"
     path.write_text(line)
     capsys.readouterr()
-    assert tablectl(["replay", str(path)]) == 0, capsys.readouterr()
+    assert tablectl(["replay", "--json", str(path)]) == 0, capsys.readouterr()
     replayed = json.loads(capsys.readouterr().out)
     settled = replayed["settlement"]
-    assert replayed["journal_agrees"] is True and settled["dealer_cards"] == ["6D", "7H"], replayed
-    assert [(e["rule"], e["card"]) for e in replayed["dealer_errors"]] == [("MO-2004 art.7.1", "4D")]
+    assert replayed["journal_agrees"] is True and settled["dealer_cards"] == ["6D", "7H", "4D"], replayed
+    assert [(e["rule"], e["card"]) for e in replayed["dealer_errors"]] == [("MO-2004 art.6.1", "9S")]

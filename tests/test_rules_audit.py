@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def cli(tmp_path: Path, capsys: pytest.CaptureFixture[str], doc: dict[str, Any]) -> tuple[int, dict]:
     path = tmp_path / "round.json"
     path.write_text(json.dumps(doc))
-    rc = replay_main(argparse.Namespace(round=str(path), pretty=False))
+    rc = replay_main(argparse.Namespace(round=str(path), json=True, pretty=False))
     return rc, json.loads(capsys.readouterr().out)
 
 
@@ -644,7 +644,7 @@ EXAMPLES = sorted((ROOT / "docs" / "examples" / "rounds").glob("*.json"))
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
 def test_examples_replay_to_their_expect_block(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     doc = json.loads(path.read_text())
-    rc = replay_main(argparse.Namespace(round=str(path), pretty=False))
+    rc = replay_main(argparse.Namespace(round=str(path), json=True, pretty=False))
     out = json.loads(capsys.readouterr().out)
     assert rc == 0 and out["settlement"]["total_net"] == doc["expect"]["total_net"]
 

@@ -38,7 +38,7 @@ def H(seat: int, action: str, hand: int = 0, **kw: Any) -> dict:
 def cli(tmp_path: Path, capsys: pytest.CaptureFixture[str], doc: dict) -> tuple[int, dict]:
     path = tmp_path / "round.json"
     path.write_text(json.dumps(doc))
-    rc = replay_main(argparse.Namespace(round=str(path), pretty=False, report=False, html=None))
+    rc = replay_main(argparse.Namespace(round=str(path), json=True, pretty=False, report=False, html=None))
     return rc, json.loads(capsys.readouterr().out)
 
 
@@ -178,10 +178,12 @@ def test_mo2004_art7_1_all_bust_round_also_valid_without_the_second_card(tmp_pat
     assert out["settlement"]["total_net"] == -10000
 
 
-def test_mo2004_art6_1_a_third_dealer_card_with_nobody_in_play_does_not_count(tmp_path, capsys) -> None:
-    cards = ["TH", "9S", "6D", "8C", "3S", "2D", {"card": "5C", "to": "dealer"}]
+def test_mo2004_art6_1_a_dealer_card_on_17_with_nobody_in_play_does_not_count(tmp_path, capsys) -> None:
+    """art.6.1 "não pode tomar mais cartas quando tiver 17 ou mais pontos" (his draws on 16 or less are no error
+    here: tests/test_rules_book_readings.py)."""
+    cards = ["TH", "9S", "6D", "8C", "3S", "8D", {"card": "5C", "to": "dealer"}]
     out = ok(tmp_path, capsys, R(MO, [(1, 10000)], cards, [(1, "hit")]))
-    assert out["settlement"]["dealer_cards"] == ["9S", "2D"]
+    assert out["settlement"]["dealer_cards"] == ["9S", "8D"]
     assert [e["card"] for e in out["dealer_errors"]] == ["5C"] and out["settlement"]["total_net"] == -10000
 
 
@@ -299,7 +301,7 @@ def test_the_real_cli_refuses_with_the_rule(tmp_path: Path) -> None:
         json.dumps(R(MO, [{"seat": 1, "amount": 10000, "side_bets": {"sevens": 1, "over_13": 1}}], []))
     )
     proc = subprocess.run(
-        [sys.executable, "-m", "controller.cli", "replay", str(path)],
+        [sys.executable, "-m", "controller.cli", "replay", "--json", str(path)],
         capture_output=True,
         text=True,
         timeout=60,

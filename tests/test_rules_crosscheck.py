@@ -23,7 +23,11 @@ def _cli(tmp_path: Path, doc: dict[str, Any]) -> tuple[int, dict[str, Any], str]
     path = tmp_path / "round.json"
     path.write_text(json.dumps(doc), encoding="utf-8")
     proc = subprocess.run(
-        [str(TABLECTL), "replay", str(path)], capture_output=True, text=True, timeout=120, check=False
+        [str(TABLECTL), "replay", "--json", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert "Traceback" not in proc.stderr, proc.stderr
     return proc.returncode, json.loads(proc.stdout), proc.stderr

@@ -36,12 +36,13 @@ def test_report_tells_each_card_decision_result_and_dealer_error() -> None:
     assert res.returncode == 0, res.stderr
     out = res.stdout
     assert "dealer's hole card, face down (PT-2001 r.17)" in out
-    # in an inspector's words (issue 30): cards as on the table, hands from 1, amounts in major units
-    assert re.search(r"8\s+4♥\s+held back\s+held \(PT-2001 r\.18\): 4♥ given to Seat 1, hand 1", out)
-    assert re.search(r"4♥\s+Seat 2, hand 1", out)  # the held card's final place
+    # in an inspector's words (issues 30, 42): cards as on the table, a seat that never split as "Seat 1",
+    # amounts as money
+    assert re.search(r"8\s+4♥\s+held back\s+held \(PT-2001 r\.18\): 4♥ given to Seat 1\b", out)
+    assert re.search(r"4♥\s+Seat 2\s", out) and "hand 1" not in out  # the held card's final place
     assert "dealer draws on 16: 16 or less must draw (PT-2001 r.19)" in out
     assert re.search(r"Dealer's hand\n.*\n\s+7♦ 9♣ 5♣\s+21", out)
-    assert re.search(r"1\s+1\s+5♠ 6♥ 10♣\s+21\s+10\.00\s+push\s+0\.00", out)
+    assert re.search(r"Seat 1\s+5♠ 6♥ 10♣\s+21\s+10\.00\s+push\s+0\.00", out)
     assert "PT-2001 r.18  4♥" in out and "total  0.00" in out
 
 
@@ -138,7 +139,8 @@ def test_journal_export_replays_as_it_is_and_agrees(tmp_path: Path) -> None:
     db = tmp_path / "journal.db"
     _journal_session(db)
     pipe = subprocess.run(
-        f"{sys.executable} -m controller.cli journal export --db {db} | {sys.executable} -m controller.cli replay -",
+        f"{sys.executable} -m controller.cli journal export --db {db} "
+        f"| {sys.executable} -m controller.cli replay --json -",
         shell=True,
         cwd=ROOT,
         capture_output=True,
@@ -148,7 +150,7 @@ def test_journal_export_replays_as_it_is_and_agrees(tmp_path: Path) -> None:
     assert pipe.returncode == 0, pipe.stderr
     rows = [json.loads(line) for line in pipe.stdout.splitlines()]
     assert [r["agrees"] for r in rows] == [True, True, True] and all(r["round_id"] for r in rows)
-    assert "3 round(s): 3 settled, 0 invalid, 0 disagree with the journal" in pipe.stderr
+    assert "3 rounds: 3 settled, 0 invalid, 0 disagree with the journal" in pipe.stderr
 
 
 def test_a_tampered_journal_settlement_is_found_by_the_replay(tmp_path: Path) -> None:

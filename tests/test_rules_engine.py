@@ -540,7 +540,9 @@ def test_live_round_description_replays_through_the_cli(tmp_path) -> None:
     path = tmp_path / "live.json"
     path.write_text(json.dumps(eng.description()))
     proc = subprocess.run(
-        [sys.executable, "-m", "controller.cli", "replay", str(path)], capture_output=True, text=True
+        [sys.executable, "-m", "controller.cli", "replay", "--json", str(path)],
+        capture_output=True,
+        text=True,
     )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["settlement"] == json.loads(json.dumps(eng.settle().to_json()))

@@ -85,7 +85,7 @@ def _write(tmp_path: Path, doc: dict) -> str:
     ],
 )
 def test_invalid_rounds_exit_nonzero_with_a_clear_error(tmp_path: Path, doc: dict, needle: str) -> None:
-    proc = tablectl("replay", _write(tmp_path, doc))
+    proc = tablectl("replay", "--json", _write(tmp_path, doc))
     assert proc.returncode == 1
     out = json.loads(proc.stdout)
     assert out["valid"] is False and needle in out["error"] + " " + str(out["rule"])
@@ -101,7 +101,7 @@ def test_unreadable_file_exits_2(tmp_path: Path) -> None:
 
 def test_replay_reads_stdin() -> None:
     doc = json.loads(EXAMPLES[0].read_text())
-    proc = tablectl("replay", "-", stdin=json.dumps(doc))
+    proc = tablectl("replay", "--json", "-", stdin=json.dumps(doc))
     assert (
         proc.returncode == 0
         and json.loads(proc.stdout)["settlement"]["total_net"] == doc["expect"]["total_net"]

@@ -21,7 +21,7 @@ TITULAR_AND_BOB = [{"seat": 1, "amount": 1000}, {"seat": 1, "amount": 500, "play
 def cli(tmp_path: Path, capsys: pytest.CaptureFixture[str], doc: dict) -> tuple[int, dict]:
     path = tmp_path / "round.json"
     path.write_text(json.dumps(doc))
-    rc = replay_main(argparse.Namespace(round=str(path), pretty=False, report=False, html=None))
+    rc = replay_main(argparse.Namespace(round=str(path), json=True, pretty=False, report=False, html=None))
     return rc, json.loads(capsys.readouterr().out)
 
 

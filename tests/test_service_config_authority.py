@@ -74,3 +74,28 @@ async def test_a_bet_below_the_tables_minimum_is_refused_citing_the_limit(stack:
         )
     finally:
         await dealer.close()
+
+
+@pytest.fixture
+def chf_stack(tmp_path):
+    options = StackOptions(jackpot=False, config_overrides={"table": {"currency": "CHF"}})
+    st = Stack(tmp_path / "stack", options).start()
+    yield st
+    st.stop()
+
+
+async def test_the_configured_currency_is_published_when_the_session_opens(chf_stack: Stack) -> None:
+    """Issue 36: `table.currency` (a table without a jackpot) is pinned at open_table and published in
+    `events/session` `opened`, as the table's journal holds it: the floor writes every amount in it."""
+    import json
+
+    await prepare_session(chf_stack, "pt-2001", lambda line: None)
+    db = sqlite3.connect(chf_stack.workdir / "state" / "journal.db")
+    try:
+        rows = db.execute("SELECT payload FROM events WHERE topic = 'events/session'").fetchall()
+        pinned = db.execute("SELECT data FROM records WHERE kind = 'configuration_pinned'").fetchall()
+    finally:
+        db.close()
+    opened = [json.loads(r[0])["data"] for r in rows]
+    assert [(d["action"], d.get("currency")) for d in opened] == [("opened", "CHF")]
+    assert pinned and json.loads(pinned[0][0])["currency"] == "CHF"

@@ -244,21 +244,22 @@ async def test_pit_terminal_shows_unknown_until_reported_then_the_software(broke
 
 async def test_chip_selector_stays_within_the_tables_own_limits(broker: Broker) -> None:
     """The table's configuration may narrow the profile's limits (state/table "limits"): the chip selector never
-    offers more than the table maximum (issue 19), nor a chip below its minimum."""
+    offers more than the table maximum (issue 19), nor a chip below its minimum, nor one that is not a multiple of
+    the minimum (25.00 at a 10.00 table: a bet PT-2001 r.14 refuses)."""
     site = f"s{uuid.uuid4().hex[:6]}"
     prefix = f"casino/{site}/table/T1"
     pub = Publisher(broker, prefix)
     pub.retain("status", "online", envelope=False)
     pub.retain("state/table", {"state": "betting", "profile": "pt-2001", "bets": {},
-                               "limits": {"min_bet": 1000, "max_bet": 3000}})  # fmt: skip
+                               "limits": {"min_bet": 1000, "max_bet": 6000}})  # fmt: skip
     try:
         app = PitApp(PitConnection(broker.host, broker.port, "dealer", USERS["dealer"], prefix))
         async with app.run_test(size=(120, 40)) as pilot:
             await until(pilot, lambda: "table" in app.client.view.states)
-            assert app.chips() == (1000, 2500)
+            assert app.chips() == (1000, 5000)
             for _ in range(10):
                 await pilot.press("right_square_bracket")
-            assert app.chip == 2500
-            assert "chip 25.00 ([ ] 10.00-25.00)" in screen_text(app)
+            assert app.chip == 5000
+            assert "chip 50.00 ([ ] 10.00-50.00)" in screen_text(app)
     finally:
         pub.close()

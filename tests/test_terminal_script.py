@@ -169,9 +169,20 @@ async def test_a_new_person_plays_the_demo_script_at_80x24(table: Stack, tmp_pat
             await credential(pilot, "bob", bob)
             await settle(app, pilot, lambda v: v.states["table"]["state"] == "closed")
             assert "l takes every card out" in hint(app)
+            # the deck check's result (r.55) is said on the first screen and in the shoe's panel (PageDown)
+            await until(pilot, lambda: app.deck_check.get("ok") is True)
+            app._dirty = True
+            await pilot.pause(0.3)
+            assert "At closing, deck check: every deck complete (6 decks, 312 cards)" in screen_text(app)
+            app.query_one("#main").scroll_to_widget(app.query_one("#shoe"), animate=False, top=True)
+            await pilot.pause(0.3)
+            assert "deck check: every deck complete" in screen_text(app)
+            app.query_one("#main").scroll_home(animate=False)
             await pilot.press("l")
             await settle(app, pilot, lambda v: v.states["table"].get("cards_inside") == 0)
             await pilot.press("f2")
+            await pilot.pause()
+            assert "Portugal land casino, Portaria 1364/2001" in screen_text(app)  # the game, by its name
             await credential(pilot, "bob", bob)
             await settle(app, pilot, lambda v: v.states["table"]["state"] == "loading")
             assert hint(app) == "next: l: load the cards in two packets and close the lid"

@@ -94,6 +94,8 @@ def test_the_chip_selector_stays_within_the_tables_published_limits_pt2001_r37()
     assert chips_within(None) == CHIPS and chips_within("500..15000") == CHIPS
     assert chips_within({"min_bet": True, "max_bet": -1}) == CHIPS
     assert chips_within({"min_bet": 300, "max_bet": 400}) == (300,)
+    # PT-2001 r.14: every bet a multiple of the minimum; a chip that is not one would make a refused bet
+    assert chips_within({"min_bet": 1000, "max_bet": 100000}) == (1000, 5000, 10000, 50000, 100000)
 
 
 def test_buttons_laid_out_follow_the_tables_documents() -> None:
@@ -161,7 +163,8 @@ def test_the_last_rounds_net_per_seat_is_the_settlements_pt_online_2015_r31() ->
 
 def test_hole_card_stays_hidden_pt2001_r17() -> None:
     assert card_face("??") == "(face down)"
-    assert hand_text({"cards": ["AS", "??"], "total": 11, "soft": True}) == "A♠ (face down) = 11 (soft)"
+    # the face-down card reveals nothing: no total beside it (issue 42)
+    assert hand_text({"cards": ["AS", "??"], "total": 11, "soft": True}) == "A♠ (face down)"
 
 
 def test_alerts_most_severe_then_escalated_then_newest_first() -> None:
@@ -220,7 +223,8 @@ def test_the_next_useful_key_is_hinted() -> None:
         and _hint("dealing", demo=False) == "deal the next card from the shoe"
     )
     assert _hint("players", enabled={"hit", "stand"}) == "h: hit  ·  s: stand"
-    assert _hint("settled").startswith("l: cards in") and _hint("cards_returned") == "g: next round"
+    assert _hint("settled").startswith("l: cards in")
+    assert _hint("cards_returned", enabled={"next_round"}) == "g: next round"
     # PT-2001 r.51: after the shoe reports the jam cleared, the supervisor releases the table
     assert "F4" in _hint("jammed", jam={"jammed": False})
     assert _hint("jammed", jam={"jammed": True, "device_cleared": True}).startswith(

@@ -224,7 +224,7 @@ def test_the_installed_package_is_not_the_checkout(installed: dict[str, Path]) -
 def test_replay_reads_the_round_schema_and_profile_from_the_package(installed: dict[str, Path]) -> None:
     round_file = installed["work"] / "round.json"
     shutil.copy(ROOT / "docs" / "examples" / "rounds" / "pt-2001-double-blackjack-r19.json", round_file)
-    result = _tablectl(installed, "replay", round_file.name)
+    result = _tablectl(installed, "replay", "--json", round_file.name)
     assert result.returncode in (0, 1), result.stderr  # 1: the round has dealer errors (reported, no crash)
     report = json.loads(result.stdout)
     assert report["profile"] == "pt-2001" and "settlement" in report, report

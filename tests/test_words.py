@@ -2,7 +2,8 @@
 combination has a label; card faces as on the table; hands numbered from 1; one way to write money. Then every
 screen and report a person reads is walked for identifiers from the code (tests/support/code_names.py): the
 dispute report (text and HTML) of every example round, `demo --auto`'s lines, `jackpot-math`, the pit
-terminal's panels and the floor's alert console (Textual's pilot on a real mosquitto)."""
+terminal's panels, the floor's alert console (Textual's pilot on a real mosquitto), the dashboard's alert texts and
+every `tablectl ... --help` (issue 42: grouped, with examples, in the operator's words)."""
 
 from __future__ import annotations
 
@@ -94,6 +95,7 @@ def test_cards_hands_lid_and_money_as_people_write_them() -> None:
         in_words("4H given to seat 1 hand 0 after no_insurance")
         == "4♥ given to Seat 1, hand 1 after no insurance"
     )
+    assert in_words("1 card(s) still out; 3 outbox row(s) wait") == "1 card still out; 3 outbox rows wait"
 
 
 def _report_texts(path: Path) -> Iterator[str]:
@@ -246,6 +248,7 @@ async def test_alert_console_in_words(broker: Broker) -> None:  # noqa: F811 (th
     kinds = list(ALERT_KINDS)
     alerts = [{"alert_id": i + 1, "kind": k, "severity": ("critical", "warning", "info")[i % 3], "level": 0,
                "raised_at": 1_700_000_000.0 + i, "reason": REASON} for i, k in enumerate(kinds)]  # fmt: skip
+    alerts[1]["reason"] = "shoe error: " + "the reader reports a fault " * 10 + "zzq"  # wider than the screen
     pub.retain("alerts/open", {"alerts": alerts})
     pub.retain("alerts/events", {"action": "acknowledged", "alert": {**alerts[0], "alert_id": 99,
                "kind": "dealer_error", "acked_by": "bob"}})  # fmt: skip
@@ -261,14 +264,19 @@ async def test_alert_console_in_words(broker: Broker) -> None:  # noqa: F811 (th
             assert "NEW ALERT" in text or "ALERT" in text
             assert "Shoe jam" in text and "Dealer error" in text and "critical" in text
             assert "K♠ given to Seat 2, hand 1 after no insurance" in text
+            assert (
+                "1 table  ·  " in text and f"{len(kinds)} open alerts" in text
+            )  # counts in words (issue 42)
+            assert "(s)" not in text
+            assert "zzq" not in text and re.search(r"the reader reports a fault[^\n]*…", text)  # cut: says so
             assert not [k for k in CODE_NAMES if "_" in k and k in text]
     finally:
         pub.close()
 
 
 def test_floor_day_report_page_in_words() -> None:
-    """`tablectl floor report --html`: headers in words (`house net`, not `house_net_minor`), money in major
-    units with the currency; the CSV keeps its code-named columns with their unit (`house_net_minor`)."""
+    """`tablectl floor report --html`: headers in words (`win (house)`, not `win_minor`), money in major
+    units with the currency; the CSV keeps its code-named columns with their unit (`win_minor`)."""
     from datetime import UTC, date, datetime
 
     from floor.report import COLUMNS, TableDay, to_csv
@@ -276,11 +284,253 @@ def test_floor_day_report_page_in_words() -> None:
 
     assert set(_HEAD) == set(COLUMNS)
     day = date(2026, 11, 26)
-    row = TableDay("S1", "T1", rounds=3, staked=3000, paid=1500, house_net=1500, dealer_errors=1,
+    row = TableDay("S1", "T1", rounds=3, handle=3000, paid=1500, win=1500, dealer_errors=1,
                    jackpot_meter=1_000_070, currency="EUR",
                    meter=[(datetime(2026, 11, 26, 10, tzinfo=UTC), 1_000_000)])  # fmt: skip
     page = to_html([row], day, datetime(2026, 11, 27, tzinfo=UTC))
     shown = html.unescape(re.sub(r"<[^>]+>", " ", page.split("</style>", 1)[1]))
     assert not code_names(shown), code_names(shown)
-    assert "house net" in shown and "15.00 EUR" in shown and "10,000.70 EUR" in shown
-    assert to_csv([row]).splitlines()[0].split(",")[6] == "house_net_minor"
+    assert "win (house)" in shown and "+15.00 EUR" in shown and "10,000.70 EUR" in shown
+    assert to_csv([row]).splitlines()[0].split(",")[6] == "win_minor"
+
+
+# ---- the floor's figures (issue 36): one name, one sign, the table's configured currency, everywhere ----
+FIGURES_DAY = "2026-11-23"
+
+
+@pytest.fixture(scope="module")
+def house_won_ten() -> Iterator[tuple[str, int]]:
+    """One round the house wins 10.00 (seat 1 stands on 17, the dealer has 19), on a table without a jackpot
+    whose configuration says CHF (pinned at open_table as the service pins `table.currency`), closed after it;
+    archived as the archive stores it. Yields the database and the win the table's own settlement implies."""
+    from drivers import events as ev
+    from tablebench.table_testing import Harness
+    from tests.support.floor import migrated_database
+    from tests.test_floor_queries import WHEN, archive_harness
+    from tests.test_floor_shift import journaled_settlements
+
+    h = Harness()
+    h.open_continuous(pinned={"profile": "pt-2001", "currency": "CHF"})
+    h.start_round({1: 1000})
+    for c in ["2C", "TS", "9D", "7S", "KH"]:  # burn; seat 1 T, dealer 9, seat 1 7 (17), hole K (19)
+        h.card(c)
+    h.dealer("stand")
+    h.lid_cycle()
+    h.sup("close_table")
+    h.dev(ev.DeckCheckResult({r + s: 6 for r in ev.RANKS for s in ev.SUITS}))
+    assert h.core.state == "closed"
+    [settled] = journaled_settlements(h)
+    with migrated_database() as dsn:
+        archive_harness(dsn, h, table="T1", when=WHEN)
+        yield dsn, -settled["total_net"]
+
+
+def _floor_cli(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    from controller.cli import main as tablectl
+
+    assert tablectl(["floor", *args]) == 0
+    return capsys.readouterr().out
+
+
+def _shown(page: str) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", " ", page.split("</style>", 1)[1]))
+
+
+def test_floor_figures_one_round_the_house_wins_in_every_report(house_won_ten, tmp_path, capsys) -> None:
+    """Issue 36: the house won 10.00 of a 10.00 handle: win +10.00 (never the players' -10.00), handle 10.00,
+    hold +100%, in CHF, in `floor report`, `floor shift` (terminal, CSV, page) and `floor sessions` (CSV,
+    page), every one named as floor/figures.py names it."""
+    import csv
+    import io
+
+    from floor.figures import HANDLE, HOLD, WIN
+
+    dsn, win = house_won_ten
+    assert win == 1000  # the table settled the player's -10.00
+    window = ["--dsn", dsn, "--since", f"{FIGURES_DAY}T11:00", "--until", f"{FIGURES_DAY}T19:00"]
+    day = list(csv.DictReader(io.StringIO(_floor_cli(capsys, "report", "--dsn", dsn, "--day", FIGURES_DAY))))
+    shift = list(csv.DictReader(io.StringIO(_floor_cli(capsys, "shift", *window, "--csv"))))
+    sessions = list(csv.DictReader(io.StringIO(_floor_cli(capsys, "sessions", *window, "--csv"))))
+    for row in (day[0], *[r for r in shift if r["level"] in ("table", "pit", "floor")], sessions[0]):
+        assert (int(row[WIN.column]), int(row[HANDLE.column]), row["currency"]) == (win, 1000, "CHF"), row
+    assert {r[HOLD.column] for r in shift if r["level"] != "dealer"} == {"100.00"}
+
+    text = _floor_cli(capsys, "shift", *window)  # a terminal: a table in money, headed in words
+    assert WIN.label in text and HOLD.label in text and "win_minor" not in text
+    [t1] = [line for line in text.splitlines() if line.startswith("T1 ")]
+    assert "+10.00 CHF" in t1 and "10.00 CHF" in t1 and "+100.00%" in t1 and "-10.00" not in t1
+    pages = {"report": ["report", "--dsn", dsn, "--day", FIGURES_DAY], "shift": ["shift", *window],
+             "sessions": ["sessions", *window]}  # fmt: skip
+    for name, args in pages.items():
+        path = tmp_path / f"{name}.html"
+        _floor_cli(capsys, *args, "--html", str(path))
+        shown = _shown(path.read_text())
+        assert WIN.label in shown and "+10.00 CHF" in shown and "-10.00" not in shown, name
+        assert HANDLE.label in shown and "10.00 CHF" in shown, name
+
+
+def test_floor_figures_on_the_dashboard_as_in_the_reports(house_won_ten) -> None:
+    """The dashboard's shift page (its API, its CSV) and the table's page: the same round, win +10.00 CHF
+    under the same label; the table page's win is the house's (the players' result stays labelled theirs)."""
+    from floor.figures import HANDLE, WIN
+    from floor.table_view import SEAT_RESULTS
+    from tests.support.floor_web import api_login, dashboard, request, session_token
+
+    dsn, _win = house_won_ten
+    with dashboard(dsn) as web:
+        token = session_token(api_login(web.port, "carol"))
+        query = f"since={FIGURES_DAY}T11:00&until={FIGURES_DAY}T19:00"
+        shift = request(web.port, "GET", f"/api/shift?{query}", token=token).json()
+        [t1] = [r["cells"] for r in shift["rows"] if r["level"] == "table"]
+        head = shift["head"]
+        assert t1[head.index(WIN.label)] == "+10.00 CHF" and t1[head.index(HANDLE.label)] == "10.00 CHF"
+        assert {"label": WIN.label, "doc": WIN.doc} in shift["glossary"]
+        csv_text = request(web.port, "GET", f"/shift/report.csv?{query}", token=token).body.decode()
+        assert "win_minor" in csv_text.splitlines()[0] and ",1000," in csv_text.splitlines()[1]
+        table = request(web.port, "GET", "/api/table?site=S1&table=T1", token=token).json()
+        assert table["currency"] == "CHF" and table["labels"] == {"win": WIN.label, "seat_nets": SEAT_RESULTS}
+        assert table["rounds"][0]["win"] == "+10.00 CHF" and table["rounds"][0]["seat_nets"] == [
+            "Seat 1: -10.00 CHF"
+        ]
+
+
+def test_floor_rounds_per_hour_is_the_games_pace_whatever_the_window(house_won_ten, capsys) -> None:
+    """Rounds per hour is rounds ÷ the hours the table was open (figures.ROUNDS_PER_HOUR): the same play read
+    over 8 hours, 1 hour and a window just around it gives the same pace."""
+    import csv
+    import io
+    from decimal import Decimal
+
+    from floor.figures import HOURS_OPEN, ROUNDS_PER_HOUR
+
+    dsn, _win = house_won_ten
+    paces = set()
+    for start, end in (("11:00", "19:00"), ("11:30", "12:30"), ("11:59", "12:05")):
+        out = _floor_cli(capsys, "shift", "--dsn", dsn, "--since", f"{FIGURES_DAY}T{start}",
+                         "--until", f"{FIGURES_DAY}T{end}", "--csv")  # fmt: skip
+        [t1] = [r for r in csv.DictReader(io.StringIO(out)) if r["level"] == "table"]
+        assert Decimal(t1[HOURS_OPEN.column]) < Decimal("0.02")  # opened and closed within a minute
+        paces.add(t1[ROUNDS_PER_HOUR.column])
+    assert len(paces) == 1 and Decimal(paces.pop()) > 60, paces
+
+
+def test_the_figures_glossary_is_the_docs_glossary() -> None:
+    """docs/floor.md's glossary says what floor/figures.py says, figure by figure."""
+    from floor.figures import GLOSSARY
+
+    docs = (ROOT / "docs" / "floor.md").read_text(encoding="utf-8")
+    for f in GLOSSARY:
+        assert f"| {f.label} | `{f.column}` | {f.doc} |" in docs, f.name
+
+
+def _every_parser() -> Iterator[tuple[str, Any]]:
+    """Every `tablectl` command's parser, nested ones included, by its command line ("tablectl floor user add")."""
+    import argparse
+
+    from controller.cli.tablectl import COMMANDS, build_parser, tooling_commands
+
+    def walk(parser: argparse.ArgumentParser, path: list[str]) -> Iterator[tuple[str, Any]]:
+        yield " ".join(path), parser
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, child in action.choices.items():
+                    yield from walk(child, [*path, name])
+
+    yield "tablectl", build_parser()
+    for name in [*COMMANDS, *tooling_commands()]:
+        root = build_parser(name)
+        sub = next(a for a in root._actions if isinstance(a, argparse._SubParsersAction))
+        yield from walk(sub.choices[name], ["tablectl", name])
+
+
+def _every_help() -> Iterator[tuple[str, str]]:
+    """Every `tablectl ... --help`, as `tablectl COMMAND --help` prints it."""
+    for path, parser in _every_parser():
+        yield path, parser.format_help()
+
+
+def test_every_option_and_argument_says_what_it_is() -> None:
+    """Issue 42: `tablectl sign`'s `--user`/`--role` had no help; no option or argument anywhere goes without."""
+    import argparse
+
+    silent = [
+        f"{path} {'/'.join(a.option_strings) or a.dest}"
+        for path, parser in _every_parser()
+        for a in parser._actions
+        if a.help is None
+        and not isinstance(a, argparse._SubParsersAction)  # a command list names its commands
+    ]
+    assert not silent, silent
+
+
+ENV_VAR = re.compile(r"(?:TABLECTL|FLOOR)_[A-Z_]+")
+ANY_SNAKE = re.compile(r"(?<![\w/.$<-])\*?[A-Za-z]*_[A-Za-z_]+(?![\w/.-])")  # state_dir, *_minor, KEY_FILE
+
+
+def test_every_help_has_an_example_and_no_code_words() -> None:
+    """Issue 42: every `--help` (all commands, recursively) says what to type with an example, in the operator's
+    words: no backticks, no names from the code (`state_dir`, `*_minor`, `clear_jam`, `KEY_FILE`). The examples
+    themselves are command lines as typed and are not read for words."""
+    helps = dict(_every_help())
+    assert len(helps) >= 40 and "tablectl floor user add" in helps and "tablectl journal export" in helps
+    bad = {}
+    for path, text in helps.items():
+        body, _, examples = text.partition("\nexamples:\n")
+        if path != "tablectl" and not examples.strip():
+            bad[path] = "no example"
+            continue
+        found = [*ANY_SNAKE.findall(body), *code_names(body), *(["`"] if "`" in body else [])]
+        found = [w for w in found if not ENV_VAR.fullmatch(w)]  # an environment variable is what one types
+        if found:
+            bad[path] = found
+    assert not bad, bad
+    top = helps["tablectl"]
+    for group in ("the table", "the journal", "the casino floor", "development tooling"):
+        assert group in top, group
+    assert top.count("example: tablectl") >= 4
+
+
+def test_dashboard_alert_texts_and_game_names_in_words() -> None:
+    """Issue 42: the floor dashboard's alert list says what the terminal says: the reason with card faces and
+    hands from 1 (not `KS`, `hand 0`, `no_insurance`), the kind in words, the time in local time (not ISO);
+    a game by its name, not its profile id."""
+    from controller.rules.profiles import game_name
+    from floor.dashboard import table_alert
+
+    kinds = list(ALERT_KINDS)
+    for i, kind in enumerate(kinds):
+        shown = table_alert("S1", "T1", {"alert_id": i + 1, "kind": kind, "severity": "critical", "level": 0,
+                                         "raised_at": 1_700_000_000.0, "reason": REASON})  # fmt: skip
+        text = " ".join(str(shown[k]) for k in ("kind_words", "message", "raised_at"))
+        assert not code_names(text), (kind, code_names(text))
+        assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \S+", shown["raised_at"])
+    assert (
+        shown["message"]
+        == "PT-2001 r.58: K♠ given to Seat 2, hand 1 after no insurance: K♠ goes to the discard"
+    )
+    assert game_name("pt-2001") == "PT-2001: Portugal land casino, Portaria 1364/2001"
+    assert game_name("pt-2001", short=True) == "PT-2001"  # a pit map tile's room
+    assert (
+        game_name("../../etc/passwd") == "../../etc/passwd"
+    )  # not a shipped game: shown as sent, never opened
+
+
+def test_dispute_report_says_seat_hands_only_on_a_split_with_the_currency_and_a_way_back() -> None:
+    """Issue 42: "Seat 1" for a seat that played one hand, "Seat 1, hand 2" only on a split; the currency in the
+    title (`--currency`, or the journal's); no empty player column; the floor's page links back to its table."""
+    doc = json.loads(
+        (ROOT / "docs" / "examples" / "rounds" / "pt-2001-insurance-split-r33-r26.json").read_text()
+    )
+    rep = dispute.build(doc, replay(doc), default_currency="EUR")
+    out = dispute.text(rep)
+    assert "amounts in EUR" in rep.title and "game PT-2001: Portugal land casino" in rep.title
+    assert "Seat 1, hand 1" in out and "Seat 1, hand 2" in out  # seat 1 split its eights
+    assert "Seat 3, hand" not in out and re.search(r"Seat 3\s+10♣ 9♣\s+19", out)  # seat 3 did not
+    assert not re.search(r"^  .*\bplayer\b", out, re.M)  # nobody named a player: no empty player column
+    page = dispute.html_page([rep], back=("/table?site=S1&table=T1", "Back to table S1/T1"))
+    assert '<a href="/table?site=S1&amp;table=T1">Back to table S1/T1</a>' in page
+    unnamed = dispute.build(doc, replay(doc))
+    assert (
+        "major units" not in unnamed.title
+        and "in the table's currency, cents after the point" in unnamed.title
+    )

@@ -52,6 +52,19 @@ def profile_facts(name: str) -> tuple[int, list[str]]:
     return profile.min_bet, list(profile.shoe.shufflers)
 
 
+# `tablectl demo --help`'s examples (controller/cli/examples.py shows them)
+EXAMPLES = {
+    ("demo",): (
+        ("tablectl demo", "a table with its pit terminal: deal with c, decide with the keys it names"),
+        ("tablectl demo --auto 3", "three rounds dealt and settled by a scripted dealer, no terminal"),
+        (
+            "tablectl demo --floor --tables 2 --rounds 5",
+            "a floor of two tables, archived, with the dashboard",
+        ),
+    ),
+}
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--profile", default="pt-2001", help="rule profile (one that allows a continuous shuffler)"

@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from controller.client import CommandFailed, Event, TableClient, TableView
+from controller.words import count
 from tablebench.demo_lines import bets_line, card_line, round_summary, settlement_line
 from tablebench.demo_session import WAIT, DemoError, Out, cut
 from tablebench.emulator.control_client import ControlCallError
@@ -243,7 +244,7 @@ async def auto_dealer(
                 except Paused as why:  # a faulted table holds the dealer until it is cleared
                     await dealer.pause(str(why))
             await client.wait_for(lambda v, rid=rid: rid in settled, WAIT)
-        out(f"demo: {rounds} round(s) dealt and settled")
+        out(f"demo: {count(rounds, 'round')} dealt and settled")
         return 0
     finally:
         task.cancel()

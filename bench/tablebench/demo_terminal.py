@@ -42,6 +42,14 @@ class StackHardware:
             if not reply.get("ok"):
                 raise RuntimeError(str(reply.get("error")))
 
+    async def damaged_card(self) -> str | None:
+        """The last card out of the emulated shoe that it sent as unreadable: a card that came out, never one
+        inside (docs/emulator.md ``dealt``)."""
+        if self._ctl is None:
+            return None
+        dealt = await self._ctl.dealt()
+        return next((str(d["code"]) for d in reversed(dealt) if d.get("unreadable")), None)
+
 
 def terminal_connection(stack: Stack, profile: str) -> Any:
     from controller.terminal.pit_connection import PitConnection

@@ -22,6 +22,7 @@ from pathlib import Path
 from types import FrameType
 
 from controller.paste import command
+from controller.words import count
 from tablebench.demo_dealer import auto_dealer
 from tablebench.demo_session import DemoError, Out, prepare_session
 from tablebench.floor_stack import SITE, FloorOptions, FloorStack
@@ -67,7 +68,7 @@ def main(args: argparse.Namespace, min_bet: int) -> int:
         asyncio.run(_deal(floor, args.profile, args.rounds, min_bet, out))
         if args.rounds is not None:
             _wait_archived(floor, args.rounds)
-            out(f"floor demo: {args.rounds} round(s) of every table archived in PostgreSQL; stopping")
+            out(f"floor demo: {count(args.rounds, 'round')} of every table archived in PostgreSQL; stopping")
         return 0
     except KeyboardInterrupt:
         out("floor demo: stopping everything it started")
@@ -116,7 +117,7 @@ def _introduce(floor: FloorStack, workdir: Path, rounds: int | None, out: Out) -
     out(
         f"floor demo: card order seed {floor.opts.seed} (--seed {floor.opts.seed} deals the same cards again)"
     )
-    out(f"floor demo: dealing {f'{rounds} round(s)' if rounds else 'until Ctrl-C'} on every table")
+    out(f"floor demo: dealing {count(rounds, 'round') if rounds else 'until Ctrl-C'} on every table")
 
 
 async def _deal(floor: FloorStack, profile: str, rounds: int | None, min_bet: int, out: Out) -> None:

@@ -46,8 +46,9 @@ def layout_toml(n: int) -> str:
 
 
 def play(h: Harness) -> None:
-    """Two rounds settled, a third dealt (the hole card face down)."""
-    play_two_rounds(h)
+    """Two rounds settled, a third dealt (the hole card face down), on a table configured in EUR (the currency the
+    service pins at open_table, published in events/session)."""
+    play_two_rounds(h, pinned={"profile": "pt-2001", "currency": "EUR"})
     h.dealer("next_round")
     h.dealer("place_bet", seat=3, amount=1500)
     h.dealer("no_more_bets")

@@ -94,9 +94,10 @@ class Harness:
         self.effects.clear()
 
 
-def play_two_rounds(h: Harness) -> None:
-    """Two rounds of PT-2001 on a continuous shuffler: two seats (a stand, a hit), then one seat doubling."""
-    h.open_continuous()
+def play_two_rounds(h: Harness, **open_args: Any) -> None:
+    """Two rounds of PT-2001 on a continuous shuffler: two seats (a stand, a hit), then one seat doubling.
+    ``open_args``: more arguments of ``open_table`` (e.g. the configuration the service pins)."""
+    h.open_continuous(**open_args)
     h.dealer("place_bet", seat=1, amount=1000)
     h.dealer("place_bet", seat=2, amount=500)
     h.dealer("no_more_bets")

@@ -29,11 +29,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="do not require the credentials, password and TLS files to exist (checking on a workstation)",
     )
     record = sub.add_parser("record", help="validate and write the integrity manifest")
-    record.add_argument("file")
+    record.add_argument("file", help="table configuration (TOML)")
     record.add_argument("--manifest", required=True, help="manifest to write (JSON)")
     record.add_argument("--no-file-check", action="store_true", help="as for check")
     ver = sub.add_parser("verify", help="compare the files' digests with a recorded manifest")
-    ver.add_argument("file")
+    ver.add_argument("file", help="table configuration (TOML)")
     ver.add_argument("--manifest", required=True, help="recorded manifest (JSON)")
 
 

@@ -41,15 +41,23 @@ def profile_decks(name: str, profiles_dir: Path = PROFILES_DIR) -> int:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--profile", default="pt-2001", help="rule profile giving the deck count")
     parser.add_argument("--decks", type=int, help="deck count (overrides the profile)")
-    parser.add_argument("--bet-value", type=int, help="jackpot bet, minor units (PT-2001 r.47)")
+    parser.add_argument(
+        "--bet-value", type=int, help="jackpot bet in cents, e.g. 100 for 1.00 (PT-2001 r.47)"
+    )
     parser.add_argument("--increment-bp", type=int, help="share of the bet to the meter, basis points (r.40)")
     parser.add_argument("--reserve-bp", type=int, default=0, help="share to the reserve pool, basis points")
-    parser.add_argument("--seed", type=int, help="meter starting value, minor units (>= 10,000 x bet, r.44)")
+    parser.add_argument(
+        "--seed", type=int, help="meter starting value in cents (at least 10,000 x the bet, r.44)"
+    )
     parser.add_argument(
         "--meter", type=int, help="meter value for the return at a given meter (default: seed)"
     )
     parser.add_argument("--currency", help="ISO 4217 code the amounts are written with (text output)")
-    parser.add_argument("--json", action="store_true", help="print one JSON object (amounts: *_minor fields)")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object for scripts (amounts in cents: 100 is 1.00)",
+    )
 
 
 def _num(x: Fraction) -> dict[str, Any]:

@@ -36,6 +36,7 @@ from controller.journal.checkpointer import INTERVAL_S
 from controller.journal.export import ExportError, export_session
 from controller.journal.store import CHECKPOINT_KIND, Journal
 from controller.journal.trusted_key import TrustedKey
+from controller.words import count
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 
@@ -57,10 +58,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     trust = verify.add_mutually_exclusive_group()
     trust.add_argument("--public-key", default=None, help="the table's audit public key (64 hex)")
-    trust.add_argument("--manifest", default=None, help="integrity manifest holding audit_public_key")
+    trust.add_argument(
+        "--manifest", default=None, help="the table's integrity manifest (it holds the audit public key)"
+    )
     add_archive_arguments(sub)
     add_prune_arguments(sub)
-    export = sub.add_parser("export", help="a session's rounds as JSON lines for `tablectl replay`")
+    export = sub.add_parser("export", help="a session's rounds as JSON lines, for tablectl replay")
     export.add_argument("--db", required=True, help="journal database file")
     export.add_argument("--session", default=None, help="session id (default: the latest session)")
     export.add_argument("--out", default=None, help="output file (default: stdout)")
@@ -168,7 +171,7 @@ def _verify_checkpoint(journal: Journal, args: argparse.Namespace, trusted: Trus
     after = head.records if head is not None else 0
     print(
         f"journal ok: {result.records} records up to checkpoint {seq} match the signed head{signed}; "
-        f"{after} record(s) after it chain to it (not covered by this checkpoint)"
+        f"{count(after, 'record')} after it chain to it (not covered by this checkpoint)"
     )
     return 0
 
@@ -223,7 +226,7 @@ def main(args: argparse.Namespace) -> int:
                 signed = ""
                 if trusted is not None:
                     n = sum(1 for _ in journal.records(kinds=(CHECKPOINT_KIND,)))
-                    signed = f"; {n} checkpoint record(s) signed by {trusted.source}"
+                    signed = f"; {count(n, 'checkpoint record')} signed by {trusted.source}"
                 anchor = ""
                 if result.from_seq:
                     anchor = (
@@ -248,7 +251,7 @@ def main(args: argparse.Namespace) -> int:
         except ExportError as exc:
             print(f"journal export: {exc}", file=sys.stderr)
             return 1
-        print(f"exported {exported} round(s); {void} void round(s) skipped", file=sys.stderr)
+        print(f"exported {count(exported, 'round')}; {count(void, 'void round')} skipped", file=sys.stderr)
         return 0
     finally:
         journal.close()

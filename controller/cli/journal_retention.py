@@ -36,7 +36,7 @@ def _add_config(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--config",
         default=None,
-        help="the table's configuration (TOML, as `tablectl run --config`): the journal, the audit key, the"
+        help="the table's configuration (TOML, as tablectl run --config takes it): the journal, the audit key, the"
         " trusted public key (and the event retention) default to the table's own",
     )
 
@@ -47,7 +47,8 @@ def _add_trust(parser: argparse.ArgumentParser) -> None:
     trust.add_argument(
         "--manifest",
         default=None,
-        help="integrity manifest holding audit_public_key (this or --public-key: required without --config)",
+        help="the table's integrity manifest, holding its audit public key "
+        "(this or --public-key: required without --config)",
     )
 
 
@@ -73,12 +74,13 @@ def add_prune_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     )
     _add_config(pr)
     pr.add_argument("--db", default=None, help="journal database file; required without --config")
-    pr.add_argument("--archive", required=True, help="the archive made by `tablectl journal archive`")
-    pr.add_argument("--by", required=True, help="who prunes (recorded in the journal_pruned record)")
+    pr.add_argument("--archive", required=True, help="the archive made by tablectl journal archive")
+    pr.add_argument("--by", required=True, help="who prunes (recorded in the journal with the prune)")
     pr.add_argument(
         "--key-file",
         default=None,
-        help="the table's audit key ([audit] key_file, default <state_dir>/audit_key.pem): the prune is signed;"
+        help="the table's audit key (the configuration's audit key file, by default audit_key.pem in the "
+        "state directory): the prune is signed;"
         " required without --config",
     )
     pr.add_argument(
@@ -88,7 +90,8 @@ def add_prune_arguments(sub: argparse._SubParsersAction[argparse.ArgumentParser]
         "--event-retention-days",
         type=int,
         default=None,
-        help="the table's [journal] event_retention_days (default: with --config the table's, without it the"
+        help="days the events are kept, as the table's configuration says (event retention days; "
+        "default: with --config the table's, without it the"
         " configuration's default); with --config it may only be longer",
     )
     _add_trust(pr)

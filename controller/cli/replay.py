@@ -1,9 +1,11 @@
-"""`tablectl replay ROUND.json [--pretty] [--report] [--html FILE]`: settle a round description.
+"""`tablectl replay ROUND.json [--json [--pretty]] [--currency EUR] [--html FILE]`: settle a round description.
 
-Default output: the settlement and dealer errors as JSON. `--report`: a dispute report a person reads (PT-2001
-r.62): each card with where it went and why, each decision, the dealer's hand, each hand's result and payment,
-insurance, side bets, prizes, jackpot, every dealer error with its rule and remedy. `--html FILE`: the same as a
-self-contained HTML page with card pictures.
+Default output: a dispute report a person reads (PT-2001 r.62): each card with where it went and why, each
+decision, the dealer's hand, each hand's result and payment, insurance, side bets, prizes, jackpot, every dealer
+error with its rule and remedy; cards as on the table (A♦), decisions in words, money with the currency.
+`--json` (or `--pretty`, which indents it): the settlement and dealer errors as one JSON document, for scripts
+(its fields and their units are docs/rounds.md's). `--report` is the default and kept for scripts that name it.
+`--html FILE`: the report as a self-contained HTML page with card pictures.
 
 `-` reads stdin: one round description, or JSON lines as `tablectl journal export` writes them (one round per
 line, each with the journal's own settlement under "journal"): every round is settled again and compared with
@@ -23,6 +25,7 @@ from typing import Any
 
 from controller.rules.rounds import InvalidRound, ReplayResult, load_round_file, replay
 from controller.terminal import dispute_report as report
+from controller.words import count
 
 MAX_INPUT = 64 * 1024 * 1024  # bytes read from stdin at most (a session export is far smaller)
 
@@ -32,8 +35,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "round",
         help="round description (JSON, see docs/rounds.md); '-' reads stdin (one round or JSON lines)",
     )
-    parser.add_argument("--pretty", action="store_true", help="indent the JSON output")
-    parser.add_argument("--report", action="store_true", help="print a dispute report a person reads")
+    parser.add_argument(
+        "--json", action="store_true", help="print the settlement as JSON for scripts instead of the report"
+    )
+    parser.add_argument("--pretty", action="store_true", help="print the JSON indented (implies --json)")
+    parser.add_argument(
+        "--report",
+        action="store_true",
+        help="print the dispute report a person reads (what it prints anyway)",
+    )
+    parser.add_argument(
+        "--currency",
+        metavar="CODE",
+        help="the table's currency for the report's amounts, e.g. EUR (a journal export names it itself)",
+    )
     parser.add_argument("--html", metavar="FILE", help="also write the report as a self-contained HTML page")
 
 
@@ -78,9 +93,14 @@ def _journal(doc: Any) -> dict[str, Any] | None:
 
 
 def main(args: argparse.Namespace) -> int:
-    indent = 2 if args.pretty else None
-    want_report = getattr(args, "report", False)
+    pretty = bool(getattr(args, "pretty", False))
+    indent = 2 if pretty else None
+    want_report = not (getattr(args, "json", False) or pretty)
     html_path = getattr(args, "html", None)
+    currency = getattr(args, "currency", None)
+    if currency is not None and not report.CURRENCY.fullmatch(currency):
+        print(f"replay: --currency {currency[:20]!r}: three capital letters, e.g. EUR", file=sys.stderr)
+        return 2
     try:
         docs = _read(args)
     except (InvalidRound, json.JSONDecodeError) as exc:
@@ -99,7 +119,15 @@ def main(args: argparse.Namespace) -> int:
             failed += result is None
             disagree += bool(agreement)
             label = f"round {n}" if several else "round"
-            rep = report.build(doc, result, error, label=label, agreement=agreement, journal=journal)
+            rep = report.build(
+                doc,
+                result,
+                error,
+                label=label,
+                agreement=agreement,
+                journal=journal,
+                default_currency=currency,
+            )
             reports.append(rep)
             if want_report:
                 print(report.text(rep))
@@ -140,7 +168,7 @@ def main(args: argparse.Namespace) -> int:
             return 2
     if several:
         print(
-            f"replay: {len(docs)} round(s): {len(docs) - failed} settled, {failed} invalid, "
+            f"replay: {count(len(docs), 'round')}: {len(docs) - failed} settled, {failed} invalid, "
             f"{disagree} disagree with the journal",
             file=sys.stderr,
         )

@@ -21,9 +21,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", required=True, help="table configuration (TOML)")
     parser.add_argument(
         "--metrics-file",
-        help="also write the status as a Prometheus textfile (node_exporter textfile collector, *.prom)",
+        help="also write the status as a Prometheus textfile (for the node exporter's textfile collector)",
     )
-    parser.add_argument("-v", "--verbose", action="store_true")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log every detail (debug messages too)")
 
 
 def main(args: argparse.Namespace, build: Callable[[TableConfig], TableService] = TableService) -> int:

@@ -16,7 +16,9 @@ Sign (with the key file and the PIN):
     tablectl sign --user alice --role supervisor --action clear_jam --args '{"alert_id": 3}'
 
 The key file defaults to ``$TABLECTL_KEY_DIR/<user>.key`` (else ``~/.config/tablectl/keys/<user>.key``). The
-PIN (6-32 digits) comes from ``--pin``, the ``TABLECTL_PIN`` environment variable, or a prompt.
+PIN (6-32 digits) is asked on the terminal, or read from ``--pin-file FILE`` (its first line; ``-``: standard
+input) or the ``TABLECTL_PIN`` environment variable. Never from the command line: every local account can read
+a process's arguments (``ps``), so ``--pin`` is refused with the reason (issue 37).
 """
 
 from __future__ import annotations
@@ -34,23 +36,48 @@ from controller.mqtt import userkeys
 from controller.mqtt.auth import ROLE_ACTIONS, AuthError, add_public_key, enrol
 from controller.mqtt.signed_command import build_command
 
+PIN_ON_COMMAND_LINE = (
+    "--pin: a PIN on the command line can be read by every account on this computer (the process list); "
+    "type it when asked, or use --pin-file FILE ('-' for standard input) or $TABLECTL_PIN"
+)
+MAX_PIN_FILE = 1024  # bytes read from a PIN file at most
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--user", required=True)
-    parser.add_argument("--pin", help="the user's PIN, 6-32 digits (else $TABLECTL_PIN, else prompt)")
-    parser.add_argument("--role", required=True, choices=sorted(ROLE_ACTIONS))
-    parser.add_argument("--action", help="e.g. clear_jam (required unless --add-to)")
-    parser.add_argument("--args", default="{}", help="JSON object of action arguments")
+    parser.add_argument(
+        "--user", required=True, help="the supervisor's or technician's user name, as enrolled at the table"
+    )
+    parser.add_argument("--pin", help=argparse.SUPPRESS)  # refused, with the reason (PIN_ON_COMMAND_LINE)
+    parser.add_argument(
+        "--pin-file",
+        metavar="FILE",
+        help="read the PIN (6-32 digits) from the first line of this file, readable by its owner only; "
+        "'-' reads it from standard input (without it: $TABLECTL_PIN, else asked on the terminal)",
+    )
+    parser.add_argument(
+        "--role",
+        required=True,
+        choices=sorted(ROLE_ACTIONS),
+        help="the role the command is signed in: it decides which commands are allowed",
+    )
+    parser.add_argument(
+        "--action",
+        help="the command, as the table names it (docs/mqtt.md lists each role's commands); "
+        "required unless --add-to",
+    )
+    parser.add_argument("--args", default="{}", help="the command's arguments as a JSON object")
     parser.add_argument(
         "--key-file", type=Path, help="the user's encrypted key file (default: $TABLECTL_KEY_DIR/<user>.key)"
     )
-    parser.add_argument("--request-id", help="default: random")
-    parser.add_argument("--ts", type=int, help="Unix seconds (default: now)")
+    parser.add_argument("--request-id", help="the request's id (default: random)")
+    parser.add_argument(
+        "--ts", type=int, metavar="SECONDS", help="when it was signed, Unix seconds (default: now)"
+    )
     parser.add_argument("--nonce", help="hex, 16-64 digits (default: random 32)")
     parser.add_argument(
         "--add-to",
-        metavar="CREDENTIALS_TOML",
-        help="enrol: create the user's key file and add its public key to this credentials file",
+        metavar="CREDENTIALS",
+        help="enrol: create the user's key file and add its public key to the table's credentials file (TOML)",
     )
     parser.add_argument(
         "--public-key",
@@ -59,14 +86,36 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _pin_file(name: str) -> str:
+    """The PIN on the first line of a file ('-': standard input); a file others may read is refused."""
+    try:
+        if name == "-":
+            first = sys.stdin.readline(MAX_PIN_FILE)
+        else:
+            with open(name, encoding="utf-8") as fh:
+                if os.fstat(fh.fileno()).st_mode & 0o077:
+                    raise AuthError(f"--pin-file {name}: others may read it (chmod 600 {name})")
+                first = fh.readline(MAX_PIN_FILE)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise NoTerminal(f"--pin-file {name}: {getattr(exc, 'strerror', None) or exc}") from None
+    pin = first.rstrip("\r\n")
+    if not pin:
+        raise NoTerminal(f"--pin-file {name}: no PIN on its first line")
+    return pin
+
+
 def _pin(args: argparse.Namespace, *, confirm: bool) -> str:
-    pin = args.pin or os.environ.get("TABLECTL_PIN")
+    if getattr(args, "pin_file", None):
+        return _pin_file(args.pin_file)
+    pin = os.environ.get("TABLECTL_PIN")
     if pin:
         return pin
     try:
         os.close(os.open("/dev/tty", os.O_RDWR))
     except OSError:
-        raise NoTerminal("no terminal to ask the PIN: give --pin or set $TABLECTL_PIN") from None
+        raise NoTerminal(
+            "no terminal to ask the PIN: give --pin-file FILE ('-' for standard input) or set $TABLECTL_PIN"
+        ) from None
     try:
         pin = getpass.getpass(f"PIN for {args.user}: ")
         if confirm and getpass.getpass("PIN again: ") != pin:
@@ -91,6 +140,9 @@ class NoTerminal(Exception):
 
 
 def main(args: argparse.Namespace) -> int:
+    if getattr(args, "pin", None) is not None:
+        print(f"error: {PIN_ON_COMMAND_LINE}", file=sys.stderr)
+        return 2
     try:
         key_file = args.key_file or userkeys.key_path(userkeys.default_key_dir(), args.user)
         if args.public_key and not args.add_to:

@@ -16,7 +16,9 @@ from controller.ops import status as st
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", default="/etc/tablectl/table.toml", help="table configuration (TOML)")
-    parser.add_argument("--state-dir", help="the service's state directory (default: [table] state_dir)")
+    parser.add_argument(
+        "--state-dir", help="the service's state directory (default: the one the table's configuration names)"
+    )
     fmt = parser.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print the status document as JSON")
     fmt.add_argument("--prometheus", action="store_true", help="print Prometheus text exposition format")

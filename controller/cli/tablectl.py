@@ -17,26 +17,43 @@ import importlib.util
 import sys
 
 from controller import __version__
+from controller.cli.examples import EXAMPLES, attach
+
+DESCRIPTION = "tablectl: the blackjack table's command line, one command per job"
 
 # name -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("controller.cli.run", "run the table controller service (what systemd starts)"),
-    "replay": ("controller.cli.replay", "settle a round description (JSON) and report dealer errors"),
-    "jackpot-math": ("controller.cli.jackpot_math", "exact jackpot combination probabilities and returns"),
-    "strategy": ("controller.cli.strategy", "basic strategy and house edge of a rule profile"),
-    "rtp": ("controller.cli.rtp", "exact RTP of side bets (perfect pairs, insurance) for a deck count"),
+    "replay": ("controller.cli.replay", "settle a round by hand and show every card, decision and payment"),
+    "jackpot-math": (
+        "controller.cli.jackpot_math",
+        "the odds of each jackpot combination and the jackpot's return",
+    ),
+    "strategy": ("controller.cli.strategy", "basic strategy and house edge of a game"),
+    "rtp": ("controller.cli.rtp", "the exact return to player of the side bets (perfect pairs, insurance)"),
     "status": (
         "controller.cli.status",
-        "what the running service reports: links, journal, outbox, faults",
+        "what the running service reports: shoe, broker, journal, messages waiting, faults",
     ),
-    "journal": ("controller.cli.journal", "verify the journal's hash chain or export rounds"),
-    "config": ("controller.cli.config", "validate a table configuration and print its digest"),
+    "journal": ("controller.cli.journal", "check the journal, archive and prune it, export its rounds"),
+    "config": ("controller.cli.config", "check a table's configuration and record its fingerprints"),
     "terminal": ("controller.cli.terminal", "dealer pit terminal (MQTT)"),
     "alerts": ("controller.cli.alerts", "floor supervisor alert console (MQTT)"),
-    "sign": ("controller.cli.sign", "sign a supervisor command for the MQTT command topics"),
+    "sign": ("controller.cli.sign", "sign a supervisor's or technician's command with their key and PIN"),
     # the floor (floor/: a distribution of its own) is found by name only: nothing in controller/ imports it
     "floor": ("floor.cli.tablectl", "the casino floor: archive, queries, report, bridge, dashboard"),
 }
+
+# `tablectl --help`: the commands by who uses them and where, each group with an example (issue 42)
+GROUPS: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    ("the table (on its computer beside the shoe)",
+     ("run", "status", "config", "terminal", "alerts", "sign"), "tablectl status"),
+    ("the journal and the rounds (inspectors)", ("journal", "replay"),
+     "tablectl replay docs/examples/rounds/pt-2001-double-blackjack-r19.json --currency EUR"),
+    ("the game's figures", ("strategy", "rtp", "jackpot-math"), "tablectl strategy --profile pt-2001"),
+    ("the casino floor (on the floor's servers)", ("floor",), "tablectl floor shift --help"),
+    ("development tooling (the bench: development installs only)", (), "tablectl demo --auto 3"),
+)  # fmt: skip
 
 # The entry-point group through which development tooling adds subcommands (name = a module with
 # add_arguments, main and HELP, its one line in --help); bench/pyproject.toml registers the tablebench ones.
@@ -69,7 +86,7 @@ def _tooling_help(module_name: str) -> str:
         return f"development tooling (not available: {exc})"
 
 
-class DefaultsHelpFormatter(argparse.HelpFormatter):
+class DefaultsHelpFormatter(argparse.RawDescriptionHelpFormatter):
     """Every option's default in ``--help``: "(default: X)" after its help, unless the help already names its
     default or the option has none worth showing (None, False, an empty list)."""
 
@@ -87,6 +104,9 @@ class DefaultsHelpFormatter(argparse.HelpFormatter):
             return action.help
         return f"{text} (default: %(default)s)"
 
+    def _get_default_metavar_for_optional(self, action: argparse.Action) -> str:
+        return action.dest.upper().replace("_", "-")  # --state-dir STATE-DIR, never a name from the code
+
 
 def _show_defaults(parser: argparse.ArgumentParser) -> None:
     """The formatter on this parser and on every nested subcommand's parser (argparse does not pass it on)."""
@@ -97,26 +117,44 @@ def _show_defaults(parser: argparse.ArgumentParser) -> None:
                 _show_defaults(child)
 
 
+def _commands_epilog(commands: dict[str, tuple[str, str]]) -> str:
+    """The commands in their groups, each group with an example; the tooling's where the bench is installed."""
+    width = max(len(name) for name in commands) + 2
+    grouped = {name for _, names, _ in GROUPS for name in names}
+    lines = []
+    for title, names, example in GROUPS:
+        members = [n for n in names if n in commands] if names else [n for n in commands if n not in grouped]
+        if not members:
+            continue
+        lines += ["", f"{title}:"]
+        lines += [f"    {name.ljust(width)}{commands[name][1]}" for name in members]
+        lines.append(f"  example: {example}")
+    lines += ["", "tablectl COMMAND --help: what a command does, its options and an example."]
+    return "\n".join(lines[1:])
+
+
 def build_parser(
     selected: str | None = None, tooling: dict[str, str] | None = None
 ) -> argparse.ArgumentParser:
     """Build the parser; only the selected subcommand's module is imported (start-up stays fast)."""
     parser = argparse.ArgumentParser(
         prog="tablectl",
-        description=__doc__.splitlines()[0],
+        description=DESCRIPTION,
         formatter_class=DefaultsHelpFormatter,
         allow_abbrev=False,
     )
     parser.add_argument("--version", action="version", version=f"tablectl {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", help="one of the commands below")
     commands = dict(COMMANDS)
     for name, module_name in (tooling_commands() if tooling is None else tooling).items():
         # a tooling module is imported for its line only when the list of commands is shown
         help_text = _tooling_help(module_name) if selected in (None, name) else "development tooling"
         commands[name] = (module_name, help_text)
+    parser.epilog = _commands_epilog(commands)
     for name, (module_name, help_text) in commands.items():
         # no abbreviated options: `--password` must not be taken for `--password-file` (nor any option for another)
-        sp = sub.add_parser(name, help=help_text, description=help_text, allow_abbrev=False)
+        # (listed in the epilog by group, not by argparse: no help= here)
+        sp = sub.add_parser(name, description=help_text, allow_abbrev=False)
         sp.set_defaults(_module=module_name)
         if name != selected:
             continue
@@ -127,6 +165,7 @@ def build_parser(
             continue
         module.add_arguments(sp)
         _show_defaults(sp)
+        attach(sp, (name,), {**EXAMPLES, **getattr(module, "EXAMPLES", {})})
     return parser
 
 

@@ -10,12 +10,14 @@ from controller.config.key_types import (
     NAME_PATTERN,
     PROFILE_PATTERN,
     REQUIRED,
+    UNSET,
     Key,
     Kind,
     Section,
     ShoeMode,
 )
 from controller.gpio.base import GpioBackend
+from controller.jackpot.config import CURRENCY_CODE
 
 
 def _timeout(name: str, lo: int, hi: int, default: int, doc: str, note: str = "") -> Key:
@@ -144,6 +146,19 @@ TABLE = Section(
             default_doc="the profile's",
             commented=15000,
             note="minor units; every bet check and the pit terminal use them",
+        ),
+        Key(
+            "currency",
+            Kind.STRING,
+            "the currency of every amount the table handles (bets, limits, results; ISO 4217, e.g. `EUR`): "
+            "pinned at `open_table` and published in `events/session` `opened`, so every report of the floor "
+            "writes the table's money in it. Must equal `jackpot.currency` when both are set",
+            UNSET,
+            pattern=CURRENCY_CODE.pattern,
+            type_doc="`[A-Z]{3}`",
+            default_doc="`jackpot.currency` when the jackpot is enabled, else none",
+            commented="EUR",
+            note="ISO 4217: what the table's amounts are in (the floor's reports say it)",
         ),
     ),
 )

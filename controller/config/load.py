@@ -160,6 +160,7 @@ def _build(
         integrity_manifest=resolve_path(base, _get(t, "table", "integrity_manifest")),
         min_bet=t.get("min_bet"),
         max_bet=t.get("max_bet"),
+        currency=t.get("currency"),
     )
     if table.min_bet is not None and table.max_bet is not None and table.max_bet < table.min_bet:
         problems.append(
@@ -182,6 +183,12 @@ def _build(
     mqtt = _mqtt(data["mqtt"], table, base, problems, file)
     gpio = _gpio(data["gpio"], problems, file)
     jackpot = _jackpot(data.get("jackpot", {"enabled": False}), gpio, problems, file)
+    if table.currency and jackpot.enabled and jackpot.currency and jackpot.currency != table.currency:
+        problems.append(
+            Problem(
+                file, "table.currency", f"{table.currency} differs from jackpot.currency {jackpot.currency}"
+            )
+        )
     supervisors = SupervisorsConfig(
         credentials_file=resolve_path(base, data["supervisors"]["credentials_file"])
     )

@@ -27,6 +27,7 @@ class TableSection:
     integrity_manifest: Path
     min_bet: int | None = None  # minor units; overrides the profile when set
     max_bet: int | None = None
+    currency: str | None = None  # ISO 4217; None: the jackpot's, if any (TableConfig.currency)
 
 
 def resolve_port(port: str) -> str:
@@ -182,6 +183,13 @@ class TableConfig:
     alerts: AlertsConfig
     audit: AuditConfig | None = None  # load_config always sets it (default <state_dir>/audit_key.pem)
     journal: JournalConfig = JournalConfig()
+
+    @property
+    def currency(self) -> str | None:
+        """What the table's amounts are in: ``table.currency``, else the enabled jackpot's, else unknown."""
+        if self.table.currency:
+            return self.table.currency
+        return self.jackpot.currency if self.jackpot.enabled and self.jackpot.currency else None
 
     def firmware_files(self) -> dict[str, Path]:
         """Separate firmware configuration files (``file = ...`` in [shoe]/[reader]/[display]) by section."""

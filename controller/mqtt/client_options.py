@@ -120,9 +120,8 @@ def add_client_config(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--client-config",
         metavar="FILE",
-        help="client configuration file (TOML): "
-        + ", ".join(k.name for k in FILE_KEYS)
-        + "; options given here win over it (docs/terminal.md)",
+        help="client configuration file (TOML): the broker, the account, its password file, TLS, the site and "
+        "the table (docs/terminal.md lists its settings); options given here win over it",
     )
 
 

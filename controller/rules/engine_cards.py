@@ -7,7 +7,7 @@ from typing import NotRequired, TypedDict
 
 from controller.rules.cards import Card
 from controller.rules.engine_parts import CardEntry, EngineParts
-from controller.rules.hands import hand_value
+from controller.rules.hands import dealer_must_draw, hand_value
 from controller.rules.round_state import (  # the round's state, shared with settlement (the lower module)
     BUST,
     OPEN,
@@ -166,7 +166,12 @@ class CardFlow(EngineParts):
         # The dealer put the card somewhere the rules do not expect.
         if expected is None:
             if to.kind == "dealer" and self.phase in (RoundPhase.COMPLETE, RoundPhase.DEALER):
-                if self._ended_by == "nobody":
+                draws_anyway = p.dealer_draws_with_nobody_in_play and len(self.dealer) >= 2
+                if self._ended_by == "nobody" and draws_anyway and dealer_must_draw(self.dealer):
+                    # MO-2004 art.6.1: the bank must draw on 16 or less; with nobody in play it decides nothing.
+                    self.dealer.append(card)
+                    return CardOutcome(Recipient.dealer(), True, [])
+                if self._ended_by == "nobody" and not draws_anyway:
                     msg = f"{card}: dealer drew although nobody was left in play; not counted, to the discard"
                     return CardOutcome(None, False, [DealerError(p.cite("nobody_in_play"), msg, card)])
                 total = hand_value(self.dealer).total

@@ -176,9 +176,14 @@ class DecisionRules(EngineParts):
         if h.from_split or len(h.cards) != 2:
             return RuleViolation("surrender only on the first two cards", p.cite("surrender"))
         if self._additional_dealt:
-            return RuleViolation(
-                "surrender only before the dealer deals any additional card", p.cite("surrender")
-            )
+            if p.play.surrender_moment == "before_any_draw":  # PT-2001 r.36, MO-2004 art.18.2
+                return RuleViolation(
+                    "surrender only before the dealer deals any additional card", p.cite("surrender")
+                )
+            if h is not self._current():  # PT-ONLINE-2015 r.15e: at the hand's own turn
+                return RuleViolation(
+                    "surrender at the hand's own turn, once a card has been drawn", p.cite("surrender")
+                )
         return None
 
     def _insurance_bounds(self, seat: int) -> tuple[int, int]:
@@ -211,10 +216,11 @@ class DecisionRules(EngineParts):
             return never
         if action is Action.INSURANCE:
             if not p.insurance.on_blackjack and st.hands[0].status == BLACKJACK:
-                # house choice insurance.on_blackjack = false: a blackjack is offered even money (PT-2001 r.34)
+                # insurance.on_blackjack = false: PT-ONLINE-2015 r.15 "os jogadores que não façam a combinação de
+                # blackjack" may insure (r.20b: even money instead); elsewhere a house choice.
                 return RuleViolation(
                     f"seat {seat}: a blackjack is not insured at this table (even money instead)",
-                    p.cite("even_money"),
+                    p.cite("insurance_on_blackjack"),
                 )
             lo, hi = self._insurance_bounds(seat)
             if amount is not None and not lo <= amount <= hi:

@@ -26,6 +26,7 @@ _CITATION_FALLBACK = {
     "unclaimed_card": "misdeal",
     "above_max": "max_bet",
     "max_hands": "split",
+    "insurance_on_blackjack": "even_money",
 }
 CITATION_OPTIONAL = tuple(_CITATION_FALLBACK)
 
@@ -81,6 +82,10 @@ class PlayRules:
     # MO-2004 art.6.1: a card the dealer drew on 17 or more "considera-se inválida e é retirada, podendo, no
     # entanto, considerar-se válida se não tiver sido mostrada": "void" always, or "valid" when not shown.
     unshown_dealer_card: str = "void"
+    # When a surrender may be decided: "before_any_draw" (PT-2001 r.36 as clarified, MO-2004 art.18.2: "antes de a
+    # banca distribuir qualquer carta adicional"), or "own_turn" (PT-ONLINE-2015 r.15e: one of the decisions a
+    # player takes on the first two cards at his turn, whatever was drawn before).
+    surrender_moment: str = "before_any_draw"
 
 
 @dataclass(frozen=True)
@@ -151,6 +156,9 @@ class Profile:
     # "Când mâna crupierului este terminată, runda jocului este finalizată": the dealer completes his hand to 17
     # even when nobody is left in play (neither book has PT-2001 r.22).
     dealer_completes_hand: bool = False
+    # MO-2004 art.6.1 ("obrigada a tomar cartas quando ... 16 ou inferior") without a PT-2001 r.22: once nobody is
+    # left in play, the dealer's draws on 16 or less are not errors (they change no result); on 17 or more they are.
+    dealer_draws_with_nobody_in_play: bool = False
     # With a blackjack the only hand left (no other hand in play), the dealer still draws to 17 (his cards then
     # count and change no result) instead of stopping (PT-2001 r.22 reading: nobody left in play).
     dealer_draws_after_blackjack: bool = False

@@ -149,6 +149,7 @@ def profile_from_dict(data: dict[str, Any], *, source: str = "<profile>", path: 
         dealer_peek=t["dealer_peek"],
         dealer_second_card_always=t.get("dealer_second_card_always", False),
         dealer_completes_hand=t.get("dealer_completes_hand", False),
+        dealer_draws_with_nobody_in_play=t.get("dealer_draws_with_nobody_in_play", False),
         dealer_draws_after_blackjack=t.get("dealer_draws_after_blackjack", False),
         peek_with_ten=t.get("peek_with_ten", True),
         single_player=t.get("single_player", False),
@@ -196,3 +197,31 @@ def profile_from_dict(data: dict[str, Any], *, source: str = "<profile>", path: 
         citations=MappingProxyType(dict(data["citations"])),
         path=path,
     )
+
+
+def game_title(profile: Profile) -> str:
+    """The game as people name it, one way on every screen and report (issue 42): its book and the profile's
+    title, e.g. "PT-2001: Portugal land casino, Portaria 1364/2001"."""
+    return f"{profile.book}: {profile.title}"
+
+
+@cache
+def _shipped_games() -> dict[str, Profile]:
+    games = {}
+    for name in list_profiles():
+        try:
+            games[name] = load_profile(name)
+        except ProfileError:  # a broken shipped profile is the profile checks' to report
+            continue
+    return games
+
+
+def game_name(profile_id: Any, *, short: bool = False) -> str:
+    """A game a document names by its profile id ("pt-2001") as people name it: "PT-2001: Portugal land casino,
+    Portaria 1364/2001", or ``short`` its book's name alone ("PT-2001", where a screen has room for no more). An id
+    that is not a shipped profile's is given back as it is (never opened as a file: it may come from the wire)."""
+    text = str(profile_id) if profile_id is not None else ""
+    found = _shipped_games().get(text)
+    if found is None:
+        return text
+    return found.book if short else game_title(found)

@@ -14,6 +14,7 @@ import jsonschema
 from controller.data import data_path
 from controller.rules.cards import RANKS, SUITS, Card, CardError
 from controller.rules.engine import RoundEngine
+from controller.rules.profile_model import Profile
 from controller.rules.profiles import ProfileError, load_profile
 from controller.rules.round_state import BLACKJACK, OPEN, STOOD
 from controller.rules.settlement import Settlement
@@ -157,6 +158,17 @@ def replay(doc: dict[str, Any]) -> ReplayResult:
     ]
     burns = doc.get("burn_before_deal")
     written = "burn_before_deal"
+    marked = _leading_burns(doc["cards"])
+    if burns is not None and marked > burns:
+        # Both written and they disagree: the marked cards were burnt, so the round burnt more than it says; the
+        # book's burn rule decides, not a silent void of the extra one (PT-2001 r.10, MO-2004 art.4).
+        raise InvalidRound(
+            f"burn_before_deal says {burns} card(s) but the file marks {marked} leading card(s) as burnt; "
+            f"{profile.name} burns "
+            + " or ".join(str(n) for n in sorted(_burns_allowed(profile)))
+            + " before a round: write the burns once",
+            profile.cite("burn"),
+        )
     if burns is None:
         # Burns written as leading cards marked "to": "burn" are counted and checked like a written number:
         # two leading burns where the book burns one are the same invalid round as burn_before_deal: 2.
@@ -164,7 +176,7 @@ def replay(doc: dict[str, Any]) -> ReplayResult:
     # The profile says how many cards may be burnt before a round: none, the per-round burn, or the
     # shoe-start burn (PT-2001 r.10: one; MO-2004 art.4.1-4.2: one or as many as decks, one per round; the
     # online books burn nothing).
-    allowed = {0, profile.burn_before_round(shoe_start=False), profile.burn_before_round(shoe_start=True)}
+    allowed = _burns_allowed(profile)
     if burns not in allowed:
         raise InvalidRound(
             f"{written}: {burns} card(s), but {profile.name} burns "
@@ -283,6 +295,11 @@ def _refuse_if_stale(engine: RoundEngine, i: int, d: dict[str, Any]) -> None:
     if engine.is_complete():
         raise InvalidRound(f"{label} after the round ended", engine.profile.cite("deal_order"))
     raise InvalidRound(f"{label} comes too late (phase {engine.phase})", engine.profile.cite("deal_order"))
+
+
+def _burns_allowed(profile: Profile) -> set[int]:
+    """How many cards a round may burn before its first card: none, the per-round or the shoe-start burn."""
+    return {0, profile.burn_before_round(shoe_start=False), profile.burn_before_round(shoe_start=True)}
 
 
 def _leading_burns(cards: list[Any]) -> int:

@@ -306,10 +306,8 @@ def house_edge(p: Profile) -> Edge:
     return Edge(-ret)
 
 
-def chart(p: Profile) -> dict[str, dict[int, Move]]:
-    """Basic strategy: a row per hand ("hard 16", "soft 18", "pair 8s"), a column per dealer up card (1 = ace)."""
-    g = Game.of(p)
-    rows: dict[str, dict[int, Move]] = {}
+def chart_rows() -> dict[str, tuple[int, int]]:
+    """The rows of a strategy chart ("hard 16", "soft 18", "pair 8s") and the two cards each row is read on."""
     samples: dict[str, tuple[int, int]] = {}
     for total in range(5, 18):  # a hard total from two different non-ace values (the commonest pair of cards)
         pair = next(((a, total - a) for a in range(2, 11) if 2 <= total - a <= 10 and a != total - a), None)
@@ -319,9 +317,13 @@ def chart(p: Profile) -> dict[str, dict[int, Move]]:
         samples[f"soft {11 + other}"] = (1, other)
     for v in VALUES:
         samples[f"pair {'A' if v == 1 else v}s"] = (v, v)
-    for name, (c1, c2) in samples.items():
-        rows[name] = {up: best(g, c1, c2, up).move for up in VALUES}
-    return rows
+    return samples
+
+
+def chart(p: Profile) -> dict[str, dict[int, Move]]:
+    """Basic strategy: a row per hand ("hard 16", "soft 18", "pair 8s"), a column per dealer up card (1 = ace)."""
+    g = Game.of(p)
+    return {name: {up: best(g, c1, c2, up).move for up in VALUES} for name, (c1, c2) in chart_rows().items()}
 
 
 def move_values(

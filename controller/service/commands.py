@@ -119,6 +119,7 @@ class ServiceCommands:
             "combined": recorded_combined(manifest),
             "table_limits": limits,
             "profile_text": text,
+            **({"currency": self.config.currency} if self.config.currency else {}),  # events/session names it
         }
         return {**args, "profile": name, "pinned": pinned}  # never the caller's "pinned"
 

@@ -1,7 +1,12 @@
 """The journal's filesystem watched while the service runs (issue 27 §6; controller/ops/disk.py): a warning
 alert below the first threshold, below the second a critical alert and no new round (``place_bet`` and
 ``no_more_bets`` refused with the reason: the round in progress always finishes), both journaled while the journal
-can still write. Measured every ``EVERY_S`` seconds; the numbers go to the status document and the metrics."""
+can still write. Measured every ``EVERY_S`` seconds; the numbers go to the status document and the metrics.
+
+Once space is back the alerts whose cause is gone close themselves (acknowledged by ``tablectl``, journaled and
+published like any acknowledgement): a critical one when the filesystem is above the refusal threshold again, a
+warning when it is above the warning threshold. The one rule for every alert is in docs/mqtt.md "Alerts": what
+measures a condition clears itself when the condition is gone; a safety fault waits for an authorised person."""
 
 from __future__ import annotations
 
@@ -12,6 +17,7 @@ from pathlib import Path
 from controller.config.model import JournalConfig
 from controller.mqtt.alerts import AlertManager
 from controller.ops.disk import DiskLevel, DiskLimits, DiskSpace, describe, level, measure
+from controller.service.alerts import UNJOURNALED_ACK as SELF_CLEARED
 
 log = logging.getLogger("tablectl.service")
 
@@ -19,6 +25,7 @@ EVERY_S = 5.0
 ALERT_KIND = "disk_space"  # controller/alert_kinds.py
 NEW_ROUND_ACTIONS = frozenset({"place_bet", "no_more_bets"})  # a round starts with them (not its play)
 SEVERITY = {DiskLevel.WARN: "warning", DiskLevel.REFUSE: "critical"}
+RANK = {DiskLevel.OK: 0, DiskLevel.WARN: 1, DiskLevel.REFUSE: 2}  # the alert's key is the level's value
 
 
 def limits_of(cfg: JournalConfig) -> DiskLimits:
@@ -48,7 +55,26 @@ class DiskWatch:
                 log.warning("journal disk: %s again", describe(self.space))
             else:
                 self._alert(now)
+        self._clear_gone(now)
         return now
+
+    def _clear_gone(self, now: DiskLevel) -> None:
+        """Close the open disk_space alerts worse than the level measured now (also those a previous run left
+        open: the alert book is rebuilt from the journal at start)."""
+        space = describe(self.space) if self.space is not None else "measured"
+        for alert in self.alerts.open_alerts:
+            if alert.kind != ALERT_KIND:
+                continue
+            key = str((alert.details or {}).get("key", DiskLevel.REFUSE.value))
+            was = next((lv for lv in DiskLevel if lv.value == key), DiskLevel.REFUSE)
+            if RANK[was] <= RANK[now]:
+                continue
+            try:
+                self.alerts.acknowledge(alert.alert_id, SELF_CLEARED)
+            except Exception as exc:  # the journal cannot write yet: the next measurement tries again
+                log.error("disk_space alert %s not closed: %s", alert.alert_id, exc)
+                return
+            log.warning("journal disk: %s; alert %s closed (its cause is gone)", space, alert.alert_id)
 
     def _alert(self, now: DiskLevel) -> None:
         assert self.space is not None

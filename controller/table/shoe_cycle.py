@@ -216,7 +216,10 @@ class ShoeCycle:
             cards=count,
             packets=self.setup.session.packets,
         )
-        self.fx.event("session", action="opened", session_id=self.setup.session.id, profile=tp.name)
+        pinned = self.setup.session.pinned if isinstance(self.setup.session.pinned, dict) else {}
+        currency = pinned.get("currency")  # the configured currency, pinned at open_table (issue 36)
+        self.fx.event("session", action="opened", session_id=self.setup.session.id, profile=tp.name,
+                      **({"currency": currency} if isinstance(currency, str) else {}))  # fmt: skip
         self.gate.go("loaded_continuous" if tp.continuous else "loaded")
         self._maybe_skip_cut()
 

@@ -14,13 +14,15 @@ from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Footer, Label, Static
 
 from controller.client import CommandFailed
-from controller.plain import clean, plain
+from controller.plain import LIMIT, clean, plain
 from controller.terminal.credentials import Credential, CredentialScreen
 from controller.terminal.fleet import FleetAlerts, TableAlert
 from controller.terminal.view import alert_age, number
-from controller.words import ACTION_WORDS, SEVERITY_WORDS, alert_words, in_words, words
+from controller.words import ACTION_WORDS, SEVERITY_WORDS, alert_words, count, in_words, words
 
 ACK = words(ACTION_WORDS, "ack_alert")  # "Acknowledge alerts": never the command's name
+OPEN_HEAD = ("table", "id", "severity", "kind", "level", "age", "reason")
+HISTORY_HEAD = ("table", "id", "kind", "acked by", "reason")
 FLASH_SECONDS = 3.0  # how long the banner flashes after a new or escalated alert
 
 
@@ -29,9 +31,19 @@ def site_words(site: str) -> str:
     return "all sites" if site == "+" else f"site {clean(site, 40)}"
 
 
-def reason(alert: dict[str, Any]) -> Text:
-    """The controller's reason, in words (card faces, hands from 1, known names as labels), as plain text."""
-    return plain(in_words(str(alert.get("reason", ""))))
+def reason(alert: dict[str, Any], room: int = LIMIT) -> Text:
+    """The controller's reason, in words (card faces, hands from 1, known names as labels), as plain text; one
+    longer than ``room`` ends in "…" (never cut off silently at the screen's edge)."""
+    return plain(in_words(str(alert.get("reason", ""))), max(24, room))
+
+
+def _taken(head: tuple[str, ...], rows: list[list[Text]]) -> int:
+    """The screen columns the cells before the reason take: each column as wide as its widest cell, padded by
+    one on each side, and the scroll bar."""
+    widths = [len(h) for h in head]
+    for row in rows:
+        widths = [max(w, cell.cell_len) for w, cell in zip(widths, row, strict=True)]
+    return sum(w + 2 for w in widths) + 4
 
 
 def alert_key(row: TableAlert) -> tuple[str, int]:
@@ -75,10 +87,8 @@ class AlertsApp(App[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one("#open", DataTable).add_columns(
-            "table", "id", "severity", "kind", "level", "age", "reason"
-        )
-        self.query_one("#history", DataTable).add_columns("table", "id", "kind", "acked by", "reason")
+        self.query_one("#open", DataTable).add_columns(*OPEN_HEAD)
+        self.query_one("#history", DataTable).add_columns(*HISTORY_HEAD)
         self.fleet.on_change.append(self._changed)
         self.run_worker(self._connect(), exclusive=False)
         self.set_interval(1.0, self._changed)  # ages tick, the flash ends
@@ -111,8 +121,8 @@ class AlertsApp(App[None]):
         flashing = time.monotonic() < self._flash_until
         banner.set_class(flashing and self.fleet.mqtt.connected, "flash")
         header = (
-            f"{site_words(self.fleet.site)}  ·  {len(self.fleet.open)} table(s)  ·  "
-            f"{len(self.rows)} open alert(s)"
+            f"{site_words(self.fleet.site)}  ·  {count(len(self.fleet.open), 'table')}  ·  "
+            f"{count(len(self.rows), 'open alert')}"
         )
         if flashing:
             header = f"{self._flash_text}  ·  {header}"
@@ -121,20 +131,28 @@ class AlertsApp(App[None]):
             Text(header) if self.fleet.mqtt.connected else Text(f"BROKER UNREACHABLE{why} — reconnecting…")
         )
         table = self.query_one("#open", DataTable)
+        room = self.size.width or 160  # the reason column gets what the other columns leave
         cursor = table.cursor_row
         table.clear()
-        for r in self.rows:
-            a = r.alert
-            table.add_row(plain(r.table, 40), plain(r.alert_id), plain(words(SEVERITY_WORDS, a.get("severity")), 20),
-                          plain(alert_words(a.get("kind")), 40), plain(a.get("level", 0), 10),
-                          plain(alert_age(a.get("raised_at"))), reason(a))  # fmt: skip
+        rows = [
+            [plain(r.table, 40), plain(r.alert_id), plain(words(SEVERITY_WORDS, r.alert.get("severity")), 20),
+             plain(alert_words(r.alert.get("kind")), 40), plain(r.alert.get("level", 0), 10),
+             plain(alert_age(r.alert.get("raised_at")))]
+            for r in self.rows
+        ]  # fmt: skip
+        left = room - _taken(OPEN_HEAD[:-1], rows)
+        for r, cells in zip(self.rows, rows, strict=True):
+            table.add_row(*cells, reason(r.alert, left))
         if self.rows:
             table.move_cursor(row=min(cursor, len(self.rows) - 1))
         hist = self.query_one("#history", DataTable)
         hist.clear()
-        for r in self.fleet.history[:50]:
-            hist.add_row(plain(r.table, 40), plain(r.alert_id), plain(alert_words(r.alert.get("kind")), 40),
-                         plain(r.alert.get("acked_by"), 40), reason(r.alert))  # fmt: skip
+        acked = self.fleet.history[:50]
+        rows = [[plain(r.table, 40), plain(r.alert_id), plain(alert_words(r.alert.get("kind")), 40),
+                 plain(r.alert.get("acked_by"), 40)] for r in acked]  # fmt: skip
+        left = room - _taken(HISTORY_HEAD[:-1], rows)
+        for r, cells in zip(acked, rows, strict=True):
+            hist.add_row(*cells, reason(r.alert, left))
         msg = self.query_one("#message", Static)
         msg.update(plain(self.message, 400))
         msg.set_class(self.message.startswith("refused"), "refused")

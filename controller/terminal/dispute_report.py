@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from controller.jackpot.hits import Combination, evaluate
 from controller.rules.cards import RED_SUITS, Card
+from controller.rules.profiles import game_name, game_title
 from controller.words import (
     ACTION_WORDS,
     OUTCOME_WORDS,
@@ -26,11 +28,14 @@ from controller.words import (
     SUIT_SYMBOLS,
     card_face,
     hand_label,
-    hand_number,
     in_words,
     words,
 )
 from controller.words import money as _money_words
+
+CURRENCY = re.compile(r"[A-Z]{3}")  # ISO 4217
+# what an amount is in when nobody named the currency (the records' whole numbers are cents: 1000 is 10.00)
+UNNAMED_CURRENCY = "in the table's currency, cents after the point"
 
 _JACKPOT_WORDS = {
     Combination.FOUR_ACES_ONE_COLOUR: "r.43a: first four cards all red or all black aces, 100 % of the jackpot",
@@ -67,10 +72,43 @@ def amount(n: Any) -> str:
     return _money_words(n) if isinstance(n, int) and not isinstance(n, bool) else str(n)
 
 
-def _where(to: Any) -> str:
+def _where(to: Any, split: frozenset[Any] = frozenset()) -> str:
+    """'Seat 1' for a seat playing one hand, 'Seat 1, hand 2' only on a seat that split (``split``: its seats)."""
     if isinstance(to, dict):
-        return hand_label(to.get("seat"), to.get("hand", 0), True)
+        return hand_label(to.get("seat"), to.get("hand", 0), to.get("seat") in split)
     return words(RECIPIENT_WORDS, to)
+
+
+_FIRST_HAND = re.compile(r"\bSeat (\d+), hand 1\b")
+
+
+def _unsplit(text: str, split: frozenset[Any]) -> str:
+    """A sentence from the rules (in words) with 'Seat 2, hand 1' as 'Seat 2' where seat 2 never split."""
+    return _FIRST_HAND.sub(lambda m: m.group(0) if int(m.group(1)) in split else f"Seat {m.group(1)}", text)
+
+
+def _split_seats(desc: dict[str, Any], hands: Any) -> frozenset[Any]:
+    """The seats that played more than one hand (split), from the cards dealt and the hands settled."""
+    seats = {h.seat for h in hands if isinstance(h.hand, int) and h.hand > 0}
+    for c in desc.get("cards", []):
+        to = c.get("recipient")
+        if isinstance(to, dict) and isinstance(to.get("hand"), int) and to["hand"] > 0:
+            seats.add(to.get("seat"))
+    return frozenset(seats)
+
+
+def _drop_empty(sec: Section, column: str) -> Section:
+    """Without ``column`` when no row fills it (a player column on a table where nobody gave a name)."""
+    if column not in sec.columns:
+        return sec
+    i = sec.columns.index(column)
+    if any(i < len(row) and row[i] for row in sec.rows):
+        return sec
+    cards = sec.cards_column
+    if cards is not None and cards > i:
+        cards -= 1
+    rows = [row[:i] + row[i + 1 :] for row in sec.rows]
+    return Section(sec.title, sec.columns[:i] + sec.columns[i + 1 :], rows, cards)
 
 
 def _faces(codes: Any) -> str:
@@ -85,14 +123,19 @@ def build(
     label: str = "round",
     agreement: list[str] | None = None,
     journal: dict[str, Any] | None = None,
+    default_currency: str | None = None,
 ) -> Report:
-    """The report of one round: `result` a ReplayResult, or `error` an InvalidRound."""
+    """The report of one round: `result` a ReplayResult, or `error` an InvalidRound. The amounts' currency: the
+    journal's (an export names it), else ``default_currency`` (``tablectl replay --currency``)."""
     profile = str(doc.get("profile", "?")) if isinstance(doc, dict) else "?"
-    currency = (journal or {}).get("currency")
-    unit = f" in {currency}" if isinstance(currency, str) and currency.isalpha() else ""
-    title = f"{label}: profile {profile}"
+    currency = (journal or {}).get("currency") or default_currency
+    unit = (
+        f"in {currency}" if isinstance(currency, str) and CURRENCY.fullmatch(currency) else UNNAMED_CURRENCY
+    )
+    game = game_title(result.engine.profile) if result is not None else game_name(profile)
+    title = f"{label}: game {game}"
     if journal and journal.get("round_id"):
-        title = f"{label}: round {journal['round_id']} (profile {profile})"
+        title = f"{label}: round {journal['round_id']} (game {game})"
     if result is None:
         rule = f" ({error.rule})" if getattr(error, "rule", None) else ""
         verdict = f"INVALID round, refused: {getattr(error, 'message', error)}{rule}"
@@ -108,69 +151,70 @@ def build(
         verdict = "settled, DISAGREES with the journal's settlement: " + "; ".join(agreement)
     else:
         verdict = "settled, agrees with the journal's settlement"
-    rep = Report(f"{title} ({eng.profile.book}: {eng.profile.title}), amounts{unit or ' in major units'}", verdict,
-                 not agreement)  # fmt: skip
+    rep = Report(f"{title}, amounts {unit}", verdict, not agreement)
     _note(rep, doc)
-    rep.sections.append(_bets(eng))
+    rep.sections.append(_drop_empty(_bets(eng), "player"))
     desc = eng.description()
     why = eng.card_reasons()
+    split = _split_seats(desc, s.hands)
     cards = Section("Cards, in the order they left the shoe", ["#", "card", "went to", "why"], cards_column=1)
     for i, (c, reason) in enumerate(zip(desc["cards"], why, strict=True), 1):
-        cards.rows.append([str(i), c["card"], _where(c["recipient"]), in_words(reason)])
+        cards.rows.append(
+            [str(i), c["card"], _where(c["recipient"], split), _unsplit(in_words(reason), split)]
+        )
     rep.sections.append(cards)
     if eng.held_log:
         held = Section(
             "Held cards (PT-2001 r.18): where they finally went", ["card", "went to"], cards_column=0
         )
-        held.rows = [[h["card"], _where(h["recipient"])] for h in eng.held_log]
+        held.rows = [[h["card"], _where(h["recipient"], split)] for h in eng.held_log]
         rep.sections.append(held)
-    dec = Section("Decisions", ["after card #", "seat", "hand", "player", "decision"])
+    dec = Section("Decisions", ["after card #", "hand", "player", "decision"])
     for d in desc["decisions"]:
         what = (
             words(ACTION_WORDS, d["action"])
             + (f" {amount(d['amount'])}" if "amount" in d else "")
             + (" (implicit)" if d.get("implicit") else "")
         )
-        hand = str(hand_number(d["hand"])) if isinstance(d.get("hand"), int) else ""
-        dec.rows.append([str(d.get("after_cards", "")), str(d["seat"]), hand,
-                         str(d.get("player", "")), what])  # fmt: skip
-    rep.sections.append(dec)
+        who = hand_label(d["seat"], d.get("hand", 0), d["seat"] in split)
+        dec.rows.append([str(d.get("after_cards", "")), who, str(d.get("player", "")), what])
+    rep.sections.append(_drop_empty(dec, "player"))
     dealer = Section("Dealer's hand", ["cards", "total", ""], cards_column=0)
     state = "blackjack" if s.dealer_blackjack else ("bust" if s.dealer_bust else "")
     dealer.rows.append([" ".join(s.dealer_cards), str(s.dealer_total), state])
     rep.sections.append(dealer)
-    hands = Section("Hands", ["seat", "hand", "cards", "total", "stake", "result", "paid"], cards_column=2)
+    hands = Section("Hands", ["hand", "cards", "total", "stake", "result", "net"], cards_column=1)
     for h in s.hands:
         stake = amount(h.stake) + (" (doubled)" if h.doubled else "")
-        hands.rows.append([str(h.seat), str(hand_number(h.hand)), " ".join(h.cards), str(h.total), stake,
+        hands.rows.append([hand_label(h.seat, h.hand, h.seat in split), " ".join(h.cards), str(h.total), stake,
                            words(OUTCOME_WORDS, h.outcome), money(h.net)])  # fmt: skip
     rep.sections.append(hands)
     if s.co_bets:
-        co = Section("Other players' bets on a seat (PT-2001 r.15-16)", ["seat", "player", "hand", "stake",
-                                                                          "result", "paid"])  # fmt: skip
+        co = Section("Other players' bets on a seat (PT-2001 r.15-16)", ["hand", "player", "stake",
+                                                                          "result", "net"])  # fmt: skip
         co.rows = [
-            [str(c.seat), c.player, str(hand_number(c.hand)), amount(c.stake), words(OUTCOME_WORDS, c.outcome),
+            [hand_label(c.seat, c.hand, c.seat in split), c.player, amount(c.stake), words(OUTCOME_WORDS, c.outcome),
              money(c.net)] for c in s.co_bets
         ]  # fmt: skip
-        co.rows += [[str(x["seat"]), str(x["player"]), "", amount(x.get("stake", x.get("amount", ""))),
+        co.rows += [[f"Seat {x['seat']}", str(x["player"]), amount(x.get("stake", x.get("amount", ""))),
                      f"{x['kind']} {x.get('name') or ''} {x.get('result') or ''}".strip(), money(x["net"])]
                     for x in s.co_side_bets]  # fmt: skip
         rep.sections.append(co)
     if s.insurance:
-        ins = Section("Insurance", ["seat", "amount", "dealer blackjack", "paid"])
+        ins = Section("Insurance", ["seat", "amount", "dealer blackjack", "net"])
         ins.rows = [
             [str(i.seat), amount(i.amount), "yes" if i.won else "no", money(i.net)] for i in s.insurance
         ]
         rep.sections.append(ins)
     if s.side_bets:
-        side = Section("Side bets", ["seat", "bet", "stake", "result", "paid"])
+        side = Section("Side bets", ["seat", "bet", "stake", "result", "net"])
         side.rows = [
             [str(b.seat), b.name, amount(b.stake), b.result or "lost", money(b.net)] for b in s.side_bets
         ]
         rep.sections.append(side)
     if s.prizes:
-        prizes = Section("Special prizes", ["seat", "hand", "prize", "paid"])
-        prizes.rows = [[str(x.seat), str(hand_number(x.hand)), x.name, money(x.net)] for x in s.prizes]
+        prizes = Section("Special prizes", ["hand", "prize", "net"])
+        prizes.rows = [[hand_label(x.seat, x.hand, x.seat in split), x.name, money(x.net)] for x in s.prizes]
         rep.sections.append(prizes)
     if s.jackpot:
         jp = Section(
@@ -182,11 +226,16 @@ def build(
             jp.rows.append(
                 [str(j["seat"]), who, " ".join(j["first_cards"]), _JACKPOT_WORDS[combo] if combo else "none"]
             )
-        rep.sections.append(jp)
+        rep.sections.append(_drop_empty(jp, "player"))
     errs = Section("Dealer errors", ["rule", "card", "what happened", "remedy"], cards_column=1)
     for e in eng.dealer_errors:
         errs.rows.append(
-            [e.rule, str(e.card or ""), in_words(e.message), _remedy(e, desc["cards"], why, eng.held_log)]
+            [
+                e.rule,
+                str(e.card or ""),
+                _unsplit(in_words(e.message), split),
+                _remedy(e, desc["cards"], why, eng.held_log, split),
+            ]
         )
     if not errs.rows:
         errs.rows.append(["", "", "none", ""])
@@ -219,7 +268,9 @@ def _bets_from_doc(doc: dict[str, Any]) -> Section:
     return sec
 
 
-def _remedy(err: Any, cards: list[dict[str, Any]], why: list[str], held: list[dict[str, Any]]) -> str:
+def _remedy(
+    err: Any, cards: list[dict[str, Any]], why: list[str], held: list[dict[str, Any]], split: frozenset[Any]
+) -> str:
     for c, reason in zip(cards, why, strict=True):
         if err.card is not None and c["card"] == str(err.card) and err.message in reason:
             to = c["recipient"]
@@ -227,8 +278,10 @@ def _remedy(err: Any, cards: list[dict[str, Any]], why: list[str], held: list[di
                 return "void: does not count, to the discard"
             if to == "held":
                 later = next((h["recipient"] for h in held if h["card"] == c["card"]), "void")
-                return f"held, then given to {_where(later)}" if later != "void" else "held, finally void"
-            return f"corrected: the card went to {_where(to)}"
+                return (
+                    f"held, then given to {_where(later, split)}" if later != "void" else "held, finally void"
+                )
+            return f"corrected: the card went to {_where(to, split)}"
     return "see the card's line"
 
 
@@ -281,7 +334,13 @@ background:#fff;text-align:center;font-weight:bold}
 """
 
 
-def html_page(reports: list[Report], *, heading: str = "Round dispute report (PT-2001 r.62)") -> str:
+def html_page(
+    reports: list[Report],
+    *,
+    heading: str = "Round dispute report (PT-2001 r.62)",
+    back: tuple[str, str] | None = None,
+) -> str:
+    """The reports as one page; ``back``: (a relative link, its words) to the page it was opened from."""
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -289,6 +348,8 @@ def html_page(reports: list[Report], *, heading: str = "Round dispute report (PT
         f"<title>{html.escape(heading)}</title><style>{_STYLE}</style></head><body>",
         f"<h1>{html.escape(heading)}</h1>",
     ]
+    if back is not None:
+        parts.append(f'<p><a href="{html.escape(back[0], quote=True)}">{html.escape(back[1])}</a></p>')
     for rep in reports:
         parts.append(f"<section><h1>{html.escape(rep.title)}</h1>")
         cls = "ok" if rep.ok else "bad"

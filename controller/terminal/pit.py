@@ -14,6 +14,7 @@ This module is the app (connections, model updates, refresh, key actions); its p
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar
 
@@ -27,9 +28,9 @@ from controller.terminal.credentials import Credential, CredentialScreen
 from controller.terminal.pit_connection import PitConnection
 from controller.terminal.pit_dealer import chips_within, dealer_args, shown_bet
 from controller.terminal.pit_demo import demo_step
-from controller.terminal.pit_keys import DEALER_KEYS, DEMO_KEYS, SUPERVISOR_KEYS, bindings
-from controller.terminal.pit_layout import PIT_CSS, fit_layout, pit_widgets
-from controller.terminal.pit_panels import pending_hits
+from controller.terminal.pit_keys import DEALER_KEYS, DEMO_KEYS, SUPERVISOR_KEYS, bindings, hint_keys
+from controller.terminal.pit_layout import PIT_CSS, fit_layout, legend, pit_widgets
+from controller.terminal.pit_panels import deck_check_text, pending_hits
 from controller.terminal.pit_render import PARTS, PitSnapshot
 from controller.terminal.pit_rules import shown_inputs
 from controller.terminal.pit_sign_in import DealerNameScreen
@@ -44,9 +45,12 @@ from controller.terminal.view import (
     PLAY_INPUTS,
     ROUND_END_INPUTS,
     DealerResults,
+    card_refusal,
     money_in_text,
 )
-from controller.words import ACTION_WORDS, in_words, words
+from controller.words import ACTION_WORDS, card_face, in_words, words
+
+DRAW_SETTLE_S = 5.0  # demo: a second card waits until the table has read the last one (at most this long)
 
 
 class PitApp(App[None]):
@@ -74,6 +78,9 @@ class PitApp(App[None]):
         self._sent_bets: dict[int, int] = {}
         self.message = ""
         self._control: Any = None  # the emulated shoe's control in the demo (DemoHardware.connect)
+        # demo: the shoe's count (state/shoe) when a card was last drawn, and when (one card at a time)
+        self._drawn: tuple[Any, float] | None = None
+        self.deck_check: dict[str, Any] = {}  # the last events/deck_check (PT-2001 r.55)
         self._dirty = True
 
     # ---- layout ----
@@ -118,6 +125,9 @@ class PitApp(App[None]):
         if event is not None and event.topic == "events/settlement" and isinstance(event.data, dict):
             self.results.add(event.data)
             self.last_settlement = event.data
+        elif event is not None and event.topic == "events/deck_check" and isinstance(event.data, dict):
+            self.deck_check = event.data
+            self._show(deck_check_text(event.data)[0])
         elif event is not None and event.topic == "events/card" and _is_burn(event.data):
             rid = str(event.data.get("round_id"))
             if rid not in self.burnt:
@@ -142,11 +152,14 @@ class PitApp(App[None]):
                            why=self.client.last_error, alerts_open=view.alerts_open, prefix=self.conn.prefix,
                            seats=self.conn.seats, demo=self.conn.demo is not None, seat=self.seat, chip=self.chip,
                            compact=compact, burnt=self.burnt, last_settlement=self.last_settlement,
-                           results=self.results)  # fmt: skip
+                           results=self.results, supervisor=self.sup_client is not None,
+                           bet_so_far=self._sent_bets.get(self.seat, self._shown_bet(self.seat)),
+                           deck_check=self.deck_check)  # fmt: skip
 
     def doc(self, name: str) -> dict[str, Any]:
         """A retained state document, or {} if none has arrived (or it is not an object)."""
-        return self.snapshot().doc(name)
+        value = self.client.view.states.get(name)
+        return value if isinstance(value, dict) else {}
 
     def chips(self) -> tuple[int, ...]:
         """The chip denominations the selector offers: within the open session's limits (``state/table``)."""
@@ -175,6 +188,7 @@ class PitApp(App[None]):
             button.display = action in shown
             button.disabled = action not in enabled
             button.set_class(action in enabled, "allowed")
+        self.query_one("#legend", Static).update(legend(self.conn, shown))
         self._forget_confirmed_bets()
         if self.chip not in self.chips():
             self.chip = min(self.chips(), key=lambda c: abs(c - self.chip))
@@ -245,6 +259,9 @@ class PitApp(App[None]):
         if action not in SUPERVISOR_KEYS:
             return
         _, _, arg_label = SUPERVISOR_KEYS[action]
+        if action == "replace_card" and self.conn.demo is not None:
+            self.run_worker(self._replace_card_prompt(arg_label), exclusive=False)
+            return
         correction = self.doc("jackpot").get("pending_correction")
         correction = correction if isinstance(correction, dict) else None
         default = supervisor_default(
@@ -257,6 +274,21 @@ class PitApp(App[None]):
                 self._supervisor_send(action, cred)
 
         self.push_screen(CredentialScreen(words(ACTION_WORDS, action), arg_label, default), done)
+
+    async def _replace_card_prompt(self, arg_label: str | None) -> None:
+        """Demo: the prompt proposes the damaged card itself (the emulated shoe says which one came out): the
+        supervisor holds it and puts an identical card in its place (PT-2001 r.51)."""
+        code = None
+        if self.conn.demo is not None:
+            with contextlib.suppress(Exception):  # the emulator's socket: then nothing is proposed
+                code = await self.conn.demo.damaged_card()
+
+        def done(cred: Credential | None) -> None:
+            if cred is not None:
+                self._supervisor_send("replace_card", cred)
+
+        what = words(ACTION_WORDS, "replace_card")
+        self.push_screen(CredentialScreen(what, arg_label, card_face(code) if code else ""), done)
 
     def _supervisor_send(self, action: str, cred: Credential) -> None:
         sup = self.sup_client
@@ -287,10 +319,29 @@ class PitApp(App[None]):
         ctl = self._control
         if ctl is None or action not in DEMO_KEYS:
             return
+        if action == "draw":  # the dealer draws only when a card is due: never past a decision or a stand
+            why = card_refusal(self.doc("table"), self.doc("round"), self.snapshot().enabled, hint_keys())
+            if why is None and self._draw_pending():
+                why = "one card at a time: the table has not read the last card yet"
+            if why is not None:
+                self._show(f"refused: {DEMO_KEYS['draw'][1]}: {why}")
+                return
+            self._drawn = (self._shoe_count(), time.monotonic())
         step = demo_step(action, ctl, self.conn.demo, self.seat, self.doc("table").get("state"),
                          self.doc("lid").get("state"))  # fmt: skip
         if step is not None:
             self._run(*step)
+
+    def _shoe_count(self) -> tuple[Any, Any]:
+        shoe = self.doc("shoe")
+        return (shoe.get("shoe_no"), shoe.get("dealt_this_shoe"))
+
+    def _draw_pending(self) -> bool:
+        """Demo: a card was drawn and the table has not yet counted it (state/shoe, published after the round)."""
+        if self._drawn is None:
+            return False
+        count, at = self._drawn
+        return count == self._shoe_count() and time.monotonic() - at < DRAW_SETTLE_S
 
     def _run(
         self,

@@ -24,6 +24,10 @@ class DemoHardware(Protocol):
     async def sense_chip(self, seat: int) -> None:
         """A chip into the seat's slot, the slot emptied first (PT-2001 r.41a)."""
 
+    async def damaged_card(self) -> str | None:
+        """The code of the last damaged card out of the emulated shoe (what the supervisor reads on the card in
+        hand before putting an identical one in its place, PT-2001 r.51), or None."""
+
 
 @dataclass
 class PitConnection:

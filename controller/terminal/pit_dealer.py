@@ -12,13 +12,14 @@ CHIPS = (100, 500, 1000, 2500, 5000, 10000, 50000, 100000)  # the chip denominat
 
 def chips_within(limits: Any) -> tuple[int, ...]:
     """The chips the selector offers: within the open session's bet limits as ``state/table`` publishes them
-    (``limits``: ``{min_bet, max_bet}`` in minor units, null without a session: every chip). When no chip fits
-    between them, the minimum itself."""
+    (``limits``: ``{min_bet, max_bet}`` in minor units, null without a session: every chip), and multiples of
+    the minimum, so that every bet they make is one the table takes (PT-2001 r.14 asks for multiples; no
+    profile refuses them). When no chip fits, the minimum itself."""
     lo, hi = 0, CHIPS[-1]
     if isinstance(limits, dict):
         lo = _amount(limits.get("min_bet"), lo)
         hi = _amount(limits.get("max_bet"), hi)
-    return tuple(c for c in CHIPS if lo <= c <= hi) or (lo or CHIPS[0],)
+    return tuple(c for c in CHIPS if lo <= c <= hi and (not lo or c % lo == 0)) or (lo or CHIPS[0],)
 
 
 def _amount(value: Any, default: int) -> int:

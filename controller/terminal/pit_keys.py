@@ -26,7 +26,7 @@ DEALER_KEYS: dict[str, tuple[str, str]] = {  # command -> (key, label)
 }
 # supervisor action -> (key, label, argument prompt or None)
 SUPERVISOR_KEYS: dict[str, tuple[str, str, str | None]] = {
-    "open_table": ("f2", "Open table", "rule profile"),
+    "open_table": ("f2", "Open table", "the game, by its name or its rule book (e.g. PT-2001)"),
     "close_table": ("f3", "Close table", None),
     "clear_jam": ("f4", "Clear jam", None),
     "unlock_lid": ("f5", "Unlock lid", None),
@@ -39,6 +39,9 @@ SUPERVISOR_KEYS: dict[str, tuple[str, str, str | None]] = {
     # dual control (docs/jackpot.md "Corrections"): one supervisor asks, a different one confirms
     "jackpot_correct": ("f1", "JP correct", "new meter (minor units) and the reason, e.g. 150000 void round"),
     "jackpot_correct_confirm": ("f13", "JP confirm", "correction id to confirm"),  # F13: Shift+F1
+    # PT-2001 r.51: a damaged or unreadable card is replaced at once by a chief inspector (the supervisor role,
+    # controller/mqtt/auth.py); the dealer waits meanwhile. F14: Shift+F2.
+    "replace_card": ("f14", "Replace card", "the replacement card, e.g. K♠, KS or 10H"),
 }
 # The dealer on duty signs in (issue 29): a prompt for the name, sent as dealer_sign_in; in the footer.
 DEALER_SIGN_IN_KEY = ("w", "Dealer sign-in")

@@ -15,7 +15,16 @@ from controller.plain import clean
 from controller.terminal.pit_connection import PitConnection
 from controller.terminal.pit_keys import DEALER_KEYS, DEMO_KEYS, SUPERVISOR_KEYS
 
-BUTTON_WIDTH = 17  # one button's cell in the key grid; the grid has as many columns as fit
+# one button's cell in the key grid ("At the machine (l)" whole, with the button's padding and the gutter): the
+# grid has as many columns as fit
+BUTTON_WIDTH = 3 + max(
+    len(f"{label} ({key})")
+    for key, label in [
+        *DEALER_KEYS.values(),
+        *DEMO_KEYS.values(),
+        *((k.upper(), lb) for k, lb, _ in SUPERVISOR_KEYS.values()),
+    ]
+)
 PIT_CSS = """
     #body { height: 1fr; }
     #banner { height: auto; padding: 0 1; background: $primary-darken-2; }
@@ -62,7 +71,7 @@ def pit_widgets(conn: PitConnection) -> ComposeResult:
                 with Vertical(id="right"):
                     yield Static("", id="shoe", classes="panel")
                     yield Static("", id="alerts", classes="panel")
-            yield Static(legend(conn), id="legend", classes="panel")
+            yield Static(legend(conn, set(DEALER_KEYS)), id="legend", classes="panel")
         yield Static("", id="summary")
         yield Static("", id="hint")
         yield Static("", id="entry")
@@ -85,9 +94,10 @@ def pit_widgets(conn: PitConnection) -> ComposeResult:
     yield Footer()
 
 
-def legend(conn: PitConnection) -> Text:
-    """Every key, for a short terminal where the buttons are not shown (below the table: PageDown)."""
-    dealer = "  ".join(f"{k} {label}" for k, label in DEALER_KEYS.values())
+def legend(conn: PitConnection, shown: set[str]) -> Text:
+    """Every key, for a short terminal where the buttons are not shown (below the table: PageDown): the dealer's
+    as the buttons are (``shown``: pit_rules.shown_inputs, none this table can never enable)."""
+    dealer = "  ".join(f"{k} {label}" for a, (k, label) in DEALER_KEYS.items() if a in shown)
     keys = "  ".join(f"{k.upper()} {label}" for k, label, _ in SUPERVISOR_KEYS.values())
     out = Text("Keys\n", style="bold")
     out.append(f"Dealer: 1-{conn.seats} seat  [ ] chip  {dealer}\n")

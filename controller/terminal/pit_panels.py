@@ -18,6 +18,7 @@ from controller.terminal.pit_summary import allowed_text
 from controller.terminal.view import (
     DealerResults,
     dealer_blackjack,
+    dealer_soft,
     hand_text,
     lid_text,
     settlement_lines,
@@ -127,7 +128,7 @@ def round_panel(
             for hand in hands:
                 label = hand_label(seat.get("seat"), hand.get("hand", 0), len(hands) > 1)
                 stake = money(hand.get("stake", seat.get("bet"))) + chip + ins
-                status = words(STATUS_WORDS, hand.get("status"))
+                status = words(STATUS_WORDS, hand_status(hand))
                 grid.add_row(
                     plain(label, 30), plain(stake, 40), plain(hand_text(hand), 80), plain(status, 30)
                 )
@@ -141,20 +142,28 @@ def round_panel(
         natural = dealer_blackjack(dealer)  # marked as a seat's natural is (the document does not flag it)
         total = dealer.get("total")
         status = "blackjack" if natural else ("bust" if isinstance(total, int) and total > 21 else "")
-        grid.add_row(plain("Dealer"), plain(""), plain(hand_text({**dealer, "blackjack": natural}), 80),
+        shown = {**dealer, "blackjack": natural, "soft": dealer_soft(dealer)}
+        grid.add_row(plain("Dealer"), plain(""), plain(hand_text(shown), 80),
                      plain(status))  # fmt: skip
     if burnt_cards and not compact:
         grid.add_row(plain("Burnt"), plain(""), plain(burnt_text, 80),
                      plain("burn card" + ("s" if len(burnt_cards) > 1 else "")))  # fmt: skip
-    split = any(len(s.get("hands") or []) > 1 for s in seats)
+    turn = v if isinstance(v := rnd.get("turn"), dict) else {}
+    split = any(len(s.get("hands") or []) > 1 for s in seats if s.get("seat") == turn.get("seat"))
     grid.caption = Text(
         clean(
-            f"turn: {turn_text(rnd.get('turn'), split or None)}  ·  allowed: {allowed_text(enabled, keys)}",
+            f"turn: {turn_text(turn, split)}  ·  allowed: {allowed_text(enabled, keys)}",
             300,
         )
     )
     grid.caption_justify = "left"
     return grid
+
+
+def hand_status(hand: dict[str, Any]) -> Any:
+    """A hand's status as the dealer says it: a doubled hand that took its one card is 'doubled', not 'stood'."""
+    status = hand.get("status")
+    return "doubled" if hand.get("doubled") and status == "stood" else status
 
 
 def last_round_panel(last_settlement: dict[str, Any], currency: str | None = None) -> Text:
@@ -173,8 +182,10 @@ def shoe_panel(
     have_jackpot: bool,
     hits: list[dict[str, Any]],
     results: DealerResults,
+    deck_check: dict[str, Any] | None = None,
 ) -> Text:
-    """The shoe, lid, jam, link and faults; the jackpot meter and its pending hits; the dealer's results."""
+    """The shoe, lid, jam, link and faults, the last deck check (PT-2001 r.55); the jackpot meter and its
+    pending hits; the dealer's results."""
     have_shoe = bool(shoe)
 
     def val(doc: dict[str, Any], key: str) -> str:
@@ -199,13 +210,14 @@ def shoe_panel(
     lines = [
         ("Shoe", "bold"),
         (f"cards dealt: {val(shoe, 'dealt_this_shoe')}   out: {val(shoe, 'cards_out')}", ""),
-        (f"cards inside: {val(shoe, 'cards_inside')}   decks: {val(shoe, 'decks')}", ""),
+        (f"cards inside: {val(shoe, 'cards_inside')}   decks: {decks_text(shoe)}", ""),
         (f"warning card: {'out: LAST ROUND' if shoe.get('last_round_of_shoe') else 'no'}"
          if have_shoe else f"warning card: {UNKNOWN}", ""),
         (f"lid: {lid_state}", ""),
         jam_line,
         link_line(shoe.get("linked", True) if have_shoe else None, "link_down" in faults),
         (f"faults: {', '.join(faults) or 'none'}", "bold red" if table.get("faults") else ""),
+        deck_check_text(deck_check or {}),
         ("", ""),
         (f"Jackpot meter: {meter}", "bold"),
         (f"pending hits: {hits_text(hits, currency_of(jackpot))}", ""),
@@ -215,6 +227,40 @@ def shoe_panel(
     for text, style in lines:
         out.append(text + "\n", style=style)
     return out
+
+
+def decks_text(shoe: dict[str, Any]) -> str:
+    """The decks the session's profile deals with; 'none loaded' before a session opened (state/shoe null)."""
+    if not shoe:
+        return UNKNOWN
+    decks = shoe.get("decks")
+    if isinstance(decks, int) and not isinstance(decks, bool):
+        return str(decks)
+    return "none loaded" if decks is None else clean(decks, 20)
+
+
+def deck_check_text(check: dict[str, Any]) -> tuple[str, str]:
+    """The last deck check's result (events/deck_check, PT-2001 r.55) in words, and its style."""
+    if not check:
+        return ("deck check: none since this terminal started", "")
+    total = check.get("total")
+    counted = f", {total} cards" if isinstance(total, int) and not isinstance(total, bool) else ""
+    decks = check.get("decks")
+    of = f" ({decks} decks{counted})" if isinstance(decks, int) and not isinstance(decks, bool) else counted
+    if check.get("ok"):
+        return (f"deck check: every deck complete{of}", "bold green")
+    parts = []
+    for key, label in (("missing", "missing"), ("extra", "extra"), ("unknown", "unknown")):
+        found = check.get(key)
+        if isinstance(found, dict) and found:
+            cards = ", ".join(
+                f"{card_face(c)}" + (f" x{n}" if n != 1 else "") for c, n in list(found.items())[:8]
+            )
+            parts.append(f"{label} {cards}")
+    unreadable = check.get("unreadable")
+    if isinstance(unreadable, int) and not isinstance(unreadable, bool) and unreadable:
+        parts.append(f"{unreadable} unreadable")
+    return (clean(f"deck check FAILED{of}: {'; '.join(parts) or 'see the alert'}", 200), "bold red")
 
 
 def pending_hits(jackpot: dict[str, Any]) -> list[dict[str, Any]]:
@@ -251,10 +297,14 @@ def alerts_panel(alerts_open: list[Any]) -> Text:
 def entry_line(
     *, seat: int, seats: int, bet: Any, chip: int, chips: tuple[int, ...], currency: str | None = None
 ) -> Text:
-    """The selection: seat, its bet, the chip and the chip range."""
+    """The selection: seat, its bet (during a round each hand's stake as its row shows it: 'bet 20.00' after a
+    double, 'bets 10.00 + 10.00' after a split), the chip and the chip range."""
+    stakes = bet if isinstance(bet, list) else [bet]
+    shown = " + ".join(money(b) for b in stakes) if stakes and stakes[0] is not None else "none"
+    label = " · bets " if len(stakes) > 1 else " · bet "
     return Text.assemble(
-        ("Seat ", "bold"), (str(seat), "bold"), f" (1-{seats}) · bet ",
-        money(bet, currency) if bet is not None else "none", " · chip ", (money(chip, currency), "bold"),
+        ("Seat ", "bold"), (str(seat), "bold"), f" (1-{seats}){label}", shown,
+        f" {currency}" if currency and shown != "none" else "", " · chip ", (money(chip, currency), "bold"),
         f" ([ ] {money(chips[0])}-{money(chips[-1], currency)})",
     )  # fmt: skip
 

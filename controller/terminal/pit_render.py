@@ -17,6 +17,7 @@ from controller.terminal.pit_panels import (
     alerts_panel,
     banner_text,
     currency_of,
+    deck_check_text,
     entry_line,
     last_round_panel,
     pending_hits,
@@ -46,6 +47,9 @@ class PitSnapshot:
     burnt: dict[str, list[str]]  # round id -> the burn cards seen (events/card)
     last_settlement: dict[str, Any]  # the last events/settlement
     results: DealerResults
+    supervisor: bool = True  # this terminal has a supervisor channel (--supervisor-account)
+    bet_so_far: int = 0  # the selected seat's bet this terminal last asked for, else the one shown
+    deck_check: dict[str, Any] | None = None  # the last events/deck_check (PT-2001 r.55)
 
     def doc(self, name: str) -> dict[str, Any]:
         """A retained state document, or {} if none has arrived (or it is not an object)."""
@@ -62,13 +66,18 @@ class PitSnapshot:
         return currency_of(self.doc("jackpot"))
 
     def seat_bet(self) -> Any:
-        """The selected seat's bet: while betting from state/table, during a round from state/round."""
+        """The selected seat's bet: while betting from state/table, during a round each hand's stake from
+        state/round (a list: what the seat's rows show, a double or a split included)."""
         bets = self.doc("table").get("bets")
         held = bets.get(str(self.seat)) if isinstance(bets, dict) else None
         if isinstance(held, dict):
             return held.get("amount")
         seats = self.doc("round").get("seats") or []
-        return next((s.get("bet") for s in seats if isinstance(s, dict) and s.get("seat") == self.seat), None)
+        mine = next((s for s in seats if isinstance(s, dict) and s.get("seat") == self.seat), None)
+        if mine is None:
+            return None
+        hands = [h for h in mine.get("hands") or [] if isinstance(h, dict)]
+        return [h.get("stake", mine.get("bet")) for h in hands] or mine.get("bet")
 
 
 def banner(s: PitSnapshot) -> Text:
@@ -87,19 +96,25 @@ def last_round(s: PitSnapshot) -> Text:
 
 
 def summary(s: PitSnapshot) -> Text:
-    """Seen at every size: the last settlement's net per seat and the open alerts (count, most severe)."""
-    return Text("\n").join(
-        [
-            settled_summary(s.last_settlement, s.currency),
-            alert_summary(s.alerts_open, hint_keys()["ack_alert"]),
-        ]
-    )
+    """Seen at every size: the last settlement's net per seat, the open alerts (count, most severe) and, from
+    the closing until the next session, the deck check's result."""
+    lines = [
+        settled_summary(s.last_settlement, s.currency),
+        alert_summary(s.alerts_open, hint_keys()["ack_alert"]),
+    ]
+    if s.deck_check and s.doc("table").get("state") in ("closing", "closed", "deck_check_failed", "loading"):
+        text, style = deck_check_text(
+            s.deck_check
+        )  # the closing's result (PT-2001 r.55), until the next session
+        lines.append(Text(f"At closing, {text}", style=style))
+    return Text("\n").join(lines)
 
 
 def shoe(s: PitSnapshot) -> Text:
     return shoe_panel(shoe=s.doc("shoe"), lid=s.doc("lid"), jam=s.doc("jam"), table=s.doc("table"),
                       jackpot=s.doc("jackpot"), have_jackpot="jackpot" in s.states,
-                      hits=pending_hits(s.doc("jackpot")), results=s.results)  # fmt: skip
+                      hits=pending_hits(s.doc("jackpot")), results=s.results,
+                      deck_check=s.deck_check)  # fmt: skip
 
 
 def alerts(s: PitSnapshot) -> Text:
@@ -116,6 +131,7 @@ def hint(s: PitSnapshot) -> Text:
         status=s.status if s.connected else "unreachable",
         table=s.doc("table"), rnd=s.doc("round"), shoe=s.doc("shoe"), jam=s.doc("jam"), lid=s.doc("lid"),
         enabled=s.enabled, keys=hint_keys(), demo=s.demo, seat=s.seat, chip=money(s.chip), seats=s.seats,
+        bet=s.bet_so_far, chip_amount=s.chip, supervisor=s.supervisor,
     )  # fmt: skip
     return Text(f"next: {clean(text, 200)}")
 

@@ -66,3 +66,34 @@ def shown_inputs(
     if table.get("shuffler") != "batch" and table.get("state") != "cut":
         shown.discard("cut")
     return shown | (enabled & set(DEALER_KEYS))
+
+
+@lru_cache(maxsize=1)
+def shipped_games() -> tuple[tuple[str, str, str], ...]:
+    """(profile name, rule book, title) of every shipped rule profile: the game's name a person reads and
+    types ("Portugal land casino, Portaria 1364/2001"), the profile id the table takes (``pt-2001``)."""
+    from controller.rules.profiles import ProfileError, list_profiles, load_profile
+
+    games = []
+    for name in list_profiles():
+        try:
+            p = load_profile(name)
+        except (ProfileError, OSError, ValueError):
+            continue
+        games.append((p.name, p.book, p.title))
+    return tuple(games)
+
+
+def game_name(profile: str) -> str:
+    """The game's name for the profile id (its title), or the id itself when it is not a shipped profile."""
+    return next((title for name, _, title in shipped_games() if name == profile), profile)
+
+
+def profile_of_game(text: str) -> str:
+    """The profile id a person named by the game's title, its rule book ("PT-2001") or the id itself
+    (case and spaces do not matter); anything else as typed (the table decides, and says why it refuses)."""
+    wanted = " ".join(text.split()).casefold()
+    for name, book, title in shipped_games():
+        if wanted in (name.casefold(), book.casefold(), " ".join(title.split()).casefold()):
+            return name
+    return text.strip()

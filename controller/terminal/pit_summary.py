@@ -9,7 +9,7 @@ from typing import Any
 from rich.text import Text
 
 from controller.plain import clean
-from controller.terminal.view import alert_sort_key
+from controller.terminal.view import alert_sort_key, dealer_soft
 from controller.words import ACTION_WORDS, SEVERITY_WORDS, alert_words, money, words
 
 
@@ -37,6 +37,8 @@ def settled_summary(settlement: dict[str, Any], currency: str | None) -> Text:
         dealer = "dealer blackjack"
     elif settlement.get("dealer_bust"):
         dealer = f"dealer {total} bust"
+    elif dealer_soft({"cards": settlement.get("dealer_cards"), "total": total}):
+        dealer = f"dealer soft {total}"
     else:
         dealer = f"dealer {total}"
     nets = seat_nets(settlement)

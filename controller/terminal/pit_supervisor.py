@@ -9,7 +9,8 @@ from typing import Any
 from controller.client import TableClient
 from controller.plain import clean
 from controller.terminal.credentials import Credential
-from controller.words import ACTION_WORDS, money, words
+from controller.terminal.pit_rules import game_name, profile_of_game
+from controller.words import ACTION_WORDS, RANK_FACES, SUIT_SYMBOLS, card_face, money, words
 
 SupervisorCall = Callable[[], Awaitable[Any]]
 
@@ -30,7 +31,7 @@ def supervisor_default(
 ) -> str:
     """What the prompt proposes: the profile to open, the open alerts' ids, the first pending jackpot hit, the
     correction awaiting its second supervisor (``correction``: state/jackpot ``pending_correction``)."""
-    default = profile if action == "open_table" else ""
+    default = game_name(profile) if action == "open_table" else ""  # the game by its name, not its id
     if action == "jackpot_correct_confirm":
         cid = (correction or {}).get("correction_id")
         default = str(cid) if isinstance(cid, int) and not isinstance(cid, bool) else ""
@@ -94,7 +95,17 @@ def supervisor_call(
             )
         args["correction_id"] = int(cred.arg)
     elif action == "open_table":
-        args["profile"] = cred.arg or profile
+        args["profile"] = profile_of_game(cred.arg) if cred.arg else profile
+    elif (
+        action == "replace_card"
+    ):  # PT-2001 r.51: the card the chief inspector puts in the damaged one's place
+        code = card_code(cred.arg)
+        if code is None:
+            raise SupervisorArgumentError(
+                f"refused: {what}: type the replacement card as on its face, e.g. K♠, KS or 10H,"
+                f" got {cred.arg[:20]!r}"
+            )
+        args["card"] = code
     elif action.startswith("jackpot_"):
         if not cred.arg.isdigit():
             raise SupervisorArgumentError(
@@ -102,3 +113,20 @@ def supervisor_call(
             )
         args["hit_id"] = int(cred.arg)
     return lambda: sup.supervisor(cred.user, cred.pin, action, **args)
+
+
+_RANK_INPUT = {face: rank for rank, face in RANK_FACES.items()} | {"T": "T"}
+_SUIT_INPUT = {symbol: suit for suit, symbol in SUIT_SYMBOLS.items()} | {s: s for s in SUIT_SYMBOLS}
+
+
+def card_code(text: str) -> str | None:
+    """The card a person typed, as its code: 'K♠', 'ks', 'KS', '10♥', '10h', 'TH' -> 'KS', 'TH'; None for
+    anything that is not one card."""
+    typed = "".join(text.split()).upper()
+    if not 2 <= len(typed) <= 3:
+        return None
+    rank, suit = _RANK_INPUT.get(typed[:-1]), _SUIT_INPUT.get(typed[-1])
+    if rank is None or suit is None:
+        return None
+    code = rank + suit
+    return code if card_face(code) != code else None

@@ -22,7 +22,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--table", default=None, help="one table only")
     parser.add_argument("--all", action="store_true", help="acknowledged alerts too")
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
-    parser.add_argument("--ack", type=int, default=None, metavar="ALERT_ID", help="acknowledge a floor alert")
+    parser.add_argument(
+        "--ack", type=int, default=None, metavar="ALERT", help="acknowledge the floor alert with this number"
+    )
     parser.add_argument("--user", default=None, help="who acknowledges (with --ack)")
 
 

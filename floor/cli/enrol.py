@@ -26,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--table", required=True, help="the table id")
     source = parser.add_mutually_exclusive_group()
     source.add_argument(
-        "--manifest", default=None, help="the table's integrity manifest (its audit_public_key)"
+        "--manifest", default=None, help="the table's integrity manifest (it holds the audit public key)"
     )
     source.add_argument("--key", default=None, help="the table's audit public key (64 hex)")
     parser.add_argument("--user", default=None, help="who enrols (recorded)")

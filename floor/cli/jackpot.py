@@ -1,8 +1,8 @@
 """``tablectl floor jackpot [--table T] [--since ...] [--until ...]``: meter history as CSV, from the archived
 ``events/jackpot``: ``site, table, event_id, ts, action, meter_minor`` (the meter after the event, integer minor
-units), ``currency`` (the table's, from its ``state/jackpot``), ``archive`` (``complete`` / ``INCOMPLETE``: the
-table's archive over the whole window, floor/coverage.py) and ``gap_before`` (ids not archived between
-the row before of that table, or the window's start, and this one: jackpot events may be missing there).
+units), ``currency`` (the table's configured one, queries.table_currencies), ``archive`` (``complete`` /
+``INCOMPLETE``: the table's archive over the whole window, floor/coverage.py) and ``gap_before`` (ids not archived
+between the row before of that table, or the window's start, and this one: jackpot events may be missing there).
 What each table's rows are built on (holes after its last row included) goes to stderr, one line a table."""
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import psycopg
 
+from controller.words import count
 from floor import store
 from floor.cli.tablectl import add_dsn
 from floor.coverage import coverage
@@ -72,9 +73,13 @@ def main(args: argparse.Namespace) -> int:
     holes = len(absent) - named
     total, short = len(rounds) + named, incomplete + named
     print(
-        f"{total} round(s): {total - short} complete, {short} INCOMPLETE ({named} of them absent: round ids"
+        f"{count(total, 'round')}: {total - short} complete, {short} INCOMPLETE ({named} of them absent: round ids"
         f" skipped, no event archived)"
-        + (f"; {holes} hole(s) of the window outside the archived rounds may hide more" if holes else ""),
+        + (
+            f"; {count(holes, 'hole')} of the window outside the archived rounds may hide more"
+            if holes
+            else ""
+        ),
         file=sys.stderr,
     )
     for (site, table_id), cov in sorted(covers.items()):

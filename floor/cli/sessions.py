@@ -13,10 +13,11 @@ from pathlib import Path
 
 import psycopg
 
+from controller.words import count
 from floor import store
 from floor.advantage import DEFAULT_THRESHOLDS, Thresholds, raise_alerts
-from floor.cli.shift import add_window
-from floor.queries import table_currencies
+from floor.cli.shift import STDOUT, add_window
+from floor.queries import consistent_read, table_currencies
 from floor.sessions_play import DEFAULT_GAP, load_sessions
 from floor.sessions_report import to_csv, to_html
 from floor.shift import MAX_WINDOW
@@ -31,10 +32,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--gap", type=int, default=DEFAULT_GAP, help="rounds a seat may sit out (default %(default)s)"
     )
-    parser.add_argument("--csv", type=Path, default=None, help="write the CSV here")
+    parser.add_argument(
+        "--csv", type=Path, nargs="?", const=STDOUT, default=None,
+        help="write the CSV here (without a file: to stdout, as without --csv/--html)",
+    )  # fmt: skip
     parser.add_argument("--html", type=Path, default=None, help="write the self-contained HTML page here")
     parser.add_argument(
-        "--alert", action="store_true", help="raise advantage_play floor alerts for flagged sessions"
+        "--alert",
+        action="store_true",
+        help="raise an advantage play alert on the floor for each flagged session",
     )
     d = DEFAULT_THRESHOLDS
     parser.add_argument(
@@ -67,14 +73,17 @@ def main(args: argparse.Namespace) -> int:
     th = thresholds(args)
     try:
         with store.connect(args.dsn) as conn:
-            report = load_sessions(conn, since, until, table=args.table, gap=args.gap)
-            currencies = table_currencies(conn)
+            with consistent_read(conn):  # one snapshot of the archive for the whole report
+                report = load_sessions(conn, since, until, table=args.table, gap=args.gap)
+                currencies = table_currencies(conn)
             new = raise_alerts(conn, report.sessions + report.players, th) if args.alert else 0
     except psycopg.Error as exc:
         print(f"floor sessions: {exc}", file=sys.stderr)
         return 1
     rows = report.sessions + report.players
-    if args.csv:
+    if args.csv == STDOUT:
+        sys.stdout.write(to_csv(rows, th, currencies))
+    elif args.csv:
         args.csv.write_text(to_csv(rows, th, currencies))
     if args.html:
         args.html.write_text(to_html(rows, th, currencies, since, until))
@@ -82,6 +91,7 @@ def main(args: argparse.Namespace) -> int:
         sys.stdout.write(to_csv(rows, th, currencies))
     for line in report.problems[:MAX_PROBLEMS_SHOWN]:
         print(f"not used: {safe(line, 300)}", file=sys.stderr)
-    print(f"{len(report.sessions)} session(s), {len(report.players)} player(s), {len(report.problems)} round(s)"
-          f" not used" + (f", {new} new advantage_play alert(s)" if args.alert else ""), file=sys.stderr)  # fmt: skip
+    print(f"{count(len(report.sessions), 'session')}, {count(len(report.players), 'player')}, "
+          f"{count(len(report.problems), 'round')} not used"
+          + (f", {count(new, 'new advantage play alert')}" if args.alert else ""), file=sys.stderr)  # fmt: skip
     return 0

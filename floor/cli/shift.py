@@ -1,8 +1,10 @@
-"""``tablectl floor shift [--since T] [--until T] [--hours N] [--layout floor.toml] [--csv F] [--html F]``: a shift's
-figures per table, pit, floor and dealer (floor/shift.py, shift_dealers.py): rounds, rounds per hour,
-handle by main bets, side bets and insurance, paid, win, hold, dealer errors per 100 rounds, faults, voided rounds,
-jackpot chips, contributions and payouts; each row complete or INCOMPLETE for the window. Without
-``--csv``/``--html`` the CSV goes to stdout; what each table's figures are built on goes to stderr."""
+"""``tablectl floor shift [--since T] [--until T] [--hours N] [--layout floor.toml] [--csv [F]] [--html F]``: a
+shift's figures per table, pit, floor and dealer (floor/shift.py, shift_dealers.py; names and signs:
+floor/figures.py): rounds, rounds per hour open, handle by main bets, side bets and insurance, paid, win, hold,
+theoretical win, dealer errors per 100 rounds, faults, voided rounds, jackpot chips, contributions and payouts;
+each row complete or INCOMPLETE for the window. Without ``--csv``/``--html`` a readable table in money goes to
+stdout (floor/shift_text.py); ``--csv`` alone writes the CSV (minor units, snake_case headers) to stdout. Every
+query reads one snapshot of the archive. What each table's figures are built on goes to stderr."""
 
 from __future__ import annotations
 
@@ -14,14 +16,19 @@ from pathlib import Path
 
 import psycopg
 
+from controller.words import count
 from floor import store
 from floor.cli.tablectl import add_dsn
 from floor.layout import LayoutError, load_layout
+from floor.queries import consistent_read
 from floor.report import meter_history
 from floor.shift import MAX_WINDOW, shift_report, to_csv, win_series
 from floor.shift_dealers import dealer_rows
 from floor.shift_html import to_html
+from floor.shift_text import to_text
 from floor.text import safe
+
+STDOUT = Path("-")
 
 
 def _when(text: str) -> datetime:
@@ -48,7 +55,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--layout", type=Path, default=None, help="floor.toml: pits and areas (docs/floor.md)"
     )
-    parser.add_argument("--csv", type=Path, default=None, help="write the CSV here")
+    parser.add_argument(
+        "--csv", type=Path, nargs="?", const=STDOUT, default=None,
+        help="the CSV (minor units) instead of the table: to this file, or to stdout without one",
+    )  # fmt: skip
     parser.add_argument("--html", type=Path, default=None, help="write the self-contained HTML page here")
 
 
@@ -65,7 +75,7 @@ def main(args: argparse.Namespace) -> int:
         print(f"floor shift: {exc}", file=sys.stderr)
         return 2
     try:
-        with store.connect(args.dsn) as conn:
+        with store.connect(args.dsn) as conn, consistent_read(conn):
             rows = shift_report(conn, since, until, layout)
             dealers = dealer_rows(conn, since, until)
             wins = win_series(conn, since, until) if args.html else []
@@ -76,16 +86,18 @@ def main(args: argparse.Namespace) -> int:
     except psycopg.Error as exc:
         print(f"floor shift: {exc}", file=sys.stderr)
         return 1
-    if args.csv:
+    if args.csv == STDOUT:
+        sys.stdout.write(to_csv(rows, dealers))
+    elif args.csv:
         args.csv.write_text(to_csv(rows, dealers))
     if args.html:
         args.html.write_text(to_html(rows, since, until, wins, dict(meters), dealers))
     if not args.csv and not args.html:
-        sys.stdout.write(to_csv(rows, dealers))
+        sys.stdout.write(to_text(rows, dealers, since, until))
     floor = rows[-1]
     for line in floor.incomplete:
         print(f"INCOMPLETE {safe(line, 300)}", file=sys.stderr)
-    state = "complete" if floor.complete else f"INCOMPLETE ({len(floor.incomplete)} table(s))"
-    print(f"{len(floor.tables)} table(s), {floor.figures.rounds} round(s), {since:%Y-%m-%d %H:%M} to "
+    state = "complete" if floor.complete else f"INCOMPLETE ({count(len(floor.incomplete), 'table')})"
+    print(f"{count(len(floor.tables), 'table')}, {count(floor.figures.rounds, 'round')}, {since:%Y-%m-%d %H:%M} to "
           f"{until:%Y-%m-%d %H:%M} UTC: archive {state}", file=sys.stderr)  # fmt: skip
     return 0

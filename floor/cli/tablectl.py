@@ -8,15 +8,21 @@ import argparse
 import importlib
 import os
 
+from floor.cli.examples import (
+    EXAMPLES as EXAMPLES,
+)  # tablectl's --help shows them (controller/cli/examples.py)
 from floor.store import DEFAULT_DSN
 
 # name -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "migrate": ("floor.cli.migrate", "create or upgrade the floor database schema"),
-    "archive": ("floor.cli.archive", "archive worker: floor broker -> PostgreSQL"),
+    "archive": (
+        "floor.cli.archive",
+        "archive worker: every table's events from the floor broker to the database",
+    ),
     "alerts": (
         "floor.cli.alerts",
-        "the floor's alerts (missing events, broken checkpoint chains)",
+        "the floor's alerts (events missing from the archive, a table's signatures that do not check out)",
     ),
     "rounds": ("floor.cli.rounds", "archived rounds as replayable round descriptions"),
     "jackpot": ("floor.cli.jackpot", "jackpot meter history per table"),
@@ -24,7 +30,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "shift": ("floor.cli.shift", "a shift's figures per table, pit and floor (CSV or HTML)"),
     "sessions": (
         "floor.cli.sessions",
-        "play sessions: win, theoretical win, play precision, bet vs count, advantage-play flags",
+        "play sessions: win, expected win, how close to basic strategy, bets against the count, advantage play",
     ),
     "bridge": ("floor.cli.bridge", "write a table broker's bridge section to the floor broker"),
     "web": ("floor.cli.web", "the floor dashboard (web, live updates, behind a login)"),
@@ -45,7 +51,7 @@ def add_dsn(parser: argparse.ArgumentParser) -> None:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    sub = parser.add_subparsers(dest="floor_command", metavar="FLOOR_COMMAND", required=True)
+    sub = parser.add_subparsers(dest="floor_command", metavar="COMMAND", required=True)
     for name, (module_name, help_text) in COMMANDS.items():
         sp = sub.add_parser(name, help=help_text, description=help_text)
         sp.set_defaults(_floor_module=module_name)

@@ -29,26 +29,31 @@ from floor.users import (
     set_role,
 )
 
+ROLE_HELP = (
+    "viewer: sees every table and alert; supervisor: also acknowledges alerts; "
+    "surveillance: what a viewer sees, and the play sessions and advantage-play alerts"
+)
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    sub = parser.add_subparsers(dest="user_command", metavar="USER_COMMAND", required=True)
+    sub = parser.add_subparsers(dest="user_command", metavar="COMMAND", required=True)
     # no abbreviations: "--password SECRET" must not be taken for --password-file (and echoed in an error)
     add = sub.add_parser("add", help="create an account", allow_abbrev=False)
-    add.add_argument("name")
-    add.add_argument("--role", required=True, choices=[r.value for r in Role])
+    add.add_argument("name", help="the account's user name")
+    add.add_argument("--role", required=True, choices=[r.value for r in Role], help=ROLE_HELP)
     add.add_argument(
         "--password-file", required=True, help="a file whose first line is the password; - for stdin"
     )
     password = sub.add_parser(
         "password", help="set an account's password (ends its sessions)", allow_abbrev=False
     )
-    password.add_argument("name")
+    password.add_argument("name", help="the account's user name")
     password.add_argument("--password-file", required=True, help="as for add")
     role = sub.add_parser("role", help="change an account's role (ends its sessions)")
-    role.add_argument("name")
-    role.add_argument("--role", required=True, choices=[r.value for r in Role])
+    role.add_argument("name", help="the account's user name")
+    role.add_argument("--role", required=True, choices=[r.value for r in Role], help=ROLE_HELP)
     for name, text in (("disable", "disable an account (ends its sessions)"), ("enable", "enable it again")):
-        sub.add_parser(name, help=text).add_argument("name")
+        sub.add_parser(name, help=text).add_argument("name", help="the account's user name")
     sub.add_parser("list", help="every account")
     for each in sub.choices.values():  # after the command: tablectl floor user add ana ... --dsn DSN
         add_dsn(each)

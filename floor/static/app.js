@@ -92,7 +92,9 @@ function fillTile(a, t) {
   }
   top.append(id, el("span", "status " + (t.status === "online" ? "online" : "offline"), t.attention_words));
   const game = el("span", "line");
-  game.append(el("span", null, t.game || "no game"), el("span", null, limits(t)));
+  const name = el("span", "game", t.game || "no game");
+  name.title = t.game_title || t.game || "no game";  // the game's whole name
+  game.append(name, el("span", null, limits(t)));
   const play = el("span", "line");
   const left = el("span", null, t.state + " ");
   left.append(seats(t.seats_in_play));
@@ -128,24 +130,28 @@ function options(id, values, first) {
   sel.value = chosen;
 }
 
-function renderMap() {
+function renderMap() {  // each pit a group of its own (a heading and its tiles), in the layout's order
   const map = document.getElementById("map");
-  const sorted = [...floor.tiles.values()].sort((x, y) =>
-    (x.area + "\u0000" + x.pit + "\u0000" + x.table).localeCompare(y.area + "\u0000" + y.pit + "\u0000" + y.table));
+  const sorted = [...floor.tiles.values()].sort((x, y) => (x.pit_order - y.pit_order) ||
+    (x.pit + "\u0000" + x.table).localeCompare(y.pit + "\u0000" + y.table));
   floor.els.clear();
-  const items = [];
+  const groups = [];
   let pit = null;
+  let tilesEl = null;
   for (const t of sorted) {
     if (t.area + "/" + t.pit !== pit) {
       pit = t.area + "/" + t.pit;
-      const label = el("div", "pit-label");
-      label.dataset.pit = String(t.pit);
-      label.append(el("b", null, t.pit), el("span", null, t.area));
-      items.push(label);
+      const group = el("section", "pit");
+      group.dataset.pit = String(t.pit);
+      const label = el("h2", "pit-label");
+      label.append(el("b", null, t.pit), " ", el("span", null, t.area));
+      tilesEl = el("div", "pit-tiles");
+      group.append(label, tilesEl);
+      groups.push(group);
     }
-    items.push(makeTile(t));
+    tilesEl.append(makeTile(t));
   }
-  map.replaceChildren(...items);
+  map.replaceChildren(...groups);
   const uniq = (f) => [...new Set(sorted.map(f))].sort();
   options("filter-pit", uniq((t) => t.pit).map((p) => [p, p]), "Every pit");
   options("filter-game", uniq((t) => t.game).filter(Boolean).map((g) => [g, g]), "Every game");
@@ -175,11 +181,11 @@ function applyFilters() {
     a.hidden = !on;
     if (on) { shown++; pitsShown.add(t.pit); }
   }
-  for (const label of document.querySelectorAll(".pit-label")) label.hidden = !pitsShown.has(label.dataset.pit);
+  for (const group of document.querySelectorAll("section.pit")) group.hidden = !pitsShown.has(group.dataset.pit);
   const counts = {};
   for (const t of floor.tiles.values()) counts[t.attention] = (counts[t.attention] || 0) + 1;
   document.getElementById("shown").textContent = shown + " of " + floor.tiles.size + " tables: " +
-    ATTENTION.filter((a) => counts[a]).map((a) => counts[a] + " " + (floor.words[a] || a)).join(", ");
+    ATTENTION.filter((a) => counts[a]).map((a) => (floor.words[a] || a) + ": " + counts[a]).join(", ");
 }
 
 function onFloor(doc) {
@@ -199,7 +205,7 @@ function onTiles(doc) {
     const key = t.site + "/" + t.table;
     const old = floor.tiles.get(key);
     floor.tiles.set(key, t);
-    if (!old || old.pit !== t.pit || old.area !== t.area) regroup = true;
+    if (!old || old.pit !== t.pit || old.area !== t.area || old.pit_order !== t.pit_order) regroup = true;
     else fillTile(floor.els.get(key), t);
   }
   for (const key of doc.removed) floor.tiles.delete(key);

@@ -32,6 +32,8 @@ async function load() {
     ? "INCOMPLETE: the archive lacks events that may fall in this window; the figures are sums of what is archived."
     : "The archive is complete for this window: every figure counts every event.";
   verdict.className = doc.incomplete.length ? "incomplete" : "";
+  const glossary = document.getElementById("glossary");  // floor/figures.py: one meaning per figure
+  glossary.replaceChildren(...doc.glossary.flatMap((g) => [el("dt", null, g.label), el("dd", null, g.doc)]));
   document.getElementById("lacks").replaceChildren(...doc.incomplete.map((x) => el("li", null, x)));
 }
 

@@ -45,7 +45,7 @@ function render(data) {
     flags.title = s.reasons.join("; ");
     tr.append(flags, el("td", s.table || "(all tables)"), el("td", who), el("td", s.rounds),
       el("td", money(s.handle)), el("td", money(s.largest_bet)),
-      el("td", s.spread === null ? "—" : Number(s.spread).toFixed(1)), el("td", money(s.actual_win)),
+      el("td", s.spread === null ? "—" : Number(s.spread).toFixed(1)), el("td", money(s.win)),
       el("td", money(s.theoretical_win)),
       el("td", s.precision === null ? "—" : (100 * s.precision).toFixed(1) + "%"),
       el("td", countText(s.count), "count"));

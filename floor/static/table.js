@@ -73,13 +73,15 @@ function render(v) {
   fact(dl, "Archive, for what is shown", a.verdict, a.complete ? null : "incomplete");
   fact(dl, "Signed chain verified to", "event " + a.verified_to);
   renderRound(v.round);
+  document.getElementById("win-head").textContent = v.labels.win;  // floor/figures.py: the house's, + when it won
+  document.getElementById("seat-nets-head").textContent = v.labels.seat_nets;
   const tb = document.querySelector("#rounds tbody");
   tb.replaceChildren();
   for (const r of v.rounds) {
     const link = el("a", "report", "Open the report");
     link.href = "/round?" + new URLSearchParams({site: v.site, table: v.table, round: r.round_id}).toString();
     link.dataset.round = String(r.round_id);
-    row(tb, [r.round_id, r.settled, r.hands.join("; "), r.seat_nets.join("; "), r.total_net, link]);
+    row(tb, [r.round_id, r.settled, r.hands.join("; "), r.seat_nets.join("; "), r.win, link]);
   }
   plot(v.meter);
   const ta = document.querySelector("#table-alerts tbody");

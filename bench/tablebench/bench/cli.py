@@ -23,6 +23,24 @@ from tablebench.procs import stat_fields
 HELP = "hardware-in-the-loop bench: soak and scripted runs"
 
 
+# `tablectl bench ... --help`'s examples (controller/cli/examples.py shows them)
+EXAMPLES = {
+    ("bench",): (
+        ("tablectl bench soak --rounds 50 --faults", "fifty rounds with random faults, then reconcile"),
+    ),
+    ("bench", "soak"): (
+        (
+            "tablectl bench soak --rounds 200 --faults --seed 7",
+            "a repeatable soak: the same bets, cards and faults",
+        ),
+        ("tablectl bench soak --faults --skip-fault power_loss", "random faults except a power loss"),
+    ),
+    ("bench", "show"): (
+        ("tablectl bench show --bench hil_tests/benches/emulated.toml", "what the bench holds"),
+    ),
+}
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="bench_cmd", metavar="ACTION")
     soak = sub.add_parser("soak", help="play N rounds (optionally with random faults), then reconcile")
@@ -37,9 +55,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="NAME",
-        help="leave this fault out (repeatable): jam, forced_lid, kill_controller, broker_outage, unplug, "
-        "lose_acks, unreadable, noisy_line, kill_before_commit, broker_kill, power_loss, sustained_noise, "
-        "journal_disk_full, journal_disk_read_only (these two need root: the journal on a disk of its own)",
+        help="leave this fault out (repeatable), by its name in docs/bench.md's list of faults (the two "
+        "journal disk faults need root: the journal on a disk of its own)",
     )
     soak.add_argument("--bench", help="bench description (default hil_tests/benches/emulated.toml)")
     soak.add_argument("--workdir", help="keep the run's files here (default: a temporary directory)")

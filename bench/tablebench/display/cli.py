@@ -20,6 +20,14 @@ from tablebench.display.emulator import DisplayEmulator
 HELP = "run the emulated jackpot display on a pseudo-terminal"
 
 
+# `tablectl emulate-display --help`'s examples (controller/cli/examples.py shows them)
+EXAMPLES = {
+    ("emulate-display",): (
+        ("tablectl emulate-display --link /tmp/tablectl-display", "a jackpot sign on a pseudo-terminal"),
+    ),
+}
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--link", help="also create this symlink to the pty (a stable path for configs)")
 

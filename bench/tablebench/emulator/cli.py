@@ -25,6 +25,17 @@ HELP = "run the emulated shuffler-shoe on a pseudo-terminal"
 DEFAULT_LINK = "/tmp/tablectl-shoe"
 
 
+# `tablectl emulate-shoe --help`'s examples (controller/cli/examples.py shows them)
+EXAMPLES = {
+    ("emulate-shoe",): (
+        (
+            "tablectl emulate-shoe --link /tmp/tablectl-shoe --seed 3",
+            "a shoe on a pseudo-terminal, same cards each run",
+        ),
+    ),
+}
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--scenario", help="scenario file (.json or .toml); default: 6-deck continuous shuffler"

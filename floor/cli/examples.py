@@ -1,0 +1,79 @@
+"""An example for every ``tablectl floor`` command's ``--help`` (issue 42), as controller/cli/examples.py does for
+the table's commands: a command's path -> (command line, what it does)."""
+
+from __future__ import annotations
+
+EXAMPLES: dict[tuple[str, ...], tuple[tuple[str, str], ...]] = {
+    ("floor",): (
+        ("tablectl floor shift --hours 8 --html shift.html", "the last eight hours' figures as a page"),
+        ("tablectl floor web --help", "the dashboard and its options"),
+    ),
+    ("floor", "migrate"): (
+        ("tablectl floor migrate", "create the floor's database, or bring it up to date"),
+    ),
+    ("floor", "archive"): (
+        (
+            "FLOOR_ARCHIVE_PASSWORD=... tablectl floor archive --ca /etc/floor/ca.pem --worker 1",
+            "keep every table's events in the archive (one of several workers)",
+        ),
+    ),
+    ("floor", "alerts"): (
+        ("tablectl floor alerts --table T1", "the floor's open alerts for table T1"),
+        ("tablectl floor alerts --ack 12 --user alice", "alice acknowledges alert 12"),
+    ),
+    ("floor", "rounds"): (
+        (
+            "tablectl floor rounds --table T1 --since 2026-11-28 --out rounds/",
+            "each archived round of T1 since that day as a file tablectl replay settles",
+        ),
+    ),
+    ("floor", "jackpot"): (
+        ("tablectl floor jackpot --table T1", "table T1's jackpot meter over the last day"),
+    ),
+    ("floor", "report"): (
+        ("tablectl floor report --day 2026-11-28 --html day.html", "that day's summary per table as a page"),
+    ),
+    ("floor", "shift"): (
+        (
+            "tablectl floor shift --since 2026-11-28T22:00 --hours 8 --layout /etc/floor/floor.toml --csv shift.csv",
+            "the night shift's figures per table, pit and floor",
+        ),
+    ),
+    ("floor", "sessions"): (
+        ("tablectl floor sessions --hours 8 --html sessions.html", "the last eight hours' play sessions"),
+    ),
+    ("floor", "bridge"): (
+        (
+            "tablectl floor bridge --config table.toml --bridge bridge.toml --out /etc/mosquitto/conf.d/floor.conf",
+            "connect a table's broker to the floor broker",
+        ),
+    ),
+    ("floor", "web"): (
+        (
+            "FLOOR_WEB_PASSWORD=... tablectl floor web --listen 127.0.0.1:8080 --public-url https://floor.casino.lan",
+            "the dashboard behind the casino's reverse proxy",
+        ),
+    ),
+    ("floor", "user"): (("tablectl floor user list", "every dashboard account with its role"),),
+    ("floor", "user", "add"): (
+        (
+            "tablectl floor user add alice --role supervisor --password-file -",
+            "a supervisor's account, the password typed on standard input",
+        ),
+    ),
+    ("floor", "user", "password"): (
+        ("tablectl floor user password alice --password-file -", "a new password for alice"),
+    ),
+    ("floor", "user", "role"): (("tablectl floor user role alice --role viewer", "alice may only look now"),),
+    ("floor", "user", "disable"): (("tablectl floor user disable alice", "alice cannot log in any more"),),
+    ("floor", "user", "enable"): (("tablectl floor user enable alice", "alice may log in again"),),
+    ("floor", "user", "list"): (
+        ("tablectl floor user list", "every account, its role and whether it is enabled"),
+    ),
+    ("floor", "enrol"): (
+        (
+            "tablectl floor enrol --site lisbon --table T1 --manifest manifest.json --user alice",
+            "trust table T1's audit key, read from its manifest",
+        ),
+    ),
+}

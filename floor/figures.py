@@ -1,0 +1,98 @@
+"""The floor's money and pace figures, each named and defined once (issue 36): the name every report's CSV uses
+(``_minor`` added to money columns), the label people read on pages and in the terminal, and the one line that
+says what it means and which way its sign goes. ``tablectl floor report``, ``floor shift``, ``floor sessions``,
+the dashboard's pages and their CSV and HTML take their headers from here; docs/floor.md's glossary repeats the
+lines (tests/test_words.py checks they agree).
+
+Every figure is in the house's view: ``win`` is positive when the house won. The tables publish each seat's
+result for the player (``total_net``, ``seat_nets``, a hand's ``net``: positive when the player won); the
+floor turns it over once, here (``house_win``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+
+
+@dataclass(frozen=True, slots=True)
+class Figure:
+    name: str  # snake_case, as in the CSV (money columns get ``_minor``)
+    label: str  # in words, as on pages and in the terminal
+    money: bool
+    doc: str  # what it means and its sign: the glossary's line
+
+    @property
+    def column(self) -> str:
+        """The CSV column: money in integer minor units says so."""
+        return f"{self.name}_minor" if self.money else self.name
+
+
+ROUNDS = Figure("rounds", "rounds", False, "rounds settled (`events/settlement`) in the window")
+HOURS_OPEN = Figure(
+    "hours_open",
+    "hours open",
+    False,
+    "hours within the window the table had a session open (from `events/session` opened to closed; a session "
+    "still open counts to the window's end or now, whichever is earlier)",
+)
+ROUNDS_PER_HOUR = Figure(
+    "rounds_per_hour",
+    "rounds per hour open",
+    False,
+    "the game's pace: rounds ÷ hours open (not the window's hours; a dealer's row: ÷ hours on duty)",
+)
+HANDLE = Figure(
+    "handle",
+    "handle",
+    True,
+    "what the players staked against the house: main bets with doubles and splits + side bets + insurance",
+)
+PAID = Figure(
+    "paid",
+    "paid to players",
+    True,
+    "what went back to the players: stakes returned on wins and pushes + winnings (= handle − win)",
+)
+WIN = Figure(
+    "win",
+    "win (house)",
+    True,
+    "the house's result: positive when the house won, negative when the players did (= handle − paid)",
+)
+HOLD = Figure(
+    "hold_pct", "hold %", False, "win ÷ handle × 100 (positive when the house won; none without handle)"
+)
+THEORETICAL_WIN = Figure(
+    "theoretical_win",
+    "theoretical win",
+    True,
+    "what the house should win on that play: Σ initial bets × the house edge of the round's rule profile "
+    "(basic strategy for the profile's decks: controller/rules/shoe_math.py, `tablectl strategy`); a profile the "
+    "floor does not know adds 0",
+)
+INITIAL_BETS = Figure(
+    "initial_bets",
+    "initial bets",
+    True,
+    "Σ each seat's original main bet (before doubles and splits): the basis of theoretical win and bet sizes",
+)
+
+GLOSSARY = (ROUNDS, HOURS_OPEN, ROUNDS_PER_HOUR, HANDLE, PAID, WIN, HOLD, THEORETICAL_WIN, INITIAL_BETS)
+
+
+def house_win(player_net: int) -> int:
+    """The house's win from a result the table published for the players (``total_net``, a seat's net)."""
+    return -player_net
+
+
+def paid(handle: int, win: int) -> int:
+    return handle - win
+
+
+def hold_pct(win: int, handle: int) -> Decimal | None:
+    return (Decimal(win) * 100 / handle).quantize(Decimal("0.01")) if handle else None
+
+
+def per_hour(rounds: int, hours: Decimal) -> Decimal | None:
+    return (rounds / hours).quantize(Decimal("0.1")) if hours > 0 else None
