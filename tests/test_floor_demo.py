@@ -234,7 +234,9 @@ def test_a_fault_on_one_table_pauses_it_while_the_others_deal_and_it_deals_again
     wait_until(lambda: demo.lines(rf"^{FAULTED}: demo: paused: ") > paused_before or not demo.alive(), 60,
                f"{FAULTED} to pause for the {fault}")  # fmt: skip
     assert demo.alive(), demo.out.text()
-    why = {"jam": "jam", "damaged": "damaged or unreadable card", "lid": "tamper"}[fault]
+    why = {"jam": "Shoe jam", "damaged": "damaged or unreadable card", "lid": "Lid opened while locked"}[
+        fault
+    ]
     assert why in [line for line in demo.out.lines if line.startswith(f"{FAULTED}: demo: paused: ")][-1]
     held = demo.rounds(FAULTED)
     others = {t: demo.rounds(t) for t in TABLES if t != FAULTED}

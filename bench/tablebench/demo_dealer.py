@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from controller.client import CommandFailed, Event, TableClient, TableView
-from controller.words import count
+from controller.words import alert_words, count
 from tablebench.demo_lines import bets_line, card_line, round_summary, settlement_line
 from tablebench.demo_session import WAIT, DemoError, Out, cut
 from tablebench.emulator.control_client import ControlCallError
@@ -30,7 +30,7 @@ def held_by(view: TableView) -> str | None:
     forced lid, shoe line, link...), a damaged or unreadable card awaiting the chief inspector (PT-2001 r.51),
     or the count of the cards after a fault; None: dealing may go on."""
     table = view.states.get("table") or {}
-    faults = [str(f) for f in table.get("faults") or []]
+    faults = [alert_words(f) for f in table.get("faults") or []]  # in words: "Shoe jam", not jam
     if faults:
         return ", ".join(faults)
     if table.get("awaiting_card_replacement"):

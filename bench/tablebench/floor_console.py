@@ -22,6 +22,7 @@ import argparse
 import asyncio
 import json
 import re
+import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,7 @@ from typing import Any
 from controller.client import CommandFailed, TableClient
 from controller.hex64 import HEX64
 from controller.mqtt.auth import ROLE_ACTIONS, add_public_key
+from controller.words import alert_words
 from tablebench.emulator.control_client import ControlCallError, ControlClient
 from tablebench.stack import DEMO_PINS
 
@@ -104,7 +106,7 @@ def main(workdir: str | None, argv: list[str]) -> int:
         print(said)
         return 0
     except ConsoleError as exc:
-        print(f"demo: {exc}", file=__import__("sys").stderr)
+        print(f"demo: {exc}", file=sys.stderr)
         return 1
 
 
@@ -155,7 +157,8 @@ async def clear(table: DemoTable) -> str:
                 await _clear_tamper(sup, ctl)
                 done.append("lid closed and locked again (lock_lid)")
             elif faults:
-                raise ConsoleError(f"{table.table_id}: fault {', '.join(faults)}: not one this console clears "
+                named = ", ".join(alert_words(f) for f in faults)
+                raise ConsoleError(f"{table.table_id}: {named}: not a fault this console clears "
                                    "(docs/floor.md, docs/state-machine.md)")  # fmt: skip
             elif t.get("awaiting_card_replacement"):
                 card = await _damaged_card(ctl)
