@@ -185,5 +185,6 @@ class Auth:
     async def _me(self, request: web.Request) -> web.Response:
         session = request[SESSION]
         return web.json_response(
-            {"user": session.user, "role": session.role.value, "expires_at": session.expires_at.isoformat()}
-        )
+            {"user": session.user, "role": session.role.value, "expires_at": session.expires_at.isoformat(),
+             "enrol_command": self.cfg.enrol_command}
+        )  # fmt: skip

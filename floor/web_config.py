@@ -10,6 +10,10 @@ from controller.config.endpoint import TlsConfig
 from floor.layout import Layout
 
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
+# What the page shows for enrolling a browser's signing key at a table (docs/floor.md "Acknowledging alerts"),
+# followed by ``--user U --role supervisor --public-key HEX``; the table reads its changed credentials file
+# before its next signed command.
+ENROL_COMMAND = "tablectl sign --add-to /etc/tablectl/credentials.toml"
 
 
 class ConfigError(ValueError):
@@ -64,6 +68,7 @@ class WebConfig:
     broker_tls: TlsConfig | None = None  # the floor broker's CA (and a client certificate): verified
     layout: Layout = field(default_factory=Layout)  # pits and areas (floor.toml): the map, the shift
     surveillance_live: bool = False  # the surveillance view shows a shoe's count while the shoe is in play
+    enrol_command: str = ENROL_COMMAND  # the page's enrolment command, before --user ... --public-key HEX
 
     @property
     def origin(self) -> str:

@@ -27,7 +27,15 @@ from hypothesis import strategies as st
 from controller.journal.store import Journal
 from controller.mqtt import userkeys
 from controller.mqtt.alerts import AlertManager
-from controller.mqtt.auth import LOCKOUT_S, Authenticator, CredentialStore, NonceStore, canonical, enrol
+from controller.mqtt.auth import (
+    LOCKOUT_S,
+    Authenticator,
+    CredentialStore,
+    NonceStore,
+    add_public_key,
+    canonical,
+    enrol,
+)
 from controller.mqtt.command_refusals import REJECTION_ALERT_CAP
 from controller.mqtt.commands import CommandIntake, CommandRejected, CommandRequest
 from controller.mqtt.signed_command import build_command
@@ -212,7 +220,8 @@ async def test_emptying_the_nonce_table_does_not_enable_a_replay(tmp_path: Path,
 async def test_lockout_after_five_failed_signatures_survives_a_restart(tmp_path: Path, enrolled) -> None:
     """Attack: online guessing (34 wrong PINs then the right one was accepted). After 5 failed signatures for
     alice within 10 minutes even her valid command is refused for 15 minutes, across a restart, with a
-    critical alert; the sender reads "not authorised" every time, the journal says why."""
+    critical alert; the sender reads that its key is not enrolled, then "not authorised" once locked out, the
+    journal says why."""
     creds, _, key = enrolled
     clock = Clock()
     intake, table, journal = make(tmp_path / "j.db", creds, clock)
@@ -220,7 +229,7 @@ async def test_lockout_after_five_failed_signatures_survives_a_restart(tmp_path:
     for i in range(5):
         clock.t = NOW + i * 60
         r = await intake.process("supervisor", sign_with(wrong, ts=int(clock.t)))
-        assert r["reason"] == "not authorised"
+        assert r["reason"] == "your key is not enrolled at table T1"
     clock.t = NOW + 300
     r = await intake.process("supervisor", sign_with(key, ts=int(clock.t)))
     assert r["ok"] is False and r["reason"] == "not authorised" and table.calls == []
@@ -244,7 +253,7 @@ async def test_unknown_user_and_wrong_role_look_the_same_to_the_sender(tmp_path:
     a = await intake.process("supervisor", sign_with(key, user="mallory", request_id="a"))
     tom = userkeys.load_key_file(creds.parent / "keys" / "tom.key", "tom", "345678")
     b = await intake.process("supervisor", sign_with(tom, user="tom", request_id="a"))
-    assert a == b == {"request_id": "a", "ok": False, "reason": "not authorised"}
+    assert a == b == {"request_id": "a", "ok": False, "reason": "your key is not enrolled at table T1"}
     assert [r["code"] for r in refused(journal)] == ["unknown_user", "role_not_held"]
     assert [r["user"] for r in refused(journal)] == ["mallory", "tom"]
 
@@ -462,7 +471,7 @@ async def test_a_relays_bad_signatures_lock_the_user_who_signed_not_the_relay(
         r = await intake.process(
             "supervisor", sign_with(tom, user="bob", ts=int(clock.t)), account="supervisor-floor"
         )
-        assert r["reason"] == "not authorised"
+        assert r["reason"] == "your key is not enrolled at table T1"
     clock.t = NOW + 10
     r = await intake.process("supervisor", sign_with(key, ts=int(clock.t)), account="supervisor-floor")
     assert r["ok"] is True and len(table.calls) == 1
@@ -472,3 +481,39 @@ async def test_a_relays_bad_signatures_lock_the_user_who_signed_not_the_relay(
     assert r["reason"] == "not authorised" and refused(journal)[-1]["code"] == "locked"
     lock = [a.details["key"] for a in AlertManager(journal).open_alerts if a.kind == "command_lockout"]
     assert lock == ["user:bob"]
+
+
+async def test_an_enrolment_takes_effect_at_the_next_command_and_a_broken_file_keeps_the_old_keys(
+    tmp_path: Path, enrolled
+) -> None:
+    """A key enrolled while the table runs (the dashboard page's key, `tablectl sign --add-to ... --public-key`)
+    is used from the next signed command, no restart; before, it is refused as not enrolled at this table. A
+    credentials file changed into something that does not load (a half-written file, a typo) keeps the
+    credentials the table had: nobody is let in or locked out by it."""
+    creds_src, _, alice = enrolled
+    creds = tmp_path / "credentials.toml"
+    creds.write_text(creds_src.read_text())
+    clock = Clock()
+    journal = Journal(tmp_path / "j.db", table_id="T1", clock=clock)
+    table = Table(journal)
+    auth = Authenticator(
+        CredentialStore.load(creds),
+        NonceStore(journal),
+        site="S1",
+        table="T1",
+        window_s=30,
+        credentials_file=creds,
+    )
+    intake = CommandIntake(
+        handler=table.handle, auth=auth, alerts=AlertManager(journal, clock=clock), clock=clock
+    )
+    browser = Ed25519PrivateKey.generate()  # carol's key, made on her device
+    r = await intake.process("supervisor", sign_with(browser, user="carol", request_id="before"))
+    assert r == {"request_id": "before", "ok": False, "reason": "your key is not enrolled at table T1"}
+    add_public_key(creds, "carol", ["supervisor"], browser.public_key().public_bytes_raw().hex())
+    r = await intake.process("supervisor", sign_with(browser, user="carol", request_id="after"))
+    assert r["ok"] is True and [c.user for c in table.calls] == ["carol"]
+    creds.write_text('[users."carol"]\nroles = ["supervisor"]\n')  # no public key: does not load
+    r = await intake.process("supervisor", sign_with(alice, request_id="alice"))
+    assert r["ok"] is True and [c.user for c in table.calls] == ["carol", "alice"]
+    assert refused(journal)[0]["code"] == "unknown_user"

@@ -254,3 +254,24 @@ def test_card_order_is_random_unless_a_seed_is_given() -> None:
     assert first_cards({}) != first_cards({})  # 20 of 312 cards: the same order twice is ~impossible
     assert first_cards({"seed": 5}) == first_cards({"seed": 5})
     assert first_cards({"seed": 5}) != first_cards({"seed": 6})
+
+
+def test_a_shuffle_a_jam_stopped_ends_when_the_jam_is_cleared_pt2001_r51() -> None:
+    """A shuffle that started reports its end: a jam in the shuffler stops it (PT-2001 r.51); once the inspector
+    has unlocked the lid and the jam is cleared, the shuffler finishes it (ShuffleFinished with the count).
+    Before, the shuffle never ended and the table's ``state/shoe`` said "shuffling" for ever."""
+    from tablebench.emulator.model import ShoeModel
+
+    m = ShoeModel(parse_scenario({"kind": "continuous", "decks": 1, "seed": 3}))
+    assert m.start_shuffle() == [ev.ShuffleStarted()]
+    assert m.jam_now(ev.JamLocation.SHUFFLER) == [ev.Jammed(ev.JamLocation.SHUFFLER)] and not m.shuffling
+    m.warning_light = True  # the controller signalled the jam
+    m.unlock()
+    assert m.clear_jam() == [ev.JamCleared(), ev.ShuffleFinished(52)]
+    m.start_shuffle()
+    m.jam_now(ev.JamLocation.OUTPUT)
+    m.unlock()
+    m.clear_jam()
+    assert m.jam_now(ev.JamLocation.OUTPUT) == [ev.Jammed(ev.JamLocation.OUTPUT)]  # not shuffling now
+    m.unlock()
+    assert m.clear_jam() == [ev.JamCleared()]  # no shuffle was running: nothing to finish

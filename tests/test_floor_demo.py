@@ -13,15 +13,19 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
 import pytest
+from playwright.sync_api import expect
 
 from tablebench.procs import descendants, running
 from tests.support.floor import wait_until
+from tests.support.floor_web import CHROMIUM, chromium, log_in
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLES = ("T1", "T2", "T3")
@@ -131,3 +135,172 @@ def test_the_floor_demo_archives_every_table_through_its_bridge_and_stops_everyt
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+
+
+# ---- a table fault on the running demo (issue 38): one demo for the tests below -------------------------------
+
+FAULTED = "T2"
+ROUND_LINE = r"^{table}: round \S+:"
+
+
+class RunningDemo:
+    """`tablectl demo --floor` as a person runs it, its printed lines, and the commands it printed."""
+
+    def __init__(self, proc: subprocess.Popen[str], out: Output) -> None:
+        self.proc, self.out = proc, out
+
+    def printed(self, pattern: str) -> str:
+        found = self.out.find(pattern)
+        assert found, self.out.text()
+        return found.group(1)
+
+    def rounds(self, table: str) -> int:
+        return sum(1 for line in list(self.out.lines) if re.match(ROUND_LINE.format(table=table), line))
+
+    def lines(self, pattern: str) -> int:
+        return sum(1 for line in list(self.out.lines) if re.search(pattern, line))
+
+    def paste(self, command: str) -> subprocess.CompletedProcess[str]:
+        """A printed command pasted into a fresh shell (no venv on PATH)."""
+        return subprocess.run(["env", "-i", "PATH=/usr/bin:/bin", "bash", "-c", command], capture_output=True,
+                              text=True, timeout=120, check=False)  # fmt: skip
+
+    def fault_command(self, table: str, fault: str) -> str:
+        printed = self.printed(r"^floor demo: cause a fault at a table \(jam, damaged or lid\): (.+)$")
+        assert printed.endswith(f" fault {FAULTED} jam"), printed
+        return printed[: -len(f"{FAULTED} jam")] + f"{table} {fault}"
+
+    def clear_command(self, table: str) -> str:
+        printed = self.printed(r"^floor demo: clear it as the chief inspector would: (.+)$")
+        assert printed.endswith(f" clear {FAULTED}"), printed
+        return printed[: -len(FAULTED)] + table
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+
+@pytest.fixture(scope="module")
+def running_demo(tmp_path_factory) -> Iterator[RunningDemo]:
+    workdir = tmp_path_factory.mktemp("demo") / "floor"
+    env = {k: v for k, v in os.environ.items() if k not in ("FLOOR_DSN", "FLOOR_TEST_DSN")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "controller.cli", "demo", "--floor", "--workdir", str(workdir)],
+        cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+        start_new_session=True,
+    )  # fmt: skip
+    out = Output(proc)
+    try:
+        wait_until(lambda: out.find(r"^floor demo: dealing until Ctrl-C") is not None or proc.poll() is not None,
+                   180, "the floor demo to start")  # fmt: skip
+        assert proc.poll() is None, out.text()
+        demo = RunningDemo(proc, out)
+        wait_until(lambda: all(demo.rounds(t) >= 1 for t in TABLES) or not demo.alive(), 180,
+                   "a round on every table")  # fmt: skip
+        assert demo.alive(), out.text()
+        yield demo
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGINT)
+            try:
+                proc.wait(120)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+
+
+def _inject(demo: RunningDemo, table: str, fault: str) -> None:
+    """The printed fault command; a forced lid is refused while the lid is open for the round's cards (the
+    shoe's answer): tried again a moment later, as a person would."""
+    for _ in range(50):
+        done = demo.paste(demo.fault_command(table, fault))
+        if done.returncode == 0:
+            return
+        assert "refused" in done.stderr, done.stdout + done.stderr
+        time.sleep(0.2)
+    raise AssertionError(f"the shoe kept refusing {fault}: {done.stderr}")
+
+
+@pytest.mark.parametrize("fault", ["jam", "damaged", "lid"])
+def test_a_fault_on_one_table_pauses_it_while_the_others_deal_and_it_deals_again_once_cleared(
+    running_demo, fault
+):
+    """Issue 38: a jam (PT-2001 r.51), a damaged card (r.51) or a forced lid (r.60) on T2: the demo prints that
+    T2 paused (judged from what the table publishes), T1 and T3 go on settling rounds, the demo stays up; the
+    printed clear command (the chief inspector's procedure, signed commands) clears it and T2 deals again."""
+    demo = running_demo
+    paused_before = demo.lines(rf"^{FAULTED}: demo: paused: ")
+    _inject(demo, FAULTED, fault)
+    # a damaged card pauses the table when it comes out (the next card drawn)
+    wait_until(lambda: demo.lines(rf"^{FAULTED}: demo: paused: ") > paused_before or not demo.alive(), 60,
+               f"{FAULTED} to pause for the {fault}")  # fmt: skip
+    assert demo.alive(), demo.out.text()
+    why = {"jam": "Shoe jam", "damaged": "damaged or unreadable card", "lid": "Lid opened while locked"}[
+        fault
+    ]
+    assert why in [line for line in demo.out.lines if line.startswith(f"{FAULTED}: demo: paused: ")][-1]
+    held = demo.rounds(FAULTED)
+    others = {t: demo.rounds(t) for t in TABLES if t != FAULTED}
+    wait_until(lambda: all(demo.rounds(t) >= n + 2 for t, n in others.items()) or not demo.alive(), 120,
+               "the other tables to settle two more rounds")  # fmt: skip
+    assert demo.alive(), demo.out.text()
+    assert demo.rounds(FAULTED) <= held + 1  # at most the round that was settling when the fault came
+    cleared = demo.paste(demo.clear_command(FAULTED))
+    assert cleared.returncode == 0, cleared.stdout + cleared.stderr
+    assert "the table deals again" in cleared.stdout
+    settled = demo.rounds(FAULTED)
+    wait_until(lambda: demo.rounds(FAULTED) >= settled + 2 or not demo.alive(), 120,
+               f"{FAULTED} to deal again")  # fmt: skip
+    assert demo.alive() and "Traceback" not in demo.out.text(), demo.out.text()
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed")
+def test_a_supervisor_on_the_dashboard_acknowledges_the_alert_with_a_key_enrolled_as_the_page_says(
+    running_demo,
+):
+    """Issue 38, as a floor supervisor in a browser: T2 jams; the jam's alert shows on the dashboard and the
+    table's tile says it is faulted; the key made on this device is not enrolled yet, and the table says so
+    ("your key is not enrolled at table T2", relayed to the page, not "not authorised"); the enrolment command
+    the page shows, pasted into a fresh shell, enrols it at the demo's tables without a restart; the
+    acknowledgement then goes through (signed in the browser, verified by T2); the chief inspector's printed
+    clear command ends the jam and the page shows T2 dealing again."""
+    demo = running_demo
+    url = demo.printed(r"^floor demo: dashboard (http://127\.0\.0\.1:\d+/)$").rstrip("/")
+    login = demo.out.find(r"^floor demo: login (\S+) / (\S+) ")
+    assert login, demo.out.text()
+    with chromium() as browser:
+        page = browser.new_page(viewport={"width": 1200, "height": 900})
+        log_in(page, url, login.group(1), login.group(2))
+        page.click("#make-key")
+        expect(page.locator("#pubkey")).to_have_text(re.compile(r"^[0-9a-f]{64}$"))
+        tile = page.locator(f".table[data-table='{FAULTED}']")
+        expect(tile).not_to_have_attribute("data-attention", "fault", timeout=30_000)
+
+        _inject(demo, FAULTED, "jam")
+        jam = page.locator(f".alert[data-kind='jam'][data-table='{FAULTED}']")
+        jam.first.wait_for(timeout=60_000)  # live: the page was not reloaded
+        expect(tile).to_have_attribute("data-attention", "fault", timeout=30_000)
+        jam.first.locator("button.ack").click()
+        expect(jam.first.locator(".result")).to_have_text(
+            f"refused: your key is not enrolled at table {FAULTED}", timeout=30_000
+        )
+
+        enrol = page.inner_text("#enrol")
+        assert enrol.endswith(f"--user {login.group(1)} --role supervisor --public-key "
+                              f"{page.inner_text('#pubkey')}")  # fmt: skip
+        enrolled = demo.paste(enrol)
+        assert enrolled.returncode == 0, enrolled.stdout + enrolled.stderr
+        while jam.count():
+            before = jam.count()
+            jam.first.locator("button.ack").click()
+            expect(jam).to_have_count(before - 1, timeout=30_000)
+
+        def last_round() -> str:
+            snap = json.loads(page.evaluate("fetch('/api/snapshot').then(r => r.text())"))
+            return str(next(t for t in snap["tables"] if t["table"] == FAULTED).get("last_round"))
+
+        at_fault = last_round()
+        cleared = demo.paste(demo.clear_command(FAULTED))
+        assert cleared.returncode == 0, cleared.stdout + cleared.stderr
+        expect(tile).not_to_have_attribute("data-attention", "fault", timeout=60_000)
+        wait_until(lambda: last_round() != at_fault, 120, f"a new round of {FAULTED} on the dashboard")
+    assert demo.alive(), demo.out.text()

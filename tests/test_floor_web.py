@@ -143,7 +143,7 @@ def test_a_browser_key_enrolled_at_a_real_table_acknowledges_its_alert_the_floor
 
                 # a wrong signature is relayed, reaches the table and is refused there (and counted in its lockout)
                 answer = page.evaluate(BAD_SIGNATURE_ACK, ["demo", "demo1", table_alert["alert_id"]])
-                assert answer == {"ok": False, "reason": "not authorised"}
+                assert answer == {"ok": False, "reason": "your key is not enrolled at table demo1"}
 
                 shot = (
                     DOCS_SCREENSHOT if os.environ.get("UPDATE_SCREENSHOTS") == "1" else tmp_path / "floor.png"
@@ -175,7 +175,7 @@ def test_a_browser_key_enrolled_at_a_real_table_acknowledges_its_alert_the_floor
                 # carol out (before, wrong PINs were tried on the floor host and never reached the table)
                 for _ in range(4):
                     answer = page.evaluate(BAD_SIGNATURE_ACK, ["demo", "demo1", table_alert["alert_id"]])
-                    assert answer == {"ok": False, "reason": "not authorised"}
+                    assert answer == {"ok": False, "reason": "your key is not enrolled at table demo1"}
                 lockout = page.locator(".alert[data-kind='command_lockout']").first
                 lockout.wait_for(timeout=30_000)
                 lockout.locator(

@@ -105,6 +105,10 @@ async def test_valid_supervisor_command_reaches_handler(tmp_path: Path) -> None:
     check("cmd_response.schema.json", resp, "response")
 
 
+NOT_ENROLLED_T1 = "your key is not enrolled at table T1"
+NOT_ENROLLED_CASES = {"forged_mac", "wrong_key", "altered_args", "unknown_user", "role_not_held"}
+
+
 @pytest.mark.parametrize(
     ("name", "payload", "role", "reason"),
     [
@@ -173,14 +177,17 @@ async def test_forged_stale_and_unauthorised_commands_rejected_with_alert(
     tmp_path: Path, name: str, payload, role: str, reason: str
 ) -> None:
     """PT-2001 r.51: only a chief inspector (supervisor) clears a jam; anything else is refused + alerted.
-    The sender reads only "not authorised" (or the schema error of a malformed document): it cannot tell an
-    unknown user from a wrong role; the journal keeps the detail (issue 13 §3)."""
+    The sender reads "not authorised", or, when the signature does not verify with a key the table holds for
+    that user and role, "your key is not enrolled at table T1" (or the schema error of a malformed document):
+    it cannot tell an unknown user from a wrong role or a wrong key; the journal keeps the detail (issue 13 §3).
+    """
     intake, table, journal = make_intake(tmp_path / "j.db")
     resp = await intake.process(role, payload())
     if name.startswith("malformed"):
         assert resp["ok"] is False and reason in resp["reason"], resp
     else:
-        assert resp == {"request_id": resp["request_id"], "ok": False, "reason": "not authorised"}, resp
+        told = NOT_ENROLLED_T1 if name in NOT_ENROLLED_CASES else "not authorised"
+        assert resp == {"request_id": resp["request_id"], "ok": False, "reason": told}, resp
     assert table.calls == []
     assert len(open_alert_reasons(journal)) == 1 and reason in open_alert_reasons(journal)[0]
     assert [reason in r["reason"] for r in refusals(journal)] == [True]

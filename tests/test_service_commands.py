@@ -96,8 +96,9 @@ async def test_a_retried_stand_whose_answer_was_lost_acts_once_even_across_kill_
 
 async def test_lockout_refuses_the_right_pin_after_five_wrong_signatures(table: Stack, tmp_path) -> None:
     """issue 13 §3: online guessing. Five commands signed with a key that is not alice's (what a wrong key
-    file or a forger sends), then alice's own valid command: refused, "not authorised" each time, and a
-    critical command_lockout alert for the floor; another user through the same account is not refused."""
+    file or a forger sends): refused, "your key is not enrolled at table demo1" each time; then alice's own
+    valid command: refused, "not authorised" (locked out), and a critical command_lockout alert for the floor;
+    another user through the same account is not refused."""
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
     from controller.mqtt.signed_command import build_command
@@ -110,7 +111,8 @@ async def test_lockout_refuses_the_right_pin_after_five_wrong_signatures(table: 
                 "alice", "", "supervisor", "lock_lid", {}, site="demo", table="demo1", private_key=wrong
             )
             r = await sup.request("supervisor", body)
-            assert r == {"request_id": body["request_id"], "ok": False, "reason": "not authorised"}
+            assert r == {"request_id": body["request_id"], "ok": False,
+                         "reason": f"your key is not enrolled at table {table.opts.table_id}"}  # fmt: skip
         with pytest.raises(CommandFailed, match=r"^lock_lid: not authorised$"):
             await sup.supervisor("alice", DEMO_PINS["alice"], "lock_lid")
         await sup.wait_for(

@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from tablebench import floor_demo
+from tablebench import floor_console, floor_demo
 from tablebench.demo_dealer import auto_dealer
 from tablebench.demo_session import DemoError, Out, prepare_session
 from tablebench.demo_terminal import floor_console_line, terminal_connection
@@ -81,9 +81,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--seed", type=int, help="the emulated shoe's card order repeats with this seed (default: random)"
     )
     floor_demo.add_arguments(p)
+    p.add_argument(
+        "console", nargs=argparse.REMAINDER, metavar="fault|clear|enrol ...",
+        help="--workdir W of a running floor demo: fault T2 jam|damaged|lid, clear T2, enrol --user U --role R "
+        "--public-key HEX (floor_console.py; the floor demo prints them)",
+    )  # fmt: skip
 
 
 def main(args: argparse.Namespace) -> int:
+    if args.console:  # a console command for a running floor demo: tablebench/floor_console.py
+        return floor_console.main(args.workdir, args.console)
     rounds = args.auto
     if rounds is None and not sys.stdout.isatty():
         rounds = 3  # headless: a terminal UI makes no sense, play three rounds and print them

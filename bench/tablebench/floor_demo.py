@@ -104,6 +104,16 @@ def _introduce(floor: FloorStack, workdir: Path, rounds: int | None, out: Out) -
     out(
         f"floor demo: the floor's alerts (another terminal): {command('floor', 'alerts', '--dsn', floor.dsn)}"
     )
+    some = floor.table_ids[min(1, len(floor.table_ids) - 1)]
+    out(f"floor demo: cause a fault at a table (jam, damaged or lid): "
+        f"{command('demo', '--workdir', workdir, 'fault', some, 'jam')}")  # fmt: skip
+    out(
+        f"floor demo: clear it as the chief inspector would: {command('demo', '--workdir', workdir, 'clear', some)}"
+    )
+    out(
+        "floor demo: a faulted table pauses until it is cleared; its alerts show on the dashboard, where a "
+        "supervisor acknowledges them with a signing key made on the page and enrolled by the command it shows"
+    )
     out(
         f"floor demo: card order seed {floor.opts.seed} (--seed {floor.opts.seed} deals the same cards again)"
     )

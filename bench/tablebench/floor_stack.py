@@ -21,9 +21,11 @@ from pathlib import Path
 
 from controller.broker import BrokerKind
 from controller.mqtt.floor_bridge import BridgeConfig, render
+from controller.paste import command
 from controller.rules.profiles import load_profile
 from tablebench import ROOT
 from tablebench.broker import Broker, free_port
+from tablebench.floor_console import DemoTable, write_tables
 from tablebench.postgres import Postgres
 from tablebench.procs import stop_process
 from tablebench.stack import TABLECTL, Stack, StackOptions
@@ -109,6 +111,9 @@ class FloorStack:
             self.workers.append(self._start_archive(f"a{n}"))
         self._start_web()
         self.login = dashboard_login(self)
+        write_tables(self.workdir, [DemoTable(
+            t.opts.table_id, t.host, t.port, t.prefix, t.shoe_control, str(t.key_dir),
+            str(t.workdir / "credentials.toml")) for t in self.tables])  # fmt: skip
         return self
 
     def _create_database(self) -> None:
@@ -163,6 +168,8 @@ class FloorStack:
             str(self.floor.port),
             "--username",
             WEB_ACCOUNT,
+            "--enrol-command",  # the page's enrolment command: at the demo's tables (floor_console.py)
+            command("demo", "--workdir", self.workdir, "enrol"),
         ]  # fmt: skip
         env = {**os.environ, WEB_PASSWORD_ENV: self.users[WEB_ACCOUNT]}
         self.web = _spawn(cmd, self.workdir / "web.log", env)

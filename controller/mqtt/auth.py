@@ -23,6 +23,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import tomllib
 from collections import deque
 from dataclasses import dataclass, field
@@ -37,6 +38,7 @@ from controller.hex64 import HEX64
 from controller.journal.store import Journal, Transaction
 from controller.mqtt import userkeys
 
+log = logging.getLogger(__name__)
 SIGNED_FIELDS = ("action", "args", "nonce", "role", "site", "table", "ts", "user")
 OLD_FORMAT = (
     "signed without the site and table it is for (a signer older than this table): sign it again with this"
@@ -49,7 +51,10 @@ REFUSED_RECORD = "command_refused"  # chained: who, which source, why (the detai
 LOCKOUT_FAILURES = 5
 LOCKOUT_WINDOW_S = 10 * 60
 LOCKOUT_S = 15 * 60
-NOT_AUTHORISED = "not authorised"  # the only reason a sender of a refused signed command ever sees
+NOT_AUTHORISED = "not authorised"  # what a sender of a refused signed command reads, unless NOT_ENROLLED
+# What the sender reads when the signature does not verify with a key the table holds for that user and role
+# (unknown user, role not held, another key): one text for the three, so it tells no user or role apart.
+NOT_ENROLLED = "your key is not enrolled at table {table}"
 
 # Who may do what. PT-2001 r.51: a chief inspector clears jams and replaces damaged cards, or calls a
 # technician.
@@ -77,6 +82,16 @@ class AuthError(ValueError):
         self.code = code
         self.signature_failure = signature_failure
         self.public = public
+
+    def told(self, table_id: str) -> str:
+        """What the sender reads (the journal keeps ``reason``): what the refusal may say in public (a command
+        signed for another table, an old signer), else "your key is not enrolled at table T" for a signature no
+        key the table holds verifies, else "not authorised"."""
+        if self.public:
+            return self.public
+        return (
+            NOT_ENROLLED.format(table=table_id or "this table") if self.signature_failure else NOT_AUTHORISED
+        )
 
 
 def canonical(cmd: dict[str, Any]) -> bytes:
@@ -279,8 +294,20 @@ def source_key(role: str, account: str) -> str:
 
 
 class Authenticator:
+    """``site``/``table``: this table (a command signed for another is refused). ``credentials_file``: where
+    ``store`` was read; read again when it changed (an enrolment with ``tablectl sign --add-to`` takes effect at
+    the next signed command, no restart). A changed file that does not load keeps the previous credentials
+    (logged) and is tried again at the next command."""
+
     def __init__(
-        self, store: CredentialStore, nonces: NonceStore, *, site: str, table: str, window_s: int = 30
+        self,
+        store: CredentialStore,
+        nonces: NonceStore,
+        *,
+        site: str,
+        table: str,
+        window_s: int = 30,
+        credentials_file: str | Path | None = None,
     ) -> None:
         self.site, self.table = site, table  # this table: a command signed for another is refused
         self.store = store
@@ -288,6 +315,29 @@ class Authenticator:
         self.window_s = window_s
         self.lockout = Lockout()
         self._rebuild_lockout(nonces.journal)
+        self.credentials_file = Path(credentials_file) if credentials_file is not None else None
+        self._stamp = self._file_stamp()
+
+    def _file_stamp(self) -> tuple[int, int, int] | None:
+        if self.credentials_file is None:
+            return None
+        try:
+            st = self.credentials_file.stat()
+        except OSError:
+            return None
+        return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+    def reload_if_changed(self) -> None:
+        stamp = self._file_stamp()
+        if stamp is None or stamp == self._stamp or self.credentials_file is None:
+            return
+        try:
+            self.store = CredentialStore.load(self.credentials_file)
+        except AuthError as exc:
+            log.warning("credentials changed but not loaded, the previous ones stay: %s", exc)
+            return
+        self._stamp = stamp
+        log.info("credentials read again from %s (%d users)", self.credentials_file, len(self.store.users()))
 
     def _rebuild_lockout(self, journal: Journal) -> None:
         now = journal._clock()
@@ -322,6 +372,7 @@ class Authenticator:
         and nothing runs again."""
         user, role, action = cmd["user"], cmd["role"], cmd["action"]
         self.check_locked(user, topic_role, account, now)
+        self.reload_if_changed()
         if role != topic_role:
             raise AuthError(f"role {role!r} signed but sent on the {topic_role} topic", "wrong_topic")
         if action not in ROLE_ACTIONS[role]:

@@ -8,7 +8,8 @@ signature of an enrolled user (``auth.py``). Dealer commands are only schema-val
 Anything refused (malformed, forged, stale, replayed, locked out, not allowed) never reaches the handler,
 changes no state, is counted, answered ``{"ok": false, "reason": ...}`` and journaled as a chained
 ``command_refused`` record with who (user), from where (topic, reply account) and why. A sender of a signed
-command that fails authorisation only ever reads ``"not authorised"``; the journal keeps the detail. Refusals
+command that fails authorisation reads ``"not authorised"``, or ``"your key is not enrolled at table T2"`` when
+the signature does not verify with a key the table holds for that user and role; the journal keeps the detail. Refusals
 of signed roles raise a ``command_rejected`` alert; repeats of the same (role, user, account) aggregate into
 that one open alert with a count, and beyond ``REJECTION_ALERT_CAP`` distinct open alerts every further
 refusal aggregates into one overflow alert: no refusal goes without an alert. 5 failed signatures in 10
@@ -50,7 +51,7 @@ from typing import Any
 from controller.actions import ROLES, SIGNED_ROLES
 from controller.journal.store import Journal
 from controller.mqtt.alerts import AlertManager
-from controller.mqtt.auth import NOT_AUTHORISED, OLD_FORMAT, REFUSED_RECORD, Authenticator, AuthError
+from controller.mqtt.auth import OLD_FORMAT, REFUSED_RECORD, Authenticator, AuthError
 from controller.mqtt.command_log import intake_log as log
 from controller.mqtt.command_payload import journal_text, request_id_safe, well_formed
 from controller.mqtt.command_rates import BUSY, RATE_LIMITED, RateLimits, SourceLimiter
@@ -187,9 +188,8 @@ class CommandIntake:
             self._refusals.refuse(role, doc, account, "malformed", str(exc), str(exc))
         except AuthError as exc:
             self.counters.unauthorised += 1
-            self._refusals.refuse(
-                role, doc, account, exc.code, exc.reason, exc.public or NOT_AUTHORISED, auth=exc
-            )
+            told = exc.told(self.journal.table_id)  # "not enrolled at table T2" or "not authorised"
+            self._refusals.refuse(role, doc, account, exc.code, exc.reason, told, auth=exc)
         except RecursionError:
             self.counters.malformed += 1
             self._refusals.refuse(

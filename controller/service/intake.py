@@ -37,7 +37,13 @@ def start_command_intake(
     except AuthError as exc:
         raise StartupError(f"supervisor credentials: {exc}") from None
     nonces, nonce_problem = open_nonce_store(journal)
-    auth = Authenticator(credentials, nonces, site=config.table.site, table=config.table.id)
+    auth = Authenticator(
+        credentials,
+        nonces,
+        site=config.table.site,
+        table=config.table.id,
+        credentials_file=config.supervisors.credentials_file,
+    )
     commands = ServiceCommands(config, journal, table, alerts, jackpot, integrity_problems)
     commands.disk = disk  # no new round on a nearly full journal disk
     intake = CommandIntake(handler=commands.handle, auth=auth, alerts=alerts, link=link)

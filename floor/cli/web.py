@@ -27,7 +27,7 @@ from floor import store
 from floor.cli.tablectl import add_dsn
 from floor.layout import LayoutError, load_layout
 from floor.web import serve
-from floor.web_config import ConfigError, WebConfig, proxy_addresses, public_origin
+from floor.web_config import ENROL_COMMAND, ConfigError, WebConfig, proxy_addresses, public_origin
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -64,6 +64,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tls-key", type=Path, default=None, help="and this private key (PEM)")
     parser.add_argument("--username", default="supervisor-floor", help="the dashboard's broker account")
     parser.add_argument("--password-env", default="FLOOR_WEB_PASSWORD", help="env variable with its password")
+    parser.add_argument(
+        "--enrol-command", default=ENROL_COMMAND, metavar="COMMAND",
+        help="what the page shows for enrolling a signing key at the tables, before --user U --role supervisor "
+        "--public-key HEX",
+    )  # fmt: skip
     parser.add_argument(
         "--surveillance-live", action="store_true",
         help="show surveillance a shoe's count while it is in play (default: only after the shoe ended)",
@@ -135,6 +140,7 @@ def main(args: argparse.Namespace) -> int:
         broker_tls=tls,
         layout=layout,
         surveillance_live=args.surveillance_live,
+        enrol_command=args.enrol_command[:500],
     )
     try:
         asyncio.run(_run(cfg, host, int(port), https))

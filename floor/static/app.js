@@ -4,7 +4,7 @@
 // A supervisor acknowledges a table's alert with a command signed by this device's key (keys.js).
 "use strict";
 
-const me = {user: "", role: "viewer", key: undefined};
+const me = {user: "", role: "viewer", key: undefined, enrol: ""};
 const results = new Map();  // alert -> the last answer shown for it (kept across re-renders of the list)
 const floor = {version: 0, tiles: new Map(), els: new Map(), words: {}};
 const ATTENTION = ["fault", "critical", "unreachable", "closed", "open"];
@@ -224,8 +224,8 @@ function showKey() {
   }
   state.textContent = "made " + me.key.created;
   document.getElementById("pubkey").textContent = me.key.publicKey;
-  document.getElementById("enrol").textContent = "tablectl sign --add-to /etc/tablectl/credentials.toml --user " +
-    me.user + " --role supervisor --public-key " + me.key.publicKey;
+  document.getElementById("enrol").textContent = me.enrol + " --user " + me.user +
+    " --role supervisor --public-key " + me.key.publicKey;
 }
 
 async function setUpSigning() {
@@ -261,6 +261,7 @@ async function start() {
   if (!who) return;
   me.user = String(who.user);
   me.role = String(who.role);
+  me.enrol = String(who.enrol_command || "");
   for (const id of ["search", "filter-pit", "filter-game", "filter-state", "filter-attention"]) {
     document.getElementById(id).addEventListener("input", applyFilters);
   }

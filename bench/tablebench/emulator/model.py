@@ -57,6 +57,7 @@ class ShoeModel:
         self.shuffling = False
         self.shuffle_token = 0
         self.jam: ev.JamLocation | None = None
+        self.shuffle_interrupted = False  # a jam stopped a shuffle: it ends when the jam is cleared
         self.warning_light = False
         self.warning_out = False
         self.cut_out = False
@@ -287,9 +288,10 @@ class ShoeModel:
 
     def jam_now(self, location: ev.JamLocation) -> list[ev.DeviceEvent]:
         self.jam = location
-        if self.shuffling:
+        if self.shuffling:  # the mechanism stops; it finishes the shuffle once the jam is cleared
             self.shuffling = False
             self.shuffle_token += 1
+            self.shuffle_interrupted = True
         return [ev.Jammed(location)]
 
     def clear_jam(self) -> list[ev.DeviceEvent]:
@@ -299,6 +301,10 @@ class ShoeModel:
         if self.sc.continuous and self.locked and not self.lid_open:
             raise Refused(ErrorCode.BAD_ARGUMENT, "the lid is locked: UnlockLid before clearing the jam")
         self.jam = None
+        # a shuffle that started reports its end (the table waits for it): the freed shuffler finishes it
+        if self.shuffle_interrupted:
+            self.shuffle_interrupted = False
+            return [ev.JamCleared(), ev.ShuffleFinished(self.cards_inside)]
         return [ev.JamCleared()]
 
     # ---- reports ----------------------------------------------------------------------------------------
