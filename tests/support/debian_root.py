@@ -53,6 +53,8 @@ PACKAGES = (
     "ca-certificates",
     "swig",
 )
+# The set-up's test (tests/test_setup_env_debian.py): what the README assumes of a fresh machine, no more.
+BARE_PACKAGES = ("python3", "git")
 MACHINE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
@@ -98,6 +100,19 @@ def rootfs(extra: Sequence[str] = ()) -> Path:
     with _cache_lock():
         if not (done / ".complete").exists():
             _debootstrap(done, _packages(extra))
+    return done
+
+
+def bare_rootfs(packages: Sequence[str] = BARE_PACKAGES) -> Path:
+    """A Debian with only minbase and PACKAGES (the set-up's test: nothing but python3 and git, as the README
+    assumes), cached beside the installer's tree in a folder of its own; read-only by convention."""
+    key = hashlib.sha256(" ".join((SUITE, MIRROR, "minbase", *packages)).encode()).hexdigest()[:16]
+    done = CACHE / f"bare-{key}"
+    if (done / ".complete").exists():
+        return done
+    with _cache_lock():
+        if not (done / ".complete").exists():
+            _debootstrap(done, packages)
     return done
 
 
