@@ -28,9 +28,22 @@ class Shoe:
 
 
 @dataclass
+class Gate:
+    session: bool  # a session uses the shoe: a lost link would be the table's link_down fault
+
+    def may(self, trigger: str) -> bool:
+        assert trigger == "link_lost"
+        return self.session
+
+
+@dataclass
 class Core:
-    state: str = "closed"
+    session: bool = False
     faults: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def gate(self) -> Gate:
+        return Gate(self.session)
 
 
 @dataclass
@@ -73,7 +86,7 @@ def test_a_closed_table_without_its_shoe_warns_once_and_the_alert_closes_when_th
 
 def test_a_session_restarted_without_its_shoe_is_critical(tmp_path: Path) -> None:
     """After a restart the table counts the cards inside (resync) and waits for the shoe: dealing blocked."""
-    w, alerts = watch(tmp_path, Shoe(problem=ABSENT), Table(Core(state="resync")))
+    w, alerts = watch(tmp_path, Shoe(problem=ABSENT), Table(Core(session=True)))
     w.tick()
     [alert] = absent(alerts)
     assert alert.severity == "critical"
@@ -81,12 +94,10 @@ def test_a_session_restarted_without_its_shoe_is_critical(tmp_path: Path) -> Non
 
 def test_a_link_lost_during_a_session_is_the_table_fault_not_this_alert(tmp_path: Path) -> None:
     lost = Shoe(problem="link down: silence for more than 3.0 s", ever_connected=True)
-    w, alerts = watch(tmp_path, lost, Table(Core(state="players")))
+    w, alerts = watch(tmp_path, lost, Table(Core(session=True)))
     w.tick()  # the table's LinkDown input is on its way: the fault will say it
     assert absent(alerts) == []
-    w, alerts = watch(
-        tmp_path / "fault", lost, Table(Core(state="link_down", faults={"link_down": object()}))
-    )
+    w, alerts = watch(tmp_path / "fault", lost, Table(Core(session=True, faults={"link_down": object()})))
     w.tick()
     assert absent(alerts) == []
 

@@ -3,7 +3,7 @@ the service started, or lost while no session is open. The service runs all the 
 and the broker are up: controller/service/status.py), the lid stays locked and nothing can be dealt, and the
 driver takes the shoe as soon as its device appears (drivers/shoe.py resolves the port again on every attempt).
 The floor and the pit terminal learn it from a ``link_down`` alert (key ``shoe_absent``; critical while a session
-is open, a warning on a closed table) raised once the first attempt to reach the shoe has failed, which closes
+uses the shoe, a warning without a session) raised once the first attempt to reach the shoe has failed, which closes
 itself (acknowledged by ``tablectl``) once the shoe answers: the alert reports what the service measures, so it
 follows docs/mqtt.md's rule for alerts whose cause is gone. A link lost during a session is the table's own
 ``link_down`` fault instead (controller/table/link.py): that one waits for an authorised person."""
@@ -47,17 +47,21 @@ class ShoeWatch:
 
     def _unsaid(self) -> bool:
         """The shoe is out of reach and no table fault says so: never reached since the start (a session open
-        or not), or lost on a closed table (the table enters no fault there)."""
+        or not), or lost where the table enters no fault for it (no session: closed, a failed deck check)."""
         if not self.shoe.problem:  # the first attempt is still under way
             return False
         core = self.table.core
         if "link_down" in core.faults:
             return False
-        return not self.shoe.ever_connected or core.state == "closed"
+        return not self.shoe.ever_connected or not self._in_use()
+
+    def _in_use(self) -> bool:
+        """A session uses the shoe: a lost link would be the table's fault (controller/table/link.py)."""
+        return bool(self.table.core.gate.may("link_lost"))
 
     def _raise(self) -> None:
         problem = self.shoe.problem
-        closed = self.table.core.state == "closed"
+        closed = not self._in_use()
         found = self.alerts.book.find(ALERT_KIND, KEY)
         if found is not None and (found.details or {}).get("problem") == problem:
             return  # said already (also by the previous run: the book is rebuilt from the journal)
