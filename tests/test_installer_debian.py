@@ -23,7 +23,9 @@ ttyUSB, already allowed); ``table.toml`` disables the card reader and the displa
 fake GPIO backend (no such hardware in a container), as a technician edits it for a table without them.
 Commands reach the machine through ``nsenter`` (no systemd-machined on this host for ``machinectl``).
 
-Cold: debootstrap takes a few minutes (cached in /var/cache/tablectl-test, see tests/support/debian_root.py);
+The machine's copy is on a tmpfs of its own (debian_root.in_memory: copying, installing and removing it cost a
+minute or more on a shared disk). Cold: debootstrap takes a few minutes (cached in /var/cache/tablectl-test, see
+tests/support/debian_root.py);
 warm: about two minutes. Skips, with the reason printed, only when not root or Debian's mirror is unreachable.
 """
 
@@ -33,7 +35,6 @@ import json
 import os
 import re
 import select
-import shutil
 import subprocess
 import sys
 import time
@@ -86,8 +87,11 @@ def shoe(tmp_path: Path) -> Iterator[str]:
 @pytest.fixture
 def machine(cached: tuple[Path, Path], tmp_path: Path) -> Iterator[Machine]:
     rootfs, wheels = cached
-    root = tmp_path / "machine"
-    root.mkdir()
+    with debian_root.in_memory(tmp_path / "machine") as root:
+        yield from booted(root, rootfs, wheels, tmp_path)
+
+
+def booted(root: Path, rootfs: Path, wheels: Path, tmp_path: Path) -> Iterator[Machine]:
     debian_root.copy_tree(rootfs, root)
     # What an installed system has and debootstrap does not write: host name and /etc/hosts (localhost).
     (root / "etc" / "hostname").write_text("table-bj07\n")
@@ -106,7 +110,6 @@ def machine(cached: tuple[Path, Path], tmp_path: Path) -> Iterator[Machine]:
         yield m
     finally:
         m.poweroff()
-        shutil.rmtree(root, ignore_errors=True)
 
 
 def plug_in_shoe(m: Machine, device: str) -> None:

@@ -19,7 +19,7 @@ this host's network (the demo starts its own); when this host's pip trusts a CA 
 proxy's), pip in the machine is given the same file. Downloads are kept between runs (apt's .deb files and pip's
 cache, in /var/cache/tablectl-test/setup-*): each run still installs every package.
 
-The machine runs in memory (a tmpfs, about a gigabyte once installed). Warm, about 100 s on a shared 2-core
+The machine runs in memory (a tmpfs, about a gigabyte once installed). Warm, about 75 s on a shared 2-core
 machine, most of it pip downloading and installing requirements/dev.txt; cold, debootstrap adds about three
 minutes and apt's downloads about one. Skips, with the reason printed, only when not root, without
 debootstrap/systemd-nspawn, or with Debian's mirror unreachable.
@@ -98,15 +98,11 @@ def debian(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Debian]:
         print(f"SKIPPED set-up test: {reason}", file=sys.stderr)
         pytest.skip(reason)
     bare = debian_root.bare_rootfs()
-    root = tmp_path_factory.mktemp("bare-debian") / "root"
-    root.mkdir(mode=0o755)
-    # In memory (about a gigabyte once installed): dpkg's and pip's many small writes and the removal at the
-    # end cost minutes on a shared disk, next to nothing there.
-    in_memory = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=6g,mode=0755", "tablectl-setup-test", str(root)],
-        capture_output=True,
-        check=False,
-    )
+    with debian_root.in_memory(tmp_path_factory.mktemp("bare-debian") / "root") as root:
+        yield from prepared(bare, root)
+
+
+def prepared(bare: Path, root: Path) -> Iterator[Debian]:
     debian_root.copy_tree(bare, root)
     # Debian's container images refuse service starts during installs: the packages' own daemons would start
     # in this host's network (its ports 1883 and 5432 may be taken), and nothing here needs them running.
@@ -119,13 +115,7 @@ def debian(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Debian]:
     for deb in APT_CACHE.glob("*.deb"):
         shutil.copy2(deb, archives / deb.name)
     debian_root.copy_checkout(root / CHECKOUT.lstrip("/"))
-    try:
-        yield Debian(root, f"setup-env-{os.getpid()}")
-    finally:
-        if in_memory.returncode == 0:
-            subprocess.run(["umount", "--lazy", str(root)], check=False)
-        else:
-            shutil.rmtree(root, ignore_errors=True)
+    yield Debian(root, f"setup-env-{os.getpid()}")
 
 
 def keep_downloads(root: Path) -> None:
