@@ -27,7 +27,7 @@ from drivers.link import LinkError, LinkStats, ReliableLink
 from drivers.protocol import messages as msg
 from drivers.protocol.framing import Frame
 from drivers.protocol.messages import MsgType
-from drivers.serial_port import open_serial, resolve_port
+from drivers.serial_port import PortNotFound, open_serial, resolve_port
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +97,7 @@ class ShoeDriver:
         self._identity: ev.Identified | None = None
         self._boot_id: int | None = None
         self._connected = False
+        self._problem = ""  # why the link is not up (``problem``)
         self._last_rx = 0.0
         self._resume: tuple[int, int] = (0, 0)  # (device boot id, event number) delivered up to
         self._gap_check = False  # the resume point names events of this boot: a missing number is a loss
@@ -121,6 +122,18 @@ class ShoeDriver:
     @property
     def connected(self) -> bool:
         return self._connected
+
+    @property
+    def problem(self) -> str:
+        """Why the link is not up, in words: the port not found (not plugged in), the port that cannot be
+        opened, a shoe that does not answer, or why the link went down; "" while it is up, and before the first
+        attempt to reach the shoe has failed."""
+        return "" if self._connected else self._problem
+
+    @property
+    def ever_connected(self) -> bool:
+        """The link was up at least once since the driver started."""
+        return self._link.counters.connects > 0
 
     def resume_after(self, boot_id: int, event_no: int) -> None:
         """The newest device event the table has committed (docs/protocol.md §5a), before ``start()``: the
@@ -211,6 +224,11 @@ class ShoeDriver:
                     path, lambda: _SerialProtocol(self), baudrate=self.baudrate
                 )
             except Exception as exc:  # PortNotFound, SerialException (busy, vanished), OSError
+                self._problem = (
+                    f"not plugged in: {exc}"
+                    if isinstance(exc, PortNotFound)
+                    else f"cannot open {self.port}: {exc}"
+                )
                 log.info("shoe: cannot open %s: %s (retry in %.1f s)", self.port, exc, delay)
                 await asyncio.sleep(delay)
                 delay = min(high, delay * 2)
@@ -248,6 +266,7 @@ class ShoeDriver:
         deadline = time.monotonic() + self.silence_timeout
         while not self._identified.is_set():
             if proto.lost.done() or time.monotonic() > deadline:
+                self._problem = f"no answer on {self.port} (no IDENTIFY)"
                 log.info("shoe: no IDENTIFY from %s", self.port)
                 return False
             self._send_hello()
@@ -298,6 +317,7 @@ class ShoeDriver:
         self._link.accept_reliable = False
         self._link.pause_tx()
         self._link.fail_pending(LinkError(f"shoe link down: {reason}"))
+        self._problem = f"link down: {reason}"
         for fut in self._results.values():
             if not fut.done():
                 fut.set_exception(LinkError(f"shoe link down: {reason}"))

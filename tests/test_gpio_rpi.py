@@ -25,7 +25,7 @@ from controller.config.model import GpioConfig, PinConfig
 from controller.gpio import FakeBoard, PinSpec
 from controller.gpio.base import GpioBackend
 from controller.gpio.factory import make_board, pin_specs
-from controller.gpio.rpi import RpiBoard
+from controller.gpio.rpi import RpiBoard, import_rpi_gpio
 from controller.service.safe_state import main as factory_main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -242,6 +242,23 @@ def test_missing_rpi_gpio_names_the_pi_extra(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setitem(sys.modules, "RPi.GPIO", None)
     with pytest.raises(RuntimeError, match=r"'pi' extra"):
         RpiBoard()
+
+
+def test_missing_rpi_gpio_on_an_installed_table_names_a_new_release(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """install.sh owns an installed table's venv (<release>/.venv beside the release's .source-sha256): pip
+    there is not the technician's step, a new release is (docs/deploy.md §2)."""
+    monkeypatch.setitem(sys.modules, "RPi", None)
+    monkeypatch.setitem(sys.modules, "RPi.GPIO", None)
+    release = tmp_path / "releases" / "20261122T101500.123456789Z"
+    (release / ".venv").mkdir(parents=True)
+    (release / ".source-sha256").write_text("0" * 64 + "\n")
+    with pytest.raises(RuntimeError) as raised:
+        import_rpi_gpio(str(release / ".venv"))
+    text = str(raised.value)
+    assert "systemd/update.sh" in text and "docs/deploy.md" in text and 'backend = "fake"' in text
+    assert "pip install" not in text and "'pi' extra" not in text
 
 
 # ---- factory ----------

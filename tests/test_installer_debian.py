@@ -8,20 +8,24 @@ no udev, no sudo, no procps), booted under systemd (``systemd-nspawn --boot --pr
    the ACL rendered from the wheel's template; ``/etc/udev/rules.d`` was made; no CA private key on the table;
 3. the technician's step 5/6 (credentials, table.toml for this table, manifest) and a re-run that adds a dealer's
    broker account: no new release, mosquitto not restarted but the account works (and a wrong password does
-   not), tablectl starts and reaches READY=1 (shoe, journal, TLS broker up) with the shipped broker settings;
-   a further re-run with nothing changed restarts nothing; one with a broken configuration is refused and leaves
-   the running service alone;
+   not), tablectl starts and reaches READY=1 (journal and TLS broker up) with the shipped broker settings while
+   the shoe is not plugged in yet, and says so (STATUS=, `tablectl status`); then the shoe's device appears and
+   the running service takes it (issue 42); a further re-run with nothing changed restarts nothing; one with a
+   broken configuration is refused and leaves the running service alone;
 4. ``update.sh`` and ``rollback.sh``: the service comes back up each time and ``tablectl journal verify``
    passes after each.
 
 What differs from a Pi, and why: the machine has no network (pip installs the same hash-locked files from a
 wheelhouse downloaded beforehand, through pip's own PIP_NO_INDEX/PIP_FIND_LINKS); the shoe is the emulated one
-on a pseudo-terminal of this host bound in as ``/dev/tablectl-shoe``, so a drop-in adds ``DeviceAllow=char-pts``
-(a real shoe is a ttyUSB, already allowed); ``table.toml`` disables the card reader and the display and uses the
+on a pseudo-terminal of this host (this host's /dev/pts is bound in as /run/host-pts), plugged in by making the
+``/dev/tablectl-shoe`` link udev would make, so a drop-in adds ``DeviceAllow=char-pts`` (a real shoe is a
+ttyUSB, already allowed); ``table.toml`` disables the card reader and the display and uses the
 fake GPIO backend (no such hardware in a container), as a technician edits it for a table without them.
 Commands reach the machine through ``nsenter`` (no systemd-machined on this host for ``machinectl``).
 
-Cold: debootstrap takes a few minutes (cached in /var/cache/tablectl-test, see tests/support/debian_root.py);
+The machine's copy is on a tmpfs of its own (debian_root.in_memory: copying, installing and removing it cost a
+minute or more on a shared disk). Cold: debootstrap takes a few minutes (cached in /var/cache/tablectl-test, see
+tests/support/debian_root.py);
 warm: about two minutes. Skips, with the reason printed, only when not root or Debian's mirror is unreachable.
 """
 
@@ -31,7 +35,6 @@ import json
 import os
 import re
 import select
-import shutil
 import subprocess
 import sys
 import time
@@ -82,10 +85,13 @@ def shoe(tmp_path: Path) -> Iterator[str]:
 
 
 @pytest.fixture
-def machine(cached: tuple[Path, Path], shoe: str, tmp_path: Path) -> Iterator[Machine]:
+def machine(cached: tuple[Path, Path], tmp_path: Path) -> Iterator[Machine]:
     rootfs, wheels = cached
-    root = tmp_path / "machine"
-    root.mkdir()
+    with debian_root.in_memory(tmp_path / "machine") as root:
+        yield from booted(root, rootfs, wheels, tmp_path)
+
+
+def booted(root: Path, rootfs: Path, wheels: Path, tmp_path: Path) -> Iterator[Machine]:
     debian_root.copy_tree(rootfs, root)
     # What an installed system has and debootstrap does not write: host name and /etc/hosts (localhost).
     (root / "etc" / "hostname").write_text("table-bj07\n")
@@ -95,7 +101,8 @@ def machine(cached: tuple[Path, Path], shoe: str, tmp_path: Path) -> Iterator[Ma
     m = Machine(
         root=root,
         name=f"installer-{os.getpid()}",
-        binds=(f"--bind={shoe}:/dev/tablectl-shoe", f"--bind-ro={wheels}:/root/wheelhouse"),
+        # the shoe's pty is this host's: plugged in later as udev would (plug_in_shoe)
+        binds=("--bind=/dev/pts:/run/host-pts", f"--bind-ro={wheels}:/root/wheelhouse"),
         log=tmp_path / "nspawn.log",
     )
     try:
@@ -103,7 +110,18 @@ def machine(cached: tuple[Path, Path], shoe: str, tmp_path: Path) -> Iterator[Ma
         yield m
     finally:
         m.poweroff()
-        shutil.rmtree(root, ignore_errors=True)
+
+
+def plug_in_shoe(m: Machine, device: str) -> None:
+    """The shoe plugged in: udev makes /dev/tablectl-shoe (systemd/99-tablectl.rules), here to the emulated
+    shoe's pty on this host (its /dev/pts bound in as /run/host-pts)."""
+    linked = m.run(["ln", "-s", f"/run/host-pts/{Path(device).name}", "/dev/tablectl-shoe"])
+    assert linked.returncode == 0, linked.stderr
+
+
+def table_status(m: Machine) -> str:
+    shown = m.run([TABLECTL, "status", "--config", CFG])
+    return shown.stdout + shown.stderr
 
 
 def install(m: Machine, *args: str, pip: dict[str, str] = OFFLINE_PIP) -> subprocess.CompletedProcess[str]:
@@ -138,7 +156,7 @@ def edit_for_this_table(path: Path) -> None:
     path.write_text(text)
 
 
-def test_install_on_a_fresh_debian_as_the_docs_say(machine: Machine) -> None:
+def test_install_on_a_fresh_debian_as_the_docs_say(machine: Machine, shoe: str) -> None:
     m = machine
     assert not (m.root / "etc" / "udev").exists()  # a minimal Debian: the installer must create rules.d
 
@@ -220,12 +238,21 @@ def test_install_on_a_fresh_debian_as_the_docs_say(machine: Machine) -> None:
     ]
     assert m.run([*pub, "-P", "dealer-pass-5309"]).returncode == 0
     assert m.run([*pub, "-P", "wrong-password"]).returncode != 0
-    # READY=1 only with the shoe's link, the journal and the TLS broker connection up (Type=notify)
+    # READY=1 once the journal and the TLS broker connection are up (Type=notify), the shoe not plugged in yet:
+    # the table runs, says so, and takes the shoe when its device appears (issue 42)
+    assert not (m.root / "dev" / "tablectl-shoe").exists()
     assert m.wait_unit("tablectl.service", {"active"}) == "active", m.run(
         ["journalctl", "-u", "tablectl", "--no-pager", "-n", "40"]
     ).stdout
     assert m.show("tablectl.service", "UnitFileState") == "enabled"
     service_pid = m.show("tablectl.service", "MainPID")
+    assert "not plugged in" in m.show("tablectl.service", "StatusText")
+    absent = table_status(m)
+    assert "shoe:    DOWN: not plugged in: serial port '/dev/tablectl-shoe' not found" in absent, absent
+    plug_in_shoe(m, shoe)
+    assert wait_for(lambda: "shoe:    up" in table_status(m)), table_status(m)
+    assert wait_for(lambda: "shoe, journal and broker up" in m.show("tablectl.service", "StatusText"))
+    assert m.show("tablectl.service", "MainPID") == service_pid  # taken by the running service
 
     unchanged = install(m)
     assert unchanged.returncode == 0, unchanged.stderr[-3000:]

@@ -17,8 +17,10 @@ from __future__ import annotations
 import asyncio
 import importlib
 import logging
+import sys
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from types import ModuleType
 
 from controller.gpio.base import PinSpec
@@ -28,14 +30,33 @@ log = logging.getLogger(__name__)
 Callback = Callable[[str, bool], None]
 
 
-def import_rpi_gpio() -> ModuleType:
+# Beside the venv of a release that systemd/install.sh or update.sh built (systemd/lib.sh: <release>/.venv).
+RELEASE_MARK = ".source-sha256"
+
+
+def import_rpi_gpio(prefix: str = sys.prefix) -> ModuleType:
+    """``RPi.GPIO``, or a RuntimeError whose text names the step that brings it where this venv came from."""
     try:
         return importlib.import_module("RPi.GPIO")
     except (ImportError, RuntimeError) as exc:  # classic RPi.GPIO raises RuntimeError on a non-Pi
         raise RuntimeError(
-            "the RPi.GPIO module is not available: install the project with the 'pi' extra "
-            "(pip install '.[pi]', which brings rpi-lgpio), or set [gpio] backend = \"fake\""
+            f"the RPi.GPIO module is not available ({exc}): {missing_gpio_fix(prefix)}"
         ) from exc
+
+
+def missing_gpio_fix(prefix: str) -> str:
+    """On an installed table the release's venv is install.sh's (it installs requirements/pi.txt, whose
+    rpi-lgpio provides RPi.GPIO): a new release brings it back (docs/deploy.md §2). Elsewhere: the 'pi' extra."""
+    if (Path(prefix).parent / RELEASE_MARK).is_file():
+        return (
+            "on this installed table it comes with the release (rpi-lgpio, requirements/pi.txt): build a new "
+            "release with systemd/update.sh, run as root from the source tree (docs/deploy.md §2, Update and "
+            'rollback), or set [gpio] backend = "fake" on a table without a GPIO board'
+        )
+    return (
+        "install the project with the 'pi' extra (pip install '.[pi]', which brings rpi-lgpio), or set "
+        '[gpio] backend = "fake"'
+    )
 
 
 class RpiBoard:

@@ -59,6 +59,7 @@ class Status:
         None  # the journal's filesystem (controller/ops/disk.py); None: not measured
     )
     disk_free_inodes: int | None = None
+    shoe_problem: str = ""  # why the shoe's link is down, in words ("" while it is up)
     format: str = FORMAT
 
     @property
@@ -187,7 +188,7 @@ def human(status: Status, now: float | None = None) -> str:
         f"table {status.site}/{status.table}  tablectl {status.version}  pid {status.pid}",
         "service: " + (f"NOT RUNNING (status {age:.0f} s old)" if stale else f"up {status.uptime_s:.0f} s"),
         f"status:  {status.text}",
-        f"shoe:    {'up' if status.shoe_link_up else 'DOWN'}",
+        f"shoe:    {_shoe(status)}",
         f"broker:  {'connected' if status.broker_connected else 'NOT CONNECTED'}",
         f"journal: {_records(status)}, {status.journal_bytes} bytes; last checkpoint {checkpoint}",
         f"disk:    {_disk(status)}",
@@ -195,6 +196,12 @@ def human(status: Status, now: float | None = None) -> str:
         "faults:  " + (", ".join(status.faults) if status.faults else "none"),
     ]
     return "\n".join(lines) + "\n"
+
+
+def _shoe(status: Status) -> str:
+    if status.shoe_link_up:
+        return "up"
+    return f"DOWN: {status.shoe_problem or 'not connected'}; lid locked, no dealing until it answers"
 
 
 def status_dir(state_dir: Path, environ: dict[str, str] | None = None) -> Path:
@@ -242,6 +249,7 @@ def snapshot_of(service: Any, started_at: float) -> Status:
         written_at=time.time(),
         text=service.status_text(),
         shoe_link_up=bool(service.shoe and service.shoe.connected),
+        shoe_problem=service.shoe_problem() if hasattr(service, "shoe_problem") else "",
         broker_connected=bool(service.link and service.link.connected),
         journal_bytes=journal_bytes(journal_file(cfg.table.state_dir)),
         journal_records=journal.last_seq if journal is not None else 0,
@@ -267,7 +275,7 @@ class StatusWriter:
 
     def tick(self, service: Any) -> None:
         status = snapshot_of(service, self.started_at)
-        key = (status.text, status.shoe_link_up, status.broker_connected, status.faults,
+        key = (status.text, status.shoe_link_up, status.shoe_problem, status.broker_connected, status.faults,
                status.journal_records, status.outbox_depth, status.last_checkpoint_seq,
                status.disk_free_bytes, status.disk_free_inodes)  # fmt: skip
         if key == self._last_key and status.written_at - self._last_write < REFRESH_S:

@@ -1,6 +1,6 @@
-"""The service's health loop: the systemd watchdog fed while the service is alive, READY once the links are
-up (in a fault or not: STATUS says which), STATUS on every change, the owed journal writes retried, and the
-status file `tablectl status` reads (controller/ops/status.py)."""
+"""The service's health loop: the systemd watchdog fed while the service is alive, READY once the journal and
+the broker are up (in a fault or not, with its shoe or without: STATUS says which), STATUS on every change, the
+owed journal writes retried, and the status file `tablectl status` reads (controller/ops/status.py)."""
 
 from __future__ import annotations
 
@@ -27,6 +27,8 @@ class Watched(Protocol):
 
     def link_problems(self) -> list[str]: ...
 
+    def not_ready(self) -> list[str]: ...
+
 
 class HealthLoop:
     def __init__(self, service: Watched, journal_back: Callable[[], Awaitable[None]]) -> None:
@@ -44,8 +46,8 @@ class HealthLoop:
                 sdnotify.watchdog()
             await self.journal_back()
             text = service.status_text()
-            if not service.link_problems() and not self.ready_sent:
-                sdnotify.ready(text)  # the service is up (in a fault or not: STATUS says which)
+            if not service.not_ready() and not self.ready_sent:
+                sdnotify.ready(text)  # the service is up (in a fault or not, shoe or none: STATUS says which)
                 self.ready_sent, self.status_sent = True, text
             elif text != self.status_sent:
                 sdnotify.status(text)

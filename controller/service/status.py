@@ -1,6 +1,7 @@
-"""What the running service says about itself: the links that keep it from being ready, its dead tasks,
-whether it is alive (the systemd watchdog is fed only then) and the one line ``systemctl status`` shows
-(sd_notify STATUS=; also in `tablectl status`: controller/ops/status.py)."""
+"""What the running service says about itself: the links that are down, what holds READY=1 back (the journal
+and the broker only: a shoe or card reader not plugged in is said, not waited for), its dead tasks, whether it
+is alive (the systemd watchdog is fed only then) and the one line ``systemctl status`` shows (sd_notify STATUS=;
+also in `tablectl status`: controller/ops/status.py)."""
 
 from __future__ import annotations
 
@@ -17,16 +18,36 @@ from drivers.usb_reader import UsbCardReader
 
 
 def link_problems(shoe: Any, reader: UsbCardReader | None, link: MqttLink | None) -> list[str]:
-    """What keeps the table from being ready: the external links that are down."""
+    """The external links that are down, in words."""
     problems = []
     shoe = getattr(shoe, "shoe", shoe)  # the shoe itself when a separate reader deals
     if not (shoe and shoe.connected):
-        problems.append("shoe link down")
+        problems.append(
+            f"shoe link down ({shoe_problem(shoe)}): lid locked, no dealing until the shoe answers"
+        )
     if reader is not None and not reader.connected:
         problems.append("card reader down")
     if not (link and link.connected):
         problems.append("broker unreachable")
     return problems
+
+
+def shoe_problem(shoe: Any) -> str:
+    """Why the shoe's link is down, in words ("" while it is up): not plugged in, not answering, lost."""
+    shoe = getattr(shoe, "shoe", shoe)  # the shoe itself when a separate reader deals
+    if shoe is not None and shoe.connected:
+        return ""
+    return str(getattr(shoe, "problem", "") or "not connected")
+
+
+def not_ready(journal: Journal | None, link: MqttLink | None) -> list[str]:
+    """What holds READY=1 back: the journal not open yet, the broker not connected. Not the shoe nor the card
+    reader: a table whose shoe is unplugged runs, says so (STATUS, `tablectl status`, a ``link_down`` alert:
+    controller/service/shoe_watch.py) and takes the shoe when it appears (docs/deploy.md)."""
+    waiting = [] if journal is not None else ["journal not open"]
+    if not (link and link.connected):
+        waiting.append("broker unreachable")
+    return waiting
 
 
 def dead_tasks(tasks: list[asyncio.Task[Any]], shoe: Any, intake: CommandIntake | None) -> list[str]:

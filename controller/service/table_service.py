@@ -6,7 +6,8 @@ the card line (shoe.py) → MQTT link, outbox and unjournaled publishers, the al
 the jackpot sign's wiring → outbox started → audit trail (audit_trail.py) → the broker's alerts read back →
 command intake (intake.py) → the integrity alert → recovery from the journal, the software document → shoe
 link, broker and jackpot sign started → the watched loops: the health loop sends sd_notify READY once the
-serial link, the journal and the broker are all up, and feeds the watchdog only while the service is alive →
+journal and the broker are up (a shoe not plugged in is said, not waited for: the shoe watch raises its alert
+and the driver takes the shoe when it appears), and feeds the watchdog only while the service is alive →
 the whole chain verified in the background. SIGTERM/SIGINT: shutdown.py (outputs safe first, the lid locked
 on the device, `offline` published, the journal closed).
 Its concerns live beside it in controller/service/ (docs/architecture.md, "The service").
@@ -55,6 +56,7 @@ from controller.service.integrity import (
 from controller.service.jackpot import JackpotWiring
 from controller.service.resources import link_config, open_audit_key, open_journal
 from controller.service.shoe import build_card_line
+from controller.service.shoe_watch import ShoeWatch
 from controller.service.shutdown import stop_service
 from controller.service.software import publish_software
 from controller.table.controller import TableController
@@ -99,8 +101,8 @@ class TableService:
 
     # ---- start-up: one step a part, in this order ----
     async def start(self) -> None:
-        """Outputs safe first; READY=1 comes from the health loop, started last, once the shoe's serial link, the
-        journal and the broker are up (docs/deploy.md). A step that cannot go on raises ``StartupError``."""
+        """Outputs safe first; READY=1 comes from the health loop, started last, once the journal and the broker
+        are up, the shoe plugged in or not (docs/deploy.md). A step that cannot go on raises ``StartupError``."""
         cfg = self.config
         self.integrity_problems = manifest_problems(cfg)
         self.board = self._safe_board()
@@ -213,7 +215,8 @@ class TableService:
         await self.jackpot.start()
 
     def _start_loops(self, alerts: AlertManager, sink: AlertAdapter, table: TableController) -> None:
-        """The watched tasks: alert escalation, the health loop (watchdog, READY=1, STATUS), the disk watch."""
+        """The watched tasks: alert escalation, the health loop (watchdog, READY=1, STATUS), the disk watch, the
+        shoe watch (a shoe out of reach that no table fault reports: its alert)."""
         assert self.disk is not None
         self._tasks.append(
             asyncio.create_task(escalate_while_journal_writes(alerts, table), name="alerts-escalation")
@@ -221,6 +224,7 @@ class TableService:
         owed = functools.partial(retry_owed_journal_writes, table, sink.journal_back)
         self._tasks.append(asyncio.create_task(HealthLoop(self, owed).run(), name="health"))
         self._tasks.append(asyncio.create_task(self.disk.run(), name="journal-disk"))
+        self._tasks.append(asyncio.create_task(ShoeWatch(self.shoe, alerts, table).run(), name="shoe-watch"))
         for task in self._tasks:
             task.add_done_callback(_report_death)
 
@@ -277,8 +281,16 @@ class TableService:
 
     # ---- health, readiness, watchdog (status.py; the loop: health.py) ----
     def link_problems(self) -> list[str]:
-        """What keeps the table from being ready: the external links that are down."""
+        """The external links that are down (STATUS says them)."""
         return service_status.link_problems(self.shoe, self.reader, self.link)
+
+    def not_ready(self) -> list[str]:
+        """What holds READY=1 back: the journal and the broker (never the shoe: it is said, not waited for)."""
+        return service_status.not_ready(self.journal, self.link)
+
+    def shoe_problem(self) -> str:
+        """Why the shoe's link is down, in words; "" while it is up (`tablectl status`)."""
+        return service_status.shoe_problem(self.shoe)
 
     def alive(self) -> bool:
         """The service's own parts work (``service_status.alive``): the watchdog is fed only then."""

@@ -53,6 +53,8 @@ PACKAGES = (
     "ca-certificates",
     "swig",
 )
+# The set-up's test (tests/test_setup_env_debian.py): what the README assumes of a fresh machine, no more.
+BARE_PACKAGES = ("python3", "git")
 MACHINE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
@@ -101,6 +103,19 @@ def rootfs(extra: Sequence[str] = ()) -> Path:
     return done
 
 
+def bare_rootfs(packages: Sequence[str] = BARE_PACKAGES) -> Path:
+    """A Debian with only minbase and PACKAGES (the set-up's test: nothing but python3 and git, as the README
+    assumes), cached beside the installer's tree in a folder of its own; read-only by convention."""
+    key = hashlib.sha256(" ".join((SUITE, MIRROR, "minbase", *packages)).encode()).hexdigest()[:16]
+    done = CACHE / f"bare-{key}"
+    if (done / ".complete").exists():
+        return done
+    with _cache_lock():
+        if not (done / ".complete").exists():
+            _debootstrap(done, packages)
+    return done
+
+
 def _debootstrap(done: Path, packages: Sequence[str]) -> None:
     work = done.with_name(done.name + ".partial")
     shutil.rmtree(work, ignore_errors=True)
@@ -140,6 +155,24 @@ def _download(lock: Path, done: Path) -> None:
     (work / ".complete").write_text("")
     shutil.rmtree(done, ignore_errors=True)
     work.rename(done)
+
+
+@contextlib.contextmanager
+def in_memory(root: Path, size: str = "6g") -> Iterator[Path]:
+    """ROOT (made here) as a tmpfs of its own, for a machine's copy: dpkg's, pip's and the removal's many small
+    writes cost minutes on a shared disk and next to nothing there (a machine is about a gigabyte once
+    installed). Unmounted, its memory freed, on the way out; where mounting is not allowed, a plain folder,
+    removed."""
+    root.mkdir(mode=0o755)
+    mount = ["mount", "-t", "tmpfs", "-o", f"size={size},mode=0755", "tablectl-test", str(root)]
+    mounted = subprocess.run(mount, capture_output=True, check=False).returncode == 0
+    try:
+        yield root
+    finally:
+        if mounted:
+            subprocess.run(["umount", "--lazy", str(root)], capture_output=True, check=False)
+        else:
+            shutil.rmtree(root, ignore_errors=True)
 
 
 def copy_tree(src: Path, dest: Path) -> None:
