@@ -195,6 +195,13 @@ class Decisions(EngineParts):
         elif action is Action.SPLIT:
             # r.28: "poderão os outros jogadores ... fazer também, por seu lado, aposta igual à primeira e anexá-la
             # à segunda aposta do titular do lugar".
+            if not p.play.co_bet_follows_split:
+                # house choice play.co_bet_follows_split = false: the co-bet stays on the first hand (r.28)
+                raise RuleViolation(
+                    f"player {player!r}: a complementary bet does not follow a split at this table; it is "
+                    "decided by the titular's first hand",
+                    rule,
+                )
             if len(st.hands) < 2 or cb.follows_split:
                 raise RuleViolation(f"player {player!r}: nothing to follow: the titular has not split", rule)
             cb.follows_split = True

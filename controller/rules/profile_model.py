@@ -86,6 +86,11 @@ class PlayRules:
     # banca distribuir qualquer carta adicional"), or "own_turn" (PT-ONLINE-2015 r.15e: one of the decisions a
     # player takes on the first two cards at his turn, whatever was drawn before).
     surrender_moment: str = "before_any_draw"
+    # PT-2001 r.28 "poderão os outros jogadores ... fazer também, por seu lado, aposta igual à primeira e anexá-la
+    # à segunda aposta do titular": True lets a co-bettor follow the titular's split (MO-2004 art.20 is silent
+    # and borrows it); False: his bet stays on the titular's first hand (r.28 "decididas pelo resultado
+    # alcançado para a primeira das duas apostas do titular"), a co-bettor's split refused.
+    co_bet_follows_split: bool = True
 
 
 @dataclass(frozen=True)

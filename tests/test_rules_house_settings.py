@@ -1,0 +1,86 @@
+"""House choices the rule engine once applied silently, each now a profile setting (docs/profiles.md "House
+choices"): every test plays one round both ways through `controller.rules.rounds.replay`, the shipped default and
+the other reading (a copy of the shipped profile with the one setting changed, written to tmp_path)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from controller.rules.profiles import PROFILE_DIR, load_profile
+from controller.rules.rounds import InvalidRound, replay
+
+Bets = list[dict[str, Any]]
+Decisions = list[dict[str, Any]]
+
+
+def profile_with(tmp_path: Path, name: str, section: str, key: str, value: str) -> str:
+    """A copy of a shipped profile with `section.key` set to the TOML `value` (the line replaced, or added)."""
+    text = (PROFILE_DIR / f"{name}.toml").read_text(encoding="utf-8")
+    lines = text.splitlines()
+    start = lines.index(f"[{section}]")
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("[")), len(lines))
+    line = f"{key} = {value}"
+    for i in range(start + 1, end):
+        if re.match(rf"{re.escape(key)}\s*=", lines[i]):
+            lines[i] = line
+            break
+    else:
+        lines.insert(start + 1, line)
+    path = tmp_path / f"{name}-{key}-{len(list(tmp_path.glob('*.toml')))}.toml"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    load_profile(str(path))  # the changed copy is a valid profile
+    return str(path)
+
+
+def D(action: str, hand: int = 0, seat: int = 1, **kw: Any) -> dict[str, Any]:
+    return {"seat": seat, "hand": hand, "action": action, **kw}
+
+
+def play(profile: str, bets: Bets, cards: list[Any], decisions: Decisions) -> dict[str, Any]:
+    """One round replayed; its settlement as `tablectl replay` prints it."""
+    return replay({"profile": profile, "bets": bets, "cards": cards, "decisions": decisions}).to_json()[
+        "settlement"
+    ]
+
+
+def refused(profile: str, bets: Bets, cards: list[Any], decisions: Decisions) -> InvalidRound:
+    with pytest.raises(InvalidRound) as exc:
+        replay({"profile": profile, "bets": bets, "cards": cards, "decisions": decisions})
+    return exc.value
+
+
+def co(settlement: dict) -> list[tuple[str, int, str, int]]:
+    return [(c["player"], c["hand"], c["outcome"], c["net"]) for c in settlement.get("co_bets", [])]
+
+
+# ------------------------------------------------ MO-2004 art.20 with PT-2001 r.28: a co-bet and a split
+
+MO_SHARED = [{"seat": 1, "amount": 10000}, {"seat": 1, "amount": 10000, "player": "bob"}]
+# 8-8 against a 7 up: split, 8+T = 18 stands, 8+2+5 = 15 stands; the burn before the dealer's second card
+# (art.4.2), then T: the dealer's 17.
+MO_SPLIT = ["8S", "7C", "8D", "TD", "2C", "5C", "3H", "TH"]
+MO_SPLIT_PLAY = [D("split"), D("stand", 0), D("hit", 1), D("stand", 1)]
+
+
+def test_mo2004_art20_default_a_co_bettor_follows_the_split_as_pt2001_r28() -> None:
+    """play.co_bet_follows_split = true (art.20 is silent; PT-2001 r.28 "aposta igual à primeira e anexá-la à
+    segunda aposta do titular" borrowed): bob's equal bet on the 15 loses what his first wins."""
+    s = play("mo-2004", MO_SHARED, MO_SPLIT, [D("split"), D("split", player="bob"), *MO_SPLIT_PLAY[1:]])
+    assert co(s) == [("bob", 0, "win", 10000), ("bob", 1, "lose", -10000)]
+    assert s["total_net"] == 0
+
+
+def test_mo2004_art20_house_keeps_a_co_bet_on_the_titulars_first_hand(tmp_path: Path) -> None:
+    """play.co_bet_follows_split = false: bob's split is refused (art.20); his bet is decided by the first hand
+    (r.28 "decididas pelo resultado alcançado para a primeira das duas apostas do titular"), as it is by default
+    when he does not follow."""
+    prof = profile_with(tmp_path, "mo-2004", "play", "co_bet_follows_split", "false")
+    err = refused(prof, MO_SHARED, MO_SPLIT, [D("split"), D("split", player="bob"), *MO_SPLIT_PLAY[1:]])
+    assert err.rule == "MO-2004 art.20" and "does not follow a split" in err.message
+    for p in (prof, "mo-2004"):
+        s = play(p, MO_SHARED, MO_SPLIT, MO_SPLIT_PLAY)
+        assert co(s) == [("bob", 0, "win", 10000)] and s["total_net"] == 10000
