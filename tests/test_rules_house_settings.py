@@ -84,3 +84,24 @@ def test_mo2004_art20_house_keeps_a_co_bet_on_the_titulars_first_hand(tmp_path: 
     for p in (prof, "mo-2004"):
         s = play(p, MO_SHARED, MO_SPLIT, MO_SPLIT_PLAY)
         assert co(s) == [("bob", 0, "win", 10000)] and s["total_net"] == 10000
+
+
+# ------------------------------------------------ MO-2004 art.20.1.2: the players on a seat, or their bets too
+
+MO_BIG = [{"seat": 1, "amount": 600000}, {"seat": 1, "amount": 600000, "player": "bob"}]
+MO_19_V_17 = ["TS", "7C", "9D", "3H", "TH"]  # 19 against 7, burn (art.4.2), T: 17
+
+
+def test_mo2004_art20_default_a_seats_bets_together_stay_within_the_house_maximum() -> None:
+    """bets.seat_total_within_max = true: 600000 + 600000 on one seat passes the house maximum 1000000 (PT-2001
+    r.15 "o somatório ... não atinja ainda o máximo", applied to the seat as a whole)."""
+    err = refused("mo-2004", MO_BIG, MO_19_V_17, [D("stand")])
+    assert err.rule == "MO-2004 art.20" and "total 1200000, above the maximum 1000000" in err.message
+
+
+def test_mo2004_art20_house_caps_only_the_players_and_each_bet(tmp_path: Path) -> None:
+    """bets.seat_total_within_max = false: art.20.1.2 "no máximo três jogadores" caps the players only; each
+    600000 is within the maximum and both win with the 19."""
+    prof = profile_with(tmp_path, "mo-2004", "bets", "seat_total_within_max", "false")
+    s = play(prof, MO_BIG, MO_19_V_17, [D("stand")])
+    assert co(s) == [("bob", 0, "win", 600000)] and s["total_net"] == 1200000

@@ -108,7 +108,7 @@ class BetRules(EngineParts):
                 f"{where}: {len(on_seat)} players, at most {p.max_players_per_seat} may bet on one seat", rule
             )
         total = sum(x.amount for x in on_seat)
-        if total > p.max_bet:
+        if p.seat_total_within_max and total > p.max_bet:
             # PT-2001 r.15: "desde que o valor da aposta ... ou o somatório ... não atinja ainda o máximo"
             raise RoundError(f"{where}: the seat's bets total {total}, above the maximum {p.max_bet}", rule)
 

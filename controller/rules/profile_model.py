@@ -175,6 +175,10 @@ class Profile:
     # A doubled stake may exceed the table maximum (no book says; PT-2001 r.37 bounds "o valor máximo de aposta"):
     # False lets the double through (the bet was within the limits when placed), True refuses it.
     double_within_max: bool = False
+    # Several players on one seat: their bets together stay within the table maximum (PT-2001 r.15 "o somatório da
+    # deste e das de outros, não atinja ainda o máximo"; MO-2004 art.20.1.2 caps only the number of players):
+    # True caps the seat's total, False only each bet.
+    seat_total_within_max: bool = True
     rounding: str = "down"  # amounts that are not whole minor units: "down" (house's favour) or "up"
     prizes: PrizeRules = field(default_factory=PrizeRules, hash=False)
     citations: MappingProxyType[str, str] = field(default_factory=lambda: MappingProxyType({}), hash=False)

@@ -157,6 +157,7 @@ def profile_from_dict(data: dict[str, Any], *, source: str = "<profile>", path: 
         round_limit=bets.get("round_limit", 0),
         max_side_bets=bets.get("max_side_bets", 0),
         double_within_max=bets.get("double_within_max", False),
+        seat_total_within_max=bets.get("seat_total_within_max", True),
         rounding=pays.get("rounding", "down"),
         prizes=PrizeRules(
             split_hands=prizes.get("split_hands", True),
