@@ -105,3 +105,24 @@ def test_mo2004_art20_house_caps_only_the_players_and_each_bet(tmp_path: Path) -
     prof = profile_with(tmp_path, "mo-2004", "bets", "seat_total_within_max", "false")
     s = play(prof, MO_BIG, MO_19_V_17, [D("stand")])
     assert co(s) == [("bob", 0, "win", 600000)] and s["total_net"] == 1200000
+
+
+# ------------------------------------------------ MO-2004 art.19: "cinco cartas" exactly, or at least five
+
+SIX_CARDS = ["2S", "TC", "3D", "2H", "3C", "2D", "4S"]  # 2-3-2-3-2 then 4: six cards, 16, against a ten
+SIX_CARDS_PLAY = [D("hit"), D("hit"), D("hit"), D("hit"), D("five_card")]
+
+
+def test_mo2004_art19_default_the_five_card_payment_needs_exactly_five_cards() -> None:
+    """play.five_card_count = "exactly": art.19.1 "O jogador que tenha cinco cartas sem exceder 21 pontos" read as
+    a hand of five cards; asked on the sixth card it is refused citing art.19."""
+    err = refused("mo-2004", [{"seat": 1, "amount": 10000}], SIX_CARDS, SIX_CARDS_PLAY)
+    assert err.rule == "MO-2004 art.19" and "exactly five cards" in err.message
+
+
+def test_mo2004_art19_house_pays_half_on_six_cards_too(tmp_path: Path) -> None:
+    """play.five_card_count = "at_least": a hand of six cards not above 21 also "tenha cinco cartas": half of
+    10000 is paid (art.19.1 "pagamento de metade da importância apostada")."""
+    prof = profile_with(tmp_path, "mo-2004", "play", "five_card_count", '"at_least"')
+    s = play(prof, [{"seat": 1, "amount": 10000}], SIX_CARDS, SIX_CARDS_PLAY)
+    assert [(h["outcome"], h["net"]) for h in s["hands"]] == [("five_card", 5000)] and s["total_net"] == 5000

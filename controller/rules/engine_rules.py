@@ -113,8 +113,9 @@ class DecisionRules(EngineParts):
         if action is Action.FIVE_CARD:
             if not play.five_card_rule:
                 return RuleViolation("no five-card rule in this profile", p.cite("five_card"))
-            if len(h.cards) != 5 or v.bust:
-                return RuleViolation("needs exactly five cards not above 21", p.cite("five_card"))
+            if not play.five_cards(len(h.cards)) or v.bust:
+                many = "exactly" if play.five_card_count == "exactly" else "at least"
+                return RuleViolation(f"needs {many} five cards not above 21", p.cite("five_card"))
             if self.up_card is not None and self.up_card.is_ace:
                 return RuleViolation("not when the dealer's first open card is an ace", p.cite("five_card"))
             return None

@@ -91,6 +91,13 @@ class PlayRules:
     # and borrows it); False: his bet stays on the titular's first hand (r.28 "decididas pelo resultado
     # alcançado para a primeira das duas apostas do titular"), a co-bettor's split refused.
     co_bet_follows_split: bool = True
+    # MO-2004 art.19 "O jogador que tenha cinco cartas sem exceder 21 pontos": "exactly" five cards, or
+    # "at_least" five (a hand of six or more cards not above 21 also has five).
+    five_card_count: str = "exactly"
+
+    def five_cards(self, n: int) -> bool:
+        """Whether a hand of n cards has the five cards of the five-card rule (MO-2004 art.19)."""
+        return n == 5 if self.five_card_count == "exactly" else n >= 5
 
 
 @dataclass(frozen=True)
