@@ -126,3 +126,29 @@ def test_mo2004_art19_house_pays_half_on_six_cards_too(tmp_path: Path) -> None:
     prof = profile_with(tmp_path, "mo-2004", "play", "five_card_count", '"at_least"')
     s = play(prof, [{"seat": 1, "amount": 10000}], SIX_CARDS, SIX_CARDS_PLAY)
     assert [(h["outcome"], h["net"]) for h in s["hands"]] == [("five_card", 5000)] and s["total_net"] == 5000
+
+
+# ------------------------------------------------ PT-2001 r.47: one jackpot chip a player, or a seat
+
+TWO_CHIPS = [
+    {"seat": 1, "amount": 1000, "jackpot_chip": True},
+    {"seat": 1, "amount": 500, "player": "p2", "jackpot_chip": True},
+]
+TWO_ACES = ["AS", "9D", "AS", "8C"]  # seat 1 A-A of one suit (r.43d) stands; the dealer 9 and hole 8
+
+
+def test_pt2001_r47_default_one_chip_a_player_so_two_on_a_shared_seat() -> None:
+    """jackpot.chips = "per_player": r.47 "uma ficha por cada jogador": the titular's and the co-bettor's chips
+    are both judged on the seat's first cards (r.42, r.46)."""
+    s = play("pt-2001", TWO_CHIPS, TWO_ACES, [D("stand")])
+    assert [j.get("player") for j in s["jackpot"]] == [None, "p2"]
+
+
+def test_pt2001_r47_house_takes_one_chip_a_seat(tmp_path: Path) -> None:
+    """jackpot.chips = "per_seat" (r.39's one slot a seat): the co-bettor's second chip is refused citing r.47;
+    one chip on the seat is still judged."""
+    prof = profile_with(tmp_path, "pt-2001", "jackpot", "chips", '"per_seat"')
+    err = refused(prof, TWO_CHIPS, TWO_ACES, [D("stand")])
+    assert err.rule == "PT-2001 r.47" and "one jackpot chip a seat" in err.message
+    s = play(prof, [TWO_CHIPS[0], {**TWO_CHIPS[1], "jackpot_chip": False}], TWO_ACES, [D("stand")])
+    assert s["jackpot"] == [{"seat": 1, "first_cards": ["AS", "AS"]}]

@@ -107,6 +107,12 @@ class BetRules(EngineParts):
             raise RoundError(
                 f"{where}: {len(on_seat)} players, at most {p.max_players_per_seat} may bet on one seat", rule
             )
+        if p.jackpot_chips == "per_seat" and sum(x.jackpot_chip for x in on_seat) > 1:
+            # house choice jackpot.chips = "per_seat": r.39's one slot a seat holds one chip (r.47 "uma ficha")
+            raise RoundError(
+                f"{where}: one jackpot chip a seat at this table; player {b.player!r} would place a second",
+                p.cite("jackpot_chips"),
+            )
         total = sum(x.amount for x in on_seat)
         if p.seat_total_within_max and total > p.max_bet:
             # PT-2001 r.15: "desde que o valor da aposta ... ou o somatório ... não atinja ainda o máximo"

@@ -27,6 +27,7 @@ _CITATION_FALLBACK = {
     "above_max": "max_bet",
     "max_hands": "split",
     "insurance_on_blackjack": "even_money",
+    "jackpot_chips": "jackpot",
 }
 CITATION_OPTIONAL = tuple(_CITATION_FALLBACK)
 
@@ -161,6 +162,10 @@ class Profile:
     special_prizes: MappingProxyType[str, int] = field(hash=False)
     side_bets: MappingProxyType[str, SideBetRule] = field(hash=False)
     jackpot_allowed: bool = False
+    # PT-2001 r.47 "a aposta no jackpot é constituída apenas por uma ficha por cada jogador": "per_player" (each
+    # player on a seat, co-bettors of r.15 included, may play one chip), or "per_seat" (r.39's one slot per seat:
+    # one chip a seat, a second on the same seat refused).
+    jackpot_chips: str = "per_player"
     # No hole card: the dealer takes the second card even when nobody is left in play (MO-2004 art.7.1), instead
     # of stopping at once (PT-2001 r.22).
     dealer_second_card_always: bool = False

@@ -195,6 +195,7 @@ def profile_from_dict(data: dict[str, Any], *, source: str = "<profile>", path: 
         special_prizes=MappingProxyType({k: prizes[k] for k in PRIZE_NAMES}),
         side_bets=MappingProxyType(side),
         jackpot_allowed=data["jackpot"]["allowed"],
+        jackpot_chips=data["jackpot"].get("chips", "per_player"),
         citations=MappingProxyType(dict(data["citations"])),
         path=path,
     )
