@@ -152,3 +152,33 @@ def test_pt2001_r47_house_takes_one_chip_a_seat(tmp_path: Path) -> None:
     assert err.rule == "PT-2001 r.47" and "one jackpot chip a seat" in err.message
     s = play(prof, [TWO_CHIPS[0], {**TWO_CHIPS[1], "jackpot_chip": False}], TWO_ACES, [D("stand")])
     assert s["jackpot"] == [{"seat": 1, "first_cards": ["AS", "AS"]}]
+
+
+# ------------------------------------------------ PT-2001 r.15-16, MO-2004 art.20.1: who decides on a shared seat
+
+LOW_FIRST = [{"seat": 1, "amount": 500}, {"seat": 1, "amount": 1000, "player": "bob"}]
+T9_V_T7 = ["TS", "TH", "9D", "7C"]  # 19 against the dealer's 17
+
+
+def test_pt2001_r15_default_the_first_listed_titular_decides_whatever_the_amounts() -> None:
+    """table.shared_seat_decides = "first_listed": r.15 "ficam sujeitos à decisão que for tomada pelo titular do
+    lugar": the seated titular's 500 decides for bob's 1000 too; both win."""
+    s = play("pt-2001", LOW_FIRST, T9_V_T7, [D("stand")])
+    assert co(s) == [("bob", 0, "win", 1000)] and s["total_net"] == 1500
+
+
+@pytest.mark.parametrize(("name", "rule"), [("pt-2001", "PT-2001 r.16"), ("mo-2004", "MO-2004 art.20.1")])
+def test_house_lets_the_highest_bet_decide(tmp_path: Path, name: str, rule: str) -> None:
+    """table.shared_seat_decides = "highest_bet": PT-2001 r.16 "cabe ao dono da de valor mais elevado" (MO-2004
+    art.20.1.3 "aquele que tiver efectuado a aposta mais elevada toma todas as decisões"): a round whose decider
+    bet less than another on the seat is refused; with the highest bet listed first (ties: the first) it plays."""
+    prof = profile_with(tmp_path, name, "table", "shared_seat_decides", '"highest_bet"')
+    scale = 20 if name == "mo-2004" else 1
+    low_first = [{**b, "amount": b["amount"] * scale} for b in LOW_FIRST]
+    cards = (
+        T9_V_T7 if name == "pt-2001" else ["TS", "7C", "9D", "3H", "TH"]
+    )  # MO: burn before the second card
+    err = refused(prof, low_first, cards, [D("stand")])
+    assert err.rule == rule and "the highest bet decides" in err.message
+    high_first = [{"seat": 1, "amount": 1000 * scale}, {"seat": 1, "amount": 500 * scale, "player": "al"}]
+    assert play(prof, high_first, cards, [D("stand")])["total_net"] == 1500 * scale

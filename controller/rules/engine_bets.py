@@ -107,6 +107,14 @@ class BetRules(EngineParts):
             raise RoundError(
                 f"{where}: {len(on_seat)} players, at most {p.max_players_per_seat} may bet on one seat", rule
             )
+        if p.shared_seat_decides == "highest_bet" and b.amount > on_seat[0].amount:
+            # house choice table.shared_seat_decides = "highest_bet": PT-2001 r.16 "A decisão do golpe para todas
+            # as apostas feitas nesse lugar cabe ao dono da de valor mais elevado" (MO-2004 art.20.1.3)
+            raise RoundError(
+                f"{where}: player {b.player!r} bets {b.amount}, more than the first bet {on_seat[0].amount}; the "
+                "highest bet decides the play: list it first",
+                p.cite("seat_decision"),
+            )
         if p.jackpot_chips == "per_seat" and sum(x.jackpot_chip for x in on_seat) > 1:
             # house choice jackpot.chips = "per_seat": r.39's one slot a seat holds one chip (r.47 "uma ficha")
             raise RoundError(

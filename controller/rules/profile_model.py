@@ -28,6 +28,7 @@ _CITATION_FALLBACK = {
     "max_hands": "split",
     "insurance_on_blackjack": "even_money",
     "jackpot_chips": "jackpot",
+    "seat_decision": "multiple_players",
 }
 CITATION_OPTIONAL = tuple(_CITATION_FALLBACK)
 
@@ -181,6 +182,10 @@ class Profile:
     dealer_draws_after_blackjack: bool = False
     peek_with_ten: bool = True  # with dealer_peek: also check for blackjack with a ten-value card up
     max_players_per_seat: int = 1  # PT-2001 r.15-16: several (0: no limit); MO-2004 art.20.1.2: three
+    # Who decides the play of a shared seat (the first bet a round lists is the decider's): "first_listed" (the
+    # table records him: the seated titular, PT-2001 r.15, MO-2004 art.20.1.1), or "highest_bet" (PT-2001 r.16
+    # "cabe ao dono da de valor mais elevado", MO-2004 art.20.1.3: a bet above the first one is refused).
+    shared_seat_decides: str = "first_listed"
     single_player: bool = False  # online table for one player: every position is that player's (IT, RO)
     round_limit: int = 0  # IT: one player's bets in a round, positions and side bets included (0: none)
     max_side_bets: int = 0  # MO-2004 art.13: side bets per main bet besides insurance (0: no limit)

@@ -154,6 +154,7 @@ def profile_from_dict(data: dict[str, Any], *, source: str = "<profile>", path: 
         peek_with_ten=t.get("peek_with_ten", True),
         single_player=t.get("single_player", False),
         max_players_per_seat=t.get("max_players_per_seat", 1),
+        shared_seat_decides=t.get("shared_seat_decides", "first_listed"),
         round_limit=bets.get("round_limit", 0),
         max_side_bets=bets.get("max_side_bets", 0),
         double_within_max=bets.get("double_within_max", False),
