@@ -21,7 +21,7 @@ def profile_with(tmp_path: Path, name: str, section: str, key: str, value: str) 
     """A copy of a shipped profile with `section.key` set to the TOML `value` (the line replaced, or added)."""
     text = (PROFILE_DIR / f"{name}.toml").read_text(encoding="utf-8")
     lines = text.splitlines()
-    start = lines.index(f"[{section}]")
+    start = next(i for i, text in enumerate(lines) if text.split("#")[0].strip() == f"[{section}]")
     end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("[")), len(lines))
     line = f"{key} = {value}"
     for i in range(start + 1, end):
@@ -182,3 +182,38 @@ def test_house_lets_the_highest_bet_decide(tmp_path: Path, name: str, rule: str)
     assert err.rule == rule and "the highest bet decides" in err.message
     high_first = [{"seat": 1, "amount": 1000 * scale}, {"seat": 1, "amount": 500 * scale, "player": "al"}]
     assert play(prof, high_first, cards, [D("stand")])["total_net"] == 1500 * scale
+
+
+# ------------------------------------------------ MO-2004 art.13.1: a pair bet on another player's hand
+
+ON_SEAT_1 = [
+    {"seat": 1, "amount": 10000},
+    {"seat": 2, "amount": 10000, "side_bets": {"any_pair": 1000}, "pair_bet_on": 1},
+]
+# seat 1 8-8 (a pair) stands on 16, seat 2 9-T stands on 19; the burn (art.4.2), then T: the dealer's 17
+PAIR_ON_1 = ["8S", "9C", "7C", "8D", "TC", "3H", "TH"]
+
+
+def test_mo2004_art13_1_shipped_a_pair_bet_on_another_players_hand() -> None:
+    """side_bets.any_pair.hands = "any_player" (shipped: art.13.1 "Em «qualquer par» de uma ou mais mãos de
+    qualquer jogador"): seat 2's any-pair bet on seat 1's 8-8 wins 11 to 1 (art.14.1) on seat 2's net."""
+    s = play("mo-2004", ON_SEAT_1, PAIR_ON_1, [D("stand"), D("stand", seat=2)])
+    assert [(b["seat"], b["result"], b["net"]) for b in s["side_bets"]] == [(2, "pair", 11000)]
+    assert s["seat_nets"] == {"1": -10000, "2": 10000 + 11000}
+    again = replay(replay({"profile": "mo-2004", "bets": ON_SEAT_1, "cards": PAIR_ON_1, "decisions": [
+        D("stand"), D("stand", seat=2)]}).engine.description())  # fmt: skip
+    assert again.to_json()["settlement"] == s  # the round file the engine writes keeps the bet's seat
+    own = {**ON_SEAT_1[1], "pair_bet_on": 2}  # the same bet on its own 9-T loses
+    s = play("mo-2004", [ON_SEAT_1[0], own], PAIR_ON_1, [D("stand"), D("stand", seat=2)])
+    assert s["seat_nets"] == {"1": -10000, "2": 10000 - 1000}
+
+
+def test_mo2004_art13_1_loader_default_the_pair_bet_on_the_bettors_own_hand(tmp_path: Path) -> None:
+    """side_bets.any_pair.hands = "own" (the loader's default, and the engine's only reading before the setting):
+    a pair bet on seat 1's hand is refused citing art.13; without `pair_bet_on` it is on seat 2's 9-T and loses."""
+    prof = profile_with(tmp_path, "mo-2004", "side_bets.any_pair", "hands", '"own"')
+    err = refused(prof, ON_SEAT_1, PAIR_ON_1, [D("stand"), D("stand", seat=2)])
+    assert err.rule == "MO-2004 art.13" and "own hand" in err.message
+    plain = {k: v for k, v in ON_SEAT_1[1].items() if k != "pair_bet_on"}
+    s = play(prof, [ON_SEAT_1[0], plain], PAIR_ON_1, [D("stand"), D("stand", seat=2)])
+    assert s["seat_nets"] == {"1": -10000, "2": 10000 - 1000}

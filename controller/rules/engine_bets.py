@@ -63,6 +63,8 @@ class BetRules(EngineParts):
                         f"{where}: side bet {name} stake {stake} must be half the main bet {b.amount}",
                         p.cite("side_bets"),
                     )
+            if b.pair_bet_on is not None:
+                self._validate_pair_bet_on(b, {x.seat for x in bets})
             if p.max_side_bets and len(b.side_bets) > p.max_side_bets:
                 # MO-2004 art.13: "Para além da aposta inicial e aposta de seguro, o jogador pode ainda fazer
                 # uma das seguintes apostas" — one side bet besides the main bet and insurance.
@@ -88,6 +90,26 @@ class BetRules(EngineParts):
                         "for one player's bets in a round (every position and side bet counted)",
                         p.cite("round_limit"),
                     )
+
+    def _validate_pair_bet_on(self, b: SeatBet, seats: set[int]) -> None:
+        """A pair bet on another player's hands: MO-2004 art.13.1 "Em «qualquer par» de uma ou mais mãos de
+        qualquer jogador", where the profile's `side_bets.any_pair.hands` is "any_player"."""
+        p, where = self.profile, f"seat {b.seat}"
+        offer = p.side_bets.get("any_pair")
+        if "any_pair" not in b.side_bets or offer is None:
+            raise RoundError(f"{where}: pair_bet_on needs an any_pair side bet", p.cite("side_bets"))
+        target = b.pair_bet_on
+        if target == b.seat:
+            return
+        if offer.hands != "any_player":
+            raise RoundError(
+                f"{where}: the any-pair bet is on the bettor's own hand at this table, not seat {target!r}",
+                p.cite("side_bets"),
+            )
+        if target not in seats:
+            raise RoundError(
+                f"{where}: pair_bet_on seat {target!r} has no bet in this round", p.cite("side_bets")
+            )
 
     def _validate_co_bet(self, b: SeatBet, on_seat: list[SeatBet]) -> None:
         """Several players on one seat: PT-2001 r.15-16, MO-2004 art.20 (at most `table.max_players_per_seat`)."""

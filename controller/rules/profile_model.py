@@ -127,6 +127,9 @@ class SideBetRule:
     pays: MappingProxyType[str, int]
     each_pair: bool = True  # any_pair: each pair formed after a split pays again (MO-2004 art.13.1.2)
     ace: str = "one"  # over_13 / under_13: the ace counts "one" or "eleven" (MO-2004 art.13.3 vs art.8)
+    # any_pair: whose hands the bet may be on: "own" (the bettor's seat only) or "any_player" (MO-2004 art.13.1
+    # "Em «qualquer par» de uma ou mais mãos de qualquer jogador": a round file's `pair_bet_on` names the seat).
+    hands: str = "own"
 
 
 @dataclass(frozen=True)

@@ -134,6 +134,7 @@ def profile_from_dict(data: dict[str, Any], *, source: str = "<profile>", path: 
             MappingProxyType(dict(s["pays"])),
             each_pair=s.get("each_pair", True),
             ace=s.get("ace", "one"),
+            hands=s.get("hands", "own"),
         )
         for name, s in data["side_bets"].items()
     }

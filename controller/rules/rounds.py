@@ -153,6 +153,7 @@ def replay(doc: dict[str, Any]) -> ReplayResult:
             dict(b.get("side_bets", {})),
             bool(b.get("jackpot_chip", False)),
             b.get("player"),
+            b.get("pair_bet_on"),
         )
         for b in doc["bets"]
     ]

@@ -14,6 +14,7 @@ from typing import Any, NotRequired, TypedDict
 from controller.rules.hands import hand_value
 from controller.rules.round_state import CoBet, HandState, SeatState, SettlingRound
 from controller.rules.sidebets import side_bet_net, side_bet_result, special_prize
+from controller.rules.types import SeatBet
 
 
 def _floor(x: Fraction) -> int:
@@ -172,13 +173,22 @@ def _settle_co_bet(
         total += n
     for name, stake in cb.bet.side_bets.items():
         rule = p.side_bets[name]
-        result = side_bet_result(rule, st.dealt, st.pairs_formed, st.first_pair_split)
-        times = st.pairs_formed if name == "any_pair" and result and rule.each_pair else 1
+        on = _side_bet_seat(engine, st, cb.bet, name)
+        result = side_bet_result(rule, on.dealt, on.pairs_formed, on.first_pair_split)
+        times = on.pairs_formed if name == "any_pair" and result and rule.each_pair else 1
         n = side_bet_net(rule, result, stake, times=times)
         extra.append({"seat": seat, "player": player, "kind": "side_bet", "name": name, "stake": stake,
                       "result": result, "net": n})  # fmt: skip
         total += n
     return total
+
+
+def _side_bet_seat(engine: SettlingRound, st: SeatState, bet: SeatBet, name: str) -> SeatState:
+    """The seat whose cards settle a side bet: its own, or for an any-pair bet the seat it names (MO-2004 art.13.1
+    "de uma ou mais mãos de qualquer jogador", checked when the bets were taken)."""
+    if name == "any_pair" and bet.pair_bet_on is not None:
+        return engine.seats[bet.pair_bet_on]
+    return st
 
 
 def _prize_of(engine: SettlingRound, h: HandState) -> str | None:
@@ -233,8 +243,9 @@ def settle(engine: SettlingRound) -> Settlement:
             net += n
         for name, stake in st.bet.side_bets.items():
             rule = p.side_bets[name]
-            result = side_bet_result(rule, st.dealt, st.pairs_formed, st.first_pair_split)
-            times = st.pairs_formed if name == "any_pair" and result and rule.each_pair else 1
+            on = _side_bet_seat(engine, st, st.bet, name)
+            result = side_bet_result(rule, on.dealt, on.pairs_formed, on.first_pair_split)
+            times = on.pairs_formed if name == "any_pair" and result and rule.each_pair else 1
             n = side_bet_net(rule, result, stake, times=times)
             side.append(SideBetResult(seat, name, stake, result, n))
             net += n
