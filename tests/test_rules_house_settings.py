@@ -217,3 +217,43 @@ def test_mo2004_art13_1_loader_default_the_pair_bet_on_the_bettors_own_hand(tmp_
     plain = {k: v for k, v in ON_SEAT_1[1].items() if k != "pair_bet_on"}
     s = play(prof, [ON_SEAT_1[0], plain], PAIR_ON_1, [D("stand"), D("stand", seat=2)])
     assert s["seat_nets"] == {"1": -10000, "2": 10000 - 1000}
+
+
+# ------------------------------------------------ PT-2001 r.15 with r.34 and r.35: a co-bet and the titular's payouts
+
+SHARED = [{"seat": 1, "amount": 1000}, {"seat": 1, "amount": 500, "player": "bob"}]
+BJ_V_ACE = ["AS", "AH", "KD", "9C"]  # seat 1 blackjack against an ace; the hole 9: no dealer blackjack
+
+
+def test_pt2001_r34_default_co_bets_take_the_titulars_even_money() -> None:
+    """insurance.co_bet_even_money = "follows": r.15 "ficam sujeitos à decisão que for tomada pelo titular do
+    lugar": the titular takes even money (r.34) and bob's 500 is paid 1:1 with him."""
+    s = play("pt-2001", SHARED, BJ_V_ACE, [D("even_money")])
+    assert co(s) == [("bob", 0, "even_money", 500)] and s["total_net"] == 1000 + 500
+
+
+def test_pt2001_r34_house_leaves_the_co_bet_its_blackjack(tmp_path: Path) -> None:
+    """insurance.co_bet_even_money = "blackjack": r.34 "Os jogadores que tenham feito black-jack poderão ...
+    optar" is the titular's own option; bob's bet stays a blackjack, paid 3:2 (r.21) once the hole card shows."""
+    prof = profile_with(tmp_path, "pt-2001", "insurance", "co_bet_even_money", '"blackjack"')
+    s = play(prof, SHARED, BJ_V_ACE, [D("even_money")])
+    assert co(s) == [("bob", 0, "blackjack", 750)] and s["total_net"] == 1000 + 750
+
+
+SUITED_678 = ["6H", "TC", "7H", "7D", "8H"]  # seat 1 6-7 hits an 8 of hearts: 21, r.35; dealer T-7
+
+
+def test_pt2001_r35_default_a_co_bet_shares_the_special_prize() -> None:
+    """special_prizes.co_bets = true: bob's 500 rides the titular's 6-7-8 of hearts, wins 1:1 and 3 x 500."""
+    s = play("pt-2001", SHARED, SUITED_678, [D("hit")])
+    prizes = [(x["player"], x["net"]) for x in s["co_side_bets"] if x["kind"] == "prize"]
+    assert prizes == [("bob", 1500)] and s["total_net"] == 1000 + 3000 + 500 + 1500
+
+
+def test_pt2001_r35_house_pays_the_prize_to_the_player_dealt_the_cards(tmp_path: Path) -> None:
+    """special_prizes.co_bets = false: r.35 "O jogador a quem forem distribuídas cartas": the prize is the
+    titular's; bob's bet wins 1:1 only."""
+    prof = profile_with(tmp_path, "pt-2001", "special_prizes", "co_bets", "false")
+    s = play(prof, SHARED, SUITED_678, [D("hit")])
+    assert "co_side_bets" not in s and co(s) == [("bob", 0, "win", 500)]
+    assert [(x["seat"], x["net"]) for x in s["prizes"]] == [(1, 3000)] and s["total_net"] == 1000 + 3000 + 500

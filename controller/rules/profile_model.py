@@ -117,6 +117,10 @@ class InsuranceRules:
     # livres de o fazer, ou não": True reads it as "free whatever the holder does"; False literally, only after
     # the holder insured.
     co_bet_without_holder: bool = True
+    # The titular takes even money on his blackjack (PT-2001 r.34, MO-2004 art.10.3): the co-bets on the seat
+    # "follow" (paid 1:1 too, r.15 "ficam sujeitos à decisão que for tomada pelo titular"), or stay the
+    # "blackjack" they hold (r.34 "Os jogadores que tenham feito black-jack poderão ... optar": their own option).
+    co_bet_even_money: str = "follows"
 
 
 @dataclass(frozen=True)
@@ -139,6 +143,9 @@ class PrizeRules:
     split_hands: bool = True  # a split hand's three cards qualify
     across_split: bool = False  # the seat's first three cards dealt, split pairs included, also qualify
     after_double: str = "original_bet"  # "original_bet" | "doubled_bet" | "no"
+    # A co-bet on the seat (PT-2001 r.15) shares the prize, 3 x its own bet (True), or the prize is the player's
+    # "a quem forem distribuídas cartas" only, the titular's (False).
+    co_bets: bool = True
 
 
 @dataclass(frozen=True)

@@ -165,6 +165,7 @@ def profile_from_dict(data: dict[str, Any], *, source: str = "<profile>", path: 
             split_hands=prizes.get("split_hands", True),
             across_split=prizes.get("across_split", False),
             after_double=prizes.get("after_double", "original_bet"),
+            co_bets=prizes.get("co_bets", True),
         ),
         shoe=ShoePolicy(
             shufflers=tuple(data["shoe"]["shufflers"]),
@@ -189,6 +190,7 @@ def profile_from_dict(data: dict[str, Any], *, source: str = "<profile>", path: 
             multiple_of_min=ins.get("multiple_of_min", False),
             on_blackjack=ins.get("on_blackjack", True),
             co_bet_without_holder=ins.get("co_bet_without_holder", True),
+            co_bet_even_money=ins.get("co_bet_even_money", "follows"),
         ),
         blackjack_pays=Fraction(pays["blackjack"]),
         win_pays=Fraction(pays["win"]),

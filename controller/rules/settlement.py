@@ -12,7 +12,7 @@ from fractions import Fraction
 from typing import Any, NotRequired, TypedDict
 
 from controller.rules.hands import hand_value
-from controller.rules.round_state import CoBet, HandState, SeatState, SettlingRound
+from controller.rules.round_state import BLACKJACK, EVEN_MONEY, CoBet, HandState, SeatState, SettlingRound
 from controller.rules.sidebets import side_bet_net, side_bet_result, special_prize
 from controller.rules.types import SeatBet
 
@@ -157,10 +157,13 @@ def _settle_co_bet(
         h = st.hands[i]
         doubled = i in cb.doubled
         probe = replace(h, base_bet=amount, stake=amount * (2 if doubled else 1), doubled=doubled)
+        if probe.status == EVEN_MONEY and p.insurance.co_bet_even_money == "blackjack":
+            # house choice: the titular's even money (r.34) is his own option; the co-bet stays a blackjack
+            probe = replace(probe, status=BLACKJACK)
         outcome, n = _hand_outcome(engine, probe)
         out.append(CoBetResult(seat, player, i, probe.stake, outcome, n))
         total += n
-        prize = _prize_of(engine, probe)
+        prize = _prize_of(engine, probe) if p.prizes.co_bets else None
         mult = p.special_prizes.get(prize, 0) if prize else 0
         if mult:
             base = probe.stake if doubled and p.prizes.after_double == "doubled_bet" else amount
