@@ -257,3 +257,26 @@ def test_pt2001_r35_house_pays_the_prize_to_the_player_dealt_the_cards(tmp_path:
     s = play(prof, SHARED, SUITED_678, [D("hit")])
     assert "co_side_bets" not in s and co(s) == [("bob", 0, "win", 500)]
     assert [(x["seat"], x["net"]) for x in s["prizes"]] == [(1, 3000)] and s["total_net"] == 1000 + 3000 + 500
+
+
+# ------------------------------------------------ PT-2001 r.15: a full seat's total and a double
+
+FULL_SEAT = [{"seat": 1, "amount": 10000}, {"seat": 1, "amount": 5000, "player": "bob"}]  # 15000: the maximum
+DOUBLE_11 = ["6D", "TS", "5D", "7C", "9H"]  # 6-5 doubles to 20 (9H); the dealer's T-7
+
+
+def test_pt2001_r15_default_the_seat_total_is_checked_on_the_bets_as_placed() -> None:
+    """bets.seat_total_counts_doubles = false: r.15 "o somatório ... não atinja ainda o máximo" bounds the bets
+    as placed (10000 + 5000 = 15000, r.37's maximum); the titular's double (r.29) then stakes 20000: it wins."""
+    s = play("pt-2001", FULL_SEAT, DOUBLE_11, [D("double")])
+    assert [(h["stake"], h["net"]) for h in s["hands"]] == [(20000, 20000)] and s["total_net"] == 25000
+
+
+def test_pt2001_r15_house_counts_a_double_in_the_seat_total(tmp_path: Path) -> None:
+    """bets.seat_total_counts_doubles = true: the double would make the seat's stakes 25000, above the maximum
+    15000: refused citing r.15; hitting instead, 6-5 draws the 9H and both bets win 1:1."""
+    prof = profile_with(tmp_path, "pt-2001", "bets", "seat_total_counts_doubles", "true")
+    err = refused(prof, FULL_SEAT, DOUBLE_11, [D("double")])
+    assert err.rule == "PT-2001 r.15" and "the seat's stakes 25000" in err.message
+    s = play(prof, FULL_SEAT, DOUBLE_11, [D("hit")])
+    assert s["total_net"] == 15000

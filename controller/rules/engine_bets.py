@@ -165,6 +165,22 @@ class BetRules(EngineParts):
                     total += sum(cb.bet.side_bets.values())
         return total
 
+    def _over_seat_total(self, seat: int, extra: int) -> RuleViolation | None:
+        """House choice bets.seat_total_counts_doubles: PT-2001 r.15 "o somatório da deste e das de outros" kept
+        within the maximum as a shared seat's stakes grow by doubles and splits (r.28, r.30)."""
+        p, st = self.profile, self.seats[seat]
+        if not p.seat_total_counts_doubles or not st.co_bets:
+            return None
+        staked = sum(h.stake for h in st.hands)
+        staked += sum(cb.bet.amount * (1 + cb.follows_split + len(cb.doubled)) for cb in st.co_bets)
+        if staked + extra > p.max_bet:
+            return RuleViolation(
+                f"seat {seat}: {extra} more would make the seat's stakes {staked + extra}, above the maximum "
+                f"{p.max_bet} for all the bets on a seat",
+                p.cite("multiple_players"),
+            )
+        return None
+
     def _over_round_limit(self, seat: int, extra: int) -> RuleViolation | None:
         p = self.profile
         if not p.round_limit:

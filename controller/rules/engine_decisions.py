@@ -204,6 +204,9 @@ class Decisions(EngineParts):
                 )
             if len(st.hands) < 2 or cb.follows_split:
                 raise RuleViolation(f"player {player!r}: nothing to follow: the titular has not split", rule)
+            over = self._over_seat_total(seat, cb.bet.amount)
+            if over:
+                raise over
             cb.follows_split = True
         elif action is Action.DOUBLE:
             # r.30: "poderão usar também os apostadores complementares daquela aposta ... duplicar".
@@ -212,6 +215,9 @@ class Decisions(EngineParts):
                 raise RuleViolation(f"player {player!r}: the titular did not double hand {idx}", rule)
             if idx > 0 and not (idx == 1 and cb.follows_split):
                 raise RuleViolation(f"player {player!r} has no bet on hand {idx}", rule)
+            over = self._over_seat_total(seat, cb.bet.amount)
+            if over:
+                raise over
             cb.doubled.add(idx)
             record["hand"] = idx
         else:

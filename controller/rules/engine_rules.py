@@ -82,7 +82,7 @@ class DecisionRules(EngineParts):
                     f"doubling would stake {h.stake + h.base_bet}, above the maximum {p.max_bet}",
                     p.cite("above_max"),
                 )
-            return self._over_round_limit(h.seat, h.base_bet)
+            return self._over_seat_total(h.seat, h.base_bet) or self._over_round_limit(h.seat, h.base_bet)
         if action is Action.SPLIT:
             if len(h.cards) != 2:
                 return RuleViolation("split only a two-card pair", p.cite("split"))
@@ -107,7 +107,7 @@ class DecisionRules(EngineParts):
                     f"{a} and {b}: the player already declined to split this pair value in this round",
                     p.cite("resplit"),
                 )
-            return self._over_round_limit(h.seat, h.base_bet)
+            return self._over_seat_total(h.seat, h.base_bet) or self._over_round_limit(h.seat, h.base_bet)
         if action is Action.SURRENDER:
             return self._why_not_surrender(h)
         if action is Action.FIVE_CARD:

@@ -206,6 +206,10 @@ class Profile:
     # deste e das de outros, não atinja ainda o máximo"; MO-2004 art.20.1.2 caps only the number of players):
     # True caps the seat's total, False only each bet.
     seat_total_within_max: bool = True
+    # A shared seat's total (PT-2001 r.15) counted again when its stakes grow: False checks the bets as placed
+    # only; True also refuses a double or split (the titular's or a co-bettor's, r.28, r.30) that would take the
+    # stakes on a seat with co-bets above the table maximum.
+    seat_total_counts_doubles: bool = False
     rounding: str = "down"  # amounts that are not whole minor units: "down" (house's favour) or "up"
     prizes: PrizeRules = field(default_factory=PrizeRules, hash=False)
     citations: MappingProxyType[str, str] = field(default_factory=lambda: MappingProxyType({}), hash=False)

@@ -160,6 +160,7 @@ def profile_from_dict(data: dict[str, Any], *, source: str = "<profile>", path: 
         max_side_bets=bets.get("max_side_bets", 0),
         double_within_max=bets.get("double_within_max", False),
         seat_total_within_max=bets.get("seat_total_within_max", True),
+        seat_total_counts_doubles=bets.get("seat_total_counts_doubles", False),
         rounding=pays.get("rounding", "down"),
         prizes=PrizeRules(
             split_hands=prizes.get("split_hands", True),
