@@ -280,3 +280,33 @@ def test_pt2001_r15_house_counts_a_double_in_the_seat_total(tmp_path: Path) -> N
     assert err.rule == "PT-2001 r.15" and "the seat's stakes 25000" in err.message
     s = play(prof, FULL_SEAT, DOUBLE_11, [D("hit")])
     assert s["total_net"] == 15000
+
+
+# ------------------------------------------------ IT perfect pairs on an odd main bet
+
+# IT deals no hole card: seat 1 8H, the dealer's 9C, seat 1 8D (a pair of one colour, two suits: 11 x the stake,
+# stake included); 16 stands; the dealer's second card 8C: 17 beats it.
+EIGHTS = ["8H", "9C", "8D", "8C"]
+
+
+def it_pp(stake: int) -> list[dict[str, Any]]:
+    return [{"seat": 1, "amount": 101, "side_bets": {"perfect_pairs": stake}}]
+
+
+def test_it_default_an_odd_main_bet_has_no_perfect_pairs_half() -> None:
+    """side_bets.perfect_pairs.odd_bet = "refuse": "una puntata pari a metà della puntata iniziale"; half of 101
+    cents is no whole cent, so neither 50 nor 51 is taken (cites IT)."""
+    for stake in (50, 51):
+        err = refused("it-online", it_pp(stake), EIGHTS, [D("stand")])
+        assert err.rule == "IT" and "no half in minor units" in err.message
+
+
+@pytest.mark.parametrize(("odd_bet", "stake"), [("round_down", 50), ("round_up", 51)])
+def test_it_house_rounds_the_half_of_an_odd_main_bet(tmp_path: Path, odd_bet: str, stake: int) -> None:
+    """side_bets.perfect_pairs.odd_bet = round_down / round_up: the half of 101 is 50 / 51; the pair 8H 8D pays
+    11 x the stake, stake included (10 x net); the other rounding is still refused."""
+    prof = profile_with(tmp_path, "it-online", "side_bets.perfect_pairs", "odd_bet", f'"{odd_bet}"')
+    s = play(prof, it_pp(stake), EIGHTS, [D("stand")])
+    assert [(b["result"], b["net"]) for b in s["side_bets"]] == [("same_colour", 10 * stake)]
+    assert s["total_net"] == -101 + 10 * stake
+    assert refused(prof, it_pp(101 - stake), EIGHTS, [D("stand")]).rule == "IT"

@@ -58,9 +58,13 @@ class BetRules(EngineParts):
                     raise RoundError(
                         f"{where}: side bet {name} stake must be a positive integer, got {stake!r}"
                     )
-                if offer.stake == "half_main" and stake * 2 != b.amount:
+                if offer.stake == "half_main" and stake != _half(b.amount, offer.odd_bet):
+                    # IT "una puntata pari a metà della puntata iniziale"; an odd main bet has no half in minor
+                    # units: refused, or rounded as the house chose (side_bets.<name>.odd_bet)
+                    odd = b.amount % 2 and offer.odd_bet == "refuse"
                     raise RoundError(
-                        f"{where}: side bet {name} stake {stake} must be half the main bet {b.amount}",
+                        f"{where}: side bet {name} stake {stake} must be half the main bet {b.amount}"
+                        + (": an odd main bet has no half in minor units at this table" if odd else ""),
                         p.cite("side_bets"),
                     )
             if b.pair_bet_on is not None:
@@ -193,3 +197,10 @@ class BetRules(EngineParts):
                 p.cite("round_limit"),
             )
         return None
+
+
+def _half(amount: int, odd_bet: str) -> int | None:
+    """Half a main bet in minor units; an odd bet's half rounded down or up, or None (refused)."""
+    if amount % 2 == 0:
+        return amount // 2
+    return {"round_down": amount // 2, "round_up": amount // 2 + 1}.get(odd_bet)

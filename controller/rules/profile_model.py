@@ -134,6 +134,9 @@ class SideBetRule:
     # any_pair: whose hands the bet may be on: "own" (the bettor's seat only) or "any_player" (MO-2004 art.13.1
     # "Em «qualquer par» de uma ou mais mãos de qualquer jogador": a round file's `pair_bet_on` names the seat).
     hands: str = "own"
+    # stake "half_main" on an odd main bet, whose half is no whole minor unit (IT "una puntata pari a metà della
+    # puntata iniziale"): "refuse" the side bet, or take the half rounded "round_down" / "round_up".
+    odd_bet: str = "refuse"
 
 
 @dataclass(frozen=True)

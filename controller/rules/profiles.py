@@ -135,6 +135,7 @@ def profile_from_dict(data: dict[str, Any], *, source: str = "<profile>", path: 
             each_pair=s.get("each_pair", True),
             ace=s.get("ace", "one"),
             hands=s.get("hands", "own"),
+            odd_bet=s.get("odd_bet", "refuse"),
         )
         for name, s in data["side_bets"].items()
     }
