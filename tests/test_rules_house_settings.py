@@ -310,3 +310,33 @@ def test_it_house_rounds_the_half_of_an_odd_main_bet(tmp_path: Path, odd_bet: st
     assert [(b["result"], b["net"]) for b in s["side_bets"]] == [("same_colour", 10 * stake)]
     assert s["total_net"] == -101 + 10 * stake
     assert refused(prof, it_pp(101 - stake), EIGHTS, [D("stand")]).rule == "IT"
+
+
+# ------------------------------------------------ IT / RO: half insurance of an odd bet
+
+ODD_BET = [{"seat": 1, "amount": 101}]
+T9_V_ACE = ["TS", "AH", "9D", "7C"]  # 19 against an ace; the dealer's second card 7: soft 18, no blackjack
+
+
+@pytest.mark.parametrize("name", ["it-online", "ro-online"])
+def test_it_ro_default_half_insurance_of_an_odd_bet_is_rounded_down(name: str) -> None:
+    """insurance.odd_bet = "round_down": IT "una puntata pari a metà della puntata iniziale", RO "Asigurarea costă
+    jumătate din pariul inițial": half of 101 is 50, lost; 51 is refused; the 19 wins 101."""
+    s = play(name, ODD_BET, T9_V_ACE, [D("insurance"), D("stand")])
+    assert [(i["amount"], i["net"]) for i in s["insurance"]] == [(50, -50)] and s["total_net"] == 101 - 50
+    assert (
+        "outside 50-50" in refused(name, ODD_BET, T9_V_ACE, [D("insurance", amount=51), D("stand")]).message
+    )
+
+
+@pytest.mark.parametrize("name", ["it-online", "ro-online"])
+def test_it_ro_house_rounds_the_half_up_or_refuses_it(tmp_path: Path, name: str) -> None:
+    """insurance.odd_bet = "round_up": half of 101 is 51; = "refuse": an odd bet cannot be insured (cites the
+    book's insurance rule); declining, the round plays."""
+    up = profile_with(tmp_path, name, "insurance", "odd_bet", '"round_up"')
+    s = play(up, ODD_BET, T9_V_ACE, [D("insurance"), D("stand")])
+    assert [(i["amount"], i["net"]) for i in s["insurance"]] == [(51, -51)] and s["total_net"] == 101 - 51
+    no = profile_with(tmp_path, name, "insurance", "odd_bet", '"refuse"')
+    err = refused(no, ODD_BET, T9_V_ACE, [D("insurance"), D("stand")])
+    assert err.rule == ("IT" if name == "it-online" else "RO") and "no such part" in err.message
+    assert play(no, ODD_BET, T9_V_ACE, [D("no_insurance"), D("stand")])["total_net"] == 101

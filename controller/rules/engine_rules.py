@@ -190,6 +190,10 @@ class DecisionRules(EngineParts):
     def _insurance_bounds(self, seat: int) -> tuple[int, int]:
         ins, bet = self.profile.insurance, self.seats[seat].bet.amount
         hi = (ins.max * bet).numerator // (ins.max * bet).denominator  # rounded down to the minor unit
+        if ins.min == ins.max and ins.odd_bet == "round_up":
+            hi = -(
+                (-ins.max * bet).numerator // (ins.max * bet).denominator
+            )  # house choice insurance.odd_bet
         lo = hi if ins.min == ins.max else -((-ins.min * bet).numerator // (ins.min * bet).denominator)
         return max(lo, 1), hi
 
@@ -222,6 +226,18 @@ class DecisionRules(EngineParts):
                 return RuleViolation(
                     f"seat {seat}: a blackjack is not insured at this table (even money instead)",
                     p.cite("insurance_on_blackjack"),
+                )
+            exact = p.insurance.max * st.bet.amount
+            if (
+                p.insurance.min == p.insurance.max
+                and exact.denominator != 1
+                and p.insurance.odd_bet == "refuse"
+            ):
+                # house choice insurance.odd_bet = "refuse": IT "una puntata pari a metà della puntata iniziale"
+                return RuleViolation(
+                    f"seat {seat}: insurance is exactly {p.insurance.max} of the bet; {st.bet.amount} has no such "
+                    "part in minor units at this table",
+                    p.cite("insurance"),
                 )
             lo, hi = self._insurance_bounds(seat)
             if amount is not None and not lo <= amount <= hi:

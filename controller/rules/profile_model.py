@@ -121,6 +121,10 @@ class InsuranceRules:
     # "follow" (paid 1:1 too, r.15 "ficam sujeitos à decisão que for tomada pelo titular"), or stay the
     # "blackjack" they hold (r.34 "Os jogadores que tenham feito black-jack poderão ... optar": their own option).
     co_bet_even_money: str = "follows"
+    # An insurance of exactly a fraction of the bet (min = max: IT "pari a metà della puntata iniziale", RO half)
+    # on a bet whose fraction is no whole minor unit: "round_down" (half of 101 is 50), "round_up" (51), or
+    # "refuse" (the bet cannot be insured).
+    odd_bet: str = "round_down"
 
 
 @dataclass(frozen=True)

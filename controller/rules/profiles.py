@@ -193,6 +193,7 @@ def profile_from_dict(data: dict[str, Any], *, source: str = "<profile>", path: 
             on_blackjack=ins.get("on_blackjack", True),
             co_bet_without_holder=ins.get("co_bet_without_holder", True),
             co_bet_even_money=ins.get("co_bet_even_money", "follows"),
+            odd_bet=ins.get("odd_bet", "round_down"),
         ),
         blackjack_pays=Fraction(pays["blackjack"]),
         win_pays=Fraction(pays["win"]),
