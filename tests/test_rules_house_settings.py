@@ -340,3 +340,23 @@ def test_it_ro_house_rounds_the_half_up_or_refuses_it(tmp_path: Path, name: str)
     err = refused(no, ODD_BET, T9_V_ACE, [D("insurance"), D("stand")])
     assert err.rule == ("IT" if name == "it-online" else "RO") and "no such part" in err.message
     assert play(no, ODD_BET, T9_V_ACE, [D("no_insurance"), D("stand")])["total_net"] == 101
+
+
+# ------------------------------------------------ MO-2004 art.4.2: a round without its per-round burn
+
+ONE_BET = [{"seat": 1, "amount": 10000}]
+
+
+def test_mo2004_art4_2_default_a_round_file_may_leave_the_per_round_burn_out() -> None:
+    """burn.round_without_burn = "accept": a round written without its leading burn plays (19 beats 17)."""
+    assert play("mo-2004", ONE_BET, MO_19_V_17, [D("stand")])["total_net"] == 10000
+
+
+def test_mo2004_art4_2_house_holds_every_round_to_its_burn(tmp_path: Path) -> None:
+    """burn.round_without_burn = "refuse": art.4.2 "retirar uma carta no início de cada jogada seguinte": without
+    a burn the round is invalid (cites art.4); with the burn card first it plays."""
+    prof = profile_with(tmp_path, "mo-2004", "burn", "round_without_burn", '"refuse"')
+    err = refused(prof, ONE_BET, MO_19_V_17, [D("stand")])
+    assert err.rule == "MO-2004 art.4" and "0 card(s)" in err.message
+    burnt = [{"card": "2C", "to": "burn"}, *MO_19_V_17]
+    assert play(prof, ONE_BET, burnt, [D("stand")])["total_net"] == 10000

@@ -48,6 +48,9 @@ class BurnPolicy:
     shoe_start: str  # "none" | "one" | "decks"  (PT-2001 r.10, MO-2004 art.4.1)
     per_round: bool  # MO-2004 art.4.2
     before_dealer_second: bool  # MO-2004 art.4.2
+    # A round with no burn before its first card where `per_round` burns one (MO-2004 art.4.2 "retirar uma carta
+    # no início de cada jogada seguinte"): "accept" (the file left the burn out), or "refuse" (invalid round).
+    round_without_burn: str = "accept"
 
 
 @dataclass(frozen=True)
