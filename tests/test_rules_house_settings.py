@@ -10,8 +10,15 @@ from typing import Any
 
 import pytest
 
+from controller.effects import Effect
+from controller.jackpot.award import award
+from controller.jackpot.config import JackpotConfig
+from controller.jackpot.hits import Combination, evaluate
+from controller.jackpot.math import combination_odds, enumerated_odds
+from controller.jackpot.meter import MeterState
 from controller.rules.profiles import PROFILE_DIR, load_profile
 from controller.rules.rounds import InvalidRound, replay
+from controller.terminal import dispute_report
 
 Bets = list[dict[str, Any]]
 Decisions = list[dict[str, Any]]
@@ -360,3 +367,63 @@ def test_mo2004_art4_2_house_holds_every_round_to_its_burn(tmp_path: Path) -> No
     assert err.rule == "MO-2004 art.4" and "0 card(s)" in err.message
     burnt = [{"card": "2C", "to": "burn"}, *MO_19_V_17]
     assert play(prof, ONE_BET, burnt, [D("stand")])["total_net"] == 10000
+
+
+# ------------------------------------------------ PT-2001 r.43c: "três ases de naipes diferentes"
+
+JACKPOT_BET = [{"seat": 1, "amount": 1000, "jackpot_chip": True}]
+# A-A of hearts split (r.26: one card each): AD on the first hand, 5C on the second; the dealer 9-7 draws 2S: 18.
+# The seat's first cards (r.42, split pairs included, in deal order): AH AH AD 5C.
+AH_AH_AD = ["AH", "9C", "AH", "7D", "AD", "5C", "2S"]
+
+
+def judged(profile: str) -> tuple[Combination | None, str, list[Effect]]:
+    """The jackpot combination of the round's seat 1, as the table's jackpot and the dispute report judge it."""
+    doc = {"profile": profile, "bets": JACKPOT_BET, "cards": AH_AH_AD, "decisions": [D("split")]}
+    result = replay(doc)
+    first = result.settlement.jackpot[0]["first_cards"]
+    assert first == ["AH", "AH", "AD", "5C"]
+    reading = load_profile(profile).jackpot_different_suits
+    _, fx = award(jackpot_meter(), "r1", {1: first}, reading)
+    return evaluate(first, reading), dispute_report.text(dispute_report.build(doc, result)), fx
+
+
+def jackpot_meter() -> MeterState:
+    cfg = JackpotConfig.from_dict({"enabled": True, "mode": "automatic", "bet_value": 100, "increment_bp": 5000,
+                                   "reserve_bp": 0, "seed": 1_000_000, "currency": "EUR"})  # fmt: skip
+    return MeterState.initial(cfg)
+
+
+def pending(fx: list[Effect]) -> list[tuple[str, int]]:
+    """The hits the table's jackpot freezes as pending (PT-2001 r.49), from its `hit_pending` events."""
+    out = []
+    for e in fx:
+        data = getattr(e, "data", None)
+        if isinstance(data, dict) and data.get("action") == "hit_pending":
+            out.append((data["combination"], data["amount"]))
+    return out
+
+
+def test_pt2001_r43c_default_three_aces_not_all_of_one_suit() -> None:
+    """jackpot.different_suits = "not_all_one": r.43c "Se as primeiras três cartas forem ases de naipes
+    diferentes: 250 vezes" read as not all of one suit: AH AH AD is three aces, 250 x the 100 bet."""
+    combo, report, fx = judged("pt-2001")
+    assert combo is Combination.THREE_ACES_MIXED and "r.43c" in report
+    assert pending(fx) == [("THREE_ACES_MIXED", 25000)]
+
+
+def test_pt2001_r43c_house_reads_every_suit_different(tmp_path: Path) -> None:
+    """jackpot.different_suits = "all_different": AH AH AD has two hearts, so not r.43c; its first two cards
+    AH AH are r.43d's "ases do mesmo naipe", 100 x the 100 bet; the exact odds move with the reading."""
+    prof = profile_with(tmp_path, "pt-2001", "jackpot", "different_suits", '"all_different"')
+    combo, report, fx = judged(prof)
+    assert combo is Combination.TWO_ACES_SUITED and "r.43d" in report and "r.43c" not in report
+    assert pending(fx) == [("TWO_ACES_SUITED", 10000)]
+    default, other = combination_odds(6), combination_odds(6, "all_different")
+    assert default.probabilities == enumerated_odds(6).probabilities  # the count agrees with the formulas
+    assert other.hit_frequency == default.hit_frequency and other.top == default.top
+    moved = (
+        default.probabilities[Combination.THREE_ACES_MIXED]
+        - other.probabilities[Combination.THREE_ACES_MIXED]
+    )
+    assert moved > 0 and other.fixed_ev < default.fixed_ev

@@ -25,11 +25,11 @@ def decided_cards(tracker: Any, chip_seats: Iterable[int], phase: str) -> dict[i
 
 
 def award(
-    meter: mt.MeterState, round_id: str, cards: dict[int, list[str]]
+    meter: mt.MeterState, round_id: str, cards: dict[int, list[str]], different_suits: str = "not_all_one"
 ) -> tuple[mt.MeterState, list[Effect]]:
-    """Evaluate the decided cards, allocate (r.50) and freeze the awards as pending (r.49): the meter after
-    it and the effects."""
-    winners = [(s, combo) for s, c in cards.items() if (combo := evaluate(c)) is not None]
+    """Evaluate the decided cards (r.43 as the profile reads "naipes diferentes"), allocate (r.50) and freeze the
+    awards as pending (r.49): the meter after it and the effects."""
+    winners = [(s, combo) for s, c in cards.items() if (combo := evaluate(c, different_suits)) is not None]
     fx: list[Effect] = []
     shown = {str(s): c[:4] for s, c in cards.items()}
     fx.append(JournalRecord("jackpot_evaluated", {"round_id": round_id, "cards": shown}))

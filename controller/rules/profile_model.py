@@ -187,6 +187,10 @@ class Profile:
     # player on a seat, co-bettors of r.15 included, may play one chip), or "per_seat" (r.39's one slot per seat:
     # one chip a seat, a second on the same seat refused).
     jackpot_chips: str = "per_player"
+    # PT-2001 r.43c/e "ases de naipes diferentes": "not_all_one" (not all of one suit: AH AH AD is three aces of
+    # different suits) or "all_different" (every suit different: AH AH AD is not r.43c; its first two cards,
+    # AH AH, are then r.43d's two aces of one suit). Read by the jackpot (controller/jackpot/hits.py).
+    jackpot_different_suits: str = "not_all_one"
     # No hole card: the dealer takes the second card even when nobody is left in play (MO-2004 art.7.1), instead
     # of stopping at once (PT-2001 r.22).
     dealer_second_card_always: bool = False

@@ -203,6 +203,7 @@ def profile_from_dict(data: dict[str, Any], *, source: str = "<profile>", path: 
         side_bets=MappingProxyType(side),
         jackpot_allowed=data["jackpot"]["allowed"],
         jackpot_chips=data["jackpot"].get("chips", "per_player"),
+        jackpot_different_suits=data["jackpot"].get("different_suits", "not_all_one"),
         citations=MappingProxyType(dict(data["citations"])),
         path=path,
     )
