@@ -6,18 +6,22 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 from controller.effects import Effect
-from controller.jackpot.award import award
+from controller.jackpot.award import award, decided_cards
 from controller.jackpot.config import JackpotConfig
 from controller.jackpot.hits import Combination, evaluate
 from controller.jackpot.math import combination_odds, enumerated_odds
 from controller.jackpot.meter import MeterState
+from controller.rules.cards import Card
+from controller.rules.engine import RoundEngine
 from controller.rules.profiles import PROFILE_DIR, load_profile
 from controller.rules.rounds import InvalidRound, replay
+from controller.rules.types import SeatBet
 from controller.terminal import dispute_report
 
 Bets = list[dict[str, Any]]
@@ -427,3 +431,55 @@ def test_pt2001_r43c_house_reads_every_suit_different(tmp_path: Path) -> None:
         - other.probabilities[Combination.THREE_ACES_MIXED]
     )
     assert moved > 0 and other.fixed_ev < default.fixed_ev
+
+
+# ------------------------------------------------ PT-2001 r.42: the order of a split seat's first cards
+
+# A-A split (r.26: one card each): 5C on the first hand, AS on the second; the dealer 9-7 draws 2S: 18.
+AH_AD_SPLIT = ["AH", "9C", "AD", "7D", "5C", "AS", "2S"]
+
+
+def first_cards(profile: str) -> tuple[list[str], Combination | None]:
+    doc = {"profile": profile, "bets": JACKPOT_BET, "cards": AH_AD_SPLIT, "decisions": [D("split")]}
+    first = replay(doc).settlement.jackpot[0]["first_cards"]
+    return first, evaluate(first)
+
+
+def test_pt2001_r42_default_split_cards_count_in_deal_order() -> None:
+    """jackpot.split_cards = "deal_order": r.42 "as primeiras ... cartas originariamente distribuídas ao jogador,
+    incluindo as correspondentes a pares divididos" as dealt: AH AD, then 5C and AS: two aces of different suits
+    (r.43e, 25 x)."""
+    assert first_cards("pt-2001") == (["AH", "AD", "5C", "AS"], Combination.TWO_ACES_MIXED)
+
+
+def test_pt2001_r42_house_counts_split_cards_hand_by_hand(tmp_path: Path) -> None:
+    """jackpot.split_cards = "hand_order": the first hand's AH 5C, then the second's AD AS: the first two cards are
+    no longer two aces, so no combination; the table's jackpot waits until the seat is finished to judge it."""
+    prof = profile_with(tmp_path, "pt-2001", "jackpot", "split_cards", '"hand_order"')
+    assert first_cards(prof) == (["AH", "5C", "AD", "AS"], None)
+
+
+@pytest.mark.parametrize(
+    ("order", "after_5c", "final"),
+    [
+        ("deal_order", ["AH", "AD", "5C"], ["AH", "AD", "5C", "AS"]),
+        ("hand_order", None, ["AH", "5C", "AD", "AS"]),
+    ],
+)
+def test_pt2001_r42_the_table_judges_a_split_seat_when_its_order_is_settled(
+    tmp_path: Path, order: str, after_5c: list[str] | None, final: list[str]
+) -> None:
+    """The live table's jackpot (award.decided_cards): in deal order AH AD 5C is final at the third card (a
+    non-ace); in hand order a seat dealt two aces is judged only once it is finished, here when the second split
+    ace gets its card (r.26: one card each)."""
+    prof = load_profile(profile_with(tmp_path, "pt-2001", "jackpot", "split_cards", f'"{order}"'))
+    engine = RoundEngine(prof, [SeatBet(1, 1000, jackpot_chip=True)], burn_before_deal=0)
+    tracker = SimpleNamespace(engine=engine)
+    for code in ["AH", "9C", "AD", "7D"]:
+        engine.on_card(Card.parse(code), face_up=False, to=None)
+    engine.act("split")
+    assert decided_cards(tracker, [1], "players") is None  # AH AD split, no card yet on either hand
+    engine.on_card(Card.parse("5C"), face_up=False, to=None)
+    assert decided_cards(tracker, [1], "players") == ({1: after_5c} if after_5c else None)
+    engine.on_card(Card.parse("AS"), face_up=False, to=None)
+    assert decided_cards(tracker, [1], "players") == {1: final}

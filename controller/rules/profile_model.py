@@ -191,6 +191,10 @@ class Profile:
     # different suits) or "all_different" (every suit different: AH AH AD is not r.43c; its first two cards,
     # AH AH, are then r.43d's two aces of one suit). Read by the jackpot (controller/jackpot/hits.py).
     jackpot_different_suits: str = "not_all_one"
+    # PT-2001 r.42 "as primeiras duas, três ou quatro cartas originariamente distribuídas ao jogador, incluindo as
+    # correspondentes a pares divididos", in "deal_order" (as dealt: A-A split, then each hand's card) or
+    # "hand_order" (the first split hand's cards, then the next hand's).
+    jackpot_split_cards: str = "deal_order"
     # No hole card: the dealer takes the second card even when nobody is left in play (MO-2004 art.7.1), instead
     # of stopping at once (PT-2001 r.22).
     dealer_second_card_always: bool = False

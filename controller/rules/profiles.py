@@ -204,6 +204,7 @@ def profile_from_dict(data: dict[str, Any], *, source: str = "<profile>", path: 
         jackpot_allowed=data["jackpot"]["allowed"],
         jackpot_chips=data["jackpot"].get("chips", "per_player"),
         jackpot_different_suits=data["jackpot"].get("different_suits", "not_all_one"),
+        jackpot_split_cards=data["jackpot"].get("split_cards", "deal_order"),
         citations=MappingProxyType(dict(data["citations"])),
         path=path,
     )

@@ -254,7 +254,7 @@ def settle(engine: SettlingRound) -> Settlement:
             net += n
         for cb in st.co_bets:
             net += _settle_co_bet(engine, seat, st, cb, co_bets, co_extra)
-        first_cards = [str(c) for c in st.dealt[:4]]
+        first_cards = [str(c) for c in st.jackpot_cards(p.jackpot_split_cards)[:4]]
         if st.bet.jackpot_chip:
             jackpot.append({"seat": seat, "first_cards": first_cards})
         for cb in st.co_bets:
