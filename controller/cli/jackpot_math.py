@@ -19,7 +19,7 @@ from controller.jackpot.math import (
     meter_drift_per_bet,
     return_at_meter,
 )
-from controller.rules.profiles import ProfileError, load_profile
+from controller.rules.profiles import Profile, ProfileError, load_profile
 from controller.words import COMBINATION_WORDS, money, words
 
 
@@ -29,17 +29,26 @@ class CliError(Exception):
 
 def profile_decks(name: str, profiles_dir: Path = PROFILES_DIR) -> int:
     """Deck count of a rule profile, read by the rules engine's one profile parser."""
+    return _profile(name, profiles_dir).decks
+
+
+def profile_reading(name: str, profiles_dir: Path = PROFILES_DIR) -> str:
+    """The profile's reading of PT-2001 r.43c "ases de naipes diferentes" (`jackpot.different_suits`)."""
+    return _profile(name, profiles_dir).jackpot_different_suits
+
+
+def _profile(name: str, profiles_dir: Path) -> Profile:
     path = profiles_dir / f"{name}.toml"
     if not path.is_file():
         raise CliError(f"profile {name!r}: no file {path}")
     try:
-        return load_profile(str(path)).decks
+        return load_profile(str(path))
     except (OSError, ProfileError) as exc:  # the parser names what is wrong; report it, never a traceback
         raise CliError(f"profile {name!r}: {exc}") from None
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--profile", default="pt-2001", help="rule profile giving the deck count")
+    parser.add_argument("--profile", default="pt-2001", help="rule profile: deck count, reading of r.43c")
     parser.add_argument("--decks", type=int, help="deck count (overrides the profile)")
     parser.add_argument(
         "--bet-value", type=int, help="jackpot bet in cents, e.g. 100 for 1.00 (PT-2001 r.47)"
@@ -145,7 +154,7 @@ def main(args: argparse.Namespace) -> int:
         decks = args.decks if args.decks is not None else profile_decks(args.profile)
         if decks < 1:
             raise CliError(f"--decks must be a positive integer, got {decks}")
-        r = report(combination_odds(decks), args)
+        r = report(combination_odds(decks, profile_reading(args.profile)), args)
     except CliError as exc:
         print(f"jackpot-math: {exc}", file=sys.stderr)
         return 2

@@ -18,18 +18,27 @@ from controller.words import COMBINATION_WORDS, money, words
 def decided_cards(tracker: Any, chip_seats: Iterable[int], phase: str) -> dict[int, list[str]] | None:
     """The cards of each chip seat once every one is decided (PT-2001 r.42) or gets no more cards; else None."""
     seats = tracker.engine.seats
-    cards: dict[int, list[str]] = {s: [str(c) for c in seats[s].dealt] for s in chip_seats}
-    if not all(decided(cards[s]) or _seat_finished(seats[s], phase) for s in cards):
+    order = getattr(tracker.engine.profile, "jackpot_split_cards", "deal_order")  # the profile's r.42 order
+    cards: dict[int, list[str]] = {s: [str(c) for c in seats[s].jackpot_cards(order)] for s in chip_seats}
+    if not all(_decided(seats[s], cards[s], order) or _seat_finished(seats[s], phase) for s in cards):
         return None
     return cards
 
 
+def _decided(seat_state: Any, cards: list[str], order: str) -> bool:
+    """Whether more cards cannot change the seat's combination. In hand order a split of its first two aces
+    moves the second ace behind the first hand's cards, so a seat dealt two aces waits until it is finished."""
+    if order == "hand_order":
+        return decided([str(c) for c in seat_state.dealt[:2]])  # a non-ace among the first two: nothing wins
+    return decided(cards)
+
+
 def award(
-    meter: mt.MeterState, round_id: str, cards: dict[int, list[str]]
+    meter: mt.MeterState, round_id: str, cards: dict[int, list[str]], different_suits: str = "not_all_one"
 ) -> tuple[mt.MeterState, list[Effect]]:
-    """Evaluate the decided cards, allocate (r.50) and freeze the awards as pending (r.49): the meter after
-    it and the effects."""
-    winners = [(s, combo) for s, c in cards.items() if (combo := evaluate(c)) is not None]
+    """Evaluate the decided cards (r.43 as the profile reads "naipes diferentes"), allocate (r.50) and freeze the
+    awards as pending (r.49): the meter after it and the effects."""
+    winners = [(s, combo) for s, c in cards.items() if (combo := evaluate(c, different_suits)) is not None]
     fx: list[Effect] = []
     shown = {str(s): c[:4] for s, c in cards.items()}
     fx.append(JournalRecord("jackpot_evaluated", {"round_id": round_id, "cards": shown}))

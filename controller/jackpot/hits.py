@@ -11,8 +11,8 @@ chronological list;
 Only aces count, so a combination needs its cards at the front: "the first three cards are aces" means cards
 1-3. The hand gets its highest combination only. Suits "SHDC": red aces are AH and AD, black aces AS and AC,
 of any deck (with 6 decks, AH AH AD AH is four red aces). "Aces of different suits" means "not all of one
-suit" (AH AH AD is three aces of different suits, 250 x) — otherwise that hand would win nothing, which no
-reading of r.43 supports.
+suit" (AH AH AD is three aces of different suits, 250 x) by default; the profile's `jackpot.different_suits =
+"all_different"` reads every suit different, and AH AH AD then takes its first two cards' prize (r.43d, 100 x).
 """
 
 from __future__ import annotations
@@ -78,8 +78,16 @@ def _check(card: object) -> str:
     return card
 
 
-def evaluate(cards: Sequence[str]) -> Combination | None:
-    """The jackpot combination of a seat's cards in deal order, split hands included (PT-2001 r.42, r.43)."""
+DIFFERENT_SUITS = ("not_all_one", "all_different")  # the readings of r.43c "ases de naipes diferentes"
+
+
+def evaluate(cards: Sequence[str], different_suits: str = "not_all_one") -> Combination | None:
+    """The jackpot combination of a seat's cards in deal order, split hands included (PT-2001 r.42, r.43).
+
+    ``different_suits`` is the profile's reading of r.43c (``jackpot.different_suits``): "not_all_one", or
+    "all_different" (three aces of three suits; AH AH AD then takes its first two cards' combination, r.43d)."""
+    if different_suits not in DIFFERENT_SUITS:
+        raise JackpotError(f"different_suits: expected one of {DIFFERENT_SUITS}, got {different_suits!r}")
     if isinstance(cards, str) or not isinstance(cards, Sequence):
         raise JackpotError(f"cards: expected a list of card codes, got {type(cards).__name__}")
     first = [_check(c) for c in cards[:4]]
@@ -94,7 +102,11 @@ def evaluate(cards: Sequence[str]) -> Combination | None:
     if aces == 4 and (set(suits) <= RED_SUITS or set(suits) <= BLACK_SUITS):
         return Combination.FOUR_ACES_ONE_COLOUR
     if aces >= 3:
-        return Combination.THREE_ACES_SUITED if len(set(suits[:3])) == 1 else Combination.THREE_ACES_MIXED
+        kinds = len(set(suits[:3]))
+        if kinds == 1:
+            return Combination.THREE_ACES_SUITED
+        if kinds == 3 or different_suits == "not_all_one":
+            return Combination.THREE_ACES_MIXED
     if aces >= 2:
         return Combination.TWO_ACES_SUITED if suits[0] == suits[1] else Combination.TWO_ACES_MIXED
     return None

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from controller.jackpot.config import BP_DENOMINATOR
-from controller.jackpot.hits import Combination
+from controller.jackpot.hits import Combination, evaluate
 
 
 def _ff(x: int, k: int) -> int:
@@ -69,10 +69,14 @@ class Odds:
         )
 
 
-def combination_odds(decks: int) -> Odds:
-    """Exact probability of each combination (highest only) for a shoe of ``decks`` decks."""
+def combination_odds(decks: int, different_suits: str = "not_all_one") -> Odds:
+    """Exact probability of each combination (highest only) for a shoe of ``decks`` decks; r.43c's "naipes
+    diferentes" as the profile reads it (``jackpot.different_suits``: the formulas above are "not_all_one";
+    "all_different" is counted by ``enumerated_odds``)."""
     if isinstance(decks, bool) or not isinstance(decks, int) or decks < 1:
         raise ValueError(f"decks must be a positive integer, got {decks!r}")
+    if different_suits != "not_all_one":
+        return enumerated_odds(decks, different_suits)
     n, d, a = decks, 52 * decks, 4 * decks
     d2, d3, d4 = Fraction(_ff(d, 2)), Fraction(_ff(d, 3)), Fraction(_ff(d, 4))
     p2 = _ff(a, 2) / d2
@@ -89,6 +93,30 @@ def combination_odds(decks: int) -> Odds:
         Combination.THREE_ACES_SUITED: p3s - p3s_top,
         Combination.FOUR_ACES_ONE_COLOUR: ptop,
     }
+    return Odds(decks, probs)
+
+
+def enumerated_odds(decks: int, different_suits: str = "not_all_one") -> Odds:
+    """The same probabilities counted exactly over every ordered first four cards (an ace of each suit, or any
+    other card), each sequence's probability the product of its draws without replacement, judged by
+    ``hits.evaluate``: the count for any reading of r.43 (and the check of the formulas)."""
+    if isinstance(decks, bool) or not isinstance(decks, int) or decks < 1:
+        raise ValueError(f"decks must be a positive integer, got {decks!r}")
+    probs = {c: Fraction(0) for c in Combination}
+    symbols = ("AS", "AH", "AD", "AC", "2S")  # "2S": any card but an ace
+    start = {"AS": decks, "AH": decks, "AD": decks, "AC": decks, "2S": 48 * decks}
+
+    def walk(seq: list[str], left: dict[str, int], total: int, p: Fraction) -> None:
+        if len(seq) == 4:
+            combo = evaluate(seq, different_suits)
+            if combo is not None:
+                probs[combo] += p
+            return
+        for sym in symbols:
+            if left[sym]:
+                walk([*seq, sym], {**left, sym: left[sym] - 1}, total - 1, p * Fraction(left[sym], total))
+
+    walk([], start, 52 * decks, Fraction(1))
     return Odds(decks, probs)
 
 

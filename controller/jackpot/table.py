@@ -237,7 +237,8 @@ class TableJackpot(JackpotSeam):
         if cards is None:
             return []
         rnd["frozen"] = True
-        self.meter, fx = award(self.meter, rnd["round_id"], cards)
+        reading = getattr(tracker.engine.profile, "jackpot_different_suits", "not_all_one")  # r.43c
+        self.meter, fx = award(self.meter, rnd["round_id"], cards, reading)
         return fx
 
     # ================================================================ display link

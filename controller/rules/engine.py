@@ -302,6 +302,8 @@ class RoundEngine(BetRules, DecisionRules, Decisions, CardFlow):
                     b["jackpot_chip"] = True
                 if bet.player is not None:
                     b["player"] = bet.player
+                if bet.pair_bet_on is not None:
+                    b["pair_bet_on"] = bet.pair_bet_on
                 bets.append(b)
         out: dict[str, Any] = {"format": 1, "profile": self.profile.name}
         if self.burn_before_deal:

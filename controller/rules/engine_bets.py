@@ -58,11 +58,17 @@ class BetRules(EngineParts):
                     raise RoundError(
                         f"{where}: side bet {name} stake must be a positive integer, got {stake!r}"
                     )
-                if offer.stake == "half_main" and stake * 2 != b.amount:
+                if offer.stake == "half_main" and stake != _half(b.amount, offer.odd_bet):
+                    # IT "una puntata pari a metà della puntata iniziale"; an odd main bet has no half in minor
+                    # units: refused, or rounded as the house chose (side_bets.<name>.odd_bet)
+                    odd = b.amount % 2 and offer.odd_bet == "refuse"
                     raise RoundError(
-                        f"{where}: side bet {name} stake {stake} must be half the main bet {b.amount}",
+                        f"{where}: side bet {name} stake {stake} must be half the main bet {b.amount}"
+                        + (": an odd main bet has no half in minor units at this table" if odd else ""),
                         p.cite("side_bets"),
                     )
+            if b.pair_bet_on is not None:
+                self._validate_pair_bet_on(b, {x.seat for x in bets})
             if p.max_side_bets and len(b.side_bets) > p.max_side_bets:
                 # MO-2004 art.13: "Para além da aposta inicial e aposta de seguro, o jogador pode ainda fazer
                 # uma das seguintes apostas" — one side bet besides the main bet and insurance.
@@ -89,6 +95,26 @@ class BetRules(EngineParts):
                         p.cite("round_limit"),
                     )
 
+    def _validate_pair_bet_on(self, b: SeatBet, seats: set[int]) -> None:
+        """A pair bet on another player's hands: MO-2004 art.13.1 "Em «qualquer par» de uma ou mais mãos de
+        qualquer jogador", where the profile's `side_bets.any_pair.hands` is "any_player"."""
+        p, where = self.profile, f"seat {b.seat}"
+        offer = p.side_bets.get("any_pair")
+        if "any_pair" not in b.side_bets or offer is None:
+            raise RoundError(f"{where}: pair_bet_on needs an any_pair side bet", p.cite("side_bets"))
+        target = b.pair_bet_on
+        if target == b.seat:
+            return
+        if offer.hands != "any_player":
+            raise RoundError(
+                f"{where}: the any-pair bet is on the bettor's own hand at this table, not seat {target!r}",
+                p.cite("side_bets"),
+            )
+        if target not in seats:
+            raise RoundError(
+                f"{where}: pair_bet_on seat {target!r} has no bet in this round", p.cite("side_bets")
+            )
+
     def _validate_co_bet(self, b: SeatBet, on_seat: list[SeatBet]) -> None:
         """Several players on one seat: PT-2001 r.15-16, MO-2004 art.20 (at most `table.max_players_per_seat`)."""
         p, where = self.profile, f"seat {b.seat}"
@@ -107,8 +133,22 @@ class BetRules(EngineParts):
             raise RoundError(
                 f"{where}: {len(on_seat)} players, at most {p.max_players_per_seat} may bet on one seat", rule
             )
+        if p.shared_seat_decides == "highest_bet" and b.amount > on_seat[0].amount:
+            # house choice table.shared_seat_decides = "highest_bet": PT-2001 r.16 "A decisão do golpe para todas
+            # as apostas feitas nesse lugar cabe ao dono da de valor mais elevado" (MO-2004 art.20.1.3)
+            raise RoundError(
+                f"{where}: player {b.player!r} bets {b.amount}, more than the first bet {on_seat[0].amount}; the "
+                "highest bet decides the play: list it first",
+                p.cite("seat_decision"),
+            )
+        if p.jackpot_chips == "per_seat" and sum(x.jackpot_chip for x in on_seat) > 1:
+            # house choice jackpot.chips = "per_seat": r.39's one slot a seat holds one chip (r.47 "uma ficha")
+            raise RoundError(
+                f"{where}: one jackpot chip a seat at this table; player {b.player!r} would place a second",
+                p.cite("jackpot_chips"),
+            )
         total = sum(x.amount for x in on_seat)
-        if total > p.max_bet:
+        if p.seat_total_within_max and total > p.max_bet:
             # PT-2001 r.15: "desde que o valor da aposta ... ou o somatório ... não atinja ainda o máximo"
             raise RoundError(f"{where}: the seat's bets total {total}, above the maximum {p.max_bet}", rule)
 
@@ -129,6 +169,22 @@ class BetRules(EngineParts):
                     total += sum(cb.bet.side_bets.values())
         return total
 
+    def _over_seat_total(self, seat: int, extra: int) -> RuleViolation | None:
+        """House choice bets.seat_total_counts_doubles: PT-2001 r.15 "o somatório da deste e das de outros" kept
+        within the maximum as a shared seat's stakes grow by doubles and splits (r.28, r.30)."""
+        p, st = self.profile, self.seats[seat]
+        if not p.seat_total_counts_doubles or not st.co_bets:
+            return None
+        staked = sum(h.stake for h in st.hands)
+        staked += sum(cb.bet.amount * (1 + cb.follows_split + len(cb.doubled)) for cb in st.co_bets)
+        if staked + extra > p.max_bet:
+            return RuleViolation(
+                f"seat {seat}: {extra} more would make the seat's stakes {staked + extra}, above the maximum "
+                f"{p.max_bet} for all the bets on a seat",
+                p.cite("multiple_players"),
+            )
+        return None
+
     def _over_round_limit(self, seat: int, extra: int) -> RuleViolation | None:
         p = self.profile
         if not p.round_limit:
@@ -141,3 +197,10 @@ class BetRules(EngineParts):
                 p.cite("round_limit"),
             )
         return None
+
+
+def _half(amount: int, odd_bet: str) -> int | None:
+    """Half a main bet in minor units; an odd bet's half rounded down or up, or None (refused)."""
+    if amount % 2 == 0:
+        return amount // 2
+    return {"round_down": amount // 2, "round_up": amount // 2 + 1}.get(odd_bet)

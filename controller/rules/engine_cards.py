@@ -347,7 +347,8 @@ class CardFlow(EngineParts):
         """MO-2004 art.19: "cinco cartas sem exceder 21 pontos": a five-card 21 may still ask to be paid half,
         so the hand waits for that decision (or a stand) instead of standing by itself (art.6.4: no more cards)."""
         up = self.up_card
-        return self.profile.play.five_card_rule and len(h.cards) == 5 and not (up is not None and up.is_ace)
+        play = self.profile.play
+        return play.five_card_rule and play.five_cards(len(h.cards)) and not (up is not None and up.is_ace)
 
     def _why_not_split_count(self, h: HandState) -> str | None:
         mx = self.profile.play.max_hands

@@ -195,8 +195,18 @@ class Decisions(EngineParts):
         elif action is Action.SPLIT:
             # r.28: "poderão os outros jogadores ... fazer também, por seu lado, aposta igual à primeira e anexá-la
             # à segunda aposta do titular do lugar".
+            if not p.play.co_bet_follows_split:
+                # house choice play.co_bet_follows_split = false: the co-bet stays on the first hand (r.28)
+                raise RuleViolation(
+                    f"player {player!r}: a complementary bet does not follow a split at this table; it is "
+                    "decided by the titular's first hand",
+                    rule,
+                )
             if len(st.hands) < 2 or cb.follows_split:
                 raise RuleViolation(f"player {player!r}: nothing to follow: the titular has not split", rule)
+            over = self._over_seat_total(seat, cb.bet.amount)
+            if over:
+                raise over
             cb.follows_split = True
         elif action is Action.DOUBLE:
             # r.30: "poderão usar também os apostadores complementares daquela aposta ... duplicar".
@@ -205,6 +215,9 @@ class Decisions(EngineParts):
                 raise RuleViolation(f"player {player!r}: the titular did not double hand {idx}", rule)
             if idx > 0 and not (idx == 1 and cb.follows_split):
                 raise RuleViolation(f"player {player!r} has no bet on hand {idx}", rule)
+            over = self._over_seat_total(seat, cb.bet.amount)
+            if over:
+                raise over
             cb.doubled.add(idx)
             record["hand"] = idx
         else:

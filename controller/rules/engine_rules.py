@@ -82,7 +82,7 @@ class DecisionRules(EngineParts):
                     f"doubling would stake {h.stake + h.base_bet}, above the maximum {p.max_bet}",
                     p.cite("above_max"),
                 )
-            return self._over_round_limit(h.seat, h.base_bet)
+            return self._over_seat_total(h.seat, h.base_bet) or self._over_round_limit(h.seat, h.base_bet)
         if action is Action.SPLIT:
             if len(h.cards) != 2:
                 return RuleViolation("split only a two-card pair", p.cite("split"))
@@ -107,14 +107,15 @@ class DecisionRules(EngineParts):
                     f"{a} and {b}: the player already declined to split this pair value in this round",
                     p.cite("resplit"),
                 )
-            return self._over_round_limit(h.seat, h.base_bet)
+            return self._over_seat_total(h.seat, h.base_bet) or self._over_round_limit(h.seat, h.base_bet)
         if action is Action.SURRENDER:
             return self._why_not_surrender(h)
         if action is Action.FIVE_CARD:
             if not play.five_card_rule:
                 return RuleViolation("no five-card rule in this profile", p.cite("five_card"))
-            if len(h.cards) != 5 or v.bust:
-                return RuleViolation("needs exactly five cards not above 21", p.cite("five_card"))
+            if not play.five_cards(len(h.cards)) or v.bust:
+                many = "exactly" if play.five_card_count == "exactly" else "at least"
+                return RuleViolation(f"needs {many} five cards not above 21", p.cite("five_card"))
             if self.up_card is not None and self.up_card.is_ace:
                 return RuleViolation("not when the dealer's first open card is an ace", p.cite("five_card"))
             return None
@@ -189,6 +190,10 @@ class DecisionRules(EngineParts):
     def _insurance_bounds(self, seat: int) -> tuple[int, int]:
         ins, bet = self.profile.insurance, self.seats[seat].bet.amount
         hi = (ins.max * bet).numerator // (ins.max * bet).denominator  # rounded down to the minor unit
+        if ins.min == ins.max and ins.odd_bet == "round_up":
+            hi = -(
+                (-ins.max * bet).numerator // (ins.max * bet).denominator
+            )  # house choice insurance.odd_bet
         lo = hi if ins.min == ins.max else -((-ins.min * bet).numerator // (ins.min * bet).denominator)
         return max(lo, 1), hi
 
@@ -221,6 +226,18 @@ class DecisionRules(EngineParts):
                 return RuleViolation(
                     f"seat {seat}: a blackjack is not insured at this table (even money instead)",
                     p.cite("insurance_on_blackjack"),
+                )
+            exact = p.insurance.max * st.bet.amount
+            if (
+                p.insurance.min == p.insurance.max
+                and exact.denominator != 1
+                and p.insurance.odd_bet == "refuse"
+            ):
+                # house choice insurance.odd_bet = "refuse": IT "una puntata pari a metà della puntata iniziale"
+                return RuleViolation(
+                    f"seat {seat}: insurance is exactly {p.insurance.max} of the bet; {st.bet.amount} has no such "
+                    "part in minor units at this table",
+                    p.cite("insurance"),
                 )
             lo, hi = self._insurance_bounds(seat)
             if amount is not None and not lo <= amount <= hi:

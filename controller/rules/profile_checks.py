@@ -108,6 +108,10 @@ def check_semantics(d: dict[str, Any], source: str) -> None:
     for name, bet in d["side_bets"].items():
         if "each_pair" in bet and name != "any_pair":
             bad(f"side_bets.{name}.each_pair", "only for any_pair (MO-2004 art.13.1.2)")
+        if "odd_bet" in bet and bet.get("stake", "free") != "half_main":
+            bad(f"side_bets.{name}.odd_bet", 'only for a stake of half the main bet (stake = "half_main")')
+        if "hands" in bet and name != "any_pair":
+            bad(f"side_bets.{name}.hands", "only for any_pair (MO-2004 art.13.1)")
         if "ace" in bet and name not in ("over_13", "under_13"):
             bad(f"side_bets.{name}.ace", "only for over_13 / under_13 (MO-2004 art.13.3)")
     if bets.get("round_limit") and bets["round_limit"] < bets["min_bet"]:

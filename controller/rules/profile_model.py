@@ -27,6 +27,8 @@ _CITATION_FALLBACK = {
     "above_max": "max_bet",
     "max_hands": "split",
     "insurance_on_blackjack": "even_money",
+    "jackpot_chips": "jackpot",
+    "seat_decision": "multiple_players",
 }
 CITATION_OPTIONAL = tuple(_CITATION_FALLBACK)
 
@@ -46,6 +48,9 @@ class BurnPolicy:
     shoe_start: str  # "none" | "one" | "decks"  (PT-2001 r.10, MO-2004 art.4.1)
     per_round: bool  # MO-2004 art.4.2
     before_dealer_second: bool  # MO-2004 art.4.2
+    # A round with no burn before its first card where `per_round` burns one (MO-2004 art.4.2 "retirar uma carta
+    # no início de cada jogada seguinte"): "accept" (the file left the burn out), or "refuse" (invalid round).
+    round_without_burn: str = "accept"
 
 
 @dataclass(frozen=True)
@@ -86,6 +91,18 @@ class PlayRules:
     # banca distribuir qualquer carta adicional"), or "own_turn" (PT-ONLINE-2015 r.15e: one of the decisions a
     # player takes on the first two cards at his turn, whatever was drawn before).
     surrender_moment: str = "before_any_draw"
+    # PT-2001 r.28 "poderão os outros jogadores ... fazer também, por seu lado, aposta igual à primeira e anexá-la
+    # à segunda aposta do titular": True lets a co-bettor follow the titular's split (MO-2004 art.20 is silent
+    # and borrows it); False: his bet stays on the titular's first hand (r.28 "decididas pelo resultado
+    # alcançado para a primeira das duas apostas do titular"), a co-bettor's split refused.
+    co_bet_follows_split: bool = True
+    # MO-2004 art.19 "O jogador que tenha cinco cartas sem exceder 21 pontos": "exactly" five cards, or
+    # "at_least" five (a hand of six or more cards not above 21 also has five).
+    five_card_count: str = "exactly"
+
+    def five_cards(self, n: int) -> bool:
+        """Whether a hand of n cards has the five cards of the five-card rule (MO-2004 art.19)."""
+        return n == 5 if self.five_card_count == "exactly" else n >= 5
 
 
 @dataclass(frozen=True)
@@ -103,6 +120,14 @@ class InsuranceRules:
     # livres de o fazer, ou não": True reads it as "free whatever the holder does"; False literally, only after
     # the holder insured.
     co_bet_without_holder: bool = True
+    # The titular takes even money on his blackjack (PT-2001 r.34, MO-2004 art.10.3): the co-bets on the seat
+    # "follow" (paid 1:1 too, r.15 "ficam sujeitos à decisão que for tomada pelo titular"), or stay the
+    # "blackjack" they hold (r.34 "Os jogadores que tenham feito black-jack poderão ... optar": their own option).
+    co_bet_even_money: str = "follows"
+    # An insurance of exactly a fraction of the bet (min = max: IT "pari a metà della puntata iniziale", RO half)
+    # on a bet whose fraction is no whole minor unit: "round_down" (half of 101 is 50), "round_up" (51), or
+    # "refuse" (the bet cannot be insured).
+    odd_bet: str = "round_down"
 
 
 @dataclass(frozen=True)
@@ -113,6 +138,12 @@ class SideBetRule:
     pays: MappingProxyType[str, int]
     each_pair: bool = True  # any_pair: each pair formed after a split pays again (MO-2004 art.13.1.2)
     ace: str = "one"  # over_13 / under_13: the ace counts "one" or "eleven" (MO-2004 art.13.3 vs art.8)
+    # any_pair: whose hands the bet may be on: "own" (the bettor's seat only) or "any_player" (MO-2004 art.13.1
+    # "Em «qualquer par» de uma ou mais mãos de qualquer jogador": a round file's `pair_bet_on` names the seat).
+    hands: str = "own"
+    # stake "half_main" on an odd main bet, whose half is no whole minor unit (IT "una puntata pari a metà della
+    # puntata iniziale"): "refuse" the side bet, or take the half rounded "round_down" / "round_up".
+    odd_bet: str = "refuse"
 
 
 @dataclass(frozen=True)
@@ -122,6 +153,9 @@ class PrizeRules:
     split_hands: bool = True  # a split hand's three cards qualify
     across_split: bool = False  # the seat's first three cards dealt, split pairs included, also qualify
     after_double: str = "original_bet"  # "original_bet" | "doubled_bet" | "no"
+    # A co-bet on the seat (PT-2001 r.15) shares the prize, 3 x its own bet (True), or the prize is the player's
+    # "a quem forem distribuídas cartas" only, the titular's (False).
+    co_bets: bool = True
 
 
 @dataclass(frozen=True)
@@ -149,6 +183,18 @@ class Profile:
     special_prizes: MappingProxyType[str, int] = field(hash=False)
     side_bets: MappingProxyType[str, SideBetRule] = field(hash=False)
     jackpot_allowed: bool = False
+    # PT-2001 r.47 "a aposta no jackpot é constituída apenas por uma ficha por cada jogador": "per_player" (each
+    # player on a seat, co-bettors of r.15 included, may play one chip), or "per_seat" (r.39's one slot per seat:
+    # one chip a seat, a second on the same seat refused).
+    jackpot_chips: str = "per_player"
+    # PT-2001 r.43c/e "ases de naipes diferentes": "not_all_one" (not all of one suit: AH AH AD is three aces of
+    # different suits) or "all_different" (every suit different: AH AH AD is not r.43c; its first two cards,
+    # AH AH, are then r.43d's two aces of one suit). Read by the jackpot (controller/jackpot/hits.py).
+    jackpot_different_suits: str = "not_all_one"
+    # PT-2001 r.42 "as primeiras duas, três ou quatro cartas originariamente distribuídas ao jogador, incluindo as
+    # correspondentes a pares divididos", in "deal_order" (as dealt: A-A split, then each hand's card) or
+    # "hand_order" (the first split hand's cards, then the next hand's).
+    jackpot_split_cards: str = "deal_order"
     # No hole card: the dealer takes the second card even when nobody is left in play (MO-2004 art.7.1), instead
     # of stopping at once (PT-2001 r.22).
     dealer_second_card_always: bool = False
@@ -164,12 +210,24 @@ class Profile:
     dealer_draws_after_blackjack: bool = False
     peek_with_ten: bool = True  # with dealer_peek: also check for blackjack with a ten-value card up
     max_players_per_seat: int = 1  # PT-2001 r.15-16: several (0: no limit); MO-2004 art.20.1.2: three
+    # Who decides the play of a shared seat (the first bet a round lists is the decider's): "first_listed" (the
+    # table records him: the seated titular, PT-2001 r.15, MO-2004 art.20.1.1), or "highest_bet" (PT-2001 r.16
+    # "cabe ao dono da de valor mais elevado", MO-2004 art.20.1.3: a bet above the first one is refused).
+    shared_seat_decides: str = "first_listed"
     single_player: bool = False  # online table for one player: every position is that player's (IT, RO)
     round_limit: int = 0  # IT: one player's bets in a round, positions and side bets included (0: none)
     max_side_bets: int = 0  # MO-2004 art.13: side bets per main bet besides insurance (0: no limit)
     # A doubled stake may exceed the table maximum (no book says; PT-2001 r.37 bounds "o valor máximo de aposta"):
     # False lets the double through (the bet was within the limits when placed), True refuses it.
     double_within_max: bool = False
+    # Several players on one seat: their bets together stay within the table maximum (PT-2001 r.15 "o somatório da
+    # deste e das de outros, não atinja ainda o máximo"; MO-2004 art.20.1.2 caps only the number of players):
+    # True caps the seat's total, False only each bet.
+    seat_total_within_max: bool = True
+    # A shared seat's total (PT-2001 r.15) counted again when its stakes grow: False checks the bets as placed
+    # only; True also refuses a double or split (the titular's or a co-bettor's, r.28, r.30) that would take the
+    # stakes on a seat with co-bets above the table maximum.
+    seat_total_counts_doubles: bool = False
     rounding: str = "down"  # amounts that are not whole minor units: "down" (house's favour) or "up"
     prizes: PrizeRules = field(default_factory=PrizeRules, hash=False)
     citations: MappingProxyType[str, str] = field(default_factory=lambda: MappingProxyType({}), hash=False)

@@ -151,6 +151,8 @@ def profile_from_dict(data: dict[str, Any], *, source: str = "<profile>", path: 
             MappingProxyType(dict(s["pays"])),
             each_pair=s.get("each_pair", True),
             ace=s.get("ace", "one"),
+            hands=s.get("hands", "own"),
+            odd_bet=s.get("odd_bet", "refuse"),
         )
         for name, s in data["side_bets"].items()
     }
@@ -171,14 +173,18 @@ def profile_from_dict(data: dict[str, Any], *, source: str = "<profile>", path: 
         peek_with_ten=t.get("peek_with_ten", True),
         single_player=t.get("single_player", False),
         max_players_per_seat=t.get("max_players_per_seat", 1),
+        shared_seat_decides=t.get("shared_seat_decides", "first_listed"),
         round_limit=bets.get("round_limit", 0),
         max_side_bets=bets.get("max_side_bets", 0),
         double_within_max=bets.get("double_within_max", False),
+        seat_total_within_max=bets.get("seat_total_within_max", True),
+        seat_total_counts_doubles=bets.get("seat_total_counts_doubles", False),
         rounding=pays.get("rounding", "down"),
         prizes=PrizeRules(
             split_hands=prizes.get("split_hands", True),
             across_split=prizes.get("across_split", False),
             after_double=prizes.get("after_double", "original_bet"),
+            co_bets=prizes.get("co_bets", True),
         ),
         shoe=ShoePolicy(
             shufflers=tuple(data["shoe"]["shufflers"]),
@@ -203,6 +209,8 @@ def profile_from_dict(data: dict[str, Any], *, source: str = "<profile>", path: 
             multiple_of_min=ins.get("multiple_of_min", False),
             on_blackjack=ins.get("on_blackjack", True),
             co_bet_without_holder=ins.get("co_bet_without_holder", True),
+            co_bet_even_money=ins.get("co_bet_even_money", "follows"),
+            odd_bet=ins.get("odd_bet", "round_down"),
         ),
         blackjack_pays=Fraction(pays["blackjack"]),
         win_pays=Fraction(pays["win"]),
@@ -211,6 +219,9 @@ def profile_from_dict(data: dict[str, Any], *, source: str = "<profile>", path: 
         special_prizes=MappingProxyType({k: prizes[k] for k in PRIZE_NAMES}),
         side_bets=MappingProxyType(side),
         jackpot_allowed=data["jackpot"]["allowed"],
+        jackpot_chips=data["jackpot"].get("chips", "per_player"),
+        jackpot_different_suits=data["jackpot"].get("different_suits", "not_all_one"),
+        jackpot_split_cards=data["jackpot"].get("split_cards", "deal_order"),
         citations=MappingProxyType(dict(data["citations"])),
         path=path,
     )

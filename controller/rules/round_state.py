@@ -60,6 +60,14 @@ class SeatState:
     declined: set[int | str] = field(default_factory=set)  # MO-2004 art.16.5: pair values not split
     first_pair_split: bool = False  # MO-2004 art.13.2.2
 
+    def jackpot_cards(self, order: str) -> list[Card]:
+        """The seat's cards as PT-2001 r.42 counts them ("incluindo as correspondentes a pares divididos"), as the
+        profile orders split hands (`jackpot.split_cards`): "deal_order", as they came out of the shoe, or
+        "hand_order", hand by hand left to right (each split hand's cards together)."""
+        if order == "hand_order":
+            return [c for h in self.hands for c in h.cards]
+        return list(self.dealt)
+
 
 class SettlingRound(Protocol):
     """What settlement reads of a complete round (``RoundEngine``)."""

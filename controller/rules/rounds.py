@@ -155,6 +155,7 @@ def replay(doc: dict[str, Any], *, profiles: Callable[[str], Profile] = load_pro
             dict(b.get("side_bets", {})),
             bool(b.get("jackpot_chip", False)),
             b.get("player"),
+            b.get("pair_bet_on"),
         )
         for b in doc["bets"]
     ]
@@ -301,7 +302,10 @@ def _refuse_if_stale(engine: RoundEngine, i: int, d: dict[str, Any]) -> None:
 
 def _burns_allowed(profile: Profile) -> set[int]:
     """How many cards a round may burn before its first card: none, the per-round or the shoe-start burn."""
-    return {0, profile.burn_before_round(shoe_start=False), profile.burn_before_round(shoe_start=True)}
+    allowed = {0, profile.burn_before_round(shoe_start=False), profile.burn_before_round(shoe_start=True)}
+    if profile.burn.per_round and profile.burn.round_without_burn == "refuse":
+        allowed.discard(0)  # house choice burn.round_without_burn: MO-2004 art.4.2's burn is due every round
+    return allowed
 
 
 def _leading_burns(cards: list[Any]) -> int:

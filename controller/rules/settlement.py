@@ -12,8 +12,9 @@ from fractions import Fraction
 from typing import Any, NotRequired, TypedDict
 
 from controller.rules.hands import hand_value
-from controller.rules.round_state import CoBet, HandState, SeatState, SettlingRound
+from controller.rules.round_state import BLACKJACK, EVEN_MONEY, CoBet, HandState, SeatState, SettlingRound
 from controller.rules.sidebets import side_bet_net, side_bet_result, special_prize
+from controller.rules.types import SeatBet
 
 
 def _floor(x: Fraction) -> int:
@@ -156,10 +157,13 @@ def _settle_co_bet(
         h = st.hands[i]
         doubled = i in cb.doubled
         probe = replace(h, base_bet=amount, stake=amount * (2 if doubled else 1), doubled=doubled)
+        if probe.status == EVEN_MONEY and p.insurance.co_bet_even_money == "blackjack":
+            # house choice: the titular's even money (r.34) is his own option; the co-bet stays a blackjack
+            probe = replace(probe, status=BLACKJACK)
         outcome, n = _hand_outcome(engine, probe)
         out.append(CoBetResult(seat, player, i, probe.stake, outcome, n))
         total += n
-        prize = _prize_of(engine, probe)
+        prize = _prize_of(engine, probe) if p.prizes.co_bets else None
         mult = p.special_prizes.get(prize, 0) if prize else 0
         if mult:
             base = probe.stake if doubled and p.prizes.after_double == "doubled_bet" else amount
@@ -172,13 +176,22 @@ def _settle_co_bet(
         total += n
     for name, stake in cb.bet.side_bets.items():
         rule = p.side_bets[name]
-        result = side_bet_result(rule, st.dealt, st.pairs_formed, st.first_pair_split)
-        times = st.pairs_formed if name == "any_pair" and result and rule.each_pair else 1
+        on = _side_bet_seat(engine, st, cb.bet, name)
+        result = side_bet_result(rule, on.dealt, on.pairs_formed, on.first_pair_split)
+        times = on.pairs_formed if name == "any_pair" and result and rule.each_pair else 1
         n = side_bet_net(rule, result, stake, times=times)
         extra.append({"seat": seat, "player": player, "kind": "side_bet", "name": name, "stake": stake,
                       "result": result, "net": n})  # fmt: skip
         total += n
     return total
+
+
+def _side_bet_seat(engine: SettlingRound, st: SeatState, bet: SeatBet, name: str) -> SeatState:
+    """The seat whose cards settle a side bet: its own, or for an any-pair bet the seat it names (MO-2004 art.13.1
+    "de uma ou mais mãos de qualquer jogador", checked when the bets were taken)."""
+    if name == "any_pair" and bet.pair_bet_on is not None:
+        return engine.seats[bet.pair_bet_on]
+    return st
 
 
 def _prize_of(engine: SettlingRound, h: HandState) -> str | None:
@@ -233,14 +246,15 @@ def settle(engine: SettlingRound) -> Settlement:
             net += n
         for name, stake in st.bet.side_bets.items():
             rule = p.side_bets[name]
-            result = side_bet_result(rule, st.dealt, st.pairs_formed, st.first_pair_split)
-            times = st.pairs_formed if name == "any_pair" and result and rule.each_pair else 1
+            on = _side_bet_seat(engine, st, st.bet, name)
+            result = side_bet_result(rule, on.dealt, on.pairs_formed, on.first_pair_split)
+            times = on.pairs_formed if name == "any_pair" and result and rule.each_pair else 1
             n = side_bet_net(rule, result, stake, times=times)
             side.append(SideBetResult(seat, name, stake, result, n))
             net += n
         for cb in st.co_bets:
             net += _settle_co_bet(engine, seat, st, cb, co_bets, co_extra)
-        first_cards = [str(c) for c in st.dealt[:4]]
+        first_cards = [str(c) for c in st.jackpot_cards(p.jackpot_split_cards)[:4]]
         if st.bet.jackpot_chip:
             jackpot.append({"seat": seat, "first_cards": first_cards})
         for cb in st.co_bets:

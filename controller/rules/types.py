@@ -117,6 +117,9 @@ class SeatBet:
     side_bets: Mapping[str, int] = field(default_factory=dict)
     jackpot_chip: bool = False
     player: str | None = None  # who placed it, when known (IT: one player's bets in a round are limited)
+    # The seat whose hands this bet's any-pair side bet is on, when not its own (MO-2004 art.13.1 "de uma ou mais
+    # mãos de qualquer jogador"; side_bets.any_pair.hands = "any_player").
+    pair_bet_on: int | None = None
 
 
 class RuleViolation(Exception):

@@ -221,7 +221,7 @@ def build(
             "Jackpot (PT-2001 r.42-43)", ["seat", "player", "first cards", "combination"], cards_column=2
         )
         for j in s.jackpot:
-            combo = evaluate(j["first_cards"])
+            combo = evaluate(j["first_cards"], eng.profile.jackpot_different_suits)
             who = j.get("player") or "seat holder"
             jp.rows.append(
                 [str(j["seat"]), who, " ".join(j["first_cards"]), _JACKPOT_WORDS[combo] if combo else "none"]
