@@ -31,12 +31,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from floor.advantage import DEFAULT_THRESHOLDS, Thresholds, assess
+from floor.advantage import CALIBRATED_PRECISION, DEFAULT_THRESHOLDS, Thresholds, assess
 from floor.play_rounds import seat_rounds
 from floor.sessions_play import Level, TableRound, group_sessions, player_totals
 from tablebench.ap_players import PLAYERS, SUBJECT_SEAT, simulate
 
-PRECISION_ON = 0.95  # docs/floor.md: the threshold a correct basic-strategy player reaches (calibrated below)
+PRECISION_ON = (
+    CALIBRATED_PRECISION  # the threshold a correct basic-strategy player reaches (calibrated below)
+)
 PLAYER_ID = "sim-player"
 GENUINE = ("flat", "random")  # players by the printed chart, never off it: each should reach the threshold
 

@@ -51,6 +51,9 @@ class Thresholds:
 
 
 DEFAULT_THRESHOLDS = Thresholds()
+# The precision a correct basic-strategy player reaches over a session of min_decisions or more: at least 99 % of
+# runs of 50 decisions by players of a printed chart do (benchmarks/advantage_play.py, docs/floor.md)
+CALIBRATED_PRECISION = 0.95
 
 
 @dataclass(frozen=True)

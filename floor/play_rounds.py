@@ -122,6 +122,9 @@ class Judged:
         return max(0.0, self.values[self.best] - self.values[taken])
 
 
+_MEMO_KEPT = 200_000
+
+
 @dataclass(frozen=True)
 class _Judge:
     """One profile's basic strategy for its shoe (shoe_math) and a finite solver per up card that plays on by it."""
@@ -135,7 +138,7 @@ class _Judge:
 
     def solver(self, up: int) -> FiniteSolver:
         got = self.solvers.get(up)
-        if got is None:
+        if got is None or len(got._memo) > _MEMO_KEPT:  # bounded: a fresh solver once it holds this many hands
             base = take(self.full, up)
             got = self.solvers[up] = FiniteSolver(
                 self.game, self.prizes, up, self.chart, DealerModel(base, up)
