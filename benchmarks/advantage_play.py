@@ -103,11 +103,12 @@ def main() -> int:
         for name, (w, f, n) in sums.items():
             print(f"{kind:<11} {name:<9} {role:<14} window={w / trials:.2f} ({w}/{trials}) "
                   f"sessions={f / n if n else 0:.3f} ({f}/{n})")  # fmt: skip
+    n = len(calibration)
     passed = sum(p >= PRECISION_ON for p in calibration)
-    print(f"calibration: basic-strategy players by the printed chart, {len(calibration)} runs of "
-          f"{d.min_decisions} decisions: {passed / len(calibration):.3f} ({passed}/{len(calibration)}) reach "
-          f"min_precision={PRECISION_ON}; lowest precision {min(calibration):.3f}, "
-          f"mean {sum(calibration) / len(calibration):.4f}")  # fmt: skip
+    others = " ".join(f"at_{t}={sum(p >= t for p in calibration) / n:.3f}" for t in (0.98, 0.99, 1.0))
+    print(f"calibration: basic-strategy players by the printed chart, {n} runs of {d.min_decisions} decisions: "
+          f"{passed / n:.3f} ({passed}/{n}) reach min_precision={PRECISION_ON}; {others}; "
+          f"lowest precision {min(calibration):.3f}, mean {sum(calibration) / n:.4f}")  # fmt: skip
     print(f"elapsed_s={time.monotonic() - start:.1f}")
     return 0
 

@@ -138,7 +138,7 @@ class _Judge:
 
     def solver(self, up: int) -> FiniteSolver:
         got = self.solvers.get(up)
-        if got is None or len(got._memo) > _MEMO_KEPT:  # bounded: a fresh solver once it holds this many hands
+        if got is None or len(got._memo) > _MEMO_KEPT:  # bounded: a fresh solver past this many hands
             base = take(self.full, up)
             got = self.solvers[up] = FiniteSolver(
                 self.game, self.prizes, up, self.chart, DealerModel(base, up)
