@@ -5,12 +5,18 @@ engine (bench/tablebench/ap_players.py): a table regular at seat 1 and the playe
 a player identity. The floor's own code judges every round (floor/play_rounds.py: replay, basic
 strategy, the Hi-Lo count from the cards dealt before each bet), groups seat sessions (broken by a gap or a shoe
 change) and the player's row over the whole window, and the detector (floor/advantage.py) flags them.
-Printed, per simulated player, with the default thresholds and with the play-precision rule on:
+Every player plays basic strategy from a printed chart written out in bench/tablebench/published_chart.py, apart
+from the judge's code. Printed, per simulated player, with the default thresholds and with the play-precision
+rule on (``min_precision`` 0.95):
 
 - ``window``: the share of trials whose player row (all its rounds in the window) is flagged;
 - ``sessions``: the share of the player's seat sessions flagged (a session is at most one shoe).
 
 For the flat, poor and random players a flag is a false positive; for the counter and back-counter a detection.
+The precision rule flags skilled play: a flag on the flat and random players (basic strategy, no count) is its
+false positive as an advantage-play sign. Last, its calibration: the share of runs of ``min_decisions``
+consecutive decisions of the basic-strategy players (the regular at seat 1 and the flat and random players)
+that reach ``min_precision`` (wanted: at least 99 %), with the lowest and mean precision.
 
     python benchmarks/advantage_play.py [--trials 20] [--shoes 8] [--seed 1] [--quick]
 """
@@ -25,25 +31,40 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from floor.advantage import DEFAULT_THRESHOLDS, Thresholds, assess
+from floor.advantage import CALIBRATED_PRECISION, DEFAULT_THRESHOLDS, Thresholds, assess
 from floor.play_rounds import seat_rounds
 from floor.sessions_play import Level, TableRound, group_sessions, player_totals
 from tablebench.ap_players import PLAYERS, SUBJECT_SEAT, simulate
 
-PRECISION_ON = 0.99
+PRECISION_ON = (
+    CALIBRATED_PRECISION  # the threshold a correct basic-strategy player reaches (calibrated below)
+)
 PLAYER_ID = "sim-player"
+GENUINE = ("flat", "random")  # players by the printed chart, never off it: each should reach the threshold
+
+
+def blocks(matches: list[bool], size: int) -> list[float]:
+    """The precision of each run of ``size`` consecutive decisions (the shortest session the rule judges)."""
+    return [sum(matches[i : i + size]) / size for i in range(0, len(matches) - size + 1, size)]
 
 
 def trial(
-    kind: str, shoes: int, seed: int, configs: dict[str, Thresholds]
+    kind: str, shoes: int, seed: int, configs: dict[str, Thresholds], calibration: list[float]
 ) -> dict[str, tuple[int, int, int]]:
-    """Per configuration: (window flagged 0/1, sessions flagged, sessions)."""
+    """Per configuration: (window flagged 0/1, sessions flagged, sessions); ``calibration`` gets the precision of
+    every block of ``min_decisions`` decisions of the regular and (a genuine player) the player under test."""
     rounds = simulate(kind, shoes=shoes, seed=seed, player=PLAYER_ID)
     trs = []
+    by_seat: dict[int, list[bool]] = {}
     for i, r in enumerate(rounds):
         seats, problems = seat_rounds(r.description, round_id=r.round_id, shoe=r.shoe, count=r.count)
         assert not problems, problems
         trs.append(TableRound(i, r.round_id, r.shoe, False, seats, r.count))
+        for sr in seats:
+            by_seat.setdefault(sr.seat, []).extend(c.matches for c in sr.checks)
+    for seat, matches in by_seat.items():
+        if seat != SUBJECT_SEAT or kind in GENUINE:
+            calibration += blocks(matches, DEFAULT_THRESHOLDS.min_decisions)
     sessions = group_sessions("sim", "T1", trs)
     mine = [s for s in sessions if s.level == Level.SEAT and s.seat == SUBJECT_SEAT]
     [window] = player_totals(sessions)
@@ -70,10 +91,11 @@ def main() -> int:
           f"min_rounds={d.min_rounds} max_p={d.max_p} min_rho={d.min_rho} min_entry={d.min_entry}; "
           f"precision rule: min_precision={PRECISION_ON} over {d.min_decisions} decisions")  # fmt: skip
     start = time.monotonic()
+    calibration: list[float] = []
     for kind in PLAYERS:
         sums = {name: [0, 0, 0] for name in configs}
         for t in range(trials):
-            for name, (w, f, n) in trial(kind, shoes, args.seed * 1000 + t, configs).items():
+            for name, (w, f, n) in trial(kind, shoes, args.seed * 1000 + t, configs, calibration).items():
                 sums[name][0] += w
                 sums[name][1] += f
                 sums[name][2] += n
@@ -81,6 +103,12 @@ def main() -> int:
         for name, (w, f, n) in sums.items():
             print(f"{kind:<11} {name:<9} {role:<14} window={w / trials:.2f} ({w}/{trials}) "
                   f"sessions={f / n if n else 0:.3f} ({f}/{n})")  # fmt: skip
+    n = len(calibration)
+    passed = sum(p >= PRECISION_ON for p in calibration)
+    others = " ".join(f"at_{t}={sum(p >= t for p in calibration) / n:.3f}" for t in (0.98, 0.99, 1.0))
+    print(f"calibration: basic-strategy players by the printed chart, {n} runs of {d.min_decisions} decisions: "
+          f"{passed / n:.3f} ({passed}/{n}) reach min_precision={PRECISION_ON}; {others}; "
+          f"lowest precision {min(calibration):.3f}, mean {sum(calibration) / n:.4f}")  # fmt: skip
     print(f"elapsed_s={time.monotonic() - start:.1f}")
     return 0
 

@@ -15,9 +15,10 @@ positives on a flat basic-strategy player, a poor player and a random bettor; de
 back-counter) are measured by ``benchmarks/advantage_play.py`` and recorded in docs/floor.md.
 
 ``raise_alerts`` writes one ``advantage_play`` floor alert per flagged session (deduplicated by the session's
-key). It is a surveillance kind (floor/alerts.py): the dashboard's alert list, the supervisors'
-acknowledgement and ``floor alerts`` leave it out; only the surveillance view shows it. Nothing is published to a
-table.
+key). It is a surveillance kind (floor/alerts.py): the dashboard's alert list, the supervisors' acknowledgement
+and ``floor alerts`` leave it out; only the surveillance view shows it. Nothing is published to a table. An
+alert is raised while the shoe may still be in play and is listed at once: its words never hold the count's
+figures (``Flag.text(show_count=False)``); surveillance reads them in the session once the count is shown.
 """
 
 from __future__ import annotations
@@ -50,12 +51,19 @@ class Thresholds:
 
 
 DEFAULT_THRESHOLDS = Thresholds()
+# The precision a correct basic-strategy player reaches over a session of min_decisions or more: at least 99 % of
+# runs of 50 decisions by players of a printed chart do (benchmarks/advantage_play.py, docs/floor.md)
+CALIBRATED_PRECISION = 0.95
 
 
 @dataclass(frozen=True)
 class Flag:
     kind: FlagKind
-    words: str
+    words: str  # surveillance's words, the count's figures included
+    without_count: str = ""  # the words for a view that withholds the count (empty: ``words`` hold no count)
+
+    def text(self, *, show_count: bool) -> str:
+        return self.words if show_count or not self.without_count else self.without_count
 
 
 def _trend_flag(s: PlaySession, th: Thresholds) -> Flag | None:
@@ -77,7 +85,9 @@ def _entry_flag(s: PlaySession, th: Thresholds) -> Flag | None:
     if e.difference < th.min_entry or e.p_value > th.max_p:
         return None
     return Flag(FlagKind.HIGH_COUNT_ENTRY, f"plays at high counts: mean true count {e.mean:.2f} over {e.n} rounds, "
-                f"{e.difference:.2f} above the {e.skipped} rounds sat out, p {e.p_value:.2g}")  # fmt: skip
+                f"{e.difference:.2f} above the {e.skipped} rounds sat out, p {e.p_value:.2g}",
+                f"plays at high counts: {e.n} rounds played against the {e.skipped} rounds sat out, "
+                f"p {e.p_value:.2g}")  # fmt: skip
 
 
 def _precision_flag(s: PlaySession, th: Thresholds) -> Flag | None:
@@ -107,10 +117,12 @@ def raise_alerts(
                 continue
             who = f"seat {s.seat}" if s.level == Level.SEAT else f"player {s.player}"
             where = f"table {s.table}" if s.table else "the floor"
+            reasons = [f.text(show_count=False) for f in flags]
             details = {"session": s.key, "level": s.level, "seat": s.seat, "player": s.player,
                        "rounds": len(s.rounds), "first_round": s.round_ids[0], "last_round": s.round_ids[-1],
-                       "flags": [f.kind.value for f in flags], "reasons": [f.words for f in flags]}  # fmt: skip
-            message = f"advantage play? {who} at {where}: " + "; ".join(f.words for f in flags)
+                       "flags": [f.kind.value for f in flags],
+                       "reasons": reasons}  # fmt: skip
+            message = f"advantage play? {who} at {where}: " + "; ".join(reasons)
             if raise_alert(cur, TableRef(s.site, s.table or "-"), ADVANTAGE_PLAY, "warning", message, details,
                            f"{ADVANTAGE_PLAY}:{s.key}"):  # fmt: skip
                 new += 1

@@ -5,9 +5,9 @@ The round's description (docs/rounds.md: the archive rebuilds it, floor/rounds.p
 simulated players write it from their own engine) is replayed by ``controller.rules.rounds.replay``, which makes
 it exact (each decision with the number of cards out before it). That exact description then drives a second
 engine step by step; just before each of a hand's decisions the hand's cards, the dealer's up card and the seat's
-hands are read from the engine and the strategy (controller/rules/strategy.py ``move_values``) says what basic
-strategy does there and what the decision taken costs in expectation. Insurance and a co-bettor's decisions are
-not judged (the strategy never insures).
+hands are read from the engine and ``judge`` says what basic strategy for the profile's shoe does there
+(controller/rules/shoe_math.py) and what the decision taken costs in expectation, given what the player could
+know (see ``judge``). Insurance and a co-bettor's decisions are not judged (the strategy never insures).
 
 The count (``ShoeCount``) is fed each round's cards after the round: a round's true count is that of the cards
 dealt before its bets, never a card dealt later and never a card still in the shoe.
@@ -22,10 +22,23 @@ from typing import Any
 
 from controller.rules.cards import Card
 from controller.rules.engine import RoundEngine
+from controller.rules.profile_model import Profile
 from controller.rules.profiles import known_profile
 from controller.rules.rounds import InvalidRound, replay
-from controller.rules.shoe_math import finite_house_edge
-from controller.rules.strategy import Game, Move, move_values
+from controller.rules.shoe_math import (
+    ChartDecide,
+    DealerModel,
+    FiniteSolver,
+    Prizes,
+    Shoe,
+    basic_strategy,
+    chart_key,
+    chart_move,
+    finite_house_edge,
+    full_shoe,
+    take,
+)
+from controller.rules.strategy import Game, Move
 from controller.rules.types import INSURANCE_ACTIONS, Action, Recipient, RoundError, RuleViolation, SeatBet
 from floor.play_stats import hi_lo, true_count
 
@@ -46,16 +59,13 @@ def profile_edge(name: str) -> float:
     return finite_house_edge(known_profile(name)).basic_strategy
 
 
-@cache
-def _game(name: str) -> Game:
-    return Game.of(known_profile(name))
-
-
 @dataclass(frozen=True)
 class DecisionCheck:
     taken: Move
     best: Move
     cost: float  # the expected return given up against the best decision, per unit of the original bet
+    hand: tuple[str, ...] = ()  # the hand's cards when it was decided ("6H", "7H")
+    up: str = ""  # the dealer's up card
 
     @property
     def matches(self) -> bool:
@@ -101,23 +111,123 @@ class ShoeCount:
                     continue
 
 
-def open_moves(engine: RoundEngine, seat: int, hand: int) -> dict[Move, float]:
-    """The decisions the engine allows the hand now, each with its expected return (strategy.py): the strategy's
-    figures limited to what the rules still open (PT-2001 r.36: no surrender once another hand drew)."""
+@dataclass(frozen=True)
+class Judged:
+    """A decision's reference: basic strategy's move for the hand now and every open move's expected return."""
+
+    best: Move
+    values: dict[Move, float]  # per unit of the original bet, given what the player could know
+
+    def cost(self, taken: Move) -> float:
+        return max(0.0, self.values[self.best] - self.values[taken])
+
+
+_MEMO_KEPT = 200_000
+
+
+@dataclass(frozen=True)
+class _Judge:
+    """One profile's basic strategy for its shoe (shoe_math) and a finite solver per up card that plays on by it."""
+
+    profile: Profile
+    game: Game
+    prizes: Prizes
+    chart: ChartDecide
+    full: Shoe
+    solvers: dict[int, FiniteSolver]
+
+    def solver(self, up: int) -> FiniteSolver:
+        got = self.solvers.get(up)
+        if got is None or len(got._memo) > _MEMO_KEPT:  # bounded: a fresh solver past this many hands
+            base = take(self.full, up)
+            got = self.solvers[up] = FiniteSolver(
+                self.game, self.prizes, up, self.chart, DealerModel(base, up)
+            )
+        return got
+
+
+@cache
+def _judge(name: str) -> _Judge:
+    p = known_profile(name)  # a name the table sent: never a path
+    return _Judge(p, Game.of(p), Prizes.of(p), basic_strategy(p), full_shoe(p.decks), {})
+
+
+def _shoe_without(full: Shoe, values: list[int]) -> Shoe | None:
+    shoe = full
+    for v in values:
+        if not shoe[v - 1]:
+            return None  # more cards of a value than the shoe holds: not this profile's shoe
+        shoe = take(shoe, v)
+    return shoe
+
+
+def _suit_correction(j: _Judge, cards: list[Card], up: Card, shoe: Shoe) -> float:
+    """The 6-7-8 prize (PT-2001 r.35, MO-2004 art.15) for the hand's actual suits, less the solver's average (it
+    takes two cards of one suit as a quarter chance): suited 6-7 draws to the 8s of that suit left, an unsuited
+    pair to nothing. Three 7s pay whatever the suits: no correction."""
+    pair = sorted(c.value for c in cards)
+    if not j.prizes.six_seven_eight or pair not in ([6, 7], [6, 8], [7, 8]):
+        return 0.0
+    assumed = j.prizes.on_third(pair[0], pair[1], shoe)
+    if cards[0].suit != cards[1].suit:
+        return -assumed
+    third = ({6, 7, 8} - set(pair)).pop()
+    seen = sum(1 for c in (up, *cards) if c.value == third and c.suit == cards[0].suit)
+    return j.prizes.six_seven_eight * max(0, j.profile.decks - seen) / sum(shoe) - assumed
+
+
+def judge(engine: RoundEngine, seat: int, hand: int) -> Judged | None:
+    """Basic strategy's decision for the hand now and each decision's expected return, among the decisions the
+    engine allows (PT-2001 r.36: no surrender once another hand drew).
+
+    The reference is the total-dependent basic strategy for the profile's shoe (controller/rules/shoe_math.py,
+    keyed by ``chart_key``: total, soft, pair, first two cards or the number of cards); the returns are the
+    finite solver's for the shoe less the up card and the hand's cards, playing on by that strategy. They are
+    what the player could know: where the dealer has not checked for blackjack (no hole card, or one looked at
+    only at the end: PT-2001 r.17, r.33-34) a dealer blackjack stays possible and takes the stakes whatever the
+    decision, so a decision's cost is weighed by the chance that it matters; where he has checked, none is
+    possible. Where the profile pays on suits (6-7-8 of one suit) the prize is valued for the hand's own suits,
+    and where those suits change the best decision, that decision is basic strategy's."""
     st = engine.seats[seat]
     h = st.hands[hand]
+    up = engine.up_card
+    if len(h.cards) < 2 or up is None:
+        return None
+    j = _judge(engine.profile.name)
     values = [c.value for c in h.cards]
-    if len(values) < 2 or engine.up_card is None:
-        return {}
-    first = len(values) == 2 and not h.from_split and not h.doubled
-    game = _game(engine.profile.name)
-    options = move_values(
-        game, values, engine.up_card.value, split=h.from_split, first=first, hands=len(st.hands)
-    )
+    shoe = _shoe_without(j.full, [up.value, *values])
+    if shoe is None:
+        return None
+    solver = j.solver(up.value)
+    hard, aces = sum(values), 1 in values
+    total = hard + 10 if aces and hard + 10 <= 21 else hard
+    split = h.from_split
+    first = len(values) == 2 and not h.doubled
+    correction = 0.0
+    if first:
+        hands_left = max(0, j.game.max_hands - len(st.hands))
+        options = solver.first_moves(shoe, values[0], values[1], split=split, hands_left=hands_left)
+        if j.prizes.split_hands or not split:
+            correction = _suit_correction(j, list(h.cards), up, shoe)
+    else:
+        options = {Move.STAND: solver.stand(shoe, total)}
+        if total < 21:
+            options[Move.HIT] = solver.hit(shoe, hard, aces, len(values), split)
+        if j.game.five_card and len(values) == 5 and total <= 21 and up.value != 1:
+            options[Move.FIVE_CARD] = 0.5
     allowed = {_MOVES[a] for a in engine.allowed_actions() if a in _MOVES}
     if engine.surrender_window_open and engine.explain(Action.SURRENDER, seat, hand) is None:
         allowed.add(Move.SURRENDER)
-    return {m: v for m, v in options.items() if m in allowed}
+    plain = {m: v for m, v in options.items() if m in allowed}
+    if not plain:
+        return None
+    real = {m: v + (correction if m in (Move.HIT, Move.DOUBLE) else 0.0) for m, v in plain.items()}
+    key = chart_key(values, up.value, split=split, first=first)
+    best = chart_move(j.chart, key, set(plain)) or max(plain, key=lambda m: plain[m])
+    suited_best = max(real, key=lambda m: real[m])
+    if correction and suited_best != max(plain, key=lambda m: plain[m]):
+        best = suited_best  # the hand's suits, not the chart's average, decide here
+    return Judged(best, real)
 
 
 class _Checker:
@@ -132,12 +242,12 @@ class _Checker:
             return
         if not isinstance(idx, int) or idx >= len(st.hands):
             return
-        options = open_moves(engine, st.bet.seat, idx)
-        if move not in options:
+        judged = judge(engine, st.bet.seat, idx)
+        if judged is None or move not in judged.values:
             return  # a decision the strategy has no figure for (the engine refuses it anyway)
-        best = max(options, key=lambda m: options[m])
+        cards, up = tuple(str(c) for c in st.hands[idx].cards), str(engine.up_card or "")
         self.found.setdefault(st.bet.seat, []).append(
-            DecisionCheck(move, best, max(0.0, options[best] - options[move]))
+            DecisionCheck(move, judged.best, judged.cost(move), cards, up)
         )
 
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
@@ -169,9 +170,17 @@ def day_report(conn: psycopg.Connection, day: date) -> list[TableDay]:
 
 
 # ---- output ----
+_NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?")
+
+
 def csv_cell(value: Any) -> Any:
-    """CSV cells a spreadsheet would run as a formula are quoted with a leading apostrophe."""
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+    """Text cells a spreadsheet would run as a formula are quoted with a leading apostrophe; a number, or a
+    figure written as one ("-0.079"), stays a number."""
+    if (
+        isinstance(value, str)
+        and value[:1] in ("=", "+", "-", "@", "\t", "\r")
+        and not _NUMBER.fullmatch(value)
+    ):
         return "'" + value
     return "" if value is None else value
 

@@ -10,8 +10,8 @@ manager and surveillance read of them.
 Per session (names and signs: floor/figures.py, as in every report): rounds, handle (all the seat staked against
 the house: hands with doubles and splits, insurance, side bets), initial bets (Σ original main bets), average,
 largest and smallest bet, bet spread (largest ÷ smallest), win (the house's: −Σ the seat's results, + when the
-house won), theoretical win (initial bets × the profile's house edge, controller/rules/strategy.py), play
-precision (the share of the hand decisions that match basic strategy) and the
+house won), theoretical win (initial bets × the profile's house edge for its shoe, controller/rules/shoe_math.py),
+play precision (the share of the hand decisions that match basic strategy for that shoe, floor/play_rounds.py) and the
 expected cost of the others (Σ cost per unit × bet, minor units), and, for a batch shoe with a cut card, the
 correlation of bet with the Hi-Lo true count at bet time and its p-value, and the mean count at the player's bets
 (floor/play_stats.py). With a continuous shuffler there is no count: the measure is "not applicable".

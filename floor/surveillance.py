@@ -5,8 +5,10 @@ advantage-play flags, and the open ``advantage_play`` alerts. Only the surveilla
 A shoe's count (each round's true count, the bet-versus-count trend, the mean count) is withheld while the shoe
 is in play: a session is shown with its count only when every shoe it played has ended (its table's newest
 ``state/shoe`` names a later shoe), unless the site turns live display on (``tablectl floor web
---surveillance-live``). The flags are shown at once (surveillance acts on them); they say that bets followed the
-count, not what the count is. The count is only ever of cards already dealt (never of the cards in the shoe).
+--surveillance-live``). The flags are shown at once (surveillance acts on them); while the count is withheld
+their reasons say that bets followed the count, not what the count is (no mean, no difference), and so do the
+``advantage_play`` alerts' words, always. The count is only ever of cards already dealt (never of the cards in
+the shoe).
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ def _row(s: PlaySession, show_count: bool) -> dict[str, Any]:
         "handle": s.handle, "average_bet": round(s.average), "largest_bet": s.largest, "spread": s.spread,
         "win": s.win, "theoretical_win": s.theoretical_win, "decisions": s.decisions,
         "precision": s.precision, "decision_cost": s.cost, "flags": [f.kind.value for f in flags],
-        "reasons": [f.words for f in flags],
+        "reasons": [f.text(show_count=show_count) for f in flags],
     }  # fmt: skip
     if trend is None:
         out["count"] = {"state": "not_applicable"}

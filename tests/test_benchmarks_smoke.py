@@ -115,3 +115,6 @@ def test_advantage_play_prints_every_players_rates() -> None:
             rows = [x for x in out.splitlines() if x.startswith(line) and f" {config} " in x]
             assert len(rows) == 1, out
             assert 0 <= figure(rows[0], line, "window") <= 1 and 0 <= figure(rows[0], line, "sessions") <= 1
+    # the precision rule's calibration on the printed chart's players (issue 39): runs of min_decisions decisions
+    [calibration] = [x for x in out.splitlines() if x.startswith("calibration:")]
+    assert "reach min_precision=" in calibration and "lowest precision" in calibration

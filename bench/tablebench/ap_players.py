@@ -7,6 +7,9 @@ test sits at seat 5. Every round is driven card by card and decision by decision
 ``description()`` is what the floor's archive rebuilds, so the floor's own code (floor/play_rounds.py)
 judges it exactly as it would a real table's round.
 
+Every player's basic strategy is the printed chart of ``tablebench/published_chart.py``, written apart from the
+floor's judge (nothing of controller/rules/strategy.py or shoe_math.py), so the judge is tried, not copied.
+
 The players (a unit is the table minimum):
 
 - ``flat``: one unit, basic strategy;
@@ -26,14 +29,12 @@ from typing import Any
 from controller.rules.cards import Card, full_deck
 from controller.rules.engine import RoundEngine
 from controller.rules.profiles import Profile, load_profile
-from controller.rules.strategy import Move
 from controller.rules.types import Action, RoundPhase, SeatBet
-from floor.play_rounds import ShoeCount, open_moves
+from floor.play_rounds import ShoeCount
+from tablebench.published_chart import chart_action
 
 PLAYERS = ("flat", "poor", "random", "counter", "backcounter")
 REGULAR_SEAT, SUBJECT_SEAT = 1, 5
-_ACTIONS = {Move.HIT: Action.HIT, Move.STAND: Action.STAND, Move.DOUBLE: Action.DOUBLE,
-            Move.SPLIT: Action.SPLIT, Move.SURRENDER: Action.SURRENDER, Move.FIVE_CARD: Action.FIVE_CARD}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -69,13 +70,16 @@ class _Player:
 
 
 def _decide(engine: RoundEngine, seat: int, hand: int, player: _Player | None) -> Action:
-    allowed = engine.allowed_actions()
+    allowed = set(engine.allowed_actions())
     if player is not None and player.sloppy():
         return player.rng.choice(sorted(allowed))
-    options = open_moves(engine, seat, hand)
-    if not options:
+    if engine.surrender_window_open and engine.explain(Action.SURRENDER, seat, hand) is None:
+        allowed.add(Action.SURRENDER)
+    up = engine.up_card
+    cards = engine.seats[seat].hands[hand].cards
+    if up is None or len(cards) < 2:
         return Action.STAND if Action.STAND in allowed else sorted(allowed)[0]
-    return _ACTIONS[max(options, key=lambda m: options[m])]
+    return chart_action(cards, up, allowed)
 
 
 def _play_round(

@@ -15,7 +15,7 @@ import psycopg
 
 from controller.words import count
 from floor import store
-from floor.advantage import DEFAULT_THRESHOLDS, Thresholds, raise_alerts
+from floor.advantage import CALIBRATED_PRECISION, DEFAULT_THRESHOLDS, Thresholds, raise_alerts
 from floor.cli.shift import STDOUT, add_window
 from floor.queries import consistent_read, table_currencies
 from floor.sessions_play import DEFAULT_GAP, load_sessions
@@ -54,7 +54,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--min-entry", type=float, default=d.min_entry, help="smallest mean count (%(default)s)"
     )
     parser.add_argument("--min-precision", type=float, default=d.min_precision,
-                        help="flag a basic-strategy share at least this (0-1; default: off)")  # fmt: skip
+                        help="flag a basic-strategy share at least this (0-1; default: off; "
+                             f"{CALIBRATED_PRECISION} is reached by correct players, docs/floor.md)")  # fmt: skip
 
 
 def thresholds(args: argparse.Namespace) -> Thresholds:
