@@ -14,7 +14,9 @@ own broker; the real table service does the same in hil_tests/test_floor_netns.p
 
 from __future__ import annotations
 
+import asyncio
 import io
+import json
 import time
 from datetime import UTC, datetime
 
@@ -22,13 +24,20 @@ import psycopg
 import pytest
 
 from controller.broker import BrokerKind
+from controller.cli import main as tablectl
+from controller.journal.store import Journal
 from controller.mqtt.floor_bridge import load, render
-from controller.mqtt.replay import RATE_PER_KEY, RATE_WINDOW_S
+from controller.mqtt.link import LinkConfig, MqttLink
+from controller.mqtt.publisher import OutboxPublisher
+from controller.mqtt.replay import RATE_PER_KEY, RATE_WINDOW_S, ReplayServer
+from controller.table.messages import messages
+from controller.topics import Topics
 from floor import store
 from floor.archive import ArchiveConfig, ArchiveWorker
 from floor.gaps import GapFinder
 from floor.messages import TableRef
 from tablebench.broker import Broker
+from tablebench.table_testing import Harness
 from tests.support.floor import FLOOR_USERS, StandInTable, temp_database, wait_until
 from tests.test_floor_bridge import write_configs
 
@@ -233,3 +242,119 @@ def test_the_rendered_bridge_carries_replay_and_notifies_its_link(tmp_path):
         next(line.split()[1] for line in text.splitlines() if line.startswith("keepalive_interval"))
     )
     assert 1.5 * keepalive <= 30  # a cut link shows within 30 s
+
+
+# ---- a repaired round is the same round (issue 36) ----
+def rounds_out(dsn: str, capsys) -> list[dict]:
+    since = datetime.now(UTC).strftime("%Y-%m-%d")
+    assert tablectl(["floor", "rounds", "--dsn", dsn, "--table", "T1", "--since", since]) == 0
+    return [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+
+
+def play_with_decisions(h: Harness) -> None:
+    """Three rounds on the real core with the dealer's decisions for "the hand whose turn it is" (no seat named:
+    the rebuild takes it from the ``state/round`` published before): a hit, a stand, a double (PT-2001 r.19)."""
+    h.open_continuous()
+    for k, (cards, moves) in enumerate(
+        [
+            (["5S", "7D", "6H", "KC"], [("hit", "9C"), ("stand", None)]),  # 11, hit to 20 against 17
+            (["TS", "7H", "9H", "KD"], [("stand", None)]),  # 19 against 17
+            (["4S", "8D", "6D", "TC"], [("double", "TD")]),  # 10, doubled to 20 against 18
+        ]
+    ):
+        if k:
+            h.dealer("next_round")
+        h.dealer("place_bet", seat=1, amount=1000)
+        h.dealer("no_more_bets")
+        if k == 0:
+            h.card("2C")  # the shoe's burn (PT-2001 r.10)
+        for c in cards:
+            h.card(c)
+        for move, card in moves:
+            h.dealer(move)
+            if card:
+                h.card(card)
+        h.lid_cycle()
+
+
+async def test_rounds_fed_live_and_by_refetch_rebuild_the_same_settled_as_the_table(tmp_path, capsys):
+    """The same rounds reach one archive live and another only by the table's re-fetch (the real journal and
+    ``ReplayServer`` behind the rendered bridge): ``floor rounds`` rebuilds every round complete from both,
+    identically, and the rebuilt rounds replay to the settlement the table published. Before, every re-fetched
+    state document was archived with no topic and a round with a decision lost its turn (INCOMPLETE)."""
+    h = Harness()
+    play_with_decisions(h)
+    published = messages(h.effects)
+    own = {p.data["round_id"]: p.data for p in published if p.topic == "events/settlement"}
+    assert len(own) == 3
+    net = Bridged(tmp_path)
+    net.table.close()  # the real table's parts instead of the stand-in
+    topics = Topics("S1", "T1")
+    journal = Journal(tmp_path / "journal.db", table_id="T1")
+    link = MqttLink(LinkConfig(net.table_broker.host, net.table_broker.port, "table-T1", FLOOR_USERS["table-T1"],
+                               reconnect_min_s=0.05, reconnect_max_s=0.5), topics)  # fmt: skip
+    outbox, server = OutboxPublisher(journal, link), ReplayServer(journal, link)
+    outbox.start()
+    server.start()
+    await link.start()
+    await link.wait_connected()
+    with temp_database() as live_dsn, temp_database() as refetch_dsn:
+        live = net.worker(live_dsn, "live")
+        try:
+            for p in published:
+                with journal.transaction() as tx:
+                    if p.text is not None:  # a state document: its canonical text as the core gave it
+                        tx.publish(p.topic, p.event_type, retain=p.retain, data_text=p.text)
+                    else:
+                        tx.publish(p.topic, p.event_type, p.data, retain=p.retain)
+            top = journal.last_event_id
+            assert top == len(published)
+            await asyncio.to_thread(wait_until, lambda: ids(live_dsn) == list(range(1, top + 1)), 30, "live")
+        finally:
+            live.stop()
+        refetch = net.worker(
+            refetch_dsn, "refetch", group="refetch"
+        )  # a new session: only the re-fetch brings the past
+        try:
+            with journal.transaction() as tx:  # the table goes on: one more event shows the hole below it
+                tx.publish("events/session", "session", {"action": "note"})
+            try:
+                await asyncio.to_thread(
+                    wait_until,
+                    lambda: ids(refetch_dsn) == list(range(1, top + 2)),
+                    60,
+                    "every event re-fetched",
+                )
+            except AssertionError:
+                raise AssertionError(
+                    (
+                        ids(refetch_dsn),
+                        rows(refetch_dsn, "SELECT * FROM replay_requests"),
+                        rows(refetch_dsn, "SELECT * FROM rejected_messages"),
+                        top,
+                    )
+                ) from None
+        finally:
+            refetch.stop()
+            await link.stop()
+            await server.stop()
+            net.close()
+        # the past came by re-fetch, but for the retained state documents the floor broker hands a new session
+        live_past = rows(
+            refetch_dsn, "SELECT topic FROM events WHERE event_id <= %s AND source = 'live'", top
+        )
+        assert len(live_past) < 7 and all(t.startswith("state/") for (t,) in live_past)
+        assert rows(refetch_dsn, "SELECT count(*) FROM events WHERE topic IS NULL") == [(0,)]
+        topics_of = "SELECT event_id, topic FROM events ORDER BY event_id"
+        assert rows(refetch_dsn, topics_of)[:top] == rows(live_dsn, topics_of)[:top]
+        by_live, by_refetch = rounds_out(live_dsn, capsys), rounds_out(refetch_dsn, capsys)
+        assert [r["round_id"] for r in by_refetch] == list(own)
+        assert all(r["complete"] for r in by_refetch), [r["missing"] for r in by_refetch]
+        assert by_refetch == by_live
+        for r in by_refetch:  # rebuilt, replayed: settled as the table settled
+            path = tmp_path / f"{r['round_id']}.json"
+            path.write_text(json.dumps(r["description"]))
+            assert tablectl(["replay", str(path)]) == 0
+            replayed = json.loads(capsys.readouterr().out)["settlement"]
+            for key in ("dealer_cards", "dealer_total", "hands", "seat_nets", "total_net"):
+                assert replayed[key] == own[r["round_id"]][key], key
