@@ -45,6 +45,7 @@ from controller.topics import EVENT_HEAD
 from floor import store
 from floor.chain import check_chains
 from floor.contact import (
+    WORKER_BEAT_S,
     Head,
     LinkNotice,
     head,
@@ -52,6 +53,7 @@ from floor.contact import (
     is_link_topic,
     link_notice,
     record_heartbeats,
+    record_worker,
     store_link,
 )
 from floor.messages import (
@@ -405,11 +407,17 @@ class ArchiveWorker:
     def _maintenance(self) -> None:
         conn: psycopg.Connection | None = None
         software_seen: dict[TableRef, int] = {}
+        beat_at = 0.0
         while not self._stop.wait(self.cfg.maintenance_every):
             try:
                 if conn is None or conn.closed:
                     conn = store.connect(self.cfg.dsn, autocommit=True)
                     self.stats.repairs_held = False
+                if time.monotonic() - beat_at >= WORKER_BEAT_S:  # alive and subscribed (floor/contact.py)
+                    record_worker(
+                        conn.cursor(), f"{self.cfg.group}/{self.cfg.worker}", self._connected.is_set()
+                    )
+                    beat_at = time.monotonic()
                 if not self.stats.repairs_held:
                     row = conn.execute("SELECT pg_try_advisory_lock(%s)", (store.REPAIR_LOCK,)).fetchone()
                     self.stats.repairs_held = bool(row and row[0])

@@ -143,3 +143,43 @@ def contacts(conn: psycopg.Connection) -> list[Contact]:
             " ORDER BY site, table_id"
         ).fetchall()
     ]
+
+
+ARCHIVE_STALE_S = 10  # no archive worker heard from (subscribed) for this long: the archive is not receiving
+WORKER_BEAT_S = 2.0  # how often each worker says so (floor/archive.py maintenance thread)
+
+
+@dataclass(frozen=True, slots=True)
+class ArchiveReceiving:
+    """Whether the archive is taking in what the floor broker carries (None: no worker ever said: unknown)."""
+
+    receiving: bool | None
+    last_seen: datetime | None  # the newest word of a subscribed worker
+
+    def words(self) -> str:
+        if self.receiving is not False:
+            return ""
+        when = self.last_seen.strftime("%Y-%m-%d %H:%M:%S UTC") if self.last_seen else "an unknown time"
+        return (
+            f"the archive is not receiving: no archive worker subscribed on the floor broker since {when};"
+            " tables are not known to be out of reach, the floor cannot tell"
+        )
+
+
+def record_worker(cur: psycopg.Cursor, worker: str, subscribed: bool) -> None:
+    cur.execute(
+        "INSERT INTO floor_workers (worker, seen_at, subscribed) VALUES (%s, now(), %s) ON CONFLICT (worker)"
+        " DO UPDATE SET seen_at = now(), subscribed = EXCLUDED.subscribed",
+        (worker[:200], subscribed),
+    )
+
+
+def archive_receiving(conn: psycopg.Connection) -> ArchiveReceiving:
+    row = conn.execute(
+        "SELECT count(*), max(seen_at) FILTER (WHERE subscribed), now() FROM floor_workers"
+    ).fetchone()
+    if row is None or not row[0]:
+        return ArchiveReceiving(None, None)
+    last, now = row[1], row[2]
+    fresh = last is not None and (now - last).total_seconds() < ARCHIVE_STALE_S
+    return ArchiveReceiving(fresh, last)

@@ -24,6 +24,7 @@ import bisect
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 
 import psycopg
 
@@ -77,14 +78,14 @@ class GapFinder:
         """One pass: consume arrivals, re-read what they touch, walk new ids, move watermarks."""
         self.stats["passes"] += 1
         touched: dict[TableRef, tuple[int, int]] = {}
-        heard: set[TableRef] = set()  # tables with an arrival that is contact (not a retained hand-over)
+        heard: dict[TableRef, datetime] = {}  # the last arrival that is contact (not a retained hand-over)
         with conn.transaction():
-            for site, table_id, lo, hi, contact in conn.execute(
-                "DELETE FROM floor_arrivals RETURNING site, table_id, lo, hi, contact"
+            for site, table_id, lo, hi, contact, at in conn.execute(
+                "DELETE FROM floor_arrivals RETURNING site, table_id, lo, hi, contact, at"
             ).fetchall():
                 t = TableRef(site, table_id)
                 if contact:
-                    heard.add(t)
+                    heard[t] = max(heard.get(t, at), at)
                 if hi == 0:  # heard from, no ids (floor/contact.py heartbeat)
                     touched.setdefault(t, (0, 0))
                     continue
@@ -107,7 +108,10 @@ class GapFinder:
             self._update(conn, table, *touched[table])
 
     def _known_to(
-        self, conn: psycopg.Connection, touched: dict[TableRef, tuple[int, int]], heard: set[TableRef]
+        self,
+        conn: psycopg.Connection,
+        touched: dict[TableRef, tuple[int, int]],
+        heard: dict[TableRef, datetime],
     ) -> None:
         """Raise known_to of the tables that received something and the last contact of those ``heard`` (an
         arrival that is news, floor/contact.py), in one statement (only this pass writes these columns: no row
@@ -117,14 +121,14 @@ class GapFinder:
         order = sorted(touched, key=lambda t: (t.site, t.table_id))
         conn.execute(
             "UPDATE floor_tables f SET known_to = greatest(f.known_to, v.hi),"
-            " last_contact_at = CASE WHEN v.heard THEN now() ELSE f.last_contact_at END"
-            " FROM unnest(%s::text[], %s::text[], %s::bigint[], %s::boolean[]) AS v(site, table_id, hi, heard)"
+            " last_contact_at = greatest(f.last_contact_at, v.heard)"  # the time it arrived; NULL: not contact
+            " FROM unnest(%s::text[], %s::text[], %s::bigint[], %s::timestamptz[]) AS v(site, table_id, hi, heard)"
             " WHERE f.site = v.site AND f.table_id = v.table_id",
             (
                 [t.site for t in order],
                 [t.table_id for t in order],
                 [touched[t][1] for t in order],
-                [t in heard for t in order],
+                [heard.get(t) for t in order],
             ),
         )
         for t in order:

@@ -17,8 +17,10 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import os
+import signal
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import psycopg
 import pytest
@@ -29,11 +31,12 @@ from controller.journal.store import Journal
 from controller.mqtt.floor_bridge import load, render
 from controller.mqtt.link import LinkConfig, MqttLink
 from controller.mqtt.publisher import OutboxPublisher
-from controller.mqtt.replay import RATE_PER_KEY, RATE_WINDOW_S, ReplayServer
-from controller.table.messages import messages
+from controller.mqtt.replay import HEAD_EVERY_S, RATE_PER_KEY, RATE_WINDOW_S, ReplayServer
+from controller.table.messages import Publish, messages
 from controller.topics import Topics
 from floor import store
 from floor.archive import ArchiveConfig, ArchiveWorker
+from floor.contact import CONTACT_STALE_S, contacts
 from floor.gaps import GapFinder
 from floor.messages import TableRef
 from tablebench.broker import Broker
@@ -238,6 +241,7 @@ def test_the_rendered_bridge_carries_replay_and_notifies_its_link(tmp_path):
     assert f"topic cmd/replay in 1 {p} {p}" in text and f"topic cmd/+/response/# out 1 {p} {p}" in text
     assert "notifications true" in text and f"notification_topic {p}link/floor" in text
     assert f"topic uptime out 0 $SYS/broker/ {p}link/" in text  # the heartbeat
+    assert f"topic link/head out 0 {p} {p}" in text  # the table's newest event id (a lost tail is found)
     keepalive = int(
         next(line.split()[1] for line in text.splitlines() if line.startswith("keepalive_interval"))
     )
@@ -277,6 +281,50 @@ def play_with_decisions(h: Harness) -> None:
         h.lid_cycle()
 
 
+class RealTable:
+    """The table's own parts behind the table broker instead of the stand-in: its journal, outbox publisher and
+    re-fetch server (controller/mqtt/replay.py, with its head)."""
+
+    def __init__(self, net: Bridged, path, head_every: float) -> None:
+        net.table.close()
+        self.journal = Journal(path / "journal.db", table_id="T1")
+        cfg = LinkConfig(net.table_broker.host, net.table_broker.port, "table-T1", FLOOR_USERS["table-T1"],
+                         reconnect_min_s=0.05, reconnect_max_s=0.5)  # fmt: skip
+        self.link = MqttLink(cfg, Topics("S1", "T1"))
+        self.outbox = OutboxPublisher(self.journal, self.link)
+        self.server = ReplayServer(self.journal, self.link, head_every=head_every)
+
+    @classmethod
+    async def start(cls, net: Bridged, path, head_every: float = HEAD_EVERY_S) -> RealTable:
+        table = cls(net, path, head_every)
+        table.outbox.start()
+        table.server.start()
+        await table.link.start()
+        await table.link.wait_connected()
+        return table
+
+    def publish(self, p: Publish) -> None:
+        with self.journal.transaction() as tx:
+            if p.text is not None:  # a state document: its canonical text as the core gave it
+                tx.publish(p.topic, p.event_type, retain=p.retain, data_text=p.text)
+            else:
+                tx.publish(p.topic, p.event_type, p.data, retain=p.retain)
+
+    def event(self) -> int:
+        self.publish(Publish("events/session", "session", {"action": "note"}))
+        return self.journal.last_event_id
+
+    async def sent(self) -> None:
+        """Everything journaled is published and acknowledged by the table broker."""
+        async with asyncio.timeout(20):
+            while self.journal.outbox_size():
+                await asyncio.sleep(0.02)
+
+    async def stop(self) -> None:
+        await self.link.stop()
+        await self.server.stop()
+
+
 async def test_rounds_fed_live_and_by_refetch_rebuild_the_same_settled_as_the_table(tmp_path, capsys):
     """The same rounds reach one archive live and another only by the table's re-fetch (the real journal and
     ``ReplayServer`` behind the rendered bridge): ``floor rounds`` rebuilds every round complete from both,
@@ -288,25 +336,13 @@ async def test_rounds_fed_live_and_by_refetch_rebuild_the_same_settled_as_the_ta
     own = {p.data["round_id"]: p.data for p in published if p.topic == "events/settlement"}
     assert len(own) == 3
     net = Bridged(tmp_path)
-    net.table.close()  # the real table's parts instead of the stand-in
-    topics = Topics("S1", "T1")
-    journal = Journal(tmp_path / "journal.db", table_id="T1")
-    link = MqttLink(LinkConfig(net.table_broker.host, net.table_broker.port, "table-T1", FLOOR_USERS["table-T1"],
-                               reconnect_min_s=0.05, reconnect_max_s=0.5), topics)  # fmt: skip
-    outbox, server = OutboxPublisher(journal, link), ReplayServer(journal, link)
-    outbox.start()
-    server.start()
-    await link.start()
-    await link.wait_connected()
+    table = await RealTable.start(net, tmp_path)
+    journal = table.journal
     with temp_database() as live_dsn, temp_database() as refetch_dsn:
         live = net.worker(live_dsn, "live")
         try:
             for p in published:
-                with journal.transaction() as tx:
-                    if p.text is not None:  # a state document: its canonical text as the core gave it
-                        tx.publish(p.topic, p.event_type, retain=p.retain, data_text=p.text)
-                    else:
-                        tx.publish(p.topic, p.event_type, p.data, retain=p.retain)
+                table.publish(p)
             top = journal.last_event_id
             assert top == len(published)
             await asyncio.to_thread(wait_until, lambda: ids(live_dsn) == list(range(1, top + 1)), 30, "live")
@@ -316,8 +352,7 @@ async def test_rounds_fed_live_and_by_refetch_rebuild_the_same_settled_as_the_ta
             refetch_dsn, "refetch", group="refetch"
         )  # a new session: only the re-fetch brings the past
         try:
-            with journal.transaction() as tx:  # the table goes on: one more event shows the hole below it
-                tx.publish("events/session", "session", {"action": "note"})
+            table.event()  # the table goes on (its head would show the hole below too)
             try:
                 await asyncio.to_thread(
                     wait_until,
@@ -336,8 +371,7 @@ async def test_rounds_fed_live_and_by_refetch_rebuild_the_same_settled_as_the_ta
                 ) from None
         finally:
             refetch.stop()
-            await link.stop()
-            await server.stop()
+            await table.stop()
             net.close()
         # the past came by re-fetch, but for the retained state documents the floor broker hands a new session
         live_past = rows(
@@ -358,3 +392,86 @@ async def test_rounds_fed_live_and_by_refetch_rebuild_the_same_settled_as_the_ta
             replayed = json.loads(capsys.readouterr().out)["settlement"]
             for key in ("dealer_cards", "dealer_total", "hands", "seat_nets", "total_net"):
                 assert replayed[key] == own[r["round_id"]][key], key
+
+
+async def test_a_lost_tail_is_found_from_the_tables_head_and_repaired(dsn, tmp_path):
+    """The archive is away longer than the floor broker's queue (20) while the table writes 40 events, then the
+    table is idle: the floor broker dropped the tail (26-45) and nothing newer will ever arrive. The table's head
+    (``link/head``, its newest event id) makes the tail a hole, repaired by re-fetch; no warning left open."""
+    net = Bridged(tmp_path, floor_queue=20)
+    table = await RealTable.start(net, tmp_path, head_every=1.0)
+    w = net.worker(dsn)
+    try:
+        for _ in range(5):
+            table.event()
+        await asyncio.to_thread(wait_until, lambda: ids(dsn) == [1, 2, 3, 4, 5], 20, "first 5")
+        w.stop()
+        for _ in range(40):
+            top = table.event()
+        await table.sent()
+        w = net.worker(dsn)
+        started = time.monotonic()
+        await asyncio.to_thread(
+            wait_until, lambda: ids(dsn) == list(range(1, top + 1)), 60, "the tail repaired"
+        )
+        took = time.monotonic() - started
+        assert rows(dsn, "SELECT max(to_event_id) FROM replay_requests") == [(top,)]  # asked for the tail
+        assert rows(dsn, "SELECT known_to FROM floor_tables") == [(top,)]
+        assert took < 60
+        await asyncio.to_thread(
+            wait_until,
+            lambda: rows(dsn, "SELECT contiguous_to FROM floor_tables") == [(top,)],
+            10,
+            "watermark",
+        )
+        assert rows(dsn, "SELECT count(*) FROM floor_alerts WHERE kind = 'replay_unanswered'") == [(0,)]
+    finally:
+        w.stop()
+        await table.stop()
+        net.close()
+
+
+def test_retained_messages_handed_over_again_are_not_contact(dsn, tmp_path):
+    """The table's host is cut off (its broker frozen: no packet either way) and the floor broker crashes and
+    restarts before the bridge's will: the restarted broker hands the worker the retained ``link/floor`` "1",
+    ``status`` "online" and state documents again. None of it is contact: ``last_contact_at`` stays at the last
+    thing the table really sent, so the table is out of reach CONTACT_STALE_S (30 s) after it was cut."""
+    net = Bridged(tmp_path, keepalive=2)
+    w = net.worker(dsn)
+    proc = net.table_broker._proc
+    try:
+        net.table._send(f"{net.table.prefix}/status", b"online", True)
+        net.table.publish("state/table", "state", {"status": "open"}, retain=True)
+        net.table.publish("audit/checkpoint", "checkpoint", {}, retain=True)
+        net.table.flush()
+        wait_until(lambda: rows(dsn, "SELECT link FROM floor_tables") == [("up",)], 15, "link up")
+        wait_until(lambda: ids(dsn) == [1, 2], 15, "the retained documents archived")
+        assert proc is not None
+        os.kill(proc.pid, signal.SIGSTOP)  # the cut
+        cut = datetime.now(UTC)
+        log = net.floor.workdir / "mosquitto.log"
+        saves = log.read_text().count("Saving in-memory database")
+        wait_until(
+            lambda: log.read_text().count("Saving in-memory database") > saves, 10, "the broker's autosave"
+        )
+        received = w.stats.received
+        net.floor.kill()
+        net.floor.restart()
+        wait_until(lambda: w.stats.received >= received + 3, 20, "the retained messages handed over again")
+        wait_until(lambda: rows(dsn, "SELECT count(*) FROM floor_arrivals") == [(0,)], 10, "a gap pass")
+        ((last,),) = rows(dsn, "SELECT last_contact_at FROM floor_tables")
+        assert last < cut, (last, cut)
+        (contact,) = contacts_of(dsn)
+        assert not contact.reachable(cut + timedelta(seconds=CONTACT_STALE_S))
+        os.kill(proc.pid, signal.SIGCONT)  # the link heals: contact again
+        wait_until(lambda: rows(dsn, "SELECT last_contact_at FROM floor_tables")[0][0] > cut, 30, "contact")
+    finally:
+        if proc is not None:
+            os.kill(proc.pid, signal.SIGCONT)
+        w.stop()
+        net.close()
+
+
+def contacts_of(dsn: str):
+    with psycopg.connect(dsn) as conn:
+        return contacts(conn)
