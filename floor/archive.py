@@ -69,7 +69,7 @@ from floor.messages import (
     split_topic,
 )
 from floor.notify import notify
-from floor.repair import Repairer, request_payload
+from floor.repair import CHUNK, Repairer, request_payload
 
 log = logging.getLogger("floor.archive")
 REPLAY_RESPONSE = "cmd/replay/response/{user}"
@@ -91,6 +91,7 @@ class ArchiveConfig:
     grace: float = 2.0
     answer_timeout: float = 10.0
     maintenance_every: float = 0.5
+    refetch_chunk: int = CHUNK  # ids re-fetched at once: at most the floor broker's max_queued_messages
 
 
 @dataclass
@@ -134,8 +135,9 @@ class ArchiveWorker:
         self._threads: list[threading.Thread] = []
         self._replay_suffix = REPLAY_RESPONSE.format(user=cfg.username)
         self.repairer = Repairer(
-            self._send_replay, username=cfg.username, grace=cfg.grace, answer_timeout=cfg.answer_timeout
-        )
+            self._send_replay, username=cfg.username, grace=cfg.grace, answer_timeout=cfg.answer_timeout,
+            chunk=cfg.refetch_chunk,
+        )  # fmt: skip
         self._main = self._client(f"floor-archive-{cfg.worker}", persistent=True)
         self._replay = self._client(f"floor-replay-{cfg.worker}-{secrets.token_hex(3)}", persistent=False)
         self._replay_ready = threading.Event()
@@ -398,6 +400,8 @@ class ArchiveWorker:
         self.stats.rejected += len(rejected)
         self.stats.batches += 1
         committed = datetime.now(UTC)
+        for refetched in {e.table for e in envelopes if e.source == "replay"}:
+            self.repairer.progress(refetched)  # an answer arriving is not "no answer"
         self.stats.lags.extend(
             (e.table, (committed - e.ts).total_seconds()) for e in envelopes if e.source == "live"
         )
