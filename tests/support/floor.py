@@ -135,6 +135,11 @@ class StandInTable:
             self._send(f"{self.prefix}/{rel}", raw, retain)
         return event_id
 
+    def publish_head(self) -> None:
+        """``link/head``: the newest event id kept (retained, QoS 0), as the table's re-fetch server says it."""
+        body = json.dumps({"last_event_id": self.next_id - 1, "ts": now_ts()}).encode()
+        self.client.publish(f"{self.prefix}/link/head", body, qos=0, retain=True)
+
     def publish_raw(self, rel: str, payload: bytes) -> None:
         self._send(f"{self.prefix}/{rel}", payload, False)
 
