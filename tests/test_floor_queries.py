@@ -465,12 +465,8 @@ def test_a_table_out_of_reach_is_never_complete_and_every_figure_says_since_when
     words = f"out of reach since 2026-11-23 12:05 UTC, figures to {last:%H:%M} UTC"
     row, err = report_row(dsn, capsys)
     assert row["archive"] == "INCOMPLETE" and words in err
-    assert (
-        tablectl(
-            ["floor", "shift", "--dsn", dsn, "--since", "2026-11-23T08:00", "--until", "2026-11-23T16:00"]
-        )
-        == 0
-    )
+    window = ["--since", "2026-11-23T08:00", "--until", "2026-11-23T16:00"]
+    assert tablectl(["floor", "shift", "--dsn", dsn, *window, "--csv"]) == 0
     shift = [r for r in csv.DictReader(io.StringIO(capsys.readouterr().out)) if r["level"] == "table"]
     assert len(shift) == 1 and words in shift[0]["incomplete"]
     assert tablectl(["floor", "rounds", "--dsn", dsn, "--table", "T1", "--since", "2026-11-23"]) == 0

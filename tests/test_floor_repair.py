@@ -394,7 +394,7 @@ async def test_rounds_fed_live_and_by_refetch_rebuild_the_same_settled_as_the_ta
         for r in by_refetch:  # rebuilt, replayed: settled as the table settled
             path = tmp_path / f"{r['round_id']}.json"
             path.write_text(json.dumps(r["description"]))
-            assert tablectl(["replay", str(path)]) == 0
+            assert tablectl(["replay", "--json", str(path)]) == 0
             replayed = json.loads(capsys.readouterr().out)["settlement"]
             for key in ("dealer_cards", "dealer_total", "hands", "seat_nets", "total_net"):
                 assert replayed[key] == own[r["round_id"]][key], key

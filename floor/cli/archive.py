@@ -43,8 +43,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--grace", type=float, default=2.0, help="seconds a gap may last before a re-fetch")
     parser.add_argument(
         "--refetch-chunk", type=_chunk, default=CHUNK, metavar="IDS",
-        help=f"event ids re-fetched at once over every table (default {CHUNK}): at most the floor broker's"
-        " max_queued_messages, or most of a larger answer is dropped and asked for again",
+        help=f"event ids re-fetched at once over every table (default {CHUNK}): at most the number of"
+        " messages the floor broker queues for one client, or most of a larger answer is dropped and asked for again",
     )  # fmt: skip
     parser.add_argument("--status-interval", type=_interval, default=DEFAULT_INTERVAL_S, metavar="SECONDS",
                         help="a line of figures (and the status files) this often (default %(default)g)")  # fmt: skip
