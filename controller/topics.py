@@ -30,6 +30,9 @@ ALERTS_OPEN_TYPE = "alerts_open"
 ALERT_TYPE = "alert"
 AUDIT_CHECKPOINT = "audit/checkpoint"  # signed chain head (controller/journal/checkpointer.py)
 CMD_REPLAY = "cmd/replay"  # event re-fetch requests (controller/mqtt/replay.py)
+EVENT_HEAD = (
+    "link/head"  # the newest event id the table wrote, every HEAD_EVERY_S (controller/mqtt/replay.py)
+)
 
 
 def state_topic(name: str) -> str:
@@ -153,6 +156,15 @@ SPECS: tuple[TopicSpec, ...] = (
         "(#audit-checkpoints))",
     ),
     TopicSpec(
+        EVENT_HEAD,
+        "controller",
+        True,
+        0,
+        "link_head.schema.json",
+        "`{last_event_id, ts}`: the newest event id the table wrote (every id up to it can be re-fetched), every"
+        " 10 s, not journaled; what tells the floor of an event lost at the end of the stream",
+    ),
+    TopicSpec(
         CMD_REPLAY,
         "`monitor*`, `archive*`, `supervisor*`, `dealer*`",
         False,
@@ -167,8 +179,17 @@ SPECS: tuple[TopicSpec, ...] = (
         False,
         1,
         "cmd_replay_response.schema.json",
-        "the kept events asked for, byte-identical, in id order, then a closing `{request_id, ok, sent, missing}`;"
-        " the last level is the requester's MQTT username",
+        "the closing document of a re-fetch `{request_id, ok, sent, missing}` (or a refusal); the last level is"
+        " the requester's MQTT username",
+    ),
+    TopicSpec(
+        f"{CMD_REPLAY}/response/+/#",
+        "controller",
+        False,
+        1,
+        "envelope.schema.json",
+        "the kept events asked for, byte-identical, in id order, each under the topic it was first published on"
+        " (`cmd/replay/response/<username>/state/round`), before the closing document",
     ),
     TopicSpec(
         "cmd/+/response",

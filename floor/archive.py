@@ -41,14 +41,19 @@ from controller import sdnotify
 from controller.config.endpoint import TlsConfig
 from controller.mqtt.floor_bridge import LINK_TOPIC
 from controller.mqtt.paho_client import BrokerEndpoint, new_client, publish_properties, quick_reconnect
+from controller.topics import EVENT_HEAD
 from floor import store
 from floor.chain import check_chains
 from floor.contact import (
+    WORKER_BEAT_S,
+    Head,
     LinkNotice,
+    head,
     heartbeat,
     is_link_topic,
     link_notice,
     record_heartbeats,
+    record_worker,
     store_link,
 )
 from floor.messages import (
@@ -61,9 +66,10 @@ from floor.messages import (
     Status,
     TableRef,
     classify,
+    split_topic,
 )
 from floor.notify import notify
-from floor.repair import Repairer, request_payload
+from floor.repair import CHUNK, Repairer, request_payload
 
 log = logging.getLogger("floor.archive")
 REPLAY_RESPONSE = "cmd/replay/response/{user}"
@@ -85,6 +91,7 @@ class ArchiveConfig:
     grace: float = 2.0
     answer_timeout: float = 10.0
     maintenance_every: float = 0.5
+    refetch_chunk: int = CHUNK  # ids re-fetched at once: at most the floor broker's max_queued_messages
 
 
 @dataclass
@@ -121,14 +128,16 @@ class ArchiveWorker:
     def __init__(self, cfg: ArchiveConfig) -> None:
         self.cfg = cfg
         self.stats = ArchiveStats()
-        self._queue: queue.Queue[tuple[Any, int, int, str, bytes]] = queue.Queue()
+        # (acker, mid, qos, topic, payload, retain flag on arrival: a retained message handed over again)
+        self._queue: queue.Queue[tuple[Any, int, int, str, bytes, bool]] = queue.Queue()
         self._stop = threading.Event()
         self._connected = threading.Event()
         self._threads: list[threading.Thread] = []
         self._replay_suffix = REPLAY_RESPONSE.format(user=cfg.username)
         self.repairer = Repairer(
-            self._send_replay, username=cfg.username, grace=cfg.grace, answer_timeout=cfg.answer_timeout
-        )
+            self._send_replay, username=cfg.username, grace=cfg.grace, answer_timeout=cfg.answer_timeout,
+            chunk=cfg.refetch_chunk,
+        )  # fmt: skip
         self._main = self._client(f"floor-archive-{cfg.worker}", persistent=True)
         self._replay = self._client(f"floor-replay-{cfg.worker}-{secrets.token_hex(3)}", persistent=False)
         self._replay_ready = threading.Event()
@@ -183,7 +192,10 @@ class ArchiveWorker:
             return
         base = f"casino/{self.cfg.site}/table/+"
         subs = [(f"$share/{self.cfg.group}/{base}/#", 1)]
-        subs += [(f"{base}/{rel}", 1) for rel in ("status", SOFTWARE_TOPIC, CHECKPOINT_TOPIC, LINK_TOPIC)]
+        subs += [
+            (f"{base}/{rel}", 1)
+            for rel in ("status", SOFTWARE_TOPIC, CHECKPOINT_TOPIC, LINK_TOPIC, EVENT_HEAD)
+        ]
         self._subscribe(client, subs, self._connected)
 
     def _on_replay_connect(
@@ -191,12 +203,13 @@ class ArchiveWorker:
     ) -> None:
         if reason.is_failure:
             return
-        self._subscribe(client, f"casino/{self.cfg.site}/table/+/{self._replay_suffix}", self._replay_ready)
+        # the closing documents on the answer address, each re-fetched event under it by its own topic
+        self._subscribe(client, f"casino/{self.cfg.site}/table/+/{self._replay_suffix}/#", self._replay_ready)
 
     def _on_message(self, client: mqtt.Client, userdata: Any, msg: mqtt.MQTTMessage) -> None:
         # paho thread: hand over, never block on the database here. Only the persistent session acks by hand.
         acker = client if client is self._main else None
-        self._queue.put((acker, msg.mid, msg.qos, msg.topic, bytes(msg.payload)))
+        self._queue.put((acker, msg.mid, msg.qos, msg.topic, bytes(msg.payload), bool(msg.retain)))
 
     def _send_replay(self, table: TableRef, body: dict[str, Any]) -> None:
         """The request names its answer address twice: ``reply_to`` in the body (crosses the 3.1.1 bridge) and
@@ -308,7 +321,7 @@ class ArchiveWorker:
                     time.sleep(0.2)
             else:
                 break  # stopping: unacknowledged messages stay with the broker
-            for acker, mid, qos, _topic, _payload in batch:
+            for acker, mid, qos, *_rest in batch:
                 if acker is not None and qos > 0:
                     acker.ack(mid, qos)
             for close in closes:
@@ -318,18 +331,35 @@ class ArchiveWorker:
 
     def _store_batch(self, conn: psycopg.Connection, batch: list[Any]) -> list[ReplayClose]:
         envelopes: list[Envelope] = []
-        statuses: list[Status] = []
+        statuses: list[tuple[Status, bool]] = []  # (status, contact)
         rejected: list[Rejected] = []
         closes: list[ReplayClose] = []
-        links: list[LinkNotice] = []
+        links: list[tuple[LinkNotice, bool]] = []  # (notice, contact)
         beats: set[TableRef] = set()
-        for _acker, _mid, _qos, topic, payload in batch:
-            if is_link_topic(topic):  # the bridge's notice ("1" / "0") or the table broker's heartbeat
-                notice, beat = link_notice(topic, payload), heartbeat(topic)
-                if beat is not None:
-                    beats.add(beat)
+        heads: dict[TableRef, int] = {}
+        fresh: set[TableRef] = (
+            set()
+        )  # tables heard from by news, not only by retained messages handed over again
+        seen: set[TableRef] = set()
+        for _acker, _mid, _qos, topic, payload, retained in batch:
+            table = split[0] if (split := split_topic(topic)) is not None else None
+            if table is not None:
+                seen.add(table)
+                if not retained:
+                    fresh.add(table)
+            if is_link_topic(
+                topic
+            ):  # the bridge's notice ("1" / "0"), the table broker's heartbeat, the head
+                notice, beat, top = link_notice(topic, payload), heartbeat(topic), head(topic, payload)
+                if isinstance(top, Head):
+                    heads[top.table] = max(heads.get(top.table, 0), top.last_event_id)
+                elif isinstance(top, str):
+                    rejected.append(Rejected(topic[:200], top, len(payload)))
+                elif beat is not None:
+                    if not retained:
+                        beats.add(beat)
                 elif notice is not None:
-                    links.append(notice)
+                    links.append((notice, not retained))
                 else:
                     rejected.append(Rejected(topic[:200], "link notice is neither 1 nor 0", len(payload)))
                 continue
@@ -337,7 +367,7 @@ class ArchiveWorker:
             if isinstance(msg, Envelope):
                 envelopes.append(msg)
             elif isinstance(msg, Status):
-                statuses.append(msg)
+                statuses.append((msg, not retained))
             elif isinstance(msg, ReplayClose):
                 closes.append(msg)
             elif isinstance(msg, Rejected):
@@ -348,14 +378,18 @@ class ArchiveWorker:
         envelopes.sort(key=lambda e: (e.table.site, e.table.table_id, e.event_id))
         with conn.transaction():
             cur = conn.cursor()
-            new = store.store_envelopes(cur, envelopes)
-            for status in statuses:
-                store.store_status(cur, status)
-            for notice in links:
-                store_link(cur, notice)
+            stale = frozenset(seen - fresh)
+            new = store.store_envelopes(cur, envelopes, stale)
+            for status, contact in statuses:
+                store.store_status(cur, status, contact=contact)
+            for notice, contact in links:
+                store_link(cur, notice, contact=contact)
             if beats:
                 store.ensure_tables(cur, beats)
                 record_heartbeats(cur, beats)
+            if heads:  # the newest id each table wrote: known_to, so a lost tail is a hole (floor/gaps.py)
+                store.ensure_tables(cur, heads)
+                store.insert_arrivals(cur, {t: (n, n) for t, n in heads.items()}, stale)
             for r in rejected:
                 store.store_rejected(cur, r)
             if new or statuses or links:
@@ -366,6 +400,8 @@ class ArchiveWorker:
         self.stats.rejected += len(rejected)
         self.stats.batches += 1
         committed = datetime.now(UTC)
+        for refetched in {e.table for e in envelopes if e.source == "replay"}:
+            self.repairer.progress(refetched)  # an answer arriving is not "no answer"
         self.stats.lags.extend(
             (e.table, (committed - e.ts).total_seconds()) for e in envelopes if e.source == "live"
         )
@@ -375,11 +411,17 @@ class ArchiveWorker:
     def _maintenance(self) -> None:
         conn: psycopg.Connection | None = None
         software_seen: dict[TableRef, int] = {}
+        beat_at = 0.0
         while not self._stop.wait(self.cfg.maintenance_every):
             try:
                 if conn is None or conn.closed:
                     conn = store.connect(self.cfg.dsn, autocommit=True)
                     self.stats.repairs_held = False
+                if time.monotonic() - beat_at >= WORKER_BEAT_S:  # alive and subscribed (floor/contact.py)
+                    record_worker(
+                        conn.cursor(), f"{self.cfg.group}/{self.cfg.worker}", self._connected.is_set()
+                    )
+                    beat_at = time.monotonic()
                 if not self.stats.repairs_held:
                     row = conn.execute("SELECT pg_try_advisory_lock(%s)", (store.REPAIR_LOCK,)).fetchone()
                     self.stats.repairs_held = bool(row and row[0])

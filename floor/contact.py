@@ -10,15 +10,27 @@ table broker's heartbeat: its ``$SYS/broker/uptime``, published every ``sys_inte
 the bridge as ``<prefix>/link/uptime``). The heartbeat is what shows a cut table even when the floor broker
 restarted meanwhile (a restarted broker no longer holds the bridge's will): ``Contact.reachable`` is false once
 nothing arrived for ``CONTACT_STALE_S``.
+
+Contact is news only: a retained message the floor broker hands over again (the RETAIN flag set on arrival: sent
+because a subscription was made, e.g. by a worker reconnecting after the floor broker restarted, never because the
+table just published it) says what was true once, not that the table is reachable now. Its content is stored
+(events, the bridge's link state, the status) but ``last_contact_at`` is left alone, so a table cut off while the
+floor broker restarts is still shown out of reach ``CONTACT_STALE_S`` after the last real contact.
+
+The table's head (``link/head``, controller/mqtt/replay.py): ``{"last_event_id": N, "ts"}`` every 10 s. N raises
+``known_to`` like an arrived id does, so events lost at the end of the stream (the table idle since) become a hole
+the repair asks for within seconds.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from controller.mqtt.floor_bridge import HEARTBEAT_TOPIC, LINK_TOPIC
+from controller.topics import EVENT_HEAD
 from floor.messages import TableRef, split_topic
 
 if TYPE_CHECKING:  # the bridge is rendered on table hosts, which have no psycopg
@@ -64,9 +76,32 @@ def link_notice(topic: str, payload: bytes) -> LinkNotice | None:
 
 
 def is_link_topic(topic: str) -> bool:
-    """The bridge's notice or the table broker's heartbeat (neither is an envelope)."""
+    """The bridge's notice, the table broker's heartbeat or the table's head (none is an envelope)."""
     split = split_topic(topic)
-    return split is not None and split[1] in (LINK_TOPIC, HEARTBEAT_TOPIC)
+    return split is not None and split[1] in (LINK_TOPIC, HEARTBEAT_TOPIC, EVENT_HEAD)
+
+
+@dataclass(frozen=True, slots=True)
+class Head:
+    table: TableRef
+    last_event_id: int
+
+
+def head(topic: str, payload: bytes) -> Head | str | None:
+    """The table's ``link/head`` (None: another topic; a string: why the payload is refused)."""
+    split = split_topic(topic)
+    if split is None or split[1] != EVENT_HEAD:
+        return None
+    if len(payload) > 256:
+        return "head larger than 256 bytes"
+    try:
+        doc = json.loads(payload)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return "head is not JSON"
+    n = doc.get("last_event_id") if isinstance(doc, dict) else None
+    if not isinstance(n, int) or isinstance(n, bool) or not 0 <= n < 2**62:
+        return "head's last_event_id is not an event id"
+    return Head(split[0], n)
 
 
 def heartbeat(topic: str) -> TableRef | None:
@@ -85,7 +120,8 @@ def record_heartbeats(cur: psycopg.Cursor, tables: set[TableRef]) -> None:
     )
 
 
-def store_link(cur: psycopg.Cursor, notice: LinkNotice) -> None:
+def store_link(cur: psycopg.Cursor, notice: LinkNotice, *, contact: bool = True) -> None:
+    """The bridge's link state; a "1" is contact unless it is the retained one handed over again."""
     cur.execute(
         "INSERT INTO floor_tables (site, table_id) VALUES (%s, %s) ON CONFLICT DO NOTHING",
         (notice.table.site, notice.table.table_id),
@@ -94,7 +130,7 @@ def store_link(cur: psycopg.Cursor, notice: LinkNotice) -> None:
         "UPDATE floor_tables SET link = %s, link_at = now(),"
         " last_contact_at = CASE WHEN %s THEN now() ELSE last_contact_at END"
         " WHERE site = %s AND table_id = %s",
-        (notice.link, notice.link == LINK_UP, notice.table.site, notice.table.table_id),
+        (notice.link, contact and notice.link == LINK_UP, notice.table.site, notice.table.table_id),
     )
 
 
@@ -107,3 +143,43 @@ def contacts(conn: psycopg.Connection) -> list[Contact]:
             " ORDER BY site, table_id"
         ).fetchall()
     ]
+
+
+ARCHIVE_STALE_S = 10  # no archive worker heard from (subscribed) for this long: the archive is not receiving
+WORKER_BEAT_S = 2.0  # how often each worker says so (floor/archive.py maintenance thread)
+
+
+@dataclass(frozen=True, slots=True)
+class ArchiveReceiving:
+    """Whether the archive is taking in what the floor broker carries (None: no worker ever said: unknown)."""
+
+    receiving: bool | None
+    last_seen: datetime | None  # the newest word of a subscribed worker
+
+    def words(self) -> str:
+        if self.receiving is not False:
+            return ""
+        when = self.last_seen.strftime("%Y-%m-%d %H:%M:%S UTC") if self.last_seen else "an unknown time"
+        return (
+            f"the archive is not receiving: no archive worker subscribed on the floor broker since {when};"
+            " tables are not known to be out of reach, the floor cannot tell"
+        )
+
+
+def record_worker(cur: psycopg.Cursor, worker: str, subscribed: bool) -> None:
+    cur.execute(
+        "INSERT INTO floor_workers (worker, seen_at, subscribed) VALUES (%s, now(), %s) ON CONFLICT (worker)"
+        " DO UPDATE SET seen_at = now(), subscribed = EXCLUDED.subscribed",
+        (worker[:200], subscribed),
+    )
+
+
+def archive_receiving(conn: psycopg.Connection) -> ArchiveReceiving:
+    row = conn.execute(
+        "SELECT count(*), max(seen_at) FILTER (WHERE subscribed), now() FROM floor_workers"
+    ).fetchone()
+    if row is None or not row[0]:
+        return ArchiveReceiving(None, None)
+    last, now = row[1], row[2]
+    fresh = last is not None and (now - last).total_seconds() < ARCHIVE_STALE_S
+    return ArchiveReceiving(fresh, last)

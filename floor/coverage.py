@@ -15,15 +15,24 @@ theirs; a window ``[since, until)`` is **incomplete** when a hole may fall in it
 hole is earlier than ``until`` and the one after it (none: still open) is not earlier than ``since``. The
 event ids are committed in time order on the table, so this never calls a window complete that a hole touches.
 A table the floor last heard ``offline`` is said so (later events may not have arrived), without a hole.
+
+A table **out of reach** (floor/contact.py: no contact for ``CONTACT_STALE_S``, or its bridge's link down, while it
+did not say ``offline``) may have written events the floor cannot know of: every window that reaches past its last
+contact is INCOMPLETE, worded by ``reach_words`` ("out of reach since 2026-11-29 03:56 UTC, figures to 03:55 UTC":
+the last contact, and the time of the newest event the figures include). The report writers (``floor report``,
+``floor shift``, ``floor rounds``, the table page, the dashboard) all print ``Coverage.summary``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 
 import psycopg
+
+from floor.contact import CONTACT_STALE_S, Contact, archive_receiving
+from floor.messages import TableRef
 
 HOLE_LIMIT = 10_000  # holes read per query; a table beyond it is marked incomplete for every window
 UNKNOWN_TABLE = "INCOMPLETE: the table is not known to this floor's archive"
@@ -67,10 +76,13 @@ class Coverage:
     status: str | None = None
     status_at: datetime | None = None
     truncated: bool = False  # more holes than HOLE_LIMIT: not all examined
+    out_of_reach_since: datetime | None = None  # the last contact, when out of reach past the window's start
+    figures_to: datetime | None = None  # the time of the newest event at or below archived_to
+    archive_down: bool = False  # out_of_reach_since is when the archive stopped receiving, not the table's
 
     @property
     def complete(self) -> bool:
-        return not self.holes and not self.truncated
+        return not self.holes and not self.truncated and self.out_of_reach_since is None
 
     @property
     def verdict(self) -> str:
@@ -99,9 +111,26 @@ class Coverage:
         if self.status == "offline":
             when = self.status_at.isoformat() if self.status_at else "an unknown time"
             offline = f"; table offline since {when}: later events may not have arrived"
+        if self.out_of_reach_since is not None:
+            parts.insert(0, reach_words(self.out_of_reach_since, self.figures_to, self.archive_down))
         if not parts:
             return f"complete ({head}){offline}"
         return f"INCOMPLETE ({head}): " + "; ".join(parts) + offline
+
+
+def _clock(when: datetime, day: bool) -> str:
+    return when.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC" if day else "%H:%M UTC")
+
+
+def reach_words(since: datetime, figures_to: datetime | None, archive_down: bool = False) -> str:
+    """What a figure of a table out of reach rests on: "out of reach since 2026-11-29 03:56 UTC, figures to
+    03:55 UTC" (the date again when the figures end on another day); with the archive's workers away, that instead:
+    "archive not receiving since ..." (the table may be fine)."""
+    what = "archive not receiving (no archive worker subscribed)" if archive_down else "out of reach"
+    if figures_to is None:
+        return f"{what} since {_clock(since, True)}, no figures archived"
+    other_day = figures_to.astimezone(UTC).date() != since.astimezone(UTC).date()
+    return f"{what} since {_clock(since, True)}, figures to {_clock(figures_to, other_day)}"
 
 
 def verdict(cov: Coverage | None) -> str:
@@ -121,12 +150,13 @@ class _Table:
     checkpoint_to: int
     holes: list[Hole]
     truncated: bool = False
+    unreachable_since: datetime | None = None  # out of reach now (floor/contact.py): since its last contact
 
 
 def _tables(conn: psycopg.Connection, table: str | None) -> dict[tuple[str, str], _Table]:
     rows = conn.execute(
         "SELECT t.site, t.table_id, t.contiguous_to, t.status, t.status_at, coalesce(e.event_id, 0), e.ts,"
-        " coalesce(c.last_event_id, 0) FROM floor_tables t"
+        " coalesce(c.last_event_id, 0), t.link, t.link_at, t.last_contact_at, now() FROM floor_tables t"
         " LEFT JOIN LATERAL (SELECT event_id, ts FROM events WHERE site = t.site AND table_id = t.table_id"
         "  ORDER BY event_id DESC LIMIT 1) e ON true"
         " LEFT JOIN LATERAL (SELECT last_event_id FROM checkpoints WHERE site = t.site AND table_id = t.table_id"
@@ -134,9 +164,16 @@ def _tables(conn: psycopg.Connection, table: str | None) -> dict[tuple[str, str]
         " WHERE (%s::text IS NULL OR t.table_id = %s)",
         (table, table),
     ).fetchall()
-    return {
-        (r[0], r[1]): _Table(r[0], r[1], int(r[2]), r[3], r[4], int(r[5]), r[6], int(r[7]), []) for r in rows
-    }
+    out = {}
+    for r in rows:
+        t = _Table(r[0], r[1], int(r[2]), r[3], r[4], int(r[5]), r[6], int(r[7]), [])
+        contact = Contact(TableRef(r[0], r[1]), r[3], r[8], r[9], r[10])
+        # offline: said so, it sends nothing more; never heard from live (an archive filled otherwise): unknown
+        heard = r[10] is not None or r[8] is not None
+        if r[3] != "offline" and heard and not contact.reachable(r[11]):
+            t.unreachable_since = r[10] or r[9] or r[11]
+        out[(r[0], r[1])] = t
+    return out
 
 
 def _gaps_above_mark(
@@ -248,11 +285,27 @@ def coverage(
 ) -> dict[tuple[str, str], Coverage]:
     """Per table: what the archive holds for the window ``[since, until)`` (None: unbounded)."""
     out = {}
+    health = archive_receiving(conn)
     for key, t in table_holes(conn, table).items():
         pending = [h.lo for h in t.holes if h.kind is HoleKind.PENDING]
         given_up = max((h.hi for h in t.holes if h.kind is HoleKind.MISSING), default=0)
         archived_to = max(t.mark, (min(pending) - 1) if pending else max(t.top, given_up))
         window = tuple(h for h in t.holes if h.touches(since, until))
+        away, archive_down = t.unreachable_since, False
+        if health.receiving is False and t.status != "offline":
+            stopped = health.last_seen or datetime.now(UTC)
+            # the table is known to be away only if it had been quiet CONTACT_STALE_S while the archive received
+            if away is None or away + timedelta(seconds=CONTACT_STALE_S) >= stopped:
+                away, archive_down = stopped, True
+        if away is not None and until is not None and until <= away:
+            away = None  # the window ended before the table went out of reach
+        figures_to = None
+        if away is not None:
+            figures_to = (
+                t.top_ts
+                if archived_to >= t.top
+                else _neighbour_ts(conn, t.site, t.table_id, archived_to + 1, True)
+            )
         out[key] = Coverage(
             t.site,
             t.table_id,
@@ -262,5 +315,8 @@ def coverage(
             t.status,
             t.status_at,
             t.truncated,
+            away,
+            figures_to,
+            archive_down,
         )
     return out

@@ -19,6 +19,7 @@ from typing import Any
 import psycopg
 
 from controller.words import SEVERITY_RANK, STATE_WORDS, alert_words, in_words, local_time, words
+from floor.contact import archive_receiving
 from floor.coverage import Coverage, HoleKind, coverage
 from floor.queries import floor_alerts
 from floor.text import whole
@@ -110,6 +111,8 @@ def _archive(cov: Coverage | None) -> dict[str, Any] | None:
         "known_to": cov.known_to,
         "missing": cov.ids(HoleKind.MISSING)[:300],
         "pending": cov.ids(HoleKind.PENDING)[:300],
+        "summary": cov.summary()[:600],  # what the figures rest on, in words (floor/coverage.py)
+        "out_of_reach_since": _when(cov.out_of_reach_since) if cov.out_of_reach_since else None,
     }
 
 
@@ -185,7 +188,12 @@ def snapshot_with_documents(conn: psycopg.Connection) -> tuple[dict[str, Any], d
         )
     alerts.sort(key=lambda a: a["raised_at"], reverse=True)  # newest first ...
     alerts.sort(key=lambda a: SEVERITY_RANK.get(a["severity"], 3))  # ... within each severity (stable sort)
-    return {"tables": tables, "alerts": alerts[:MAX_ALERTS]}, {
+    health = archive_receiving(conn)
+    archive = {
+        "receiving": health.receiving,
+        "words": health.words(),
+    }  # the archive's own state, not a table's
+    return {"tables": tables, "alerts": alerts[:MAX_ALERTS], "archive": archive}, {
         "state/table": table_state,
         "state/jackpot": jackpot,
         "state/round": latest(conn, "state/round"),

@@ -24,6 +24,7 @@ import bisect
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 
 import psycopg
 
@@ -77,17 +78,20 @@ class GapFinder:
         """One pass: consume arrivals, re-read what they touch, walk new ids, move watermarks."""
         self.stats["passes"] += 1
         touched: dict[TableRef, tuple[int, int]] = {}
+        heard: dict[TableRef, datetime] = {}  # the last arrival that is contact (not a retained hand-over)
         with conn.transaction():
-            for site, table_id, lo, hi in conn.execute(
-                "DELETE FROM floor_arrivals RETURNING site, table_id, lo, hi"
+            for site, table_id, lo, hi, contact, at in conn.execute(
+                "DELETE FROM floor_arrivals RETURNING site, table_id, lo, hi, contact, at"
             ).fetchall():
                 t = TableRef(site, table_id)
+                if contact:
+                    heard[t] = max(heard.get(t, at), at)
                 if hi == 0:  # heard from, no ids (floor/contact.py heartbeat)
                     touched.setdefault(t, (0, 0))
                     continue
                 old = touched.get(t)
                 touched[t] = (lo, hi) if old is None or old[1] == 0 else (min(old[0], lo), max(old[1], hi))
-            self._known_to(conn, touched)
+            self._known_to(conn, touched, heard)
             if self._fresh:
                 self._scans.clear()
                 rows = conn.execute(
@@ -103,17 +107,29 @@ class GapFinder:
         for table in sorted(touched, key=lambda t: (t.site, t.table_id)):
             self._update(conn, table, *touched[table])
 
-    def _known_to(self, conn: psycopg.Connection, touched: dict[TableRef, tuple[int, int]]) -> None:
-        """Raise known_to and the last contact of the tables that received something, in one statement (only
-        this pass writes these columns: no row is contended with the archive workers' inserts)."""
+    def _known_to(
+        self,
+        conn: psycopg.Connection,
+        touched: dict[TableRef, tuple[int, int]],
+        heard: dict[TableRef, datetime],
+    ) -> None:
+        """Raise known_to of the tables that received something and the last contact of those ``heard`` (an
+        arrival that is news, floor/contact.py), in one statement (only this pass writes these columns: no row
+        is contended with the archive workers' inserts)."""
         if not touched:
             return
         order = sorted(touched, key=lambda t: (t.site, t.table_id))
         conn.execute(
-            "UPDATE floor_tables f SET known_to = greatest(f.known_to, v.hi), last_contact_at = now()"
-            " FROM unnest(%s::text[], %s::text[], %s::bigint[]) AS v(site, table_id, hi)"
+            "UPDATE floor_tables f SET known_to = greatest(f.known_to, v.hi),"
+            " last_contact_at = greatest(f.last_contact_at, v.heard)"  # the time it arrived; NULL: not contact
+            " FROM unnest(%s::text[], %s::text[], %s::bigint[], %s::timestamptz[]) AS v(site, table_id, hi, heard)"
             " WHERE f.site = v.site AND f.table_id = v.table_id",
-            ([t.site for t in order], [t.table_id for t in order], [touched[t][1] for t in order]),
+            (
+                [t.site for t in order],
+                [t.table_id for t in order],
+                [touched[t][1] for t in order],
+                [heard.get(t) for t in order],
+            ),
         )
         for t in order:
             scan = self._scans.get(t)

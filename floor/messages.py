@@ -16,7 +16,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from controller.hex64 import HEX64
-from controller.topics import ALERT_TYPE, ALERTS_EVENTS, ALERTS_OPEN, ALERTS_OPEN_TYPE, EVENT_TYPES
+from controller.topics import (
+    ALERT_TYPE,
+    ALERTS_EVENTS,
+    ALERTS_OPEN,
+    ALERTS_OPEN_TYPE,
+    EVENT_TYPES,
+    STATE_TYPE,
+)
 
 MAX_PAYLOAD = 256 * 1024
 MAX_DEPTH = 32
@@ -26,7 +33,10 @@ SOFTWARE_TOPIC = "state/software"
 _LEVEL = re.compile(r"^[A-Za-z0-9_.-]{1,64}\Z")
 _TS = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z\Z")
 _TYPE = re.compile(r"^[a-z_]{1,32}\Z")
-_REL = re.compile(r"^[a-z_]{1,32}(/[A-Za-z0-9_.-]{1,64}){0,4}\Z")
+# up to six levels: cmd/replay/response/<user>/<the event's own two-level topic>
+_REL = re.compile(r"^[a-z_]{1,32}(/[A-Za-z0-9_.-]{1,64}){0,5}\Z")
+# the topics an envelope is first published on (controller/topics.py): what a re-fetched event may be filed under
+_REPORTED = re.compile(r"^(state/[a-z_]{1,32}|events/[a-z_]{1,32}|alerts/(open|events)|audit/checkpoint)\Z")
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +52,7 @@ class TableRef:
 @dataclass(frozen=True, slots=True)
 class Envelope:
     table: TableRef
-    topic: str | None  # relative topic; None when unknown (a replayed state document)
+    topic: str | None  # relative topic; None when unknown (a state document re-fetched from an older table)
     event_id: int
     type: str
     ts: datetime
@@ -171,6 +181,10 @@ def classify(topic: str, payload: bytes, replay_suffix: str) -> Message:
         if text not in ("online", "offline"):
             return Rejected(topic, "status is neither online nor offline", len(payload))
         return Status(table, text)
+    if rel.startswith(
+        replay_suffix + "/"
+    ):  # a re-fetched event, under the topic the table first published it on
+        return _refetched(table, topic, rel[len(replay_suffix) + 1 :], payload)
     if rel == replay_suffix:
         if len(payload) > MAX_PAYLOAD:
             return Rejected(topic, "oversized replay message", len(payload))
@@ -180,6 +194,7 @@ def classify(topic: str, payload: bytes, replay_suffix: str) -> Message:
             return Rejected(topic, "replay message is not JSON", len(payload))
         if isinstance(doc, dict) and "request_id" in doc:
             return ReplayClose(table, doc)
+        # an older table answers every event on the response topic itself: its topic from its type if it can
         etype = doc.get("type") if isinstance(doc, dict) else None
         parsed = parse_envelope(
             table, topic_of_type(etype) if isinstance(etype, str) else None, payload, "replay"
@@ -189,3 +204,22 @@ def classify(topic: str, payload: bytes, replay_suffix: str) -> Message:
         return Ignored(topic)
     parsed = parse_envelope(table, rel, payload, "live")
     return parsed if isinstance(parsed, Envelope) else Rejected(topic, parsed, len(payload))
+
+
+def _refetched(table: TableRef, topic: str, original: str, payload: bytes) -> Envelope | Rejected:
+    """An event sent again by the table's re-fetch under ``<response>/<original topic>``: filed under that topic
+    (the journal's) as a live arrival would be, once the topic is one an envelope is published on and agrees with
+    the envelope's type."""
+    if not _REPORTED.match(original):
+        return Rejected(
+            topic, f"re-fetched event under {original[:80]!r}, not a topic the table reports on", len(payload)
+        )
+    parsed = parse_envelope(table, original, payload, "replay")
+    if not isinstance(parsed, Envelope):
+        return Rejected(topic, parsed, len(payload))
+    implied = topic_of_type(parsed.type)
+    if implied is None and not (parsed.type == STATE_TYPE and original.startswith("state/")):
+        return Rejected(topic, f"re-fetched {parsed.type!r} event under {original!r}", len(payload))
+    if implied is not None and implied != original:
+        return Rejected(topic, f"re-fetched {parsed.type!r} event under {original!r}", len(payload))
+    return parsed

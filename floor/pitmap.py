@@ -25,7 +25,7 @@ import psycopg
 
 from controller.rules.profiles import game_name
 from controller.words import STATE_WORDS, alert_words, words
-from floor.contact import contacts
+from floor.contact import archive_receiving, contacts
 from floor.dashboard import Latest
 from floor.layout import Layout
 from floor.queries import table_currencies
@@ -120,6 +120,7 @@ def tiles(
     table_docs, round_docs = _docs(docs["state/table"]), _docs(docs.get("state/round", {}))
     currencies = table_currencies(conn)
     reach = {(c.table.site, c.table.table_id): c for c in contacts(conn)}
+    archive_down = archive_receiving(conn).receiving is False  # then silence says nothing of the tables
     critical: dict[tuple[str, str], int] = {}
     open_count: dict[tuple[str, str], int] = {}
     for a in snap["alerts"]:
@@ -135,7 +136,7 @@ def tiles(
         doc = table_docs.get(key, {})
         c = reach.get(key)
         last = c.last_contact_at if c else None
-        reachable = c.reachable(now) if c else False
+        reachable = archive_down or (c.reachable(now) if c else False)
         limits = v if isinstance(v := doc.get("limits"), dict) else {}
         archive = t.get("archive")
         state = _text(doc.get("state"), 40)

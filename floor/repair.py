@@ -14,7 +14,15 @@ nothing: "rate limited" and "busy" make the archive wait the table's whole rate 
 other reason (or no answer at all) is retried with a growing delay and raises a ``replay_unanswered`` warning.
 Requests are paced to the table's published limits (``RATE_PER_KEY`` per ``RATE_WINDOW_S`` per requester, one
 range below ``MAX_RANGE`` ids; controller/mqtt/replay.py): one request in flight per table, at most
-``RATE_PER_KEY - 1`` in any window.
+``RATE_PER_KEY - 1`` in any window. And to what the floor broker can queue for the archive's answer session:
+a request asks for at most ``chunk`` ids (``tablectl floor archive --refetch-chunk``, at most the floor broker's
+``max_queued_messages``) and all requests in flight together for at most ``chunk`` (a larger answer would be mostly
+dropped by the broker and asked for again and again); the next waits until the answer landed.
+
+Warnings mean what they say: an answer that is still arriving (its events being stored) is not "no answer" (the
+wait restarts with each event stored), a closing document that arrives after the wait ended still counts as the
+answer, and a ``replay_unanswered`` warning is closed (acknowledged by the archive) once the table's watermark
+passed the hole it named.
 """
 
 from __future__ import annotations
@@ -35,11 +43,14 @@ from controller.mqtt.replay import BUSY, MAX_RANGE, RATE_LIMITED, RATE_PER_KEY, 
 from floor.alerts import raise_alert
 from floor.gaps import GapFinder, Hole
 from floor.messages import ReplayClose, TableRef
+from floor.notify import notify
 
 PACE = max(1, RATE_PER_KEY - 1)  # requests per RATE_WINDOW_S per table: one below the table's limit
 WARN_AFTER = 3  # asks without an answer, or answers without progress, before the replay_unanswered warning
 MERGE_WITHIN = 500  # archived ids a request may send again to cover the next hole in the same request
 PER_ID_S = 0.002  # extra answer time per id asked (10,000 events take a while through two brokers)
+CHUNK = 500  # ids asked at once, over every table (below mosquitto's default max_queued_messages, 1000)
+FILLED_BY = "archive: the hole was filled"  # who closes a replay_unanswered warning
 
 
 @dataclass(slots=True)
@@ -71,14 +82,17 @@ class Repairer:
         username: str,
         grace: float = 2.0,
         answer_timeout: float = 10.0,
+        chunk: int = CHUNK,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._send, self.username = send, username
+        self.chunk = max(1, min(chunk, MAX_RANGE))
         self.grace, self.answer_timeout = grace, answer_timeout
         self._clock = clock
         self.finder = GapFinder(clock)
         self._tables: dict[TableRef, _TableRepair] = {}
         self._by_request: dict[str, TableRef] = {}
+        self._late: dict[str, TableRef] = {}  # asks whose wait ended: their answer still counts (bounded)
         self._lock = threading.Lock()
         self.stats = {"requests": 0, "answers": 0, "refusals": 0, "alerts": 0}
 
@@ -109,6 +123,30 @@ class Repairer:
             for table, open_holes in sorted(holes.items(), key=lambda kv: (kv[0].site, kv[0].table_id)):
                 state = self._tables.setdefault(table, _TableRepair())
                 self._advance(conn, table, state, open_holes, started)
+            self._close_filled(conn)
+
+    def progress(self, table: TableRef) -> None:
+        """Events of a re-fetch answer of ``table`` were stored (the writer thread): the answer is arriving, the
+        wait for it starts again."""
+        with self._lock:
+            s = self._tables.get(table)
+            if s is not None and s.ask is not None:
+                s.ask.sent_at = self._clock()
+
+    def _in_flight(self) -> int:
+        return sum(s.ask.hi - s.ask.lo + 1 for s in self._tables.values() if s.ask is not None)
+
+    def _close_filled(self, conn: psycopg.Connection) -> None:
+        """Close every open replay_unanswered warning whose hole lies below its table's watermark now."""
+        with conn.transaction():
+            cur = conn.execute(
+                "UPDATE floor_alerts a SET acknowledged_by = %s, acknowledged_at = now() FROM floor_tables t"
+                " WHERE a.kind = 'replay_unanswered' AND a.acknowledged_at IS NULL AND t.site = a.site"
+                " AND t.table_id = a.table_id AND t.contiguous_to >= (a.details->>'to_event_id')::bigint",
+                (FILLED_BY,),
+            )
+            if cur.rowcount:
+                notify(conn.cursor())
 
     def _advance(self, conn: psycopg.Connection, table: TableRef, s: _TableRepair, holes: list[Hole],
                  started: float) -> None:  # fmt: skip
@@ -118,6 +156,9 @@ class Repairer:
             if now - s.ask.sent_at < self.answer_timeout + size * PER_ID_S:
                 return  # waiting for the answer
             self._by_request.pop(s.ask.request_id, None)
+            self._late[s.ask.request_id] = table
+            while len(self._late) > 1000:
+                del self._late[next(iter(self._late))]
             s.ask = None
             self._failed(conn, table, s, now, "no answer")
         if now < s.not_before or s.answered_at >= started:
@@ -129,11 +170,16 @@ class Repairer:
         due = [h for h in holes if now - h.first_seen >= self.grace]
         if not due:
             return
-        lo, hi = due[0].lo, min(due[0].hi, due[0].lo + MAX_RANGE - 1)
+        in_flight = self._in_flight()
+        room = self.chunk - in_flight
+        if room <= 0 or (in_flight and room < min(self.chunk, due[0].hi - due[0].lo + 1) // 2):
+            return  # the answers in flight fill what the floor broker can queue: wait for them to land
+        span = min(room, MAX_RANGE)
+        lo, hi = due[0].lo, min(due[0].hi, due[0].lo + span - 1)
         for h in due[1:]:  # one request covers the next holes too when few archived ids lie between
-            if h.lo - hi > MERGE_WITHIN or h.lo >= lo + MAX_RANGE:
+            if h.lo - hi > MERGE_WITHIN or h.lo >= lo + span:
                 break
-            hi = min(h.hi, lo + MAX_RANGE - 1)
+            hi = min(h.hi, lo + span - 1)
         ask = _Ask(f"floor-{secrets.token_hex(8)}", lo, hi, now)
         body = {
             "request_id": ask.request_id,
@@ -163,6 +209,13 @@ class Repairer:
         if s.failures >= WARN_AFTER and not s.warned:
             s.warned = True
             hole = self.finder.holes().get(table, [Hole(0, 0, 0.0)])[0]
+            open_already = conn.execute(
+                "SELECT 1 FROM floor_alerts WHERE kind = 'replay_unanswered' AND site = %s AND table_id = %s"
+                " AND acknowledged_at IS NULL LIMIT 1",
+                (table.site, table.table_id),
+            ).fetchone()
+            if open_already:
+                return  # one open warning per table (closed when its hole is filled)
             with conn.transaction():
                 raise_alert(
                     conn.cursor(),
@@ -172,7 +225,7 @@ class Repairer:
                     f"events from {hole.lo} missing and the table's re-fetch does not serve them ({why});"
                     " still asking",
                     {"from_event_id": hole.lo, "to_event_id": hole.hi, "reason": why[:200]},
-                    f"replay_unanswered:{table.site}:{table.table_id}:{hole.lo}",
+                    f"replay_unanswered:{table.site}:{table.table_id}:{hole.lo}:{secrets.token_hex(4)}",
                 )
 
     def answered(self, conn: psycopg.Connection, close: ReplayClose) -> None:
@@ -204,6 +257,15 @@ class Repairer:
                 ),
             )
         with self._lock:
+            if (
+                self._late.get(request_id) == close.table
+            ):  # answered after the wait ended: an answer all the same
+                del self._late[request_id]
+                late = self._tables.get(close.table)
+                if late is not None and ok and (doc.get("sent") or missing):
+                    late.failures, late.warned = 0, False
+                    late.not_before = min(late.not_before, self._clock())
+                return
             if self._by_request.get(request_id) != close.table:
                 return  # not ours (another worker's, an old one, or a forgery naming another table)
             del self._by_request[request_id]

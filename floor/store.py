@@ -123,23 +123,36 @@ def ensure_tables(cur: psycopg.Cursor, tables: Iterable[TableRef]) -> None:
     )
 
 
-def record_arrivals(cur: psycopg.Cursor, envelopes: list[Envelope]) -> None:
+def record_arrivals(
+    cur: psycopg.Cursor, envelopes: list[Envelope], stale: frozenset[TableRef] = frozenset()
+) -> None:
     """One ``floor_arrivals`` row per table of the batch (lowest and highest id): what the gap finder reads
     (floor/gaps.py), duplicates included (a retained checkpoint delivered again still says how far
-    the table got). Appended only: no row is shared with another worker's transaction."""
+    the table got). Appended only: no row is shared with another worker's transaction. ``stale``: tables of
+    which only retained messages handed over again arrived (no contact: floor/contact.py)."""
     spans: dict[TableRef, tuple[int, int]] = {}
     for e in envelopes:
         lo, hi = spans.get(e.table, (e.event_id, e.event_id))
         spans[e.table] = (min(lo, e.event_id), max(hi, e.event_id))
+    insert_arrivals(cur, spans, stale)
+
+
+def insert_arrivals(
+    cur: psycopg.Cursor, spans: dict[TableRef, tuple[int, int]], stale: frozenset[TableRef] = frozenset()
+) -> None:
+    """Append one arrival row per table: ids ``lo..hi`` (0, 0: heard from, no ids), contact unless ``stale``."""
+    if not spans:
+        return
     order = sorted(spans, key=lambda t: (t.site, t.table_id))
     cur.execute(
-        "INSERT INTO floor_arrivals (site, table_id, lo, hi)"
-        " SELECT * FROM unnest(%s::text[], %s::text[], %s::bigint[], %s::bigint[])",
+        "INSERT INTO floor_arrivals (site, table_id, lo, hi, contact)"
+        " SELECT * FROM unnest(%s::text[], %s::text[], %s::bigint[], %s::bigint[], %s::boolean[])",
         (
             [t.site for t in order],
             [t.table_id for t in order],
             [spans[t][0] for t in order],
             [spans[t][1] for t in order],
+            [t not in stale for t in order],
         ),
     )
 
@@ -156,9 +169,11 @@ def _copy(cur: psycopg.Cursor, envelopes: list[Envelope]) -> None:
             copy.write_row(_row(e))
 
 
-def store_envelopes(cur: psycopg.Cursor, envelopes: list[Envelope]) -> int:
+def store_envelopes(
+    cur: psycopg.Cursor, envelopes: list[Envelope], stale: frozenset[TableRef] = frozenset()
+) -> int:
     """Insert envelopes (duplicates ignored, another payload under an archived id kept aside); returns how many
-    rows were new."""
+    rows were new. ``stale``: tables heard from only by retained messages handed over again (no contact)."""
     if not envelopes:
         return 0
     ensure_tables(cur, (e.table for e in envelopes))
@@ -179,19 +194,20 @@ def store_envelopes(cur: psycopg.Cursor, envelopes: list[Envelope]) -> int:
         new = max(cur.rowcount, 0)
     if new < len(envelopes):
         conflicting(cur, envelopes)
-    record_arrivals(cur, envelopes)
+    record_arrivals(cur, envelopes, stale)
     for e in envelopes:
         if e.type == CHECKPOINT_TYPE:
             record_checkpoint(cur, e)
     return new
 
 
-def store_status(cur: psycopg.Cursor, status: Status) -> None:
+def store_status(cur: psycopg.Cursor, status: Status, *, contact: bool = True) -> None:
+    """The controller's status; contact unless it is the retained one handed over again."""
     ensure_tables(cur, [status.table])
     cur.execute(
-        "UPDATE floor_tables SET status = %s, status_at = now(), last_contact_at = now()"
-        " WHERE site = %s AND table_id = %s",
-        (status.status, status.table.site, status.table.table_id),
+        "UPDATE floor_tables SET status = %s, status_at = now(),"
+        " last_contact_at = CASE WHEN %s THEN now() ELSE last_contact_at END WHERE site = %s AND table_id = %s",
+        (status.status, contact, status.table.site, status.table.table_id),
     )
 
 

@@ -25,6 +25,7 @@ import contextlib
 import logging
 import ssl
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,7 @@ from floor.notify import NOTIFY_CHANNEL as CHANNEL
 from floor.sessions import Session
 from floor.web_auth import SESSION, Auth, Database, deny
 from floor.web_config import WebConfig
-from floor.web_live import TICK_S, Live, build
+from floor.web_live import TICK_S, Live, build, database_down
 from floor.web_pages import PAGE_FILES, Pages
 from floor.web_relay import Relay
 from floor.web_surveillance import Surveillance
@@ -82,6 +83,7 @@ class FloorWeb:
         self.pages = Pages(cfg, self._refuse_page)
         self._changed = asyncio.Event()
         self._tasks: list[asyncio.Task[Any]] = []
+        self._db_down_since: datetime | None = None
 
     def app(self) -> web.Application:
         app = web.Application(middlewares=[self._headers, self.auth.middleware], client_max_size=16 * 1024)
@@ -104,6 +106,12 @@ class FloorWeb:
             resp = await handler(request)
         except web.HTTPException as exc:
             resp = exc
+        except psycopg.Error as exc:  # the archive's database refuses: say so (503), never an HTTP 500
+            log.warning("dashboard: %s: database not answering (%s)", request.path, exc)
+            resp = web.HTTPServiceUnavailable(
+                text="the archive's database is not answering; the floor's data cannot be read now, try again",
+                headers={"Retry-After": "5"},
+            )
         resp.headers.setdefault("Content-Security-Policy", _CSP)  # a report page sets its own, stricter
         resp.headers["X-Content-Type-Options"] = "nosniff"
         resp.headers["Referrer-Policy"] = "no-referrer"
@@ -165,8 +173,15 @@ class FloorWeb:
             self._changed.clear()
             try:
                 new = await asyncio.to_thread(build, self.cfg.dsn, self.cfg.layout)
+                self._db_down_since = None
             except psycopg.Error as exc:
                 log.warning("dashboard: snapshot failed (%s)", exc)
+                if self._db_down_since is None:
+                    self._db_down_since = datetime.now(UTC)
+                new = database_down(self._db_down_since, self.live.current)  # said as that, not tables down
+                for item in self.live.update(new):
+                    for stream in list(self._streams):
+                        self._put(stream, item)
                 await asyncio.sleep(1)
                 continue
             for item in self.live.update(new):

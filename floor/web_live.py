@@ -7,7 +7,9 @@ A browser gets, as server-sent events:
 - ``floor``: once at connect (and again if it fell behind): every tile, the open alerts, the version;
 - ``tiles``: ``{"version", "since", "changed": [tile...], "removed": [key...]}``: only the tiles that changed
   since the version ``since`` (the previous build), so an update at 2,000 tables is one tile's bytes, not 2,000;
-- ``alerts``: the open alerts, when they changed.
+- ``alerts``: the open alerts, when they changed;
+- ``archive``: ``{"receiving", "words"}``, when it changed: the archive's own state (its workers not receiving, its
+  database not answering), shown as that above the map, never as every table out of reach.
 
 Time since last contact is computed in the page from ``last_contact`` (a clock ticking every second would
 otherwise change every tile every second).
@@ -37,6 +39,7 @@ class Build:
     snapshot: str
     tiles: dict[str, str]
     alerts: str
+    archive: str = '{"receiving":null,"words":""}'
 
 
 def build(dsn: str, layout: Layout) -> Build:
@@ -49,7 +52,16 @@ def build(dsn: str, layout: Layout) -> Build:
         for k in _VOLATILE:
             doc.pop(k, None)
         texts[t.key] = json.dumps(doc, sort_keys=True)
-    return Build(json.dumps(snap, sort_keys=True), texts, json.dumps(snap["alerts"], sort_keys=True))
+    return Build(json.dumps(snap, sort_keys=True), texts, json.dumps(snap["alerts"], sort_keys=True),
+                 json.dumps(snap["archive"], sort_keys=True))  # fmt: skip
+
+
+def database_down(since: datetime, old: Build) -> Build:
+    """The last build, with the archive's state saying its database does not answer (what is shown is as of
+    ``since``)."""
+    words = (f"the archive's database is not answering since {since:%Y-%m-%d %H:%M:%S} UTC: what is shown is as"
+             " of then; tables are not known to be out of reach")  # fmt: skip
+    return Build(old.snapshot, old.tiles, old.alerts, json.dumps({"receiving": False, "words": words}))
 
 
 @dataclass
@@ -79,6 +91,8 @@ class Live:
                                     f'"removed":{json.dumps(removed)}}}'))  # fmt: skip
         if new.alerts != old.alerts:
             events.append(("alerts", new.alerts))
+        if new.archive != old.archive:
+            events.append(("archive", new.archive))
         self.current = new
         return events
 
@@ -88,7 +102,7 @@ class Live:
             body = ",".join(self.current.tiles.values())
             text = (
                 f'{{"version":{self.version},"tiles":[{body}],"alerts":{self.current.alerts},'
-                f'"attention_words":{_WORDS}}}'
+                f'"archive":{self.current.archive},"attention_words":{_WORDS}}}'
             )
             self._floor = (self.current, text)
         return self._floor[1]

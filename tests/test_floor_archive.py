@@ -278,6 +278,15 @@ def test_a_table_that_does_not_answer_the_refetch_gets_a_warning_and_is_asked_ag
         assert rows(dsn, "SELECT count(*) FROM missing_events")[0][0] == 0  # not given up: it may come back
         table.client.subscribe(f"{table.prefix}/cmd/replay", qos=1)  # the service is back: the next ask works
         wait_until(lambda: count(dsn, "S1", "T1") == 5, what="event 3 re-fetched at last")
+        # the hole is filled: the warning closes by itself (issue 36: no stale warning)
+        wait_until(
+            lambda: (
+                rows(dsn, "SELECT acknowledged_by FROM floor_alerts WHERE kind = 'replay_unanswered'")
+                == [("archive: the hole was filled",)]
+            ),
+            10,
+            "the warning closed",
+        )
     finally:
         table.close()
         w.stop()

@@ -421,14 +421,20 @@ def test_the_dashboard_snapshot_says_whether_each_tables_archive_is_complete(dsn
     synthetic(dsn, "T2", [("events/lid", "lid", {"state": "open"})], first=6)
     with psycopg.connect(dsn) as conn:
         tables = {t["table"]: t["archive"] for t in snapshot(conn)["tables"]}
-    assert tables["T1"] == {"complete": True, "archived_to": 3, "known_to": 3, "missing": "", "pending": ""}
-    assert tables["T2"] == {
+    keys = ("complete", "archived_to", "known_to", "missing", "pending")
+    assert {k: tables["T1"][k] for k in keys} == {"complete": True, "archived_to": 3, "known_to": 3, "missing": "",
+                                                  "pending": ""}  # fmt: skip
+    assert {k: tables["T2"][k] for k in keys} == {
         "complete": False,
         "archived_to": 2,
         "known_to": 6,
         "missing": "",
         "pending": "3-5",
     }
+    assert (
+        tables["T1"]["summary"].startswith("complete")
+        and "pending (not archived yet)" in tables["T2"]["summary"]
+    )
 
 
 def test_a_round_whose_dealing_event_is_lost_is_listed_incomplete_not_dropped(dsn, capsys):
@@ -441,3 +447,40 @@ def test_a_round_whose_dealing_event_is_lost_is_listed_incomplete_not_dropped(ds
     rounds = [r for r in lines if not r["absent"]]
     assert [r["complete"] for r in rounds] == [True, False, True]
     assert any("dealing event (bets) is not archived" in m for m in rounds[1]["missing"])
+
+
+def test_a_table_out_of_reach_is_never_complete_and_every_figure_says_since_when(dsn, capsys):
+    """Issue 36: the table was last heard from at 12:05 and is out of reach since (no contact for 30 s; floor/
+    contact.py). Every figure that includes the time since says so, with what it rests on: ``floor report``,
+    ``floor shift``, ``floor rounds``, the dashboard. A window that ended before the table went out of reach stays
+    complete; contact again, and the same figures are complete."""
+    h = Harness()
+    play_rounds(h, 2)
+    n = archive_harness(dsn, h)
+    last = WHEN + timedelta(seconds=n)  # the newest archived event (archive_harness: one a second)
+    with psycopg.connect(dsn) as conn:
+        conn.execute(
+            "UPDATE floor_tables SET link = 'up', last_contact_at = %s", (WHEN + timedelta(minutes=5),)
+        )
+    words = f"out of reach since 2026-11-23 12:05 UTC, figures to {last:%H:%M} UTC"
+    row, err = report_row(dsn, capsys)
+    assert row["archive"] == "INCOMPLETE" and words in err
+    window = ["--since", "2026-11-23T08:00", "--until", "2026-11-23T16:00"]
+    assert tablectl(["floor", "shift", "--dsn", dsn, *window, "--csv"]) == 0
+    shift = [r for r in csv.DictReader(io.StringIO(capsys.readouterr().out)) if r["level"] == "table"]
+    assert len(shift) == 1 and words in shift[0]["incomplete"]
+    assert tablectl(["floor", "rounds", "--dsn", dsn, "--table", "T1", "--since", "2026-11-23"]) == 0
+    out = capsys.readouterr()
+    assert words in out.err and "complete (" not in out.err
+    with psycopg.connect(dsn) as conn:
+        (tile,) = snapshot(conn)["tables"]
+    assert tile["archive"]["complete"] is False and words in tile["archive"]["summary"]
+    assert tile["archive"]["out_of_reach_since"] == "2026-11-23 12:05:00 UTC"
+    # a window that ended before the table went out of reach rests on everything it covers
+    assert tablectl(["floor", "rounds", "--dsn", dsn, "--table", "T1", "--since", "2026-11-23",
+                     "--until", "2026-11-23T12:04"]) == 0  # fmt: skip
+    assert "complete (" in capsys.readouterr().err
+    with psycopg.connect(dsn) as conn:  # heard from again
+        conn.execute("UPDATE floor_tables SET last_contact_at = now()")
+    row, err = report_row(dsn, capsys)
+    assert row["archive"] == "complete" and "out of reach" not in err

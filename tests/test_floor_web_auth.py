@@ -6,6 +6,7 @@ that refused every browser behind a TLS proxy."""
 from __future__ import annotations
 
 import http.client
+import json
 import os
 import sys
 import threading
@@ -17,7 +18,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from controller.mqtt.signed_command import build_command
 from controller.rules.profiles import PROFILE_DIR
-from floor import users
+from floor import store, users
 from floor.alerts import raise_alert
 from floor.logins import CLIENT_FAILURES, USER_FAILURES
 from floor.messages import TableRef
@@ -25,6 +26,7 @@ from floor.sessions import SESSION_COOKIE
 from floor.store import ensure_tables
 from floor.users import Role, add_user
 from tablebench.pitmap_floor import PLAYED, SITE, build_floor
+from tablebench.postgres import admin_dsn
 from tests.support.floor import temp_database, wait_until
 from tests.support.floor_web import api_login, dashboard, page_headers, request, session_token
 
@@ -384,3 +386,67 @@ def test_a_profile_named_by_a_table_opens_no_file_and_every_page_still_works(tmp
             web.port, "GET", "/api/shift?since=2026-01-01T00:00&until=2026-12-01T00:00", token=token
         )
         assert wide.status == 400 and "span at most" in wide.json()["reason"]
+
+
+def _floor_event(resp: http.client.HTTPResponse) -> dict:
+    """The ``floor`` document the stream opens with (the ``event: floor`` line is read by _open_stream)."""
+    line = resp.readline()
+    assert line.startswith(b"data: ")
+    return json.loads(line[len(b"data: ") :])
+
+
+def test_an_archive_outage_is_said_as_that_not_as_every_table_out_of_reach():
+    """Issue 36: with the archive workers stopped (the last one heard from a minute ago), every table that went
+    quiet is not "unreachable": the page says the archive is not receiving, the tiles keep their attention, the
+    figures say what they rest on. With PostgreSQL refusing connections, requests are answered 503 with the reason,
+    never HTTP 500, and the live page is told the database does not answer."""
+    with temp_database() as dsn:
+        with psycopg.connect(dsn) as conn:
+            store.migrate(conn)
+            with conn.transaction():
+                ensure_tables(conn.cursor(), [TableRef("demo", "T1"), TableRef("demo", "T2")])
+                conn.execute("UPDATE floor_tables SET link = 'up', last_contact_at = now() - interval '70 s'")
+                conn.execute("INSERT INTO floor_workers (worker, seen_at, subscribed)"
+                             " VALUES ('floor-archive/1', now() - interval '60 s', true)")  # fmt: skip
+        with dashboard(dsn) as web:
+            carol = session_token(api_login(web.port, "carol"))
+            status, resp = _open_stream(web.port, carol)
+            assert status == 200
+            doc = _floor_event(resp)
+            resp.close()
+            assert (
+                doc["archive"]["receiving"] is False and "archive is not receiving" in doc["archive"]["words"]
+            )
+            assert [t["attention"] for t in doc["tiles"]] == ["open", "open"]  # not "unreachable"
+            snap = request(web.port, "GET", "/api/snapshot", token=carol).json()
+            assert all("archive not receiving" in t["archive"]["summary"] for t in snap["tables"]), snap[
+                "tables"
+            ]
+            # a worker subscribes again: then a quiet table is out of reach, and said so
+            with psycopg.connect(dsn) as conn:
+                conn.execute("UPDATE floor_workers SET seen_at = now()")
+            wait_until(lambda: "out of reach since" in request(web.port, "GET", "/api/snapshot", token=carol)
+                       .json()["tables"][0]["archive"]["summary"], 20, "out of reach")  # fmt: skip
+            status, resp = _open_stream(web.port, carol)
+            live = resp
+            assert [t["attention"] for t in _floor_event(live)["tiles"]] == ["unreachable"] * 2
+            # the database refuses connections: 503 with the reason, and the open page is told
+            with psycopg.connect(admin_dsn(), autocommit=True) as admin:
+                name = psycopg.conninfo.conninfo_to_dict(dsn)["dbname"]
+                admin.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS false')
+                admin.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", (name,)
+                )
+                try:
+                    answer = request(web.port, "GET", "/api/snapshot", token=carol)
+                    assert answer.status == 503 and b"database is not answering" in answer.body
+                    events = request(web.port, "GET", "/events", token=carol)
+                    assert events.status == 503
+                    told = b""
+                    deadline = time.monotonic() + 30
+                    while b"database is not answering" not in told and time.monotonic() < deadline:
+                        told += live.readline()
+                    assert b"event: archive" in told and b"database is not answering" in told
+                finally:
+                    admin.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS true')
+            live.close()

@@ -46,10 +46,15 @@ class Requester:
         assert self.rec.publish("cmd/replay", payload, props=props) == 0
 
     def answers(self) -> list[dict]:
-        return self.rec.on("cmd/replay/response/monitor")
+        return [json.loads(p) for p in self.raw_answers()]
 
     def raw_answers(self) -> list[bytes]:
-        return [p for t, p, _ in self.rec.messages if t == "cmd/replay/response/monitor"]
+        """The closing documents on the answer address, the events under it by their own topic, in order."""
+        return [p for _t, p in self.topical_answers()]
+
+    def topical_answers(self) -> list[tuple[str, bytes]]:
+        base = "cmd/replay/response/monitor"
+        return [(t, p) for t, p, _ in self.rec.messages if t == base or t.startswith(base + "/")]
 
     async def closing(self, n: int, timeout: float = 20) -> list[dict]:
         await self.rec.await_for(
@@ -97,6 +102,10 @@ async def test_kept_events_come_back_byte_identical_in_order_with_missing_named(
     }
     replayed = [p for p in req.raw_answers() if b"request_id" not in p]
     assert [json.loads(p)["event_id"] for p in replayed] == list(range(20, 31))
+    # each under the topic the journal keeps for it (a state document's topic is not in its envelope)
+    assert {t for t, p in req.topical_answers() if b"request_id" not in p} == {
+        "cmd/replay/response/monitor/events/card"
+    }
     assert replayed == [live[i] for i in range(20, 31)], "not byte-identical to the first publication"
     assert req.rec.invalid == []
     await link.stop()

@@ -11,7 +11,8 @@ configuration (``[table] site/id``, ``[mqtt] prefix``) and the floor's bridge fi
     # keepalive = 15                                               # s; a dead link shows on the floor in 1.5x
 
 What the section does (docs/floor.md): out to the floor, QoS 1, retained flags kept: ``status``, ``state/#``,
-``events/#``, ``alerts/#``, ``audit/#``, the command responses and the re-fetch answers; in from the floor, QoS 1:
+``events/#``, ``alerts/#``, ``audit/#``, the command responses and the re-fetch answers, and at QoS 0 the table's
+``link/head`` (its newest event id) and the table broker's heartbeat; in from the floor, QoS 1:
 ``cmd/supervisor``, ``cmd/technician``, ``cmd/replay`` (commands stay signed end to end: the bridge only
 carries them). MQTT v5 across the bridge (``bridge_protocol_version mqttv50``): a command's response topic and
 correlation data reach the table, so its answer goes to ``cmd/<role>/response/<sender>``, the one response topic
@@ -32,6 +33,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from controller.topics import EVENT_HEAD
 
 # The bridge's two topics the floor reads (floor/contact.py), relative to the table's prefix
 LINK_TOPIC = "link/floor"  # the bridge's notification_topic
@@ -180,6 +183,8 @@ def render(cfg: BridgeConfig) -> str:
     lines += [f"topic {t} in 1 {p} {p}" for t in IN_TOPICS]
     # the heartbeat: this broker's uptime, every sys_interval (10 s), QoS 0 (never queued while the link is down)
     lines.append(f"topic uptime out 0 $SYS/broker/ {p}{HEARTBEAT_TOPIC.rsplit('/', 1)[0]}/")
+    # the table's newest event id, every 10 s, QoS 0 too: how the floor learns of a lost tail (docs/floor.md)
+    lines.append(f"topic {EVENT_HEAD} out 0 {p} {p}")
     return "\n".join(lines) + "\n"
 
 

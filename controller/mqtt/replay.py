@@ -9,7 +9,10 @@ The answer goes to the request's MQTT v5 response topic, which must be ``<prefix
 level>`` (the requester's username: the broker ACL lets an account read only its own, so naming another account
 only sends the answer where the requester cannot read it). Without a usable response topic the refusal goes to
 ``cmd/replay/response``. First each kept event with an id in [A, B], byte-identical to the envelope as first
-published, in id order, QoS 1, not retained; then one closing document ``{"request_id", "ok": true,
+published, in id order, QoS 1, not retained, each on ``<response topic>/<the topic it was first published on>``
+(``.../cmd/replay/response/archive/state/round``: the journal keeps the topic, the envelope does not name it, and a
+state document's topic cannot be told from its type; the ACL's ``response/<account>/#`` and the bridge's
+``cmd/+/response/#`` carry it); then, on the response topic itself, one closing document ``{"request_id", "ok": true,
 "from_event_id", "to_event_id", "sent", "missing": [ids not kept or never existing]}`` or ``{"request_id",
 "ok": false, "reason"}``.
 
@@ -19,6 +22,11 @@ Bounds: payload <= 1 KiB, one range < 10,000 ids, per requester ``RATE_PER_KEY``
 and ``RATE_GLOBAL`` overall, at most ``QUEUE`` requests waiting (then "busy"). Every refusal is answered with the
 reason; refusals are journaled (``replay_refused``: requester, request id, reason), the rate-limited ones once per
 window per requester with a count, so a flood cannot fill the journal.
+
+The head: every ``HEAD_EVERY_S`` (and at once after each connect) the server publishes ``link/head``
+``{"last_event_id": N, "ts"}`` (retained, QoS 0, not journaled: no event, no id of its own), N the newest event id
+the journal holds: every id up to N can be asked for here. A consumer that lost the end of the stream (the table's
+last event dropped by a broker, the table idle since) learns of it from the head within ``HEAD_EVERY_S`` and asks.
 
 Retention: the journal keeps every published envelope (``events`` table) for ``retention_days`` after it was
 published; ``prune`` (hourly, and at start) forgets older ones that left the outbox. The chain keeps their digests,
@@ -39,10 +47,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from controller.journal.store import Journal
+from controller.journal.store import Journal, iso_ts
 from controller.mqtt.link import InboundMessage, MqttLink
 from controller.mqtt.schemas import MessageInvalid, check, parse_json
-from controller.topics import CMD_REPLAY
+from controller.topics import CMD_REPLAY, EVENT_HEAD
 from drivers.aio import cancel_tasks
 
 log = logging.getLogger(__name__)
@@ -59,6 +67,7 @@ RATE_LIMITED = "rate limited"
 BUSY = "busy"
 CHUNK = 200  # events handed to paho between two yields to the loop
 PRUNE_EVERY_S = 3600.0
+HEAD_EVERY_S = 10.0  # link/head: the newest event id, this often (a lost tail is found within it)
 RESPONSE = f"{CMD_REPLAY}/response"
 _SEGMENT = re.compile(r"^[A-Za-z0-9_.@-]{1,64}\Z")
 PRUNED_SEE = (
@@ -94,8 +103,10 @@ class ReplayServer:
         retention_days: int = 30,
         clock: Callable[[], float] = time.time,
         monotonic: Callable[[], float] = time.monotonic,
+        head_every: float = HEAD_EVERY_S,
     ) -> None:
         self.journal = journal
+        self.head_every = head_every
         self.link = link
         self.retention_days = retention_days
         self.clock = clock
@@ -117,6 +128,8 @@ class ReplayServer:
         self.prune()
         self._tasks.append(asyncio.create_task(self._work(), name="replay-server"))
         self._tasks.append(asyncio.create_task(self._prune_loop(), name="replay-prune"))
+        self._tasks.append(asyncio.create_task(self._head_loop(), name="replay-head"))
+        self.link.on_connected(self.publish_head)
 
     async def stop(self) -> None:
         await cancel_tasks(self._tasks)
@@ -135,6 +148,17 @@ class ReplayServer:
         while True:
             await asyncio.sleep(PRUNE_EVERY_S)
             self.prune()
+
+    def publish_head(self) -> None:
+        """``link/head``: the newest event id the journal holds (nothing when the link is down: the next one)."""
+        body = json.dumps({"last_event_id": self.journal.last_event_id, "ts": iso_ts(self.clock())},
+                          separators=(",", ":"))  # fmt: skip
+        self.link.publish(EVENT_HEAD, body, qos=0, retain=True)
+
+    async def _head_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.head_every)
+            self.publish_head()
 
     # ---- intake ----
     def _enqueue(self, msg: InboundMessage) -> None:
@@ -233,7 +257,7 @@ class ReplayServer:
                 if self.on_forged is not None:
                     self.on_forged(event_id, reason)
                 continue
-            if self.link.publish(topic, row.payload, qos=1, absolute=True) is None:
+            if self.link.publish(f"{topic}/{row.topic}", row.payload, qos=1, absolute=True) is None:
                 return  # the link went down: the requester asks again
             sent += 1
             if n % CHUNK == CHUNK - 1:

@@ -17,9 +17,11 @@ import psycopg
 
 from controller.config.endpoint import default_port
 from controller.mqtt import client_options as opts
+from controller.mqtt.replay import MAX_RANGE
 from floor.archive import ArchiveConfig, ArchiveWorker
 from floor.archive_report import DEFAULT_INTERVAL_S, Reporter
 from floor.cli.tablectl import add_dsn
+from floor.repair import CHUNK
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -39,6 +41,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--group", default="floor-archive", help="shared-subscription group of the workers")
     parser.add_argument("--site", default="+", help="archive one site only (default: every site)")
     parser.add_argument("--grace", type=float, default=2.0, help="seconds a gap may last before a re-fetch")
+    parser.add_argument(
+        "--refetch-chunk", type=_chunk, default=CHUNK, metavar="IDS",
+        help=f"event ids re-fetched at once over every table (default {CHUNK}): at most the number of"
+        " messages the floor broker queues for one client, or most of a larger answer is dropped and asked for again",
+    )  # fmt: skip
     parser.add_argument("--status-interval", type=_interval, default=DEFAULT_INTERVAL_S, metavar="SECONDS",
                         help="a line of figures (and the status files) this often (default %(default)g)")  # fmt: skip
     parser.add_argument("--status-file", type=Path, help="write the figures here as JSON (atomically)")
@@ -48,6 +55,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     talk = parser.add_mutually_exclusive_group()
     talk.add_argument("-q", "--quiet", action="store_true", help="warnings and errors only")
     talk.add_argument("-v", "--verbose", action="store_true", help="also each table's figures")
+
+
+def _chunk(text: str) -> int:
+    value = int(text)
+    if not 10 <= value <= MAX_RANGE:
+        raise argparse.ArgumentTypeError(f"between 10 and {MAX_RANGE} ids")
+    return value
 
 
 def _interval(text: str) -> float:
@@ -82,6 +96,7 @@ def main(args: argparse.Namespace) -> int:
         site=args.site,
         tls=tls,
         grace=args.grace,
+        refetch_chunk=args.refetch_chunk,
     )
     worker = ArchiveWorker(cfg)
     reporter = Reporter(

@@ -39,6 +39,13 @@ async function acknowledge(alert, resultEl, button) {
   }
 }
 
+function renderArchive(state) {  // the archive's own state: its workers or its database away (not the tables)
+  const p = document.getElementById("archive-state");
+  const words = state && typeof state.words === "string" ? state.words : "";
+  p.textContent = words;
+  p.hidden = !words;
+}
+
 function renderAlerts(alerts) {
   const list = document.getElementById("alerts");
   list.replaceChildren();
@@ -198,6 +205,7 @@ function onFloor(doc) {
   for (const t of doc.tiles) floor.tiles.set(t.site + "/" + t.table, t);
   renderMap();
   renderAlerts(doc.alerts);
+  renderArchive(doc.archive);
   document.getElementById("map").dataset.drawnMs = String(Math.round(performance.now() - t0));
 }
 
@@ -245,6 +253,7 @@ function connect() {
   source.addEventListener("floor", (ev) => { onFloor(JSON.parse(ev.data)); live.textContent = "live"; live.className = "live"; });
   source.addEventListener("tiles", (ev) => onTiles(JSON.parse(ev.data)));
   source.addEventListener("alerts", (ev) => renderAlerts(JSON.parse(ev.data)));
+  source.addEventListener("archive", (ev) => renderArchive(JSON.parse(ev.data)));
   source.onerror = () => { live.textContent = "reconnecting…"; live.className = "live off"; };
 }
 

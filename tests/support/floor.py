@@ -9,7 +9,8 @@ contract (the event re-fetch of docs/reliability.md, served for real by controll
 ``{"request_id", "from_event_id", "to_event_id"[, "reply_to"]}`` on ``<prefix>/cmd/replay``; answer on the
 request's v5 response topic if it lies under ``<prefix>/cmd/replay/response/``, else under
 ``.../response/<reply_to>`` (MQTT 3.1.1 clients, and whatever crossed a 3.1.1 bridge), else a refusal on the bare
-``.../response``; each kept envelope byte-identical in event_id order, QoS 1, not retained, then ``{"request_id",
+``.../response``; each kept envelope byte-identical in event_id order, QoS 1, not retained, under the answer
+address followed by the topic it was first published on, then on the answer address ``{"request_id",
 "ok", "from_event_id", "to_event_id", "sent", "missing"}``; the same rate limit per requester as the table, a
 refusal ``{"request_id", "ok": false, "reason": "rate limited: ..."}`` beyond it) exactly, so the floor's repair
 can be tested with the gaps each case needs.
@@ -78,6 +79,7 @@ class StandInTable:
         self.site, self.table_id = site, table_id
         self.prefix = f"casino/{site}/table/{table_id}"
         self.kept: dict[int, bytes] = {}
+        self.topics: dict[int, str] = {}  # event id -> the topic it was published on (the journal keeps it)
         self.next_id = 1
         self.head = EVENT_GENESIS  # the published events' hash chain, as the table's journal keeps it
         self.requests: list[dict[str, Any]] = []
@@ -128,9 +130,15 @@ class StandInTable:
     ) -> int:
         """Keep the envelope (as the table's outbox does) and publish it unless ``deliver`` is False."""
         event_id, raw = self.envelope(event_type, data)
+        self.topics[event_id] = rel
         if deliver:
             self._send(f"{self.prefix}/{rel}", raw, retain)
         return event_id
+
+    def publish_head(self) -> None:
+        """``link/head``: the newest event id kept (retained, QoS 0), as the table's re-fetch server says it."""
+        body = json.dumps({"last_event_id": self.next_id - 1, "ts": now_ts()}).encode()
+        self.client.publish(f"{self.prefix}/link/head", body, qos=0, retain=True)
 
     def publish_raw(self, rel: str, payload: bytes) -> None:
         self._send(f"{self.prefix}/{rel}", payload, False)
@@ -203,7 +211,7 @@ class StandInTable:
         sent, missing = 0, []
         for i in range(a, b + 1):
             if i in self.kept:
-                self._send(target, self.kept[i], False)
+                self._send(f"{target}/{self.topics[i]}", self.kept[i], False)
                 sent += 1
             else:
                 missing.append(i)
