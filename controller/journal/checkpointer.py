@@ -1,4 +1,6 @@
-"""Writes the signed checkpoints: at every round end and at least every ``interval_s`` while records are written.
+"""Writes the signed checkpoints: at every round end, right after every record of a kind the service names as
+urgent (``prompt_kinds``: an alert, so the floor can prove a fault's state at once), and at least every
+``interval_s`` while records are written.
 
 A checkpoint signs the chain head as it stands (record ``seq``, its ``hash``, the last ``event_id`` and the
 published events' chain value there, ``event_chain``) and goes into
@@ -36,9 +38,11 @@ class Checkpointer:
         site: str,
         table: str,
         interval_s: float = INTERVAL_S,
+        prompt_kinds: frozenset[str] = ROUND_END_KINDS,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.journal = journal
+        self.prompt_kinds = prompt_kinds
         self.key = key
         self.site = site
         self.table = table
@@ -72,7 +76,7 @@ class Checkpointer:
         kinds = {r.kind for r in tx.records}
         if not kinds or CHECKPOINT_KIND in kinds:
             return  # nothing written, or our own checkpoint
-        if kinds & ROUND_END_KINDS or self._clock() - self._last_at >= self.interval_s:
+        if kinds & self.prompt_kinds or self._clock() - self._last_at >= self.interval_s:
             self._schedule(0.0)
         elif self._timer is None:
             self._schedule(max(0.0, self._last_at + self.interval_s - self._clock()))

@@ -12,7 +12,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from controller.audit.checkpoint import public_key_hex
 from controller.config import TableConfig
 from controller.journal import Journal
-from controller.journal.checkpointer import INTERVAL_S, Checkpointer
+from controller.journal.checkpointer import INTERVAL_S, ROUND_END_KINDS, Checkpointer
+from controller.mqtt.alerts import RECORD_KIND as ALERT_RECORD
 from controller.mqtt.anchor import BrokerAnchor
 from controller.mqtt.link import MqttLink
 from controller.mqtt.replay import ReplayServer
@@ -33,7 +34,16 @@ def start_audit_trail(
     broker's checkpoint contradicts the journal."""
     t = config.table
     interval_s = config.audit.checkpoint_interval_s if config.audit else INTERVAL_S
-    checkpointer = Checkpointer(journal, audit_key, site=t.site, table=t.id, interval_s=interval_s)
+    # a round's end and every alert (raised, acknowledged, closed) checkpoint at once: the floor shows a table's
+    # state only once a checkpoint proves it (floor/claims.py), and a fault should not wait for the interval
+    checkpointer = Checkpointer(
+        journal,
+        audit_key,
+        site=t.site,
+        table=t.id,
+        interval_s=interval_s,
+        prompt_kinds=ROUND_END_KINDS | {ALERT_RECORD},
+    )
     checkpointer.start()
     replay = ReplayServer(journal, link, retention_days=config.journal.event_retention_days)
     replay.on_forged = lambda event_id, reason: on_forged("replay", event_id, reason)

@@ -10,15 +10,18 @@ GRANT SELECT ON schema_migrations TO floor_archive, floor_web;
 
 GRANT SELECT, INSERT, UPDATE, DELETE ON
     events, floor_tables, checkpoints, floor_alerts, replay_requests, missing_events, rejected_messages,
-    floor_arrivals, quarantined_events
+    floor_arrivals, quarantined_events, floor_workers
     TO floor_archive;
 
 GRANT SELECT ON
     events, floor_tables, checkpoints, floor_alerts, replay_requests, missing_events, rejected_messages,
-    floor_arrivals, quarantined_events, dashboard_users, dashboard_sessions, dashboard_log
+    floor_arrivals, quarantined_events, floor_workers, dashboard_users, dashboard_sessions, dashboard_log
     TO floor_web;
 GRANT INSERT, DELETE ON dashboard_sessions TO floor_web;
 GRANT INSERT ON dashboard_log TO floor_web;
+-- a login takes its attempt before the password is checked (floor/logins.py reserve): the row is confirmed as a
+-- failure (its detail written) or given back (deleted) once the check is done
+GRANT UPDATE (detail), DELETE ON dashboard_log TO floor_web;
 GRANT INSERT, UPDATE ON floor_alerts TO floor_web;
 
 GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO floor_archive, floor_web;
