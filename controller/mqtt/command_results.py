@@ -18,6 +18,7 @@ from controller.mqtt.command_request import CommandRequest
 
 RESULT_RECORD = "command_result"
 RESULT_RETENTION = 10_000  # answered request ids remembered for idempotent retries
+UNANSWERED_WINDOW = 1_000  # the newest inputs searched at start-up for a request committed but never answered
 
 ResultKey = tuple[str, str, str]  # (role, user, request id)
 
@@ -57,8 +58,12 @@ class ResultBook:
                 "SELECT seq FROM records WHERE kind = ? ORDER BY seq DESC LIMIT 100", (RESULT_RECORD,)
             ).fetchall()
             since = marks[-1][0] if len(marks) == 100 else 0
+            # at most the newest UNANSWERED_WINDOW inputs: an unanswered one is among the last few committed
+            # before the stop, and a journal with few answers must not be read whole at every start
             rows = tx.execute(
-                "SELECT data FROM records WHERE kind = 'input' AND seq > ? ORDER BY seq", (since,)
+                "SELECT data FROM (SELECT seq, data FROM records WHERE kind = 'input' AND seq > ?"
+                " ORDER BY seq DESC LIMIT ?) ORDER BY seq",
+                (since, UNANSWERED_WINDOW),
             ).fetchall()
         for (data,) in rows:
             with contextlib.suppress(ValueError, KeyError, TypeError, AttributeError):
