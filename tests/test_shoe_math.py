@@ -17,11 +17,11 @@ from controller.rules.shoe_math import (
     Decide,
     FiniteSolver,
     Prizes,
-    _dealer,
     _edge,
     basic_strategy,
     chart_key,
     chart_move,
+    dealer_from_up,
     finite_house_edge,
     full_shoe,
     take,
@@ -93,7 +93,7 @@ def test_the_dealer_model_against_the_exact_recursion() -> None:
         model = DealerModel(base, up)
         for cards in [(10, 6), (5, 4, 7), (2, 2, 2, 3, 4), (1, 1, 9), (10, 10, 1)]:
             shoe = _shoe_after(base, cards)
-            exact = _dealer(shoe, up, up == 1, 1)
+            exact = dealer_from_up(shoe, up)
             worst = max(worst, max(abs(a - b) for a, b in zip(exact, model.outcomes(shoe), strict=True)))
     assert worst < 0.0005, worst
 

@@ -82,10 +82,9 @@ def _dealer(shoe: Shoe, hard: int, aces: bool, ncards: int) -> tuple[float, ...]
     return tuple(acc)
 
 
-def dealer_outcomes(shoe: Shoe, up: int, *, peeked: bool) -> tuple[float, ...]:
-    """The dealer's outcome vector for ``up`` with the rest of his cards from ``shoe``, exactly; ``peeked``: given
-    that he has checked and has no blackjack."""
-    return _given(_dealer(shoe, up, up == 1, 1), peeked)
+def dealer_from_up(shoe: Shoe, up: int) -> tuple[float, ...]:
+    """The dealer's outcome vector for ``up`` with the rest of his cards from ``shoe``, exactly."""
+    return _dealer(shoe, up, up == 1, 1)
 
 
 def _given(out: tuple[float, ...], peeked: bool) -> tuple[float, ...]:
@@ -103,9 +102,9 @@ class DealerModel:
 
     def __init__(self, base: Shoe, up: int) -> None:
         self.base, self.up = base, up
-        self.at_base = _dealer(base, up, up == 1, 1)
+        self.at_base = dealer_from_up(base, up)
         self.effect = {
-            v: tuple(x - y for x, y in zip(_dealer(take(base, v), up, up == 1, 1), self.at_base, strict=True))
+            v: tuple(x - y for x, y in zip(dealer_from_up(take(base, v), up), self.at_base, strict=True))
             for v in VALUES
             if base[v - 1]
         }
@@ -132,11 +131,8 @@ class Prizes:
 
     @classmethod
     def of(cls, p: Profile) -> Prizes:
-        return cls(
-            int(p.special_prizes.get("six_seven_eight_suited", 0)),
-            int(p.special_prizes.get("three_sevens", 0)),
-            bool(p.prizes.split_hands),
-        )
+        g = Game.of(p)  # the one reading of the profile's prize table
+        return cls(g.prize_678, g.prize_777, bool(p.prizes.split_hands))
 
     def on_third(self, c1: int, c2: int, shoe: Shoe) -> float:
         """The prize's expected value when a hand holding c1 c2 takes its third card from ``shoe``."""
