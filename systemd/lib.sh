@@ -151,6 +151,21 @@ list_releases() {
     find "$RELEASES" -mindepth 1 -maxdepth 1 -type d -printf '%f\n' | sort
 }
 
+# Every release, oldest first, the current one and the incomplete ones marked (rollback.sh --list).
+print_releases() {
+    local cur r
+    cur="$(current_release || true)"
+    for r in $(list_releases); do
+        if [ "$r" = "$cur" ]; then
+            echo "$r  (current)"
+        elif is_incomplete "$r"; then
+            echo "$r  (incomplete: an install or update that did not finish; not offered)"
+        else
+            echo "$r"
+        fi
+    done
+}
+
 # Point current (and .venv) at a release; rename(2) makes the switch atomic.
 switch_to() {
     local id="$1"
@@ -198,3 +213,4 @@ prune_releases() {
         fi
     done
 }
+

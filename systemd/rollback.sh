@@ -13,16 +13,7 @@ for arg in "$@"; do
     case "$arg" in
         --no-restart) restart=0 ;;
         --list)
-            cur="$(current_release || true)"
-            for r in $(list_releases); do
-                if [ "$r" = "$cur" ]; then
-                    echo "$r  (current)"
-                elif is_incomplete "$r"; then
-                    echo "$r  (incomplete: an install or update that did not finish; not offered)"
-                else
-                    echo "$r"
-                fi
-            done
+            print_releases
             exit 0
             ;;
         -h | --help)
