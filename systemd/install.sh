@@ -117,7 +117,6 @@ fi
 # passwd and acl again (SIGHUP; connected clients stay).
 log "5/8 mosquitto (TLS on 8883, accounts, ACL)"
 mosq_restart=0
-mosq_reload=0
 install -d -m 0755 "$CERTS"
 if [ -f "$CERTS/ca.crt" ] && [ -f "$CERTS/broker.crt" ] && [ -f "$CERTS/broker.key" ]; then
     : # the site PKI's, or this Pi's from an earlier run (docs/deploy.md "Certificates")
@@ -170,43 +169,8 @@ if [ -f "$TABLECTL_ETC/mqtt-password" ]; then
     chown root:tablectl "$TABLECTL_ETC/mqtt-password"
     chmod 0640 "$TABLECTL_ETC/mqtt-password"
 fi
-# The templates are the release's package data (python -m controller.broker path ...), not this source tree.
-acl_template="$("$venv_python" -m controller.broker path acl)"
-conf_template="$("$venv_python" -m controller.broker path conf)"
-# passwd is hashed with a fresh salt each time, so what decides a new render is what it is made from.
-accounts_digest="$(cat "$users" "$acl_template" <(printf 'site=%s\n' "$site") | sha256sum | cut -d' ' -f1)"
-stamp=/etc/mosquitto/tablectl-accounts.sha256
-if [ ! -f /etc/mosquitto/passwd ] || [ ! -f /etc/mosquitto/acl ] || [ ! -f "$stamp" ] \
-    || [ "$(cat "$stamp")" != "$accounts_digest" ]; then
-    render_tmp="$(mktemp -d /etc/mosquitto/.render.XXXXXX)"
-    "$venv_python" -m controller.broker render --users "$users" --site "$site" --out "$render_tmp" >/dev/null
-    for f in passwd acl; do
-        chown root:mosquitto "$render_tmp/$f"
-        chmod 0640 "$render_tmp/$f"
-        mv -f "$render_tmp/$f" "/etc/mosquitto/$f"
-    done
-    rm -rf "$render_tmp"
-    printf '%s\n' "$accounts_digest" >"$stamp"
-    mosq_reload=1
-    log "rendered /etc/mosquitto/passwd and acl from $users"
-fi
-if [ -f /etc/mosquitto/mosquitto.conf ] && [ ! -f /etc/mosquitto/mosquitto.conf.debian ]; then
-    cp -p /etc/mosquitto/mosquitto.conf /etc/mosquitto/mosquitto.conf.debian
-fi
-if ! cmp -s "$conf_template" /etc/mosquitto/mosquitto.conf; then
-    install -m 0644 "$conf_template" /etc/mosquitto/mosquitto.conf
-    mosq_restart=1
-fi
-systemctl enable mosquitto.service >/dev/null 2>&1
-if [ "$mosq_restart" -eq 1 ] || ! systemctl is-active --quiet mosquitto.service; then
-    systemctl reset-failed mosquitto.service 2>/dev/null || true
-    systemctl restart mosquitto.service
-    log "mosquitto (re)started"
-elif [ "$mosq_reload" -eq 1 ]; then
-    # SIGHUP from systemd itself: Debian's ExecReload= runs /bin/kill, which a minimal Debian lacks (procps)
-    systemctl kill --signal=HUP --kill-whom=main mosquitto.service
-    log "mosquitto re-read passwd and acl (SIGHUP; not restarted)"
-fi
+apply_broker_config "$venv_python" "$users" "site=$site" "$mosq_restart" \
+    "the broker did not start (journalctl -u mosquitto)" --site "$site"
 
 # ---- 6. udev ----------------------------------------------------------------------------------------------
 log "6/8 udev rules (/dev/tablectl-shoe, -reader, -display; gpio group)"

@@ -214,3 +214,50 @@ prune_releases() {
     done
 }
 
+# The broker's accounts and configuration, as the table's and the floor's installers both keep them: passwd and
+# acl rendered from USERS (`controller.broker render --users USERS RENDER_ARGS...`) only when what they are made
+# from changed (passwd is hashed with a fresh salt each time: a digest of USERS, the release's ACL template and
+# DIGEST_EXTRA decides), the release's mosquitto.conf installed (Debian's kept as mosquitto.conf.debian), then
+# mosquitto restarted (RESTART=1: the caller changed certificates; or the configuration changed, or it is not
+# running; FAILED is said if it does not start) or told to re-read passwd and acl (accounts only).
+#   apply_broker_config VENV_PYTHON USERS DIGEST_EXTRA RESTART FAILED [RENDER_ARGS...]
+apply_broker_config() {
+    local py="$1" users="$2" extra="$3" restart="$4" failed="$5" reload=0 acl_template conf_template digest
+    local stamp=/etc/mosquitto/tablectl-accounts.sha256 render_tmp f
+    shift 5
+    # The templates are the release's package data (python -m controller.broker path ...), not this source tree.
+    acl_template="$("$py" -m controller.broker path acl)"
+    conf_template="$("$py" -m controller.broker path conf)"
+    digest="$(cat "$users" "$acl_template" <(printf '%s\n' "$extra") | sha256sum | cut -d' ' -f1)"
+    if [ ! -f /etc/mosquitto/passwd ] || [ ! -f /etc/mosquitto/acl ] || [ ! -f "$stamp" ] \
+        || [ "$(cat "$stamp")" != "$digest" ]; then
+        render_tmp="$(mktemp -d /etc/mosquitto/.render.XXXXXX)"
+        "$py" -m controller.broker render "$@" --users "$users" --out "$render_tmp" >/dev/null
+        for f in passwd acl; do
+            chown root:mosquitto "$render_tmp/$f"
+            chmod 0640 "$render_tmp/$f"
+            mv -f "$render_tmp/$f" "/etc/mosquitto/$f"
+        done
+        rm -rf "$render_tmp"
+        printf '%s\n' "$digest" >"$stamp"
+        reload=1
+        log "rendered /etc/mosquitto/passwd and acl from $users"
+    fi
+    if [ -f /etc/mosquitto/mosquitto.conf ] && [ ! -f /etc/mosquitto/mosquitto.conf.debian ]; then
+        cp -p /etc/mosquitto/mosquitto.conf /etc/mosquitto/mosquitto.conf.debian
+    fi
+    if ! cmp -s "$conf_template" /etc/mosquitto/mosquitto.conf; then
+        install -m 0644 "$conf_template" /etc/mosquitto/mosquitto.conf
+        restart=1
+    fi
+    systemctl enable mosquitto.service >/dev/null 2>&1
+    if [ "$restart" -eq 1 ] || ! systemctl is-active --quiet mosquitto.service; then
+        systemctl reset-failed mosquitto.service 2>/dev/null || true
+        systemctl restart mosquitto.service || die "$failed"
+        log "mosquitto (re)started"
+    elif [ "$reload" -eq 1 ]; then
+        # SIGHUP from systemd itself: Debian's ExecReload= runs /bin/kill, which a minimal Debian lacks (procps)
+        systemctl kill --signal=HUP --kill-whom=main mosquitto.service
+        log "mosquitto re-read passwd and acl (SIGHUP; not restarted)"
+    fi
+}

@@ -214,7 +214,10 @@ def test_scripts_are_shellcheck_clean() -> None:
 
 
 def test_install_script_covers_every_step() -> None:
-    text = (SYSTEMD / "install.sh").read_text()
+    # install.sh and the library it sources (the broker's files are kept by lib.sh's apply_broker_config, which
+    # the floor's installer shares)
+    text = (SYSTEMD / "install.sh").read_text() + (SYSTEMD / "lib.sh").read_text()
+    assert "apply_broker_config" in (SYSTEMD / "install.sh").read_text()
     for needle in (
         "python3-venv",
         "mosquitto-clients",

@@ -323,7 +323,6 @@ migrate_and_grant "$release_dir" || die "the database could not be migrated (rea
 # ---- 7. the floor broker: TLS, accounts, floor ACL ----------------------------------------------------------
 log "7/9 floor broker (mosquitto: TLS on 8883, accounts, floor ACL)"
 mosq_restart=0
-mosq_reload=0
 install -d -m 0755 /etc/mosquitto/certs
 for f in ca.crt broker.crt broker.key; do
     if ! cmp -s "$FLOOR_CERTS/$f" "/etc/mosquitto/certs/$f"; then
@@ -332,40 +331,8 @@ for f in ca.crt broker.crt broker.key; do
     fi
 done
 chown mosquitto:mosquitto /etc/mosquitto/certs/broker.key && chmod 0600 /etc/mosquitto/certs/broker.key
-acl_template="$("$venv_python" -m controller.broker path acl)"
-conf_template="$("$venv_python" -m controller.broker path conf)"
-accounts_digest="$(cat "$users" "$acl_template" <(printf 'floor site=%s\n' "$FLOOR_SITE") | sha256sum | cut -d' ' -f1)"
-stamp=/etc/mosquitto/tablectl-accounts.sha256
-if [ ! -f /etc/mosquitto/passwd ] || [ ! -f /etc/mosquitto/acl ] || [ ! -f "$stamp" ] \
-    || [ "$(cat "$stamp")" != "$accounts_digest" ]; then
-    render_tmp="$(mktemp -d /etc/mosquitto/.render.XXXXXX)"
-    "$venv_python" -m controller.broker render --floor --users "$users" --site "$FLOOR_SITE" --out "$render_tmp" >/dev/null
-    for f in passwd acl; do
-        chown root:mosquitto "$render_tmp/$f"
-        chmod 0640 "$render_tmp/$f"
-        mv -f "$render_tmp/$f" "/etc/mosquitto/$f"
-    done
-    rm -rf "$render_tmp"
-    printf '%s\n' "$accounts_digest" >"$stamp"
-    mosq_reload=1
-    log "rendered /etc/mosquitto/passwd and acl (floor ACL) from $users"
-fi
-if [ -f /etc/mosquitto/mosquitto.conf ] && [ ! -f /etc/mosquitto/mosquitto.conf.debian ]; then
-    cp -p /etc/mosquitto/mosquitto.conf /etc/mosquitto/mosquitto.conf.debian
-fi
-if ! cmp -s "$conf_template" /etc/mosquitto/mosquitto.conf; then
-    install -m 0644 "$conf_template" /etc/mosquitto/mosquitto.conf
-    mosq_restart=1
-fi
-systemctl enable mosquitto.service >/dev/null 2>&1
-if [ "$mosq_restart" -eq 1 ] || ! systemctl is-active --quiet mosquitto.service; then
-    systemctl reset-failed mosquitto.service 2>/dev/null || true
-    systemctl restart mosquitto.service || die "the floor broker did not start (journalctl -u mosquitto)"
-    log "mosquitto (re)started"
-elif [ "$mosq_reload" -eq 1 ]; then
-    systemctl kill --signal=HUP --kill-whom=main mosquitto.service
-    log "mosquitto re-read passwd and acl (SIGHUP; not restarted)"
-fi
+apply_broker_config "$venv_python" "$users" "floor site=$FLOOR_SITE" "$mosq_restart" \
+    "the floor broker did not start (journalctl -u mosquitto)" --floor --site "$FLOOR_SITE"
 for t in "${add_tables[@]}"; do
     umask 077
     broker_password "table-$t" >"$FLOOR_ETC/table-$t.password"
