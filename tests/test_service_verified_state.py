@@ -22,6 +22,7 @@ from test_jackpot_service import BET, INC_BP, PIN, SEED, SUP, Table, reconcile, 
 from controller.jackpot.meter import UNIT
 from controller.journal.records import text_digest
 from controller.journal.store import chain_hash
+from controller.service.integrity import WHOLE_CHECK_DONE
 
 pytestmark = [
     pytest.mark.skipif(shutil.which("mosquitto") is None, reason="needs mosquitto"),
@@ -121,6 +122,13 @@ async def test_a_forged_snapshot_never_becomes_live_state(tmp_path: Path) -> Non
         assert t.state("table")["state"] == "closed"
         await t.until(
             lambda: "integrity" in (t.state("table").get("faults") or []), "the integrity fault", 30
+        )
+        # the whole-chain check in the background finds the same break: a clear before it is done would be
+        # undone by it (open_table was refused on it), so the table refuses it until then
+        await t.until(
+            lambda: t.stack.log_path.read_text(errors="replace").count(WHOLE_CHECK_DONE) >= 3,
+            "the whole-chain check of the third start done",
+            60,
         )
         await t.sup.supervisor(SUP, PIN, "clear_integrity")
         await t.load()

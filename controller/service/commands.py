@@ -46,6 +46,9 @@ class ServiceCommands:
         self.jackpot = jackpot
         self.integrity_problems = integrity_problems
         self.disk: DiskWatch | None = None  # the journal's filesystem (controller/service/disk.py)
+        # True until the whole-chain check of this start is done (controller/service/integrity.py): a clear of
+        # the integrity fault before then could be undone by the break that check is about to find
+        self.whole_check_pending = True
 
     async def handle(self, req: CommandRequest) -> dict[str, Any]:
         core = self.table.core
@@ -59,6 +62,12 @@ class ServiceCommands:
             except (ValueError, KeyError) as exc:
                 raise CommandRejected(str(exc)) from None
             return {"alert": alert.to_dict()}
+        if req.action == "clear_integrity" and self.whole_check_pending:
+            self.refuse(
+                req,
+                "the whole journal is still being verified since the start: clear the integrity fault once "
+                "that check is done (seconds; its result is logged and, when the chain is broken, is the fault)",
+            )
         if req.action == "open_table" and self.integrity_problems:
             raise CommandRejected(
                 "configuration integrity check failed: " + "; ".join(self.integrity_problems)

@@ -29,7 +29,7 @@ from controller.config.integrity import PROFILE_NAME
 from controller.gpio import GpioBoard
 from controller.gpio.factory import make_board
 from controller.jackpot.table import TableJackpot
-from controller.journal import Journal
+from controller.journal import Journal, VerifyResult
 from controller.journal.checkpointer import Checkpointer
 from controller.mqtt.alerts import AlertManager
 from controller.mqtt.anchor import BrokerAnchor
@@ -123,10 +123,10 @@ class TableService:
             jackpot=self.jackpot, disk=self.disk, integrity_problems=self.integrity_problems,
         )  # fmt: skip
         self._raise_integrity_alert(sink)
-        await self._recover(journal, table, self.checkpointer)
+        at_startup = await self._recover(journal, table, self.checkpointer)
         await self._connect()
         self._start_loops(alerts, sink, table)
-        self._start_full_verify(journal, table)
+        self._start_full_verify(journal, table, at_startup)
         self._log_started(table)
 
     def _safe_board(self) -> GpioBoard:
@@ -200,11 +200,14 @@ class TableService:
                 {"problems": self.integrity_problems},
             )
 
-    async def _recover(self, journal: Journal, table: TableController, checkpointer: Checkpointer) -> None:
+    async def _recover(
+        self, journal: Journal, table: TableController, checkpointer: Checkpointer
+    ) -> VerifyResult:
         """The chain since the last signed checkpoint first: when it is broken only the verified part becomes
-        state (issue 27 §2); then the software document."""
-        await recover_verified(table, journal, self.config, checkpointer)
+        state (issue 27 §2); then the software document. Returns the start-up check's result."""
+        result = await recover_verified(table, journal, self.config, checkpointer)
         publish_software(self.config, journal, self.unjournaled)
+        return result
 
     async def _connect(self) -> None:
         """The shoe's serial link, the broker, then the jackpot sign (after the recovery: the sign's link enters
@@ -228,11 +231,19 @@ class TableService:
         for task in self._tasks:
             task.add_done_callback(_report_death)
 
-    def _start_full_verify(self, journal: Journal, table: TableController) -> None:
-        """One-off (not a watched task: it ends when done): the whole chain, in the background."""
-        verify = asyncio.create_task(verify_whole_journal(table, journal), name="journal-full-verify")
+    def _start_full_verify(self, journal: Journal, table: TableController, at_startup: VerifyResult) -> None:
+        """One-off (not a watched task: it ends when done): the whole chain, in the background; a break the
+        start-up check already raised is not raised twice."""
+        verify = asyncio.create_task(
+            verify_whole_journal(table, journal, at_startup), name="journal-full-verify"
+        )
+        verify.add_done_callback(self._whole_check_done)
         self._pending_faults.add(verify)
         verify.add_done_callback(self._pending_faults.discard)
+
+    def _whole_check_done(self, _task: asyncio.Task[None]) -> None:
+        if self.commands is not None:
+            self.commands.whole_check_pending = False  # clear_integrity taken from now on
 
     def _log_started(self, table: TableController) -> None:
         problem = table.journal_problem or self.startup_problem
