@@ -53,6 +53,7 @@ class Refusal(StrEnum):
     WRONG_LINK = "wrong_link"
     BAD_SIGNATURE = "bad_signature"
     REPLAYED = "replayed"  # seq not above the last accepted one
+    STALE = "stale"  # older than the table's link_timeout_s (the service checks it: it has the clock)
 
 
 class LinkDocRefused(ValueError):
@@ -60,6 +61,10 @@ class LinkDocRefused(ValueError):
         super().__init__(f"{reason}: {detail}")
         self.reason = reason
         self.detail = detail
+
+    @classmethod
+    def stale(cls, detail: str) -> LinkDocRefused:
+        return cls(Refusal.STALE, detail)
 
 
 @dataclass(frozen=True, slots=True)

@@ -62,6 +62,7 @@ class LinkedJackpot:
         self.link = link
         self.up: bool = bool(d.get("up", False))
         self.reason: str = str(d.get("reason", LINK_DOWN_FIRST))
+        self.seq: int = int(d.get("seq", 0))  # the newest document seq journaled (a replay floor after restart)
         self.hits: list[LinkedHit] = [LinkedHit(**h) for h in d.get("hits", [])]
         self.settled: dict[str, str] = dict(d.get("settled", {}))
         self._handlers: dict[str, Callable[[list[Effect], str, dict[str, Any], str], None]] = {
@@ -74,6 +75,7 @@ class LinkedJackpot:
             "name": self.link,
             "up": self.up,
             "reason": self.reason,
+            "seq": self.seq,
             "hits": [asdict(h) for h in self.hits],
             "settled": dict(self.settled),
         }
@@ -125,13 +127,14 @@ class LinkedJackpot:
         return str(hit_id) in self.settled or any(h.hit_id == hit_id for h in self.hits)
 
     # ================================================================ inputs
-    def on_status(self, up: bool, reason: str) -> list[Effect]:
+    def on_status(self, up: bool, reason: str, seq: int) -> list[Effect]:
         """The link came up or went down (the service's watch of the meter documents)."""
         fx: list[Effect] = []
+        self.seq = max(self.seq, seq)
         if up == self.up and (up or reason == self.reason):
             return fx
         self.up, self.reason = up, ("ok" if up else reason or "no valid meter document")
-        fx.append(JournalRecord(RECORD_STATUS, {"link": self.link, "up": up, "reason": self.reason}))
+        fx.append(JournalRecord(RECORD_STATUS, {"link": self.link, "up": up, "reason": self.reason, "seq": seq}))
         if not up:
             alert(
                 fx,

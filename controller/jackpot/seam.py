@@ -66,7 +66,7 @@ class JackpotSeam:
     def on_restart(self) -> list[Effect]:
         return []
 
-    def on_link(self, up: bool, reason: str) -> list[Effect]:
+    def on_link(self, up: bool, reason: str, seq: int) -> list[Effect]:
         """A linked progressive's meter documents became valid (up) or not (docs/jackpot.md)."""
         raise Rejected("this table is on no progressive link")
 

@@ -310,11 +310,11 @@ class TableJackpot(JackpotSeam):
         return fx
 
     # ================================================================ the link (linked.py)
-    def on_link(self, up: bool, reason: str) -> list[Effect]:
+    def on_link(self, up: bool, reason: str, seq: int) -> list[Effect]:
         """The link's meter documents valid (up) or not for ``link_timeout_s``, or the link suspended."""
         if self.linked is None:
             raise Rejected("this table is on no link ([jackpot] link)")
-        return self.linked.on_status(up, reason)
+        return self.linked.on_status(up, reason, seq)
 
     def on_link_award(self, link: str, award: Any) -> list[Effect]:
         """A signed meter document lists a prize for a hit at this table (PT-2001 r.49)."""

@@ -7,7 +7,7 @@ journals in the field: ``{"type": "device", "event": <DeviceEvent name>, "fields
 optional ``request``: the MQTT command's idempotency key, ignored by the core), ``{"type": "tick"}``, ``{"type":
 "gpio", "name", "value"}`` (buttons, lid switch, ``chip_slot_<seat>``), ``{"type": "command_failed", "command",
 "text"}`` (``"link": true`` when the link failed), ``{"type": "jackpot_display", "connected"}`` (the jackpot
-sign's link), ``{"type": "jackpot_link", "up", "reason"}`` (a linked progressive's meter documents valid or not),
+sign's link), ``{"type": "jackpot_link", "up", "reason", "seq"}`` (a linked progressive's meter documents valid or not),
 ``{"type": "link_hit_awarded", "link", "hit_id", "round_id", "seat", "combination", "amount_minor", "order"}`` (a
 prize the link's controller froze for a hit at this table), ``{"type": "restart"}``, ``{"type": "journal_fault", "kind", "text"}``, ``{"type":
 "integrity_fault", "reason", "details"}``.
@@ -100,6 +100,7 @@ class JackpotLink:
 
     up: bool
     reason: str = ""
+    seq: int = 0  # the link document's seq that made the change: a replayed older one is refused after a restart
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,7 +227,7 @@ _ENCODERS: dict[type[Any], Callable[[Any], dict[str, Any]]] = {
     GpioInput: lambda inp: {"type": "gpio", "name": inp.name, "value": inp.value},
     CommandFailed: _encode_command_failed,
     JackpotDisplay: lambda inp: {"type": "jackpot_display", "connected": inp.connected},
-    JackpotLink: lambda inp: {"type": "jackpot_link", "up": inp.up, "reason": inp.reason},
+    JackpotLink: lambda inp: {"type": "jackpot_link", "up": inp.up, "reason": inp.reason, "seq": inp.seq},
     LinkHitAwarded: lambda inp: {"type": "link_hit_awarded", **dataclasses.asdict(inp)},
     Restart: lambda _inp: {"type": "restart"},
     JournalFault: lambda inp: {"type": "journal_fault", "kind": inp.kind, "text": inp.text},
@@ -267,7 +268,9 @@ _DECODERS: dict[str, Callable[[dict[str, Any]], Input]] = {
         str(d.get("command")), str(d.get("text", "")), bool(d.get("link"))
     ),
     "jackpot_display": lambda d: JackpotDisplay(bool(d.get("connected"))),
-    "jackpot_link": lambda d: JackpotLink(bool(d.get("up")), str(d.get("reason") or "")),
+    "jackpot_link": lambda d: JackpotLink(
+        bool(d.get("up")), str(d.get("reason") or ""), int(d.get("seq") or 0)
+    ),
     "link_hit_awarded": lambda d: LinkHitAwarded(
         str(d.get("link")),
         int(d["hit_id"]),
