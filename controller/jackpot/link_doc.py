@@ -135,7 +135,9 @@ def verify(raw: bytes, *, link: str, public_key: bytes, last_seq: int | None) ->
     except (InvalidSignature, ValueError):
         raise LinkDocRefused(Refusal.BAD_SIGNATURE, "not signed with the link's key") from None
     if doc["link"] != link:
-        raise LinkDocRefused(Refusal.WRONG_LINK, f"for link {str(doc['link'])[:40]!r}, this table is on {link!r}")
+        raise LinkDocRefused(
+            Refusal.WRONG_LINK, f"for link {str(doc['link'])[:40]!r}, this table is on {link!r}"
+        )
     parsed = _parse(doc)
     if last_seq is not None and parsed.seq <= last_seq:
         raise LinkDocRefused(Refusal.REPLAYED, f"seq {parsed.seq} is not above {last_seq}")

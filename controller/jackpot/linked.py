@@ -62,7 +62,9 @@ class LinkedJackpot:
         self.link = link
         self.up: bool = bool(d.get("up", False))
         self.reason: str = str(d.get("reason", LINK_DOWN_FIRST))
-        self.seq: int = int(d.get("seq", 0))  # the newest document seq journaled (a replay floor after restart)
+        self.seq: int = int(
+            d.get("seq", 0)
+        )  # the newest document seq journaled (a replay floor after restart)
         self.hits: list[LinkedHit] = [LinkedHit(**h) for h in d.get("hits", [])]
         self.settled: dict[str, str] = dict(d.get("settled", {}))
         self._handlers: dict[str, Callable[[list[Effect], str, dict[str, Any], str], None]] = {
@@ -134,7 +136,9 @@ class LinkedJackpot:
         if up == self.up and (up or reason == self.reason):
             return fx
         self.up, self.reason = up, ("ok" if up else reason or "no valid meter document")
-        fx.append(JournalRecord(RECORD_STATUS, {"link": self.link, "up": up, "reason": self.reason, "seq": seq}))
+        fx.append(
+            JournalRecord(RECORD_STATUS, {"link": self.link, "up": up, "reason": self.reason, "seq": seq})
+        )
         if not up:
             alert(
                 fx,
@@ -169,7 +173,9 @@ class LinkedJackpot:
         amount (its controller orders the hits and freezes the prizes), flagged until paid (r.49)."""
         fx: list[Effect] = []
         shown = {str(s): c[:4] for s, c in cards.items()}
-        fx.append(JournalRecord("jackpot_evaluated", {"round_id": round_id, "cards": shown, "link": self.link}))
+        fx.append(
+            JournalRecord("jackpot_evaluated", {"round_id": round_id, "cards": shown, "link": self.link})
+        )
         for seat, seat_cards in sorted(cards.items()):
             combo = evaluate(seat_cards, different_suits)
             if combo is None:
@@ -259,7 +265,9 @@ class LinkedJackpot:
         awaiting = [f"seat {h.seat}" for h in self.hits if h.hit_id is None]
         pending = [h.hit_id for h in self.hits if h.hit_id is not None]
         more = f"; awaiting the link's prize: {', '.join(awaiting)}" if awaiting else ""
-        raise Rejected(f"no pending linked jackpot hit {hit_id} (pending: {pending or 'none'}{more}; PT-2001 r.49)")
+        raise Rejected(
+            f"no pending linked jackpot hit {hit_id} (pending: {pending or 'none'}{more}; PT-2001 r.49)"
+        )
 
     def _verify(self, fx: list[Effect], user: str, args: dict[str, Any], currency: str) -> None:
         hit = self._hit(args)
@@ -268,7 +276,13 @@ class LinkedJackpot:
         valid = args.get("valid", True)
         if not isinstance(valid, bool):
             raise Rejected(f"valid must be true or false, got {valid!r}")
-        common = {"link": self.link, "hit_id": hit.hit_id, "seat": hit.seat, "round_id": hit.round_id, "by": user}
+        common = {
+            "link": self.link,
+            "hit_id": hit.hit_id,
+            "seat": hit.seat,
+            "round_id": hit.round_id,
+            "by": user,
+        }
         if valid:
             hit.verified = True
             fx.append(JournalRecord("jackpot_verified", dict(common)))
@@ -295,7 +309,9 @@ class LinkedJackpot:
         ]  # fmt: skip
         if before:
             seats = ", ".join(f"seat {h.seat}" for h in before)
-            raise Rejected(f"jackpot hit {hit.hit_id}: pay {seats} first, in the link's order (PT-2001 r.50a)")
+            raise Rejected(
+                f"jackpot hit {hit.hit_id}: pay {seats} first, in the link's order (PT-2001 r.50a)"
+            )
         if "amount" in args:
             amount = args["amount"]
             if isinstance(amount, bool) or not isinstance(amount, int) or amount != hit.amount:

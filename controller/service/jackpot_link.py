@@ -108,7 +108,9 @@ class LinkWatch:
             self.latest = doc
             if doc.running:
                 self.last_valid = self.clock()
-            await self._status(doc.running, "" if doc.running else "suspended by the link's controller", doc.seq)
+            await self._status(
+                doc.running, "" if doc.running else "suspended by the link's controller", doc.seq
+            )
             for hit in doc.hits_for(self.table_id):
                 await self._award(hit)
             self.on_change()
