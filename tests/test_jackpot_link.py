@@ -10,7 +10,6 @@ import json
 from typing import Any
 
 import pytest
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from support.jackpot import BET, CFG, jackpot_messages_valid  # noqa: F401 (fixture)
@@ -25,6 +24,7 @@ from controller.rules.profiles import load_profile
 from controller.table import inputs
 from controller.table.core import TableCore
 from controller.table.messages import messages
+from controller.terminal.pit_panels import link_text
 from drivers import events as ev
 from tablebench.table_testing import Harness
 
@@ -52,7 +52,7 @@ def test_a_linked_section_has_no_meter_of_its_own() -> None:
     for key, value in (("seed", 1_000_000), ("increment_bp", 7000), ("correction_confirm_s", 300)):
         with pytest.raises(JackpotError, match=f"jackpot.{key}: not with a link"):
             JackpotConfig.from_dict({**LINKED_CFG, key: value})
-    with pytest.raises(JackpotError, match="jackpot.link:"):
+    with pytest.raises(JackpotError, match=r"jackpot\.link:"):
         JackpotConfig.from_dict({**LINKED_CFG, "link": "Bank A"})
     with pytest.raises(JackpotError, match="link_public_key"):
         JackpotConfig.from_dict({**LINKED_CFG, "link_public_key": "zz"})
@@ -211,8 +211,9 @@ def test_a_hit_is_reported_without_amount_then_paid_as_the_link_froze_it_pt2001_
     with pytest.raises(Rejected, match="awaiting the link's prize: seat 1"):
         h.sup("jackpot_verify", hit_id=41)
     award(h, rid, 1, amount=2500)
-    assert state(h)["pending_hits"] == [{"hit_id": 41, "round_id": rid, "seat": 1, "combination":
-                                         "TWO_ACES_MIXED", "amount": 2500, "top": False, "verified": False}]  # fmt: skip
+    want = {"hit_id": 41, "round_id": rid, "seat": 1, "combination": "TWO_ACES_MIXED", "amount": 2500,
+            "top": False, "verified": False}  # fmt: skip
+    assert state(h)["pending_hits"] == [want]
     award(h, rid, 1, amount=9999)  # the same hit id again (the next heartbeat): nothing changes
     assert state(h)["pending_hits"][0]["amount"] == 2500
     with pytest.raises(Rejected, match="verified by a supervisor first"):
@@ -300,3 +301,14 @@ def test_without_a_link_the_snapshot_has_no_link_key() -> None:
     assert "link" not in t.snapshot()
     with pytest.raises(Rejected, match="no link"):
         t.on_link(True, "", 1)
+
+
+def test_the_pit_terminal_says_why_linked_chips_are_refused() -> None:
+    h = linked_table()
+    assert "accepted" in link_text(state(h))[0]
+    h.apply(inputs.JackpotLink(False, "no valid meter document for 15 s", 3))
+    text, style = link_text(state(h))
+    assert text == (
+        "progressive bank-a: linked chips REFUSED: progressive unavailable: no valid meter document for 15 s"
+    )
+    assert style == "bold red"

@@ -239,12 +239,18 @@ async def test_linked_table_contributes_pays_refuses_forgeries_and_plays_on_with
         for forged in ("99,999.99", "88,888.88", "77,777.77"):
             assert forged not in sign_log, f"a forged meter reached the sign: {forged}"
 
-        # The link's documents stop: within link_timeout_s linked chips are refused, the main game deals on.
+        # The link's documents stop with a round in flight: its contribution was published (journaled) when its
+        # chips were collected; the round settles; within link_timeout_s linked chips are refused.
+        await t.dealer.dealer("place_bet", seat=1, amount=500)
+        await t.chip(1)
+        await t.dealer.dealer("no_more_bets")
+        await t.until(lambda: sum(e["action"] == "contribution" for e in published) == 3, "in-flight chip")
         link.beating.clear()
         await t.until(lambda: link_state(t).get("up") is False, "link down", TIMEOUT_S + 5)
         assert "progressive unavailable" in t.state("jackpot")["reason"]
         assert t.state("jackpot")["playable"] is False
         await t.shown("PROGRESSIVE UNAVAILABLE")
+        await t.finish_round()  # the round in flight settles
         before = len(published)
         await t.dealer.dealer("place_bet", seat=2, amount=500)
         for present in (False, True):
@@ -268,7 +274,9 @@ async def test_linked_table_contributes_pays_refuses_forgeries_and_plays_on_with
         await t.chip(3)
         await t.dealer.dealer("no_more_bets")
         await t.until(
-            lambda: sum(e["action"] == "contribution" for e in published) == 3,  # rounds 1, 2 and this one
+            lambda: (
+                sum(e["action"] == "contribution" for e in published) == 4
+            ),  # rounds 1, 2, in flight, this
             "contribution after the outage",
         )
         assert [e for e in published if e["action"] == "contribution"][-1]["seats"] == [3]

@@ -13,10 +13,10 @@ from controller.jackpot.config import (
     MAX_CONFIRM_S,
     MAX_LINK_TIMEOUT_S,
     METER_KEYS,
-    MIN_LINK_TIMEOUT_S,
-    PUBLIC_KEY_HEX,
     METER_MAX,
+    MIN_LINK_TIMEOUT_S,
     MIN_SEED_MULTIPLE,
+    PUBLIC_KEY_HEX,
     Mode,
 )
 
@@ -233,7 +233,7 @@ JACKPOT = Section(
         Key(
             "link",
             Kind.STRING,
-            "the linked progressive this table joins (docs/jackpot.md \"Linked progressive (table side)\"): "
+            'the linked progressive this table joins (docs/jackpot.md "Linked progressive (table side)"): '
             "its chips feed the link's meter, not one of the table's own; absent: the table's own meter",
             pattern=LINK_NAME.pattern,
             type_doc="`[a-z0-9-]{1,32}`",
@@ -255,7 +255,7 @@ JACKPOT = Section(
             "link_timeout_s",
             Kind.INTEGER,
             "without a valid meter document for this long, linked chips are refused and the sign shows "
-            "\"progressive unavailable\" (the controller republishes at least every 5 s)",
+            '"progressive unavailable" (the controller republishes at least every 5 s)',
             minimum=MIN_LINK_TIMEOUT_S,
             maximum=MAX_LINK_TIMEOUT_S,
             unit="s",

@@ -170,7 +170,9 @@ class JackpotConfig:
             raise JackpotError(f"jackpot.link: expected 1-32 of a-z, 0-9 and '-', got {link!r}")
         key = d["link_public_key"]
         if not isinstance(key, str) or not PUBLIC_KEY_HEX.fullmatch(key):
-            raise JackpotError("jackpot.link_public_key: expected an Ed25519 public key, 64 lower-case hex digits")
+            raise JackpotError(
+                "jackpot.link_public_key: expected an Ed25519 public key, 64 lower-case hex digits"
+            )
         timeout = (
             _int(d, "link_timeout_s", minimum=MIN_LINK_TIMEOUT_S, maximum=MAX_LINK_TIMEOUT_S)
             if "link_timeout_s" in d
@@ -184,7 +186,10 @@ class JackpotConfig:
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["mode"] = str(self.mode)
-        for key in (*CORRECTION_KEYS, *LINK_KEYS):  # unset: left out (a section without them reads back the same)
+        for key in (
+            *CORRECTION_KEYS,
+            *LINK_KEYS,
+        ):  # unset: left out (a section without them reads back the same)
             if d[key] is None:
                 del d[key]
         if self.linked:  # no meter of its own
@@ -221,7 +226,9 @@ class JackpotSection:
     correction_confirm_s: int | None = None  # seconds for the second supervisor's confirmation
     link: str | None = None  # a linked progressive's name; None: the table's own meter
     link_public_key: str | None = None  # the link's controller's Ed25519 public key (hex)
-    link_timeout_s: int | None = None  # seconds without a valid meter document before linked chips are refused
+    link_timeout_s: int | None = (
+        None  # seconds without a valid meter document before linked chips are refused
+    )
     parsed: JackpotConfig | None = field(default=None, compare=False)  # the validated parameters
 
 

@@ -233,7 +233,9 @@ class TableJackpot(JackpotSeam):
     def _leave(self) -> None:
         assert self.linked is not None
         if self.linked.hits:
-            raise Rejected(f"a hit on the link {self.linked.link} is unpaid: pay it before leaving the link (r.49)")
+            raise Rejected(
+                f"a hit on the link {self.linked.link} is unpaid: pay it before leaving the link (r.49)"
+            )
         self.linked = None
 
     @staticmethod
@@ -243,7 +245,7 @@ class TableJackpot(JackpotSeam):
 
     def check_close(self) -> None:
         """A winning hand stays on the table until paid (PT-2001 r.49): no closing with a hit pending."""
-        if self.linked is not None and self.linked.hits or self.meter is not None and self.meter.pending:
+        if (self.linked is not None and self.linked.hits) or (self.meter is not None and self.meter.pending):
             raise Rejected("a jackpot hit is pending: verify and pay it before closing (PT-2001 r.49)")
 
     # ================================================================ chips (slots.py)
@@ -270,7 +272,9 @@ class TableJackpot(JackpotSeam):
         fx: list[Effect] = []
         self.round = {"round_id": round_id, "seats": sorted(chips), "frozen": False} if chips else None
         if chips and self.linked is not None and self.config is not None:
-            return self.linked.contribution(round_id, sorted(chips), self.config.bet_value, self.config.currency)
+            return self.linked.contribution(
+                round_id, sorted(chips), self.config.bet_value, self.config.currency
+            )
         if not chips or self.meter is None:
             return fx
         try:
@@ -348,7 +352,9 @@ class TableJackpot(JackpotSeam):
         fx: list[Effect] = []
         if self.linked is not None and self.linked.up:  # the link must show a valid document to this process
             self.linked.up, self.linked.reason = False, "restart: waiting for a meter document"
-            fx.append(JournalRecord("jackpot_link", {"link": self.linked.link, "up": False, "reason": "restart"}))
+            fx.append(
+                JournalRecord("jackpot_link", {"link": self.linked.link, "up": False, "reason": "restart"})
+            )
         if not self.display_ok:
             return fx
         self.display_ok = False

@@ -13,18 +13,19 @@ configuration (``[table] site/id``, ``[mqtt] prefix``) and the floor's bridge fi
 What the section does (docs/floor.md): out to the floor, QoS 1, retained flags kept: ``status``, ``state/#``,
 ``events/#``, ``alerts/#``, ``audit/#``, the command responses and the re-fetch answers, and at QoS 0 the table's
 ``link/head`` (its newest event id) and the table broker's heartbeat; in from the floor, QoS 1:
-``cmd/supervisor``, ``cmd/technician``, ``cmd/replay`` (commands stay signed end to end: the bridge only
-carries them); and, when the table's ``[jackpot] link`` names a linked progressive, its signed meter document
-``casino/<site>/progressive/<link>/meter`` in as ``<prefix>/progressive/meter`` (QoS 1, retained kept; the
-table checks its signature, controller/jackpot/link_doc.py). MQTT v5 across the bridge (``bridge_protocol_version mqttv50``): a command's response topic and
-correlation data reach the table, so its answer goes to ``cmd/<role>/response/<sender>``, the one response topic
-the floor broker's ACL lets the sender read (over 3.1.1 they were dropped and no answer came back: issue 26,
-tests/test_tls_end_to_end.py; the archive's re-fetch requests also name ``reply_to`` in the payload).
-``cleansession false`` with a fixed ``remote_clientid``: both brokers keep the bridge's session, and the table
-broker queues what the table publishes while the uplink is down (``max_queued_messages``) and sends it, in order,
-when it comes back; ``round_robin false``: the first host is the primary, the bridge fails over to the next and
-returns to the primary when it can. ``notifications true`` on ``<prefix>/link/floor``: "1" when the bridge is
-connected, "0" (its last will, published by the floor broker) when the link died.
+``cmd/supervisor``, ``cmd/technician``, ``cmd/replay`` (commands stay signed end to end: the bridge only carries
+them); and, when the table's ``[jackpot] link`` names a linked progressive, its signed meter document
+``casino/<site>/progressive/<link>/meter`` in as ``<prefix>/progressive/meter`` (QoS 1, retained kept; the table
+checks its signature, controller/jackpot/link_doc.py). MQTT v5 across the bridge (``bridge_protocol_version
+mqttv50``): a command's response topic and correlation data reach the table, so its answer goes to
+``cmd/<role>/response/<sender>``, the one response topic the floor broker's ACL lets the sender read (over 3.1.1
+they were dropped and no answer came back: issue 26, tests/test_tls_end_to_end.py; the archive's re-fetch requests
+also name ``reply_to`` in the payload). ``cleansession false`` with a fixed ``remote_clientid``: both brokers keep
+the bridge's session, and the table broker queues what the table publishes while the uplink is down
+(``max_queued_messages``) and sends it, in order, when it comes back; ``round_robin false``: the first host is the
+primary, the bridge fails over to the next and returns to the primary when it can. ``notifications true`` on
+``<prefix>/link/floor``: "1" when the bridge is connected, "0" (its last will, published by the floor broker) when
+the link died.
 """
 
 from __future__ import annotations

@@ -174,9 +174,13 @@ class LinkWatch:
                         seq = self.latest.seq if self.latest is not None else 0
                         await self._submit(inputs.JackpotLink(False, why, seq))
                         self.on_change()
-            elif not self.up and self.latest is not None and self._linked() is not None:
-                # the table opened on the link after the last document: its status enters now, if still fresh
-                if self.latest.running and self.clock() - self.last_valid <= self.timeout_s:
-                    async with self._busy:
-                        await self._status(True, "", self.latest.seq)
-                        self.on_change()
+            elif self._fresh_but_down():
+                # the table opened on the link after the last document: its status enters now
+                async with self._busy:
+                    await self._status(True, "", self.latest.seq if self.latest is not None else 0)
+                    self.on_change()
+
+    def _fresh_but_down(self) -> bool:
+        doc = self.latest
+        fresh = doc is not None and doc.running and self.clock() - self.last_valid <= self.timeout_s
+        return fresh and not self.up and self._linked() is not None

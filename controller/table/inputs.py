@@ -7,10 +7,10 @@ journals in the field: ``{"type": "device", "event": <DeviceEvent name>, "fields
 optional ``request``: the MQTT command's idempotency key, ignored by the core), ``{"type": "tick"}``, ``{"type":
 "gpio", "name", "value"}`` (buttons, lid switch, ``chip_slot_<seat>``), ``{"type": "command_failed", "command",
 "text"}`` (``"link": true`` when the link failed), ``{"type": "jackpot_display", "connected"}`` (the jackpot
-sign's link), ``{"type": "jackpot_link", "up", "reason", "seq"}`` (a linked progressive's meter documents valid or not),
-``{"type": "link_hit_awarded", "link", "hit_id", "round_id", "seat", "combination", "amount_minor", "order"}`` (a
-prize the link's controller froze for a hit at this table), ``{"type": "restart"}``, ``{"type": "journal_fault", "kind", "text"}``, ``{"type":
-"integrity_fault", "reason", "details"}``.
+sign's link), ``{"type": "jackpot_link", "up", "reason", "seq"}`` (a linked progressive's meter documents valid
+or not), ``{"type": "link_hit_awarded", "link", "hit_id", "round_id", "seat", "combination", "amount_minor",
+"order"}`` (a prize the link's controller froze for a hit at this table), ``{"type": "restart"}``, ``{"type":
+"journal_fault", "kind", "text"}``, ``{"type": "integrity_fault", "reason", "details"}``.
 
 A journal row can lie: ``decode`` refuses an unknown input type (``Rejected``) or device event (``ValueError``)
 with the name it found, never guesses.
@@ -100,7 +100,9 @@ class JackpotLink:
 
     up: bool
     reason: str = ""
-    seq: int = 0  # the link document's seq that made the change: a replayed older one is refused after a restart
+    seq: int = (
+        0  # the link document's seq that made the change: a replayed older one is refused after a restart
+    )
 
 
 @dataclass(frozen=True, slots=True)
