@@ -312,3 +312,50 @@ def test_the_pit_terminal_says_why_linked_chips_are_refused() -> None:
         "progressive bank-a: linked chips REFUSED: progressive unavailable: no valid meter document for 15 s"
     )
     assert style == "bold red"
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.tuples(st.just("link"), st.booleans()),
+            st.tuples(st.just("round"), st.lists(st.sampled_from([1, 3]), unique=True)),
+        ),
+        max_size=8,
+    )
+)
+def test_linked_chips_are_taken_exactly_while_the_link_is_up(steps: list[tuple[str, Any]]) -> None:
+    """Property (PT-2001 r.41, r.47): whatever the order of link transitions and rounds, a chip is collected and
+    published for the link iff the link is up when it is placed, and each collected chip is published once."""
+    h = linked_table(up=False)
+    up, expected, seq = False, 0, 0
+    for kind, arg in steps:
+        if kind == "link":
+            seq += 1
+            h.apply(inputs.JackpotLink(arg, "" if arg else "no valid meter document for 15 s", seq))
+            up = arg
+            continue
+        for seat in (1, 3):
+            h.dealer("place_bet", seat=seat, amount=500)
+        for seat in arg:
+            if up:
+                h.dealer("jackpot_chip", seat=seat)
+                expected += 1
+            else:
+                with pytest.raises(Rejected, match="progressive unavailable"):
+                    h.dealer("jackpot_chip", seat=seat)
+        h.dealer("no_more_bets")
+        for code in ("5C", "KH", "9D", "8S", "7H", "TD", "6C"):  # no aces: no hit
+            if h.core.round.engine.expected_recipient() is None:
+                break
+            h.card(code)
+        while h.core.state == "players":
+            h.dealer("stand")
+        while h.core.state == "dealer":
+            h.card("TC")
+        h.lid_cycle()
+        h.dealer("next_round")
+    published = events(h, "contribution")
+    assert sum(c["chips"] for c in published) == expected
+    assert all(c["amount_minor"] == c["chips"] * BET and c["link"] == "bank-a" for c in published)
+    assert len({c["round_id"] for c in published}) == len(published)

@@ -167,18 +167,25 @@ class LinkWatch:
     async def _watch(self) -> None:
         while True:
             await asyncio.sleep(CHECK_EVERY_S)
-            if self.up and self.clock() - self.last_valid > self.timeout_s:
-                async with self._busy:
-                    if self.up and self.clock() - self.last_valid > self.timeout_s:
-                        why = f"no valid meter document for {self.timeout_s} s"
-                        seq = self.latest.seq if self.latest is not None else 0
-                        await self._submit(inputs.JackpotLink(False, why, seq))
-                        self.on_change()
-            elif self._fresh_but_down():
-                # the table opened on the link after the last document: its status enters now
-                async with self._busy:
-                    await self._status(True, "", self.latest.seq if self.latest is not None else 0)
+            await self.check()
+
+    async def check(self) -> None:
+        """The link down after ``link_timeout_s`` without a valid running document; up when the table opened on
+        the link after a document that is still fresh."""
+        if self._timed_out():
+            async with self._busy:
+                if self._timed_out():
+                    why = f"no valid meter document for {self.timeout_s} s"
+                    seq = self.latest.seq if self.latest is not None else 0
+                    await self._submit(inputs.JackpotLink(False, why, seq))
                     self.on_change()
+        elif self._fresh_but_down():  # the table opened on the link after the last document
+            async with self._busy:
+                await self._status(True, "", self.latest.seq if self.latest is not None else 0)
+                self.on_change()
+
+    def _timed_out(self) -> bool:
+        return self.up and self.clock() - self.last_valid > self.timeout_s
 
     def _fresh_but_down(self) -> bool:
         doc = self.latest
