@@ -5,7 +5,8 @@ link's controller: it publishes signed meter documents (a test key) on the floor
 `casino/S1/progressive/bank-a/meter`, retained, every second; the bridge carries them to the table.
 
 Shows: contributions published for the link; a hit reported without an amount, the prize the test's document
-freezes verified and paid under the supervisors' actions (PT-2001 r.49); forged documents (another key, a
+freezes verified and paid under the supervisors' actions (PT-2001 r.49); a hit at another table shown as "prize
+pending at table T2" while this table plays on; forged documents (another key, a
 replayed seq, and a publish straight on the table broker by the dealer's account) refused and never shown;
 the documents stopping: within link_timeout_s linked chips refused, the sign says "progressive unavailable", the
 main game deals on; the documents back: chips accepted again."""
@@ -280,3 +281,10 @@ async def test_linked_table_contributes_pays_refuses_forgeries_and_plays_on_with
             "contribution after the outage",
         )
         assert [e for e in published if e["action"] == "contribution"][-1]["seats"] == [3]
+
+        # A hit at another table of the bank: the link is locked and reseeded, every sign says so; this table
+        # plays on (its chips are still taken).
+        link.meter_units = 1_000_000 * UNIT
+        link.pending = [link.signer.hit(12, "T2", "r-x", 4, "FOUR_ACES_ONE_COLOUR", 2_100_140, 1)]
+        await t.shown("PRIZE PENDING AT TABLE T2 EUR 10,000.00")
+        assert t.state("jackpot")["playable"] is True and t.state("jackpot")["pending_hits"] == []
