@@ -30,6 +30,9 @@ ALERTS_OPEN_TYPE = "alerts_open"
 ALERT_TYPE = "alert"
 AUDIT_CHECKPOINT = "audit/checkpoint"  # signed chain head (controller/journal/checkpointer.py)
 CMD_REPLAY = "cmd/replay"  # event re-fetch requests (controller/mqtt/replay.py)
+# A linked progressive's meter document (controller/jackpot/link_doc.py), carried in by the floor bridge from
+# casino/<site>/progressive/<link>/meter (controller/mqtt/floor_bridge.py); only the bridge writes it here
+PROGRESSIVE_METER = "progressive/meter"
 EVENT_HEAD = (
     "link/head"  # the newest event id the table wrote, every HEAD_EVERY_S (controller/mqtt/replay.py)
 )

@@ -53,6 +53,7 @@ ALERT_WORDS = {
     "profile_mismatch": "Wrong kind of shoe",
     "jackpot_pending": "Jackpot hit to verify and pay",
     "display_fault": "Jackpot sign not connected",
+    "jackpot_link": "Progressive link unavailable",
     "jackpot_correction": "Jackpot meter corrected",
     "disk_space": "Journal disk low on space",
     "config_integrity": "Configuration changed",

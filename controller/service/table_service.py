@@ -180,7 +180,7 @@ class TableService:
             unjournaled=self._publish_unjournaled,
             journal_back=sink.journal_back,  # the journal writes again
         )
-        self.jackpot = JackpotWiring(self.config, self.table, board)
+        self.jackpot = JackpotWiring(self.config, self.table, board, self.link)
         journal.add_failure_listener(self._journal_write_failed)
         return self.table
 

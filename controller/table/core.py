@@ -355,6 +355,9 @@ INPUT_HANDLERS: dict[type[i.Input], InputHandler] = {
     i.Restart: lambda core, _inp: core.shoe_link.restart(),
     # the jackpot sign's link (PT-2001 r.41), journaled
     i.JackpotDisplay: lambda core, inp: core.fx.extend(core.jackpot.on_display(inp.connected)),
+    # a linked progressive (docs/jackpot.md): its meter documents valid or not, a prize it froze for a hit here
+    i.JackpotLink: lambda core, inp: core.fx.extend(core.jackpot.on_link(inp.up, inp.reason, inp.seq)),
+    i.LinkHitAwarded: lambda core, inp: core.fx.extend(core.jackpot.on_link_award(inp.link, inp)),
     # the shell's journal commit failed (issue 14 item 3)
     i.JournalFault: lambda core, inp: core.fault_ctl.journal_fault(inp.kind, inp.text),
     # chain, snapshot or pinned configuration (issue 13 §1-2)

@@ -207,6 +207,8 @@ def shoe_panel(
     faults = [clean(f, 40) for f in table.get("faults") or []] if table else [UNKNOWN]
     meter = money(jackpot.get("meter"), currency_of(jackpot)) if jackpot else "no jackpot"
     meter = meter if have_jackpot else UNKNOWN
+    if isinstance(jackpot.get("link"), dict):  # a linked progressive: one meter for the bank, on the sign
+        meter = "the link's, shown on the sign"
     lines = [
         ("Shoe", "bold"),
         (f"cards dealt: {val(shoe, 'dealt_this_shoe')}   out: {val(shoe, 'cards_out')}", ""),
@@ -220,6 +222,7 @@ def shoe_panel(
         deck_check_text(deck_check or {}),
         ("", ""),
         (f"Jackpot meter: {meter}", "bold"),
+        *([link_text(jackpot)] if isinstance(jackpot.get("link"), dict) else []),
         (f"pending hits: {hits_text(hits, currency_of(jackpot))}", ""),
         (f"Dealer's last results: {clean(results.text(), 120)}", "bold"),
     ]  # fmt: skip
@@ -261,6 +264,19 @@ def deck_check_text(check: dict[str, Any]) -> tuple[str, str]:
     if isinstance(unreadable, int) and not isinstance(unreadable, bool) and unreadable:
         parts.append(f"{unreadable} unreadable")
     return (clean(f"deck check FAILED{of}: {'; '.join(parts) or 'see the alert'}", 200), "bold red")
+
+
+def link_text(jackpot: dict[str, Any]) -> tuple[str, str]:
+    """A linked progressive (``state/jackpot.link``): whether its chips are taken now and, when not, why (the
+    link out of reach, suspended, or a hit here awaiting payment); the meter is the link's, on the sign."""
+    link = jackpot.get("link") or {}
+    name = clean(str(link.get("name", "?")), 32)
+    if jackpot.get("playable"):
+        return (f"progressive {name}: linked chips accepted (the meter is the link's, on the sign)", "")
+    return (
+        f"progressive {name}: linked chips REFUSED: {clean(str(jackpot.get('reason', '?')), 120)}",
+        "bold red",
+    )
 
 
 def pending_hits(jackpot: dict[str, Any]) -> list[dict[str, Any]]:
