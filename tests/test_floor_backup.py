@@ -21,7 +21,7 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,7 @@ from support.floor import now_ts, temp_database, wait_until
 from controller.canonical import canonical
 from controller.journal.event_chain import EVENT_GENESIS, chained_text, read_chain
 from floor import store
+from floor.backup.health import Archiver, BackupHealth, JobRecord, Kind
 from floor.backup.layout import BackupDir, segment_start
 from floor.backup.server import RestoredServer, own
 from floor.backup.verify import replay_end
@@ -298,3 +299,40 @@ def test_replay_end_reads_the_new_timelines_switch_point(tmp_path: Path) -> None
     assert replay_end(tmp_path) == 0x9000A8
     assert segment_start("000000020000000100000003", 16 * 1024 * 1024) == (1 << 32) + 3 * 16 * 1024 * 1024
     assert json.dumps(make_conninfo(host="/x", dbname="d"))  # the restored server's DSN form
+
+
+def _health(**kw: Any) -> BackupHealth:
+    now = datetime(2026, 11, 29, 12, tzinfo=UTC)
+    good = JobRecord(1, Kind.BASE, "20261129T020000Z", now - timedelta(hours=10), True, "from WAL ...")
+    checked = JobRecord(2, Kind.VERIFY, "20261129T020000Z", now - timedelta(hours=8), True, "restored")
+    archiver = Archiver("on", 10, "000000010000000000000009", now - timedelta(minutes=3), 0, None, None)
+    base = {"now": now, "since": now - timedelta(days=30), "last_good_base": good, "last_base": good,
+            "last_good_verify": checked, "last_verify": checked, "archiver": archiver}  # fmt: skip
+    return BackupHealth(**(base | kw))
+
+
+def test_backup_health_names_what_is_late_or_failed() -> None:
+    assert _health().problems() == [] and _health().words() == ""
+    now = _health().now
+    old = JobRecord(1, Kind.BASE, "20261127T020000Z", now - timedelta(hours=27), True, "x")
+    late = _health(last_good_base=old, last_base=old).problems()
+    assert [(p.kind, p.dedupe_key) for p in late] == [("backup_late", "backup_late:base:1")]
+    failed = JobRecord(3, Kind.VERIFY, "20261129T020000Z", now, False, "the restore stopped at 0/5000000")
+    [p] = _health(last_verify=failed).problems()
+    assert p.kind == "backup_failed" and "the restore stopped" in p.message
+    never = _health(last_good_verify=None, last_verify=None, since=now - timedelta(hours=2)).problems()
+    assert never == []  # a new floor: its first restore check is not due yet
+    never = _health(last_good_verify=None, last_verify=None).problems()
+    assert [p.dedupe_key for p in never] == ["backup_late:verify:0"]
+    failing = Archiver("on", 10, "000000010000000000000009", now - timedelta(minutes=30), 4,
+                       "00000001000000000000000A", now - timedelta(minutes=1))  # fmt: skip
+    [p] = _health(archiver=failing).problems()
+    assert p.dedupe_key == "backup_failed:wal:00000001000000000000000A" and "FAILING" in "\n".join(
+        _health(archiver=failing).lines()
+    )
+    recovered = Archiver("on", 11, "00000001000000000000000A", now, 4, "00000001000000000000000A", now - timedelta(minutes=1))
+    assert _health(archiver=recovered).problems() == []
+    off = Archiver("off", 0, None, None, 0, None, None)
+    dev = _health(archiver=off, last_base=None, last_good_base=None, last_verify=None, last_good_verify=None)
+    assert dev.words() == ""  # a development server without backups: the dashboard says nothing
+    assert "archive_mode = off" in _health(archiver=off).words()

@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import psycopg
+from psycopg.types.json import Jsonb
 
 from floor.alerts import raise_alert
 from floor.messages import TableRef
@@ -159,9 +160,16 @@ class BackupHealth:
             *(["all good"] if not problems else []),
         ]
 
+    @property
+    def configured(self) -> bool:
+        """WAL archiving on, or a backup job ever ran (a development server has neither: nothing to say)."""
+        return self.archiver.mode in ("on", "always") or self.last_base is not None or self.last_verify is not None
+
     def words(self) -> str:
-        """One line for the dashboard: empty when all is good."""
-        return "; ".join(f"Backups: {p.message}" for p in self.problems())
+        """One line for the dashboard: empty when all is good (or backups were never set up here)."""
+        if not self.configured:
+            return ""
+        return "; ".join(f"Backups: {p.message}." for p in self.problems())
 
 
 def _hours(delta: timedelta) -> int:
@@ -233,8 +241,6 @@ def record_job(
     details: dict[str, Any],
 ) -> int:
     """The end of a backup job, good or not (``floor_backups``)."""
-    from psycopg.types.json import Jsonb
-
     with conn.transaction():
         row = conn.execute(
             "INSERT INTO floor_backups (kind, label, started_at, ok, summary, details)"
