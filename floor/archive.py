@@ -94,7 +94,7 @@ class ArchiveConfig:
     answer_timeout: float = 10.0
     maintenance_every: float = 0.5
     refetch_chunk: int = CHUNK  # ids re-fetched at once: at most the floor broker's max_queued_messages
-    check_backups: bool = False  # late or failed backups alerted by the maintenance pass (floor/backup/health.py)
+    check_backups: bool = False  # late or failed backups alerted (floor/backup/health.py)
 
 
 @dataclass

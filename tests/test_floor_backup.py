@@ -275,7 +275,9 @@ def test_the_restore_check_passes_on_a_good_archive_and_fails_on_a_missing_or_da
     assert verify(a, floor_db) == 0  # the archive whole again: good again
 
 
-def test_retention_keeps_the_newest_backups_and_the_wal_they_need(archiving: Archiving, floor_db: str) -> None:
+def test_retention_keeps_the_newest_backups_and_the_wal_they_need(
+    archiving: Archiving, floor_db: str
+) -> None:
     a = archiving
     table = ChainedTable("bj04")
     for _ in range(3):
@@ -295,7 +297,9 @@ def test_replay_end_reads_the_new_timelines_switch_point(tmp_path: Path) -> None
     (tmp_path / "pg_wal").mkdir()
     assert replay_end(tmp_path) is None
     (tmp_path / "pg_wal" / "00000002.history").write_text("1\t0/5000000\tno recovery target specified\n")
-    (tmp_path / "pg_wal" / "00000003.history").write_text("1\t0/5000000\tno recovery target\n2\t0/9000A8\tx\n")
+    (tmp_path / "pg_wal" / "00000003.history").write_text(
+        "1\t0/5000000\tno recovery target\n2\t0/9000A8\tx\n"
+    )
     assert replay_end(tmp_path) == 0x9000A8
     assert segment_start("000000020000000100000003", 16 * 1024 * 1024) == (1 << 32) + 3 * 16 * 1024 * 1024
     assert json.dumps(make_conninfo(host="/x", dbname="d"))  # the restored server's DSN form
@@ -330,7 +334,8 @@ def test_backup_health_names_what_is_late_or_failed() -> None:
     assert p.dedupe_key == "backup_failed:wal:00000001000000000000000A" and "FAILING" in "\n".join(
         _health(archiver=failing).lines()
     )
-    recovered = Archiver("on", 11, "00000001000000000000000A", now, 4, "00000001000000000000000A", now - timedelta(minutes=1))
+    segment = "00000001000000000000000A"
+    recovered = Archiver("on", 11, segment, now, 4, segment, now - timedelta(minutes=1))
     assert _health(archiver=recovered).problems() == []
     off = Archiver("off", 0, None, None, 0, None, None)
     dev = _health(archiver=off, last_base=None, last_good_base=None, last_verify=None, last_good_verify=None)

@@ -121,7 +121,10 @@ def test_scripts_are_shellcheck_clean() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-BACKUP_UNITS = {"run": FLOOR / "tablectl-floor-backup.service", "verify": FLOOR / "tablectl-floor-backup-verify.service"}
+BACKUP_UNITS = {
+    "run": FLOOR / "tablectl-floor-backup.service",
+    "verify": FLOOR / "tablectl-floor-backup-verify.service",
+}
 
 
 @pytest.mark.parametrize("action", sorted(BACKUP_UNITS))
@@ -150,7 +153,9 @@ def test_backup_units_run_the_backup_commands_as_postgres_on_a_timer(action: str
         (bindir / "tablectl").write_text("#!/bin/sh\nexit 0\n")
         (bindir / "tablectl").chmod(0o755)
         for path in (unit, unit.with_suffix(".timer")):
-            (tmp_path / path.name).write_text(path.read_text().replace("/opt/tablectl-floor/.venv/bin/", f"{bindir}/"))
+            (tmp_path / path.name).write_text(
+                path.read_text().replace("/opt/tablectl-floor/.venv/bin/", f"{bindir}/")
+            )
         env = {**os.environ, "SYSTEMD_LOG_LEVEL": "notice"}
         verified = subprocess.run([ANALYZE, "verify", str(tmp_path / unit.name), str(tmp_path / f"{unit.stem}.timer")],
                                   capture_output=True, text=True, env=env, check=False)  # fmt: skip

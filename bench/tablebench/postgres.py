@@ -150,7 +150,12 @@ class Postgres:
     def _launch(self, timeout: float) -> None:
         opts = [
             f"-c{s}"
-            for s in (*_SETTINGS, f"port={self.port}", f"unix_socket_directories={self.workdir}", *self.settings)
+            for s in (
+                *_SETTINGS,
+                f"port={self.port}",
+                f"unix_socket_directories={self.workdir}",
+                *self.settings,
+            )
         ]
         cmd = [*_as_server_user(), str(bin_dir() / "postgres"), "-D", str(self.data_dir), *opts]
         # the server's stderr is its log; opened by us, so the log file needs no rights of the server's account

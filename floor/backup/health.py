@@ -108,7 +108,12 @@ class BackupHealth:
         def rec(r: JobRecord | None) -> dict[str, Any] | None:
             if r is None:
                 return None
-            return {"label": r.label, "finished_at": r.finished_at.isoformat(), "ok": r.ok, "summary": r.summary}
+            return {
+                "label": r.label,
+                "finished_at": r.finished_at.isoformat(),
+                "ok": r.ok,
+                "summary": r.summary,
+            }
 
         a = self.archiver
         return {
@@ -163,7 +168,11 @@ class BackupHealth:
     @property
     def configured(self) -> bool:
         """WAL archiving on, or a backup job ever ran (a development server has neither: nothing to say)."""
-        return self.archiver.mode in ("on", "always") or self.last_base is not None or self.last_verify is not None
+        return (
+            self.archiver.mode in ("on", "always")
+            or self.last_base is not None
+            or self.last_verify is not None
+        )
 
     def words(self) -> str:
         """One line for the dashboard: empty when all is good (or backups were never set up here)."""

@@ -173,6 +173,6 @@ def wal_gaps(names: list[str], first: str, last: str, segment_size: int) -> list
     lo, hi = segment_number(first, segment_size), segment_number(last, segment_size)
     per_log = 0x1_0000_0000 // segment_size
     timeline = last[:8]
-    return [
-        f"{timeline}{n // per_log:08X}{n % per_log:08X}" for n in range(lo, hi + 1) if n not in have
-    ][:100]
+    return [f"{timeline}{n // per_log:08X}{n % per_log:08X}" for n in range(lo, hi + 1) if n not in have][
+        :100
+    ]

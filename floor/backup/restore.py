@@ -41,7 +41,9 @@ def _conf_value(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def prepare(where: BackupDir, data_dir: Path, target: datetime | None, *, timeout: float = 6 * 3600) -> Prepared:
+def prepare(
+    where: BackupDir, data_dir: Path, target: datetime | None, *, timeout: float = 6 * 3600
+) -> Prepared:
     """Unpack the newest base backup that finished before ``target`` into the new (empty) ``data_dir`` and set
     the recovery there. Starting a server on it then replays the WAL archive up to ``target``."""
     if data_dir.exists() and any(data_dir.iterdir()):
@@ -68,7 +70,7 @@ def prepare(where: BackupDir, data_dir: Path, target: datetime | None, *, timeou
     restore_command = f"cp {where.wal.resolve()}/%f %p"
     lines = [
         f"# tablectl floor restore ({datetime.now(UTC):%Y-%m-%d %H:%M:%S} UTC): base backup {backup.label},",
-        "# then the WAL archive. Reset these once the server is open (docs/floor.md \"Restore\").",
+        '# then the WAL archive. Reset these once the server is open (docs/floor.md "Restore").',
         f"restore_command = {_conf_value(restore_command)}",
         "recovery_target_timeline = 'latest'",
     ]

@@ -125,7 +125,9 @@ class RestoredServer:
         cmd = [*as_server_user(), str(bin_dir() / "postgres"), "-D", str(self.data_dir)]
         cmd += [f"-c{s}" for s in settings]
         with open(self.log_path, "ab") as log:
-            self._proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log)
+            self._proc = subprocess.Popen(
+                cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log
+            )
 
     def wait_open(self, dbname: str, timeout: float) -> None:
         """Until the server accepts connections out of recovery; ToolError when it exits or the time is up."""

@@ -77,7 +77,9 @@ def replay_end(data_dir: Path) -> int | None:
     histories = sorted((data_dir / "pg_wal").glob("*.history"))
     if not histories:
         return None
-    lines = [ln.split() for ln in histories[-1].read_text().splitlines() if ln.strip() and not ln.startswith("#")]
+    lines = [
+        ln.split() for ln in histories[-1].read_text().splitlines() if ln.strip() and not ln.startswith("#")
+    ]
     return parse_lsn(lines[-1][1]) if lines else None
 
 
@@ -91,11 +93,11 @@ def check(
     newest = backups[-1]
     result = CheckResult(newest.label, False, "")
     row = live.execute(
-        "SELECT last_archived_wal, (SELECT setting::bigint FROM pg_settings WHERE name = 'wal_segment_size'), current_database()"
-        " FROM pg_stat_archiver"
+        "SELECT last_archived_wal, current_database(),"
+        " (SELECT setting::bigint FROM pg_settings WHERE name = 'wal_segment_size') FROM pg_stat_archiver"
     ).fetchone()
     assert row is not None
-    archived_to, segment_size, dbname = row[0], int(row[1]), str(row[2])
+    archived_to, dbname, segment_size = row[0], str(row[1]), int(row[2])
     result.details.update(backup=newest.label, archived_to=archived_to)
     if archived_to is not None:
         gaps = wal_gaps(where.segments(), backups[0].start_wal, archived_to, segment_size)

@@ -41,8 +41,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--group", default="floor-archive", help="shared-subscription group of the workers")
     parser.add_argument("--site", default="+", help="archive one site only (default: every site)")
     parser.add_argument("--grace", type=float, default=2.0, help="seconds a gap may last before a re-fetch")
-    parser.add_argument("--no-backup-check", dest="check_backups", action="store_false",
-                        help="raise no floor alerts of late or failed backups (a floor without WAL archiving)")  # fmt: skip
+    parser.add_argument(
+        "--no-backup-check", dest="check_backups", action="store_false",
+        help="raise no floor alerts of late or failed backups (a floor without WAL archiving)",
+    )  # fmt: skip
     parser.add_argument(
         "--refetch-chunk", type=_chunk, default=CHUNK, metavar="IDS",
         help=f"event ids re-fetched at once over every table (default {CHUNK}): at most the number of"

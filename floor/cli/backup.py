@@ -28,16 +28,22 @@ DEFAULT_SCRATCH = "/var/lib/postgresql/tablectl-floor-verify"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="backup_command", metavar="ACTION", required=True)
     run = sub.add_parser("run", help="take a base backup now, then prune beyond --keep")
-    run.add_argument("--keep", type=int, default=base.DEFAULT_KEEP, help="base backups kept (default %(default)s)")
+    run.add_argument(
+        "--keep", type=int, default=base.DEFAULT_KEEP, help="base backups kept (default %(default)s)"
+    )
     chk = sub.add_parser("verify", help="restore the newest base backup into a scratch directory and compare")
-    chk.add_argument("--scratch", default=DEFAULT_SCRATCH, help="scratch folder, removed after (default %(default)s)")
+    chk.add_argument(
+        "--scratch", default=DEFAULT_SCRATCH, help="scratch folder, removed after (default %(default)s)"
+    )
     chk.add_argument("--timeout", type=float, default=6 * 3600, help="seconds the restore may take")
     st = sub.add_parser("status", help="the last good base backup, WAL archiving, the last restore check")
     st.add_argument("--json", action="store_true", help="as one JSON object")
     for sp in (run, chk, st):
         add_dsn(sp)
     for sp in (run, chk):
-        sp.add_argument("--backup-dir", default=DEFAULT_BACKUP_DIR, help="the backup directory (default %(default)s)")
+        sp.add_argument(
+            "--backup-dir", default=DEFAULT_BACKUP_DIR, help="the backup directory (default %(default)s)"
+        )
 
 
 def main(args: argparse.Namespace) -> int:
@@ -76,7 +82,9 @@ def _run(conn: psycopg.Connection, args: argparse.Namespace) -> int:
 def _verify(conn: psycopg.Connection, args: argparse.Namespace) -> int:
     started = verify.now()
     try:
-        result = verify.check(conn, BackupDir(Path(args.backup_dir)), Path(args.scratch), timeout=args.timeout)
+        result = verify.check(
+            conn, BackupDir(Path(args.backup_dir)), Path(args.scratch), timeout=args.timeout
+        )
     except LayoutError as exc:
         result = verify.CheckResult("-", False, str(exc))
     record_job(conn, Kind.VERIFY, result.label, started, result.ok, result.summary, result.details)

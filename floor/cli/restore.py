@@ -18,7 +18,9 @@ from floor.cli.backup import DEFAULT_BACKUP_DIR
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--to", required=True, metavar="TIME",
                         help="2026-11-29T10:15:00Z (with its zone), or 'end': all the WAL archive holds")  # fmt: skip
-    parser.add_argument("--backup-dir", default=DEFAULT_BACKUP_DIR, help="the backup directory (default %(default)s)")
+    parser.add_argument(
+        "--backup-dir", default=DEFAULT_BACKUP_DIR, help="the backup directory (default %(default)s)"
+    )
     parser.add_argument("--data-dir", required=True, help="the new data directory (absent or empty)")
 
 
@@ -32,5 +34,7 @@ def main(args: argparse.Namespace) -> int:
     until = f"to {target.isoformat()}" if target else "to the end of the WAL archive"
     print(f"{done.data_dir}: base backup {done.backup.label} (finished {done.backup.finished_at:%Y-%m-%d %H:%M:%S}"
           f" UTC), set to replay the WAL archive {until}.")  # fmt: skip
-    print("Next (docs/floor.md \"Restore to a point in time\"): start PostgreSQL on it; it opens once replayed.")
+    print(
+        'Next (docs/floor.md "Restore to a point in time"): start PostgreSQL on it; it opens once replayed.'
+    )
     return 0
