@@ -8,6 +8,8 @@ into a backup directory, base backups are ``tablectl floor backup run`` (pg_base
 2. The restore check passes on a good archive, and fails, recorded and alerted, when a WAL segment is missing
    from the archive or damaged (the restore stops early).
 3. Retention: beyond ``--keep`` the oldest base backup goes, with the WAL only it needed.
+4. After a restore, an archive worker on the restored database re-fetches from the table what it still keeps
+   and raises ``event_missing`` naming exactly what it no longer keeps.
 
 One server per module (archiving to its own folder); each test its own database on it.
 """
@@ -28,11 +30,12 @@ from typing import Any
 import psycopg
 import pytest
 from psycopg.conninfo import make_conninfo
-from support.floor import now_ts, temp_database, wait_until
+from support.floor import FLOOR_USERS, StandInTable, now_ts, temp_database, wait_until
 
 from controller.canonical import canonical
 from controller.journal.event_chain import EVENT_GENESIS, chained_text, read_chain
 from floor import store
+from floor.archive import ArchiveConfig, ArchiveWorker
 from floor.backup.health import Archiver, BackupHealth, JobRecord, Kind
 from floor.backup.layout import BackupDir, segment_start
 from floor.backup.server import RestoredServer, own
@@ -40,6 +43,7 @@ from floor.backup.verify import replay_end
 from floor.cli import backup as backup_cli
 from floor.cli import restore as restore_cli
 from floor.messages import Envelope, TableRef, parse_envelope
+from tablebench.broker import Broker
 from tablebench.postgres import Postgres
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -341,3 +345,71 @@ def test_backup_health_names_what_is_late_or_failed() -> None:
     dev = _health(archiver=off, last_base=None, last_good_base=None, last_verify=None, last_good_verify=None)
     assert dev.words() == ""  # a development server without backups: the dashboard says nothing
     assert "archive_mode = off" in _health(archiver=off).words()
+
+
+def test_after_a_restore_the_archive_refetches_what_the_tables_keep_and_names_what_is_gone(
+    archiving: Archiving, floor_db: str, floor_broker: Broker
+) -> None:
+    """The floor's disk is gone (docs/floor.md "Restore to a point in time"): the archive restored to a noted
+    time; the tables dealt on meanwhile and one of them no longer keeps a few of the events after that time. An
+    archive worker started on the restored database fills the rest by gap repair and raises event_missing naming
+    exactly the ids the table no longer has."""
+    a, dbname = archiving, str(psycopg.conninfo.conninfo_to_dict(floor_db)["dbname"])
+
+    def worker(dsn: str) -> ArchiveWorker:
+        cfg = ArchiveConfig(dsn=dsn, host=floor_broker.host, port=floor_broker.port, username="archive",
+                            password=FLOOR_USERS["archive"], worker="1", grace=0.3, answer_timeout=2.0)  # fmt: skip
+        return ArchiveWorker(cfg).start()
+
+    def count(dsn: str) -> int:
+        with psycopg.connect(dsn) as conn:
+            row = conn.execute("SELECT count(*) FROM events WHERE table_id = 'T1'").fetchone()
+        return int(row[0]) if row else -1
+
+    table = StandInTable(floor_broker.host, floor_broker.port, "S1", "T1")
+    live = worker(floor_db)
+    data = a.folder / "restored-repair"
+    try:
+        for i in range(20):
+            table.publish("events/card", "card", {"round_id": "r", "n": i})
+        table.flush()
+        wait_until(lambda: count(floor_db) == 20, what="the first 20 archived")
+        base_backup(a, floor_db)
+        noted = server_time(floor_db)
+        for i in range(20, 40):
+            table.publish("events/card", "card", {"round_id": "r", "n": i})
+        table.flush()
+        wait_until(lambda: count(floor_db) == 40, what="40 archived")
+        archived_up_to(floor_db)
+        live.stop()  # the server is lost here
+
+        assert cli(restore_cli, "--to", noted.isoformat(), "--backup-dir", str(a.backups.root),
+                   "--data-dir", str(data)) == 0  # fmt: skip
+        with restored_server(a, data) as server:
+            server.wait_open(dbname, 120)
+            restored = server.dsn(dbname)
+            assert count(restored) == 20  # as it was at the noted time
+            table.forget(23, 24, 25)  # past the table's retention by the time the floor is back
+            w = worker(restored)
+            try:
+                table.publish("events/card", "card", {"round_id": "r", "n": 40})  # the table deals on
+                table.flush()
+                wait_until(lambda: count(restored) == 41 - 3, 60, "the restored archive repaired")
+                with psycopg.connect(restored) as conn:
+                    gone = conn.execute("SELECT event_id FROM missing_events ORDER BY 1").fetchall()
+                    alert = conn.execute(
+                        "SELECT details FROM floor_alerts WHERE kind = 'event_missing'"
+                    ).fetchall()
+                    replayed = conn.execute(
+                        "SELECT event_id, raw FROM events WHERE source = 'replay' ORDER BY 1"
+                    ).fetchall()
+                assert [r[0] for r in gone] == [23, 24, 25]
+                assert [r[0]["event_ids"] for r in alert] == [[23, 24, 25]]
+                assert [r[0] for r in replayed] == [21, 22, *range(26, 41)]  # re-fetched from the table
+                assert all(bytes(r[1]) == table.kept[r[0]] for r in replayed)  # byte for byte
+            finally:
+                w.stop()
+    finally:
+        table.close()
+        live.stop()
+        shutil.rmtree(data, ignore_errors=True)
