@@ -72,7 +72,7 @@ class Problem:
 @dataclass(frozen=True, slots=True)
 class BackupHealth:
     now: datetime
-    since: datetime | None  # when the floor's database was made (lateness of a job that never ran)
+    since: datetime | None  # since when backups are due (lateness of a job that never ran)
     last_good_base: JobRecord | None
     last_base: JobRecord | None
     last_good_verify: JobRecord | None
@@ -215,7 +215,9 @@ def read_health(conn: psycopg.Connection) -> BackupHealth:
     row = conn.execute(
         "SELECT current_setting('archive_mode'), archived_count, last_archived_wal, last_archived_time,"
         " failed_count, last_failed_wal, last_failed_time, now(),"
-        " (SELECT min(applied_at) FROM schema_migrations) FROM pg_stat_archiver"
+        # since when backups are due: the migration that brought them (an older floor: since that upgrade)
+        " coalesce((SELECT max(applied_at) FROM schema_migrations WHERE name LIKE '%backups%'),"
+        " (SELECT min(applied_at) FROM schema_migrations)) FROM pg_stat_archiver"
     ).fetchone()
     assert row is not None  # pg_stat_archiver has exactly one row
     archiver = Archiver(str(row[0]), int(row[1]), row[2], row[3], int(row[4]), row[5], row[6])
