@@ -78,10 +78,16 @@ EXAMPLES: dict[tuple[str, ...], tuple[tuple[str, str], ...]] = {
     ),
     ("floor", "backup"): (("tablectl floor backup status", "the last good base backup and restore check"),),
     ("floor", "backup", "run"): (
-        ("tablectl floor backup run --backup-dir /srv/floor-backup --keep 7", "a base backup now, a week kept"),
+        (
+            "tablectl floor backup run --backup-dir /srv/floor-backup --keep 7",
+            "a base backup now, a week kept",
+        ),
     ),
     ("floor", "backup", "verify"): (
-        ("tablectl floor backup verify --backup-dir /srv/floor-backup", "restore the newest backup and compare"),
+        (
+            "tablectl floor backup verify --backup-dir /srv/floor-backup",
+            "restore the newest backup and compare",
+        ),
     ),
     ("floor", "backup", "status"): (
         ("tablectl floor backup status --json", "backups, WAL archiving and the last restore check, as JSON"),
