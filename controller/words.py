@@ -67,6 +67,8 @@ ALERT_WORDS = {
     "event_missing": "Event missing from the archive",
     "replay_unanswered": "Table did not resend missing events",
     "login_lockout": "Dashboard login locked out",  # floor/logins.py
+    "backup_late": "Backup or restore check late",  # floor/backup/health.py
+    "backup_failed": "Backup, restore check or WAL archiving failed",
     # surveillance only (floor/advantage.py)
     "advantage_play": "Possible advantage play",
 }
