@@ -28,7 +28,9 @@ def player_events(h: Harness) -> list[dict[str, Any]]:
 
 def players_docs(h: Harness) -> list[dict[str, Any]]:
     return [
-        json.loads(fx.text) for fx in h.effects if isinstance(fx, StateDocument) and fx.name.value == "players"
+        json.loads(fx.text)
+        for fx in h.effects
+        if isinstance(fx, StateDocument) and fx.name.value == "players"
     ]
 
 
@@ -241,3 +243,30 @@ def test_a_description_is_taken_exactly_when_printable_1_to_60_and_not_only_spac
     assert taken == expected
     if taken:  # nothing that moves the cursor, clears a screen or forges a log line
         assert not any(ord(c) < 32 or 127 <= ord(c) < 160 or c in "\u2028\u2029\u202e" for c in value)
+
+
+@given(st.text(min_size=1, max_size=60))
+def test_every_description_the_table_takes_fits_the_published_schema(value: str) -> None:
+    """The event's schema (and the command's, which lets the core decide the finer cases) never refuses what the
+    table takes: a consumer validating events/player never drops a real visit."""
+    try:
+        description(value)
+    except Rejected:
+        return
+    data = {
+        "action": "in",
+        "seat": 1,
+        "player": "anon:20261129-080000-1",
+        "description": value,
+        "by": "dealer",
+    }
+    validate_message("events/player", envelope("player", {**data, "session_id": "20261129-080000"}))
+
+
+def test_the_floor_bridge_carries_the_players_topics() -> None:
+    """controller/mqtt/floor_bridge.py sends state/# and events/# to the floor: the players' topics among them."""
+    from controller.mqtt.floor_bridge import OUT_TOPICS
+    from controller.topics import TopicSpec
+
+    for rel in ("events/player", "state/players"):
+        assert any(TopicSpec(p, "", False, 1, "", "").matches(rel) for p in OUT_TOPICS), rel
