@@ -157,6 +157,11 @@ async def test_two_players_seated_one_unseated_restart_and_close_table(table: St
     journal = Journal(table.workdir / "state" / "journal.db")
     try:
         kinds = [(r.kind, r.data) for r in journal.records() if r.kind in ("player_in", "player_out")]
+        refused = [
+            r.data["response"]["reason"]
+            for r in journal.records()
+            if r.kind == "command_result" and r.data["action"] == "player_in" and not r.data["response"]["ok"]
+        ]
     finally:
         journal.close()
     assert [(k, d["seat"], d["by"]) for k, d in kinds] == [
@@ -165,5 +170,8 @@ async def test_two_players_seated_one_unseated_restart_and_close_table(table: St
         ("player_out", 2, SUP),
         ("player_out", 5, SUP),
     ]
+    # every refusal journaled with its reason, like any command's answer (the schema's in the refusal records)
+    assert [r.split(":")[0] for r in refused] == ["that player card is already seated at seat 2 of this table",
+                                                  "seat 5 already holds a player"]  # fmt: skip
     log = (table.workdir / "controller.log").read_text(errors="replace")
     assert "scarf" not in log  # a description, taken or refused, never reaches the service log
