@@ -17,12 +17,12 @@ from controller.actions import ROLES as ROLES  # the one role list (controller/a
 from controller.actions import SIGNED_ROLES as SIGNED_ROLES
 
 STATUS = "status"
-STATE_NAMES = ("table", "shoe", "lid", "jam", "round", "jackpot")
+STATE_NAMES = ("table", "shoe", "lid", "jam", "round", "jackpot", "players")
 STATE_TYPE = "state"  # envelope ``type`` of every state/<name> payload
 SOFTWARE_STATE = "state/software"  # the service's own document (not the core's): version, digests in force
 EVENT_TYPES = (
     "card", "round", "settlement", "shoe", "lid", "jam", "deck_check", "dealer_error", "jackpot",
-    "session", "fault", "dealer",
+    "session", "fault", "dealer", "player",
 )  # fmt: skip
 ALERTS_OPEN = "alerts/open"
 ALERTS_EVENTS = "alerts/events"

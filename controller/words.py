@@ -94,6 +94,8 @@ ACTION_WORDS = {
     "next_round": "Next round",
     "cut": "Cut the cards",
     "dealer_sign_in": "Dealer sign-in",
+    "player_in": "Player in",
+    "player_out": "Player out",
     "open_table": "Open table",
     "close_table": "Close table",
     "clear_jam": "Clear jam",
@@ -195,6 +197,13 @@ DEALER_DUTY_WORDS = {
     "close_table": "the table closed",
 }
 
+# A player at a seat (events/player "action" and "reason", issue 41).
+PLAYER_WORDS = {
+    "in": "seated",
+    "out": "left",
+    "player_out": "left the seat",
+    "close_table": "the table closed",
+}
 
 # Every table above by its subject, e.g. for a web page's script (the floor dashboard can serve
 # ``json.dumps(VOCABULARY)`` once and label on the client exactly as the terminal and the reports do).
@@ -211,6 +220,7 @@ VOCABULARY: dict[str, dict[str, str]] = {
     "combination": COMBINATION_WORDS,
     "recipient": RECIPIENT_WORDS,
     "dealer_duty": DEALER_DUTY_WORDS,
+    "player": PLAYER_WORDS,
 }
 
 

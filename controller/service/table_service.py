@@ -4,7 +4,7 @@ Wiring only; every part does its own job elsewhere. ``start`` is one step a part
 integrity manifest → GPIO outputs to their safe values → audit key and journal → alerts and the disk watch →
 the card line (shoe.py) → MQTT link, outbox and unjournaled publishers, the alert sink → table controller and
 the jackpot sign's wiring → outbox started → audit trail (audit_trail.py) → the broker's alerts read back →
-command intake (intake.py) → the integrity alert → recovery from the journal, the software document → shoe
+command intake (intake.py) → the integrity alert → recovery from the journal, the software and players documents → shoe
 link, broker and jackpot sign started → the watched loops: the health loop sends sd_notify READY once the
 journal and the broker are up (a shoe not plugged in is said, not waited for: the shoe watch raises its alert
 and the driver takes the shoe when it appears), and feeds the watchdog only while the service is alive →
@@ -54,6 +54,7 @@ from controller.service.integrity import (
     verify_whole_journal,
 )
 from controller.service.jackpot import JackpotWiring
+from controller.service.players import publish_players
 from controller.service.resources import link_config, open_audit_key, open_journal
 from controller.service.shoe import build_card_line
 from controller.service.shoe_watch import ShoeWatch
@@ -213,6 +214,7 @@ class TableService:
         state (issue 27 §2); then the software document. Returns the start-up check's result."""
         result = await recover_verified(table, journal, self.config, checkpointer)
         publish_software(self.config, journal, self.unjournaled)
+        publish_players(journal, table.core)  # who sits where, at every start (issue 41)
         return result
 
     async def _connect(self) -> None:

@@ -310,11 +310,21 @@ def alerts_panel(alerts_open: list[Any]) -> Text:
     return out
 
 
+def seated_player(players: dict[str, Any], seat: int) -> str | None:
+    """The player at ``seat`` as ``state/players`` names him (``card:<number>`` or a pseudonym), or None."""
+    seats = players.get("seats")
+    entry = seats.get(str(seat)) if isinstance(seats, dict) else None
+    player = entry.get("player") if isinstance(entry, dict) else None
+    return player if isinstance(player, str) and player else None
+
+
 def entry_line(
-    *, seat: int, seats: int, bet: Any, chip: int, chips: tuple[int, ...], currency: str | None = None
-) -> Text:
+    *, seat: int, seats: int, bet: Any, chip: int, chips: tuple[int, ...], currency: str | None = None,
+    players: dict[str, Any] | None = None,
+) -> Text:  # fmt: skip
     """The selection: seat, its bet (during a round each hand's stake as its row shows it: 'bet 20.00' after a
-    double, 'bets 10.00 + 10.00' after a split), the chip and the chip range."""
+    double, 'bets 10.00 + 10.00' after a split), the chip and the chip range; the seat's player once the table
+    publishes ``state/players`` (issue 41)."""
     stakes = bet if isinstance(bet, list) else [bet]
     shown = " + ".join(money(b) for b in stakes) if stakes and stakes[0] is not None else "none"
     label = " · bets " if len(stakes) > 1 else " · bet "
@@ -322,6 +332,7 @@ def entry_line(
         ("Seat ", "bold"), (str(seat), "bold"), f" (1-{seats}){label}", shown,
         f" {currency}" if currency and shown != "none" else "", " · chip ", (money(chip, currency), "bold"),
         f" ([ ] {money(chips[0])}-{money(chips[-1], currency)})",
+        *((f" · player {clean(seated_player(players, seat) or 'none', 60)}",) if players is not None else ()),
     )  # fmt: skip
 
 
