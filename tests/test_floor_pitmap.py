@@ -21,7 +21,15 @@ from floor.alerts import raise_alert
 from floor.figures import GLOSSARY
 from floor.layout import parse_layout
 from floor.messages import TableRef
-from tablebench.pitmap_floor import HOLE, PLAYED, SITE, build_floor, layout_toml, publish
+from tablebench.pitmap_floor import (
+    HOLE,
+    PLAYED,
+    SITE,
+    build_floor,
+    hear_from_online_tables,
+    layout_toml,
+    publish,
+)
 from tests.support.floor import temp_database
 from tests.support.floor_web import CHROMIUM, WebThread, chromium, dashboard, log_in
 
@@ -77,6 +85,7 @@ def floor():
 
 
 def _map(floor, width: int, height: int):
+    hear_from_online_tables(floor.dsn)  # the module's tests may run past CONTACT_STALE_S after build_floor
     page = floor.context.new_page()
     page.set_viewport_size({"width": width, "height": height})
     page.goto(floor.web.url + "/")

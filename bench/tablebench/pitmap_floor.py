@@ -121,6 +121,13 @@ def build_floor(dsn: str, n: int, now: datetime | None = None) -> None:
             notify(cur)
 
 
+def hear_from_online_tables(dsn: str) -> None:
+    """The archive hears from every online table again, as its heartbeats do every 10 s on a live floor: a
+    page looked at more than CONTACT_STALE_S after ``build_floor`` (a slow machine) must not read it out of reach."""
+    with psycopg.connect(dsn) as conn, conn.transaction():
+        conn.execute("UPDATE floor_tables SET last_contact_at = now() WHERE status = 'online'")
+
+
 def publish(
     dsn: str, i: int, topic: str, event_id: int, data: dict[str, Any], *, verified: bool = True
 ) -> None:
