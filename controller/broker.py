@@ -35,7 +35,9 @@ _SITE = re.compile(r"^[A-Za-z0-9_.-]{1,64}\Z")
 
 # "supervisor-floor": an account of the floor, for every table (not a table called "floor")
 EVERY_TABLE_SUFFIX = "floor"
-FLOOR_SECTION = "floor-"  # the floor broker's sections of the template: [floor-<role>]
+FLOOR_SECTION = "floor-"
+PROGRESSIVE_PREFIX = "progressive-"  # a linked progressive's controller on the floor broker (floor/progressive/)
+_LINK = re.compile(r"^[a-z0-9-]{1,32}\Z")  # a link's name (floor/progressive/params.py LINK_NAME)  # the floor broker's sections of the template: [floor-<role>]
 
 
 class BrokerError(RuntimeError):
@@ -66,11 +68,15 @@ def role_of(user: str) -> tuple[str, str]:
 
 def floor_role_of(user: str) -> tuple[str, str]:
     """(section, table) of an account on the floor broker: ``table-T1``/``bridge-T1`` → the bridge of table T1,
-    ``dashboard*`` → a supervisor of every table, the others by their table-broker role (``[floor-<role>]``)."""
+    ``dashboard*`` → a supervisor of every table, ``progressive-<link>`` → a linked progressive's controller (its
+    link's name in the ``{table}`` place, docs/progressive.md), the others by their table-broker role
+    (``[floor-<role>]``)."""
     if user.startswith("bridge-") and len(user) > 7:
         return f"{FLOOR_SECTION}bridge", user[7:]
     if user.startswith("dashboard"):
         return f"{FLOOR_SECTION}supervisor", "+"
+    if user.startswith(PROGRESSIVE_PREFIX) and _LINK.match(user[len(PROGRESSIVE_PREFIX) :]):
+        return f"{FLOOR_SECTION}progressive", user[len(PROGRESSIVE_PREFIX) :]  # {table}: the link's name
     role, table = role_of(user)
     return f"{FLOOR_SECTION}{'bridge' if role == 'controller' else role}", table
 
