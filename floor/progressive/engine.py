@@ -327,7 +327,8 @@ def take(conn: psycopg.Connection, link_name: str, envelopes: list[tuple[Source,
         if link is None:
             raise LinkMissing(f"link {link_name}: not created")
         b = _Batch(cur, link)
-        for item in _groups([parse(s, d) for s, d in envelopes]):
+        ours = [(s, d) for s, d in envelopes if isinstance(d, dict) and d.get("link") == link_name]
+        for item in _groups([parse(s, d) for s, d in ours]):
             if isinstance(item, list):
                 _hits(b, item)
             else:

@@ -65,7 +65,7 @@ def link_report(
         tables = [
             TableRow(*r)
             for r in cur.execute(
-                "SELECT table_id, count(*), sum(chips), sum(amount_minor), sum(to_meter_units)"
+                "SELECT table_id, count(*), sum(chips)::bigint, sum(amount_minor)::bigint, sum(to_meter_units)::bigint"
                 " FROM progressive_contributions WHERE link = %s GROUP BY table_id ORDER BY table_id",
                 (link_name,),
             ).fetchall()
@@ -75,7 +75,7 @@ def link_report(
             ShiftRow(*r)
             for r in cur.execute(
                 "SELECT date_bin(make_interval(hours => %s), ts, %s::timestamptz) AS s, table_id, count(*),"
-                " sum(amount_minor), sum(to_meter_units) FROM progressive_contributions WHERE link = %s"
+                " sum(amount_minor)::bigint, sum(to_meter_units)::bigint FROM progressive_contributions WHERE link = %s"
                 " GROUP BY s, table_id ORDER BY s DESC, table_id LIMIT 5000",
                 (shift_hours, anchor, link_name),
             ).fetchall()

@@ -77,6 +77,14 @@ class Controller:
         self._connected.set()
 
     def start(self, timeout: float = 15.0) -> Controller:
+        """Everything of the module docstring's start, or nothing held (IntegrityError, StartRefused, ...)."""
+        try:
+            return self._start(timeout)
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self, timeout: float) -> Controller:
         digest = integrity.check(self.cfg.manifest)  # raises IntegrityError: refuse to run
         self._key = load_or_create(self.cfg.key_file)
         public = public_key_hex(self._key.public_key())
@@ -98,7 +106,6 @@ class Controller:
         self._client.connect_async(self.cfg.host, self.cfg.port, keepalive=15)
         self._client.loop_start()
         if not self._connected.wait(timeout):
-            self.stop()
             raise TimeoutError(
                 f"link {self.name}: floor broker {self.cfg.host}:{self.cfg.port} not reachable"
             )
