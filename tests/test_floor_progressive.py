@@ -31,8 +31,8 @@ from floor import users
 from floor.archive import ArchiveConfig, ArchiveWorker
 from floor.enrol import set_trust_on_first_use
 from floor.messages import TableRef
-from floor.progressive import control, engine, integrity, intake, journal, report, signing
 from floor.progressive import config as link_config
+from floor.progressive import control, engine, intake, integrity, journal, report, signing
 from floor.progressive.service import Controller, StartRefused
 from tablebench.broker import Broker
 from tests.support.floor import FLOOR_USERS, StandInTable, wait_until
@@ -44,23 +44,58 @@ PASSWORD = "supervisor-password-1"
 
 
 def link_toml(tmp: Path, broker: Broker, **link: Any) -> Path:
-    values = {"link": LINK, "site": SITE, "currency": "EUR", "bet_value": BET, "increment_bp": INC,
-              "reserve_bp": RES, "base_minor": BASE, "limit_minor": 10_000_000, "members": ["T1", "T2"]} | link  # fmt: skip
+    values = {
+        "link": LINK,
+        "site": SITE,
+        "currency": "EUR",
+        "bet_value": BET,
+        "increment_bp": INC,
+        "reserve_bp": RES,
+        "base_minor": BASE,
+        "limit_minor": 10_000_000,
+        "members": ["T1", "T2"],
+    } | link
     lines = ["[link]"] + [f"{k} = {json.dumps(v)}" for k, v in values.items()]
-    lines += ["[service]", "heartbeat_s = 1.0", "poll_s = 0.2", "batch = 5",
-              f'key_file = "{tmp / "link.pem"}"', f'manifest = "{tmp / "manifest.json"}"',
-              "[broker]", f'host = "{broker.host}"', f"port = {broker.port}"]  # fmt: skip
+    lines += [
+        "[service]",
+        "heartbeat_s = 1.0",
+        "poll_s = 0.2",
+        "batch = 5",
+        f'key_file = "{tmp / "link.pem"}"',
+        f'manifest = "{tmp / "manifest.json"}"',
+        "[broker]",
+        f'host = "{broker.host}"',
+        f"port = {broker.port}",
+    ]
     path = tmp / f"link-{len(list(tmp.glob('link-*.toml')))}.toml"
     path.write_text("\n".join(lines) + "\n")
     return path
 
 
 def controller(dsn: str, config: Path) -> subprocess.Popen[str]:
-    cmd = [sys.executable, "-m", "controller.cli", "floor", "progressive", "run", "--dsn", dsn,
-           "--config", str(config), "-q"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "controller.cli",
+        "floor",
+        "progressive",
+        "run",
+        "--dsn",
+        dsn,
+        "--config",
+        str(config),
+        "-q",
+    ]
     env = {**os.environ, "FLOOR_PROGRESSIVE_PASSWORD": FLOOR_USERS[f"progressive-{LINK}"]}
-    return subprocess.Popen(cmd, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    return subprocess.Popen(
+        cmd,
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 class MeterWatcher:
@@ -97,8 +132,11 @@ def one(dsn: str, sql: str, *params: Any) -> Any:
 
 def meter_row(dsn: str) -> dict[str, int]:
     with psycopg.connect(dsn) as conn:
-        cur = conn.execute("SELECT meter_units, reserve_units, overflow_units, seeded_units, prizes_units,"
-                           " returned_units FROM progressive_links WHERE link = %s", (LINK,))  # fmt: skip
+        cur = conn.execute(
+            "SELECT meter_units, reserve_units, overflow_units, seeded_units, prizes_units,"
+            " returned_units FROM progressive_links WHERE link = %s",
+            (LINK,),
+        )
         names = [d.name for d in cur.description or ()]
         row = cur.fetchone()
         assert row is not None
@@ -106,8 +144,15 @@ def meter_row(dsn: str) -> dict[str, int]:
 
 
 def contribution(round_id: str, chips: int) -> dict[str, Any]:
-    return {"action": "contribution", "link": LINK, "round_id": round_id, "seats": list(range(1, chips + 1)),
-            "chips": chips, "bet_value": BET, "amount_minor": chips * BET}  # fmt: skip
+    return {
+        "action": "contribution",
+        "link": LINK,
+        "round_id": round_id,
+        "seats": list(range(1, chips + 1)),
+        "chips": chips,
+        "bet_value": BET,
+        "amount_minor": chips * BET,
+    }
 
 
 def jackpot(table: StandInTable, data: dict[str, Any]) -> int:
@@ -116,17 +161,29 @@ def jackpot(table: StandInTable, data: dict[str, Any]) -> int:
 
 @pytest.fixture
 def floor(dsn: str, floor_broker: Broker, tmp_path: Path):
-    archive = ArchiveWorker(ArchiveConfig(
-        dsn=dsn, host=floor_broker.host, port=floor_broker.port, username="archive",
-        password=FLOOR_USERS["archive"], worker="p1", grace=0.3, answer_timeout=2.0,
-    )).start()  # fmt: skip
+    archive = ArchiveWorker(
+        ArchiveConfig(
+            dsn=dsn,
+            host=floor_broker.host,
+            port=floor_broker.port,
+            username="archive",
+            password=FLOOR_USERS["archive"],
+            worker="p1",
+            grace=0.3,
+            answer_timeout=2.0,
+        )
+    ).start()
     tables = {t: StandInTable(floor_broker.host, floor_broker.port, SITE, t) for t in ("T1", "T2", "T3")}
     with psycopg.connect(dsn) as conn:
         for name, t in tables.items():
             set_trust_on_first_use(conn, TableRef(SITE, name), True)
-            t.publish("state/software", "state", {"version": "0.1.0", "audit_public_key": t.public_key}, retain=True)
+            t.publish(
+                "state/software", "state", {"version": "0.1.0", "audit_public_key": t.public_key}, retain=True
+            )
         for name in ("ana", "rui", "eva"):
-            users.add_user(conn, name, users.Role.SUPERVISOR if name != "eva" else users.Role.VIEWER, PASSWORD)
+            users.add_user(
+                conn, name, users.Role.SUPERVISOR if name != "eva" else users.Role.VIEWER, PASSWORD
+            )
     config = link_toml(tmp_path, floor_broker)
     cfg = link_config.load(config)
     integrity.record(cfg.manifest, {LINK: public_key_hex(load_or_create(cfg.key_file).public_key())})
@@ -161,26 +218,47 @@ def test_contributions_hits_crash_and_dual_control(dsn, floor_broker, floor, tmp
                 jackpot(t, contribution(f"{t.table_id}-r{i}", chips))
                 amounts.append(chips * BET)
         jackpot(t3, contribution("T3-r1", 2))  # not a member: refused, never counted
-        jackpot(t1, {"action": "contribution", "link": "other", "round_id": "x", "chips": 1, "bet_value": BET,
-                     "amount_minor": BET})  # another link's: not ours to take  # fmt: skip
+        jackpot(
+            t1,
+            {
+                "action": "contribution",
+                "link": "other",
+                "round_id": "x",
+                "chips": 1,
+                "bet_value": BET,
+                "amount_minor": BET,
+            },
+        )  # another link's: not ours to take
         jackpot(t2, contribution("T2-bad", 3) | {"amount_minor": 1})  # not chips x bet value: refused
         # the same envelope delivered again (a QoS 1 redelivery): archived once, counted once
         t1.publish_raw("events/jackpot", t1.kept[t1.next_id - 2])
         checkpoint(t1, t2, t3)
-        wait_until(lambda: one(dsn, "SELECT count(*) FROM progressive_inputs") == 42, what="every envelope taken")
+        wait_until(
+            lambda: one(dsn, "SELECT count(*) FROM progressive_inputs") == 42, what="every envelope taken"
+        )
         m = meter_row(dsn)
-        assert m["meter_units"] == BASE * UNIT + sum(a * INC for a in amounts)  # to the 1/10,000 of a minor unit
+        assert m["meter_units"] == BASE * UNIT + sum(
+            a * INC for a in amounts
+        )  # to the 1/10,000 of a minor unit
         assert m["reserve_units"] == sum(a * RES for a in amounts)
         assert one(dsn, "SELECT count(*) FROM progressive_contributions") == 40
-        refused = one(dsn, "SELECT array_agg(table_id ORDER BY table_id) FROM progressive_inputs"
-                           " WHERE outcome = 'refused'")  # fmt: skip
+        refused = one(
+            dsn,
+            "SELECT array_agg(table_id ORDER BY table_id) FROM progressive_inputs WHERE outcome = 'refused'",
+        )
         assert refused == ["T2", "T3"]
         # taking the same envelopes again (a controller that re-reads them) changes nothing
         with psycopg.connect(dsn) as conn:
-            again = [(intake.Source(*r[:4]), r[4]) for r in conn.execute(
-                "SELECT site, table_id, event_id, ts, data FROM events WHERE topic = 'events/jackpot'")]  # fmt: skip
+            again = [
+                (intake.Source(*r[:4]), r[4])
+                for r in conn.execute(
+                    "SELECT site, table_id, event_id, ts, data FROM events WHERE topic = 'events/jackpot'"
+                )
+            ]
             out = engine.take(conn, LINK, again)
-        assert out.taken == 0 and out.duplicates == len(again) - 1 and meter_row(dsn) == m  # and not the other link's
+        assert (
+            out.taken == 0 and out.duplicates == len(again) - 1 and meter_row(dsn) == m
+        )  # and not the other link's
         wait_until(lambda: watcher.last().get("meter_units") == m["meter_units"], what="the meter published")
         assert signing.verify(watcher.last(), public)
 
@@ -197,7 +275,9 @@ def test_contributions_hits_crash_and_dual_control(dsn, floor_broker, floor, tmp
 
         feeder = threading.Thread(target=feed)
         feeder.start()
-        wait_until(lambda: one(dsn, "SELECT count(*) FROM progressive_contributions") >= 46, what="stream under way")
+        wait_until(
+            lambda: one(dsn, "SELECT count(*) FROM progressive_contributions") >= 46, what="stream under way"
+        )
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
         killed_at = one(dsn, "SELECT count(*) FROM progressive_contributions")
@@ -205,7 +285,9 @@ def test_contributions_hits_crash_and_dual_control(dsn, floor_broker, floor, tmp
         checkpoint(t1, t2)
         assert killed_at < 160, "the controller was killed after the stream, not in it"
         proc = controller(dsn, config)
-        wait_until(lambda: one(dsn, "SELECT count(*) FROM progressive_contributions") == 160, what="the rest taken")
+        wait_until(
+            lambda: one(dsn, "SELECT count(*) FROM progressive_contributions") == 160, what="the rest taken"
+        )
         m = meter_row(dsn)
         assert m["meter_units"] == BASE * UNIT + sum(a * INC for a in amounts + stream)
         assert one(dsn, "SELECT count(*) FROM progressive_inputs") == 162
@@ -213,10 +295,26 @@ def test_contributions_hits_crash_and_dual_control(dsn, floor_broker, floor, tmp
 
         # ---- two hits at two tables, nearly at once: ordered, each frozen at its moment, reseeded ----
         before = m["meter_units"]
-        jackpot(t1, {"action": "hit_pending", "link": LINK, "round_id": "h1", "seat": 2,
-                     "combination": "FOUR_ACES_ONE_COLOUR"})  # fmt: skip
-        jackpot(t2, {"action": "hit_pending", "link": LINK, "round_id": "h2", "seat": 3,
-                     "combination": "FOUR_ACES_ONE_COLOUR"})  # fmt: skip
+        jackpot(
+            t1,
+            {
+                "action": "hit_pending",
+                "link": LINK,
+                "round_id": "h1",
+                "seat": 2,
+                "combination": "FOUR_ACES_ONE_COLOUR",
+            },
+        )
+        jackpot(
+            t2,
+            {
+                "action": "hit_pending",
+                "link": LINK,
+                "round_id": "h2",
+                "seat": 3,
+                "combination": "FOUR_ACES_ONE_COLOUR",
+            },
+        )
         checkpoint(t1, t2)
         wait_until(lambda: len(watcher.last().get("pending", [])) == 2, what="both hits pending on the meter")
         doc = watcher.last()
@@ -231,27 +329,40 @@ def test_contributions_hits_crash_and_dual_control(dsn, floor_broker, floor, tmp
         assert after_hits["meter_units"] == BASE * UNIT + reseeded % UNIT and after_hits["reserve_units"] == 0
         # the table pays one (the frozen amount) and its verification rejects the other: given back
         by_table = {h["table"]: h for h in doc["pending"]}
-        jackpot(t1, {"action": "paid", "link": LINK, "hit_id": by_table["T1"]["hit_id"],
-                     "amount_minor": by_table["T1"]["amount_minor"]})  # fmt: skip
+        jackpot(
+            t1,
+            {
+                "action": "paid",
+                "link": LINK,
+                "hit_id": by_table["T1"]["hit_id"],
+                "amount_minor": by_table["T1"]["amount_minor"],
+            },
+        )
         jackpot(t2, {"action": "paid", "link": LINK, "hit_id": by_table["T1"]["hit_id"], "amount_minor": 1})
         jackpot(t2, {"action": "rejected", "link": LINK, "hit_id": by_table["T2"]["hit_id"]})
         checkpoint(t1, t2)
         wait_until(lambda: watcher.last().get("pending") == [], what="both settled")
-        statuses = dict(psycopg.connect(dsn).execute("SELECT table_id, status FROM progressive_hits").fetchall())
+        statuses = dict(
+            psycopg.connect(dsn).execute("SELECT table_id, status FROM progressive_hits").fetchall()
+        )
         assert statuses == {"T1": "paid", "T2": "rejected"}
         final = meter_row(dsn)
         assert final["meter_units"] == after_hits["meter_units"] + by_table["T2"]["amount_minor"] * UNIT
         # nothing created or lost: what is on the link == seeds + every contribution's shares - prizes + returned
         total_in = sum(a * (INC + RES) for a in amounts + stream)
-        assert final["meter_units"] + final["reserve_units"] + final["overflow_units"] == (
-            final["seeded_units"] + total_in - final["prizes_units"] + final["returned_units"]
-        ) and final["seeded_units"] == 3 * BASE * UNIT
+        assert (
+            final["meter_units"] + final["reserve_units"] + final["overflow_units"]
+            == (final["seeded_units"] + total_in - final["prizes_units"] + final["returned_units"])
+            and final["seeded_units"] == 3 * BASE * UNIT
+        )
 
         # ---- dual control: no parameter change while running; suspend, then change ----
         new = link_config.load(link_toml(tmp_path, floor_broker, increment_bp=2000)).params
         ana, rui = control.Credential("ana", PASSWORD), control.Credential("rui", PASSWORD)
         with psycopg.connect(dsn, autocommit=True) as conn:
-            with pytest.raises(control.Refused, match="running: parameters change only while it is suspended"):
+            with pytest.raises(
+                control.Refused, match="running: parameters change only while it is suspended"
+            ):
                 control.set_params(conn, LINK, new, ana, rui, "raise the rate")
             with pytest.raises(control.Refused, match="two different supervisors"):
                 control.suspend(conn, LINK, ana, ana, "one person")
@@ -260,11 +371,17 @@ def test_contributions_hits_crash_and_dual_control(dsn, floor_broker, floor, tmp
             with pytest.raises(control.Refused, match="wrong password"):
                 control.suspend(conn, LINK, ana, control.Credential("rui", "guessed-password"), "guess")
             control.suspend(conn, LINK, ana, rui, "change the rate")
-            wait_until(lambda: watcher.last().get("status") == "suspended", timeout=5, what="suspended published")
+            wait_until(
+                lambda: watcher.last().get("status") == "suspended", timeout=5, what="suspended published"
+            )
             assert control.set_params(conn, LINK, new, ana, rui, "raise the rate").params_version == 2
             control.resume(conn, LINK, rui, ana, "rate changed")
-            kinds = [r[0] for r in conn.execute("SELECT kind FROM progressive_journal WHERE link = %s ORDER BY seq",
-                                                (LINK,))]  # fmt: skip
+            kinds = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT kind FROM progressive_journal WHERE link = %s ORDER BY seq", (LINK,)
+                )
+            ]
             assert kinds.count("refused") >= 4 + 2 and kinds[-3:] == ["suspend", "set", "resume"]
             assert journal.verify(conn, LINK) == []
             r = report.link_report(conn, LINK)

@@ -22,8 +22,17 @@ TOP = Combination.FOUR_ACES_ONE_COLOUR
 
 
 def params(**kw: object) -> LinkParams:
-    d = {"link": "bank-a", "site": "S1", "currency": "EUR", "bet_value": 100, "increment_bp": 1500,
-         "reserve_bp": 500, "base_minor": 10_000, "limit_minor": 50_000, "members": ["T1", "T2"]} | kw  # fmt: skip
+    d = {
+        "link": "bank-a",
+        "site": "S1",
+        "currency": "EUR",
+        "bet_value": 100,
+        "increment_bp": 1500,
+        "reserve_bp": 500,
+        "base_minor": 10_000,
+        "limit_minor": 50_000,
+        "members": ["T1", "T2"],
+    } | kw
     return LinkParams.from_dict(d)
 
 
@@ -33,7 +42,9 @@ def test_a_contribution_is_exact_to_the_ten_thousandth_of_a_minor_unit() -> None
     for _ in range(9_999):
         m, shares = mt.contribute(m, p, 1)
         assert shares == mt.Shares(1, 3, 0)
-    assert m.meter_units == 10_000 * UNIT + 9_999 and m.meter_minor == 10_000  # the remainder carried, not shown
+    assert (
+        m.meter_units == 10_000 * UNIT + 9_999 and m.meter_minor == 10_000
+    )  # the remainder carried, not shown
     m, _ = mt.contribute(m, p, 1)
     assert m.meter_minor == 10_001 and m.reserve_units == 30_000
     m.check()
@@ -53,7 +64,9 @@ def test_a_top_hit_takes_the_meter_and_reseeds_at_once_overflow_first_then_reser
     """PT-2001 r.43a (100 % of the meter), r.44 (reseeded): base, then overflow, then reserve, within the limit."""
     p = params(base_minor=100, limit_minor=200, bet_value=100, increment_bp=1000, reserve_bp=1000)
     m = mt.Meter.initial(p)
-    for _ in range(15):  # 150 minor to the meter (100 above the limit's room go to overflow), 150 to the reserve
+    for _ in range(
+        15
+    ):  # 150 minor to the meter (100 above the limit's room go to overflow), 150 to the reserve
         m, _ = mt.contribute(m, p, 100)
     assert (m.meter_minor, m.overflow_units // UNIT, m.reserve_units // UNIT) == (200, 50, 150)
     m, won, reseed = mt.hit(m, p, [(3, TOP)])
@@ -69,16 +82,20 @@ def test_two_hits_are_each_frozen_at_the_meter_of_their_moment() -> None:
     m, _ = mt.contribute(m, p, 10_000)  # +1500
     m, first, _ = mt.hit(m, p, [(1, TOP)])
     m, second, _ = mt.hit(m, p, [(2, TOP)])
-    assert first[0].amount_minor == 2500 and second[0].amount_minor == 1000  # the second wins the reseeded base
+    assert (
+        first[0].amount_minor == 2500 and second[0].amount_minor == 1000
+    )  # the second wins the reseeded base
 
 
 def test_a_rounds_fixed_prizes_are_paid_first_and_the_top_shares_what_remains() -> None:
     """PT-2001 r.50a: smaller prizes first, the top combination the remainder; r.43e: 25 x the jackpot bet."""
     p = params(base_minor=10_000, bet_value=100)
     m = mt.Meter.initial(p)
-    m2, won, _ = mt.hit(m, p, [(5, TOP), (2, Combination.TWO_ACES_MIXED)])
+    _, won, _ = mt.hit(m, p, [(5, TOP), (2, Combination.TWO_ACES_MIXED)])
     assert [(w.seat, w.combination, w.amount_minor) for w in won] == [
-        (2, Combination.TWO_ACES_MIXED, 2_500), (5, TOP, 7_500)]  # fmt: skip
+        (2, Combination.TWO_ACES_MIXED, 2_500),
+        (5, TOP, 7_500),
+    ]
 
 
 def test_a_top_share_below_all_leaves_the_rest_on_the_meter() -> None:
@@ -132,8 +149,10 @@ COMBOS = st.sampled_from(list(Combination))
 OPS = st.lists(
     st.one_of(
         st.tuples(st.just("contribute"), st.integers(0, 50_000)),
-        st.tuples(st.just("hit"), st.lists(st.tuples(st.integers(1, 7), COMBOS), min_size=1, max_size=3,
-                                           unique_by=lambda w: w[0])),  # fmt: skip
+        st.tuples(
+            st.just("hit"),
+            st.lists(st.tuples(st.integers(1, 7), COMBOS), min_size=1, max_size=3, unique_by=lambda w: w[0]),
+        ),
         st.tuples(st.just("reject"), st.integers(0, 10)),
         st.tuples(st.just("correct"), st.integers(0, 200_000)),
     ),
@@ -185,4 +204,6 @@ def test_the_meter_always_equals_the_ledger_the_test_keeps(ops, inc, res, base, 
         assert m.meter_units + m.reserve_units + m.overflow_units == (
             seeds + shares_in - prizes + returned + corrections
         )
-        assert m.prizes_units == prizes and m.returned_units == returned and m.corrections_units == corrections
+        assert (
+            m.prizes_units == prizes and m.returned_units == returned and m.corrections_units == corrections
+        )

@@ -124,5 +124,25 @@ CREATE TABLE progressive_journal (
     PRIMARY KEY (link, seq)
 );
 
--- The controller's intake: a member table's events/jackpot envelopes naming a link.
-CREATE INDEX events_progressive ON events ((data ->> 'link'), site, table_id, event_id) WHERE topic = 'events/jackpot';
+-- The controller's intake: every archived events/jackpot envelope naming a link is queued here by the archive's own
+-- insert (a trigger, in the archive's transaction); the controller deletes what it took in the transaction that
+-- took it. So it reads only what is not taken yet, never the whole history (floor/progressive/intake.py). An
+-- envelope queued but not yet verified stays queued until the archive proves it.
+CREATE TABLE progressive_queue (
+    link      text   NOT NULL,
+    site      text   NOT NULL,
+    table_id  text   NOT NULL,
+    event_id  bigint NOT NULL,
+    PRIMARY KEY (link, site, table_id, event_id)
+);
+
+CREATE FUNCTION progressive_enqueue() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF NEW.topic = 'events/jackpot' AND (NEW.data ->> 'link') ~ '^[a-z0-9-]{1,32}$' THEN
+        INSERT INTO progressive_queue (link, site, table_id, event_id)
+            VALUES (NEW.data ->> 'link', NEW.site, NEW.table_id, NEW.event_id) ON CONFLICT DO NOTHING;
+    END IF;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER events_progressive_enqueue AFTER INSERT ON events
+    FOR EACH ROW WHEN (NEW.topic = 'events/jackpot') EXECUTE FUNCTION progressive_enqueue();

@@ -29,6 +29,7 @@ from floor.progressive.intake import (
     Refused,
     Rejected,
     Source,
+    dequeue,
     parse,
 )
 
@@ -52,39 +53,64 @@ class Outcome:
         return self.taken > 0
 
 
-class _Batch:
-    """The state of one transaction: the locked link, the cursor, what was done."""
+Key = tuple[str, str, int]  # (site, table_id, event_id)
 
-    def __init__(self, cur: psycopg.Cursor, link: ledger.Link) -> None:
+
+def _key(src: Source) -> Key:
+    return (src.site, src.table_id, src.event_id)
+
+
+class _Batch:
+    """The state of one transaction: the locked link, the cursor, what was done. The batch's rows are written
+    together at its end (``flush``): the claims first, in one statement, the rest pipelined."""
+
+    def __init__(self, cur: psycopg.Cursor, link: ledger.Link, inputs: list[Input]) -> None:
         self.cur = cur
         self.link = link
         self.out = Outcome()
+        self.journal_rows: list[journal.Row] = []
+        self.contributions: list[tuple[Any, ...]] = []
+        self.refusals: list[tuple[Any, ...]] = []
+        self.claimed = self._claim_all(inputs)
+
+    def _claim_all(self, inputs: list[Input]) -> set[Key]:
+        """Take every envelope of the batch once: those another transaction took already come back not claimed."""
+        if not inputs:
+            return set()
+        srcs = [x.source for x in inputs]
+        actions = [(x.action if isinstance(x, Refused) else _ACTION[type(x)])[:32] for x in inputs]
+        rows = self.cur.execute(
+            "INSERT INTO progressive_inputs (link, site, table_id, event_id, action, outcome)"
+            " SELECT %s, * , 'applied' FROM unnest(%s::text[], %s::text[], %s::bigint[], %s::text[])"
+            " ON CONFLICT DO NOTHING RETURNING site, table_id, event_id",
+            (
+                self.link.link,
+                [s.site for s in srcs],
+                [s.table_id for s in srcs],
+                [s.event_id for s in srcs],
+                actions,
+            ),
+        ).fetchall()
+        return {(r[0], r[1], int(r[2])) for r in rows}
 
     def record(self, kind: str, data: dict[str, Any]) -> None:
-        head = journal.append(self.cur, self.link.link, self.link.journal, kind, data)
+        head, row = journal.chain(self.link.link, self.link.journal, kind, data)
+        self.journal_rows.append(row)
         self.link = replace(self.link, journal=head)
 
     def claim(self, src: Source, action: str) -> bool:
-        """Take the envelope once: False when it was taken already."""
-        self.cur.execute(
-            "INSERT INTO progressive_inputs (link, site, table_id, event_id, action, outcome)"
-            " VALUES (%s, %s, %s, %s, %s, 'applied') ON CONFLICT DO NOTHING",
-            (self.link.link, src.site, src.table_id, src.event_id, action[:32]),
-        )
-        if self.cur.rowcount != 1:
+        """Whether this transaction took the envelope (False: taken already, by an earlier transaction)."""
+        if _key(src) not in self.claimed:
             self.out.duplicates += 1
             return False
+        self.claimed.discard(_key(src))  # the same envelope twice in one batch: once
         self.out.taken += 1
         return True
 
     def refuse(self, src: Source, action: str, reason: str) -> None:
         """A taken envelope that changes nothing: its reason kept, journaled and alerted."""
         self.out.refused += 1
-        self.cur.execute(
-            "UPDATE progressive_inputs SET outcome = 'refused', reason = %s"
-            " WHERE link = %s AND site = %s AND table_id = %s AND event_id = %s",
-            (reason, self.link.link, src.site, src.table_id, src.event_id),
-        )
+        self.refusals.append((reason, self.link.link, src.site, src.table_id, src.event_id))
         where = {"site": src.site, "table": src.table_id, "event_id": src.event_id, "action": action}
         self.record("refused", where | {"reason": reason})
         raise_alert(
@@ -99,6 +125,22 @@ class _Batch:
         log.warning(
             "link %s: %s %s/%s refused: %s", self.link.link, action, src.table_id, src.event_id, reason
         )
+
+    def flush(self) -> None:
+        if self.refusals:
+            self.cur.executemany(
+                "UPDATE progressive_inputs SET outcome = 'refused', reason = %s"
+                " WHERE link = %s AND site = %s AND table_id = %s AND event_id = %s",
+                self.refusals,
+            )
+        if self.contributions:
+            self.cur.executemany(
+                "INSERT INTO progressive_contributions (link, site, table_id, event_id, round_id, chips,"
+                " amount_minor, to_meter_units, to_reserve_units, to_overflow_units, ts)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                self.contributions,
+            )
+        journal.insert(self.cur, self.journal_rows)
 
 
 def _member(b: _Batch, src: Source) -> str | None:
@@ -119,9 +161,7 @@ def _contribution(b: _Batch, x: Contribution) -> None:
     new, shares = mt.contribute(b.link.meter, b.link.params, x.amount_minor)
     b.link = replace(b.link, meter=new)
     src = x.source
-    b.cur.execute(
-        "INSERT INTO progressive_contributions (link, site, table_id, event_id, round_id, chips, amount_minor,"
-        " to_meter_units, to_reserve_units, to_overflow_units, ts) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+    b.contributions.append(
         (
             b.link.link,
             src.site,
@@ -295,6 +335,12 @@ def _refused(b: _Batch, x: Refused) -> None:
         b.refuse(x.source, x.action, x.reason)
 
 
+_ACTION: dict[type, str] = {
+    Contribution: "contribution",
+    HitPending: "hit_pending",
+    Paid: "paid",
+    Rejected: "rejected",
+}
 _SINGLE: dict[type, Callable[[_Batch, Any], None]] = {
     Contribution: _contribution,
     Paid: _paid,
@@ -326,13 +372,16 @@ def take(conn: psycopg.Connection, link_name: str, envelopes: list[tuple[Source,
         link = ledger.read(cur, link_name, lock=True)
         if link is None:
             raise LinkMissing(f"link {link_name}: not created")
-        b = _Batch(cur, link)
         ours = [(s, d) for s, d in envelopes if isinstance(d, dict) and d.get("link") == link_name]
-        for item in _groups([parse(s, d) for s, d in ours]):
+        inputs = [parse(s, d) for s, d in ours]
+        b = _Batch(cur, link, inputs)
+        for item in _groups(inputs):
             if isinstance(item, list):
                 _hits(b, item)
             else:
                 _SINGLE[type(item)](b, item)
+        b.flush()
+        dequeue(cur, link_name, [s for s, _ in envelopes])
         if b.out.changed:
             ledger.save(cur, b.link)
             notify(cur)  # the dashboard's link page

@@ -1,8 +1,8 @@
 """What the controller takes from the archive: the ``events/jackpot`` envelopes naming its link, read from
 PostgreSQL (the archive already verified each table's chain and repaired its gaps), never from the wire.
 
-``fetch`` reads the next envelopes not yet taken (``progressive_inputs`` holds every one taken, the exactly-once
-key); ``parse`` turns one into a typed input or a ``Refused`` with the reason. Every field is hostile until
+``fetch`` reads the next envelopes not yet taken from ``progressive_queue`` (the archive's insert queues each;
+``progressive_inputs`` holds every one taken, the exactly-once key); ``parse`` turns one into a typed input or a ``Refused`` with the reason. Every field is hostile until
 checked: sizes bounded, integers integers, the combination one of PT-2001 r.43's."""
 
 from __future__ import annotations
@@ -75,17 +75,26 @@ Input = Contribution | HitPending | Paid | Rejected | Refused
 def fetch(
     cur: psycopg.Cursor, link: str, site: str, *, verified_only: bool, limit: int
 ) -> list[tuple[Source, Any]]:
-    """The next archived envelopes of ``link`` not taken yet, in the order the archive committed them (a round's
-    hits at one table stay together and in the table's order)."""
+    """The next archived envelopes of ``link`` not taken yet (``progressive_queue``, filled by the archive's insert),
+    in the order the archive committed them (a round's hits at one table stay together and in the table's order)."""
     rows = cur.execute(
-        "SELECT e.site, e.table_id, e.event_id, e.ts, e.data FROM events e"
-        " WHERE e.topic = %s AND e.data ->> 'link' = %s AND e.site = %s AND (e.verified OR NOT %s)"
-        " AND NOT EXISTS (SELECT 1 FROM progressive_inputs p WHERE p.link = %s AND p.site = e.site"
-        "   AND p.table_id = e.table_id AND p.event_id = e.event_id)"
+        "SELECT e.site, e.table_id, e.event_id, e.ts, e.data FROM progressive_queue q"
+        " JOIN events e ON e.site = q.site AND e.table_id = q.table_id AND e.event_id = q.event_id"
+        " WHERE q.link = %s AND q.site = %s AND (e.verified OR NOT %s)"
         " ORDER BY e.received_at, e.site, e.table_id, e.event_id LIMIT %s",
-        (JACKPOT_TOPIC, link, site, verified_only, link, limit),
+        (link, site, verified_only, limit),
     ).fetchall()
     return [(Source(r[0], r[1], r[2], r[3]), r[4]) for r in rows]
+
+
+def dequeue(cur: psycopg.Cursor, link: str, sources: list[Source]) -> None:
+    """Taken (applied, refused or found taken already): off the queue, in the transaction that took them."""
+    if sources:
+        cur.execute(
+            "DELETE FROM progressive_queue q USING unnest(%s::text[], %s::text[], %s::bigint[]) AS t(site, tab, id)"
+            " WHERE q.link = %s AND q.site = t.site AND q.table_id = t.tab AND q.event_id = t.id",
+            ([s.site for s in sources], [s.table_id for s in sources], [s.event_id for s in sources], link),
+        )
 
 
 def _int(data: dict[str, Any], key: str, lo: int, hi: int) -> int:

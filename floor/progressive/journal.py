@@ -30,15 +30,29 @@ def record_hash(prev_hash: str, link: str, seq: int, kind: str, data: dict[str, 
     return hashlib.sha256((prev_hash + body).encode()).hexdigest()
 
 
-def append(cur: psycopg.Cursor, link: str, head: Head, kind: str, data: dict[str, Any]) -> Head:
-    """Append one record after ``head`` (the caller holds the link's row lock); returns the new head."""
+Row = tuple[str, int, str, Jsonb, str, str]
+_INSERT = (
+    "INSERT INTO progressive_journal (link, seq, kind, data, prev_hash, hash) VALUES (%s, %s, %s, %s, %s, %s)"
+)
+
+
+def chain(link: str, head: Head, kind: str, data: dict[str, Any]) -> tuple[Head, Row]:
+    """The record after ``head`` and the new head (nothing written: ``insert`` writes the rows)."""
     seq = head.seq + 1
     digest = record_hash(head.hash, link, seq, kind, data)
-    cur.execute(
-        "INSERT INTO progressive_journal (link, seq, kind, data, prev_hash, hash) VALUES (%s, %s, %s, %s, %s, %s)",
-        (link, seq, kind, Jsonb(data), head.hash, digest),
-    )
-    return Head(seq, digest)
+    return Head(seq, digest), (link, seq, kind, Jsonb(data), head.hash, digest)
+
+
+def insert(cur: psycopg.Cursor, rows: list[Row]) -> None:
+    if rows:
+        cur.executemany(_INSERT, rows)  # pipelined: one round trip for the batch
+
+
+def append(cur: psycopg.Cursor, link: str, head: Head, kind: str, data: dict[str, Any]) -> Head:
+    """Append one record after ``head`` (the caller holds the link's row lock); returns the new head."""
+    new, row = chain(link, head, kind, data)
+    cur.execute(_INSERT, row)
+    return new
 
 
 def verify(conn: psycopg.Connection, link: str) -> list[str]:
