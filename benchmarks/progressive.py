@@ -9,7 +9,8 @@ line each per table count:
 - ``contributions``: a backlog of ``--per-table`` contributions per table, archived before the controller starts,
   taken by it: contributions/s (from its READY to the last one committed; the meter checked exact);
 - ``hit``: ``--hits`` hits, one at a time at a random member table while every table contributes once a round
-  (``--round-s``, 40 s: a dealer's pace): ms from the hit's archive commit to the signed meter naming it arriving at a subscriber (p50/p95/max);
+  (``--round-s``, 40 s: a dealer's pace): ms from the hit's archive commit to the signed meter naming it arriving
+  at a subscriber (p50/p95/max);
 - ``baseline``: in the same run, the bare rate of INSERTs of the same rows into a table with the same key, one
   transaction per batch of ``--batch`` (rows/s), and the broker's own publish-to-subscriber time (p50/p95/max).
 
@@ -283,7 +284,9 @@ def main() -> int:
     ap.add_argument("--tables", default="50,500", help="table counts, comma-separated")
     ap.add_argument("--per-table", type=int, default=40, help="contributions per table in the backlog")
     ap.add_argument("--hits", type=int, default=20)
-    ap.add_argument("--round-s", type=float, default=40.0, help="a table's round (one contribution) this often")
+    ap.add_argument(
+        "--round-s", type=float, default=40.0, help="a table's round (one contribution) this often"
+    )
     ap.add_argument(
         "--batch", type=int, default=500, help="envelopes a transaction (controller and baseline)"
     )

@@ -35,9 +35,11 @@ _SITE = re.compile(r"^[A-Za-z0-9_.-]{1,64}\Z")
 
 # "supervisor-floor": an account of the floor, for every table (not a table called "floor")
 EVERY_TABLE_SUFFIX = "floor"
-FLOOR_SECTION = "floor-"
-PROGRESSIVE_PREFIX = "progressive-"  # a linked progressive's controller on the floor broker (floor/progressive/)
-_LINK = re.compile(r"^[a-z0-9-]{1,32}\Z")  # a link's name (floor/progressive/params.py LINK_NAME)  # the floor broker's sections of the template: [floor-<role>]
+FLOOR_SECTION = "floor-"  # the floor broker's sections of the template: [floor-<role>]
+PROGRESSIVE_PREFIX = (
+    "progressive-"  # a linked progressive's controller on the floor broker (floor/progressive/)
+)
+_LINK = re.compile(r"^[a-z0-9-]{1,32}\Z")  # a link's name (floor/progressive/params.py LINK_NAME)
 
 
 class BrokerError(RuntimeError):

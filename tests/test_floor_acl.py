@@ -35,7 +35,10 @@ ACCOUNTS = {
     "dealer": "pw-dealer",
 }
 SUPERVISORS = ("supervisor-floor", "dashboard", "supervisor1")
-LINKS = {"progressive-bank-a": "pw-bank-a", "progressive-bank-b": "pw-bank-b"}  # linked progressives' controllers
+LINKS = {
+    "progressive-bank-a": "pw-bank-a",
+    "progressive-bank-b": "pw-bank-b",
+}  # linked progressives' controllers
 PASSWORDS = ACCOUNTS | LINKS
 REPORTS = ("status", "state/table", "events/card", "alerts/open", "audit/checkpoint", "link/uptime")
 COMMANDS = ("cmd/dealer", "cmd/supervisor", "cmd/technician", "cmd/replay")
@@ -199,7 +202,9 @@ def test_only_a_links_controller_writes_its_meter_and_the_tables_read_it(tmp_pat
     """Issue 40: ``progressive-<link>`` writes ``casino/S1/progressive/<link>/#`` and nothing else (not another
     link's meter, not a table's events); the table bridges, supervisors and monitors read the meters; a bridge that
     forges a meter is refused."""
-    broker = Broker.start(tmp_path / "floor", users=PASSWORDS, acl=BrokerKind.FLOOR, site=SITE, persistence=False)
+    broker = Broker.start(
+        tmp_path / "floor", users=PASSWORDS, acl=BrokerKind.FLOOR, site=SITE, persistence=False
+    )
     users = ("progressive-bank-a", "progressive-bank-b", "table-T1", "supervisor-floor", "monitor", "archive")
     accounts = {u: Account(broker, u) for u in users}
     try:

@@ -207,3 +207,23 @@ def test_the_meter_always_equals_the_ledger_the_test_keeps(ops, inc, res, base, 
         assert (
             m.prizes_units == prizes and m.returned_units == returned and m.corrections_units == corrections
         )
+
+
+def test_the_link_page_shows_hostile_text_as_text() -> None:
+    """A round id a table sent (printable, bounded, still hostile) is escaped on the dashboard's link page."""
+    from datetime import UTC, datetime
+
+    from floor.progressive import ledger
+    from floor.progressive.journal import GENESIS, Head
+    from floor.progressive.page import link_page
+    from floor.progressive.report import LinkReport, TableRow
+
+    p = params()
+    now = datetime.now(UTC)
+    link = ledger.Link(LINK := "bank-a", "S1", 1, p, ledger.LinkStatus.RUNNING, mt.Meter.initial(p), 2, 7,
+                       Head(0, GENESIS), now)  # fmt: skip
+    evil = "<script>alert(1)</script>"
+    hit = ledger.Hit(1, 1, "T1", evil, 2, "FOUR_ACES_ONE_COLOUR", 12345, ledger.HitStatus.PENDING, now)
+    page = link_page(LinkReport(link, {"pending": 1}, [hit], [TableRow("T1", 3, 4, 400, 49_360)], [], []))
+    assert evil not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page and LINK in page
+    assert "<script" not in page.lower()

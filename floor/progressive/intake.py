@@ -2,8 +2,9 @@
 PostgreSQL (the archive already verified each table's chain and repaired its gaps), never from the wire.
 
 ``fetch`` reads the next envelopes not yet taken from ``progressive_queue`` (the archive's insert queues each;
-``progressive_inputs`` holds every one taken, the exactly-once key); ``parse`` turns one into a typed input or a ``Refused`` with the reason. Every field is hostile until
-checked: sizes bounded, integers integers, the combination one of PT-2001 r.43's."""
+``progressive_inputs`` holds every one taken, the exactly-once key); ``parse`` turns one into a typed input or a
+``Refused`` with the reason. Every field is hostile until checked: sizes bounded, integers integers, the
+combination one of PT-2001 r.43's."""
 
 from __future__ import annotations
 
