@@ -421,3 +421,41 @@ def test_the_controller_refuses_to_start_on_other_software_or_parameters(dsn, fl
             Controller(cfg, dsn, password).start()
     finally:
         first.stop()
+
+
+def test_the_commands_refuse_with_a_reason_and_report(dsn, floor_broker, tmp_path, capsys) -> None:
+    """``tablectl floor progressive``: a change while running is refused (exit 2, the reason, journaled); the
+    report prints the link; a hostile round id reaches the CSV as text a spreadsheet does not run."""
+    from controller.cli import main as tablectl
+    from floor import store
+    from floor.progressive import ledger
+
+    config = link_toml(tmp_path, floor_broker)
+    with psycopg.connect(dsn) as conn:
+        store.migrate(conn)
+        with conn.transaction():
+            ledger.create(conn.cursor(), link_config.load(config).params, ledger.LinkStatus.RUNNING, "test")
+        for name in ("ana", "rui"):
+            users.add_user(conn, name, users.Role.SUPERVISOR, PASSWORD)
+    pw = tmp_path / "pw"
+    pw.write_text(PASSWORD + "\n")
+    common = ["--dsn", dsn, "--link", LINK, "--by", "ana", "--by-password-file", str(pw), "--with", "rui",
+              "--with-password-file", str(pw), "--reason", "try"]  # fmt: skip
+    assert tablectl(["floor", "progressive", "set", *common, "--config", str(config)]) == 2
+    assert "set refused: link bank-a is running" in capsys.readouterr().err
+    assert tablectl(["floor", "progressive", "correct", *common, "--to-minor", "1"]) == 2
+    assert tablectl(["floor", "progressive", "suspend", *common]) == 0
+    assert tablectl(["floor", "progressive", "correct", *common, "--to-minor", "60000"]) == 0
+    capsys.readouterr()
+    assert tablectl(["floor", "progressive", "report", "--dsn", dsn, "--link", LINK]) == 0
+    out = capsys.readouterr().out
+    assert "meter     60000 EUR" in out and "suspended" in out and "journal   intact" in out
+    assert tablectl(["floor", "progressive", "report", "--dsn", dsn, "--link", LINK, "--csv"]) == 0
+    assert "link,meter,,,,60000,600000000,suspended," in capsys.readouterr().out
+    with psycopg.connect(dsn) as conn:
+        kinds = [r[0] for r in conn.execute("SELECT kind FROM progressive_journal ORDER BY seq")]
+        corrections = conn.execute(
+            "SELECT delta_units, requested_by, approved_by FROM progressive_corrections"
+        )
+        assert kinds == ["refused", "refused", "suspend", "correct"]
+        assert corrections.fetchall() == [(10_000 * UNIT, "ana", "rui")]
