@@ -291,6 +291,20 @@ def test_contributions_hits_crash_and_dual_control(dsn, floor_broker, floor, tmp
         m = meter_row(dsn)
         assert m["meter_units"] == BASE * UNIT + sum(a * INC for a in amounts + stream)
         assert one(dsn, "SELECT count(*) FROM progressive_inputs") == 162
+        # PostgreSQL drops the controller's connections (a restart, a failover): it connects again and goes on
+        dropped = one(dsn, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                           " WHERE application_name = 'floor-progressive-bank-a'")  # fmt: skip
+        assert dropped == 2
+        for i, t in enumerate((t1, t2, t1, t2)):
+            jackpot(t, contribution(f"after-drop-{i}", 2))
+            stream.append(2 * BET)
+        checkpoint(t1, t2)
+        wait_until(
+            lambda: one(dsn, "SELECT count(*) FROM progressive_contributions") == 164, what="after the drop"
+        )
+        assert meter_row(dsn)["meter_units"] == BASE * UNIT + sum(a * INC for a in amounts + stream)
+        assert proc.poll() is None  # the same process, not a restart
+        m = meter_row(dsn)
         seq_before = watcher.last()["seq"]
 
         # ---- two hits at two tables, nearly at once: ordered, each frozen at its moment, reseeded ----
@@ -389,7 +403,7 @@ def test_contributions_hits_crash_and_dual_control(dsn, floor_broker, floor, tmp
         assert r is not None and [h.table_id for h in r.last_wins] == ["T1"]
         text = report.to_text(r)
         assert "table T1 seat 2 round h1" in text and "journal   intact" in text
-        assert {t.table_id: t.contributions for t in r.per_table} == {"T1": 80, "T2": 80}
+        assert {t.table_id: t.contributions for t in r.per_table} == {"T1": 82, "T2": 82}
         # every meter the tables saw verifies with the link's key; seq never repeats (across the restart too)
         seqs = [d["seq"] for d in watcher.docs]
         assert all(signing.verify(d, public) for d in watcher.docs) and len(set(seqs)) == len(seqs)
@@ -459,3 +473,7 @@ def test_the_commands_refuse_with_a_reason_and_report(dsn, floor_broker, tmp_pat
         )
         assert kinds == ["refused", "refused", "suspend", "correct"]
         assert corrections.fetchall() == [(10_000 * UNIT, "ana", "rui")]
+        alerts = conn.execute("SELECT table_id, message FROM floor_alerts WHERE kind = 'progressive_changed'"
+                              " ORDER BY alert_id").fetchall()  # fmt: skip
+        assert [t for t, _ in alerts] == ["T1", "T2", "T1", "T2"]  # each member table hears of each change
+        assert "suspend by ana with rui (try); now suspended" in alerts[0][1]

@@ -15,6 +15,8 @@ from typing import Any
 import psycopg
 
 from floor import users
+from floor.alerts import raise_alert
+from floor.messages import TableRef
 from floor.notify import notify
 from floor.progressive import journal, ledger
 from floor.progressive import meter as mt
@@ -81,6 +83,7 @@ def _change(
                 link = replace(link, journal=head)
                 ledger.save(cur, link)
                 cur.execute("SELECT pg_notify(%s, %s)", (ledger.NOTIFY_CHANNEL, link_name))
+                _alert_members(cur, link, action, first.name, second.name, reason)
                 notify(cur)
             return link
         except Refused as exc:
@@ -98,6 +101,21 @@ def _status(
         return replace(link, status=target), {"status": target.value}
 
     return apply
+
+
+def _alert_members(
+    cur: psycopg.Cursor, link: ledger.Link, action: str, by: str, with_: str, reason: str
+) -> None:
+    """Each member table's alert list says what changed on its link, by whom and why (issue 40: parameter changes
+    as alerts and journal records)."""
+    text = f"linked progressive {link.link}: {action} by {by} with {with_} ({reason[:MAX_REASON]})"
+    text += f"; now {link.status.value}"
+    for table in link.params.members:
+        raise_alert(
+            cur, TableRef(link.site, table), "progressive_changed", "info", text,
+            {"link": link.link, "action": action, "by": by, "with": with_, "journal_seq": link.journal.seq},
+            f"progressive:{link.link}:journal:{link.journal.seq}:{table}",
+        )  # fmt: skip
 
 
 def suspend(

@@ -32,6 +32,10 @@ from floor.progressive.config import LinkConfig
 
 log = logging.getLogger("floor.progressive")
 LINK_LOCK = 0x7AB1  # advisory lock class of a link's controller (with hashtext(link))
+RECONNECT_FIRST_S, RECONNECT_LONGEST_S = (
+    0.2,
+    5.0,
+)  # PostgreSQL lost: the first wait, doubled up to the longest
 
 
 class StartRefused(RuntimeError):
@@ -93,16 +97,10 @@ class Controller:
             raise StartRefused(
                 f"link {self.name}: its key {self.cfg.key_file} is not the one recorded in the manifest"
             )
-        conn = store.connect(self.dsn, autocommit=True)
-        self._conn = conn
-        store.migrate(conn)  # checks the schema is current (the controller's role cannot create)
-        row = conn.execute("SELECT pg_try_advisory_lock(%s, hashtext(%s))", (LINK_LOCK, self.name)).fetchone()
-        if not (row and row[0]):
-            raise StartRefused(f"link {self.name}: another controller runs it (advisory lock held)")
-        self._ensure_link(conn)
-        self._listen = store.connect(self.dsn, autocommit=True)
-        self._listen.execute(f"LISTEN {ARCHIVE_CHANNEL}")
-        self._listen.execute(f"LISTEN {ledger.NOTIFY_CHANNEL}")
+        self._connect_db()
+        assert self._conn is not None
+        store.migrate(self._conn)  # checks the schema is current (the controller's role cannot create)
+        self._ensure_link(self._conn)
         self._client.connect_async(self.cfg.host, self.cfg.port, keepalive=15)
         self._client.loop_start()
         if not self._connected.wait(timeout):
@@ -118,6 +116,39 @@ class Controller:
         )
         self.publish()
         return self
+
+    def _connect_db(self) -> None:
+        """The working connection (holding the link's advisory lock: one controller per link) and the listening
+        one. StartRefused when another controller holds the lock."""
+        self._close_db()
+        name = f"floor-progressive-{self.name}"
+        conn = store.connect(self.dsn, autocommit=True, application_name=name)
+        self._conn = conn
+        row = conn.execute("SELECT pg_try_advisory_lock(%s, hashtext(%s))", (LINK_LOCK, self.name)).fetchone()
+        if not (row and row[0]):
+            raise StartRefused(f"link {self.name}: another controller runs it (advisory lock held)")
+        self._listen = store.connect(self.dsn, autocommit=True, application_name=name)
+        self._listen.execute(f"LISTEN {ARCHIVE_CHANNEL}")
+        self._listen.execute(f"LISTEN {ledger.NOTIFY_CHANNEL}")
+
+    def _close_db(self) -> None:
+        for conn in (self._listen, self._conn):
+            if conn is not None and not conn.closed:
+                conn.close()  # releases the link's advisory lock
+        self._listen = self._conn = None
+
+    def _reconnect(self) -> None:
+        """PostgreSQL went away (restart, a dropped connection): connect again, with back-off, until stopped.
+        Nothing is published meanwhile: the tables see the meter age and stop taking linked chips."""
+        delay = RECONNECT_FIRST_S
+        while not self._stop.wait(delay):
+            try:
+                self._connect_db()
+                log.warning("link %s: PostgreSQL connected again", self.name)
+                return
+            except psycopg.OperationalError as exc:
+                log.warning("link %s: PostgreSQL not reachable (%s); again in %.1f s", self.name, exc, delay)
+                delay = min(delay * 2, RECONNECT_LONGEST_S)
 
     def _ensure_link(self, conn: psycopg.Connection) -> None:
         with conn.transaction():
@@ -197,7 +228,16 @@ class Controller:
         return changed
 
     def run(self) -> None:
-        """Until ``request_stop``: the loop of the module docstring."""
+        """Until ``request_stop``: the loop of the module docstring; a lost database connection is made again
+        (``_reconnect``) and the loop goes on from what is committed."""
+        while not self._stop.is_set():
+            try:
+                self._loop()
+            except psycopg.OperationalError as exc:
+                log.warning("link %s: PostgreSQL connection lost (%s)", self.name, exc)
+                self._reconnect()
+
+    def _loop(self) -> None:
         last_publish = time.monotonic()
         while not self._stop.is_set():
             out = self.step()
@@ -230,6 +270,4 @@ class Controller:
         self._stop.set()
         self._client.disconnect()
         self._client.loop_stop()
-        for conn in (self._listen, self._conn):
-            if conn is not None and not conn.closed:
-                conn.close()  # releases the link's advisory lock
+        self._close_db()
