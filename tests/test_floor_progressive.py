@@ -477,3 +477,31 @@ def test_the_commands_refuse_with_a_reason_and_report(dsn, floor_broker, tmp_pat
                               " ORDER BY alert_id").fetchall()  # fmt: skip
         assert [t for t, _ in alerts] == ["T1", "T2", "T1", "T2"]  # each member table hears of each change
         assert "suspend by ana with rui (try); now suspended" in alerts[0][1]
+
+
+def test_the_dashboards_link_page_is_for_supervisors_and_shows_text(dsn, floor_broker, tmp_path) -> None:
+    """``/progressive?link=L``: no session 401, a viewer 403 (logged with who and why), a bad link name 400, a
+    supervisor the page with the link's figures, under a CSP that runs no script."""
+    from floor.progressive import ledger
+    from tests.support.floor_web import api_login, dashboard, request, session_token
+
+    with dashboard(dsn) as web:
+        with psycopg.connect(dsn) as conn, conn.transaction():
+            ledger.create(conn.cursor(), link_config.load(link_toml(tmp_path, floor_broker)).params,
+                          ledger.LinkStatus.RUNNING, "test")  # fmt: skip
+        assert request(web.port, "GET", f"/progressive?link={LINK}").status == 401
+        viewer = session_token(api_login(web.port, "victor"))
+        answer = request(web.port, "GET", f"/progressive?link={LINK}", token=viewer)
+        assert answer.status == 403 and "supervisors only" in answer.json()["reason"]
+        carol = session_token(api_login(web.port, "carol"))
+        assert request(web.port, "GET", "/progressive?link=<b>", token=carol).status == 400
+        assert request(web.port, "GET", "/progressive?link=nope", token=carol).status == 404
+        page = request(web.port, "GET", f"/progressive?link={LINK}", token=carol)
+        assert page.status == 200 and "script-src" not in page.headers["content-security-policy"]
+        text = page.body.decode()
+        assert "Linked progressive bank-a" in text and f"{BASE} EUR" in text and "<script" not in text
+        with psycopg.connect(dsn) as conn:
+            refused = conn.execute(
+                "SELECT user_name, detail FROM dashboard_log WHERE event = 'refused'"
+            ).fetchall()
+        assert ("victor", "/progressive: supervisors only (this account is viewer)") in refused
