@@ -240,6 +240,7 @@ class Controller:
     def _loop(self) -> None:
         last_publish = time.monotonic()
         while not self._stop.is_set():
+            sdnotify.watchdog()  # every turn: a long backlog is work, not a hang
             out = self.step()
             if out.changed:
                 last_publish = time.monotonic()
@@ -252,7 +253,6 @@ class Controller:
             ):
                 self.publish()
                 last_publish = time.monotonic()
-            sdnotify.watchdog()
 
     def run_forever(self) -> None:
         self.start()
