@@ -26,6 +26,7 @@ from paho.mqtt.enums import CallbackAPIVersion
 
 from controller.audit.checkpoint import public_key_hex
 from controller.audit.keys import load_or_create
+from controller.broker import BrokerKind
 from controller.jackpot.meter import UNIT
 from floor import users
 from floor.archive import ArchiveConfig, ArchiveWorker
@@ -41,6 +42,17 @@ ROOT = Path(__file__).resolve().parent.parent
 LINK, SITE = "bank-a", "S1"
 BET, INC, RES, BASE = 100, 1234, 321, 50_000  # odd shares: every contribution leaves a sub-cent remainder
 PASSWORD = "supervisor-password-1"
+ACCOUNTS = FLOOR_USERS | {f"progressive-{LINK}": "demo-progressive-bank-a"}  # the floor's, and the link's
+
+
+@pytest.fixture
+def floor_broker(tmp_path: Path):
+    """The floor broker (shipped settings, floor ACL) with the floor's test accounts and the link's."""
+    broker = Broker.start(tmp_path / "floor-broker", users=ACCOUNTS, acl=BrokerKind.FLOOR)
+    try:
+        yield broker
+    finally:
+        broker.stop()
 
 
 def link_toml(tmp: Path, broker: Broker, **link: Any) -> Path:
@@ -86,7 +98,7 @@ def controller(dsn: str, config: Path) -> subprocess.Popen[str]:
         str(config),
         "-q",
     ]
-    env = {**os.environ, "FLOOR_PROGRESSIVE_PASSWORD": FLOOR_USERS[f"progressive-{LINK}"]}
+    env = {**os.environ, "FLOOR_PROGRESSIVE_PASSWORD": ACCOUNTS[f"progressive-{LINK}"]}
     return subprocess.Popen(
         cmd,
         cwd=ROOT,
@@ -417,7 +429,7 @@ def test_contributions_hits_crash_and_dual_control(dsn, floor_broker, floor, tmp
 def test_the_controller_refuses_to_start_on_other_software_or_parameters(dsn, floor_broker, tmp_path) -> None:
     config = link_toml(tmp_path, floor_broker)
     cfg = link_config.load(config)
-    password = FLOOR_USERS[f"progressive-{LINK}"]
+    password = ACCOUNTS[f"progressive-{LINK}"]
     with pytest.raises(integrity.IntegrityError, match="not found"):
         Controller(cfg, dsn, password).start()
     doc = integrity.record(cfg.manifest, {})

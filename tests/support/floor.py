@@ -58,7 +58,6 @@ FLOOR_USERS = {
     "archive": "demo-archive",
     "supervisor1": "demo-supervisor1",
     "monitor": "demo-monitor",
-    "progressive-bank-a": "demo-progressive-bank-a",  # a linked progressive's controller (floor/progressive/)
 }
 
 
