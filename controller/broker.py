@@ -23,6 +23,7 @@ from pathlib import Path
 
 from controller.actions import ACCOUNT_ROLES
 from controller.data import MOSQUITTO_DIR
+from controller.jackpot.config import LINK_NAME
 
 # package data (controller/data/mosquitto -> firmware_configs/mosquitto in a checkout; the files in a wheel)
 SHIPPED_CONF = MOSQUITTO_DIR / "mosquitto.conf"
@@ -39,7 +40,6 @@ FLOOR_SECTION = "floor-"  # the floor broker's sections of the template: [floor-
 PROGRESSIVE_PREFIX = (
     "progressive-"  # a linked progressive's controller on the floor broker (floor/progressive/)
 )
-_LINK = re.compile(r"^[a-z0-9-]{1,32}\Z")  # a link's name (floor/progressive/params.py LINK_NAME)
 
 
 class BrokerError(RuntimeError):
@@ -77,7 +77,7 @@ def floor_role_of(user: str) -> tuple[str, str]:
         return f"{FLOOR_SECTION}bridge", user[7:]
     if user.startswith("dashboard"):
         return f"{FLOOR_SECTION}supervisor", "+"
-    if user.startswith(PROGRESSIVE_PREFIX) and _LINK.match(user[len(PROGRESSIVE_PREFIX) :]):
+    if user.startswith(PROGRESSIVE_PREFIX) and LINK_NAME.match(user[len(PROGRESSIVE_PREFIX) :]):
         return f"{FLOOR_SECTION}progressive", user[len(PROGRESSIVE_PREFIX) :]  # {table}: the link's name
     role, table = role_of(user)
     return f"{FLOOR_SECTION}{'bridge' if role == 'controller' else role}", table

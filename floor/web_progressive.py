@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from controller.jackpot.config import LINK_NAME
 from floor.logins import LogEvent
 from floor.progressive.page import link_page
-from floor.progressive.params import LINK_NAME
 from floor.progressive.report import link_report
 from floor.round_page import REPORT_CSP
 from floor.users import Role

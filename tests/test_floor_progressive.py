@@ -27,6 +27,7 @@ from paho.mqtt.enums import CallbackAPIVersion
 from controller.audit.checkpoint import public_key_hex
 from controller.audit.keys import load_or_create
 from controller.broker import BrokerKind
+from controller.jackpot import link_doc
 from controller.jackpot.meter import UNIT
 from floor import users
 from floor.archive import ArchiveConfig, ArchiveWorker
@@ -355,6 +356,8 @@ def test_contributions_hits_crash_and_dual_control(dsn, floor_broker, floor, tmp
         assert after_hits["meter_units"] == BASE * UNIT + reseeded % UNIT and after_hits["reserve_units"] == 0
         # the table pays one (the frozen amount) and its verification rejects the other: given back
         by_table = {h["table"]: h for h in doc["pending"]}
+        verified = {"action": "verified", "link": LINK, "hit_id": by_table["T1"]["hit_id"], "by": "sup"}
+        jackpot(t1, verified)  # the table's supervisor verified it (journaled by the link, no refusal)
         jackpot(
             t1,
             {
@@ -371,6 +374,7 @@ def test_contributions_hits_crash_and_dual_control(dsn, floor_broker, floor, tmp
         statuses = dict(
             psycopg.connect(dsn).execute("SELECT table_id, status FROM progressive_hits").fetchall()
         )
+        assert one(dsn, "SELECT count(*) FROM progressive_journal WHERE kind = 'verified'") == 1
         assert statuses == {"T1": "paid", "T2": "rejected"}
         final = meter_row(dsn)
         assert final["meter_units"] == after_hits["meter_units"] + by_table["T2"]["amount_minor"] * UNIT
@@ -419,6 +423,11 @@ def test_contributions_hits_crash_and_dual_control(dsn, floor_broker, floor, tmp
         # every meter the tables saw verifies with the link's key; seq never repeats (across the restart too)
         seqs = [d["seq"] for d in watcher.docs]
         assert all(signing.verify(d, public) for d in watcher.docs) and len(set(seqs)) == len(seqs)
+        # and the table's own check of the document (controller/jackpot/link_doc.py) takes every one, in order
+        last = None
+        for d in watcher.docs:
+            raw = json.dumps(d).encode()
+            last = link_doc.verify(raw, link=LINK, public_key=bytes.fromhex(public), last_seq=last).seq
         forged = watcher.last() | {"meter_minor": 1}
         assert not signing.verify(forged, public)
     finally:

@@ -29,6 +29,7 @@ from floor.progressive.intake import (
     Refused,
     Rejected,
     Source,
+    Verified,
     dequeue,
     parse,
 )
@@ -155,6 +156,8 @@ def _contribution(b: _Batch, x: Contribution) -> None:
     why = _member(b, x.source)
     if why is None and x.bet_value != b.link.params.bet_value:
         why = f"bet_value {x.bet_value} is not the link's {b.link.params.bet_value}"
+    if why is None and x.currency is not None and x.currency != b.link.params.currency:
+        why = f"currency {x.currency} is not the link's {b.link.params.currency}"
     if why is not None:
         b.refuse(x.source, "contribution", why)
         return
@@ -308,6 +311,14 @@ def _paid(b: _Batch, x: Paid) -> None:
     )
 
 
+def _verified(b: _Batch, x: Verified) -> None:
+    if not b.claim(x.source, "verified"):
+        return
+    h = _settle_target(b, x.source, x.hit_id, "verified")
+    if h is not None:
+        b.record("verified", {"hit_id": h.hit_id, "table": h.table_id, "event_id": x.source.event_id})
+
+
 def _rejected(b: _Batch, x: Rejected) -> None:
     if not b.claim(x.source, "rejected"):
         return
@@ -336,6 +347,7 @@ def _refused(b: _Batch, x: Refused) -> None:
 
 
 _ACTION: dict[type, str] = {
+    Verified: "verified",
     Contribution: "contribution",
     HitPending: "hit_pending",
     Paid: "paid",
@@ -343,6 +355,7 @@ _ACTION: dict[type, str] = {
 }
 _SINGLE: dict[type, Callable[[_Batch, Any], None]] = {
     Contribution: _contribution,
+    Verified: _verified,
     Paid: _paid,
     Rejected: _rejected,
     Refused: _refused,

@@ -15,6 +15,7 @@ from typing import Any
 
 import psycopg
 
+from controller.jackpot.config import CURRENCY_CODE
 from controller.jackpot.hits import Combination
 
 JACKPOT_TOPIC = "events/jackpot"
@@ -39,6 +40,7 @@ class Contribution:
     chips: int
     bet_value: int
     amount_minor: int
+    currency: str | None  # the table's, when it says (it must be the link's)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +59,14 @@ class Paid:
 
 
 @dataclass(frozen=True, slots=True)
+class Verified:
+    """The table's supervisor verified the hit (PT-2001 r.49): journaled; payment follows as ``paid``."""
+
+    source: Source
+    hit_id: int
+
+
+@dataclass(frozen=True, slots=True)
 class Rejected:
     source: Source
     hit_id: int
@@ -70,7 +80,7 @@ class Refused:
     reason: str
 
 
-Input = Contribution | HitPending | Paid | Rejected | Refused
+Input = Contribution | HitPending | Verified | Paid | Rejected | Refused
 
 
 def fetch(
@@ -118,7 +128,10 @@ def _contribution(src: Source, d: dict[str, Any]) -> Input:
     amount = _int(d, "amount_minor", 0, MAX_CHIPS * 10**9)
     if amount != chips * bet_value:
         raise ValueError(f"amount_minor {amount} is not chips x bet_value ({chips} x {bet_value})")
-    return Contribution(src, _round(d), chips, bet_value, amount)
+    currency = d.get("currency")
+    if currency is not None and (not isinstance(currency, str) or not CURRENCY_CODE.match(currency)):
+        raise ValueError(f"currency: not an ISO 4217 code, got {str(currency)[:40]!r}")
+    return Contribution(src, _round(d), chips, bet_value, amount, currency)
 
 
 def _hit_pending(src: Source, d: dict[str, Any]) -> Input:
@@ -132,6 +145,10 @@ def _paid(src: Source, d: dict[str, Any]) -> Input:
     return Paid(src, _int(d, "hit_id", 1, 2**62), _int(d, "amount_minor", 0, 10**15))
 
 
+def _verified(src: Source, d: dict[str, Any]) -> Input:
+    return Verified(src, _int(d, "hit_id", 1, 2**62))
+
+
 def _rejected(src: Source, d: dict[str, Any]) -> Input:
     reason = d.get("reason")
     text = reason[:MAX_REASON] if isinstance(reason, str) else ""
@@ -141,6 +158,7 @@ def _rejected(src: Source, d: dict[str, Any]) -> Input:
 _PARSERS = {
     "contribution": _contribution,
     "hit_pending": _hit_pending,
+    "verified": _verified,
     "paid": _paid,
     "rejected": _rejected,
 }

@@ -11,12 +11,10 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from controller.jackpot.config import BP_DENOMINATOR, METER_MAX
+from controller.jackpot.config import BP_DENOMINATOR, CURRENCY_CODE, LINK_NAME, METER_MAX
+from controller.jackpot.link_doc import MAX_MEMBERS  # what a table accepts in the meter document
 
-LINK_NAME = re.compile(r"^[a-z0-9-]{1,32}\Z")
 TABLE_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}\Z")  # a table level of the topic tree (floor/messages.py)
-CURRENCY = re.compile(r"^[A-Z]{3}\Z")
-MAX_MEMBERS = 1000
 MAX_BET_VALUE = 1_000_000  # minor units of one jackpot chip
 
 
@@ -52,7 +50,7 @@ class LinkParams:
         p = cls(
             link=_text(d, "link", LINK_NAME, "[a-z0-9-]{1,32}"),
             site=_text(d, "site", TABLE_NAME, "letters, digits, _ . -"),
-            currency=_text(d, "currency", CURRENCY, "ISO 4217, e.g. EUR"),
+            currency=_text(d, "currency", CURRENCY_CODE, "ISO 4217, e.g. EUR"),
             bet_value=_int(d, "bet_value", 1, MAX_BET_VALUE),
             increment_bp=_int(d, "increment_bp", 0, BP_DENOMINATOR),
             reserve_bp=_int(d, "reserve_bp", 0, BP_DENOMINATOR),

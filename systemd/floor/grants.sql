@@ -35,7 +35,7 @@ GRANT INSERT, UPDATE ON floor_alerts TO floor_web;
 -- the linked progressive's controller (floor/progressive/): the archive's events read, its own rows written; the
 -- journal only appended; a floor alert for each refused envelope
 GRANT SELECT ON events TO floor_progressive;
--- the archive's insert queues each events/jackpot envelope naming a link (a trigger of migration 7)
+-- the archive's insert queues each events/jackpot envelope naming a link (a trigger of migration 8)
 GRANT INSERT ON progressive_queue TO floor_archive;
 GRANT SELECT, DELETE ON progressive_queue TO floor_progressive;
 GRANT SELECT, INSERT ON progressive_params, progressive_contributions, progressive_journal TO floor_progressive;

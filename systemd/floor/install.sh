@@ -48,7 +48,7 @@ while [ $# -gt 0 ]; do
             ;;
         --no-start) start=0 ;;
         -h | --help)
-            sed -n '2,13p' "$0"
+            sed -n '2,12p' "$0"
             exit 0
             ;;
         *) die "unknown argument $1" ;;

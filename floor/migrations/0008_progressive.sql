@@ -1,4 +1,4 @@
--- Floor archive, schema version 7 (issue 40): the linked progressive's controller (floor/progressive/,
+-- Floor archive, schema version 8 (issue 40): the linked progressive's controller (floor/progressive/,
 -- docs/progressive.md). One link = one meter fed by its member tables' jackpot chips, taken from the archived
 -- (verified) events/jackpot envelopes exactly once.
 
