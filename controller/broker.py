@@ -23,6 +23,7 @@ from pathlib import Path
 
 from controller.actions import ACCOUNT_ROLES
 from controller.data import MOSQUITTO_DIR
+from controller.jackpot.config import LINK_NAME
 
 # package data (controller/data/mosquitto -> firmware_configs/mosquitto in a checkout; the files in a wheel)
 SHIPPED_CONF = MOSQUITTO_DIR / "mosquitto.conf"
@@ -36,6 +37,9 @@ _SITE = re.compile(r"^[A-Za-z0-9_.-]{1,64}\Z")
 # "supervisor-floor": an account of the floor, for every table (not a table called "floor")
 EVERY_TABLE_SUFFIX = "floor"
 FLOOR_SECTION = "floor-"  # the floor broker's sections of the template: [floor-<role>]
+PROGRESSIVE_PREFIX = (
+    "progressive-"  # a linked progressive's controller on the floor broker (floor/progressive/)
+)
 
 
 class BrokerError(RuntimeError):
@@ -66,11 +70,15 @@ def role_of(user: str) -> tuple[str, str]:
 
 def floor_role_of(user: str) -> tuple[str, str]:
     """(section, table) of an account on the floor broker: ``table-T1``/``bridge-T1`` → the bridge of table T1,
-    ``dashboard*`` → a supervisor of every table, the others by their table-broker role (``[floor-<role>]``)."""
+    ``dashboard*`` → a supervisor of every table, ``progressive-<link>`` → a linked progressive's controller (its
+    link's name in the ``{table}`` place, docs/progressive.md), the others by their table-broker role
+    (``[floor-<role>]``)."""
     if user.startswith("bridge-") and len(user) > 7:
         return f"{FLOOR_SECTION}bridge", user[7:]
     if user.startswith("dashboard"):
         return f"{FLOOR_SECTION}supervisor", "+"
+    if user.startswith(PROGRESSIVE_PREFIX) and LINK_NAME.match(user[len(PROGRESSIVE_PREFIX) :]):
+        return f"{FLOOR_SECTION}progressive", user[len(PROGRESSIVE_PREFIX) :]  # {table}: the link's name
     role, table = role_of(user)
     return f"{FLOOR_SECTION}{'bridge' if role == 'controller' else role}", table
 

@@ -118,3 +118,13 @@ def test_advantage_play_prints_every_players_rates() -> None:
     # the precision rule's calibration on the printed chart's players (issue 39): runs of min_decisions decisions
     [calibration] = [x for x in out.splitlines() if x.startswith("calibration:")]
     assert "reach min_precision=" in calibration and "lowest precision" in calibration
+
+
+def test_progressive_prints_rates_latency_and_baselines_and_the_meter_is_exact() -> None:
+    out = run_quick("progressive")
+    assert figure(out, "20 tables contributions", "contributions_per_s") > 0
+    assert "exact=True" in out  # the meter equals the sum of the contributions, to the 1/10,000
+    for key in ("commit_to_signed_meter_p50_ms", "p95_ms", "max_ms"):
+        figure(out, "20 tables hit", key)
+    assert figure(out, "20 tables baseline", "bare_insert_rows_per_s") > 0
+    figure(out, "20 tables baseline", "broker_publish_to_subscriber_p50_ms")

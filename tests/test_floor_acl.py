@@ -35,6 +35,11 @@ ACCOUNTS = {
     "dealer": "pw-dealer",
 }
 SUPERVISORS = ("supervisor-floor", "dashboard", "supervisor1")
+LINKS = {
+    "progressive-bank-a": "pw-bank-a",
+    "progressive-bank-b": "pw-bank-b",
+}  # linked progressives' controllers
+PASSWORDS = ACCOUNTS | LINKS
 REPORTS = ("status", "state/table", "events/card", "alerts/open", "audit/checkpoint", "link/uptime")
 COMMANDS = ("cmd/dealer", "cmd/supervisor", "cmd/technician", "cmd/replay")
 RESPONSES = tuple(
@@ -82,7 +87,7 @@ class Account:
         self.client = mqtt.Client(
             CallbackAPIVersion.VERSION2, client_id=f"acl-{user}-{uuid.uuid4().hex[:6]}", protocol=mqtt.MQTTv5
         )
-        self.client.username_pw_set(user, ACCOUNTS[user])
+        self.client.username_pw_set(user, PASSWORDS[user])
         self.client.on_connect = lambda c, u, f, r, p: c.subscribe("#", qos=1)
         self.client.on_subscribe = lambda c, u, m, r, p: ready.set()
         self.client.on_message = self._on_message
@@ -131,6 +136,7 @@ def test_rendered_roles_of_the_floor_accounts():
     assert floor_role_of("dashboard") == ("floor-supervisor", "+")
     assert floor_role_of("archive-a1") == ("floor-archive", "a1")
     assert floor_role_of("dealer") == ("floor-dealer", "+")
+    assert floor_role_of("progressive-bank-a") == ("floor-progressive", "bank-a")
     acl = render_acl(list(ACCOUNTS), site=SITE, kind=BrokerKind.FLOOR)
     assert "/table/floor/" not in acl and "casino/+/" not in acl  # every rule names the floor's site
     dealer = acl.split("user dealer\n", 1)[1].split("\nuser ", 1)[0]
@@ -190,3 +196,33 @@ def test_every_floor_account_against_every_topic_class(floor):
     finally:
         for acc in accounts.values():
             acc.close()
+
+
+def test_only_a_links_controller_writes_its_meter_and_the_tables_read_it(tmp_path):
+    """Issue 40: ``progressive-<link>`` writes ``casino/S1/progressive/<link>/#`` and nothing else (not another
+    link's meter, not a table's events); the table bridges, supervisors and monitors read the meters; a bridge that
+    forges a meter is refused."""
+    broker = Broker.start(
+        tmp_path / "floor", users=PASSWORDS, acl=BrokerKind.FLOOR, site=SITE, persistence=False
+    )
+    users = ("progressive-bank-a", "progressive-bank-b", "table-T1", "supervisor-floor", "monitor", "archive")
+    accounts = {u: Account(broker, u) for u in users}
+    try:
+        topics = [f"casino/{SITE}/progressive/bank-a/meter", f"casino/{SITE}/progressive/bank-b/meter",
+                  f"casino/{SITE}/table/T1/events/jackpot"]  # fmt: skip
+        sent = {(u, t): acc.publish(t) for u, acc in accounts.items() for t in topics}
+        for u, acc in accounts.items():
+            mids = {mid for (w, _), mid in sent.items() if w == u}
+            acc.wait(lambda a, mids=mids: mids <= a.pubacks.keys(), "every PUBACK")
+        allowed = {(u, t) for (u, t), mid in sent.items() if accounts[u].pubacks[mid]}
+        assert allowed == {
+            ("progressive-bank-a", topics[0]), ("progressive-bank-b", topics[1]), ("table-T1", topics[2])
+        }  # fmt: skip
+        for reader in ("table-T1", "supervisor-floor", "monitor"):
+            accounts[reader].wait(lambda a: {("progressive-bank-a", topics[0]), ("progressive-bank-b", topics[1])}
+                                  <= set(a.got), "both meters")  # fmt: skip
+        assert not any(t.startswith(f"casino/{SITE}/progressive/") for _, t in accounts["archive"].got)
+    finally:
+        for acc in accounts.values():
+            acc.close()
+        broker.stop()

@@ -21,7 +21,8 @@ from floor.cli import tablectl as floor_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 FLOOR = ROOT / "systemd" / "floor"
-UNITS = {"archive": FLOOR / "tablectl-floor-archive@.service", "web": FLOOR / "tablectl-floor-web.service"}
+UNITS = {"archive": FLOOR / "tablectl-floor-archive@.service", "web": FLOOR / "tablectl-floor-web.service",
+         "progressive": FLOOR / "tablectl-floor-progressive@.service"}  # fmt: skip
 TABLE_UNIT = ROOT / "systemd" / "tablectl.service"
 ANALYZE = shutil.which("systemd-analyze")
 # What the table's unit may lack or set otherwise for its hardware (serial, USB, GPIO): its device list and netlink.
@@ -76,6 +77,12 @@ def test_archive_unit_runs_the_archive_worker_over_tls() -> None:
     args = _parse_exec_start("archive")
     assert args.floor_command == "archive" and args.worker == "1" and args.site == "lisboa"
     assert args.ca == "/etc/tablectl-floor/certs/ca.crt" and args.username == "archive"
+
+
+def test_progressive_unit_runs_its_links_controller() -> None:
+    args = _parse_exec_start("progressive")
+    assert args.floor_command == "progressive" and args.progressive_command == "run" and args.link == "1"
+    assert str(args.config) == "/etc/tablectl-floor/progressive/1.toml"
 
 
 def test_web_unit_serves_https_itself() -> None:

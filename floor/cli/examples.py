@@ -98,4 +98,39 @@ EXAMPLES: dict[tuple[str, ...], tuple[tuple[str, str], ...]] = {
             "a new data directory as the database was at 10:15 UTC",
         ),
     ),
+    ("floor", "progressive"): (
+        (
+            "tablectl floor progressive report --link bank-a",
+            "the link's meter, hits, last wins and contributions",
+        ),
+    ),
+    ("floor", "progressive", "run"): (
+        (
+            "FLOOR_PROGRESSIVE_PASSWORD=... tablectl floor progressive run --config bank-a.toml",
+            "the controller of link bank-a (as its unit runs it)",
+        ),
+    ),
+    ("floor", "progressive", "record"): (
+        (
+            "tablectl floor progressive record --config bank-a.toml",
+            "approve this release: its digest and the link's key in the manifest",
+        ),
+    ),
+    ("floor", "progressive", "suspend"): (
+        (
+            "tablectl floor progressive suspend --link bank-a --by ana --by-password-file - --with rui"
+            " --with-password-file rui.pw --reason 'new rate'",
+            "two supervisors stop the link taking chips",
+        ),
+    ),
+    ("floor", "progressive", "set"): (
+        (
+            "tablectl floor progressive set --link bank-a --config new.toml --by ana --by-password-file -"
+            " --with rui --with-password-file rui.pw --reason 'rate 15 % to 18 %'",
+            "new parameters for a suspended link",
+        ),
+    ),
+    ("floor", "progressive", "report"): (
+        ("tablectl floor progressive report --link bank-a --csv", "the same as CSV"),
+    ),
 }

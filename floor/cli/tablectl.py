@@ -44,6 +44,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "the database's base backups, their restore check, WAL archiving: run, verify, status",
     ),
     "restore": ("floor.cli.restore", "prepare a new data directory restored to a point in time"),
+    "progressive": (
+        "floor.cli.progressive",
+        "the linked progressive's controller, its dual-control changes and its report",
+    ),
 }
 
 

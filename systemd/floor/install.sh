@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # From a fresh Debian (Bookworm) server to a running casino floor. Run as root.
 #   systemd/floor/install.sh --site SITE [--hostname NAME] [--workers N] [--web-listen HOST:PORT]
-#       [--public-url URL] [--supervisor NAME] [--add-table ID]... [--backup-dir DIR] [--backup-keep N] [--no-start]
+#       [--public-url URL] [--supervisor NAME] [--add-table ID]... [--add-link LINK]... [--backup-dir DIR]
+#       [--backup-keep N] [--no-start]
 # Steps (docs/floor.md "Install it" explains each): apt packages (PostgreSQL, mosquitto); users
 # floor-archive and floor-web; a release in /opt/tablectl-floor/releases with its venv (both wheels,
 # dependencies hash-checked from requirements/floor.txt); the settings in /etc/tablectl-floor, checked before
@@ -24,11 +25,12 @@ supervisor=""
 opt_backup_dir=""
 opt_backup_keep=""
 add_tables=()
+add_links=()
 start=1
 while [ $# -gt 0 ]; do
     case "$1" in
-        --site | --hostname | --workers | --web-listen | --public-url | --supervisor | --add-table | --backup-dir \
-            | --backup-keep)
+        --site | --hostname | --workers | --web-listen | --public-url | --supervisor | --add-table | --add-link \
+            | --backup-dir | --backup-keep)
             [ $# -ge 2 ] || die "$1 needs a value"
             case "$1" in
                 --site) opt_site="$2" ;;
@@ -40,6 +42,7 @@ while [ $# -gt 0 ]; do
                 --add-table) add_tables+=("$2") ;;
                 --backup-dir) opt_backup_dir="$2" ;;
                 --backup-keep) opt_backup_keep="$2" ;;
+                --add-link) add_links+=("$2") ;;
             esac
             shift
             ;;
@@ -80,6 +83,9 @@ for t in "${add_tables[@]}"; do
 done
 [[ "$FLOOR_BACKUP_DIR" =~ ^/[A-Za-z0-9._/-]+$ ]] || refuse "--backup-dir $FLOOR_BACKUP_DIR: an absolute path (letters, digits, . _ - /)"
 [[ "$FLOOR_BACKUP_KEEP" =~ ^[1-9][0-9]?$ ]] || refuse "--backup-keep $FLOOR_BACKUP_KEEP: 1 to 99 base backups"
+for l in "${add_links[@]}"; do
+    [[ "$l" =~ ^[a-z0-9-]{1,32}$ ]] || refuse "--add-link $l: a linked progressive is named [a-z0-9-]{1,32}"
+done
 
 # ---- 1. packages ----------------------------------------------------------------------------------------
 log "1/9 apt packages (PostgreSQL, mosquitto)"
@@ -96,8 +102,8 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # ---- 2. users -------------------------------------------------------------------------------------------
-log "2/9 users floor-archive and floor-web (no shell, no groups)"
-for user in floor-archive floor-web; do
+log "2/9 users floor-archive, floor-web and floor-progressive (no shell, no groups)"
+for user in floor-archive floor-web floor-progressive; do
     if ! id "$user" >/dev/null 2>&1; then
         useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$user"
     fi
@@ -138,6 +144,11 @@ cp "$users" "$users_new"
 for t in "${add_tables[@]}"; do
     if ! grep -q "^\"table-$t\" = " "$users_new"; then
         printf '"table-%s" = "%s"\n' "$t" "$(openssl rand -hex 24)" >>"$users_new"
+    fi
+done
+for l in "${add_links[@]}"; do # a linked progressive's controller: it alone writes its link's meter
+    if ! grep -q "^\"progressive-$l\" = " "$users_new"; then
+        printf '"progressive-%s" = "%s"\n' "$l" "$(openssl rand -hex 24)" >>"$users_new"
     fi
 done
 # The accounts as the release renders them: a file it refuses stops here, with its reason.
@@ -257,8 +268,8 @@ cat >"$hba_new" <<HBA
 # TYPE   DATABASE  USER                                 ADDRESS       METHOD
 local    all       postgres                                           peer
 local    replication postgres                                         peer
-hostssl  $FLOOR_DB     floor_owner,floor_archive,floor_web  127.0.0.1/32  scram-sha-256
-hostssl  $FLOOR_DB     floor_owner,floor_archive,floor_web  ::1/128       scram-sha-256
+hostssl  $FLOOR_DB     floor_owner,floor_archive,floor_web,floor_progressive  127.0.0.1/32  scram-sha-256
+hostssl  $FLOOR_DB     floor_owner,floor_archive,floor_web,floor_progressive  ::1/128       scram-sha-256
 # Archive workers or dashboards on other hosts: add hostssl lines for their addresses above this one.
 host     all       all                                  0.0.0.0/0     reject
 host     all       all                                  ::/0          reject
@@ -297,9 +308,11 @@ umask 077
 owner_pw="$(secret_of "$FLOOR_ETC/owner.env" PGPASSWORD || true)"
 archive_pw="$(secret_of "$FLOOR_ETC/archive.env" PGPASSWORD || true)"
 web_pw="$(secret_of "$FLOOR_ETC/web.env" PGPASSWORD || true)"
+progressive_pw="$(secret_of "$FLOOR_ETC/progressive.env" PGPASSWORD || true)"
 owner_pw="${owner_pw:-$(openssl rand -hex 24)}"
 archive_pw="${archive_pw:-$(openssl rand -hex 24)}"
 web_pw="${web_pw:-$(openssl rand -hex 24)}"
+progressive_pw="${progressive_pw:-$(openssl rand -hex 24)}"
 dsn_of() { printf 'postgresql://%s@localhost:%s/%s?sslmode=verify-full&sslrootcert=%s/ca.crt' "$1" "$pg_port" "$FLOOR_DB" "$FLOOR_CERTS"; }
 write_env() { # FILE GROUP LINES...: written only when it changes, mode 0640 root:GROUP
     local file="$1" group="$2" tmp
@@ -314,23 +327,34 @@ write_env "$FLOOR_ETC/archive.env" floor-archive "FLOOR_DSN=\"$(dsn_of floor_arc
     "FLOOR_ARCHIVE_PASSWORD=$(broker_password archive)"
 write_env "$FLOOR_ETC/web.env" floor-web "FLOOR_DSN=\"$(dsn_of floor_web)\"" "PGPASSWORD=$web_pw" \
     "FLOOR_WEB_PASSWORD=$(broker_password supervisor-floor)"
+write_env "$FLOOR_ETC/progressive.env" floor-progressive "FLOOR_DSN=\"$(dsn_of floor_progressive)\"" \
+    "PGPASSWORD=$progressive_pw"
+install -d -m 0750 -o root -g floor-progressive "$FLOOR_ETC/progressive"
+# the links' meter keys (made by `progressive record` or the first start; the unit's StateDirectory)
+install -d -m 0700 -o floor-progressive -g floor-progressive /var/lib/tablectl-floor-progressive
+for l in "${add_links[@]}"; do # each link's broker password (the unit reads progressive/<link>.env)
+    write_env "$FLOOR_ETC/progressive/$l.env" floor-progressive \
+        "FLOOR_PROGRESSIVE_PASSWORD=$(broker_password "progressive-$l")"
+done
 umask 022
 # Roles without any power beyond their grants (grants.sql), the database owned by floor_owner, nothing for PUBLIC.
-pg_super -v owner_pw="$owner_pw" -v archive_pw="$archive_pw" -v web_pw="$web_pw" <<'SQL'
-SELECT format('CREATE ROLE %I', r) FROM unnest(ARRAY['floor_owner', 'floor_archive', 'floor_web']) AS r
+pg_super -v owner_pw="$owner_pw" -v archive_pw="$archive_pw" -v web_pw="$web_pw" \
+    -v progressive_pw="$progressive_pw" <<'SQL'
+SELECT format('CREATE ROLE %I', r) FROM unnest(ARRAY['floor_owner', 'floor_archive', 'floor_web', 'floor_progressive']) AS r
     WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = r) \gexec
 ALTER ROLE floor_owner LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT NOREPLICATION NOBYPASSRLS PASSWORD :'owner_pw';
 ALTER ROLE floor_archive LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT NOREPLICATION NOBYPASSRLS PASSWORD :'archive_pw';
 ALTER ROLE floor_web LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT NOREPLICATION NOBYPASSRLS PASSWORD :'web_pw';
+ALTER ROLE floor_progressive LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT NOREPLICATION NOBYPASSRLS PASSWORD :'progressive_pw';
 SELECT 'CREATE DATABASE floor OWNER floor_owner ENCODING ''UTF8'' LC_COLLATE ''C.UTF-8'' LC_CTYPE ''C.UTF-8'' TEMPLATE template0'
     WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = 'floor') \gexec
 REVOKE ALL ON DATABASE floor FROM PUBLIC;
 GRANT CONNECT, TEMPORARY ON DATABASE floor TO floor_owner;
-GRANT CONNECT ON DATABASE floor TO floor_archive, floor_web;
+GRANT CONNECT ON DATABASE floor TO floor_archive, floor_web, floor_progressive;
 \connect floor
 ALTER SCHEMA public OWNER TO floor_owner;
 REVOKE ALL ON SCHEMA public FROM PUBLIC;
-GRANT USAGE ON SCHEMA public TO floor_archive, floor_web;
+GRANT USAGE ON SCHEMA public TO floor_archive, floor_web, floor_progressive;
 SQL
 migrate_and_grant "$release_dir" || die "the database could not be migrated (reason above): nothing started"
 
@@ -353,11 +377,15 @@ for t in "${add_tables[@]}"; do
     umask 022
     log "table $t: its bridge logs in as table-$t with the password in $FLOOR_ETC/table-$t.password (docs/floor.md \"Enrolling a table\")"
 done
+for l in "${add_links[@]}"; do
+    log "link $l: write $FLOOR_ETC/progressive/$l.toml, record the manifest (tablectl-floor progressive record --config"
+    log "         $FLOOR_ETC/progressive/$l.toml), then systemctl enable --now tablectl-floor-progressive@$l (docs/progressive.md)"
+done
 
 # ---- 8. units and the technician's command --------------------------------------------------------------------
-log "8/9 systemd units ($WEB_UNIT, tablectl-floor-archive@1..$FLOOR_WORKERS) and /usr/local/sbin/tablectl-floor"
+log "8/9 systemd units ($WEB_UNIT, tablectl-floor-archive@1..$FLOOR_WORKERS, $PROGRESSIVE_TEMPLATE) and /usr/local/sbin/tablectl-floor"
 units_changed=0
-for unit in "$WEB_UNIT" "$ARCHIVE_TEMPLATE"; do
+for unit in "$WEB_UNIT" "$ARCHIVE_TEMPLATE" "$PROGRESSIVE_TEMPLATE"; do
     if ! cmp -s "$release_dir/systemd/floor/$unit" "/etc/systemd/system/$unit"; then
         install -m 0644 "$release_dir/systemd/floor/$unit" "/etc/systemd/system/$unit"
         units_changed=1

@@ -21,6 +21,8 @@ FLOOR_DB=floor
 WEB_UNIT=tablectl-floor-web.service
 # shellcheck disable=SC2034 # used by install.sh
 ARCHIVE_TEMPLATE=tablectl-floor-archive@.service
+# shellcheck disable=SC2034 # used by install.sh
+PROGRESSIVE_TEMPLATE=tablectl-floor-progressive@.service
 
 log() { printf 'tablectl-floor: %s\n' "$*" >&2; }
 
