@@ -44,6 +44,8 @@ class Level:
     SEAT = "seat"
     PLAYER_SESSION = "player_session"
     PLAYER = "player"
+    VISIT = "visit"  # a player's visit at a seat (issue 41, floor/players/ratings.py)
+    PLAYER_VISITS = "player_visits"  # every visit of a player in the window, across tables (issue 41)
 
 
 class CountedBet(NamedTuple):
@@ -70,6 +72,8 @@ class PlaySession:
     def key(self) -> str:
         who = f"seat {self.seat}" if self.level == Level.SEAT else f"player {self.player}"
         first = self.round_ids[0] if self.round_ids else ""
+        if self.level in (Level.VISIT, Level.PLAYER_VISITS):  # followed across tables: its first round says when
+            return f"{self.site}/{self.level}/{who}/{self.table}/{first}"
         return f"{self.site}/{self.table}/{who}/{first}" if self.table else f"{self.site}/{who}"
 
     @property

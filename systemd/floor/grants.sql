@@ -2,7 +2,8 @@
 -- migration; docs/floor.md "The database's roles"). Least privilege:
 --   floor_owner    owns the database and every table: migrations, users, enrolment (the technician's commands)
 --   floor_archive  the archive workers: read and write the archive's tables; nothing of the dashboard's
---   floor_web      the dashboard: reads the archive; writes only its sessions, its log and alert acknowledgements
+--   floor_web      the dashboard: reads the archive and the player registry; writes only its sessions, its log
+--                  and alert acknowledgements
 -- A migration that adds a table adds it here too (tests/test_floor_installer.py checks that every table is named).
 REVOKE ALL ON ALL TABLES IN SCHEMA public FROM PUBLIC;
 
@@ -17,6 +18,11 @@ GRANT SELECT ON
     events, floor_tables, checkpoints, floor_alerts, replay_requests, missing_events, rejected_messages,
     floor_arrivals, quarantined_events, floor_workers, dashboard_users, dashboard_sessions, dashboard_log
     TO floor_web;
+-- players (issue 41): the dashboard reads the registry to name players to supervisors (floor/web_players.py
+-- leaves the names out for every other role); registering, erasing and the settings are the technician's
+-- commands (tablectl floor players, as floor_owner). The archive workers get nothing of it.
+-- player_log holds who did what and when, never a name or a detail.
+GRANT SELECT ON players, player_settings, player_log TO floor_web;
 GRANT INSERT, DELETE ON dashboard_sessions TO floor_web;
 GRANT INSERT ON dashboard_log TO floor_web;
 -- a login takes its attempt before the password is checked (floor/logins.py reserve): the row is confirmed as a
