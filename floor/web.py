@@ -42,6 +42,7 @@ from floor.web_config import WebConfig
 from floor.web_live import TICK_S, Live, build, database_down
 from floor.web_pages import PAGE_FILES, Pages
 from floor.web_relay import Relay
+from floor.web_players import Players
 from floor.web_surveillance import Surveillance
 
 log = logging.getLogger("floor.web")
@@ -96,6 +97,7 @@ class FloorWeb:
         self.relay.routes(app)
         self.pages.routes(app)
         Surveillance(self.cfg, self.db, self.auth).routes(app)  # its own page and API (web_surveillance.py)
+        Players(self.db, self.auth).routes(app)  # the players' ratings, names for supervisors (web_players.py)
         app.on_startup.append(self._start)
         app.on_cleanup.append(self._stop)
         return app
