@@ -13,7 +13,7 @@ from floor.players.registry import TOMBSTONE, Registered, Settings, directory, f
 from floor.players.ratings import Rating, TimedRound, rate_players, rate_visit, spans
 from floor.players.visits import Visit, build_visits
 from floor.rounds import load_rounds
-from floor.sessions_play import _shoe_states, table_rounds
+from floor.sessions_play import PlaySession, _shoe_states, table_rounds
 
 LOOKBACK = timedelta(hours=24)  # a visit begun this long before the window is still seen
 MAX_WINDOW = timedelta(days=31)
@@ -103,7 +103,16 @@ def load_players(conn: psycopg.Connection, since: datetime, until: datetime,
     visit_ratings = [rate_visit(v, tables) for v in visits]
     players = rate_players(visits, tables)
     registry = directory(conn, {v.player for v in visits})
-    return PlayersReport(since, until, visit_ratings, players, registry, settings(conn), problems, refused)
+    rep = PlayersReport(since, until, visit_ratings, players, registry, settings(conn), problems, refused)
+    for r in visit_ratings + players:  # the figures name the player as the reports do: an erased card never
+        r.play.player = rep.label(r.player)
+    return rep
 
 
-__all__ = ["LOOKBACK", "MAX_WINDOW", "PlayersReport", "Visit", "load_player_events", "load_players"]
+def player_sessions(conn: psycopg.Connection, since: datetime, until: datetime) -> list[PlaySession]:
+    """Each player's play over the window across tables and shoes (``Level.PLAYER_VISITS``), for the
+    advantage-play rules (floor/advantage.py) and surveillance's view."""
+    return [r.play for r in load_players(conn, since, until).players]
+
+
+__all__ = ["LOOKBACK", "MAX_WINDOW", "PlayersReport", "Visit", "load_player_events", "load_players", "player_sessions"]
