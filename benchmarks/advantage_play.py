@@ -142,10 +142,11 @@ def main() -> int:
     ap.add_argument("--trials", type=int, default=20)
     ap.add_argument("--shoes", type=int, default=8)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--quick", action="store_true", help="3 trials of 4 shoes (a smoke run)")
+    ap.add_argument("--quick", action="store_true", help="3 trials of 4 shoes, moving 2 of 2 (a smoke run)")
     ap.add_argument("--moving-only", action="store_true", help="only the players who move between tables")
     args = ap.parse_args()
     trials, shoes = (3, 4) if args.quick else (args.trials, args.shoes)
+    moving_trials, moving_shoes = (2, 2) if args.quick else (trials, shoes)  # two tables: twice the rounds
     configs = {
         "default": DEFAULT_THRESHOLDS,
         "precision": replace(DEFAULT_THRESHOLDS, min_precision=PRECISION_ON),
@@ -156,7 +157,7 @@ def main() -> int:
           f"precision rule: min_precision={PRECISION_ON} over {d.min_decisions} decisions")  # fmt: skip
     start = time.monotonic()
     if args.moving_only:
-        moving(trials, shoes, args.seed, configs)
+        moving(moving_trials, moving_shoes, args.seed, configs)
         print(f"elapsed_s={time.monotonic() - start:.1f}")
         return 0
     calibration: list[float] = []
@@ -177,7 +178,7 @@ def main() -> int:
     print(f"calibration: basic-strategy players by the printed chart, {n} runs of {d.min_decisions} decisions: "
           f"{passed / n:.3f} ({passed}/{n}) reach min_precision={PRECISION_ON}; {others}; "
           f"lowest precision {min(calibration):.3f}, mean {sum(calibration) / n:.4f}")  # fmt: skip
-    moving(trials, shoes, args.seed, configs)
+    moving(moving_trials, moving_shoes, args.seed, configs)
     print(f"elapsed_s={time.monotonic() - start:.1f}")
     return 0
 

@@ -24,6 +24,7 @@ from floor.players.load import load_players
 from floor.players.ratings import comp
 from floor.players.registry import PlayerError, change_settings, erase, erase_expired, find, register
 from floor.players.visits import EndReason
+from floor.surveillance import surveillance_view
 from floor.play_rounds import seat_rounds
 from tablebench.ap_players import REGULAR_SEAT, SUBJECT_SEAT, SimRound, simulate
 from tests.support.floor import migrated_database
@@ -115,6 +116,19 @@ def test_each_rating_is_recomputed_from_what_the_tables_dealt(floor_two_tables):
     [anon] = [r for r in report.players if r.player.startswith("anon:")]
     assert len(anon.play.rounds) == 12 and anon.visits[0].end_reason == EndReason.CLOSE_TABLE
     assert anon.visits[0].description == HOSTILE[:60]
+
+
+def test_surveillance_follows_a_seated_player_across_tables_by_card_never_by_name(floor_two_tables):
+    dsn, *_ = floor_two_tables
+    with psycopg.connect(dsn) as conn:
+        view = surveillance_view(conn, SINCE, UNTIL, True)
+    [ana] = [r for r in view["sessions"] if r["level"] == "player_visits" and r["player"] == ANA]
+    seat5 = [r for r in view["sessions"] if r["level"] == "seat" and r["seat"] == SUBJECT_SEAT]
+    assert ana["rounds"] == 14 and ana["table"] == "" and "name" not in ana
+    assert {r["table"] for r in seat5} == {"T1", "T2"}  # per seat: a session at each table, nobody's
+    _, _, t1, t2 = floor_two_tables
+    not_his = _seat(t1[8:12], SUBJECT_SEAT) + _seat(t2[6:9], SUBJECT_SEAT)  # after he moved, after he left
+    assert ana["handle"] == sum(r["handle"] for r in seat5) - sum(s.staked for s in not_his)
 
 
 def test_floor_players_text_csv_and_html_escape_what_a_table_sent(floor_two_tables, tmp_path, capsys):
