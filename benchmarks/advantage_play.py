@@ -94,7 +94,9 @@ def trial(
 START = datetime(2026, 11, 23, 12, tzinfo=UTC)
 
 
-def moving_trial(kind: str, shoes: int, seed: int, configs: dict[str, Thresholds]) -> dict[str, tuple[int, ...]]:
+def moving_trial(
+    kind: str, shoes: int, seed: int, configs: dict[str, Thresholds]
+) -> dict[str, tuple[int, ...]]:
     """Per configuration: (a seat session flagged 0/1, seat sessions flagged, seat sessions, player flagged 0/1)."""
     run = simulate_moving(kind, shoes=shoes, seed=seed)
     tables: dict[tuple[str, str], list[TimedRound]] = {}
@@ -109,7 +111,9 @@ def moving_trial(kind: str, shoes: int, seed: int, configs: dict[str, Thresholds
         # events just before its first round and just after its last
         tables[("sim", t)] = [TimedRound("sim", t, tr, 10 * tr.index + 5, START + timedelta(seconds=30 * tr.index),
                                          30.0) for tr in trs]  # fmt: skip
-        seat_sessions += [s for s in group_sessions("sim", t, trs) if s.level == Level.SEAT and s.seat == SUBJECT_SEAT]
+        seat_sessions += [
+            s for s in group_sessions("sim", t, trs) if s.level == Level.SEAT and s.seat == SUBJECT_SEAT
+        ]
     visits = [Visit(PLAYER_ID, "sim", t, SUBJECT_SEAT, START + timedelta(seconds=30 * a), 10 * a + 1, "bench",
                     end=START + timedelta(seconds=30 * b), end_event=10 * b + 1, end_reason=EndReason.PLAYER_OUT)
               for t, a, b in run.visits]  # fmt: skip
@@ -133,8 +137,8 @@ def moving(trials: int, shoes: int, seed: int, configs: dict[str, Thresholds]) -
                     sums[name][i] += v
         role = "detection" if kind in ("counter_mover", "wonger") else "false_positive"
         for name, (anyf, f, n, p) in sums.items():
-            print(f"{kind:<13} {name:<9} {role:<14} per_seat any={anyf / trials:.2f} ({anyf}/{trials}) "
-                  f"sessions={f / n if n else 0:.3f} ({f}/{n})  per_player={p / trials:.2f} ({p}/{trials})")  # fmt: skip
+            seat = f"per_seat any={anyf / trials:.2f} ({anyf}/{trials}) sessions={f / n if n else 0:.3f} ({f}/{n})"
+            print(f"{kind:<13} {name:<9} {role:<14} {seat}  per_player={p / trials:.2f} ({p}/{trials})")
 
 
 def main() -> int:

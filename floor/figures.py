@@ -87,7 +87,10 @@ HOURS_PLAYED = Figure(
     "table's next round (at most 5 minutes; the table's last round: to its settlement), never past his visit's end",
 )
 AVERAGE_BET = Figure(
-    "average_bet", "average bet", True, "initial bets ÷ the rounds with a bet (the original main bet per round)"
+    "average_bet",
+    "average bet",
+    True,
+    "initial bets ÷ the rounds with a bet (the original main bet per round)",
 )
 LARGEST_BET = Figure("largest_bet", "largest bet", True, "the largest original main bet of a round")
 PLAY_PRECISION = Figure(

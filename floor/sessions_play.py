@@ -72,7 +72,8 @@ class PlaySession:
     def key(self) -> str:
         who = f"seat {self.seat}" if self.level == Level.SEAT else f"player {self.player}"
         first = self.round_ids[0] if self.round_ids else ""
-        if self.level in (Level.VISIT, Level.PLAYER_VISITS):  # followed across tables: its first round says when
+        # followed across tables: its first round says when
+        if self.level in (Level.VISIT, Level.PLAYER_VISITS):
             return f"{self.site}/{self.level}/{who}/{self.table}/{first}"
         return f"{self.site}/{self.table}/{who}/{first}" if self.table else f"{self.site}/{who}"
 

@@ -73,7 +73,8 @@ def surveillance_view(
     conn: psycopg.Connection, since: datetime, until: datetime, live: bool
 ) -> dict[str, Any]:
     report = load_sessions(conn, since, until)
-    seated = load_players(conn, since, until)  # the players the tables seated: each over his visits (issue 41)
+    # the players the tables seated: each over his visits (issue 41)
+    seated = load_players(conn, since, until)
     current = _current_shoes(conn)
     tables: dict[str, set[str]] = {}
     for s in report.sessions:

@@ -41,8 +41,8 @@ from floor.web_auth import SESSION, Auth, Database, deny
 from floor.web_config import WebConfig
 from floor.web_live import TICK_S, Live, build, database_down
 from floor.web_pages import PAGE_FILES, Pages
-from floor.web_relay import Relay
 from floor.web_players import Players
+from floor.web_relay import Relay
 from floor.web_surveillance import Surveillance
 
 log = logging.getLogger("floor.web")
@@ -97,7 +97,8 @@ class FloorWeb:
         self.relay.routes(app)
         self.pages.routes(app)
         Surveillance(self.cfg, self.db, self.auth).routes(app)  # its own page and API (web_surveillance.py)
-        Players(self.db, self.auth).routes(app)  # the players' ratings, names for supervisors (web_players.py)
+        # the players' ratings, names for supervisors only (web_players.py)
+        Players(self.db, self.auth).routes(app)
         app.on_startup.append(self._start)
         app.on_cleanup.append(self._stop)
         return app

@@ -69,7 +69,9 @@ class Players:
         return handler
 
     async def _refuse(self, request: web.Request, why: str) -> web.Response:
-        await self.db.log(LogEvent.REFUSED, request[SESSION].user, self.auth.client(request), f"{request.path}: {why}")
+        await self.db.log(
+            LogEvent.REFUSED, request[SESSION].user, self.auth.client(request), f"{request.path}: {why}"
+        )
         return deny(400, why)
 
     async def _view(self, request: web.Request) -> web.Response:

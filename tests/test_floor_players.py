@@ -19,13 +19,13 @@ from controller.cli import main as tablectl
 from controller.journal.event_chain import EVENT_GENESIS, read_chain
 from controller.rules.profiles import known_profile
 from controller.rules.shoe_math import finite_house_edge
+from floor.play_rounds import seat_rounds
 from floor.players.events import parse_player_event
 from floor.players.load import load_players
 from floor.players.ratings import comp
-from floor.players.registry import PlayerError, change_settings, erase, erase_expired, find, register
+from floor.players.registry import PlayerError, change_settings, erase_expired, find, register
 from floor.players.visits import EndReason
 from floor.surveillance import surveillance_view
-from floor.play_rounds import seat_rounds
 from tablebench.ap_players import REGULAR_SEAT, SUBJECT_SEAT, SimRound, simulate
 from tests.support.floor import migrated_database
 from tests.support.players import FloorClock
@@ -41,7 +41,10 @@ def floor_two_tables():
     """T1: an anonymous player at seat 1 all along, ANA at seat 5 for 8 rounds; then ANA sits at T2 seat 5 (still in
     at T1: the floor ends that visit then) for 6 rounds and leaves; T1 deals 4 more rounds with seat 5 betting
     (someone unnamed), T1's own out for ANA comes late, T2 deals 3 more, T1 closes."""
-    t1, t2 = simulate("random", shoes=1, seed=11, player=None), simulate("random", shoes=1, seed=12, player=None)
+    t1, t2 = (
+        simulate("random", shoes=1, seed=11, player=None),
+        simulate("random", shoes=1, seed=12, player=None),
+    )
     c = FloorClock(WHEN)
     c.player("T1", "in", REGULAR_SEAT, "anon:sess-1-1", description=HOSTILE[:60])
     c.player("T1", "in", SUBJECT_SEAT, ANA)
@@ -97,7 +100,9 @@ def test_each_rating_is_recomputed_from_what_the_tables_dealt(floor_two_tables):
     assert len(ana.play.rounds) == len(mine) == 14 and ana.tables == ["S1/T1", "S1/T2"]
     assert ana.play.handle == sum(s.staked for s in mine)  # doubles and splits as settled
     assert ana.play.initial_bets == sum(s.bet for s in mine)
-    assert ana.average_bet == round(sum(s.bet for s in mine) / 14) and ana.play.largest == max(s.bet for s in mine)
+    assert ana.average_bet == round(sum(s.bet for s in mine) / 14) and ana.play.largest == max(
+        s.bet for s in mine
+    )
     assert ana.play.win == -sum(s.net for s in mine)
     assert ana.play.theoretical_win == round(sum(s.bet for s in mine) * edge) > 0
     assert ana.comp(report.settings.comp_share_pct) == int(ana.play.theoretical_win * 25 // 100)
@@ -147,7 +152,7 @@ def test_floor_players_text_csv_and_html_escape_what_a_table_sent(floor_two_tabl
 
 
 def test_register_and_erase_leave_the_tables_journals_verifiable(floor_two_tables, capsys):
-    dsn, c, *_ = floor_two_tables
+    dsn, *_ = floor_two_tables
     with psycopg.connect(dsn) as conn:
         pid = register(conn, "4711AB", "Ana Example", "born 1980", "mgr-ines")
         report = load_players(conn, SINCE, UNTIL)
@@ -158,7 +163,9 @@ def test_register_and_erase_leave_the_tables_journals_verifiable(floor_two_table
             (f"advantage play? player {ANA} at the floor", f'{{"player": "{ANA}"}}'),
         )
         conn.commit()
-        raw_before = conn.execute("SELECT site, table_id, event_id, raw FROM events ORDER BY 1, 2, 3").fetchall()
+        raw_before = conn.execute(
+            "SELECT site, table_id, event_id, raw FROM events ORDER BY 1, 2, 3"
+        ).fetchall()
     assert tablectl(["floor", "players", "erase", "--dsn", dsn, "--player", "4711AB", "--by", "dpo-olga",
                      "--reason", "the player asked"]) == 0  # fmt: skip
     capsys.readouterr()
@@ -167,16 +174,26 @@ def test_register_and_erase_leave_the_tables_journals_verifiable(floor_two_table
         assert gone is not None and gone.card is None and gone.name is None and gone.details is None
         assert conn.execute("SELECT count(*) FROM players WHERE name LIKE '%Ana%' OR details LIKE '%1980%'"
                             ).fetchone() == (0,)  # fmt: skip
-        msg, details = conn.execute("SELECT message, details FROM floor_alerts WHERE dedupe_key = 'x'").fetchone()
-        assert "4711AB" not in msg + str(details) and f"erased:{pid}" in msg and details["player"] == f"erased:{pid}"
-        log = conn.execute("SELECT user_name, action, player_id, detail FROM player_log ORDER BY id").fetchall()
+        msg, details = conn.execute(
+            "SELECT message, details FROM floor_alerts WHERE dedupe_key = 'x'"
+        ).fetchone()
+        assert (
+            "4711AB" not in msg + str(details)
+            and f"erased:{pid}" in msg
+            and details["player"] == f"erased:{pid}"
+        )
+        log = conn.execute(
+            "SELECT user_name, action, player_id, detail FROM player_log ORDER BY id"
+        ).fetchall()
         assert log[-1] == ("dpo-olga", "erase", pid, "the player asked")
         assert not any("Ana" in str(row) for row in log)  # nothing personal in the journal
         # the reports name the tombstone, and the figures stay
         report = load_players(conn, SINCE, UNTIL)
         assert report.label(ANA) == f"erased:{pid}" and report.name(ANA) == ""
         # the tables' journals as archived: byte for byte, and each table's chain still verifies
-        raw_after = conn.execute("SELECT site, table_id, event_id, raw FROM events ORDER BY 1, 2, 3").fetchall()
+        raw_after = conn.execute(
+            "SELECT site, table_id, event_id, raw FROM events ORDER BY 1, 2, 3"
+        ).fetchall()
     assert raw_after == raw_before
     for table in ("T1", "T2"):
         prev = EVENT_GENESIS
@@ -213,14 +230,27 @@ def test_comp_is_a_share_of_theo_rounded_down():
     assert comp(1999, Decimal("10")) == 199 and comp(-50, Decimal("20")) == 0 and comp(0, Decimal("100")) == 0
 
 
-_VALID = {"action": "in", "seat": 3, "player": "anon:sess-1-2", "by": "pit-ana", "session_id": "sess-1",
-          "description": "tall, grey coat"}
-_HOSTILE = st.one_of(st.text(max_size=80), st.integers(-5, 40), st.none(), st.booleans(),
-                     st.sampled_from(["out", "in", "card:4711", "card:<b>", "anon:x-1", "player_out", "close_table"]))
+_VALID = {
+    "action": "in",
+    "seat": 3,
+    "player": "anon:sess-1-2",
+    "by": "pit-ana",
+    "session_id": "sess-1",
+    "description": "tall, grey coat",
+}
+_HOSTILE = st.one_of(
+    st.text(max_size=80),
+    st.integers(-5, 40),
+    st.none(),
+    st.booleans(),
+    st.sampled_from(["out", "in", "card:4711", "card:<b>", "anon:x-1", "player_out", "close_table"]),
+)
 
 
 @settings(suppress_health_check=[HealthCheck.too_slow], deadline=None)
-@given(st.dictionaries(st.sampled_from([*_VALID, "reason"]), _HOSTILE), st.sets(st.sampled_from(list(_VALID))))
+@given(
+    st.dictionaries(st.sampled_from([*_VALID, "reason"]), _HOSTILE), st.sets(st.sampled_from(list(_VALID)))
+)
 def test_a_player_event_is_parsed_or_refused_with_a_reason_never_a_crash(changed, dropped):
     data = {k: v for k, v in {**_VALID, **changed}.items() if k not in dropped}
     got = parse_player_event("S1", "T1", 1, WHEN, data)
@@ -238,6 +268,7 @@ def test_the_contract_s_own_examples_are_accepted_and_a_description_on_a_card_re
     out = parse_player_event("S1", "T1", 8, WHEN, {**_VALID, "action": "out", "reason": "close_table"})
     assert not isinstance(out, str) and out.reason == "close_table"
     assert parse_player_event("S1", "T1", 9, WHEN, {**_VALID, "player": "card:4711AB"}) == (
-        "a description is for an anonymous player only")
+        "a description is for an anonymous player only"
+    )
     too_long = parse_player_event("S1", "T1", 9, WHEN, {**_VALID, "description": "x" * 61})
     assert too_long == "description is not text of at most 60 characters"

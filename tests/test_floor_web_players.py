@@ -41,7 +41,10 @@ def test_a_supervisor_sees_the_players_names_and_a_viewer_does_not():
         row = sup.locator("#players tbody tr.player", has_text="card:4711AB")
         row.wait_for(timeout=60_000)
         assert row.locator("td.name").inner_text() == NAME  # the name as text, its markup shown, never run
-        assert row.locator("td.tables").inner_text() == "S1/T1 S1/T2" and row.locator("td.rounds").inner_text() == "6"
+        assert (
+            row.locator("td.tables").inner_text() == "S1/T1 S1/T2"
+            and row.locator("td.rounds").inner_text() == "6"
+        )
         anon = sup.locator("#players tbody tr.player", has_text="anon:sess-1-1")
         assert anon.locator("td.description").inner_text() == HOSTILE
         assert sup.locator("#players img").count() == 0
@@ -60,5 +63,7 @@ def test_a_supervisor_sees_the_players_names_and_a_viewer_does_not():
         refused = request(web.port, "GET", "/api/players?hours=2&player=%3Cscript%3E", token=token)
         assert refused.status == 400
         with psycopg.connect(dsn) as conn:
-            logged = conn.execute("SELECT user_name, detail FROM dashboard_log WHERE event = 'refused'").fetchall()
+            logged = conn.execute(
+                "SELECT user_name, detail FROM dashboard_log WHERE event = 'refused'"
+            ).fetchall()
         assert logged == [("victor", "/api/players: player: a card number, card:N, anon:S-N or a pseudonym")]

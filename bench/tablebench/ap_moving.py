@@ -40,7 +40,8 @@ class _Shoe:
 @dataclass
 class MovingRun:
     rounds: dict[str, list[SimRound]] = field(default_factory=dict)  # per table, in order
-    visits: list[tuple[str, int, int]] = field(default_factory=list)  # (table, first round, end round) per visit
+    # (table, first round, end round) per visit
+    visits: list[tuple[str, int, int]] = field(default_factory=list)
 
 
 class _Mover:

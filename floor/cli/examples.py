@@ -34,8 +34,14 @@ EXAMPLES: dict[tuple[str, ...], tuple[tuple[str, str], ...]] = {
         ("tablectl floor report --day 2026-11-28 --html day.html", "that day's summary per table as a page"),
     ),
     ("floor", "players"): (
-        ("tablectl floor players --hours 12 --player 4711AB", "one player's visits and rating over the last 12 hours"),
-        ("tablectl floor players --since 2026-11-28 --csv players.csv", "every player's rating since that day"),
+        (
+            "tablectl floor players --hours 12 --player 4711AB",
+            "one player's visits and rating over the last 12 hours",
+        ),
+        (
+            "tablectl floor players --since 2026-11-28 --csv players.csv",
+            "every player's rating since that day",
+        ),
     ),
     ("floor", "players", "register"): (
         ("tablectl floor players register --card 4711AB --name 'Ana Example'", "name a card's player"),

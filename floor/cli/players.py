@@ -39,7 +39,9 @@ def _by(parser: argparse.ArgumentParser) -> None:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_window(parser)
-    parser.add_argument("--player", default=None, help="one player: card number, card:N, anon:S-N or pseudonym")
+    parser.add_argument(
+        "--player", default=None, help="one player: card number, card:N, anon:S-N or pseudonym"
+    )
     parser.add_argument(
         "--csv", type=Path, nargs="?", const=STDOUT, default=None,
         help="the CSV (minor units) instead of the text: to this file, or to stdout without one",
@@ -47,7 +49,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--html", type=Path, default=None, help="write the self-contained HTML page here")
     parser.add_argument("--names", action="store_true", help="show registered players' names (personal data)")
     sub = parser.add_subparsers(dest="players_command", metavar="ACTION")
-    reg = sub.add_parser("register", help="register a card with a name (personal data: the floor's database only)")
+    reg = sub.add_parser(
+        "register", help="register a card with a name (personal data: the floor's database only)"
+    )
     add_dsn(reg)
     reg.add_argument("--card", required=True, help="the card number (4-32 letters and digits)")
     reg.add_argument("--name", required=True)

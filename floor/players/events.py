@@ -98,4 +98,6 @@ def parse_player_event(
         reason = OutReason(raw)
     elif "reason" in data:
         return "an in carries no reason"
-    return PlayerEvent(site, table, event_id, ts, Move(move), seat, player, by, session_id, description, reason)
+    return PlayerEvent(
+        site, table, event_id, ts, Move(move), seat, player, by, session_id, description, reason
+    )

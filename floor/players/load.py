@@ -9,8 +9,8 @@ from datetime import datetime, timedelta
 import psycopg
 
 from floor.players.events import TOPIC, PlayerEvent, card_of, parse_player_event
-from floor.players.registry import TOMBSTONE, Registered, Settings, directory, find, settings
 from floor.players.ratings import Rating, TimedRound, rate_players, rate_visit, spans
+from floor.players.registry import TOMBSTONE, Registered, Settings, directory, find, settings
 from floor.players.visits import Visit, build_visits
 from floor.rounds import load_rounds
 from floor.sessions_play import PlaySession, _shoe_states, table_rounds
@@ -115,4 +115,12 @@ def player_sessions(conn: psycopg.Connection, since: datetime, until: datetime) 
     return [r.play for r in load_players(conn, since, until).players]
 
 
-__all__ = ["LOOKBACK", "MAX_WINDOW", "PlayersReport", "Visit", "load_player_events", "load_players", "player_sessions"]
+__all__ = [
+    "LOOKBACK",
+    "MAX_WINDOW",
+    "PlayersReport",
+    "Visit",
+    "load_player_events",
+    "load_players",
+    "player_sessions",
+]

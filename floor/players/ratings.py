@@ -81,7 +81,11 @@ class Rating:
 
 
 def _visit_rounds(v: Visit, rounds: list[TimedRound]) -> list[TimedRound]:
-    return [t for t in rounds if v.holds(t.first_event, t.started) and any(s.seat == v.seat for s in t.round.seats)]
+    return [
+        t
+        for t in rounds
+        if v.holds(t.first_event, t.started) and any(s.seat == v.seat for s in t.round.seats)
+    ]
 
 
 def _add(r: Rating, v: Visit, mine: list[TimedRound]) -> None:

@@ -89,7 +89,10 @@ def register(conn: psycopg.Connection, card: str, name: str, details: str, by: s
         if row and row[1] is not None:
             raise PlayerError(f"card erased as {TOMBSTONE}{row[0]}: a new card number is needed")
         if row:
-            cur.execute("UPDATE players SET name = %s, details = %s WHERE player_id = %s", (name, details or None, row[0]))
+            cur.execute(
+                "UPDATE players SET name = %s, details = %s WHERE player_id = %s",
+                (name, details or None, row[0]),
+            )
             _log(cur, by, "update", row[0], "name and details changed")
             return str(row[0])
         player_id = "P" + secrets.token_hex(8)
@@ -201,4 +204,6 @@ def erase_expired(conn: psycopg.Connection, by: str, now: datetime | None = None
         "  AND e.data->>'player' = 'card:' || p.card AND e.ts >= coalesce(%s, now()) - make_interval(days => %s))",
         (now, days, now, days),
     ).fetchall()
-    return [erase(conn, player_id, by, f"retention: not seen for {days} days").player_id for player_id, _ in rows]
+    return [
+        erase(conn, player_id, by, f"retention: not seen for {days} days").player_id for player_id, _ in rows
+    ]

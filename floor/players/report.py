@@ -109,7 +109,9 @@ _TEXT = {"level", "player", "player_id", "name", "description", "tables", "seats
 def to_html(rep: PlayersReport, names: bool = False) -> str:
     e = html.escape
     labels = {f.column: f.label for f in FIGURES}
-    head = "".join(f"<th>{e(labels.get(c, c.replace('_', ' ')))}</th>" for c in COLUMNS if c != "name" or names)
+    head = "".join(
+        f"<th>{e(labels.get(c, c.replace('_', ' ')))}</th>" for c in COLUMNS if c != "name" or names
+    )
     body = []
     for row in rows(rep, names):
         cells = []

@@ -97,7 +97,9 @@ def build_visits(events: list[PlayerEvent]) -> VisitsFound:
         if e.move is Move.IN:
             mine = by_player.get(e.player)
             if mine is not None and mine is here:
-                problems.append(f"{e.site}/{e.table} event {e.event_id}: {e.player} seated again at seat {e.seat}")
+                problems.append(
+                    f"{e.site}/{e.table} event {e.event_id}: {e.player} seated again at seat {e.seat}"
+                )
                 continue
             if mine is not None:
                 mine.moved_to = f"{e.site}/{e.table} seat {e.seat}"
@@ -112,6 +114,8 @@ def build_visits(events: list[PlayerEvent]) -> VisitsFound:
             assert e.reason is not None  # an out always has one (events.py)
             close(here, e, EndReason(e.reason.value), True)
         elif not any(v.player == e.player and (v.site, v.table, v.seat) == seat for v in visits):
-            problems.append(f"{e.site}/{e.table} event {e.event_id}: out of {e.player} at seat {e.seat}, never in")
+            problems.append(
+                f"{e.site}/{e.table} event {e.event_id}: out of {e.player} at seat {e.seat}, never in"
+            )
         # else: the visit was ended already (the player moved): the table's own out changes nothing
     return VisitsFound(visits, problems)

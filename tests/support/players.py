@@ -101,7 +101,13 @@ class FloorClock:
                description: str = "", by: str = "pit-ana", session_id: str = "sess-1") -> None:  # fmt: skip
         """A player event as the table side publishes it (``events/player``)."""
         self.table(table)
-        data: dict[str, Any] = {"action": action, "seat": seat, "player": player, "by": by, "session_id": session_id}
+        data: dict[str, Any] = {
+            "action": action,
+            "seat": seat,
+            "player": player,
+            "by": by,
+            "session_id": session_id,
+        }
         if description:
             data["description"] = description
         if reason:
