@@ -54,7 +54,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_dsn(reg)
     reg.add_argument("--card", required=True, help="the card number (4-32 letters and digits)")
-    reg.add_argument("--name", required=True, help="the player's name (personal data: shown to supervisors only)")
+    reg.add_argument(
+        "--name", required=True, help="the player's name (personal data: shown to supervisors only)"
+    )
     reg.add_argument("--details", default="", help="other personal details (at most 500 characters)")
     _by(reg)
     er = sub.add_parser("erase", help="erase a player's personal data (journaled)")
