@@ -221,7 +221,7 @@ class ShoeState:
     dealt: int | None
 
 
-def _shoe_states(conn: psycopg.Connection, site: str, table: str) -> list[ShoeState]:
+def shoe_states(conn: psycopg.Connection, site: str, table: str) -> list[ShoeState]:
     rows = conn.execute(
         "SELECT event_id, data->'shoe_no', data->>'shuffler', data->'decks', data->'dealt_this_shoe' FROM events"
         " WHERE site = %s AND table_id = %s AND topic = 'state/shoe' ORDER BY event_id",
@@ -296,7 +296,7 @@ def load_sessions(
     problems: list[str] = []
     for site, table_id in tables:
         archived = [r for r in load_rounds(conn, site, table_id, since, until) if r.site == site]
-        trs, bad = table_rounds(archived, _shoe_states(conn, site, table_id))
+        trs, bad = table_rounds(archived, shoe_states(conn, site, table_id))
         sessions += group_sessions(site, table_id, trs, gap)
         problems += [f"{site}/{table_id}: {p}" for p in bad]
     return SessionsReport(sessions, player_totals(sessions), problems)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
@@ -19,12 +20,13 @@ from controller.cli import main as tablectl
 from controller.journal.event_chain import EVENT_GENESIS, read_chain
 from controller.rules.profiles import known_profile
 from controller.rules.shoe_math import finite_house_edge
+from floor.messages import Envelope, classify
 from floor.play_rounds import seat_rounds
 from floor.players.events import parse_player_event
 from floor.players.load import load_players
 from floor.players.ratings import comp
 from floor.players.registry import PlayerError, change_settings, erase_expired, find, register
-from floor.players.visits import EndReason
+from floor.players.visits import EndReason, build_visits
 from floor.surveillance import surveillance_view
 from tablebench.ap_players import REGULAR_SEAT, SUBJECT_SEAT, SimRound, simulate
 from tests.support.floor import migrated_database
@@ -272,3 +274,51 @@ def test_the_contract_s_own_examples_are_accepted_and_a_description_on_a_card_re
     )
     too_long = parse_player_event("S1", "T1", 9, WHEN, {**_VALID, "description": "x" * 61})
     assert too_long == "description is not text of at most 60 characters"
+
+
+def _ev(
+    table: str, event_id: int, second: int, action: str, seat: int, player: str, reason: str | None = None
+):
+    data = {
+        "action": action,
+        "seat": seat,
+        "player": player,
+        "by": "pit-ana",
+        "session_id": "20261123-120000",
+    }
+    if reason:
+        data["reason"] = reason
+    got = parse_player_event("S1", table, event_id, WHEN + timedelta(seconds=second), data)
+    assert not isinstance(got, str), got
+    return got
+
+
+def test_one_player_one_visit_across_tables_and_what_does_not_fit_is_said():
+    found = build_visits([
+        _ev("T2", 1, 50, "in", 3, "card:BOB1"),  # Bob sits at T2 while still in at T1 (given out of order)
+        _ev("T1", 1, 10, "in", 1, "card:BOB1"),
+        _ev("T1", 2, 20, "in", 2, "card:ANA1"),
+        _ev("T1", 3, 30, "in", 2, "card:CARL"),  # a second player at Ana's seat: her visit ends, said
+        _ev("T1", 4, 60, "out", 1, "card:BOB1", "player_out"),  # T1's own out for Bob: already ended
+        _ev("T1", 5, 70, "out", 4, "card:DAN1", "player_out"),  # nobody was in
+        _ev("T1", 6, 80, "out", 2, "card:CARL", "close_table"),
+    ])  # fmt: skip
+    ends = {(v.player, v.table): (v.end_reason, v.end, v.end_event) for v in found.visits}
+    assert ends[("card:BOB1", "T1")] == (EndReason.MOVED, WHEN + timedelta(seconds=50), None)
+    assert ends[("card:ANA1", "T1")] == (EndReason.REPLACED, WHEN + timedelta(seconds=30), 3)
+    assert (
+        ends[("card:CARL", "T1")][0] == EndReason.CLOSE_TABLE
+        and ends[("card:BOB1", "T2")][0] == EndReason.OPEN
+    )
+    assert found.problems == ["S1/T1 event 5: out of card:DAN1 at seat 4, never in"]
+    [bob_t1] = [v for v in found.visits if v.player == "card:BOB1" and v.table == "T1"]
+    # a round of T1 is his while it began before he sat down at T2 (by time: the end came from another table)
+    assert bob_t1.holds(3, WHEN + timedelta(seconds=49)) and not bob_t1.holds(9, WHEN + timedelta(seconds=51))
+    assert not bob_t1.holds(1, WHEN + timedelta(seconds=11))  # his own in: no round of his before it
+
+
+def test_a_player_event_from_the_table_passes_the_floors_door():
+    payload = json.dumps({"data": {**_VALID, "player": "card:4711AB", "description": ""}, "event_id": 5,
+                          "table": "T1", "ts": "2026-11-23T12:00:00.000Z", "type": "player"}).encode()  # fmt: skip
+    env = classify("casino/S1/table/T1/events/player", payload, "cmd/replay/response/archive")
+    assert isinstance(env, Envelope) and env.topic == "events/player" and env.data["player"] == "card:4711AB"

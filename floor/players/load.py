@@ -13,7 +13,7 @@ from floor.players.ratings import Rating, TimedRound, rate_players, rate_visit, 
 from floor.players.registry import TOMBSTONE, Registered, Settings, directory, find, settings
 from floor.players.visits import Visit, build_visits
 from floor.rounds import load_rounds
-from floor.sessions_play import PlaySession, _shoe_states, table_rounds
+from floor.sessions_play import PlaySession, shoe_states, table_rounds
 
 LOOKBACK = timedelta(hours=24)  # a visit begun this long before the window is still seen
 MAX_WINDOW = timedelta(days=31)
@@ -65,7 +65,7 @@ def load_player_events(conn: psycopg.Connection, since: datetime, until: datetim
 def load_timed_rounds(conn: psycopg.Connection, site: str, table: str, since: datetime,
                       until: datetime) -> tuple[list[TimedRound], list[str]]:  # fmt: skip
     archived = [r for r in load_rounds(conn, site, table, since, until) if r.site == site]
-    trs, problems = table_rounds(archived, _shoe_states(conn, site, table))
+    trs, problems = table_rounds(archived, shoe_states(conn, site, table))
     by_id = {r.round_id: r for r in archived}
     starts = [by_id[t.round_id].started for t in trs]
     last = by_id[trs[-1].round_id].settled if trs else None

@@ -15,7 +15,6 @@ of the shoes he played that were dealt without him (a back-counter's or a wonger
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from decimal import ROUND_FLOOR, Decimal
@@ -73,8 +72,8 @@ class Rating:
 
     @property
     def average_bet(self) -> int:
-        n = len(self.play.rounds)
-        return math.floor(self.play.initial_bets / n + 0.5) if n else 0
+        """figures.AVERAGE_BET in minor units, rounded as the play sessions' report rounds it."""
+        return round(self.play.average)
 
     def comp(self, share_pct: Decimal) -> int:
         return comp(self.play.theoretical_win, share_pct)
