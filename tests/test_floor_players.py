@@ -322,3 +322,13 @@ def test_a_player_event_from_the_table_passes_the_floors_door():
                           "table": "T1", "ts": "2026-11-23T12:00:00.000Z", "type": "player"}).encode()  # fmt: skip
     env = classify("casino/S1/table/T1/events/player", payload, "cmd/replay/response/archive")
     assert isinstance(env, Envelope) and env.topic == "events/player" and env.data["player"] == "card:4711AB"
+
+
+def test_an_actions_dsn_before_or_after_the_action_is_the_one_used():
+    from controller.cli.tablectl import build_parser
+
+    before = build_parser("floor").parse_args(["floor", "players", "--dsn", "A", "erase", "--player", "x",
+                                               "--reason", "r"])  # fmt: skip
+    after = build_parser("floor").parse_args(["floor", "players", "erase", "--dsn", "B", "--player", "x",
+                                              "--reason", "r"])  # fmt: skip
+    assert (before.dsn, after.dsn) == ("A", "B")

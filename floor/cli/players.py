@@ -25,7 +25,6 @@ import psycopg
 from controller.words import count
 from floor import store
 from floor.cli.shift import STDOUT, add_window
-from floor.cli.tablectl import add_dsn
 from floor.players import registry
 from floor.players.load import MAX_WINDOW, load_players
 from floor.players.report import to_csv, to_html, to_text
@@ -33,7 +32,10 @@ from floor.queries import consistent_read
 from floor.text import safe
 
 
-def _by(parser: argparse.ArgumentParser) -> None:
+def _common(parser: argparse.ArgumentParser) -> None:
+    """An action's ``--dsn`` (given before the action, the players' own ``--dsn`` stands: no default here that
+    would replace it) and ``--by``."""
+    parser.add_argument("--dsn", default=argparse.SUPPRESS, help="PostgreSQL connection string (as above)")
     parser.add_argument("--by", default=getpass.getuser(), help="who does it (the journal says): default you")
 
 
@@ -52,27 +54,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     reg = sub.add_parser(
         "register", help="register a card with a name (personal data: the floor's database only)"
     )
-    add_dsn(reg)
     reg.add_argument("--card", required=True, help="the card number (4-32 letters and digits)")
     reg.add_argument(
         "--name", required=True, help="the player's name (personal data: shown to supervisors only)"
     )
     reg.add_argument("--details", default="", help="other personal details (at most 500 characters)")
-    _by(reg)
+    _common(reg)
     er = sub.add_parser("erase", help="erase a player's personal data (journaled)")
-    add_dsn(er)
     er.add_argument("--player", required=True, help="card number or pseudonym")
     er.add_argument("--reason", required=True, help="why (the journal keeps it: no personal data here)")
-    _by(er)
+    _common(er)
     st = sub.add_parser("settings", help="the comp share and how long personal details are kept")
-    add_dsn(st)
     st.add_argument("--comp-share", default=None, help="comp: this per cent of theoretical win (0-100)")
     st.add_argument("--retention-days", type=int, default=None, help="erase players not seen for N days")
     st.add_argument("--keep-until-erased", action="store_true", help="no retention: kept until erased")
-    _by(st)
+    _common(st)
     rt = sub.add_parser("retention", help="erase every player not seen for the retention days")
-    add_dsn(rt)
-    _by(rt)
+    _common(rt)
 
 
 def _refused(text: str) -> int:
