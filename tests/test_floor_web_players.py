@@ -1,7 +1,7 @@
 """The dashboard's players page (issue 41) in Debian's headless chromium: two real table cores' rounds and the
 tables' player events archived into a real PostgreSQL; a supervisor sees the registered player's name, a viewer
 sees the card number and never the name (neither on the page nor in the API's answer); an anonymous player's
-hostile description is shown as text."""
+hostile description is shown as text; surveillance gets card numbers, never a name."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 import psycopg
 
 from floor.players.registry import register
+from floor.users import Role, add_user
 from tablebench.ap_players import REGULAR_SEAT, SUBJECT_SEAT, simulate
 from tests.support.floor import temp_database
 from tests.support.floor_web import api_login, chromium, dashboard, log_in, request
@@ -60,6 +61,11 @@ def test_a_supervisor_sees_the_players_names_and_a_viewer_does_not():
         answer = request(web.port, "GET", "/api/players?hours=2", token=token)
         assert answer.status == 200 and b"Example" not in answer.body
         assert {r["name"] for r in answer.json()["rows"]} == {""}
+        with psycopg.connect(dsn) as conn:
+            add_user(conn, "sue", Role.SURVEILLANCE, "sue-surveillance-pass-1")
+        sue = api_login(web.port, "sue", "sue-surveillance-pass-1").cookies[0].split(";")[0].split("=", 1)[1]
+        seen = request(web.port, "GET", "/api/players?hours=2", token=sue)  # surveillance: card numbers only
+        assert seen.status == 200 and b"Example" not in seen.body and seen.json()["rows"]
         refused = request(web.port, "GET", "/api/players?hours=2&player=%3Cscript%3E", token=token)
         assert refused.status == 400
         with psycopg.connect(dsn) as conn:
