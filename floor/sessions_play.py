@@ -274,10 +274,29 @@ def table_rounds(archived: list[ArchivedRound], shoes: list[ShoeState]) -> tuple
 
 
 @dataclass
+class JudgedTable:
+    """One table's rounds of a window as archived and as judged (``table_rounds``), with what could not be used:
+    kept by ``load_sessions`` so the players' ratings of the same window (floor/players/) replay nothing again."""
+
+    archived: list[ArchivedRound]
+    rounds: list[TableRound]
+    problems: list[str]
+
+
+@dataclass
 class SessionsReport:
     sessions: list[PlaySession]
     players: list[PlaySession]
     problems: list[str]
+    tables: dict[tuple[str, str], JudgedTable] = field(default_factory=dict)
+
+
+def judge_table(
+    conn: psycopg.Connection, site: str, table: str, since: datetime, until: datetime
+) -> JudgedTable:
+    archived = [r for r in load_rounds(conn, site, table, since, until) if r.site == site]
+    trs, bad = table_rounds(archived, shoe_states(conn, site, table))
+    return JudgedTable(archived, trs, bad)
 
 
 def load_sessions(
@@ -294,9 +313,9 @@ def load_sessions(
     ).fetchall()
     sessions: list[PlaySession] = []
     problems: list[str] = []
+    judged: dict[tuple[str, str], JudgedTable] = {}
     for site, table_id in tables:
-        archived = [r for r in load_rounds(conn, site, table_id, since, until) if r.site == site]
-        trs, bad = table_rounds(archived, shoe_states(conn, site, table_id))
-        sessions += group_sessions(site, table_id, trs, gap)
-        problems += [f"{site}/{table_id}: {p}" for p in bad]
-    return SessionsReport(sessions, player_totals(sessions), problems)
+        j = judged[(site, table_id)] = judge_table(conn, site, table_id, since, until)
+        sessions += group_sessions(site, table_id, j.rounds, gap)
+        problems += [f"{site}/{table_id}: {p}" for p in j.problems]
+    return SessionsReport(sessions, player_totals(sessions), problems, judged)

@@ -74,7 +74,7 @@ def surveillance_view(
 ) -> dict[str, Any]:
     report = load_sessions(conn, since, until)
     # the players the tables seated: each over his visits (issue 41)
-    seated = load_players(conn, since, until)
+    seated = load_players(conn, since, until, judged=report.tables)  # the rounds judged once
     current = _current_shoes(conn)
     tables: dict[str, set[str]] = {}
     for s in report.sessions:
@@ -92,5 +92,5 @@ def surveillance_view(
     return {
         "since": since.isoformat(), "until": until.isoformat(), "live_count": live,
         "sessions": [r for _, r in rows[:MAX_SESSIONS]], "more_sessions": max(0, len(rows) - MAX_SESSIONS),
-        "not_used": len(report.problems) + len(seated.problems), "alerts": alerts,
+        "not_used": len(set(report.problems) | set(seated.problems)), "alerts": alerts,
     }  # fmt: skip

@@ -80,7 +80,7 @@ def main(args: argparse.Namespace) -> int:
                 report = load_sessions(conn, since, until, table=args.table, gap=args.gap)
                 currencies = table_currencies(conn)
                 # the players seated by the tables (issue 41): each one's play across tables and shoes
-                visits = [] if args.table else player_sessions(conn, since, until)
+                visits = [] if args.table else player_sessions(conn, since, until, report.tables)
             new = raise_alerts(conn, report.sessions + report.players + visits, th) if args.alert else 0
     except psycopg.Error as exc:
         print(f"floor sessions: {exc}", file=sys.stderr)

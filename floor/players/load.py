@@ -12,8 +12,7 @@ from floor.players.events import TOPIC, PlayerEvent, card_of, parse_player_event
 from floor.players.ratings import Rating, TimedRound, rate_players, rate_visit, spans
 from floor.players.registry import TOMBSTONE, Registered, Settings, directory, find, settings
 from floor.players.visits import Visit, build_visits
-from floor.rounds import load_rounds
-from floor.sessions_play import PlaySession, shoe_states, table_rounds
+from floor.sessions_play import JudgedTable, PlaySession, judge_table
 
 LOOKBACK = timedelta(hours=24)  # a visit begun this long before the window is still seen
 MAX_WINDOW = timedelta(days=31)
@@ -62,10 +61,8 @@ def load_player_events(conn: psycopg.Connection, since: datetime, until: datetim
     return out, problems
 
 
-def load_timed_rounds(conn: psycopg.Connection, site: str, table: str, since: datetime,
-                      until: datetime) -> tuple[list[TimedRound], list[str]]:  # fmt: skip
-    archived = [r for r in load_rounds(conn, site, table, since, until) if r.site == site]
-    trs, problems = table_rounds(archived, shoe_states(conn, site, table))
+def timed_rounds(site: str, table: str, judged: JudgedTable) -> tuple[list[TimedRound], list[str]]:
+    archived, trs, problems = judged.archived, judged.rounds, judged.problems
     by_id = {r.round_id: r for r in archived}
     starts = [by_id[t.round_id].started for t in trs]
     last = by_id[trs[-1].round_id].settled if trs else None
@@ -87,9 +84,10 @@ def _reference(conn: psycopg.Connection, player: str) -> str:
     return f"card:{player}"
 
 
-def load_players(conn: psycopg.Connection, since: datetime, until: datetime,
-                 player: str | None = None) -> PlayersReport:  # fmt: skip
-    """Every visit overlapping the window (of ``player`` only if given) and every player's rating."""
+def load_players(conn: psycopg.Connection, since: datetime, until: datetime, player: str | None = None,
+                 judged: dict[tuple[str, str], JudgedTable] | None = None) -> PlayersReport:  # fmt: skip
+    """Every visit overlapping the window (of ``player`` only if given) and every player's rating. ``judged``: the
+    tables' rounds of the same window judged already (``load_sessions``'s), used instead of replaying them."""
     ref = _reference(conn, player) if player else None
     events, problems = load_player_events(conn, since, until, ref)
     refused = len(problems)
@@ -98,7 +96,8 @@ def load_players(conn: psycopg.Connection, since: datetime, until: datetime,
     problems += found.problems
     tables: dict[tuple[str, str], list[TimedRound]] = {}
     for key in sorted({(v.site, v.table) for v in visits}):
-        tables[key], bad = load_timed_rounds(conn, key[0], key[1], since, until)
+        done = (judged or {}).get(key) or judge_table(conn, key[0], key[1], since, until)
+        tables[key], bad = timed_rounds(key[0], key[1], done)
         problems += bad
     visit_ratings = [rate_visit(v, tables) for v in visits]
     players = rate_players(visits, tables)
@@ -109,10 +108,11 @@ def load_players(conn: psycopg.Connection, since: datetime, until: datetime,
     return rep
 
 
-def player_sessions(conn: psycopg.Connection, since: datetime, until: datetime) -> list[PlaySession]:
+def player_sessions(conn: psycopg.Connection, since: datetime, until: datetime,
+                    judged: dict[tuple[str, str], JudgedTable] | None = None) -> list[PlaySession]:  # fmt: skip
     """Each player's play over the window across tables and shoes (``Level.PLAYER_VISITS``), for the
     advantage-play rules (floor/advantage.py) and surveillance's view."""
-    return [r.play for r in load_players(conn, since, until).players]
+    return [r.play for r in load_players(conn, since, until, judged=judged).players]
 
 
 __all__ = [
