@@ -272,6 +272,14 @@ def test_the_contract_s_own_examples_are_accepted_and_a_description_on_a_card_re
     assert parse_player_event("S1", "T1", 9, WHEN, {**_VALID, "player": "card:4711AB"}) == (
         "a description is for an anonymous player only"
     )
+    dealer = parse_player_event("S1", "T1", 10, WHEN, {**_VALID, "by": "José Maria", "session_id": None})
+    assert not isinstance(dealer, str) and (dealer.by, dealer.session_id) == (
+        "José Maria",
+        "",
+    )  # the dealer on duty
+    assert parse_player_event("S1", "T1", 11, WHEN, {**_VALID, "by": "x\x1b[2J"}) == (
+        "by is not a name of 1 to 64 printable characters"
+    )
     too_long = parse_player_event("S1", "T1", 9, WHEN, {**_VALID, "description": "x" * 61})
     assert too_long == "description is not text of at most 60 characters"
 

@@ -23,7 +23,8 @@ MAX_SEAT = 16
 MAX_DESCRIPTION = 60
 CARD = re.compile(r"card:([0-9A-Za-z]{4,32})\Z")
 ANON = re.compile(r"anon:[A-Za-z0-9_.-]{1,64}-[0-9]{1,9}\Z")
-_NAME = re.compile(r"[A-Za-z0-9_.:-]{1,64}\Z")
+_SESSION = re.compile(r"[A-Za-z0-9_.:-]{1,64}\Z")
+MAX_NAME = 64
 
 
 class Move(StrEnum):
@@ -45,8 +46,8 @@ class PlayerEvent:
     move: Move
     seat: int
     player: str  # "card:<number>" or "anon:<session>-<n>"
-    by: str
-    session_id: str
+    by: str  # who seated or unseated him (a user, or the dealer on duty)
+    session_id: str  # the table session's id ("" when the table sent none)
     description: str = ""  # an anonymous player's, as the table sent it (shown as text, never markup)
     reason: OutReason | None = None
 
@@ -78,12 +79,12 @@ def parse_player_event(
     player = _text(data.get("player"))
     if player is None or not (CARD.match(player) or ANON.match(player)):
         return "player is neither card:<4-32 letters and digits> nor anon:<session>-<n>"
-    by = _text(data.get("by"))
-    if by is None or not _NAME.match(by):
-        return "by is not a user name"
-    session = data.get("session_id")
-    session_id = str(session) if whole(session) is not None else _text(session)
-    if session_id is None or not _NAME.match(session_id):
+    by = _text(data.get("by"))  # a user, or the dealer on duty's name ("José Maria"): shown as text only
+    if by is None or not 1 <= len(by) <= MAX_NAME or not by.isprintable():
+        return f"by is not a name of 1 to {MAX_NAME} printable characters"
+    session = data.get("session_id")  # not needed to rate: absent is no reason to lose a visit
+    session_id = "" if session is None else str(session) if whole(session) is not None else _text(session)
+    if session_id is None or (session_id and not _SESSION.match(session_id)):
         return "session_id is not a session id"
     description = data.get("description", "")
     if not isinstance(description, str) or len(description) > MAX_DESCRIPTION:
