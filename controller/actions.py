@@ -51,7 +51,9 @@ DEALER_PLAY = (
     "even_money",
     "five_card",  # MO-2004 art.19
 )
-DEALER_OTHER = ("next_round", "cut", "dealer_sign_in")  # dealer_sign_in: the dealer on duty (issue 29)
+# A player identified at a seat, and his visit ended (issue 41): the pit terminal (dealer) or a supervisor.
+PLAYER_ACTIONS = ("player_in", "player_out")
+DEALER_OTHER = ("next_round", "cut", "dealer_sign_in", *PLAYER_ACTIONS)  # dealer_sign_in: on duty (issue 29)
 DEALER_ACTIONS = DEALER_BETTING + DEALER_PLAY + DEALER_OTHER
 
 SUPERVISOR_ACTIONS = (
@@ -73,6 +75,7 @@ SUPERVISOR_ACTIONS = (
     "clear_shoe_fault",  # shoe_sequence / card_count (a frame that cannot be a card): a supervisor only
     "clear_journal_io",  # the journal writes again (disk freed, remounted): the fault ends, cards are counted
     "clear_integrity",  # closed table only: the integrity fault was looked into (in a session: close_table)
+    *PLAYER_ACTIONS,
 )
 # The dealer's buttons (GPIO inputs ``button_<action>``, controller/config/model.py): a press is the dealer
 # action of its name, the same interface as the MQTT dealer commands. Insurance from a button is for the seat

@@ -34,6 +34,8 @@ ALERT_KINDS: dict[str, str] = {
     "jackpot_pending": "a jackpot hit awaits a supervisor's verification and payment (PT-2001 r.49)",
     "jackpot_correction": "the jackpot meter was corrected (requested and confirmed by two supervisors)",
     "display_fault": "the jackpot sign is not connected: the jackpot is not playable (PT-2001 r.41)",
+    "jackpot_link": "the linked progressive is unavailable (no valid meter document in time, or suspended), or a "
+    "prize it sent was refused: linked jackpot chips refused",
     # the service
     "config_integrity": "the configuration or a rule profile changed since it was recorded",
     "command_rejected": "a forged, stale, replayed or unauthorised command was refused (repeats counted in one)",

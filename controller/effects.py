@@ -35,6 +35,7 @@ class EventKind(StrEnum):
     SESSION = "session"
     FAULT = "fault"
     DEALER = "dealer"  # the dealer on duty signed in / out (issue 29)
+    PLAYER = "player"  # a player seated / unseated (issue 41)
 
 
 class DocumentName(StrEnum):
@@ -46,6 +47,7 @@ class DocumentName(StrEnum):
     JAM = "jam"
     ROUND = "round"
     JACKPOT = "jackpot"
+    PLAYERS = "players"  # who sits where (issue 41): only once players were seated
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,12 +17,12 @@ from controller.actions import ROLES as ROLES  # the one role list (controller/a
 from controller.actions import SIGNED_ROLES as SIGNED_ROLES
 
 STATUS = "status"
-STATE_NAMES = ("table", "shoe", "lid", "jam", "round", "jackpot")
+STATE_NAMES = ("table", "shoe", "lid", "jam", "round", "jackpot", "players")
 STATE_TYPE = "state"  # envelope ``type`` of every state/<name> payload
 SOFTWARE_STATE = "state/software"  # the service's own document (not the core's): version, digests in force
 EVENT_TYPES = (
     "card", "round", "settlement", "shoe", "lid", "jam", "deck_check", "dealer_error", "jackpot",
-    "session", "fault", "dealer",
+    "session", "fault", "dealer", "player",
 )  # fmt: skip
 ALERTS_OPEN = "alerts/open"
 ALERTS_EVENTS = "alerts/events"
@@ -30,6 +30,9 @@ ALERTS_OPEN_TYPE = "alerts_open"
 ALERT_TYPE = "alert"
 AUDIT_CHECKPOINT = "audit/checkpoint"  # signed chain head (controller/journal/checkpointer.py)
 CMD_REPLAY = "cmd/replay"  # event re-fetch requests (controller/mqtt/replay.py)
+# A linked progressive's meter document (controller/jackpot/link_doc.py), carried in by the floor bridge from
+# casino/<site>/progressive/<link>/meter (controller/mqtt/floor_bridge.py); only the bridge writes it here
+PROGRESSIVE_METER = "progressive/meter"
 EVENT_HEAD = (
     "link/head"  # the newest event id the table wrote, every HEAD_EVERY_S (controller/mqtt/replay.py)
 )

@@ -53,6 +53,7 @@ ALERT_WORDS = {
     "profile_mismatch": "Wrong kind of shoe",
     "jackpot_pending": "Jackpot hit to verify and pay",
     "display_fault": "Jackpot sign not connected",
+    "jackpot_link": "Progressive link unavailable",
     "jackpot_correction": "Jackpot meter corrected",
     "disk_space": "Journal disk low on space",
     "config_integrity": "Configuration changed",
@@ -66,6 +67,8 @@ ALERT_WORDS = {
     "event_missing": "Event missing from the archive",
     "replay_unanswered": "Table did not resend missing events",
     "login_lockout": "Dashboard login locked out",  # floor/logins.py
+    "backup_late": "Backup or restore check late",  # floor/backup/health.py
+    "backup_failed": "Backup, restore check or WAL archiving failed",
     # surveillance only (floor/advantage.py)
     "advantage_play": "Possible advantage play",
 }
@@ -91,6 +94,8 @@ ACTION_WORDS = {
     "next_round": "Next round",
     "cut": "Cut the cards",
     "dealer_sign_in": "Dealer sign-in",
+    "player_in": "Player in",
+    "player_out": "Player out",
     "open_table": "Open table",
     "close_table": "Close table",
     "clear_jam": "Clear jam",
@@ -192,6 +197,13 @@ DEALER_DUTY_WORDS = {
     "close_table": "the table closed",
 }
 
+# A player at a seat (events/player "action" and "reason", issue 41).
+PLAYER_WORDS = {
+    "in": "seated",
+    "out": "left",
+    "player_out": "left the seat",
+    "close_table": "the table closed",
+}
 
 # Every table above by its subject, e.g. for a web page's script (the floor dashboard can serve
 # ``json.dumps(VOCABULARY)`` once and label on the client exactly as the terminal and the reports do).
@@ -208,6 +220,7 @@ VOCABULARY: dict[str, dict[str, str]] = {
     "combination": COMBINATION_WORDS,
     "recipient": RECIPIENT_WORDS,
     "dealer_duty": DEALER_DUTY_WORDS,
+    "player": PLAYER_WORDS,
 }
 
 

@@ -16,7 +16,8 @@ One worker = one MQTT session + one writer thread + one maintenance thread:
   (``repair.Repairer``) over a second, MQTT v5 connection (the re-fetch names its answer address
   ``<prefix>/cmd/replay/response/<username>`` as ``reply_to`` in the request, which crosses the 3.1.1 bridge, and
   as the v5 response topic), and verifies the audit checkpoints (``chain``). If it dies, another worker takes
-  the lock.
+  the lock. With ``check_backups`` (``tablectl floor archive``; off for tests' own servers) it also raises the
+  floor alerts of late or failed backups, restore checks and WAL archiving (``backup.health``) every minute.
 - **Contact**: the table bridges' link notices (``contact``) and the time each table was last heard from.
 """
 
@@ -43,6 +44,7 @@ from controller.mqtt.floor_bridge import LINK_TOPIC
 from controller.mqtt.paho_client import BrokerEndpoint, new_client, publish_properties, quick_reconnect
 from controller.topics import EVENT_HEAD
 from floor import store
+from floor.backup.health import CHECK_EVERY_S, raise_backup_alerts
 from floor.chain import check_chains
 from floor.contact import (
     WORKER_BEAT_S,
@@ -92,6 +94,7 @@ class ArchiveConfig:
     answer_timeout: float = 10.0
     maintenance_every: float = 0.5
     refetch_chunk: int = CHUNK  # ids re-fetched at once: at most the floor broker's max_queued_messages
+    check_backups: bool = False  # late or failed backups alerted (floor/backup/health.py)
 
 
 @dataclass
@@ -411,7 +414,7 @@ class ArchiveWorker:
     def _maintenance(self) -> None:
         conn: psycopg.Connection | None = None
         software_seen: dict[TableRef, int] = {}
-        beat_at = 0.0
+        beat_at = backups_at = 0.0
         while not self._stop.wait(self.cfg.maintenance_every):
             try:
                 if conn is None or conn.closed:
@@ -429,6 +432,9 @@ class ArchiveWorker:
                     self.repairer.step(conn)
                     if check_chains(conn, software_seen):  # events kept aside: their ids are holes again
                         self.repairer.rescan()
+                    if self.cfg.check_backups and time.monotonic() - backups_at >= CHECK_EVERY_S:
+                        backups_at = time.monotonic()
+                        raise_backup_alerts(conn)
             except psycopg.Error as exc:
                 log.warning("archive maintenance failed (%s)", exc)
                 if conn is not None:

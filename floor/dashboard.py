@@ -19,6 +19,7 @@ from typing import Any
 import psycopg
 
 from controller.words import SEVERITY_RANK, STATE_WORDS, alert_words, in_words, local_time, words
+from floor.backup.health import read_health
 from floor.contact import archive_receiving
 from floor.coverage import Coverage, HoleKind, coverage
 from floor.queries import floor_alerts
@@ -192,6 +193,7 @@ def snapshot_with_documents(conn: psycopg.Connection) -> tuple[dict[str, Any], d
     archive = {
         "receiving": health.receiving,
         "words": health.words(),
+        "backups": read_health(conn).words(),  # late or failed backups (floor/backup/health.py); "" when good
     }  # the archive's own state, not a table's
     return {"tables": tables, "alerts": alerts[:MAX_ALERTS], "archive": archive}, {
         "state/table": table_state,

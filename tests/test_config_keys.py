@@ -206,6 +206,6 @@ def test_the_model_holds_every_declared_key() -> None:
 
 def test_the_jackpot_reads_the_declared_keys() -> None:
     """The jackpot's own validation (JackpotConfig.from_dict, below the configuration) takes the same keys."""
-    from controller.jackpot.config import CORRECTION_KEYS, KEYS
+    from controller.jackpot.config import CORRECTION_KEYS, KEYS, LINK_KEYS
 
-    assert [k.name for k in BY_NAME["jackpot"].keys] == [*KEYS, *CORRECTION_KEYS]
+    assert [k.name for k in BY_NAME["jackpot"].keys] == [*KEYS, *CORRECTION_KEYS, *LINK_KEYS]

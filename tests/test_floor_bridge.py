@@ -81,6 +81,19 @@ def test_rendered_section_and_refusals(tmp_path):
         load(table_toml, bad)
 
 
+def test_a_linked_table_brings_in_its_links_meter_document_only(tmp_path):
+    """docs/jackpot.md "Linked progressive (table side)": with ``[jackpot] link`` the bridge maps the floor's
+    ``casino/<site>/progressive/<link>/meter`` in to ``<prefix>/progressive/meter``; without one, nothing."""
+    table_toml, bridge_toml = write_configs(tmp_path, [8883], ca="ca.crt")
+    assert "progressive" not in render(load(table_toml, bridge_toml))
+    table_toml.write_text(table_toml.read_text() + '[jackpot]\nenabled = true\nlink = "bank-a"\n')
+    lines = [x for x in render(load(table_toml, bridge_toml)).splitlines() if "progressive" in x]
+    assert lines == ["topic meter in 1 casino/S1/table/T1/progressive/ casino/S1/progressive/bank-a/"]
+    table_toml.write_text(table_toml.read_text().replace("bank-a", "bank a/#"))  # a topic injection
+    with pytest.raises(BridgeConfigError, match="link"):
+        load(table_toml, bridge_toml)
+
+
 @pytest.mark.parametrize(
     "table_text",
     [

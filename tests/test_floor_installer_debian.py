@@ -11,7 +11,8 @@ What it checks, in order, on one booted machine:
 3. a table enrolled (its audit key with ``tablectl-floor enrol``, its bridge account with ``--add-table``): a
    table broker rendered with the shipped bridge section (``controller.broker render --bridge``) carries the
    table's events to the floor broker, and they land in PostgreSQL;
-4. the first supervisor logs in to the dashboard over HTTPS (the CA verified, the host name checked);
+4. the first supervisor logs in to the dashboard over HTTPS (the CA verified, the host name checked); WAL
+   archiving is on, the install took the first base backup, and the restore check restores it and agrees;
 5. a re-run with nothing changed restarts nothing; one with a refused broker account file is refused in one line
    and leaves the services as they were;
 6. each service restarted (the workers, the dashboard, the broker, PostgreSQL), the dashboard and a worker
@@ -289,6 +290,20 @@ def test_floor_installs_runs_and_comes_back(machine: Machine) -> None:
 
     # 4. the first supervisor logs in over HTTPS
     assert dashboard_login(m)[:3] == ["200", "cookie", "200"]
+
+    # 4b. backups (docs/floor.md "Backups and point-in-time recovery"): WAL archived into the backup directory,
+    # the first base backup taken by the install itself, the restore check restores it and agrees with the archive
+    assert psql(m, "SHOW archive_mode").stdout.strip() == "on"
+    for timer in ("tablectl-floor-backup.timer", "tablectl-floor-backup-verify.timer"):
+        assert m.show(timer, "UnitFileState") == "enabled" and m.show(timer, "ActiveState") == "active"
+    base = m.root / "var" / "backups" / "tablectl-floor" / "base"
+    assert wait_for(lambda: any(base.glob("*/backup.json")), 180), journal(m, "tablectl-floor-backup")
+    assert psql(m, "SELECT pg_walfile_name(pg_switch_wal())").returncode == 0
+    checked = m.run(["systemctl", "start", "tablectl-floor-backup-verify.service"], timeout=600)
+    assert checked.returncode == 0, journal(m, "tablectl-floor-backup-verify")
+    status = m.run(["tablectl-floor", "backup", "status"])
+    assert status.returncode == 0, status.stdout + status.stderr
+    assert "restore check: " in status.stdout and "all good" in status.stdout, status.stdout
 
     # 5. re-runs: nothing changed restarts nothing; a refused account file changes nothing
     pids = main_pids(m)

@@ -114,11 +114,52 @@ def test_systemd_analyze_verify_and_security(name: str, tmp_path: Path) -> None:
     shutil.which("shellcheck") is None, reason="shellcheck not installed (apt-get install shellcheck)"
 )
 def test_scripts_are_shellcheck_clean() -> None:
-    scripts = [p.name for p in sorted(FLOOR.glob("*.sh"))] + ["tablectl-floor"]
+    scripts = [p.name for p in sorted(FLOOR.glob("*.sh"))] + ["tablectl-floor", "tablectl-floor-wal-archive"]
     result = subprocess.run(
         ["shellcheck", "-x", *scripts], cwd=FLOOR, capture_output=True, text=True, check=False
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+BACKUP_UNITS = {
+    "run": FLOOR / "tablectl-floor-backup.service",
+    "verify": FLOOR / "tablectl-floor-backup-verify.service",
+}
+
+
+@pytest.mark.parametrize("action", sorted(BACKUP_UNITS))
+def test_backup_units_run_the_backup_commands_as_postgres_on_a_timer(action: str, tmp_path: Path) -> None:
+    """Docs/floor.md "Backups and point-in-time recovery": a oneshot as the server's account, its command line
+    accepted by `tablectl floor backup`, started by its timer, which makes up a run missed while off."""
+    unit = BACKUP_UNITS[action]
+    s = dict(parse_unit(unit.read_text())["Service"])
+    assert s["Type"] == "oneshot" and s["User"] == s["Group"] == "postgres"
+    line = s["ExecStart"]
+    for key, value in {"FLOOR_BACKUP_DSN": "postgresql:///floor?host=/var/run/postgresql&user=postgres",
+                       "FLOOR_BACKUP_DIR": "/srv/floor-backup", "FLOOR_BACKUP_KEEP": "7"}.items():  # fmt: skip
+        line = line.replace("${" + key + "}", value)
+    argv = shlex.split(line)
+    assert argv[:2] == ["/opt/tablectl-floor/.venv/bin/tablectl", "floor"]
+    parser = argparse.ArgumentParser()
+    floor_cli.add_arguments(parser)
+    args = parser.parse_args(argv[2:])
+    assert args.floor_command == "backup" and args.backup_command == action
+    assert args.backup_dir == "/srv/floor-backup" and args.dsn.startswith("postgresql:///floor")
+    timer = dict(parse_unit(unit.with_suffix(".timer").read_text())["Timer"])
+    assert timer["Persistent"] == "true" and timer["OnCalendar"]
+    if ANALYZE is not None:
+        bindir = tmp_path / "bin"
+        bindir.mkdir()
+        (bindir / "tablectl").write_text("#!/bin/sh\nexit 0\n")
+        (bindir / "tablectl").chmod(0o755)
+        for path in (unit, unit.with_suffix(".timer")):
+            (tmp_path / path.name).write_text(
+                path.read_text().replace("/opt/tablectl-floor/.venv/bin/", f"{bindir}/")
+            )
+        env = {**os.environ, "SYSTEMD_LOG_LEVEL": "notice"}
+        verified = subprocess.run([ANALYZE, "verify", str(tmp_path / unit.name), str(tmp_path / f"{unit.stem}.timer")],
+                                  capture_output=True, text=True, env=env, check=False)  # fmt: skip
+        assert verified.returncode == 0 and verified.stderr.strip() == "", verified.stderr
 
 
 def test_every_grant_names_a_table_of_the_migrations() -> None:

@@ -78,6 +78,23 @@ EVERY_INPUT: list[tuple[inputs.Input, dict[str, Any]]] = [
         {"type": "command_failed", "command": "LockLid", "text": "link down", "link": True},
     ),
     (inputs.JackpotDisplay(False), {"type": "jackpot_display", "connected": False}),
+    (
+        inputs.JackpotLink(False, "no valid meter document for 15 s", 12),
+        {"type": "jackpot_link", "up": False, "reason": "no valid meter document for 15 s", "seq": 12},
+    ),
+    (
+        inputs.LinkHitAwarded("bank-a", 9, "r-1", 1, "TWO_ACES_MIXED", 2500, 1),
+        {
+            "type": "link_hit_awarded",
+            "link": "bank-a",
+            "hit_id": 9,
+            "round_id": "r-1",
+            "seat": 1,
+            "combination": "TWO_ACES_MIXED",
+            "amount_minor": 2500,
+            "order": 1,
+        },
+    ),
     (inputs.Restart(), {"type": "restart"}),
     (inputs.JournalFault("disk_full", "x"), {"type": "journal_fault", "kind": "disk_full", "text": "x"}),
     (

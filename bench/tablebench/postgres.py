@@ -92,6 +92,7 @@ class Postgres:
     workdir: Path
     port: int
     host: str = "127.0.0.1"
+    settings: tuple[str, ...] = ()  # more ``name=value`` for the server's command line (WAL archiving, ...)
     _proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -110,10 +111,12 @@ class Postgres:
         return self._proc.pid if self._proc else None
 
     @classmethod
-    def start(cls, parent: str | Path | None = None, *, timeout: float = 90.0) -> Postgres:
+    def start(
+        cls, parent: str | Path | None = None, *, timeout: float = 90.0, settings: tuple[str, ...] = ()
+    ) -> Postgres:
         """initdb into a new directory under ``parent`` (default: the system's temp directory), start, wait."""
         workdir = Path(tempfile.mkdtemp(prefix="tablebench-pg-", dir=parent))
-        server = cls(workdir, 0)
+        server = cls(workdir, 0, settings=settings)
         try:
             server._initdb()
             for attempt in range(5):
@@ -146,7 +149,13 @@ class Postgres:
 
     def _launch(self, timeout: float) -> None:
         opts = [
-            f"-c{s}" for s in (*_SETTINGS, f"port={self.port}", f"unix_socket_directories={self.workdir}")
+            f"-c{s}"
+            for s in (
+                *_SETTINGS,
+                f"port={self.port}",
+                f"unix_socket_directories={self.workdir}",
+                *self.settings,
+            )
         ]
         cmd = [*_as_server_user(), str(bin_dir() / "postgres"), "-D", str(self.data_dir), *opts]
         # the server's stderr is its log; opened by us, so the log file needs no rights of the server's account

@@ -126,7 +126,8 @@ class StackOptions:
     broker_tls: TlsConfig | None = (
         None  # that broker's CA (and client certificate): the service and clients use it
     )
-    config_overrides: dict[str, dict[str, Any]] = field(default_factory=dict)  # section -> key -> value
+    # section -> key -> value (None: leave the key out)
+    config_overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
     verbose: bool = False
 
 
@@ -236,6 +237,8 @@ class Stack:
         cfg["supervisors"]["credentials_file"] = str(creds)
         for section, values in o.config_overrides.items():
             cfg.setdefault(section, {}).update(values)
+            for key in [k for k, v in values.items() if v is None]:  # None: the key left out
+                del cfg[section][key]
         self.config_path.write_text(dump_toml(cfg))
         manifest = str(self.workdir / "integrity.json")
         subprocess.run(

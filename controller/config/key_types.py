@@ -85,6 +85,9 @@ class Section:
     schema_file: str = ""  # a schema of its own in schemas/config/ (else inside table.schema.json)
     firmware_file: bool = False  # takes ``file = ...``: a separate firmware file holding its keys
     required_when_enabled: tuple[str, ...] = ()  # with ``enabled = true`` these keys are required
+    # (key K, names): with ``enabled = true`` and K absent these keys are required too (the jackpot's own meter
+    # without a link)
+    required_when_enabled_without: tuple[str, tuple[str, ...]] | None = None
     description: str = ""  # the schema's description (cross-field rules the schema cannot state)
     note: str = ""  # the example file's comment on the section's header line
     preamble: tuple[str, ...] = ()  # the example file's comment lines above the header

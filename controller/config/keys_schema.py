@@ -75,6 +75,14 @@ def _object(section: Section) -> dict[str, Any]:
     if section.required_when_enabled:
         out["if"] = {"properties": {"enabled": {"const": True}}}
         out["then"] = {"required": list(section.required_when_enabled)}
+    if section.required_when_enabled_without is not None:
+        absent, names = section.required_when_enabled_without
+        out["allOf"] = [
+            {
+                "if": {"properties": {"enabled": {"const": True}}, "not": {"required": [absent]}},
+                "then": {"required": list(names)},
+            }
+        ]
     return out
 
 

@@ -8,9 +8,15 @@ from controller.jackpot.config import (
     BP_DENOMINATOR,
     CURRENCY_CODE,
     DEFAULT_CONFIRM_S,
+    DEFAULT_LINK_TIMEOUT_S,
+    LINK_NAME,
     MAX_CONFIRM_S,
+    MAX_LINK_TIMEOUT_S,
+    METER_KEYS,
     METER_MAX,
+    MIN_LINK_TIMEOUT_S,
     MIN_SEED_MULTIPLE,
+    PUBLIC_KEY_HEX,
     Mode,
 )
 
@@ -103,11 +109,13 @@ JACKPOT = Section(
     "jackpot",
     "progressive jackpot ([jackpot] section, PT-2001 r.38-50)",
     schema_file="jackpot.schema.json",
-    required_when_enabled=("mode", "bet_value", "increment_bp", "reserve_bp", "seed", "currency"),
+    required_when_enabled=("mode", "bet_value", "currency"),
+    required_when_enabled_without=("link", METER_KEYS),
     description="Money in integer minor units, shares in basis points. Cross-field rules the schema cannot "
     "state, checked by controller.jackpot.config.JackpotConfig.from_dict: seed >= 10000 x bet_value (PT-2001 "
     "r.44); increment_bp + reserve_bp <= 10000; seed <= correction_ceiling. A correction never sets the meter "
-    "below the seed (r.44).",
+    "below the seed (r.44). With `link` the table keeps no meter of its own: increment_bp, reserve_bp, seed "
+    "and the correction keys are refused, link_public_key is required.",
     note="PT-2001 r.38-50; values fixed by the regulator (r.40)",
     keys=(
         Key(
@@ -150,7 +158,7 @@ JACKPOT = Section(
             0,
             BP_DENOMINATOR,
             unit="basis points",
-            default_doc="— (required when enabled)",
+            default_doc="— (required when enabled without `link`)",
             example=7000,
             note="basis points of each jackpot bet added to the meter",
         ),
@@ -162,7 +170,7 @@ JACKPOT = Section(
             0,
             BP_DENOMINATOR,
             unit="basis points",
-            default_doc="— (required when enabled)",
+            default_doc="— (required when enabled without `link`)",
             example=1000,
             note="basis points set aside for the next seed",
         ),
@@ -175,7 +183,7 @@ JACKPOT = Section(
             0,
             METER_MAX,
             unit="minor units",
-            default_doc="— (required when enabled)",
+            default_doc="— (required when enabled without `link`)",
             example=1000000,
             note="at least 10,000 x bet_value (r.44)",
         ),
@@ -221,6 +229,39 @@ JACKPOT = Section(
             default_doc=str(DEFAULT_CONFIRM_S),
             example=300,
             note="a second supervisor confirms it within this many seconds",
+        ),
+        Key(
+            "link",
+            Kind.STRING,
+            'the linked progressive this table joins (docs/jackpot.md "Linked progressive (table side)"): '
+            "its chips feed the link's meter, not one of the table's own; absent: the table's own meter",
+            pattern=LINK_NAME.pattern,
+            type_doc="`[a-z0-9-]{1,32}`",
+            default_doc="none (the table's own meter)",
+            commented="bank-a",
+            note="a linked progressive: no increment_bp, reserve_bp, seed, correction_* with it",
+        ),
+        Key(
+            "link_public_key",
+            Kind.STRING,
+            "the link's controller's Ed25519 public key (hex): a meter document not signed with it is refused",
+            pattern=PUBLIC_KEY_HEX.pattern,
+            type_doc="64 hex digits",
+            default_doc="— (required with `link`)",
+            commented="0" * 64,
+            note="the link controller's public key (hex)",
+        ),
+        Key(
+            "link_timeout_s",
+            Kind.INTEGER,
+            "without a valid meter document for this long, linked chips are refused and the sign shows "
+            '"progressive unavailable" (the controller republishes at least every 5 s)',
+            minimum=MIN_LINK_TIMEOUT_S,
+            maximum=MAX_LINK_TIMEOUT_S,
+            unit="s",
+            default_doc=str(DEFAULT_LINK_TIMEOUT_S),
+            commented=DEFAULT_LINK_TIMEOUT_S,
+            note="no valid meter document for this long: linked chips refused",
         ),
     ),
 )

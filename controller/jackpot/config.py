@@ -22,6 +22,15 @@ MIN_SEED_MULTIPLE = 10_000  # PT-2001 r.44: seed >= 10,000 x bet value
 # The meter's range, minor units: what the sign can show (and below 2**53, exact in every JSON reader).
 METER_MAX = 10**MAX_AMOUNT_DIGITS - 1
 KEYS = ("enabled", "mode", "bet_value", "increment_bp", "reserve_bp", "seed", "currency")
+# The table's own meter: required without a link, refused with one (the link's controller keeps the meter).
+METER_KEYS = ("increment_bp", "reserve_bp", "seed")
+# A linked progressive (docs/jackpot.md "Linked progressive (table side)"): the link's name, its controller's
+# public key (Ed25519, hex), how long the table waits for a valid meter document before refusing linked chips.
+LINK_KEYS = ("link", "link_public_key", "link_timeout_s")
+LINK_NAME = re.compile(r"^[a-z0-9-]{1,32}\Z")
+PUBLIC_KEY_HEX = re.compile(r"^[0-9a-f]{64}\Z")
+DEFAULT_LINK_TIMEOUT_S = 15  # three heartbeats of the link's controller (it republishes at least every 5 s)
+MIN_LINK_TIMEOUT_S, MAX_LINK_TIMEOUT_S = 6, 300
 # Bounds of a supervisor's meter correction (docs/jackpot.md "Corrections"); optional, defaults below.
 CORRECTION_KEYS = ("correction_ceiling", "correction_max_change", "correction_confirm_s")
 DEFAULT_CONFIRM_S = 300  # a second supervisor confirms a correction within this many seconds
@@ -49,6 +58,19 @@ class JackpotConfig:
     correction_max_change: int | None = None
     # ... confirmed by a second supervisor within this many seconds (default: DEFAULT_CONFIRM_S).
     correction_confirm_s: int | None = None
+    # A linked progressive: the link's name (None: the table runs its own meter), its controller's public key
+    # and the seconds without a valid meter document after which linked chips are refused.
+    link: str | None = None
+    link_public_key: str | None = None
+    link_timeout_s: int | None = None
+
+    @property
+    def linked(self) -> bool:
+        return self.link is not None
+
+    @property
+    def timeout_s(self) -> int:
+        return DEFAULT_LINK_TIMEOUT_S if self.link_timeout_s is None else self.link_timeout_s
 
     @property
     def ceiling(self) -> int:
@@ -67,9 +89,14 @@ class JackpotConfig:
         """Validate a ``[jackpot]`` section; raise ``JackpotError`` naming the first bad key."""
         if not isinstance(d, dict):
             raise JackpotError(f"jackpot: expected a table (dict), got {type(d).__name__}")
-        unknown = sorted(set(d) - set(KEYS) - set(CORRECTION_KEYS))
+        unknown = sorted(set(d) - set(KEYS) - set(CORRECTION_KEYS) - set(LINK_KEYS))
         if unknown:
             raise JackpotError(f"jackpot: unknown key(s) {', '.join(map(str, unknown))}")
+        if "link" in d:
+            return cls._linked(d)
+        for key in LINK_KEYS:
+            if key in d:
+                raise JackpotError(f"jackpot.{key}: only with a link (jackpot.link)")
         missing = [k for k in KEYS if k not in d]
         if missing:
             raise JackpotError(f"jackpot.{missing[0]}: missing")
@@ -116,11 +143,57 @@ class JackpotConfig:
             enabled, mode, bet_value, increment_bp, reserve_bp, seed, currency, ceiling, max_change, confirm_s
         )
 
+    @classmethod
+    def _linked(cls, d: dict[str, Any]) -> JackpotConfig:
+        """A linked table's section: no meter of its own (one chip feeds one meter: the link's)."""
+        for key in (*METER_KEYS, *CORRECTION_KEYS):
+            if key in d:
+                raise JackpotError(
+                    f"jackpot.{key}: not with a link: the link's controller keeps the meter (jackpot.link)"
+                )
+        missing = [k for k in (*KEYS, *LINK_KEYS[:2]) if k not in d and k not in METER_KEYS]
+        if missing:
+            raise JackpotError(f"jackpot.{missing[0]}: missing")
+        enabled = d["enabled"]
+        if not isinstance(enabled, bool):
+            raise JackpotError(f"jackpot.enabled: expected true or false, got {enabled!r}")
+        try:
+            mode = Mode(d["mode"])
+        except ValueError:
+            raise JackpotError(f"jackpot.mode: expected 'automatic' or 'manual', got {d['mode']!r}") from None
+        bet_value = _int(d, "bet_value", minimum=1, maximum=METER_MAX)
+        currency = d["currency"]
+        if not isinstance(currency, str) or not CURRENCY_CODE.fullmatch(currency):
+            raise JackpotError(f"jackpot.currency: expected a 3-letter ISO 4217 code, got {currency!r}")
+        link = d["link"]
+        if not isinstance(link, str) or not LINK_NAME.fullmatch(link):
+            raise JackpotError(f"jackpot.link: expected 1-32 of a-z, 0-9 and '-', got {link!r}")
+        key = d["link_public_key"]
+        if not isinstance(key, str) or not PUBLIC_KEY_HEX.fullmatch(key):
+            raise JackpotError(
+                "jackpot.link_public_key: expected an Ed25519 public key, 64 lower-case hex digits"
+            )
+        timeout = (
+            _int(d, "link_timeout_s", minimum=MIN_LINK_TIMEOUT_S, maximum=MAX_LINK_TIMEOUT_S)
+            if "link_timeout_s" in d
+            else None
+        )
+        return cls(
+            enabled, mode, bet_value, 0, 0, 0, currency,
+            link=link, link_public_key=key, link_timeout_s=timeout,
+        )  # fmt: skip
+
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["mode"] = str(self.mode)
-        for key in CORRECTION_KEYS:  # unset: left out (a section without them reads back the same)
+        for key in (
+            *CORRECTION_KEYS,
+            *LINK_KEYS,
+        ):  # unset: left out (a section without them reads back the same)
             if d[key] is None:
+                del d[key]
+        if self.linked:  # no meter of its own
+            for key in METER_KEYS:
                 del d[key]
         return d
 
@@ -151,6 +224,11 @@ class JackpotSection:
     correction_ceiling: int | None = None  # minor units; the meter after a correction at most this
     correction_max_change: int | None = None  # minor units one correction may change the meter by
     correction_confirm_s: int | None = None  # seconds for the second supervisor's confirmation
+    link: str | None = None  # a linked progressive's name; None: the table's own meter
+    link_public_key: str | None = None  # the link's controller's Ed25519 public key (hex)
+    link_timeout_s: int | None = (
+        None  # seconds without a valid meter document before linked chips are refused
+    )
     parsed: JackpotConfig | None = field(default=None, compare=False)  # the validated parameters
 
 
@@ -168,7 +246,8 @@ def read_section(
         except ValueError as exc:  # JackpotError is a ValueError; its message starts "jackpot.key: "
             key, _, reason = str(exc).partition(": ")
             problems.append((key if key.startswith("jackpot") else "jackpot", reason or str(exc)))
-    values: dict[str, Any] = {name: j.get(name, defaults.get(name)) for name in (*KEYS, *CORRECTION_KEYS)}
+    names = (*KEYS, *CORRECTION_KEYS, *LINK_KEYS)
+    values: dict[str, Any] = {name: j.get(name, defaults.get(name)) for name in names}
     section = JackpotSection(**values, parsed=parsed)
     # PT-2001 r.41a: in automatic mode the slot senses the chip, so there must be slots to sense it.
     if section.enabled and section.mode == "automatic" and chip_slots == 0:

@@ -66,6 +66,15 @@ class JackpotSeam:
     def on_restart(self) -> list[Effect]:
         return []
 
+    def on_link(self, up: bool, reason: str, seq: int) -> list[Effect]:
+        """A linked progressive's meter documents became valid (up) or not (docs/jackpot.md)."""
+        raise Rejected("this table is on no progressive link")
+
+    def on_link_award(self, link: str, award: Any) -> list[Effect]:
+        """A prize the link's controller froze for a hit at this table: ``award`` has ``hit_id``, ``round_id``,
+        ``seat``, ``combination``, ``amount_minor``, ``order`` (the core's ``LinkHitAwarded`` input)."""
+        raise Rejected("this table is on no progressive link")
+
     def meter_units(self) -> int | None:
         """The meter (1/10,000 minor units), checked at start against the journal's meter records."""
         return None

@@ -18,6 +18,8 @@ Inputs that reach it (all journaled by the shell):
 - ``JackpotDisplay(connected)``: the sign's link; without it the jackpot is unplayable.
 - supervisor ``jackpot_verify {hit_id[, valid, reason]}``, ``jackpot_pay {hit_id}``,
   ``jackpot_correct {value, reason}`` and a second supervisor's ``jackpot_correct_confirm {correction_id}``.
+- with ``[jackpot] link``: ``JackpotLink(up, reason)`` (the link's meter documents valid or not) and
+  ``LinkHitAwarded`` (a prize the link's controller froze for a hit here); linked.py, ``LinkedJackpot``.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from controller.jackpot import meter as mt
 from controller.jackpot.availability import playable
 from controller.jackpot.award import award, decided_cards
 from controller.jackpot.config import JackpotConfig
+from controller.jackpot.linked import LinkAward, LinkedJackpot
 from controller.jackpot.records import RECORD_KIND, alert, event, meter_record
 from controller.jackpot.seam import JackpotSeam
 from controller.jackpot.slots import ChipSlots, Playability
@@ -61,6 +64,8 @@ class TableJackpot(JackpotSeam):
         self.slots = ChipSlots(d)
         self.round: dict[str, Any] | None = d.get("round")  # {"round_id", "seats", "frozen"}
         self.desk = JackpotSupervisor(d)
+        link = d.get("link")  # a linked progressive's table side (linked.py); absent: the table's own meter
+        self.linked: LinkedJackpot | None = LinkedJackpot(str(link["name"]), link) if link else None
 
     def snapshot(self) -> dict[str, Any]:
         return {
@@ -72,6 +77,7 @@ class TableJackpot(JackpotSeam):
             **self.slots.snapshot(),
             "round": dict(self.round) if self.round else None,
             **self.desk.snapshot(),
+            **({"link": self.linked.snapshot()} if self.linked is not None else {}),
         }
 
     def meter_units(self) -> int | None:
@@ -84,11 +90,19 @@ class TableJackpot(JackpotSeam):
     # ================================================================ views
     @property
     def playable(self) -> bool:
-        """Chips accepted only when enabled, no hit pending and the sign connected (PT-2001 r.41, r.49)."""
+        """Chips accepted only when enabled, no hit pending and the sign connected (PT-2001 r.41, r.49); linked:
+        the link up (a valid meter document within ``link_timeout_s``) instead of the table's own meter."""
+        if self.linked is not None:
+            return self.enabled and self.linked.blocking is None and self.display_ok
         return self.enabled and self.meter is not None and playable(self.meter.ok, self.display_ok)
 
     @property
     def reason(self) -> str:
+        if self.linked is not None and self.enabled:
+            blocking = self.linked.blocking
+            if blocking is not None:
+                return blocking
+            return "ok" if self.display_ok else "jackpot display not connected (PT-2001 r.41)"
         if not self.enabled or self.meter is None:
             return self.disabled_reason
         if not self.meter.ok:
@@ -104,6 +118,8 @@ class TableJackpot(JackpotSeam):
     def state_doc(self) -> dict[str, Any] | None:
         """Data of the retained ``state/jackpot`` (schemas/mqtt/state_jackpot.schema.json)."""
         m, cfg = self.meter, self.config
+        if self.linked is not None:
+            return self._linked_doc(self.linked)
         correction = self.desk.corrections.doc()
         return {
             "enabled": self.enabled,
@@ -120,8 +136,29 @@ class TableJackpot(JackpotSeam):
             **({"pending_correction": correction} if correction is not None else {}),
         }
 
+    def _linked_doc(self, linked: LinkedJackpot) -> dict[str, Any]:
+        """``state/jackpot`` of a linked table: no meter of its own (the sign shows the link's), the link."""
+        cfg = self.config
+        return {
+            "enabled": self.enabled,
+            "mode": str(cfg.mode) if cfg else None,
+            "currency": cfg.currency if cfg else None,
+            "bet_value": cfg.bet_value if cfg else None,
+            "meter": None,
+            "playable": self.playable,
+            "reason": self.reason,
+            "display_connected": self.display_ok,
+            "chips_sensed": self.slots.sensed(),
+            "pending_hits": linked.pending_docs(),
+            "flagged_seats": linked.flagged_seats(),  # PT-2001 r.49
+            "link": linked.doc(),
+        }
+
     def round_doc(self, round_id: str | None) -> dict[str, Any]:
         """Extra fields of ``state/round``: this round's winning hands, flagged until paid (PT-2001 r.49)."""
+        if self.linked is not None and round_id is not None:
+            hits = [h for h in self.linked.pending_docs() if h["round_id"] == round_id]
+            return {"jackpot_hits": hits} if hits else {}
         if round_id is None or self.meter is None:
             return {}
         hits = [self._hit_doc(h) for h in self.meter.pending if h.round_id == round_id]
@@ -159,6 +196,14 @@ class TableJackpot(JackpotSeam):
         elif allowed:
             enabled = True
         meter = self.meter
+        if cfg is not None and cfg.linked:  # the link's controller keeps the meter: none here
+            self._join(cfg)
+            self.config, self.enabled, self.disabled_reason = cfg, enabled, why
+            fx.append(JournalRecord("jackpot_config", {"enabled": self.enabled, "reason": self.reason,
+                                                       "link": cfg.link}))  # fmt: skip
+            return fx
+        if self.linked is not None:
+            self._leave()
         if enabled and cfg is not None and meter is None:
             meter = mt.MeterState.initial(cfg)  # PT-2001 r.44: starts at the seed
             fx.append(JournalRecord(RECORD_KIND, {"kind": "seed", "meter_units": meter.meter_units}))
@@ -175,6 +220,24 @@ class TableJackpot(JackpotSeam):
         fx.append(JournalRecord("jackpot_config", {"enabled": self.enabled, "reason": self.reason}))
         return fx
 
+    def _join(self, cfg: JackpotConfig) -> None:
+        """Join ``cfg.link`` (or stay on it). Raises ``Rejected`` while a hit is unpaid (PT-2001 r.49)."""
+        if self.meter is not None and self.meter.pending:
+            raise Rejected("a jackpot hit of the table's own meter is pending: pay it before joining a link")
+        if self.linked is not None and self.linked.link != cfg.link:
+            self._leave()
+        if self.linked is None:
+            assert cfg.link is not None
+            self.linked = LinkedJackpot(cfg.link)
+
+    def _leave(self) -> None:
+        assert self.linked is not None
+        if self.linked.hits:
+            raise Rejected(
+                f"a hit on the link {self.linked.link} is unpaid: pay it before leaving the link (r.49)"
+            )
+        self.linked = None
+
     @staticmethod
     def _differs(m: mt.MeterState, cfg: JackpotConfig) -> bool:
         mine = (m.bet_value, m.increment_bp, m.reserve_bp, m.seed, m.currency)
@@ -182,7 +245,7 @@ class TableJackpot(JackpotSeam):
 
     def check_close(self) -> None:
         """A winning hand stays on the table until paid (PT-2001 r.49): no closing with a hit pending."""
-        if self.meter is not None and self.meter.pending:
+        if (self.linked is not None and self.linked.hits) or (self.meter is not None and self.meter.pending):
             raise Rejected("a jackpot hit is pending: verify and pay it before closing (PT-2001 r.49)")
 
     # ================================================================ chips (slots.py)
@@ -208,6 +271,10 @@ class TableJackpot(JackpotSeam):
         """The collected chips increment the meter (PT-2001 r.41), in the round's own transaction."""
         fx: list[Effect] = []
         self.round = {"round_id": round_id, "seats": sorted(chips), "frozen": False} if chips else None
+        if chips and self.linked is not None and self.config is not None:
+            return self.linked.contribution(
+                round_id, sorted(chips), self.config.bet_value, self.config.currency
+            )
         if not chips or self.meter is None:
             return fx
         try:
@@ -231,15 +298,36 @@ class TableJackpot(JackpotSeam):
         """After each card/decision: once every chip seat's first cards are decided (PT-2001 r.42), or no
         more cards go to the players, evaluate, allocate (r.50) and freeze the awards as pending (r.49)."""
         rnd = self.round
-        if rnd is None or rnd["frozen"] or self.meter is None or rnd["round_id"] != tracker.round_id:
+        if rnd is None or rnd["frozen"] or rnd["round_id"] != tracker.round_id:
+            return []
+        if self.meter is None and self.linked is None:
             return []
         cards = decided_cards(tracker, rnd["seats"], phase)
         if cards is None:
             return []
         rnd["frozen"] = True
         reading = getattr(tracker.engine.profile, "jackpot_different_suits", "not_all_one")  # r.43c
+        if self.linked is not None:  # reported without an amount: the link's controller freezes the prize
+            return self.linked.report(rnd["round_id"], cards, reading)
+        assert self.meter is not None
         self.meter, fx = award(self.meter, rnd["round_id"], cards, reading)
         return fx
+
+    # ================================================================ the link (linked.py)
+    def on_link(self, up: bool, reason: str, seq: int) -> list[Effect]:
+        """The link's meter documents valid (up) or not for ``link_timeout_s``, or the link suspended."""
+        if self.linked is None:
+            raise Rejected("this table is on no link ([jackpot] link)")
+        return self.linked.on_status(up, reason, seq)
+
+    def on_link_award(self, link: str, award: Any) -> list[Effect]:
+        """A signed meter document lists a prize for a hit at this table (PT-2001 r.49)."""
+        if self.linked is None or self.config is None or link != self.linked.link:
+            raise Rejected(f"this table is not on the link {link!r}")
+        a = LinkAward(
+            award.hit_id, award.round_id, award.seat, award.combination, award.amount_minor, award.order
+        )
+        return self.linked.award(a, self.config.currency)
 
     # ================================================================ display link
     def on_display(self, connected: bool) -> list[Effect]:
@@ -261,16 +349,24 @@ class TableJackpot(JackpotSeam):
 
     def on_restart(self) -> list[Effect]:
         """A new process: the sign must answer again before the jackpot is playable (no alert: not lost)."""
+        fx: list[Effect] = []
+        if self.linked is not None and self.linked.up:  # the link must show a valid document to this process
+            self.linked.up, self.linked.reason = False, "restart: waiting for a meter document"
+            fx.append(
+                JournalRecord("jackpot_link", {"link": self.linked.link, "up": False, "reason": "restart"})
+            )
         if not self.display_ok:
-            return []
+            return fx
         self.display_ok = False
-        return [JournalRecord("jackpot_display", {"connected": False, "reason": "restart"})]
+        return [*fx, JournalRecord("jackpot_display", {"connected": False, "reason": "restart"})]
 
     # ================================================================ the supervisor (supervision.py)
     def supervisor(
         self, action: str, user: str, args: dict[str, Any], *, between_rounds: bool, now: float = 0.0
     ) -> list[Effect]:
         """``jackpot_verify``, ``jackpot_pay``, ``jackpot_correct``, ``jackpot_correct_confirm`` (PT-2001 r.49-50)."""
+        if self.linked is not None and self.config is not None:
+            return self.linked.act(action, user, args, self.config.currency)
         if self.meter is None:
             raise Rejected(f"{action}: {self.disabled_reason}")
         self.meter, fx = self.desk.act(

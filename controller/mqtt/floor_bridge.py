@@ -13,16 +13,19 @@ configuration (``[table] site/id``, ``[mqtt] prefix``) and the floor's bridge fi
 What the section does (docs/floor.md): out to the floor, QoS 1, retained flags kept: ``status``, ``state/#``,
 ``events/#``, ``alerts/#``, ``audit/#``, the command responses and the re-fetch answers, and at QoS 0 the table's
 ``link/head`` (its newest event id) and the table broker's heartbeat; in from the floor, QoS 1:
-``cmd/supervisor``, ``cmd/technician``, ``cmd/replay`` (commands stay signed end to end: the bridge only
-carries them). MQTT v5 across the bridge (``bridge_protocol_version mqttv50``): a command's response topic and
-correlation data reach the table, so its answer goes to ``cmd/<role>/response/<sender>``, the one response topic
-the floor broker's ACL lets the sender read (over 3.1.1 they were dropped and no answer came back: issue 26,
-tests/test_tls_end_to_end.py; the archive's re-fetch requests also name ``reply_to`` in the payload).
-``cleansession false`` with a fixed ``remote_clientid``: both brokers keep the bridge's session, and the table
-broker queues what the table publishes while the uplink is down (``max_queued_messages``) and sends it, in order,
-when it comes back; ``round_robin false``: the first host is the primary, the bridge fails over to the next and
-returns to the primary when it can. ``notifications true`` on ``<prefix>/link/floor``: "1" when the bridge is
-connected, "0" (its last will, published by the floor broker) when the link died.
+``cmd/supervisor``, ``cmd/technician``, ``cmd/replay`` (commands stay signed end to end: the bridge only carries
+them); and, when the table's ``[jackpot] link`` names a linked progressive, its signed meter document
+``casino/<site>/progressive/<link>/meter`` in as ``<prefix>/progressive/meter`` (QoS 1, retained kept; the table
+checks its signature, controller/jackpot/link_doc.py). MQTT v5 across the bridge (``bridge_protocol_version
+mqttv50``): a command's response topic and correlation data reach the table, so its answer goes to
+``cmd/<role>/response/<sender>``, the one response topic the floor broker's ACL lets the sender read (over 3.1.1
+they were dropped and no answer came back: issue 26, tests/test_tls_end_to_end.py; the archive's re-fetch requests
+also name ``reply_to`` in the payload). ``cleansession false`` with a fixed ``remote_clientid``: both brokers keep
+the bridge's session, and the table broker queues what the table publishes while the uplink is down
+(``max_queued_messages``) and sends it, in order, when it comes back; ``round_robin false``: the first host is the
+primary, the bridge fails over to the next and returns to the primary when it can. ``notifications true`` on
+``<prefix>/link/floor``: "1" when the bridge is connected, "0" (its last will, published by the floor broker) when
+the link died.
 """
 
 from __future__ import annotations
@@ -34,7 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from controller.topics import EVENT_HEAD
+from controller.jackpot.config import LINK_NAME
+from controller.topics import EVENT_HEAD, PROGRESSIVE_METER
 
 # The bridge's two topics the floor reads (floor/contact.py), relative to the table's prefix
 LINK_TOPIC = "link/floor"  # the bridge's notification_topic
@@ -78,6 +82,7 @@ class BridgeConfig:
     key: Path | None = None
     queue_messages: int = 1_000_000
     keepalive: int = KEEPALIVE_S
+    link: str | None = None  # the table's [jackpot] link: its meter document comes in from the floor
 
 
 def _path(base: Path, value: Any, name: str) -> Path | None:
@@ -143,8 +148,19 @@ def load(table_config: Path, bridge_file: Path) -> BridgeConfig:
     if not isinstance(keepalive, int) or isinstance(keepalive, bool) or not 2 <= keepalive <= 20:
         raise BridgeConfigError(f"{bridge_file}: keepalive must be 2..20 s (a cut link shows in 1.5 x that)")
     return BridgeConfig(
-        site, table_id, prefix.rstrip("/"), tuple(hosts), username, password, ca, cert, key, queue, keepalive
-    )
+        site, table_id, prefix.rstrip("/"), tuple(hosts), username, password, ca, cert, key, queue, keepalive,
+        _link(table_config, table_doc.get("jackpot", {})),
+    )  # fmt: skip
+
+
+def _link(table_config: Path, jackpot: object) -> str | None:
+    """The table's ``[jackpot] link`` (a linked progressive), None without one."""
+    if not isinstance(jackpot, dict) or jackpot.get("link") is None:
+        return None
+    link = jackpot["link"]
+    if not isinstance(link, str) or not LINK_NAME.fullmatch(link):
+        raise BridgeConfigError(f"{table_config}: [jackpot] link is not a link name ([a-z0-9-]{{1,32}})")
+    return link
 
 
 def render(cfg: BridgeConfig) -> str:
@@ -181,6 +197,9 @@ def render(cfg: BridgeConfig) -> str:
         lines += [f"bridge_certfile {cfg.cert}", f"bridge_keyfile {cfg.key}"]
     lines += [f"topic {t} out 1 {p} {p}" for t in OUT_TOPICS]
     lines += [f"topic {t} in 1 {p} {p}" for t in IN_TOPICS]
+    if cfg.link is not None:  # the linked progressive's signed meter document (retained on the floor broker)
+        local, name = PROGRESSIVE_METER.rsplit("/", 1)
+        lines.append(f"topic {name} in 1 {p}{local}/ casino/{cfg.site}/progressive/{cfg.link}/")
     # the heartbeat: this broker's uptime, every sys_interval (10 s), QoS 0 (never queued while the link is down)
     lines.append(f"topic uptime out 0 $SYS/broker/ {p}{HEARTBEAT_TOPIC.rsplit('/', 1)[0]}/")
     # the table's newest event id, every 10 s, QoS 0 too: how the floor learns of a lost tail (docs/floor.md)

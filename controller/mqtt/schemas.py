@@ -88,6 +88,19 @@ def find_forbidden_key(value: Any, path: str = "$") -> str | None:
     return None
 
 
+# Fields that describe a person (issue 41: an anonymous player's description): a refusal names the field and the
+# rule it breaks, never its value (refusals are logged: controller/mqtt/command_refusals.py).
+UNQUOTED_FIELDS = frozenset({"anonymous", "description"})
+
+
+def _describes_a_person(value: Any, path_end: Any, depth: int = 0) -> bool:
+    if path_end in UNQUOTED_FIELDS:
+        return True
+    if isinstance(value, dict) and depth < 4:
+        return any(k in UNQUOTED_FIELDS or _describes_a_person(v, None, depth + 1) for k, v in value.items())
+    return False
+
+
 def check(schema_file: str, instance: Any, what: str) -> None:
     """Validate a decoded instance; raise ``MessageInvalid`` naming the first (deepest-path) error."""
     errors = sorted(
@@ -96,6 +109,10 @@ def check(schema_file: str, instance: Any, what: str) -> None:
     if errors:
         err = errors[0]
         where = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err.absolute_path)
+        end = err.absolute_path[-1] if err.absolute_path else None
+        if _describes_a_person(err.instance, end):
+            shown = f"does not satisfy its schema's {err.validator!s} (the value is not repeated)"
+            raise MessageInvalid(f"{what}: {where}: {shown} (schema {schema_file})")
         raise MessageInvalid(f"{what}: {where}: {err.message[:300]} (schema {schema_file})")
     bad = find_forbidden_key(instance)
     if bad:

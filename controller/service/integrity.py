@@ -185,18 +185,8 @@ async def recover_verified(
     return verified
 
 
-def already_raised(whole: VerifyResult, at_startup: VerifyResult | None) -> bool:
-    """The whole chain's first break is the one the start-up check found (and raised as the integrity fault)."""
-    return (
-        at_startup is not None
-        and not at_startup.ok
-        and whole.first_bad_seq is not None
-        and whole.first_bad_seq == at_startup.first_bad_seq
-    )
-
-
 async def verify_whole_journal(
-    table: TableController, journal: Journal, at_startup: VerifyResult | None = None
+    table: TableController, journal: Journal, breaks_raised: set[int] | None = None
 ) -> None:
     """After start-up, the whole chain on a connection of its own (a thread): the start-up check covers only
     the records since the last signed checkpoint, so an old record edited while the service was stopped is
@@ -205,13 +195,17 @@ async def verify_whole_journal(
         result = await asyncio.to_thread(Journal.verify_file, journal.path, journal.audit_public_key)
     except Exception as exc:  # an unreadable file is a failed check, not a crash
         result = VerifyResult(False, 0, None, f"cannot read the journal: {exc}")
-    if not result.ok and already_raised(result, at_startup):
-        # the break the start-up check raised: raised again here, seconds later, it re-opened the fault a
-        # supervisor may already have looked into and cleared (open_table then refused on the same break)
+    raised = breaks_raised if breaks_raised is not None else set()
+    if not result.ok and result.first_bad_seq in raised:
+        # the break this start already raised (the start-up check, the broker's checkpoint): raised again here,
+        # seconds later, it re-opened the fault a supervisor may have looked into and cleared
         log.critical(
-            "journal: the whole chain breaks where the start-up check found (record %s)", result.first_bad_seq
+            "journal: the whole chain breaks where this start already raised (record %s)",
+            result.first_bad_seq,
         )
     elif not result.ok:
+        if result.first_bad_seq is not None:
+            raised.add(result.first_bad_seq)
         where = f"record {result.first_bad_seq}" if result.first_bad_seq is not None else "the journal"
         await raise_integrity_fault(
             table,

@@ -1,6 +1,7 @@
 """The progressive jackpot's I/O in the service (PT-2001 r.38-50), around the pure ``TableJackpot``: the
 ``[jackpot]`` config into ``open_table``, the chip-slot sensors (r.41a) and the sign's link in as journaled
-inputs, the sign fed from the committed state."""
+inputs, the sign fed from the committed state; with ``[jackpot] link``, the link's meter documents
+(jackpot_link.py, ``LinkWatch``) and the link's meter on the sign."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from typing import Any
 from controller.config import TableConfig
 from controller.effects import Rejected
 from controller.jackpot.config import CHIP_SLOT_PREFIX
+from controller.mqtt.link import MqttLink
+from controller.service.jackpot_link import LinkWatch
 from controller.table import inputs
 from controller.table.controller import TableController
 from drivers.aio import cancel_tasks
@@ -27,11 +30,16 @@ class JackpotWiring:
     """
 
     FAULT_TEXT = "JACKPOT CLOSED"
+    TABLE_CHARS = 24  # of a table id on the sign (drivers/display/protocol.py PND)
 
-    def __init__(self, config: TableConfig, table: TableController, board: Any) -> None:
+    def __init__(
+        self, config: TableConfig, table: TableController, board: Any, mqtt: MqttLink | None = None
+    ) -> None:
         self.config = config
         self.table = table
         self.board = board
+        self.mqtt = mqtt
+        self.link_watch: LinkWatch | None = None  # with [jackpot] link: the link's meter documents
         self.driver: Any = None  # drivers.display.driver.DisplayDriver
         self._kick = asyncio.Event()
         self._shown: tuple[Any, ...] | None = None
@@ -54,6 +62,10 @@ class JackpotWiring:
                 with contextlib.suppress(Exception):
                     self.board.on_edge(pin.name, on_edge)
         self.table.journal.add_commit_listener(lambda _tx: self._kick.set())
+        parsed = self.config.jackpot.parsed
+        if parsed is not None and parsed.linked and self.config.jackpot.enabled and self.mqtt is not None:
+            self.link_watch = LinkWatch(parsed, self.config.table.id, self.table, self.mqtt, self._kick.set)
+            await self.link_watch.start()
         d = self.config.display
         if not (d.enabled and self.config.jackpot.enabled):
             return
@@ -76,6 +88,8 @@ class JackpotWiring:
     async def stop(self) -> None:
         await cancel_tasks(self._tasks)
         self._tasks.clear()
+        if self.link_watch is not None:
+            await self.link_watch.stop()
         if self.driver is not None:
             await self.driver.stop()
 
@@ -109,12 +123,31 @@ class JackpotWiring:
         """What the sign should show for the committed state."""
         jp = self.table.core.jackpot
         meter = getattr(jp, "meter", None)
+        linked = getattr(jp, "linked", None)
+        if linked is not None and getattr(jp, "enabled", False):
+            return self._wanted_linked(linked)
         if meter is None or not getattr(jp, "enabled", False):
             return ("FLT", self.FAULT_TEXT)
         if meter.pending:  # the largest frozen award (r.49: until paid)
             hit = max(meter.pending, key=lambda h: (h.amount, -h.seat))
             return ("WIN", hit.seat, hit.amount, meter.currency)
         return ("MTR", meter.display_value, meter.currency)
+
+    def _wanted_linked(self, linked: Any) -> tuple[Any, ...]:
+        """A linked table's sign: the link's meter from the newest valid document (so never behind by more than
+        one of its controller's heartbeats), this table's win while it is unpaid (r.49), "prize pending at table
+        T" while the link has a hit pending anywhere, "progressive unavailable" when the link is down."""
+        doc = self.link_watch.latest if self.link_watch is not None else None
+        if not linked.up or doc is None:
+            return ("NAV",)
+        own = [h for h in linked.hits if h.amount is not None]
+        if own:
+            hit = max(own, key=lambda h: (h.amount, -h.seat))
+            return ("WIN", hit.seat, hit.amount, doc.currency)
+        if doc.pending:
+            first = min(doc.pending, key=lambda h: h.order)
+            return ("PND", first.table[: self.TABLE_CHARS], doc.meter_minor, doc.currency)
+        return ("MTR", doc.meter_minor, doc.currency)
 
     async def _feed(self) -> None:
         while True:

@@ -4,7 +4,7 @@ Wiring only; every part does its own job elsewhere. ``start`` is one step a part
 integrity manifest → GPIO outputs to their safe values → audit key and journal → alerts and the disk watch →
 the card line (shoe.py) → MQTT link, outbox and unjournaled publishers, the alert sink → table controller and
 the jackpot sign's wiring → outbox started → audit trail (audit_trail.py) → the broker's alerts read back →
-command intake (intake.py) → the integrity alert → recovery from the journal, the software document → shoe
+command intake (intake.py) → the integrity alert → recovery from the journal, the software and players documents → shoe
 link, broker and jackpot sign started → the watched loops: the health loop sends sd_notify READY once the
 journal and the broker are up (a shoe not plugged in is said, not waited for: the shoe watch raises its alert
 and the driver takes the shoe when it appears), and feeds the watchdog only while the service is alive →
@@ -54,6 +54,7 @@ from controller.service.integrity import (
     verify_whole_journal,
 )
 from controller.service.jackpot import JackpotWiring
+from controller.service.players import publish_players
 from controller.service.resources import link_config, open_audit_key, open_journal
 from controller.service.shoe import build_card_line
 from controller.service.shoe_watch import ShoeWatch
@@ -94,6 +95,10 @@ class TableService:
         self.alert_sink: AlertAdapter | None = None
         self.disk: DiskWatch | None = None
         self.commands: ServiceCommands | None = None
+        # the journal records this start raised the integrity fault for (start-up check, broker's checkpoint,
+        # whole chain): each break is raised once, so a supervisor's clear is not undone by the same break found
+        # again by another check seconds later
+        self.breaks_raised: set[int] = set()
         self.startup_problem: JournalProblem | None = None  # the journal failed a write during start-up
         # `tablectl status` reads it (under systemd from /run/tablectl: controller/ops/status.py)
         self.status_writer = StatusWriter(status_dir(Path(config.table.state_dir)), None)
@@ -124,9 +129,11 @@ class TableService:
         )  # fmt: skip
         self._raise_integrity_alert(sink)
         at_startup = await self._recover(journal, table, self.checkpointer)
+        if not at_startup.ok and at_startup.first_bad_seq is not None:
+            self.breaks_raised.add(at_startup.first_bad_seq)
         await self._connect()
         self._start_loops(alerts, sink, table)
-        self._start_full_verify(journal, table, at_startup)
+        self._start_full_verify(journal, table)
         self._log_started(table)
 
     def _safe_board(self) -> GpioBoard:
@@ -174,7 +181,7 @@ class TableService:
             unjournaled=self._publish_unjournaled,
             journal_back=sink.journal_back,  # the journal writes again
         )
-        self.jackpot = JackpotWiring(self.config, self.table, board)
+        self.jackpot = JackpotWiring(self.config, self.table, board, self.link)
         journal.add_failure_listener(self._journal_write_failed)
         return self.table
 
@@ -207,6 +214,7 @@ class TableService:
         state (issue 27 §2); then the software document. Returns the start-up check's result."""
         result = await recover_verified(table, journal, self.config, checkpointer)
         publish_software(self.config, journal, self.unjournaled)
+        publish_players(journal, table.core)  # who sits where, at every start (issue 41)
         return result
 
     async def _connect(self) -> None:
@@ -231,11 +239,11 @@ class TableService:
         for task in self._tasks:
             task.add_done_callback(_report_death)
 
-    def _start_full_verify(self, journal: Journal, table: TableController, at_startup: VerifyResult) -> None:
+    def _start_full_verify(self, journal: Journal, table: TableController) -> None:
         """One-off (not a watched task: it ends when done): the whole chain, in the background; a break the
         start-up check already raised is not raised twice."""
         verify = asyncio.create_task(
-            verify_whole_journal(table, journal, at_startup), name="journal-full-verify"
+            verify_whole_journal(table, journal, self.breaks_raised), name="journal-full-verify"
         )
         verify.add_done_callback(self._whole_check_done)
         self._pending_faults.add(verify)
@@ -278,6 +286,11 @@ class TableService:
     def _anchor_mismatch(self, seq: int | None, reason: str) -> None:
         """The broker's retained checkpoint contradicts the journal (cut short while stopped): the fault."""
         assert self.table is not None
+        if seq is not None and seq in self.breaks_raised:  # the same break, found again: one fault, not two
+            log.critical("journal: the broker's checkpoint shows the break already raised (record %d)", seq)
+            return
+        if seq is not None:
+            self.breaks_raised.add(seq)
         task = asyncio.get_running_loop().create_task(
             raise_integrity_fault(self.table, reason, {"record": seq, "check": "broker_checkpoint"})
         )

@@ -9,9 +9,10 @@ A rejected dealer input or supervisor action raises ``Rejected`` and leaves the 
 and ``apply``; it composes one object per concern, each owning its slice of the state (docs/architecture.md,
 "The table core"): the setup (session.py), the shoe link (link.py), the shoe cycle (shoe_cycle.py), the round
 (round_flow.py) and its cards (cards.py), the lid (lid.py), the faults (faults.py), the dealer's inputs
-(dealer.py) and duty (dealer_duty.py), supervisor actions (supervisor.py), the safety outputs (outputs.py), the
-state documents (documents.py) and the jackpot seam (controller/jackpot/seam.py). Each is given the effect sink of the
-step (sink.py), the machine's gate (gate.py) and the collaborators it needs, in its constructor.
+(dealer.py) and duty (dealer_duty.py), the players at the seats (players.py), supervisor actions
+(supervisor.py), the safety outputs (outputs.py), the state documents (documents.py) and the jackpot seam
+(controller/jackpot/seam.py). Each is given the effect sink of the step (sink.py), the machine's gate (gate.py)
+and the collaborators it needs, in its constructor.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from controller.table.lid import Lid
 from controller.table.lid_machine import LidMachine
 from controller.table.link import ShoeLink
 from controller.table.outputs import SafetyOutputs
+from controller.table.players import SeatedPlayers
 from controller.table.record_kinds import RecordKind
 from controller.table.round_flow import RoundFlow
 from controller.table.rounds import EngineFactory, default_card, default_engine_factory
@@ -77,6 +79,7 @@ class TableCore:
     jackpot: JackpotSeam
     safety: SafetyOutputs
     dealer_duty: DealerDuty
+    players: SeatedPlayers
     lid_ctl: Lid
     shoe_cycle: ShoeCycle
     round_flow: RoundFlow
@@ -105,6 +108,7 @@ class TableCore:
         self.jackpot = jackpot or JackpotSeam()
         jp, self.safety = self.jackpot, SafetyOutputs(fx)
         self.dealer_duty = DealerDuty(fx, gate, setup)
+        self.players = players = SeatedPlayers(fx, gate, setup)
         lid = Lid(fx, on_tamper=lambda reason: self.fault_ctl.tamper(reason))
         cycle = ShoeCycle(fx, gate, setup, lid, rounds=lambda: self.round_flow, players=self._players)
         rounds = RoundFlow(
@@ -126,11 +130,11 @@ class TableCore:
         )  # fmt: skip
         self.supervisor = SupervisorActions(
             fx, gate, setup, jp, link=link, shoe_cycle=cycle, deck_checks=checks, rounds=rounds, dealer=dealer,
-            duty=duty, lid=lid, faults=faults,
+            duty=duty, players=players, lid=lid, faults=faults,
         )  # fmt: skip
         self.documents = StateDocuments(
             fx, gate, setup, jp, link=link, shoe_cycle=cycle, rounds=rounds, dealer=dealer, duty=duty, lid=lid,
-            faults=faults, safety=safety,
+            faults=faults, safety=safety, players=players,
         )  # fmt: skip
 
     def _players(self) -> int:
@@ -355,6 +359,9 @@ INPUT_HANDLERS: dict[type[i.Input], InputHandler] = {
     i.Restart: lambda core, _inp: core.shoe_link.restart(),
     # the jackpot sign's link (PT-2001 r.41), journaled
     i.JackpotDisplay: lambda core, inp: core.fx.extend(core.jackpot.on_display(inp.connected)),
+    # a linked progressive (docs/jackpot.md): its meter documents valid or not, a prize it froze for a hit here
+    i.JackpotLink: lambda core, inp: core.fx.extend(core.jackpot.on_link(inp.up, inp.reason, inp.seq)),
+    i.LinkHitAwarded: lambda core, inp: core.fx.extend(core.jackpot.on_link_award(inp.link, inp)),
     # the shell's journal commit failed (issue 14 item 3)
     i.JournalFault: lambda core, inp: core.fault_ctl.journal_fault(inp.kind, inp.text),
     # chain, snapshot or pinned configuration (issue 13 §1-2)

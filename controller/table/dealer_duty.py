@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from controller.actions import DEALER
 from controller.effects import Rejected
 from controller.table.gate import Gate
 from controller.table.record_kinds import RecordKind
@@ -49,6 +50,10 @@ class DealerDuty:
         self.fx.record(RecordKind.DEALER_SIGNED_IN, dealer=name, previous=previous, at=self.fx.ts())
         session_id = self.setup.session.id
         self.fx.event("dealer", action="signed_in", dealer=name, previous=previous, session_id=session_id)
+
+    def by(self) -> str:
+        """Who a dealer command was given by: the dealer on duty, or the role ("dealer") when nobody signed in."""
+        return self.on_duty if self.on_duty is not None else DEALER
 
     def off_duty(self, reason: str) -> None:
         """The table closes: nobody is on duty (nothing recorded when nobody was)."""

@@ -54,6 +54,9 @@ DEALER_HANDLERS: dict[str, DealerHandler] = {
     "next_round": lambda core, _action, args: core.dealer_in.next_round(bool(args.get("reshuffle"))),
     "cut": lambda core, _action, args: core.shoe_cycle.cut(args),
     "dealer_sign_in": lambda core, _action, args: core.dealer_duty.sign_in(args),
+    # issue 41: by the dealer on duty (the dealer role names nobody else: docs/mqtt.md)
+    "player_in": lambda core, _action, args: core.players.player_in(args, by=core.dealer_duty.by()),
+    "player_out": lambda core, _action, args: core.players.player_out(args, by=core.dealer_duty.by()),
 }
 
 
@@ -81,6 +84,8 @@ SUPERVISOR_HANDLERS: dict[str, SupervisorHandler] = {
     "clear_shoe_fault": lambda core, user, args: core.fault_ctl.sv_clear_shoe_fault(user, args),
     "clear_journal_io": lambda core, user, args: core.fault_ctl.sv_clear_journal_io(user, args),
     "clear_integrity": lambda core, user, args: core.fault_ctl.sv_clear_integrity(user, args),
+    "player_in": lambda core, user, args: core.players.player_in(args, by=user),  # issue 41
+    "player_out": lambda core, user, args: core.players.player_out(args, by=user),
 }
 
 # The states in which a count from the shoe is part of a procedure; in any other, a count that differs from the

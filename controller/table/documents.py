@@ -17,6 +17,7 @@ from controller.table.gate import Gate
 from controller.table.lid import Lid
 from controller.table.link import ShoeLink
 from controller.table.outputs import SafetyOutputs
+from controller.table.players import SeatedPlayers
 from controller.table.reporting import allowed_commands, round_state
 from controller.table.round_flow import RoundFlow
 from controller.table.session import TableSetup
@@ -45,10 +46,12 @@ class StateDocuments:
         lid: Lid,
         faults: Faults,
         safety: SafetyOutputs,
+        players: SeatedPlayers,
     ) -> None:
         self.fx, self.gate, self.setup, self.jackpot = fx, gate, setup, jackpot
         self.link, self.shoe_cycle, self.rounds, self.dealer = link, shoe_cycle, rounds, dealer
         self.duty, self.lid, self.faults, self.safety = duty, lid, faults, safety
+        self.players = players
         self.published: dict[str, str] = {}  # JSON text of the last retained state document per topic
 
     def view(self, allowed: Callable[[], list[str]] | None = None) -> dict[str, Any]:
@@ -173,6 +176,8 @@ class StateDocuments:
         jackpot = self.jackpot.state_doc()
         if jackpot is not None:
             docs["jackpot"] = jackpot
+        if self.players.seats or "players" in self.published:  # issue 41: once a player was seated
+            docs["players"] = self.players.document()
         for name, data in docs.items():
             # The JSON text is the cache key: immutable (the documents share live dicts such as the bets),
             # cheap to compare, and it proves the document is plain JSON.

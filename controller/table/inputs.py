@@ -7,8 +7,10 @@ journals in the field: ``{"type": "device", "event": <DeviceEvent name>, "fields
 optional ``request``: the MQTT command's idempotency key, ignored by the core), ``{"type": "tick"}``, ``{"type":
 "gpio", "name", "value"}`` (buttons, lid switch, ``chip_slot_<seat>``), ``{"type": "command_failed", "command",
 "text"}`` (``"link": true`` when the link failed), ``{"type": "jackpot_display", "connected"}`` (the jackpot
-sign's link), ``{"type": "restart"}``, ``{"type": "journal_fault", "kind", "text"}``, ``{"type":
-"integrity_fault", "reason", "details"}``.
+sign's link), ``{"type": "jackpot_link", "up", "reason", "seq"}`` (a linked progressive's meter documents valid
+or not), ``{"type": "link_hit_awarded", "link", "hit_id", "round_id", "seat", "combination", "amount_minor",
+"order"}`` (a prize the link's controller froze for a hit at this table), ``{"type": "restart"}``, ``{"type":
+"journal_fault", "kind", "text"}``, ``{"type": "integrity_fault", "reason", "details"}``.
 
 A journal row can lie: ``decode`` refuses an unknown input type (``Rejected``) or device event (``ValueError``)
 with the name it found, never guesses.
@@ -92,6 +94,32 @@ class JackpotDisplay:
 
 
 @dataclass(frozen=True, slots=True)
+class JackpotLink:
+    """A linked progressive's meter documents became valid (``up``) or not: none within ``link_timeout_s``, or
+    the link suspended (docs/jackpot.md "Linked progressive (table side)"). Only transitions are inputs."""
+
+    up: bool
+    reason: str = ""
+    seq: int = (
+        0  # the link document's seq that made the change: a replayed older one is refused after a restart
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class LinkHitAwarded:
+    """A signed meter document lists a prize for a hit at this table: the link's ``hit_id``, the prize in
+    minor units and its order among the link's hits (PT-2001 r.50)."""
+
+    link: str
+    hit_id: int
+    round_id: str
+    seat: int
+    combination: str
+    amount_minor: int
+    order: int
+
+
+@dataclass(frozen=True, slots=True)
 class Restart:
     """The service started: the core re-counts the cards before anything goes on."""
 
@@ -120,6 +148,8 @@ Input: TypeAlias = (
     | GpioInput
     | CommandFailed
     | JackpotDisplay
+    | JackpotLink
+    | LinkHitAwarded
     | Restart
     | JournalFault
     | IntegrityFault
@@ -199,6 +229,8 @@ _ENCODERS: dict[type[Any], Callable[[Any], dict[str, Any]]] = {
     GpioInput: lambda inp: {"type": "gpio", "name": inp.name, "value": inp.value},
     CommandFailed: _encode_command_failed,
     JackpotDisplay: lambda inp: {"type": "jackpot_display", "connected": inp.connected},
+    JackpotLink: lambda inp: {"type": "jackpot_link", "up": inp.up, "reason": inp.reason, "seq": inp.seq},
+    LinkHitAwarded: lambda inp: {"type": "link_hit_awarded", **dataclasses.asdict(inp)},
     Restart: lambda _inp: {"type": "restart"},
     JournalFault: lambda inp: {"type": "journal_fault", "kind": inp.kind, "text": inp.text},
     IntegrityFault: lambda inp: {
@@ -238,6 +270,18 @@ _DECODERS: dict[str, Callable[[dict[str, Any]], Input]] = {
         str(d.get("command")), str(d.get("text", "")), bool(d.get("link"))
     ),
     "jackpot_display": lambda d: JackpotDisplay(bool(d.get("connected"))),
+    "jackpot_link": lambda d: JackpotLink(
+        bool(d.get("up")), str(d.get("reason") or ""), int(d.get("seq") or 0)
+    ),
+    "link_hit_awarded": lambda d: LinkHitAwarded(
+        str(d.get("link")),
+        int(d["hit_id"]),
+        str(d.get("round_id")),
+        int(d["seat"]),
+        str(d.get("combination")),
+        int(d["amount_minor"]),
+        int(d["order"]),
+    ),
     "restart": lambda _d: Restart(),
     "journal_fault": lambda d: JournalFault(str(d.get("kind") or "io_error"), str(d.get("text") or "")),
     "integrity_fault": lambda d: IntegrityFault(str(d.get("reason") or ""), dict(d.get("details") or {})),

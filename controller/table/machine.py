@@ -127,6 +127,12 @@ NO_BETS = Guard(
 )
 CLOSABLE = ("loading", "betting", "cut", "settled", "cards_returned")
 BETWEEN_ROUNDS = (*CLOSABLE, "shuffling")  # no round being dealt or played
+SESSION_CLOSED = "the table is closed: players are seated and unseated only while a session is open"
+IN_SESSION = Guard(
+    "a session is open",
+    lambda model: model.resume_to != "closing",  # a fault during the closing: the session has ended
+    lambda model: SESSION_CLOSED,
+)
 NO_ROUND_INTERRUPTED = Guard(
     "no round interrupted",
     lambda model: model.resume_to in CLOSABLE,
@@ -163,6 +169,7 @@ TRANSITIONS: list[T] = [
     T("next_round", ("settled", "cards_returned"), "betting", "next_round (r.61 carry if lid stayed shut)"),
     T("reshuffle", ("settled", "cards_returned"), "shuffling", "warning/cut card seen (r.11)"),
     T("dealer_sign_in", BETWEEN_ROUNDS, None, "dealer signs in (dealer on duty, between rounds)"),
+    T("seat_player", ("loading", "open", "faults"), None, "player_in / player_out (issue 41)", (IN_SESSION,)),
     T("shuffled", "shuffling", "cut", "ShuffleFinished"),
     T("close_table", CLOSABLE, "closing", "supervisor close_table", (NO_BETS,)),
     T("deck_ok", "closing", "closed", "deck check complete (r.55)"),
@@ -206,6 +213,7 @@ TRANSITIONS: list[T] = [
 # Why an input is refused in a state, where the generic "not allowed in state" would not say enough.
 STATE_REFUSALS: dict[tuple[str, str], str] = {
     ("open_table", "deck_check_failed"): "the last deck check failed: acknowledge it first (PT-2001 r.55)",
+    **{("seat_player", state): SESSION_CLOSED for state in ("closed", "closing", "deck_check_failed")},
 }
 
 

@@ -51,6 +51,8 @@ class RecordKind(StrEnum):
     LINK_CLEARED = "link_cleared"
     LINK_DOWN_AGAIN = "link_down_again"
     LINK_UP = "link_up"
+    PLAYER_IN = "player_in"  # issue 41: a player identified at a seat
+    PLAYER_OUT = "player_out"
     RESHUFFLE = "reshuffle"
     RESHUFFLE_REQUESTED = "reshuffle_requested"
     RESTART = "restart"

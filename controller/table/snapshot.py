@@ -20,6 +20,7 @@ def frozen(core: TableCore) -> bytes:
     """The state, pickled (a deep copy of plain data several times faster than copy.deepcopy)."""
     setup, cycle, rounds, bets = core.setup.s, core.shoe_cycle.s, core.round_flow.s, core.dealer_in.s
     on_duty = core.dealer_duty.on_duty
+    players = core.players
     return pickle.dumps(
         {
             "state": core.state,
@@ -48,6 +49,8 @@ def frozen(core: TableCore) -> bytes:
             "jackpot": core.jackpot.snapshot(),  # the meter is journaled with the round it belongs to
             # only while someone is signed in: older snapshots (and journals) hold no such key
             **({"dealer_on_duty": on_duty} if on_duty is not None else {}),
+            # issue 41, likewise: only once players were seated (the pseudonyms' count is kept with them)
+            **({"players": players.snapshot()} if players.used() else {}),
         },
         pickle.HIGHEST_PROTOCOL,
     )
@@ -68,4 +71,5 @@ def restore_parts(core: TableCore, s: dict[str, Any]) -> None:
     core.documents.published = s.get("published", {})
     core.jackpot.restore(s.get("jackpot"))
     core.dealer_duty.on_duty = s.get("dealer_on_duty")
+    core.players.restore(s.get("players"))
     core.round_flow.restore(s)

@@ -15,6 +15,7 @@ from controller.table.faults import Faults
 from controller.table.gate import Gate
 from controller.table.lid import Lid, Unlock
 from controller.table.link import ShoeLink
+from controller.table.players import SeatedPlayers
 from controller.table.record_kinds import RecordKind
 from controller.table.round_flow import RoundFlow
 from controller.table.session import TableSetup
@@ -43,12 +44,14 @@ class SupervisorActions:
         rounds: RoundFlow,
         dealer: DealerInputs,
         duty: DealerDuty,
+        players: SeatedPlayers,
         lid: Lid,
         faults: Faults,
     ) -> None:
         self.fx, self.gate, self.setup, self.jackpot = fx, gate, setup, jackpot
         self.link, self.shoe_cycle, self.deck_checks, self.rounds = link, shoe_cycle, deck_checks, rounds
         self.dealer, self.duty, self.lid, self.faults = dealer, duty, lid, faults
+        self.players = players
 
     def authorise(self, user: str, role: str, action: str) -> None:
         """Who may do what (PT-2001 r.49, r.51); the action itself is looked up in controller/table/dispatch.py."""
@@ -130,6 +133,7 @@ class SupervisorActions:
         self.rounds.drop()
         self.setup.close_session(user)
         self.duty.off_duty("close_table")
+        self.players.end_all(user)  # every visit ends (issue 41)
         if (
             self.shoe_cycle.out > 0 and self.setup.tp.continuous
         ):  # the discard goes in before the inventory (PT-2001 r.55)

@@ -8,7 +8,8 @@ controller's reason. Keys and the credential prompt: docs/terminal.md.
 What the dealer may do now is the table's ``state/table`` ``dealer_inputs`` only (view.py ``enabled_inputs``).
 This module is the app (connections, model updates, refresh, key actions); its parts are ``pit_keys.py``,
 ``pit_layout.py``, ``pit_render.py``, ``pit_panels.py``, ``pit_rules.py``, ``pit_dealer.py``,
-``pit_supervisor.py``, ``pit_demo.py`` and ``pit_connection.py`` (docs/architecture.md).
+``pit_supervisor.py``, ``pit_demo.py``, ``pit_player.py`` with ``card_reader.py`` (a player card swiped or typed,
+issue 41) and ``pit_connection.py`` (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -18,19 +19,22 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar
 
+from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import BindingType
 from textual.widgets import Button, Static
 
 from controller.client import CommandFailed, Event, TableClient
 from controller.plain import clean, plain
+from controller.terminal.card_reader import NotACard, Swipe, SwipeCapture, card_from_entry
 from controller.terminal.credentials import Credential, CredentialScreen
 from controller.terminal.pit_connection import PitConnection
 from controller.terminal.pit_dealer import chips_within, dealer_args, shown_bet
 from controller.terminal.pit_demo import demo_step
 from controller.terminal.pit_keys import DEALER_KEYS, DEMO_KEYS, SUPERVISOR_KEYS, bindings, hint_keys
 from controller.terminal.pit_layout import PIT_CSS, fit_layout, legend, pit_widgets
-from controller.terminal.pit_panels import deck_check_text, pending_hits
+from controller.terminal.pit_panels import deck_check_text, pending_hits, seated_player
+from controller.terminal.pit_player import PlayerScreen
 from controller.terminal.pit_render import PARTS, PitSnapshot
 from controller.terminal.pit_rules import shown_inputs
 from controller.terminal.pit_sign_in import DealerNameScreen
@@ -81,6 +85,7 @@ class PitApp(App[None]):
         # demo: the shoe's count (state/shoe) when a card was last drawn, and when (one card at a time)
         self._drawn: tuple[Any, float] | None = None
         self.deck_check: dict[str, Any] = {}  # the last events/deck_check (PT-2001 r.55)
+        self.swipe = SwipeCapture()  # a player card swiped through the keyboard-wedge reader (issue 41)
         self._dirty = True
 
     # ---- layout ----
@@ -313,6 +318,50 @@ class PitApp(App[None]):
                           lambda: self.client.dealer("dealer_sign_in", name=name), by=name)  # fmt: skip
 
         self.push_screen(DealerNameScreen(on_duty if isinstance(on_duty, str) else None), done)
+
+    # ---- players at the seats (issue 41) ----
+    async def on_event(self, event: events.Event) -> None:
+        """A card swiped into the main screen (the keyboard-wedge reader types it, then Enter) seats the player
+        at the selected seat; its keys never reach the seat and action keys. In a prompt the reader types into
+        the focused field like any typing (pit_player.py)."""
+        if isinstance(event, events.Key) and not event.is_forwarded and len(self.screen_stack) == 1:
+            taken = self.swipe.feed(event.key, event.character, time.monotonic())
+            if taken is Swipe.DONE:
+                self._swiped(self.swipe.take())
+            if taken is not Swipe.PASS:
+                event.stop()
+                event.prevent_default()
+                return
+        await super().on_event(event)
+
+    def _swiped(self, read: str) -> None:
+        try:
+            card = card_from_entry(read)
+        except NotACard as exc:
+            self._show(f"refused: {words(ACTION_WORDS, 'player_in')}: {exc}")
+            return
+        self._player_in(self.seat, {"card": card})
+
+    def action_player_in(self) -> None:
+        """The prompt: a card swiped or typed, or an anonymous player's description, for the selected seat."""
+        seat = self.seat
+
+        def done(result: dict[str, Any] | NotACard | None) -> None:
+            if isinstance(result, NotACard):
+                self._show(f"refused: {words(ACTION_WORDS, 'player_in')}: {result}")
+            elif result is not None:
+                self._player_in(seat, result)
+
+        self.push_screen(PlayerScreen(seat, seated_player(self.doc("players"), seat)), done)
+
+    def _player_in(self, seat: int, args: dict[str, Any]) -> None:
+        what = f"{words(ACTION_WORDS, 'player_in')} at seat {seat}"
+        self._run(what, lambda: self.client.dealer("player_in", seat=seat, **args))
+
+    def action_player_out(self) -> None:
+        seat = self.seat
+        what = f"{words(ACTION_WORDS, 'player_out')} at seat {seat}"
+        self._run(what, lambda: self.client.dealer("player_out", seat=seat))
 
     def action_demo(self, action: str) -> None:
         """Demo only: what the dealer's hands and the hardware do, on the emulated shoe and GPIO board."""

@@ -45,6 +45,9 @@ SUPERVISOR_KEYS: dict[str, tuple[str, str, str | None]] = {
 }
 # The dealer on duty signs in (issue 29): a prompt for the name, sent as dealer_sign_in; in the footer.
 DEALER_SIGN_IN_KEY = ("w", "Dealer sign-in")
+# A player at the selected seat (issue 41): a prompt for the card (swiped or typed) or a description, and the
+# player's leaving; in the footer. A swipe into the main screen seats the player without the prompt.
+PLAYER_KEYS: dict[str, tuple[str, str]] = {"player_in": ("a", "Player in"), "player_out": ("z", "Player out")}
 # Demo only (`tablectl demo`): what the dealer's hands and the hardware do, played on the emulated parts.
 DEMO_KEYS: dict[str, tuple[str, str]] = {  # demo action -> (key, label)
     "draw": ("c", "Draw card"),
@@ -65,6 +68,7 @@ def hint_keys() -> dict[str, str]:
     keys.update({a: k.upper() for a, (k, _, _) in SUPERVISOR_KEYS.items()})
     keys.update({a: k for a, (k, _) in DEALER_KEYS.items()})
     keys["dealer_sign_in"] = DEALER_SIGN_IN_KEY[0]
+    keys.update({a: k for a, (k, _) in PLAYER_KEYS.items()})
     return keys
 
 
@@ -82,6 +86,7 @@ def bindings() -> list[BindingType]:
     ]
     keys += [Binding(k, f"demo('{a}')", label, show=False) for a, (k, label) in DEMO_KEYS.items()]
     keys.append(Binding(DEALER_SIGN_IN_KEY[0], "sign_in", DEALER_SIGN_IN_KEY[1]))  # shown in the footer
+    keys += [Binding(k, a, label) for a, (k, label) in PLAYER_KEYS.items()]  # action_player_in / _out
     keys += [
         Binding("pagedown", "page(1)", "more below", key_display="PgDn", priority=True),
         Binding("pageup", "page(-1)", "back up", key_display="PgUp", priority=True),

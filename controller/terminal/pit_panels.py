@@ -207,6 +207,8 @@ def shoe_panel(
     faults = [clean(f, 40) for f in table.get("faults") or []] if table else [UNKNOWN]
     meter = money(jackpot.get("meter"), currency_of(jackpot)) if jackpot else "no jackpot"
     meter = meter if have_jackpot else UNKNOWN
+    if isinstance(jackpot.get("link"), dict):  # a linked progressive: one meter for the bank, on the sign
+        meter = "the link's, shown on the sign"
     lines = [
         ("Shoe", "bold"),
         (f"cards dealt: {val(shoe, 'dealt_this_shoe')}   out: {val(shoe, 'cards_out')}", ""),
@@ -220,6 +222,7 @@ def shoe_panel(
         deck_check_text(deck_check or {}),
         ("", ""),
         (f"Jackpot meter: {meter}", "bold"),
+        *([link_text(jackpot)] if isinstance(jackpot.get("link"), dict) else []),
         (f"pending hits: {hits_text(hits, currency_of(jackpot))}", ""),
         (f"Dealer's last results: {clean(results.text(), 120)}", "bold"),
     ]  # fmt: skip
@@ -263,6 +266,19 @@ def deck_check_text(check: dict[str, Any]) -> tuple[str, str]:
     return (clean(f"deck check FAILED{of}: {'; '.join(parts) or 'see the alert'}", 200), "bold red")
 
 
+def link_text(jackpot: dict[str, Any]) -> tuple[str, str]:
+    """A linked progressive (``state/jackpot.link``): whether its chips are taken now and, when not, why (the
+    link out of reach, suspended, or a hit here awaiting payment); the meter is the link's, on the sign."""
+    link = jackpot.get("link") or {}
+    name = clean(str(link.get("name", "?")), 32)
+    if jackpot.get("playable"):
+        return (f"progressive {name}: linked chips accepted (the meter is the link's, on the sign)", "")
+    return (
+        f"progressive {name}: linked chips REFUSED: {clean(str(jackpot.get('reason', '?')), 120)}",
+        "bold red",
+    )
+
+
 def pending_hits(jackpot: dict[str, Any]) -> list[dict[str, Any]]:
     """Jackpot hits waiting for a supervisor to verify and pay them (PT-2001 r.49-50), from the retained
     ``state/jackpot``: a terminal started later still sees them."""
@@ -294,11 +310,21 @@ def alerts_panel(alerts_open: list[Any]) -> Text:
     return out
 
 
+def seated_player(players: dict[str, Any], seat: int) -> str | None:
+    """The player at ``seat`` as ``state/players`` names him (``card:<number>`` or a pseudonym), or None."""
+    seats = players.get("seats")
+    entry = seats.get(str(seat)) if isinstance(seats, dict) else None
+    player = entry.get("player") if isinstance(entry, dict) else None
+    return player if isinstance(player, str) and player else None
+
+
 def entry_line(
-    *, seat: int, seats: int, bet: Any, chip: int, chips: tuple[int, ...], currency: str | None = None
-) -> Text:
+    *, seat: int, seats: int, bet: Any, chip: int, chips: tuple[int, ...], currency: str | None = None,
+    players: dict[str, Any] | None = None,
+) -> Text:  # fmt: skip
     """The selection: seat, its bet (during a round each hand's stake as its row shows it: 'bet 20.00' after a
-    double, 'bets 10.00 + 10.00' after a split), the chip and the chip range."""
+    double, 'bets 10.00 + 10.00' after a split), the chip and the chip range; the seat's player once the table
+    publishes ``state/players`` (issue 41)."""
     stakes = bet if isinstance(bet, list) else [bet]
     shown = " + ".join(money(b) for b in stakes) if stakes and stakes[0] is not None else "none"
     label = " · bets " if len(stakes) > 1 else " · bet "
@@ -306,6 +332,7 @@ def entry_line(
         ("Seat ", "bold"), (str(seat), "bold"), f" (1-{seats}){label}", shown,
         f" {currency}" if currency and shown != "none" else "", " · chip ", (money(chip, currency), "bold"),
         f" ([ ] {money(chips[0])}-{money(chips[-1], currency)})",
+        *((f" · player {clean(seated_player(players, seat) or 'none', 60)}",) if players is not None else ()),
     )  # fmt: skip
 
 

@@ -123,7 +123,8 @@ def alerts(s: PitSnapshot) -> Text:
 
 def entry(s: PitSnapshot) -> Text:
     return entry_line(seat=s.seat, seats=s.seats, bet=s.seat_bet(), chip=s.chip,
-                      chips=chips_within(s.doc("table").get("limits")), currency=s.currency)  # fmt: skip
+                      chips=chips_within(s.doc("table").get("limits")), currency=s.currency,
+                      players=s.doc("players") if "players" in s.states else None)  # fmt: skip
 
 
 def hint(s: PitSnapshot) -> Text:

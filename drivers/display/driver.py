@@ -130,6 +130,14 @@ class DisplayDriver:
     async def show_fault(self, text: str) -> bool:
         return await self.send("FLT", text)
 
+    async def show_pending(self, table: str, amount: int, currency: str) -> bool:
+        """A linked progressive's prize pending at ``table``; ``amount``: the link's meter (reseeded)."""
+        return await self.send("PND", table, amount, currency)
+
+    async def show_unavailable(self) -> bool:
+        """The linked progressive is unavailable: its chips are refused."""
+        return await self.send("NAV")
+
     async def clear(self) -> bool:
         return await self.send("CLR")
 

@@ -4,7 +4,9 @@
 
 ``seq`` is 0-999 (decimal, wraps), ``CK`` two upper-case hex digits, the XOR of every byte between ``$`` and
 ``*``. Controller -> sign: ``MTR,<amount>,<cur>`` show the meter; ``WIN,<seat>,<amount>,<cur>`` show a win;
-``FLT,<text>`` show a fault; ``CLR`` blank; ``PNG`` ping (display unchanged). Sign -> controller:
+``FLT,<text>`` show a fault; ``PND,<table>,<amount>,<cur>`` a linked progressive's prize pending at table
+``<table>``, with the link's meter; ``NAV`` the linked progressive unavailable; ``CLR`` blank; ``PNG`` ping
+(display unchanged). Sign -> controller:
 ``$<seq>,ACK*CK`` or ``$<seq>,NAK,<code>*CK`` (codes ``CKSUM``, ``BADCMD``, ``BADARG``). Amounts are integer
 minor units; the sign renders them with two decimals.
 """
@@ -18,12 +20,13 @@ MAX_LINE = 80  # bytes, terminator included
 SEQ_MODULO = 1000
 MAX_TEXT = 32  # characters a fault message may carry
 MAX_AMOUNT_DIGITS = 15  # digits an amount (minor units) may have: the sign shows no more
-COMMANDS = {"MTR": 2, "WIN": 3, "FLT": 1, "CLR": 0, "PNG": 0}  # command -> argument count
+COMMANDS = {"MTR": 2, "WIN": 3, "FLT": 1, "PND": 3, "NAV": 0, "CLR": 0, "PNG": 0}  # command -> argument count
 REPLIES = {"ACK": 0, "NAK": 1}
 NAK_CODES = ("CKSUM", "BADCMD", "BADARG")
 _ARG = re.compile(r"^[\x20-\x7e]*\Z")  # printable ASCII; the separators are refused below
 _FORBIDDEN = set("$,*")
 _CURRENCY = re.compile(r"^[A-Z]{3}\Z")
+_TABLE = re.compile(r"^[A-Za-z0-9_.-]{1,24}\Z")  # a table id as the sign shows it
 _FRAME = re.compile(rb"^\$(?P<body>[^$*\r\n]*)\*(?P<ck>[0-9A-F]{2})\r?\n?$")
 
 
@@ -97,6 +100,8 @@ def check_command(frame: Frame) -> None:
         raise ProtocolError(f"WIN: bad seat or amount {a!r}", "BADARG", frame.seq)
     if frame.cmd == "WIN" and not _CURRENCY.fullmatch(a[2]):
         raise ProtocolError(f"WIN: bad currency {a[2]!r}", "BADARG", frame.seq)
+    if frame.cmd == "PND" and not (_TABLE.fullmatch(a[0]) and _amount(a[1]) and _CURRENCY.fullmatch(a[2])):
+        raise ProtocolError(f"PND: bad table, amount or currency {a!r}", "BADARG", frame.seq)
     if frame.cmd == "FLT" and len(a[0]) > MAX_TEXT:
         raise ProtocolError(f"FLT: text longer than {MAX_TEXT}", "BADARG", frame.seq)
 
@@ -120,6 +125,10 @@ def render(frame: Frame) -> str | None:
         return f"WIN SEAT {int(a[0])} {format_amount(int(a[1]), a[2])}"
     if frame.cmd == "FLT":
         return f"FAULT {a[0]}"
+    if frame.cmd == "PND":
+        return f"PRIZE PENDING AT TABLE {a[0]} {format_amount(int(a[1]), a[2])}"
+    if frame.cmd == "NAV":
+        return "PROGRESSIVE UNAVAILABLE"
     if frame.cmd == "CLR":
         return ""
     return None

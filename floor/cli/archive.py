@@ -42,6 +42,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--site", default="+", help="archive one site only (default: every site)")
     parser.add_argument("--grace", type=float, default=2.0, help="seconds a gap may last before a re-fetch")
     parser.add_argument(
+        "--no-backup-check", dest="check_backups", action="store_false",
+        help="raise no floor alerts of late or failed backups (a floor without WAL archiving)",
+    )  # fmt: skip
+    parser.add_argument(
         "--refetch-chunk", type=_chunk, default=CHUNK, metavar="IDS",
         help=f"event ids re-fetched at once over every table (default {CHUNK}): at most the number of"
         " messages the floor broker queues for one client, or most of a larger answer is dropped and asked for again",
@@ -97,6 +101,7 @@ def main(args: argparse.Namespace) -> int:
         tls=tls,
         grace=args.grace,
         refetch_chunk=args.refetch_chunk,
+        check_backups=args.check_backups,
     )
     worker = ArchiveWorker(cfg)
     reporter = Reporter(

@@ -101,4 +101,26 @@ EXAMPLES: dict[tuple[str, ...], tuple[tuple[str, str], ...]] = {
             "trust table T1's audit key, read from its manifest",
         ),
     ),
+    ("floor", "backup"): (("tablectl floor backup status", "the last good base backup and restore check"),),
+    ("floor", "backup", "run"): (
+        (
+            "tablectl floor backup run --backup-dir /srv/floor-backup --keep 7",
+            "a base backup now, a week kept",
+        ),
+    ),
+    ("floor", "backup", "verify"): (
+        (
+            "tablectl floor backup verify --backup-dir /srv/floor-backup",
+            "restore the newest backup and compare",
+        ),
+    ),
+    ("floor", "backup", "status"): (
+        ("tablectl floor backup status --json", "backups, WAL archiving and the last restore check, as JSON"),
+    ),
+    ("floor", "restore"): (
+        (
+            "tablectl floor restore --to 2026-11-29T10:15:00Z --data-dir /var/lib/postgresql/15/main",
+            "a new data directory as the database was at 10:15 UTC",
+        ),
+    ),
 }

@@ -43,6 +43,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "the dashboard's user accounts (add, password, role, disable, list)",
     ),
     "enrol": ("floor.cli.enrol", "enrol a table's audit key (from its integrity manifest)"),
+    "backup": (
+        "floor.cli.backup",
+        "the database's base backups, their restore check, WAL archiving: run, verify, status",
+    ),
+    "restore": ("floor.cli.restore", "prepare a new data directory restored to a point in time"),
 }
 
 

@@ -41,7 +41,8 @@ async function acknowledge(alert, resultEl, button) {
 
 function renderArchive(state) {  // the archive's own state: its workers or its database away (not the tables)
   const p = document.getElementById("archive-state");
-  const words = state && typeof state.words === "string" ? state.words : "";
+  // the archive's workers, then its backups (late or failed: docs/floor.md "Backups and point-in-time recovery")
+  const words = state ? [state.words, state.backups].filter((w) => typeof w === "string" && w).join(" ") : "";
   p.textContent = words;
   p.hidden = !words;
 }

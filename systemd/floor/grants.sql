@@ -13,10 +13,14 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON
     events, floor_tables, checkpoints, floor_alerts, replay_requests, missing_events, rejected_messages,
     floor_arrivals, quarantined_events, floor_workers
     TO floor_archive;
+-- the backups' record: read by the maintenance pass (late or failed: a floor alert), written by the backup jobs,
+-- which run as the superuser postgres (docs/floor.md "Backups and point-in-time recovery")
+GRANT SELECT ON floor_backups TO floor_archive;
 
 GRANT SELECT ON
     events, floor_tables, checkpoints, floor_alerts, replay_requests, missing_events, rejected_messages,
-    floor_arrivals, quarantined_events, floor_workers, dashboard_users, dashboard_sessions, dashboard_log
+    floor_arrivals, quarantined_events, floor_workers, dashboard_users, dashboard_sessions, dashboard_log,
+    floor_backups
     TO floor_web;
 -- players (issue 41): the dashboard reads the registry to name players to supervisors (floor/web_players.py
 -- leaves the names out for every other role); registering, erasing and the settings are the technician's

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # From a fresh Debian (Bookworm) server to a running casino floor. Run as root.
 #   systemd/floor/install.sh --site SITE [--hostname NAME] [--workers N] [--web-listen HOST:PORT]
-#       [--public-url URL] [--supervisor NAME] [--add-table ID]... [--no-start]
+#       [--public-url URL] [--supervisor NAME] [--add-table ID]... [--backup-dir DIR] [--backup-keep N] [--no-start]
 # Steps (docs/floor.md "Install it" explains each): apt packages (PostgreSQL, mosquitto); users
 # floor-archive and floor-web; a release in /opt/tablectl-floor/releases with its venv (both wheels,
 # dependencies hash-checked from requirements/floor.txt); the settings in /etc/tablectl-floor, checked before
 # anything runs; certificates; PostgreSQL (TLS, pg_hba, roles, database, migrations, grants); the floor broker
 # (TLS, accounts, floor ACL); the units; then `current` switched, the first supervisor, and the services
-# enabled and started. Safe to run again: the same source makes no new release and nothing is restarted that
+# enabled and started; WAL archiving into the backup directory, the nightly base backup and restore check. Safe to run again: the same source makes no new release and nothing is restarted that
 # did not change. A refused setting ends it with one line, before any service is started or changed.
 # shellcheck source-path=SCRIPTDIR
 set -euo pipefail
@@ -21,11 +21,14 @@ opt_workers=""
 opt_listen=""
 opt_url=""
 supervisor=""
+opt_backup_dir=""
+opt_backup_keep=""
 add_tables=()
 start=1
 while [ $# -gt 0 ]; do
     case "$1" in
-        --site | --hostname | --workers | --web-listen | --public-url | --supervisor | --add-table)
+        --site | --hostname | --workers | --web-listen | --public-url | --supervisor | --add-table | --backup-dir \
+            | --backup-keep)
             [ $# -ge 2 ] || die "$1 needs a value"
             case "$1" in
                 --site) opt_site="$2" ;;
@@ -35,12 +38,14 @@ while [ $# -gt 0 ]; do
                 --public-url) opt_url="$2" ;;
                 --supervisor) supervisor="$2" ;;
                 --add-table) add_tables+=("$2") ;;
+                --backup-dir) opt_backup_dir="$2" ;;
+                --backup-keep) opt_backup_keep="$2" ;;
             esac
             shift
             ;;
         --no-start) start=0 ;;
         -h | --help)
-            sed -n '2,11p' "$0"
+            sed -n '2,12p' "$0"
             exit 0
             ;;
         *) die "unknown argument $1" ;;
@@ -58,6 +63,8 @@ FLOOR_WORKERS="${opt_workers:-${FLOOR_WORKERS:-2}}"
 FLOOR_WEB_LISTEN="${opt_listen:-${FLOOR_WEB_LISTEN:-0.0.0.0:8443}}"
 FLOOR_PUBLIC_URL="${opt_url:-${FLOOR_PUBLIC_URL:-https://$FLOOR_HOSTNAME:${FLOOR_WEB_LISTEN##*:}}}"
 FLOOR_BROKER_HOST="${FLOOR_BROKER_HOST:-localhost}"
+FLOOR_BACKUP_DIR="${opt_backup_dir:-${FLOOR_BACKUP_DIR:-/var/backups/tablectl-floor}}"
+FLOOR_BACKUP_KEEP="${opt_backup_keep:-${FLOOR_BACKUP_KEEP:-7}}"
 refuse() { die "configuration refused: $*; nothing was started or changed (docs/floor.md \"Install it\")"; }
 name_re='^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$'
 [ -n "$FLOOR_SITE" ] || refuse "--site is needed on the first install (the casino's site name, as in each table.toml)"
@@ -71,6 +78,8 @@ name_re='^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$'
 for t in "${add_tables[@]}"; do
     [[ "$t" =~ $name_re ]] || refuse "--add-table $t: letters, digits, _ and - only"
 done
+[[ "$FLOOR_BACKUP_DIR" =~ ^/[A-Za-z0-9._/-]+$ ]] || refuse "--backup-dir $FLOOR_BACKUP_DIR: an absolute path (letters, digits, . _ - /)"
+[[ "$FLOOR_BACKUP_KEEP" =~ ^[1-9][0-9]?$ ]] || refuse "--backup-keep $FLOOR_BACKUP_KEEP: 1 to 99 base backups"
 
 # ---- 1. packages ----------------------------------------------------------------------------------------
 log "1/9 apt packages (PostgreSQL, mosquitto)"
@@ -158,6 +167,8 @@ FLOOR_WORKERS=$FLOOR_WORKERS
 FLOOR_WEB_LISTEN=$FLOOR_WEB_LISTEN
 FLOOR_PUBLIC_URL=$FLOOR_PUBLIC_URL
 FLOOR_BROKER_HOST=$FLOOR_BROKER_HOST
+FLOOR_BACKUP_DIR=$FLOOR_BACKUP_DIR
+FLOOR_BACKUP_KEEP=$FLOOR_BACKUP_KEEP
 SETTINGS
 chmod 0644 "$settings_new"
 if cmp -s "$settings_new" "$FLOOR_ETC/floor.env"; then
@@ -211,12 +222,13 @@ if [ -z "$cluster" ]; then
     pg_createcluster "$version" main >/dev/null
     cluster="$(pg_lsclusters -h | head -n 1)"
 fi
-read -r pg_version pg_cluster pg_port _ <<<"$cluster"
+read -r pg_version pg_cluster pg_port _ _ pg_data _ <<<"$cluster"
 pg_conf="/etc/postgresql/$pg_version/$pg_cluster"
 pg_unit="postgresql@$pg_version-$pg_cluster.service"
 pg_restart=0
 pg_reload=0
 install -d -m 0755 -o postgres -g postgres "$pg_conf/conf.d"
+backup_storage "$release_dir" "$pg_data"
 conf_new="$(mktemp)"
 cat >"$conf_new" <<CONF
 # Written by systemd/floor/install.sh (docs/floor.md "The database"): TLS only, scram passwords.
@@ -226,6 +238,7 @@ ssl_cert_file = '$FLOOR_CERTS/postgres.crt'
 ssl_key_file = '$FLOOR_CERTS/postgres.key'
 ssl_min_protocol_version = 'TLSv1.2'
 password_encryption = 'scram-sha-256'
+$(backup_pg_settings)
 CONF
 if ! cmp -s "$conf_new" "$pg_conf/conf.d/tablectl-floor.conf"; then
     install -m 0644 -o postgres -g postgres "$conf_new" "$pg_conf/conf.d/tablectl-floor.conf"
@@ -243,6 +256,7 @@ cat >"$hba_new" <<HBA
 # The superuser over the local socket only (the installer); the floor's roles over TLS only, with a password.
 # TYPE   DATABASE  USER                                 ADDRESS       METHOD
 local    all       postgres                                           peer
+local    replication postgres                                         peer
 hostssl  $FLOOR_DB     floor_owner,floor_archive,floor_web  127.0.0.1/32  scram-sha-256
 hostssl  $FLOOR_DB     floor_owner,floor_archive,floor_web  ::1/128       scram-sha-256
 # Archive workers or dashboards on other hosts: add hostssl lines for their addresses above this one.
@@ -374,6 +388,7 @@ if [ -n "$supervisor" ]; then
         log "dashboard supervisor $supervisor: first password in $FLOOR_ETC/$supervisor.password (give it, then delete the file)"
     fi
 fi
+backup_units "$release_dir" "$pg_port" "$start"
 # A file this run wrote since the unit started (settings, secrets, certificates): the unit restarts for it.
 changed_since_start() {
     local since

@@ -136,3 +136,54 @@ load_settings() {
         source "$FLOOR_ETC/floor.env"
     fi
 }
+
+# ---- backups (docs/floor.md "Backups and point-in-time recovery") ------------------------------------------------
+# FLOOR_BACKUP_DIR (floor.env): WAL archive (wal/) and base backups (base/), owned by postgres, mode 0700; best a
+# disk or a mount of its own. FLOOR_BACKUP_KEEP: base backups kept.
+WAL_ARCHIVE_SCRIPT=/usr/local/lib/tablectl-floor/wal-archive
+BACKUP_UNITS=(tablectl-floor-backup.service tablectl-floor-backup.timer tablectl-floor-backup-verify.service
+    tablectl-floor-backup-verify.timer)
+
+# The backup directory and PostgreSQL's archive_command script, before PostgreSQL is told to archive into it.
+backup_storage() {
+    local release_dir="$1" data_dir="$2" d
+    install -d -m 0755 "$(dirname "$WAL_ARCHIVE_SCRIPT")"
+    if ! cmp -s "$release_dir/systemd/floor/tablectl-floor-wal-archive" "$WAL_ARCHIVE_SCRIPT"; then
+        install -m 0755 "$release_dir/systemd/floor/tablectl-floor-wal-archive" "$WAL_ARCHIVE_SCRIPT"
+    fi
+    for d in "$FLOOR_BACKUP_DIR" "$FLOOR_BACKUP_DIR/wal" "$FLOOR_BACKUP_DIR/base"; do
+        install -d -m 0700 -o postgres -g postgres "$d"
+    done
+    if [ -d "$data_dir" ] && [ "$(stat -c %d "$FLOOR_BACKUP_DIR")" = "$(stat -c %d "$data_dir")" ]; then
+        log "WARNING: $FLOOR_BACKUP_DIR is on the database's own disk: a lost disk takes the backups too (mount another disk there)"
+    fi
+}
+
+# PostgreSQL's settings for continuous WAL archiving (part of its conf.d/tablectl-floor.conf).
+backup_pg_settings() {
+    printf '%s\n' "# WAL archived to the backup directory (docs/floor.md \"Backups and point-in-time recovery\")" \
+        "wal_level = replica" "archive_mode = on" \
+        "archive_command = '$WAL_ARCHIVE_SCRIPT %p $FLOOR_BACKUP_DIR/wal/%f'" \
+        "archive_timeout = 300"
+}
+
+# The backup and restore-check units and their timers; the first base backup started at once when there is none.
+backup_units() {
+    local release_dir="$1" pg_port="$2" start="$3" unit changed=0
+    write_env "$FLOOR_ETC/backup.env" postgres \
+        "FLOOR_BACKUP_DSN=postgresql:///$FLOOR_DB?host=/var/run/postgresql&port=$pg_port&user=postgres"
+    for unit in "${BACKUP_UNITS[@]}"; do
+        if ! cmp -s "$release_dir/systemd/floor/$unit" "/etc/systemd/system/$unit"; then
+            install -m 0644 "$release_dir/systemd/floor/$unit" "/etc/systemd/system/$unit"
+            changed=1
+        fi
+    done
+    [ "$changed" -eq 0 ] || systemctl daemon-reload
+    systemctl enable tablectl-floor-backup.timer tablectl-floor-backup-verify.timer >/dev/null 2>&1
+    [ "$start" -eq 1 ] || return 0
+    systemctl start tablectl-floor-backup.timer tablectl-floor-backup-verify.timer
+    if [ -z "$(find "$FLOOR_BACKUP_DIR/base" -mindepth 2 -maxdepth 2 -name backup.json -print -quit)" ]; then
+        systemctl start --no-block tablectl-floor-backup.service
+        log "backups: the first base backup is being taken into $FLOOR_BACKUP_DIR (tablectl-floor backup status)"
+    fi
+}
