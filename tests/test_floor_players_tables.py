@@ -1,14 +1,12 @@
 """The table side's own player events (issue 41) through the floor: two real table cores seat players with the
 dealer's and the supervisor's ``player_in``/``player_out`` and close a table; what they publish is archived in
-chained envelopes and rated by the floor, each figure recomputed from the simulator's rounds. Runs once the table
-side (controller/table/players.py) is in the tree; skipped before."""
+chained envelopes and rated by the floor, each figure recomputed from the simulator's rounds."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
 import psycopg
-import pytest
 
 from floor.play_rounds import seat_rounds
 from floor.players.load import load_players
@@ -16,8 +14,6 @@ from floor.players.visits import EndReason
 from tablebench.ap_players import REGULAR_SEAT, SUBJECT_SEAT, simulate
 from tests.support.floor import migrated_database
 from tests.support.players import FloorClock
-
-pytest.importorskip("controller.table.players", reason="the table side of issue 41 is not in this tree")
 
 WHEN = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 
