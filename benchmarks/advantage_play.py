@@ -18,7 +18,19 @@ false positive as an advantage-play sign. Last, its calibration: the share of ru
 consecutive decisions of the basic-strategy players (the regular at seat 1 and the flat and random players)
 that reach ``min_precision`` (wanted: at least 99 %), with the lowest and mean precision.
 
-    python benchmarks/advantage_play.py [--trials 20] [--shoes 8] [--seed 1] [--quick]
+Then players who move between two tables (issue 41, bench/tablebench/ap_moving.py: each table deals ``--shoes``
+shoes, the player takes seat 5 at one table or the other, his visits as the tables' player events say them),
+judged both ways in the same run, beside each other:
+
+- ``per_seat``: the floor without player identity: the seat sessions of seat 5 at each table (issue 32);
+  ``any`` is the share of trials with at least one of them flagged, ``sessions`` the share of them flagged;
+- ``per_player``: the player's rating over all his visits across both tables and their shoes
+  (floor/players/ratings.py), flagged or not, per trial.
+
+For the flat and random movers a flag is a false positive; for the counter who wongs out and the wonger a
+detection.
+
+    python benchmarks/advantage_play.py [--trials 20] [--shoes 8] [--seed 1] [--quick] [--moving-only]
 """
 
 from __future__ import annotations
@@ -31,9 +43,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from datetime import UTC, datetime, timedelta
+
 from floor.advantage import CALIBRATED_PRECISION, DEFAULT_THRESHOLDS, Thresholds, assess
 from floor.play_rounds import seat_rounds
+from floor.players.ratings import TimedRound, rate_player
+from floor.players.visits import EndReason, Visit
 from floor.sessions_play import Level, TableRound, group_sessions, player_totals
+from tablebench.ap_moving import MOVERS, simulate_moving
 from tablebench.ap_players import PLAYERS, SUBJECT_SEAT, simulate
 
 PRECISION_ON = (
@@ -74,14 +91,66 @@ def trial(
     return out
 
 
+START = datetime(2026, 11, 23, 12, tzinfo=UTC)
+
+
+def moving_trial(
+    kind: str, shoes: int, seed: int, configs: dict[str, Thresholds]
+) -> dict[str, tuple[int, ...]]:
+    """Per configuration: (a seat session flagged 0/1, seat sessions flagged, seat sessions, player flagged 0/1)."""
+    run = simulate_moving(kind, shoes=shoes, seed=seed)
+    tables: dict[tuple[str, str], list[TimedRound]] = {}
+    seat_sessions = []
+    for t, rounds in run.rounds.items():
+        trs = []
+        for i, r in enumerate(rounds):
+            seats, problems = seat_rounds(r.description, round_id=r.round_id, shoe=r.shoe, count=r.count)
+            assert not problems, problems
+            trs.append(TableRound(i, r.round_id, r.shoe, False, seats, r.count))
+        # event ids as a table's journal would have them: round i's first event 10 i + 5, a visit's in and out
+        # events just before its first round and just after its last
+        tables[("sim", t)] = [TimedRound("sim", t, tr, 10 * tr.index + 5, START + timedelta(seconds=30 * tr.index),
+                                         30.0) for tr in trs]  # fmt: skip
+        seat_sessions += [
+            s for s in group_sessions("sim", t, trs) if s.level == Level.SEAT and s.seat == SUBJECT_SEAT
+        ]
+    visits = [Visit(PLAYER_ID, "sim", t, SUBJECT_SEAT, START + timedelta(seconds=30 * a), 10 * a + 1, "bench",
+                    end=START + timedelta(seconds=30 * b), end_event=10 * b + 1, end_reason=EndReason.PLAYER_OUT)
+              for t, a, b in run.visits]  # fmt: skip
+    player = rate_player(PLAYER_ID, visits, tables).play
+    assert len(player.rounds) == sum(len(s.rounds) for s in seat_sessions)  # the same rounds, judged two ways
+    out = {}
+    for name, th in configs.items():
+        flagged = sum(bool(assess(s, th)) for s in seat_sessions)
+        out[name] = (int(flagged > 0), flagged, len(seat_sessions), int(bool(assess(player, th))))
+    return out
+
+
+def moving(trials: int, shoes: int, seed: int, configs: dict[str, Thresholds]) -> None:
+    print(f"moving players: two tables, {shoes} shoes each, seat 5 at one or the other; per_seat (seat sessions, "
+          "no identity) beside per_player (his visits across tables and shoes)")  # fmt: skip
+    for kind in MOVERS:
+        sums = {name: [0, 0, 0, 0] for name in configs}
+        for t in range(trials):
+            for name, got in moving_trial(kind, shoes, seed * 1000 + t, configs).items():
+                for i, v in enumerate(got):
+                    sums[name][i] += v
+        role = "detection" if kind in ("counter_mover", "wonger") else "false_positive"
+        for name, (anyf, f, n, p) in sums.items():
+            seat = f"per_seat any={anyf / trials:.2f} ({anyf}/{trials}) sessions={f / n if n else 0:.3f} ({f}/{n})"
+            print(f"{kind:<13} {name:<9} {role:<14} {seat}  per_player={p / trials:.2f} ({p}/{trials})")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trials", type=int, default=20)
     ap.add_argument("--shoes", type=int, default=8)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--quick", action="store_true", help="3 trials of 4 shoes (a smoke run)")
+    ap.add_argument("--quick", action="store_true", help="3 trials of 4 shoes, moving 2 of 2 (a smoke run)")
+    ap.add_argument("--moving-only", action="store_true", help="only the players who move between tables")
     args = ap.parse_args()
     trials, shoes = (3, 4) if args.quick else (args.trials, args.shoes)
+    moving_trials, moving_shoes = (2, 2) if args.quick else (trials, shoes)  # two tables: twice the rounds
     configs = {
         "default": DEFAULT_THRESHOLDS,
         "precision": replace(DEFAULT_THRESHOLDS, min_precision=PRECISION_ON),
@@ -91,6 +160,10 @@ def main() -> int:
           f"min_rounds={d.min_rounds} max_p={d.max_p} min_rho={d.min_rho} min_entry={d.min_entry}; "
           f"precision rule: min_precision={PRECISION_ON} over {d.min_decisions} decisions")  # fmt: skip
     start = time.monotonic()
+    if args.moving_only:
+        moving(moving_trials, moving_shoes, args.seed, configs)
+        print(f"elapsed_s={time.monotonic() - start:.1f}")
+        return 0
     calibration: list[float] = []
     for kind in PLAYERS:
         sums = {name: [0, 0, 0] for name in configs}
@@ -109,6 +182,7 @@ def main() -> int:
     print(f"calibration: basic-strategy players by the printed chart, {n} runs of {d.min_decisions} decisions: "
           f"{passed / n:.3f} ({passed}/{n}) reach min_precision={PRECISION_ON}; {others}; "
           f"lowest precision {min(calibration):.3f}, mean {sum(calibration) / n:.4f}")  # fmt: skip
+    moving(moving_trials, moving_shoes, args.seed, configs)
     print(f"elapsed_s={time.monotonic() - start:.1f}")
     return 0
 

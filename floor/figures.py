@@ -78,7 +78,45 @@ INITIAL_BETS = Figure(
     "Σ each seat's original main bet (before doubles and splits): the basis of theoretical win and bet sizes",
 )
 
-GLOSSARY = (ROUNDS, HOURS_OPEN, ROUNDS_PER_HOUR, HANDLE, PAID, WIN, HOLD, THEORETICAL_WIN, INITIAL_BETS)
+# A player's rating (issue 41, floor/players/ratings.py)
+HOURS_PLAYED = Figure(
+    "hours_played",
+    "hours played",
+    False,
+    "a player's time at a seat with a bet: each round he bet on counts from its start to the start of the "
+    "table's next round (at most 5 minutes; the table's last round: to its settlement), never past his visit's end",
+)
+AVERAGE_BET = Figure(
+    "average_bet",
+    "average bet",
+    True,
+    "initial bets ÷ the rounds with a bet (the original main bet per round)",
+)
+LARGEST_BET = Figure("largest_bet", "largest bet", True, "the largest original main bet of a round")
+PLAY_PRECISION = Figure(
+    "precision_pct",
+    "play precision %",
+    False,
+    "the share of the hand decisions that match basic strategy for the shoe dealt × 100 (floor/play_rounds.py; "
+    "none without a decision)",
+)
+BUY_IN = Figure(
+    "buy_in",
+    "buy-in",
+    True,
+    "cash and chips the player brought to the table, where the table records it (the tables do not record it "
+    "yet: shown empty)",
+)
+COMP = Figure(
+    "comp",
+    "comp",
+    True,
+    "what the casino's policy gives back: theoretical win × the comp share (`tablectl floor players settings "
+    "--comp-share`, per cent), rounded down; never below 0",
+)
+
+GLOSSARY = (ROUNDS, HOURS_OPEN, ROUNDS_PER_HOUR, HANDLE, PAID, WIN, HOLD, THEORETICAL_WIN, INITIAL_BETS,
+            HOURS_PLAYED, AVERAGE_BET, LARGEST_BET, PLAY_PRECISION, BUY_IN, COMP)  # fmt: skip
 
 
 def house_win(player_net: int) -> int:

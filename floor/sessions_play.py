@@ -44,6 +44,8 @@ class Level:
     SEAT = "seat"
     PLAYER_SESSION = "player_session"
     PLAYER = "player"
+    VISIT = "visit"  # a player's visit at a seat (issue 41, floor/players/ratings.py)
+    PLAYER_VISITS = "player_visits"  # every visit of a player in the window, across tables (issue 41)
 
 
 class CountedBet(NamedTuple):
@@ -70,6 +72,9 @@ class PlaySession:
     def key(self) -> str:
         who = f"seat {self.seat}" if self.level == Level.SEAT else f"player {self.player}"
         first = self.round_ids[0] if self.round_ids else ""
+        # followed across tables: its first round says when
+        if self.level in (Level.VISIT, Level.PLAYER_VISITS):
+            return f"{self.site}/{self.level}/{who}/{self.table}/{first}"
         return f"{self.site}/{self.table}/{who}/{first}" if self.table else f"{self.site}/{who}"
 
     @property
@@ -216,7 +221,7 @@ class ShoeState:
     dealt: int | None
 
 
-def _shoe_states(conn: psycopg.Connection, site: str, table: str) -> list[ShoeState]:
+def shoe_states(conn: psycopg.Connection, site: str, table: str) -> list[ShoeState]:
     rows = conn.execute(
         "SELECT event_id, data->'shoe_no', data->>'shuffler', data->'decks', data->'dealt_this_shoe' FROM events"
         " WHERE site = %s AND table_id = %s AND topic = 'state/shoe' ORDER BY event_id",
@@ -269,10 +274,29 @@ def table_rounds(archived: list[ArchivedRound], shoes: list[ShoeState]) -> tuple
 
 
 @dataclass
+class JudgedTable:
+    """One table's rounds of a window as archived and as judged (``table_rounds``), with what could not be used:
+    kept by ``load_sessions`` so the players' ratings of the same window (floor/players/) replay nothing again."""
+
+    archived: list[ArchivedRound]
+    rounds: list[TableRound]
+    problems: list[str]
+
+
+@dataclass
 class SessionsReport:
     sessions: list[PlaySession]
     players: list[PlaySession]
     problems: list[str]
+    tables: dict[tuple[str, str], JudgedTable] = field(default_factory=dict)
+
+
+def judge_table(
+    conn: psycopg.Connection, site: str, table: str, since: datetime, until: datetime
+) -> JudgedTable:
+    archived = [r for r in load_rounds(conn, site, table, since, until) if r.site == site]
+    trs, bad = table_rounds(archived, shoe_states(conn, site, table))
+    return JudgedTable(archived, trs, bad)
 
 
 def load_sessions(
@@ -289,9 +313,9 @@ def load_sessions(
     ).fetchall()
     sessions: list[PlaySession] = []
     problems: list[str] = []
+    judged: dict[tuple[str, str], JudgedTable] = {}
     for site, table_id in tables:
-        archived = [r for r in load_rounds(conn, site, table_id, since, until) if r.site == site]
-        trs, bad = table_rounds(archived, _shoe_states(conn, site, table_id))
-        sessions += group_sessions(site, table_id, trs, gap)
-        problems += [f"{site}/{table_id}: {p}" for p in bad]
-    return SessionsReport(sessions, player_totals(sessions), problems)
+        j = judged[(site, table_id)] = judge_table(conn, site, table_id, since, until)
+        sessions += group_sessions(site, table_id, j.rounds, gap)
+        problems += [f"{site}/{table_id}: {p}" for p in j.problems]
+    return SessionsReport(sessions, player_totals(sessions), problems, judged)

@@ -1,5 +1,8 @@
 """What the dashboard's surveillance view shows (issue 32): the play sessions of a window with their figures and
-advantage-play flags, and the open ``advantage_play`` alerts. Only the surveillance role is given it
+advantage-play flags, and the open ``advantage_play`` alerts. Each player the tables seated (issue 41) has a row
+of his own over all his visits of the window, across tables and shoes (level ``player_visits``): a counter who
+moves between tables, or a wonger who enters each table's shoe at high counts, is judged as one person. A
+player is named by his card number or pseudonym, never by name. Only the surveillance role is given it
 (floor/web_surveillance.py).
 
 A shoe's count (each round's true count, the bet-versus-count trend, the mean count) is withheld while the shoe
@@ -20,6 +23,7 @@ import psycopg
 
 from controller.words import alert_words
 from floor.advantage import DEFAULT_THRESHOLDS, assess
+from floor.players.load import load_players
 from floor.queries import floor_alerts
 from floor.sessions_play import PlaySession, load_sessions
 
@@ -69,12 +73,17 @@ def surveillance_view(
     conn: psycopg.Connection, since: datetime, until: datetime, live: bool
 ) -> dict[str, Any]:
     report = load_sessions(conn, since, until)
+    # the players the tables seated: each over his visits (issue 41)
+    seated = load_players(conn, since, until, judged=report.tables)  # the rounds judged once
     current = _current_shoes(conn)
     tables: dict[str, set[str]] = {}
     for s in report.sessions:
         if s.player:
             tables.setdefault(s.player, set()).add(s.table)
-    rows = [(s, _row(s, live or not _in_play(s, current, tables))) for s in report.sessions + report.players]
+    for r in seated.players:
+        tables.setdefault(r.play.player or "", set()).update(v.table for v in r.visits)
+    sessions = report.sessions + report.players + [r.play for r in seated.players]
+    rows = [(s, _row(s, live or not _in_play(s, current, tables))) for s in sessions]
     rows.sort(key=lambda x: (not x[1]["flags"], x[0].site, x[0].table, x[1]["first_round"] or ""))
     alerts = [
         {**a.to_json(), "words": alert_words(a.kind)}
@@ -83,5 +92,5 @@ def surveillance_view(
     return {
         "since": since.isoformat(), "until": until.isoformat(), "live_count": live,
         "sessions": [r for _, r in rows[:MAX_SESSIONS]], "more_sessions": max(0, len(rows) - MAX_SESSIONS),
-        "not_used": len(report.problems), "alerts": alerts,
+        "not_used": len(set(report.problems) | set(seated.problems)), "alerts": alerts,
     }  # fmt: skip

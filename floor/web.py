@@ -41,6 +41,7 @@ from floor.web_auth import SESSION, Auth, Database, deny
 from floor.web_config import WebConfig
 from floor.web_live import TICK_S, Live, build, database_down
 from floor.web_pages import PAGE_FILES, Pages
+from floor.web_players import Players
 from floor.web_progressive import ProgressivePage
 from floor.web_relay import Relay
 from floor.web_surveillance import Surveillance
@@ -98,6 +99,8 @@ class FloorWeb:
         self.pages.routes(app)
         Surveillance(self.cfg, self.db, self.auth).routes(app)  # its own page and API (web_surveillance.py)
         ProgressivePage(self.db, self.auth).routes(app)  # a linked progressive's page (web_progressive.py)
+        # the players' ratings, names for supervisors only (web_players.py)
+        Players(self.db, self.auth).routes(app)
         app.on_startup.append(self._start)
         app.on_cleanup.append(self._stop)
         return app

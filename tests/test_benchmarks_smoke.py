@@ -118,6 +118,12 @@ def test_advantage_play_prints_every_players_rates() -> None:
     # the precision rule's calibration on the printed chart's players (issue 39): runs of min_decisions decisions
     [calibration] = [x for x in out.splitlines() if x.startswith("calibration:")]
     assert "reach min_precision=" in calibration and "lowest precision" in calibration
+    # players who move between two tables (issue 41): per seat beside per player, in the same run
+    for kind in ("flat_mover", "random_mover", "counter_mover", "wonger"):
+        rows = [x for x in out.splitlines() if x.startswith(f"{kind} ") and " default " in x]
+        assert len(rows) == 1, out
+        for key in ("any", "sessions", "per_player"):
+            assert 0 <= figure(rows[0], kind, key) <= 1
 
 
 def test_progressive_prints_rates_latency_and_baselines_and_the_meter_is_exact() -> None:

@@ -33,6 +33,31 @@ EXAMPLES: dict[tuple[str, ...], tuple[tuple[str, str], ...]] = {
     ("floor", "report"): (
         ("tablectl floor report --day 2026-11-28 --html day.html", "that day's summary per table as a page"),
     ),
+    ("floor", "players"): (
+        (
+            "tablectl floor players --hours 12 --player 4711AB",
+            "one player's visits and rating over the last 12 hours",
+        ),
+        (
+            "tablectl floor players --since 2026-11-28 --csv players.csv",
+            "every player's rating since that day",
+        ),
+    ),
+    ("floor", "players", "register"): (
+        ("tablectl floor players register --card 4711AB --name 'Ana Example'", "name a card's player"),
+    ),
+    ("floor", "players", "erase"): (
+        (
+            "tablectl floor players erase --player 4711AB --reason 'asked on 2026-11-28'",
+            "erase the player's personal data",
+        ),
+    ),
+    ("floor", "players", "settings"): (
+        ("tablectl floor players settings --comp-share 25 --retention-days 730", "comp policy and retention"),
+    ),
+    ("floor", "players", "retention"): (
+        ("tablectl floor players retention", "erase players not seen for the retention days"),
+    ),
     ("floor", "shift"): (
         (
             "tablectl floor shift --since 2026-11-28T22:00 --hours 8 --layout /etc/floor/floor.toml --csv shift.csv",

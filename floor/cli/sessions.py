@@ -1,5 +1,6 @@
 """``tablectl floor sessions [--since T] [--until T] [--hours N] [--table T] [--gap N] [--csv F] [--html F]
-[--alert] [thresholds]``: play sessions per seat and per player (floor/sessions_play.py) with their
+[--alert] [thresholds]``: play sessions per seat and per player (floor/sessions_play.py), and each player the
+tables seated (issue 41, floor/players/: his visits across tables and shoes, level ``player_visits``), with their
 figures, the bet-versus-count trend and the advantage-play flags (floor/advantage.py); ``--alert``
 raises the ``advantage_play`` floor alerts of the flagged sessions. Without ``--csv``/``--html`` the CSV goes to
 stdout; rounds that could not be used go to stderr. Surveillance material: run it on the floor host."""
@@ -17,6 +18,7 @@ from controller.words import count
 from floor import store
 from floor.advantage import CALIBRATED_PRECISION, DEFAULT_THRESHOLDS, Thresholds, raise_alerts
 from floor.cli.shift import STDOUT, add_window
+from floor.players.load import player_sessions
 from floor.queries import consistent_read, table_currencies
 from floor.sessions_play import DEFAULT_GAP, load_sessions
 from floor.sessions_report import to_csv, to_html
@@ -77,11 +79,13 @@ def main(args: argparse.Namespace) -> int:
             with consistent_read(conn):  # one snapshot of the archive for the whole report
                 report = load_sessions(conn, since, until, table=args.table, gap=args.gap)
                 currencies = table_currencies(conn)
-            new = raise_alerts(conn, report.sessions + report.players, th) if args.alert else 0
+                # the players seated by the tables (issue 41): each one's play across tables and shoes
+                visits = [] if args.table else player_sessions(conn, since, until, report.tables)
+            new = raise_alerts(conn, report.sessions + report.players + visits, th) if args.alert else 0
     except psycopg.Error as exc:
         print(f"floor sessions: {exc}", file=sys.stderr)
         return 1
-    rows = report.sessions + report.players
+    rows = report.sessions + report.players + visits
     if args.csv == STDOUT:
         sys.stdout.write(to_csv(rows, th, currencies))
     elif args.csv:
@@ -93,6 +97,6 @@ def main(args: argparse.Namespace) -> int:
     for line in report.problems[:MAX_PROBLEMS_SHOWN]:
         print(f"not used: {safe(line, 300)}", file=sys.stderr)
     print(f"{count(len(report.sessions), 'session')}, {count(len(report.players), 'player')}, "
-          f"{count(len(report.problems), 'round')} not used"
+          f"{count(len(visits), 'seated player')}, {count(len(report.problems), 'round')} not used"
           + (f", {count(new, 'new advantage play alert')}" if args.alert else ""), file=sys.stderr)  # fmt: skip
     return 0

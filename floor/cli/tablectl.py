@@ -32,6 +32,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "floor.cli.sessions",
         "play sessions: win, expected win, how close to basic strategy, bets against the count, advantage play",
     ),
+    "players": (
+        "floor.cli.players",
+        "player ratings (visits, handle, win, theoretical win, comp) and the players' personal data",
+    ),
     "bridge": ("floor.cli.bridge", "write a table broker's bridge section to the floor broker"),
     "web": ("floor.cli.web", "the floor dashboard (web, live updates, behind a login)"),
     "user": (

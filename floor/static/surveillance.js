@@ -40,7 +40,8 @@ function render(data) {
   for (const s of data.sessions) {
     const tr = el("tr", null, s.flags.length ? "flagged" : "");
     tr.dataset.key = s.key;
-    const who = s.level === "seat" ? "seat " + s.seat : "player " + s.player;
+    const who = s.level === "seat" ? "seat " + s.seat
+      : "player " + s.player + (s.level === "player_visits" ? " (seated, every table)" : "");
     const flags = el("td", s.flags.join(" "), "flags");
     flags.title = s.reasons.join("; ");
     tr.append(flags, el("td", s.table || "(all tables)"), el("td", who), el("td", s.rounds),

@@ -2,7 +2,8 @@
 -- migration; docs/floor.md "The database's roles"). Least privilege:
 --   floor_owner    owns the database and every table: migrations, users, enrolment (the technician's commands)
 --   floor_archive  the archive workers: read and write the archive's tables; nothing of the dashboard's
---   floor_web      the dashboard: reads the archive; writes only its sessions, its log and alert acknowledgements
+--   floor_web      the dashboard: reads the archive and the player registry; writes only its sessions, its log
+--                  and alert acknowledgements
 --   floor_progressive  the linked progressives' controllers: read the archived events, write their links' rows
 --                  (docs/progressive.md); their dual-control commands run as floor_owner (tablectl-floor)
 -- A migration that adds a table adds it here too (tests/test_floor_installer.py checks that every table is named).
@@ -25,6 +26,11 @@ GRANT SELECT ON
     progressive_params, progressive_links, progressive_inputs, progressive_contributions, progressive_hits,
     progressive_corrections, progressive_journal
     TO floor_web;
+-- players (issue 41): the dashboard reads the registry to name players to supervisors (floor/web_players.py
+-- leaves the names out for every other role); registering, erasing and the settings are the technician's
+-- commands (tablectl floor players, as floor_owner). The archive workers get nothing of it.
+-- player_log holds who did what and when, never a name or a detail.
+GRANT SELECT ON players, player_settings, player_log TO floor_web;
 GRANT INSERT, DELETE ON dashboard_sessions TO floor_web;
 GRANT INSERT ON dashboard_log TO floor_web;
 -- a login takes its attempt before the password is checked (floor/logins.py reserve): the row is confirmed as a
