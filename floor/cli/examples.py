@@ -148,6 +148,20 @@ EXAMPLES: dict[tuple[str, ...], tuple[tuple[str, str], ...]] = {
             "two supervisors stop the link taking chips",
         ),
     ),
+    ("floor", "progressive", "resume"): (
+        (
+            "tablectl floor progressive resume --link bank-a --by ana --by-password-file - --with rui"
+            " --with-password-file rui.pw --reason 'new rate checked'",
+            "two supervisors let the link take chips again",
+        ),
+    ),
+    ("floor", "progressive", "correct"): (
+        (
+            "tablectl floor progressive correct --link bank-a --to-minor 1250000 --by ana --by-password-file -"
+            " --with rui --with-password-file rui.pw --reason 'meter reset by the regulator'",
+            "two supervisors set a suspended link's meter to 12,500.00",
+        ),
+    ),
     ("floor", "progressive", "set"): (
         (
             "tablectl floor progressive set --link bank-a --config new.toml --by ana --by-password-file -"

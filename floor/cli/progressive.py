@@ -52,7 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     for name in ("suspend", "resume", "set", "correct"):
         sp = sub.add_parser(name, help=f"{name} a link (dual control)", allow_abbrev=False)
         add_dsn(sp)
-        sp.add_argument("--link", type=_link, required=True)
+        sp.add_argument("--link", type=_link, required=True, help="the link's name, e.g. bank-a")
         sp.add_argument("--by", required=True, help="the first supervisor (a dashboard account)")
         sp.add_argument(
             "--by-password-file", required=True, help="a file whose first line is the password; - stdin"
@@ -66,7 +66,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             sp.add_argument("--to-minor", type=int, required=True, help="the meter's new value, minor units")
     rep = sub.add_parser("report", help="a link's meters and records")
     add_dsn(rep)
-    rep.add_argument("--link", type=_link, required=True)
+    rep.add_argument("--link", type=_link, required=True, help="the link's name, e.g. bank-a")
     rep.add_argument("--csv", action="store_true", help="CSV instead of text")
     rep.add_argument("--shift-hours", type=int, default=8, choices=(4, 6, 8, 12, 24), help="a shift's length")
     rep.add_argument(
