@@ -339,7 +339,7 @@ def main() -> int:
         else f"{r['wal_checkpoints']} on their own thread"
     )
     print(
-        f"\n  journal commit p99 {commit_p99:.3f} ms = {commit_p99 / fsync_p99:.1f} x one fsync's p99"
+        f"\n  journal commit p99 {commit_p99:.3f} ms = {commit_p99 / max(fsync_p99, 0.001):.1f} x one fsync's p99"
         f" ({fsync_p99:.3f} ms);"
         f" COMMIT statement p99 {summary_ms(st.commit_statement)['p99']:.3f} ms"
         f"\n  WAL checkpoints: {where}; card commits during which the database file was written:"

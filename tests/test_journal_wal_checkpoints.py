@@ -200,7 +200,7 @@ from controller.journal.wal_checkpoints import WalCheckpoints
 run = WalCheckpoints._checkpoint
 
 def say(line):  # one write: lines of the two threads never mix
-    sys.stdout.write(line + "\n")
+    sys.stdout.write(line + "\\n")
     sys.stdout.flush()
 
 def announced(self, conn):

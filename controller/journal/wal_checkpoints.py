@@ -135,9 +135,16 @@ class WalCheckpoints:
                 seen, changed_at = now_commits, now
             waiting = now_commits - done
             quiet = waiting > 0 and now - changed_at >= self.idle_s
-            if asked or waiting >= self.every_commits or quiet:
+            if asked or waiting >= self.every_commits or quiet or self._behind():
                 self._checkpoint(conn)
                 done = now_commits  # what was committed before the checkpoint began is in it (or it failed)
+
+    def _behind(self) -> bool:
+        """The last checkpoint left frames in the log (commits came during it): the next pass copies them, so that
+        the log is soon copied whole and the writer starts it again from its beginning (overwriting the same
+        blocks: each commit's fsync then has no file size to record)."""
+        r = self.last_result
+        return r is not None and (r.busy or r.copied_frames < r.log_frames) and not self.last_error
 
     def _checkpoint(self, conn: sqlite3.Connection) -> None:
         try:
