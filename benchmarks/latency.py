@@ -287,6 +287,7 @@ async def run(cards: int, *, checkpoint_in_commit: bool = False) -> dict[str, An
                 "fsync": measure_fsync(work),
                 "journal_records": rounds_inputs,
                 "wal_checkpoints": wal.checkpoints if wal is not None else None,
+                "wal_last": wal.last_result.log_frames if wal is not None and wal.last_result else None,
                 "wal_pages": wal_pages,
             }
         finally:
@@ -336,7 +337,7 @@ def main() -> int:
     where = (
         "SQLite's, inside the COMMIT (--checkpoint-in-commit)"
         if r["wal_checkpoints"] is None
-        else f"{r['wal_checkpoints']} on their own thread"
+        else f"{r['wal_checkpoints']} on their own thread (the log at the last one: {r['wal_last']} frames)"
     )
     print(
         f"\n  journal commit p99 {commit_p99:.3f} ms = {commit_p99 / max(fsync_p99, 0.001):.1f} x one fsync's p99"

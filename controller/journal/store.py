@@ -105,7 +105,6 @@ class Journal:
         self._clock = clock
         self._conn = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)
         self._exclusive = exclusive
-        self._commits = 0  # COMMITs made by this connection (the WAL checkpoint thread's cadence)
         self._wal_checkpoints: WalCheckpoints | None = None
         if exclusive:
             self._lock_exclusively()
@@ -158,7 +157,6 @@ class Journal:
             if acked:
                 self._conn.executemany("DELETE FROM outbox WHERE event_id = ?", [(e,) for e in acked])
             self._conn.execute("COMMIT")
-            self._commits += 1
         except BaseException as exc:
             if self._conn.in_transaction:  # SQLite already rolled back after SQLITE_FULL / an I/O error: a
                 with contextlib.suppress(sqlite3.Error):  # ROLLBACK then hides the cause (issue 14 item 3)
@@ -168,6 +166,8 @@ class Journal:
             raise
         finally:
             self._in_tx = False
+        if self._wal_checkpoints is not None:
+            self._wal_checkpoints.committed()
         self._acked.difference_update(acked)
         for row, digest in zip(tx.events, tx._digests, strict=True):
             self._chained[row.event_id] = digest
@@ -184,9 +184,7 @@ class Journal:
                 "no WAL checkpoint thread on a journal opened exclusively (it checkpoints itself)"
             )
         if self._wal_checkpoints is None:
-            checkpoints = WalCheckpoints(
-                self.path, lambda: self._commits, every_commits=every_commits, idle_s=idle_s, poll_s=poll_s
-            )
+            checkpoints = WalCheckpoints(self.path, every_commits=every_commits, idle_s=idle_s, poll_s=poll_s)
             checkpoints.start()
             self._conn.execute(f"PRAGMA wal_autocheckpoint={LIMIT_PAGES}")
             self._wal_checkpoints = checkpoints
@@ -360,7 +358,6 @@ class Journal:
             try:
                 self._conn.executemany("DELETE FROM outbox WHERE event_id = ?", [(e,) for e in ids])
                 self._conn.execute("COMMIT")
-                self._commits += 1
             except BaseException as exc:
                 if self._conn.in_transaction:
                     with contextlib.suppress(sqlite3.Error):
@@ -369,6 +366,8 @@ class Journal:
                 raise
         finally:
             self._conn.execute("PRAGMA synchronous=FULL")
+        if self._wal_checkpoints is not None:
+            self._wal_checkpoints.committed()
         self._acked.difference_update(ids)
 
     def outbox_size(self) -> int:
@@ -417,7 +416,7 @@ class Journal:
         reader.integrity_problems = []
         reader._listeners, reader._failure_listeners = [], []
         reader._in_tx = False
-        reader._exclusive, reader._commits, reader._wal_checkpoints = False, 0, None
+        reader._exclusive, reader._wal_checkpoints = False, None
         row = reader._conn.execute("SELECT seq, hash FROM records ORDER BY seq DESC LIMIT 1").fetchone()
         reader._last_seq, reader._last_hash = (row[0], row[1]) if row else (0, GENESIS_HASH)
         reader._last_event_id = 0

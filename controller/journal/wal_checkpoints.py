@@ -7,8 +7,11 @@ about 14 pages a card, one card in ~70 paid for it: the journal commit's p99 (do
 
 Here the writer's automatic checkpoint is moved out to ``LIMIT_PAGES``, a safety net that fires only if this thread
 falls that far behind (it stopped, or the table commits faster than it can copy), and the thread runs a PASSIVE
-checkpoint (it never waits for, nor blocks, the writer) after ``COMMITS`` commits, or once the journal has been quiet
-for ``IDLE_S`` with anything left in the log. Its connection runs with ``synchronous=FULL``.
+checkpoint (it never waits for, nor blocks, the writer) right after every ``COMMITS``-th commit (the moment the next
+card is furthest away), or once the journal has been quiet for ``IDLE_S`` with anything left in the log. When commits
+came during a checkpoint it copies again at once: the writer starts the log again from its beginning only once a
+checkpoint has copied all of it, and a log used again is overwritten in place (each commit's fsync then has no
+new file size to record). Its connection runs with ``synchronous=FULL``.
 
 Durability is SQLite's own and unchanged: every COMMIT is durable in the log when it returns (the writer's
 ``synchronous=FULL``); a checkpoint copies committed pages, fsyncs the database file, and only then marks them
@@ -24,7 +27,6 @@ import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,20 +49,19 @@ class CheckpointResult:
 
 
 class WalCheckpoints:
-    """The checkpoint thread of one journal file. ``commits`` reads how many commits the writer has made (a
-    plain counter: the thread only compares it with the last value it saw)."""
+    """The checkpoint thread of one journal file. The writer calls ``committed()`` after each COMMIT."""
 
     def __init__(
         self,
         path: Path,
-        commits: Callable[[], int],
         *,
         every_commits: int = COMMITS,
         idle_s: float = IDLE_S,
         poll_s: float = POLL_S,
     ) -> None:
         self.path = path
-        self._commits = commits
+        self.commits = 0  # the writer's COMMITs since start (counted on its thread, read on this one)
+        self._copied_at = 0  # ``commits`` when the last checkpoint began
         self.every_commits = every_commits
         self.idle_s = idle_s
         self.poll_s = poll_s
@@ -92,6 +93,12 @@ class WalCheckpoints:
     def running(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
+    def committed(self) -> None:
+        """Called by the writer after each COMMIT (cheap: a count, and a wake-up every ``every_commits``)."""
+        self.commits += 1
+        if self.commits - self._copied_at >= self.every_commits:
+            self._wake.set()
+
     def checkpoint_soon(self) -> None:
         """Run a checkpoint at the thread's next pass, whatever the count (tests, an orderly quiet moment)."""
         self._wake.set()
@@ -122,31 +129,25 @@ class WalCheckpoints:
             conn.close()
 
     def _loop(self, conn: sqlite3.Connection) -> None:
-        seen = done = self._commits()
-        changed_at = time.monotonic()
+        seen, changed_at = self.commits, time.monotonic()
         while not self._stop.is_set():
-            asked = self._wake.wait(self.poll_s)
+            woken = self._wake.wait(self.poll_s)
             self._wake.clear()
             if self._stop.is_set():
                 return
             self.passes += 1
-            now_commits, now = self._commits(), time.monotonic()
-            if now_commits != seen:
-                seen, changed_at = now_commits, now
-            waiting = now_commits - done
+            commits, now = self.commits, time.monotonic()
+            if commits != seen:
+                seen, changed_at = commits, now
+            waiting = commits - self._copied_at
             quiet = waiting > 0 and now - changed_at >= self.idle_s
-            if asked or waiting >= self.every_commits or quiet or self._behind():
-                self._checkpoint(conn)
-                done = now_commits  # what was committed before the checkpoint began is in it (or it failed)
+            if woken or waiting >= self.every_commits or quiet:
+                self._copied_at = commits  # committed before the checkpoint began: in it (or it failed)
+                if self._checkpoint(conn) and self.commits != commits:
+                    self._wake.set()  # commits came meanwhile: copy them now, while they are few
 
-    def _behind(self) -> bool:
-        """The last checkpoint left frames in the log (commits came during it): the next pass copies them, so that
-        the log is soon copied whole and the writer starts it again from its beginning (overwriting the same
-        blocks: each commit's fsync then has no file size to record)."""
-        r = self.last_result
-        return r is not None and (r.busy or r.copied_frames < r.log_frames) and not self.last_error
-
-    def _checkpoint(self, conn: sqlite3.Connection) -> None:
+    def _checkpoint(self, conn: sqlite3.Connection) -> bool:
+        """One PASSIVE checkpoint; False if it failed."""
         try:
             busy, frames, copied = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
         except sqlite3.Error as exc:  # the commits are safe in the log; the writer's LIMIT_PAGES bounds it
@@ -154,9 +155,10 @@ class WalCheckpoints:
             if self.last_error != str(exc):
                 log.warning("WAL checkpoint failed (tried again later): %s", exc)
             self.last_error = str(exc)
-            return
+            return False
         if self.last_error:
             log.info("WAL checkpoint works again")
             self.last_error = ""
         self.last_result = CheckpointResult(bool(busy), int(frames), int(copied))
         self.checkpoints += 1
+        return True
