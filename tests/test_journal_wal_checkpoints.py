@@ -162,8 +162,12 @@ def test_the_thread_stops_cleanly_and_the_journal_goes_on_writing(tmp_path: Path
     for i in range(30, 60):
         _card(j, i)
     assert wal.checkpoints == count and wal.failures == 0
-    assert j.verify().ok and j.last_seq == 120
+    assert j.start_wal_checkpoints() is wal and wal.running  # started again, on a connection of its own again
+    _card(j, 60)
+    _wait(lambda: wal.checkpoints > count, "a checkpoint after the restart")
+    assert j.verify().ok and j.last_seq == 122
     j.close()
+    assert not wal.running
 
 
 def test_close_stops_the_thread_and_closes_its_connection(tmp_path: Path) -> None:

@@ -183,12 +183,13 @@ class Journal:
             raise JournalError(
                 "no WAL checkpoint thread on a journal opened exclusively (it checkpoints itself)"
             )
-        if self._wal_checkpoints is None:
-            checkpoints = WalCheckpoints(self.path, every_commits=every_commits, idle_s=idle_s, poll_s=poll_s)
-            checkpoints.start()
-            self._conn.execute(f"PRAGMA wal_autocheckpoint={LIMIT_PAGES}")
-            self._wal_checkpoints = checkpoints
-        return self._wal_checkpoints
+        checkpoints = self._wal_checkpoints or WalCheckpoints(
+            self.path, every_commits=every_commits, idle_s=idle_s, poll_s=poll_s
+        )
+        checkpoints.start()  # nothing if it runs already
+        self._conn.execute(f"PRAGMA wal_autocheckpoint={LIMIT_PAGES}")
+        self._wal_checkpoints = checkpoints
+        return checkpoints
 
     @property
     def wal_checkpoints(self) -> WalCheckpoints | None:

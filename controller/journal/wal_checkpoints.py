@@ -75,8 +75,10 @@ class WalCheckpoints:
         self.last_error = ""
 
     def start(self) -> None:
+        """Open the thread's connection and start it (again after ``stop``); nothing if it runs already."""
         if self._thread is not None:
             return
+        self._stop.clear()
         ready = threading.Event()
         problem: list[BaseException] = []
         self._thread = threading.Thread(
