@@ -129,7 +129,8 @@ def meter_history(
     return conn.execute(
         "SELECT site, table_id, event_id, ts, coalesce(data->>'action', ''), (data->>'meter')::text::numeric"
         " FROM events WHERE topic = 'events/jackpot' AND NOT (data ? 'link')"
-        " AND jsonb_typeof(data->'meter') = 'number' AND ts >= %s AND ts < %s AND (%s::text IS NULL OR table_id = %s) ORDER BY site, table_id, event_id",
+        " AND jsonb_typeof(data->'meter') = 'number' AND ts >= %s AND ts < %s"
+        " AND (%s::text IS NULL OR table_id = %s) ORDER BY site, table_id, event_id",
         (since, until, table, table),
     ).fetchall()
 
@@ -164,11 +165,11 @@ def jackpot_history(
         " AND ts >= %s AND ts < %s AND (%s::text IS NULL OR table_id = %s) ORDER BY site, table_id, event_id",
         (since, until, table, table),
     ).fetchall()
-    return [
-        JackpotRow(site, t, int(eid), ts, action, None if meter is None else int(meter),
-                   None if link is None else str(link), None if amt is None else int(amt))  # fmt: skip
-        for site, t, eid, ts, action, meter, link, amt in rows
-    ]
+    out = []
+    for site, t, eid, ts, action, meter, link, amt in rows:
+        out.append(JackpotRow(site, t, int(eid), ts, action, None if meter is None else int(meter),
+                              None if link is None else str(link), None if amt is None else int(amt)))  # fmt: skip
+    return out
 
 
 def day_report(conn: psycopg.Connection, day: date) -> list[TableDay]:

@@ -224,7 +224,8 @@ def _jackpot(conn: psycopg.Connection, since: datetime, until: datetime, get: Fi
         + num_sql("data->'meter'")
         + ") OVER"
         " (PARTITION BY site, table_id ORDER BY event_id) FROM events WHERE topic = 'events/jackpot'"
-        " AND NOT (data ? 'link') AND jsonb_typeof(data->'meter') = 'number' AND ts < %s ORDER BY site, table_id, event_id",
+        " AND NOT (data ? 'link') AND jsonb_typeof(data->'meter') = 'number' AND ts < %s"
+        " ORDER BY site, table_id, event_id",
         (until,),
     ).fetchall()
     for site, table_id, ts, action, meter, chips, amount, before in rows:

@@ -94,7 +94,9 @@ def linked_figures(
     sums = {action: int(total) for action, total, _ in rows}
     return {
         "link": _text(link[0] if link else "", 32),
-        "figures": [{"label": f.label, "value": money(sums.get(action, 0), currency)} for action, f in _LINKED],
+        "figures": [
+            {"label": f.label, "value": money(sums.get(action, 0), currency)} for action, f in _LINKED
+        ],
     }
 
 

@@ -28,11 +28,11 @@ from floor.figures import (
 )
 from floor.table_view import table_view
 from tablebench.table_testing import Harness
+from tests.support.floor import migrated_database
 from tests.test_floor_queries import WHEN, archive_harness, synthetic
 from tests.test_floor_shift import shift_rows
 from tests.test_jackpot_link import award, linked_table, round_with_chips
 from tests.test_jackpot_table import deal, finish_round, make_table, pending, start_round
-from tests.support.floor import migrated_database
 
 pytestmark = pytest.mark.usefixtures("jackpot_messages_valid")
 
@@ -115,7 +115,13 @@ def test_own_and_linked_jackpot_figures_each_count_only_their_own_events(dsn, tm
     assert [e["action"] for e in own_events if e["action"] in ("contribution", "paid")] == [
         "contribution", "paid", "contribution"]  # fmt: skip
     assert all("meter" not in e for e in linked_events)  # the link's controller keeps its meter
-    assert {e["action"] for e in linked_events} >= {"contribution", "hit_pending", "verified", "paid", "rejected"}
+    assert {e["action"] for e in linked_events} >= {
+        "contribution",
+        "hit_pending",
+        "verified",
+        "paid",
+        "rejected",
+    }
     archive_harness(dsn, own, table="T1")
     n = archive_harness(dsn, linked, table="T2", when=WHEN + timedelta(minutes=10))
     # a linked event carrying a meter (not the table's: the schema does not ask for one) is still the link's
