@@ -199,9 +199,15 @@ def test_a_table_page_shows_only_public_cards_its_rounds_and_the_archive(floor, 
     assert "Linked progressive\nbank-a" in facts
     assert "Linked jackpot contributions, last 24 hours\n2.00 EUR" in facts
     assert "Linked jackpot paid, last 24 hours\n25.00 EUR" in facts
-    assert "Now: 1,005.30 EUR" in page.inner_text(
-        "#meter"
-    )  # its own meter's last contribution, not the link's
+    # its own meter's last contribution, not the link's
+    assert "Now: 1,005.30 EUR" in page.inner_text("#meter")
+    # its state/jackpot names the link and has no meter of the table's: the pit map says which link, not a meter
+    link = {"name": "bank-a", "up": True, "reason": "ok", "awaiting": []}
+    publish(
+        floor.dsn, 3, "state/jackpot", 8, {"meter": None, "link": link, "currency": "EUR", "playable": True}
+    )
+    page.goto(floor.web.url + "/")
+    expect(page.locator(".tile[data-table='bj003'] .meter")).to_have_text("linked: bank-a", timeout=30_000)
     page.close()
 
 
