@@ -141,3 +141,11 @@ def test_progressive_prints_rates_latency_and_baselines_and_the_meter_is_exact()
         figure(out, "20 tables hit", key)
     assert figure(out, "20 tables baseline", "bare_insert_rows_per_s") > 0
     figure(out, "20 tables baseline", "broker_publish_to_subscriber_p50_ms")
+
+
+def test_floor_first_page_prints_shipped_and_computed_and_the_same_figures() -> None:
+    out = run_quick("floor_first_page")
+    for mode in ("shipped", "computed"):
+        for key in ("shift_s", "sessions_s", "imports_s"):
+            assert figure(out, mode, key) >= 0
+    assert "same figures: yes" in out  # the shipped edge changes no figure
