@@ -63,7 +63,7 @@ class TableHost:
 
     def __init__(
         self, tag: str, i: int, net: int, workdir: Path, floor_port: int, prefix: str = "rp",
-        link: str | None = None, pit: bool = False,
+        link: str | None = None, pit: bool = False, users: dict[str, str] | None = None,
     ) -> None:  # fmt: skip
         self.ns, self.host_if, self.peer_if = f"{prefix}{tag}t{i}", f"{prefix}{tag}h{i}", f"{prefix}{tag}p{i}"
         self.table = f"T{i}"
@@ -95,14 +95,21 @@ class TableHost:
             hosts=(f"{self.floor_ip}:{floor_port}",), username=f"table-{self.table}",
             password=FLOOR_USERS[f"table-{self.table}"], ca=None, keepalive=KEEPALIVE, link=link,
         )  # fmt: skip
-        conf = self.dir / "mosquitto.conf"
-        conf.write_text(
-            "per_listener_settings false\nallow_anonymous true\npersistence true\n"
-            f"persistence_location {self.dir}/\nautosave_interval 1\nuser root\n"
-            f"log_dest file {self.dir}/mosquitto.log\nlog_type all\nlistener 1883 127.0.0.1\n"
-            + (f"listener 1883 {self.pit_ip}\n" if self.pit_ip else "")
-            + render(bridge)
-        )
+        if (
+            users is not None and self.pit_ip
+        ):  # the shipped table broker (its ACL, these accounts) on the pit wire
+            conf = Broker(self.dir, host=self.pit_ip, port=1883, users=users, acl=BrokerKind.TABLE, tls=None,
+                          persistence=True, extra_config=tuple(render(bridge).splitlines()), site="S1",
+                          )._write_config()  # fmt: skip
+        else:
+            conf = self.dir / "mosquitto.conf"
+            conf.write_text(
+                "per_listener_settings false\nallow_anonymous true\npersistence true\n"
+                f"persistence_location {self.dir}/\nautosave_interval 1\nuser root\n"
+                f"log_dest file {self.dir}/mosquitto.log\nlog_type all\nlistener 1883 127.0.0.1\n"
+                + (f"listener 1883 {self.pit_ip}\n" if self.pit_ip else "")
+                + render(bridge)
+            )
         self.broker = subprocess.Popen(["ip", "netns", "exec", self.ns, "mosquitto", "-c", str(conf)],
                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
         self.publisher: subprocess.Popen[str] | None = None

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import json
 import os
 import random
@@ -58,6 +59,7 @@ BET, INC, RES, BASE = 100, 1234, 321, 50_000  # odd shares: every contribution l
 HEARTBEAT_S = 5.0  # the link's heartbeat_s (docs/progressive.md: the shipped default)
 TIMEOUT_S = 6  # the tables' [jackpot] link_timeout_s: the smallest allowed
 TABLES = (1, 2, 3, 4)
+CUT_S = float(os.environ.get("LP_HIL_CUT_S", "0"))  # the uplink cut at least this long (the issue's: 60)
 PASSWORD = "supervisor-password-1"
 ACCOUNTS = FLOOR_USERS | {f"progressive-{LINK}": "demo-progressive-bank-a"}
 SUP, PIN, SUP2, PIN2 = "alice", DEMO_PINS["alice"], "bob", DEMO_PINS.get("bob", "")
@@ -285,16 +287,18 @@ async def test_four_linked_tables_through_their_bridges_hits_crash_cut_and_refus
                        "increment_bp": None, "reserve_bp": None, "seed": None, "correction_ceiling": None,
                        "correction_max_change": None, "correction_confirm_s": None}  # fmt: skip
             for i in TABLES:
-                host = TableHost(tag, i, net, tmp_path, floor.port, prefix="lp", link=LINK, pit=True)
+                options = StackOptions(table_id=f"T{i}", site=SITE, scenario=scenario(),
+                                       config_overrides={"jackpot": jackpot})  # fmt: skip
+                stack = NamespacedStack(tmp_path / f"stack{i}", options)
+                # the table broker: the shipped one (its ACL, the table's accounts) with the rendered bridge,
+                # listening on the pit's wire only (the table service, in the namespace, reaches it there too)
+                host = TableHost(tag, i, net, tmp_path, floor.port, prefix="lp", link=LINK, pit=True,
+                                 users=stack.users)  # fmt: skip
                 hosts.append(host)
-                stack = NamespacedStack(tmp_path / f"stack{i}", StackOptions(
-                    table_id=f"T{i}", site=SITE, scenario=scenario(), broker=("127.0.0.1", 1883),
-                    config_overrides={"jackpot": jackpot}))  # fmt: skip
+                options.broker = (host.pit_ip or "", 1883)
                 stack.ns = host.ns
-                stack.users = stack.users | ACCOUNTS
                 stack.start_broker()
                 stack.start_parts()
-                stack.host = host.pit_ip or ""  # the test's clients: on the pit's wire
                 stack.start_controller()
                 manifest = str(stack.workdir / "integrity.json")
                 assert tablectl(["floor", "enrol", "--dsn", dsn, "--site", SITE, "--table", f"T{i}",
@@ -392,14 +396,41 @@ async def test_four_linked_tables_through_their_bridges_hits_crash_cut_and_refus
             assert killed_at < ledger(tables)[0], "the controller was killed after the stream, not in it"
 
             step("parameter change")
-            # ---- a parameter change while the link runs: refused ----
+            # ---- a parameter change while the link runs: refused; with the link suspended (dual control) every
+            # table refuses linked chips and the change is taken; resumed, the tables take them again ----
             pw = tmp_path / "pw"
             pw.write_text(PASSWORD + "\n")
-            changed = link_toml(tmp_path / "new.toml", floor, [f"T{i}" for i in TABLES], increment_bp=1800)
-            assert tablectl(["floor", "progressive", "set", "--dsn", dsn, "--link", LINK, "--config", str(changed),
-                             "--by", "ana", "--by-password-file", str(pw), "--with", "rui",
-                             "--with-password-file", str(pw), "--reason", "rate up"]) == 2  # fmt: skip
+
+            def control(command: str, *args: str) -> int:
+                return tablectl(["floor", "progressive", command, "--dsn", dsn, "--link", LINK, *args, "--by", "ana",
+                                 "--by-password-file", str(pw), "--with", "rui", "--with-password-file", str(pw)])  # fmt: skip
+
+            changed = link_toml(
+                tmp_path / "new.toml", floor, [f"T{i}" for i in TABLES], limit_minor=20_000_000
+            )
+            assert control("set", "--config", str(changed), "--reason", "a higher limit") == 2
             assert link_row(dsn)["params_version"] == 1
+            assert control("suspend", "--reason", "a higher limit") == 0
+            await until(
+                lambda: not any(t.link_up() for t in tables), 2 * HEARTBEAT_S, "every table: suspended"
+            )
+            t3 = tables[2]
+            refused = len(t3.actions("chip_refused"))
+            await t3.dealer.dealer("place_bet", seat=2, amount=500)
+            for present in (False, True):
+                await gpio_server.call(t3.stack.gpio_socket, "set", name="chip_slot_2", value=present)
+            await t3.until(
+                lambda: len(t3.actions("chip_refused")) > refused, "a linked chip refused: suspended"
+            )
+            await t3.dealer.dealer("no_more_bets")
+            await t3.finish_round()
+            await gpio_server.call(t3.stack.gpio_socket, "set", name="chip_slot_2", value=False)
+            assert control("set", "--config", str(changed), "--reason", "a higher limit") == 0
+            assert link_row(dsn)["params_version"] == 2
+            assert control("resume", "--reason", "the higher limit set") == 0
+            await until(
+                lambda: all(t.link_up() for t in tables), 2 * HEARTBEAT_S, "every table: running again"
+            )
 
             step("cut")
             # ---- table 4 cut off: refuses linked chips within link_timeout_s, plays on, counted once ----
@@ -425,12 +456,19 @@ async def test_four_linked_tables_through_their_bridges_hits_crash_cut_and_refus
             await t4.dealer.dealer("no_more_bets")  # the main game plays on
             await t4.finish_round()
             await gpio_server.call(t4.stack.gpio_socket, "set", name="chip_slot_2", value=False)
+            await asyncio.sleep(max(0.0, CUT_S - (time.monotonic() - cut)))  # LP_HIL_CUT_S: a longer cut
             assert len(t4.actions("contribution")) == had + 1  # the refused chip contributed nothing
             await asyncio.gather(*(t.round_with_chips((1,)) for t in tables[:3]))  # the others play on
             step("heal")
             t4.host.link(True)
             await t4.until(t4.link_up, "the link back at the healed table", 120)
             await settled(dsn, tables, watcher, public)
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                assert tablectl(["floor", "progressive", "report", "--dsn", dsn, "--link", LINK]) == 0
+            assert "journal   intact" in out.getvalue() and "hits      paid 2" in out.getvalue(), (
+                out.getvalue()
+            )
             step("done")
         finally:
             for t in tables:
