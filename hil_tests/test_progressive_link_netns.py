@@ -402,8 +402,17 @@ async def test_four_linked_tables_through_their_bridges_hits_crash_cut_and_refus
             pw.write_text(PASSWORD + "\n")
 
             def control(command: str, *args: str) -> int:
-                return tablectl(["floor", "progressive", command, "--dsn", dsn, "--link", LINK, *args, "--by", "ana",
-                                 "--by-password-file", str(pw), "--with", "rui", "--with-password-file", str(pw)])  # fmt: skip
+                pair = [
+                    "--by",
+                    "ana",
+                    "--by-password-file",
+                    str(pw),
+                    "--with",
+                    "rui",
+                    "--with-password-file",
+                    str(pw),
+                ]
+                return tablectl(["floor", "progressive", command, "--dsn", dsn, "--link", LINK, *args, *pair])
 
             changed = link_toml(
                 tmp_path / "new.toml", floor, [f"T{i}" for i in TABLES], limit_minor=20_000_000
