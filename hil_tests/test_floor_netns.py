@@ -77,9 +77,8 @@ class TableHost:
                     ["ip", "link", "set", self.peer_if, "up"], ["ip", "link", "set", "lo", "up"]):  # fmt: skip
             sh("ip", "netns", "exec", self.ns, *cmd)
         self.pit_ip: str | None = None
-        if (
-            pit
-        ):  # a second veth, the pit's own wire: the test reaches the table broker while the uplink is cut
+        # pit: a second veth, the pit's own wire (the test reaches the table broker on it while the uplink is cut)
+        if pit:
             self.pit_if, self.pit_ip = f"{prefix}{tag}m{i}", f"10.{net}.{100 + i}.2"
             sh("ip", "link", "add", self.pit_if, "type", "veth", "peer", "name", f"{prefix}{tag}n{i}")
             sh("ip", "link", "set", f"{prefix}{tag}n{i}", "netns", self.ns)
@@ -95,9 +94,8 @@ class TableHost:
             hosts=(f"{self.floor_ip}:{floor_port}",), username=f"table-{self.table}",
             password=FLOOR_USERS[f"table-{self.table}"], ca=None, keepalive=KEEPALIVE, link=link,
         )  # fmt: skip
-        if (
-            users is not None and self.pit_ip
-        ):  # the shipped table broker (its ACL, these accounts) on the pit wire
+        # users: the shipped table broker (its ACL, these accounts), listening on the pit's wire
+        if users is not None and self.pit_ip:
             conf = Broker(self.dir, host=self.pit_ip, port=1883, users=users, acl=BrokerKind.TABLE, tls=None,
                           persistence=True, extra_config=tuple(render(bridge).splitlines()), site="S1",
                           )._write_config()  # fmt: skip
@@ -107,7 +105,6 @@ class TableHost:
                 "per_listener_settings false\nallow_anonymous true\npersistence true\n"
                 f"persistence_location {self.dir}/\nautosave_interval 1\nuser root\n"
                 f"log_dest file {self.dir}/mosquitto.log\nlog_type all\nlistener 1883 127.0.0.1\n"
-                + (f"listener 1883 {self.pit_ip}\n" if self.pit_ip else "")
                 + render(bridge)
             )
         self.broker = subprocess.Popen(["ip", "netns", "exec", self.ns, "mosquitto", "-c", str(conf)],
