@@ -286,7 +286,8 @@ async def test_four_linked_tables_through_their_bridges_hits_crash_cut_and_refus
             jackpot = {"link": LINK, "link_public_key": public, "link_timeout_s": TIMEOUT_S,
                        "increment_bp": None, "reserve_bp": None, "seed": None, "correction_ceiling": None,
                        "correction_max_change": None, "correction_confirm_s": None}  # fmt: skip
-            for i in TABLES:
+
+            def table_host(i: int) -> LinkedTable:
                 options = StackOptions(table_id=f"T{i}", site=SITE, scenario=scenario(),
                                        config_overrides={"jackpot": jackpot})  # fmt: skip
                 stack = NamespacedStack(tmp_path / f"stack{i}", options)
@@ -297,20 +298,26 @@ async def test_four_linked_tables_through_their_bridges_hits_crash_cut_and_refus
                 hosts.append(host)
                 options.broker = (host.pit_ip or "", 1883)
                 stack.ns = host.ns
-                stack.start_broker()
+                stack.start_broker()  # the broker of the options: the host's (the clients' address)
+                t = LinkedTable(stack, stack.client("dealer"), stack.client("supervisor1"), None)  # type: ignore[arg-type]
+                t.host = host
+                tables.append(t)
                 stack.start_parts()
                 stack.start_controller()
                 manifest = str(stack.workdir / "integrity.json")
                 assert tablectl(["floor", "enrol", "--dsn", dsn, "--site", SITE, "--table", f"T{i}",
                                  "--manifest", manifest, "--user", "alice"]) == 0  # fmt: skip
-                dealer, sup = stack.client("dealer"), stack.client("supervisor1")
-                t = LinkedTable(stack, dealer, sup, None)  # type: ignore[arg-type]
-                t.host = host
-                tables.append(t)
+                return t
+
+            await asyncio.gather(
+                *(asyncio.to_thread(table_host, i) for i in TABLES)
+            )  # the hosts start together
+            tables.sort(key=lambda t: t.stack.opts.table_id)
             for t in tables:
                 await t.dealer.connect()
                 await t.sup.connect()
                 t.ctl = await ControlClient.connect(t.stack.shoe_control)
+            for t in tables:
                 await t.until(lambda t=t: t.dealer.view.status == "online", "service online", 60)
             await asyncio.gather(*(t.load() for t in tables))
             for t in tables:
@@ -484,7 +491,7 @@ async def test_four_linked_tables_through_their_bridges_hits_crash_cut_and_refus
                 for closing in (t.dealer.close(), t.sup.close()):
                     with contextlib.suppress(Exception):
                         await closing
-                if t.ctl is not None:
+                if getattr(t, "ctl", None) is not None:
                     with contextlib.suppress(Exception):
                         await t.ctl.close()
                 t.stack.stop()
