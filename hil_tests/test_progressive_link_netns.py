@@ -50,6 +50,7 @@ from hil_tests.test_floor_netns import ROOT, NamespacedStack, TableHost
 from tablebench import gpio_server
 from tablebench.broker import Broker
 from tablebench.emulator.control_client import ControlClient
+from tablebench.postgres import Postgres
 from tablebench.stack import DEMO_PINS, StackOptions
 from tests.support.floor import FLOOR_USERS, temp_database, wait_until
 from tests.test_jackpot_service import Table, scenario
@@ -256,8 +257,17 @@ async def test_four_linked_tables_through_their_bridges_hits_crash_cut_and_refus
 ) -> None:
     global T0
     T0 = time.monotonic()
+    pg = Postgres.start()  # the floor server's own: its power cut takes PostgreSQL down too
+    try:
+        await floor_server(tmp_path, pg)
+    finally:
+        pg.stop()
+
+
+async def floor_server(tmp_path: Path, pg: Postgres) -> None:
+    """The scenario (the module's docstring) on the floor server ``pg`` is part of."""
     tag, net = uuid.uuid4().hex[:4], random.randint(100, 250)
-    with temp_database() as dsn:
+    with temp_database(admin=pg.dsn()) as dsn:
         floor = Broker.start(
             tmp_path / "floor", users=ACCOUNTS, acl=BrokerKind.FLOOR, site=SITE, host="0.0.0.0"
         )
@@ -375,8 +385,8 @@ async def test_four_linked_tables_through_their_bridges_hits_crash_cut_and_refus
                 await t.sup.supervisor(SUP, PIN, "jackpot_verify", hit_id=hit_id)
                 await t.sup.supervisor(SUP, PIN, "jackpot_pay", hit_id=hit_id, amount=amount)
 
-            # ---- the floor server's power cut mid-stream (PostgreSQL aside): the link's controller, the floor
-            # broker and the archive worker SIGKILLed while every table deals; all restarted ----
+            # ---- the floor server's power cut mid-stream: the link's controller, the floor broker, the archive
+            # worker and PostgreSQL SIGKILLed while every table deals; all restarted ----
             step("power cut")
             before = counted(dsn)
 
@@ -390,6 +400,8 @@ async def test_four_linked_tables_through_their_bridges_hits_crash_cut_and_refus
             killed_at = counted(dsn)
             floor.kill()
             worker.kill()
+            pg.kill()
+            pg.restart()
             floor.restart()
             worker = archive()
             ctl.start()
