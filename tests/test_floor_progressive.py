@@ -29,6 +29,7 @@ from controller.audit.keys import load_or_create
 from controller.broker import BrokerKind
 from controller.jackpot import link_doc
 from controller.jackpot.meter import UNIT
+from controller.words import money
 from floor import users
 from floor.archive import ArchiveConfig, ArchiveWorker
 from floor.enrol import set_trust_on_first_use
@@ -484,7 +485,11 @@ def test_the_commands_refuse_with_a_reason_and_report(dsn, floor_broker, tmp_pat
     capsys.readouterr()
     assert tablectl(["floor", "progressive", "report", "--dsn", dsn, "--link", LINK]) == 0
     out = capsys.readouterr().out
-    assert "meter     60000 EUR" in out and "suspended" in out and "journal   intact" in out
+    assert (
+        "meter     600.00 EUR (60000.0000 minor units)" in out
+        and "suspended" in out
+        and "journal   intact" in out
+    )
     assert tablectl(["floor", "progressive", "report", "--dsn", dsn, "--link", LINK, "--csv"]) == 0
     assert "link,meter,,,,60000,600000000,suspended," in capsys.readouterr().out
     with psycopg.connect(dsn) as conn:
@@ -520,7 +525,7 @@ def test_the_dashboards_link_page_is_for_supervisors_and_shows_text(dsn, floor_b
         page = request(web.port, "GET", f"/progressive?link={LINK}", token=carol)
         assert page.status == 200 and "script-src" not in page.headers["content-security-policy"]
         text = page.body.decode()
-        assert "Linked progressive bank-a" in text and f"{BASE} EUR" in text and "<script" not in text
+        assert "Linked progressive bank-a" in text and money(BASE, "EUR") in text and "<script" not in text
         with psycopg.connect(dsn) as conn:
             refused = conn.execute(
                 "SELECT user_name, detail FROM dashboard_log WHERE event = 'refused'"

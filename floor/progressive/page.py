@@ -7,6 +7,7 @@ from __future__ import annotations
 from html import escape
 
 from controller.jackpot.meter import UNIT
+from controller.words import money
 from floor.progressive.report import LAST_WINS, LinkReport
 
 
@@ -24,13 +25,13 @@ def link_page(r: LinkReport) -> str:
     cur = p.currency
     summary = [
         _row("status", link.status.value),
-        _row("meter", f"{m.meter_units // UNIT} {cur}"),
-        _row("reserve", f"{m.reserve_units // UNIT} {cur}"),
-        _row("overflow", f"{m.overflow_units // UNIT} {cur}"),
-        _row("base / limit", f"{p.base_minor} / {p.limit_minor} {cur}"),
+        _row("meter", money(m.meter_units // UNIT, cur)),
+        _row("reserve", money(m.reserve_units // UNIT, cur)),
+        _row("overflow", money(m.overflow_units // UNIT, cur)),
+        _row("base / limit", f"{money(p.base_minor, cur)} / {money(p.limit_minor, cur)}"),
         _row(
             "jackpot chip",
-            f"{p.bet_value} {cur}: {p.increment_bp} bp to the meter, {p.reserve_bp} bp to the reserve",
+            f"{money(p.bet_value, cur)}: {p.increment_bp} bp to the meter, {p.reserve_bp} bp to the reserve",
         ),
         _row("members", ", ".join(p.members)),
         _row("hits", ", ".join(f"{k} {v}" for k, v in sorted(r.hits_by_status.items())) or "none"),
@@ -40,9 +41,9 @@ def link_page(r: LinkReport) -> str:
         _row("parameters", f"version {link.params_version}"),
     ]
     wins = [_row(h.order, f"{h.ordered_at:%Y-%m-%d %H:%M:%S}", h.table_id, h.seat, h.round_id, h.combination,
-                 f"{h.amount_minor} {cur}", h.status.value) for h in r.last_wins]  # fmt: skip
-    tables = [_row(t.table_id, t.contributions, t.chips, f"{t.amount_minor} {cur}") for t in r.per_table]
-    shifts = [_row(f"{s.shift_start:%Y-%m-%d %H:%M}Z", s.table_id, s.contributions, f"{s.amount_minor} {cur}")
+                 money(h.amount_minor, cur), h.status.value) for h in r.last_wins]  # fmt: skip
+    tables = [_row(t.table_id, t.contributions, t.chips, money(t.amount_minor, cur)) for t in r.per_table]
+    shifts = [_row(f"{s.shift_start:%Y-%m-%d %H:%M}Z", s.table_id, s.contributions, money(s.amount_minor, cur))
               for s in r.per_shift[:500]]  # fmt: skip
     title = escape(f"Linked progressive {link.link}")
     return (

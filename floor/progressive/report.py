@@ -13,6 +13,7 @@ from datetime import datetime, time
 import psycopg
 
 from controller.jackpot.meter import UNIT
+from controller.words import money
 from floor.progressive import journal, ledger
 from floor.report import csv_cell
 from floor.text import safe
@@ -95,9 +96,11 @@ def to_text(r: LinkReport) -> str:
     out = [
         f"linked progressive {safe(link.link)} (site {safe(link.site)}), {link.status.value},"
         f" parameters version {link.params_version}",
-        f"  meter     {m.meter_units // UNIT} {p.currency} ({_minor(m.meter_units)} minor units)",
-        f"  reserve   {_minor(m.reserve_units)}   overflow {_minor(m.overflow_units)}",
-        f"  base      {p.base_minor}   limit {p.limit_minor}   jackpot chip {p.bet_value}"
+        f"  meter     {money(m.meter_units // UNIT, p.currency)} ({_minor(m.meter_units)} minor units)",
+        f"  reserve   {money(m.reserve_units // UNIT, p.currency)} ({_minor(m.reserve_units)} minor units)"
+        f"   overflow {money(m.overflow_units // UNIT, p.currency)} ({_minor(m.overflow_units)} minor units)",
+        f"  base      {money(p.base_minor, p.currency)}   limit {money(p.limit_minor, p.currency)}"
+        f"   jackpot chip {money(p.bet_value, p.currency)}"
         f"   to meter {p.increment_bp} bp, to reserve {p.reserve_bp} bp",
         f"  members   {', '.join(safe(t) for t in p.members)}",
         "  hits      " + (", ".join(f"{k} {v}" for k, v in sorted(r.hits_by_status.items())) or "none"),
@@ -107,19 +110,19 @@ def to_text(r: LinkReport) -> str:
     ]
     out += [
         f"  #{h.order:<5} {h.ordered_at:%Y-%m-%d %H:%M:%S} table {safe(h.table_id)} seat {h.seat}"
-        f" round {safe(h.round_id)} {h.combination} {h.amount_minor} {p.currency} {h.status.value}"
+        f" round {safe(h.round_id)} {h.combination} {money(h.amount_minor, p.currency)} {h.status.value}"
         for h in r.last_wins
     ] or ["  none"]
     out.append("contributions per table:")
     out += [
-        f"  {safe(t.table_id):<12} {t.contributions:>8} rounds {t.chips:>8} chips {t.amount_minor:>12}"
-        f" {p.currency}  to meter {_minor(t.to_meter_units)}"
+        f"  {safe(t.table_id):<12} {t.contributions:>8} rounds {t.chips:>8} chips"
+        f" {money(t.amount_minor, p.currency):>16}  to meter {_minor(t.to_meter_units)} minor units"
         for t in r.per_table
     ] or ["  none"]
     out.append("contributions per shift and table:")
     out += [
-        f"  {s.shift_start:%Y-%m-%d %H:%M}Z {safe(s.table_id):<12} {s.contributions:>8} {s.amount_minor:>12}"
-        f" {p.currency}"
+        f"  {s.shift_start:%Y-%m-%d %H:%M}Z {safe(s.table_id):<12} {s.contributions:>8}"
+        f" {money(s.amount_minor, p.currency):>16}"
         for s in r.per_shift
     ] or ["  none"]
     return "\n".join(out) + "\n"
