@@ -207,7 +207,9 @@ def test_a_bridge_naming_both_floor_brokers_fails_over_when_the_first_is_killed(
         for i in range(10, 60):
             table.publish("events/round", "round", {"round_id": f"r{i}", "phase": "betting"})
         table.flush()
-        rec2.wait_for(lambda m: {json.loads(p)["event_id"] for _, p, _ in m} >= set(range(11, 61)), timeout=90)
+        rec2.wait_for(
+            lambda m: {json.loads(p)["event_id"] for _, p, _ in m} >= set(range(11, 61)), timeout=90
+        )
         assert set(rec1.event_ids("events/")) | set(rec2.event_ids("events/")) == set(range(1, 61))
     finally:
         if table is not None:

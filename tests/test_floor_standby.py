@@ -155,12 +155,17 @@ def test_the_standby_is_promoted_and_the_archive_finds_it_with_nothing_lost_or_t
             with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):  # the standby takes no writes
                 conn.execute("DELETE FROM events")
         # promotion refused while the old primary answers, and on a server that is not a standby
-        with psycopg.connect(pair.standby.dsn(), autocommit=True) as conn:
-            with pytest.raises(PromoteError, match="still answers"):
-                promote(conn, f"{pair.primary.host}:{pair.primary.port}")
-        with psycopg.connect(pair.primary.dsn(), autocommit=True) as conn:
-            with pytest.raises(PromoteError, match="not a standby"):
-                promote(conn, None)
+        old_primary = f"{pair.primary.host}:{pair.primary.port}"
+        with (
+            psycopg.connect(pair.standby.dsn(), autocommit=True) as conn,
+            pytest.raises(PromoteError, match="still"),
+        ):
+            promote(conn, old_primary)
+        with (
+            psycopg.connect(pair.primary.dsn(), autocommit=True) as conn,
+            pytest.raises(PromoteError, match="not a"),
+        ):
+            promote(conn, None)
 
         # 2. the primary dies while the table deals
         dealer = threading.Thread(target=lambda: (deal(60, paced=True), dealing.set()))
@@ -232,7 +237,9 @@ def test_the_replication_judge_bounds_and_alerts() -> None:
     assert (p.kind, p.severity) == (GONE_ALERT, "critical") and "5.0 MiB of WAL kept" in p.message
     assert p.dedupe_key == "standby_gone:2026112908"  # once an hour while it lasts
     assert Replication(Role.SINGLE, NOW).problems() == []
-    assert Replication(Role.SINGLE, NOW).lines() == ["replication: none (no standby slot here; a single floor server)"]
+    assert Replication(Role.SINGLE, NOW).lines() == [
+        "replication: none (no standby slot here; a single floor server)"
+    ]
 
 
 def test_a_multi_host_dsn_is_what_the_docs_show() -> None:

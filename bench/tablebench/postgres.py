@@ -152,7 +152,9 @@ class Postgres:
                    "-X", "stream", "--checkpoint=fast", "--no-sync"]  # fmt: skip
             done = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, check=False, timeout=120)
             if done.returncode != 0:
-                raise PostgresError(f"pg_basebackup failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
+                raise PostgresError(
+                    f"pg_basebackup failed ({done.returncode}): {done.stderr.strip()[-2000:]}"
+                )
             for attempt in range(5):
                 server.port = free_port(server.host)
                 try:
@@ -172,7 +174,9 @@ class Postgres:
         proc, self._proc = self._proc, None
         if proc is None:
             return
-        children = [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and _parent(p) == proc.pid]
+        children = [
+            int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and _parent(p) == proc.pid
+        ]
         proc.kill()
         for pid in children:
             with contextlib.suppress(ProcessLookupError):

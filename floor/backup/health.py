@@ -79,7 +79,9 @@ class BackupHealth:
     last_good_verify: JobRecord | None
     last_verify: JobRecord | None
     archiver: Archiver
-    replication: Replication | None = None  # the standby's streaming replication (floor/backup/replication.py)
+    replication: Replication | None = (
+        None  # the standby's streaming replication (floor/backup/replication.py)
+    )
 
     def problems(self) -> list[Problem]:
         out: list[Problem] = [

@@ -81,7 +81,11 @@ class Replication:
     def _primary_problems(self) -> list[Problem]:
         hour = f"{self.now:%Y%m%d%H}"  # one alert per hour while the state lasts
         if not self.senders:
-            kept = f" ({_size(self.slot.retained_bytes)} of WAL kept for it)" if self.slot and self.slot.retained_bytes else ""
+            kept = (
+                f" ({_size(self.slot.retained_bytes)} of WAL kept for it)"
+                if self.slot and self.slot.retained_bytes
+                else ""
+            )
             return [Problem(GONE_ALERT, "critical", f"the standby floor server is not connected{kept}: the archive"
                             " has no second copy until it is back", f"{GONE_ALERT}:{hour}")]  # fmt: skip
         out = []
@@ -89,9 +93,10 @@ class Replication:
             if s.behind_bytes is None and self.slot is not None:  # the lag columns need pg_read_all_stats:
                 s = replace(s, behind_bytes=self.slot.retained_bytes)  # the slot's flushed position instead
             if _behind(s.behind_bytes, s.replay_lag):
-                out.append(Problem(BEHIND_ALERT, "warning", f"the standby {s.name} is {_lag(s.behind_bytes, s.replay_lag)}"
-                                   f" behind (bound {_size(BEHIND_BYTES)} or {_secs(BEHIND_TIME)})",
-                                   f"{BEHIND_ALERT}:{s.name}:{hour}"))  # fmt: skip
+                lag = _lag(s.behind_bytes, s.replay_lag)
+                bound = f"bound {_size(BEHIND_BYTES)} or {_secs(BEHIND_TIME)}"
+                message = f"the standby {s.name} is {lag} behind ({bound})"
+                out.append(Problem(BEHIND_ALERT, "warning", message, f"{BEHIND_ALERT}:{s.name}:{hour}"))
         return out
 
     def _standby_problems(self) -> list[Problem]:
@@ -110,9 +115,15 @@ class Replication:
         if self.role is Role.SINGLE:
             return ["replication: none (no standby slot here; a single floor server)"]
         if self.role is Role.STANDBY:
-            replayed = f"the last transaction replayed was committed {self.last_replayed_at:%Y-%m-%d %H:%M:%S} UTC" if self.last_replayed_at else "nothing replayed yet"  # fmt: skip
+            at = self.last_replayed_at
+            replayed = f"the last transaction replayed was committed {at:%Y-%m-%d %H:%M:%S} UTC" if at else ""
+            replayed = replayed or "nothing replayed yet"
             recv = "streaming from the primary" if self.receiving else "NOT receiving from the primary"
-            pending = f", {_size(self.receive_behind_bytes)} received and not replayed" if self.receive_behind_bytes else ""
+            pending = (
+                f", {_size(self.receive_behind_bytes)} received and not replayed"
+                if self.receive_behind_bytes
+                else ""
+            )
             return [f"replication: this server is a STANDBY (read-only), {recv}{pending}; {replayed}"]
         mode = f"synchronous ({self.synchronous})" if self.synchronous else "asynchronous"
         if not self.senders:
@@ -125,11 +136,16 @@ class Replication:
             "role": self.role.value,
             "synchronous_standby_names": self.synchronous,
             "standbys": [
-                {"name": s.name, "client": s.client, "state": s.state, "sync_state": s.sync_state,
-                 "behind_bytes": s.behind_bytes,
-                 "replay_lag_s": s.replay_lag.total_seconds() if s.replay_lag is not None else None}
+                {
+                    "name": s.name,
+                    "client": s.client,
+                    "state": s.state,
+                    "sync_state": s.sync_state,
+                    "behind_bytes": s.behind_bytes,
+                    "replay_lag_s": s.replay_lag.total_seconds() if s.replay_lag is not None else None,
+                }
                 for s in self.senders
-            ],  # fmt: skip
+            ],
             "receiving": self.receiving,
             "receive_behind_bytes": self.receive_behind_bytes,
             "last_replayed_at": self.last_replayed_at.isoformat() if self.last_replayed_at else None,
@@ -177,8 +193,14 @@ def read_replication(conn: psycopg.Connection) -> Replication:
         (STANDBY_SLOT,),
     ).fetchone()
     senders = tuple(
-        Sender(str(a or "?"), str(c or "local"), str(st or "?"), str(ss or "?"),
-               int(b) if b is not None else None, lag)  # fmt: skip
+        Sender(
+            str(a or "?"),
+            str(c or "local"),
+            str(st or "?"),
+            str(ss or "?"),
+            int(b) if b is not None else None,
+            lag,
+        )
         for a, c, st, ss, b, lag in conn.execute(
             "SELECT application_name, client_addr::text, state, sync_state,"
             " pg_wal_lsn_diff(pg_current_wal_lsn(), replay_lsn), replay_lag FROM pg_stat_replication"
