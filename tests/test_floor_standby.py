@@ -13,6 +13,7 @@ reload).
 
 from __future__ import annotations
 
+import argparse
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -25,7 +26,7 @@ from support.floor import FLOOR_USERS, StandInTable, wait_until
 
 from floor import store
 from floor.archive import ArchiveConfig, ArchiveWorker
-from floor.backup.health import read_health
+from floor.backup.health import raise_backup_alerts, read_health
 from floor.backup.promote import PromoteError, promote
 from floor.backup.replication import (
     BEHIND_ALERT,
@@ -38,8 +39,8 @@ from floor.backup.replication import (
     Slot,
     read_replication,
 )
-from floor.cli import promote as promote_cli
 from floor.cli.tablectl import add_arguments
+from floor.cli.tablectl import main as floor_main
 from tablebench.broker import Broker
 from tablebench.postgres import Postgres
 
@@ -106,7 +107,7 @@ def safe_count(dsn: str) -> int:
 
 
 def test_the_standby_is_promoted_and_the_archive_finds_it_with_nothing_lost_or_twice(
-    pair: Pair, floor_broker: Broker
+    pair: Pair, floor_broker: Broker, capsys: pytest.CaptureFixture[str]
 ) -> None:
     p_dsn, s_dsn = pair.primary.dsn(DB), pair.standby.dsn(DB)
     cfg = ArchiveConfig(dsn=pair.multi_host_dsn(), host=floor_broker.host, port=floor_broker.port,
@@ -154,6 +155,16 @@ def test_the_standby_is_promoted_and_the_archive_finds_it_with_nothing_lost_or_t
             assert "STANDBY" in "\n".join(read_health(conn).lines())
             with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):  # the standby takes no writes
                 conn.execute("DELETE FROM events")
+        assert main("backup", "status", "--dsn", s_dsn) == 1  # these servers archive no WAL: that is said
+        out = capsys.readouterr().out.splitlines()
+        assert any(
+            line.startswith("replication: this server is a STANDBY (read-only), streaming") for line in out
+        )
+        assert [line for line in out if line.startswith("PROBLEM")] == [
+            "PROBLEM: WAL archiving is off (archive_mode = off): no point-in-time recovery"
+        ]  # and nothing of replication: the standby streams
+        assert main("backup", "run", "--dsn", s_dsn) == 0  # the timers run on both: the standby's do nothing
+        assert "the primary takes" in capsys.readouterr().out
         # promotion refused while the old primary answers, and on a server that is not a standby
         old_primary = f"{pair.primary.host}:{pair.primary.port}"
         with (
@@ -201,13 +212,10 @@ def test_the_standby_is_promoted_and_the_archive_finds_it_with_nothing_lost_or_t
 
 
 def main(*argv: str) -> int:
-    import argparse
-
+    """``tablectl floor ARGV...``, as the technician types it."""
     parser = argparse.ArgumentParser()
     add_arguments(parser)
-    args = parser.parse_args(list(argv))
-    assert args._floor_module == promote_cli.__name__
-    return promote_cli.main(args)
+    return floor_main(parser.parse_args(list(argv)))
 
 
 def test_promote_wants_the_old_primary_named_or_said_gone() -> None:
@@ -247,3 +255,29 @@ def test_a_multi_host_dsn_is_what_the_docs_show() -> None:
     d = conninfo_to_dict("host=floor1.casino.lan,floor2.casino.lan port=5432,5432 dbname=floor"
                          " target_session_attrs=read-write connect_timeout=3")  # fmt: skip
     assert d["host"] == "floor1.casino.lan,floor2.casino.lan" and d["target_session_attrs"] == "read-write"
+
+
+def test_a_standby_gone_is_alerted_and_on_the_dashboards_line(pair: Pair) -> None:
+    """The standby dies: the primary's maintenance pass (``raise_backup_alerts``, every minute) raises
+    ``standby_gone`` once, and the dashboard's status line (``BackupHealth.words``) says it."""
+    p_dsn = pair.primary.dsn(DB)
+    with psycopg.connect(p_dsn, autocommit=True) as conn:
+        wait_until(lambda: read_replication(conn).senders != (), 30, "the standby streaming")
+        raise_backup_alerts(conn)  # (this test server archives no WAL: that one is alerted here too)
+        assert standby_alerts(conn) == []
+        assert read_health(conn).words() == ""  # no backups set up here, the standby streams: nothing to say
+        pair.standby.kill()
+        wait_until(lambda: read_replication(conn).senders == (), 30, "the primary sees the standby gone")
+        raise_backup_alerts(conn)
+        raise_backup_alerts(conn)  # a minute later: once, not every minute
+        [(kind, severity, message)] = standby_alerts(conn)
+        assert (kind, severity) == (GONE_ALERT, "critical")
+        words = read_health(conn).words()
+        assert words.startswith("Standby: the standby floor server is not connected") and message in words
+
+
+def standby_alerts(conn: psycopg.Connection) -> list[tuple[str, str, str]]:
+    rows = conn.execute(
+        "SELECT kind, severity, message FROM floor_alerts WHERE kind LIKE 'standby%' ORDER BY alert_id"
+    ).fetchall()
+    return [(str(k), str(s), str(m)) for k, s, m in rows]

@@ -229,11 +229,13 @@ standby_hba() {
 # The DSN every floor service is given: both servers, the one that takes writes wins (libpq tries them in turn),
 # a dead one given up on after 3 s, a connection to a host gone silent dropped within ~15 s (TCP keepalives).
 pair_dsn() { # ROLE PORT
-    local hosts="localhost" ports="$2"
-    if [ -n "${FLOOR_PEER:-}" ]; then hosts="$FLOOR_HOSTNAME,$FLOOR_PEER" ports="$2,$2"; fi
-    printf 'postgresql://%s@/%s?host=%s&port=%s&sslmode=verify-full&sslrootcert=%s/ca.crt' "$1" "$FLOOR_DB" \
-        "$hosts" "$ports" "$FLOOR_CERTS"
-    [ -z "${FLOOR_PEER:-}" ] || printf '&target_session_attrs=read-write&connect_timeout=3&keepalives_idle=5&keepalives_interval=2&keepalives_count=3&tcp_user_timeout=15000'
+    if [ -z "${FLOOR_PEER:-}" ]; then # a single floor server
+        printf 'postgresql://%s@localhost:%s/%s?sslmode=verify-full&sslrootcert=%s/ca.crt' "$1" "$2" "$FLOOR_DB" "$FLOOR_CERTS"
+        return 0
+    fi
+    printf 'postgresql://%s@%s:%s,%s:%s/%s?sslmode=verify-full&sslrootcert=%s/ca.crt' "$1" "$FLOOR_HOSTNAME" "$2" \
+        "$FLOOR_PEER" "$2" "$FLOOR_DB" "$FLOOR_CERTS"
+    printf '&target_session_attrs=read-write&connect_timeout=3&keepalives_idle=5&keepalives_interval=2&keepalives_count=3&tcp_user_timeout=15000'
 }
 
 # On the primary: the replication account, the standby's slot (WAL kept for it while it is away, up to
