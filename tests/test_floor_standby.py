@@ -14,10 +14,12 @@ reload).
 from __future__ import annotations
 
 import argparse
+import subprocess
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -281,3 +283,48 @@ def standby_alerts(conn: psycopg.Connection) -> list[tuple[str, str, str]]:
         "SELECT kind, severity, message FROM floor_alerts WHERE kind LIKE 'standby%' ORDER BY alert_id"
     ).fetchall()
     return [(str(k), str(s), str(m)) for k, s, m in rows]
+
+
+LIB = Path(__file__).resolve().parents[1] / "systemd" / "floor" / "lib.sh"
+
+
+def lib_sh(script: str, **env: str) -> str:
+    """Run ``script`` with systemd/floor/lib.sh sourced (the installer's functions), ``env`` set."""
+    done = subprocess.run(
+        ["bash", "-c", f'set -euo pipefail; source "{LIB}"; {script}'],
+        capture_output=True, text=True, check=True, env={"PATH": "/usr/bin:/bin:/usr/sbin:/sbin", **env},
+    )  # fmt: skip
+    return done.stdout
+
+
+def test_the_installer_gives_every_service_the_pairs_dsn_and_the_primary_its_standbys_settings() -> None:
+    """What ``install.sh --standby HOST`` writes (systemd/floor/lib.sh): the DSN of both servers with
+    target_session_attrs=read-write, as libpq reads it; the slot and the standby's name the status reads; the
+    synchronous setting only when asked; pg_hba lines for the peer's address alone. A single server: as before."""
+    pair = {"FLOOR_HOSTNAME": "floor1.casino.lan", "FLOOR_PEER": "localhost"}
+    d = conninfo_to_dict(lib_sh("pair_dsn floor_archive 5432", **pair))
+    assert (d["host"], d["port"], d["dbname"], d["user"]) == (
+        "floor1.casino.lan,localhost",
+        "5432,5432",
+        DB,
+        "floor_archive",
+    )
+    assert (d["target_session_attrs"], d["sslmode"], d["connect_timeout"]) == (
+        "read-write",
+        "verify-full",
+        "3",
+    )
+    single = conninfo_to_dict(lib_sh("pair_dsn floor_archive 5432", FLOOR_HOSTNAME="floor1.casino.lan"))
+    assert single["host"] == "localhost" and "target_session_attrs" not in single
+    assert lib_sh('echo "$STANDBY_SLOT"').strip() == STANDBY_SLOT  # the slot the status and alerts look for
+    settings = lib_sh("standby_pg_settings", **pair)
+    assert "cluster_name = 'floor_standby'" in settings and "synchronous_standby_names = ''" in settings
+    sync = lib_sh("standby_pg_settings", FLOOR_SYNC_STANDBY="1", **pair)
+    assert "synchronous_standby_names = 'floor_standby'" in sync
+    assert lib_sh("standby_pg_settings") == lib_sh("standby_hba") == ""  # no peer: nothing of it
+    hba = lib_sh("standby_hba", **pair).splitlines()
+    assert [line.split()[:2] + line.split()[3:] for line in hba] == [
+        ["hostssl", DB, "127.0.0.1/32", "scram-sha-256"],
+        ["hostssl", "replication", "127.0.0.1/32", "scram-sha-256"],
+    ]
+    assert hba[1].split()[2] == "floor_replication"
