@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import psycopg
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from floor.backup.replication import Role, read_replication
 
@@ -56,9 +57,20 @@ def promote(conn: psycopg.Connection, old_primary: str | None, *, timeout: int =
     row = conn.execute("SELECT pg_promote(true, %s)", (timeout,)).fetchone()
     if not (row and row[0]):
         raise PromoteError(f"PostgreSQL did not finish the promotion within {timeout} s (see its log)")
-    again = conn.execute(
-        "SELECT pg_is_in_recovery(), (SELECT timeline_id FROM pg_control_checkpoint())"
-    ).fetchone()
+    again = conn.execute("SELECT pg_is_in_recovery(), pg_walfile_name(pg_current_wal_lsn())").fetchone()
     if again is None or again[0]:
         raise PromoteError("PostgreSQL says it is still in recovery after the promotion (see its log)")
-    return Promoted(int(again[1]), state.last_replayed_at)
+    return Promoted(
+        int(str(again[1])[:8], 16), state.last_replayed_at
+    )  # a WAL file's name begins with its timeline
+
+
+def this_server(dsn: str) -> str:
+    """The DSN of the server to promote: of a pair's DSN (several hosts, ``target_session_attrs=read-write``, as
+    the installer writes it, this server first) the first host alone, whatever it is."""
+    params = conninfo_to_dict(dsn)
+    for key in ("host", "hostaddr", "port"):
+        if isinstance(params.get(key), str):
+            params[key] = str(params[key]).split(",")[0]
+    params["target_session_attrs"] = "any"
+    return make_conninfo("", **params)

@@ -8,12 +8,12 @@ import sys
 
 import psycopg
 
-from floor.backup.promote import PromoteError, promote
+from floor.backup.promote import PromoteError, promote, this_server
 from floor.cli.tablectl import add_dsn
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_dsn(parser)
+    add_dsn(parser)  # this server: of a pair's DSN (the installed one) the first host, whatever it is
     parser.add_argument("--old-primary", metavar="HOST:PORT",
                         help="the old primary's PostgreSQL: refused while it still answers there")  # fmt: skip
     parser.add_argument(
@@ -28,7 +28,7 @@ def main(args: argparse.Namespace) -> int:
               " (--no-old-primary-check)", file=sys.stderr)  # fmt: skip
         return 2
     try:
-        with psycopg.connect(args.dsn, autocommit=True, connect_timeout=10) as conn:
+        with psycopg.connect(this_server(args.dsn), autocommit=True, connect_timeout=10) as conn:
             done = promote(conn, args.old_primary, timeout=args.timeout)
     except (PromoteError, psycopg.Error) as exc:
         print(f"floor promote: {exc}", file=sys.stderr)

@@ -242,7 +242,7 @@ pair_dsn() { # ROLE PORT
 # max_slot_wal_keep_size), and tablectl-floor promote's right to promote (replicated to the standby with the rest).
 standby_primary_sql() { # REPLICATION_PASSWORD
     [ -n "${FLOOR_PEER:-}" ] || return 0
-    pg_super -v pw="$1" -v slot="$STANDBY_SLOT" <<'SQL'
+    pg_super -d "$FLOOR_DB" -v pw="$1" -v slot="$STANDBY_SLOT" <<'SQL'
 SELECT 'CREATE ROLE floor_replication' WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'floor_replication') \gexec
 ALTER ROLE floor_replication LOGIN REPLICATION NOSUPERUSER NOCREATEDB NOCREATEROLE NOBYPASSRLS PASSWORD :'pw';
 SELECT pg_create_physical_replication_slot(:'slot') WHERE NOT EXISTS (SELECT FROM pg_replication_slots WHERE slot_name = :'slot');
