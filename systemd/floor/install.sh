@@ -93,6 +93,7 @@ done
 [[ "$FLOOR_BACKUP_DIR" =~ ^/[A-Za-z0-9._/-]+$ ]] || refuse "--backup-dir $FLOOR_BACKUP_DIR: an absolute path (letters, digits, . _ - /)"
 [ -z "$FLOOR_PEER" ] || [[ "$FLOOR_PEER" =~ ^[A-Za-z0-9]([A-Za-z0-9.-]{0,252})$ ]] || refuse "--standby/--standby-of $FLOOR_PEER: not a host name"
 [ -n "$FLOOR_PEER" ] || [ "$FLOOR_SYNC_STANDBY" = 0 ] || refuse "--synchronous on needs a standby (--standby HOST)"
+[ -z "$FLOOR_PEER" ] || [ -n "$(peer_address)" ] || refuse "--standby/--standby-of $FLOOR_PEER: the name does not resolve here (DNS or /etc/hosts)"
 [[ "$FLOOR_BACKUP_KEEP" =~ ^[1-9][0-9]?$ ]] || refuse "--backup-keep $FLOOR_BACKUP_KEEP: 1 to 99 base backups"
 for l in "${add_links[@]}"; do
     [[ "$l" =~ ^[a-z0-9-]{1,32}$ ]] || refuse "--add-link $l: a linked progressive is named [a-z0-9-]{1,32}"
