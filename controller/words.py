@@ -69,6 +69,8 @@ ALERT_WORDS = {
     "login_lockout": "Dashboard login locked out",  # floor/logins.py
     "backup_late": "Backup or restore check late",  # floor/backup/health.py
     "backup_failed": "Backup, restore check or WAL archiving failed",
+    "standby_behind": "Standby floor server behind",  # floor/backup/replication.py
+    "standby_gone": "Standby floor server not connected",
     # surveillance only (floor/advantage.py)
     "advantage_play": "Possible advantage play",
 }

@@ -318,8 +318,13 @@ class ArchiveWorker:
                     self.stats.retries += 1
                     log.warning("archive batch failed (%s); retrying", exc)
                     if conn is not None and not conn.closed and conn.info.transaction_status:
-                        conn.rollback()
-                    if isinstance(exc, psycopg.OperationalError):
+                        with contextlib.suppress(psycopg.Error):  # a connection that just broke
+                            conn.rollback()
+                    if isinstance(exc, psycopg.OperationalError | psycopg.errors.ReadOnlySqlTransaction):
+                        # the server went away, or is (now) a standby: connect again, and a multi-host DSN
+                        # with target_session_attrs=read-write finds the primary (docs/floor.md "The standby")
+                        if conn is not None:
+                            conn.close()
                         conn = None
                     time.sleep(0.2)
             else:

@@ -176,3 +176,46 @@ def test_the_bridge_fails_over_to_the_second_floor_broker(tmp_path):
         rec.stop()
         table_broker.stop()
         floor2.stop()
+
+
+def test_a_bridge_naming_both_floor_brokers_fails_over_when_the_first_is_killed(tmp_path):
+    """The standby floor server (issue 45, docs/floor.md "The standby floor server"): ``hosts`` names both
+    floor brokers; the primary's broker is SIGKILLed while the table deals. The bridge connects to the second,
+    and every event reaches the floor: what the first broker did not get, the second does (the table broker
+    queued it), none lost."""
+    floor1 = Broker.start(tmp_path / "floor1", users=FLOOR_USERS, acl=BrokerKind.FLOOR, site="S1")
+    floor2 = Broker.start(tmp_path / "floor2", users=FLOOR_USERS, acl=BrokerKind.FLOOR, site="S1")
+    table_toml, bridge_toml = write_configs(tmp_path, [floor1.port, floor2.port], insecure_no_tls=True)
+    section = render(load(table_toml, bridge_toml)).splitlines()
+    assert f"address 127.0.0.1:{floor1.port} 127.0.0.1:{floor2.port}" in section  # both, the primary first
+    assert "round_robin false" in section
+    table_broker = Broker.start(tmp_path / "table", users=FLOOR_USERS, site="S1", extra_config=tuple(section))
+    topics = Topics("S1", "T1")
+    rec1 = Recorder(floor1, "monitor", topics, filters=("events/#",), validate=False)
+    rec2 = Recorder(floor2, "monitor", topics, filters=("events/#",), validate=False)
+    table = None
+    try:
+        rec1.start()
+        rec2.start()
+        table = StandInTable(table_broker.host, table_broker.port, "S1", "T1")
+        for i in range(10):
+            table.publish("events/round", "round", {"round_id": f"r{i}", "phase": "betting"})
+        table.flush()
+        rec1.wait_for(lambda m: len({json.loads(p)["event_id"] for _, p, _ in m}) == 10, timeout=60)
+        assert rec2.event_ids("events/") == []  # round_robin false: the first broker while it lives
+        floor1.kill()  # the primary floor server dies
+        for i in range(10, 60):
+            table.publish("events/round", "round", {"round_id": f"r{i}", "phase": "betting"})
+        table.flush()
+        rec2.wait_for(
+            lambda m: {json.loads(p)["event_id"] for _, p, _ in m} >= set(range(11, 61)), timeout=90
+        )
+        assert set(rec1.event_ids("events/")) | set(rec2.event_ids("events/")) == set(range(1, 61))
+    finally:
+        if table is not None:
+            table.close()
+        rec1.stop()
+        rec2.stop()
+        table_broker.stop()
+        floor1.stop()
+        floor2.stop()

@@ -18,6 +18,7 @@ may CREATE DATABASE), otherwise one private server per process, started on first
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import pwd
 import re
@@ -132,6 +133,56 @@ class Postgres:
             server.stop()
             raise
 
+    @classmethod
+    def standby_of(
+        cls, primary: Postgres, slot: str, name: str, *, timeout: float = 90.0, settings: tuple[str, ...] = ()
+    ) -> Postgres:
+        """A hot standby of ``primary``, as the floor installer makes one (docs/floor.md "The standby floor
+        server"): ``pg_basebackup -R`` over the replication protocol into a new directory, streaming through the
+        physical slot ``slot`` (which must exist), ``cluster_name`` = ``name`` (what the primary's
+        ``pg_stat_replication`` and ``synchronous_standby_names`` call it)."""
+        workdir = Path(tempfile.mkdtemp(prefix="tablebench-pg-standby-"))
+        server = cls(workdir, 0, settings=(f"cluster_name={name}", "hot_standby=on", *settings))
+        try:
+            if os.geteuid() == 0:
+                account = pwd.getpwnam(SERVICE_USER)
+                os.chown(workdir, account.pw_uid, account.pw_gid)
+            cmd = [*_as_server_user(), str(bin_dir() / "pg_basebackup"), "-h", primary.host, "-p",
+                   str(primary.port), "-U", SUPERUSER, "-D", str(server.data_dir), "-R", "-S", slot,
+                   "-X", "stream", "--checkpoint=fast", "--no-sync"]  # fmt: skip
+            done = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, check=False, timeout=120)
+            if done.returncode != 0:
+                raise PostgresError(
+                    f"pg_basebackup failed ({done.returncode}): {done.stderr.strip()[-2000:]}"
+                )
+            for attempt in range(5):
+                server.port = free_port(server.host)
+                try:
+                    server._launch(timeout)
+                    return server
+                except PostgresError:
+                    if attempt == 4 or "could not bind" not in server.log_tail():
+                        raise
+            raise AssertionError("unreachable")
+        except BaseException:
+            server.stop()
+            raise
+
+    def kill(self) -> None:
+        """SIGKILL the server and every process of it, as when its host dies (the directory stays until
+        ``stop()``)."""
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        children = [
+            int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and _parent(p) == proc.pid
+        ]
+        proc.kill()
+        for pid in children:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        proc.wait()
+
     def _initdb(self) -> None:
         if os.geteuid() == 0:
             try:
@@ -210,6 +261,14 @@ class Postgres:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def _parent(proc_dir: Path) -> int | None:
+    try:
+        stat = (proc_dir / "stat").read_text()
+    except OSError:
+        return None
+    return int(stat.rsplit(")", 1)[1].split()[1])
 
 
 _shared: Postgres | None = None

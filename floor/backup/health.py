@@ -16,6 +16,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from floor.alerts import raise_alert
+from floor.backup.replication import Replication, Role, read_replication
 from floor.messages import TableRef
 
 BACKUP_LATE = timedelta(hours=26)  # tablectl-floor-backup.timer: daily (and a slack of two hours)
@@ -78,9 +79,15 @@ class BackupHealth:
     last_good_verify: JobRecord | None
     last_verify: JobRecord | None
     archiver: Archiver
+    replication: Replication | None = (
+        None  # the standby's streaming replication (floor/backup/replication.py)
+    )
 
     def problems(self) -> list[Problem]:
-        out: list[Problem] = []
+        out: list[Problem] = [
+            Problem(p.kind, p.severity, p.message, p.dedupe_key)
+            for p in (self.replication.problems() if self.replication else [])
+        ]
         for kind, good, last, late in (
             (Kind.BASE, self.last_good_base, self.last_base, BACKUP_LATE),
             (Kind.VERIFY, self.last_good_verify, self.last_verify, VERIFY_LATE),
@@ -131,6 +138,7 @@ class BackupHealth:
                 "last_failed_wal": a.last_failed_wal,
                 "last_failed_time": a.last_failed_time.isoformat() if a.last_failed_time else None,
             },
+            "replication": self.replication.to_json() if self.replication else None,
             "problems": [p.message for p in self.problems()],
         }
 
@@ -161,6 +169,7 @@ class BackupHealth:
             f"base backup: {job(self.last_base, self.last_good_base)}",
             f"WAL archiving: {wal}",
             f"restore check: {job(self.last_verify, self.last_good_verify)}",
+            *(self.replication.lines() if self.replication else []),
             *(f"PROBLEM: {p.message}" for p in problems),
             *(["all good"] if not problems else []),
         ]
@@ -175,10 +184,15 @@ class BackupHealth:
         )
 
     def words(self) -> str:
-        """One line for the dashboard: empty when all is good (or backups were never set up here)."""
+        """One line for the dashboard: empty when all is good (or backups and a standby were never set up
+        here)."""
+        replicated = [p.message for p in self.replication.problems()] if self.replication else []
         if not self.configured:
-            return ""
-        return "; ".join(f"Backups: {p.message}." for p in self.problems())
+            return "; ".join(f"Standby: {m}." for m in replicated)
+        return "; ".join(
+            f"Standby: {p.message}." if p.message in replicated else f"Backups: {p.message}."
+            for p in self.problems()
+        )
 
 
 def _hours(delta: timedelta) -> int:
@@ -225,17 +239,20 @@ def read_health(conn: psycopg.Connection) -> BackupHealth:
         now=row[7], since=row[8],
         last_good_base=newest(Kind.BASE, True), last_base=newest(Kind.BASE, False),
         last_good_verify=newest(Kind.VERIFY, True), last_verify=newest(Kind.VERIFY, False),
-        archiver=archiver,
+        archiver=archiver, replication=read_replication(conn),
     )  # fmt: skip
 
 
 def raise_backup_alerts(conn: psycopg.Connection) -> list[int]:
     """A floor alert for each problem not alerted yet (one per failed run, per stale state, per failing WAL
     segment); the new alerts' ids."""
-    raised = []
+    raised: list[int] = []
+    health = read_health(conn)
+    if health.replication is not None and health.replication.role is Role.STANDBY:
+        return raised  # read-only: the primary's maintenance pass alerts (a promoted standby from then on)
     with conn.transaction():
         cur = conn.cursor()
-        for p in read_health(conn).problems():
+        for p in health.problems():
             alert_id = raise_alert(cur, BACKUPS, p.kind, p.severity, p.message, {}, p.dedupe_key)
             if alert_id is not None:
                 raised.append(alert_id)

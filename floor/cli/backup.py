@@ -50,10 +50,19 @@ def main(args: argparse.Namespace) -> int:
     handler = {"run": _run, "verify": _verify, "status": _status}[args.backup_command]
     try:
         with store.connect(args.dsn, autocommit=True) as conn:
+            if args.backup_command != "status" and _in_recovery(conn):  # the timers run on both floor servers
+                print(f"floor backup {args.backup_command}: this server is the standby; the primary takes and"
+                      " checks the backups (docs/floor.md \"The standby floor server\")")  # fmt: skip
+                return 0
             return handler(conn, args)
     except psycopg.Error as exc:
         print(f"floor backup {args.backup_command}: {exc}", file=sys.stderr)
         return 1
+
+
+def _in_recovery(conn: psycopg.Connection) -> bool:
+    row = conn.execute("SELECT pg_is_in_recovery()").fetchone()
+    return bool(row and row[0])
 
 
 def _run(conn: psycopg.Connection, args: argparse.Namespace) -> int:

@@ -117,6 +117,12 @@ EXAMPLES: dict[tuple[str, ...], tuple[tuple[str, str], ...]] = {
     ("floor", "backup", "status"): (
         ("tablectl floor backup status --json", "backups, WAL archiving and the last restore check, as JSON"),
     ),
+    ("floor", "promote"): (
+        (
+            "tablectl floor promote --old-primary floor1.casino.lan:5432",
+            "make this standby the primary, once the old primary no longer answers",
+        ),
+    ),
     ("floor", "restore"): (
         (
             "tablectl floor restore --to 2026-11-29T10:15:00Z --data-dir /var/lib/postgresql/15/main",

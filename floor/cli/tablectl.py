@@ -48,6 +48,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "the database's base backups, their restore check, WAL archiving: run, verify, status",
     ),
     "restore": ("floor.cli.restore", "prepare a new data directory restored to a point in time"),
+    "promote": ("floor.cli.promote", "make the standby floor server the primary (after its checks)"),
     "progressive": (
         "floor.cli.progressive",
         "the linked progressive's controller, its dual-control changes and its report",

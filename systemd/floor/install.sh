@@ -2,7 +2,7 @@
 # From a fresh Debian (Bookworm) server to a running casino floor. Run as root.
 #   systemd/floor/install.sh --site SITE [--hostname NAME] [--workers N] [--web-listen HOST:PORT]
 #       [--public-url URL] [--supervisor NAME] [--add-table ID]... [--add-link LINK]... [--backup-dir DIR]
-#       [--backup-keep N] [--no-start]
+#       [--backup-keep N] [--standby HOST | --standby-of PRIMARY] [--synchronous on|off] [--no-start]
 # Steps (docs/floor.md "Install it" explains each): apt packages (PostgreSQL, mosquitto); users
 # floor-archive and floor-web; a release in /opt/tablectl-floor/releases with its venv (both wheels,
 # dependencies hash-checked from requirements/floor.txt); the settings in /etc/tablectl-floor, checked before
@@ -24,13 +24,16 @@ opt_url=""
 supervisor=""
 opt_backup_dir=""
 opt_backup_keep=""
+opt_peer=""
+opt_sync=""
+standby_of=0
 add_tables=()
 add_links=()
 start=1
 while [ $# -gt 0 ]; do
     case "$1" in
         --site | --hostname | --workers | --web-listen | --public-url | --supervisor | --add-table | --add-link \
-            | --backup-dir | --backup-keep)
+            | --backup-dir | --backup-keep | --standby | --standby-of | --synchronous)
             [ $# -ge 2 ] || die "$1 needs a value"
             case "$1" in
                 --site) opt_site="$2" ;;
@@ -43,6 +46,9 @@ while [ $# -gt 0 ]; do
                 --backup-dir) opt_backup_dir="$2" ;;
                 --backup-keep) opt_backup_keep="$2" ;;
                 --add-link) add_links+=("$2") ;;
+                --standby) opt_peer="$2" ;;
+                --standby-of) opt_peer="$2" standby_of=1 ;;
+                --synchronous) opt_sync="$2" ;;
             esac
             shift
             ;;
@@ -68,6 +74,9 @@ FLOOR_PUBLIC_URL="${opt_url:-${FLOOR_PUBLIC_URL:-https://$FLOOR_HOSTNAME:${FLOOR
 FLOOR_BROKER_HOST="${FLOOR_BROKER_HOST:-localhost}"
 FLOOR_BACKUP_DIR="${opt_backup_dir:-${FLOOR_BACKUP_DIR:-/var/backups/tablectl-floor}}"
 FLOOR_BACKUP_KEEP="${opt_backup_keep:-${FLOOR_BACKUP_KEEP:-7}}"
+FLOOR_PEER="${opt_peer:-${FLOOR_PEER:-}}"
+case "${opt_sync:-keep}" in on) FLOOR_SYNC_STANDBY=1 ;; off) FLOOR_SYNC_STANDBY=0 ;; keep) FLOOR_SYNC_STANDBY="${FLOOR_SYNC_STANDBY:-0}" ;;
+    *) die "--synchronous $opt_sync: on or off" ;; esac
 refuse() { die "configuration refused: $*; nothing was started or changed (docs/floor.md \"Install it\")"; }
 name_re='^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$'
 [ -n "$FLOOR_SITE" ] || refuse "--site is needed on the first install (the casino's site name, as in each table.toml)"
@@ -82,6 +91,9 @@ for t in "${add_tables[@]}"; do
     [[ "$t" =~ $name_re ]] || refuse "--add-table $t: letters, digits, _ and - only"
 done
 [[ "$FLOOR_BACKUP_DIR" =~ ^/[A-Za-z0-9._/-]+$ ]] || refuse "--backup-dir $FLOOR_BACKUP_DIR: an absolute path (letters, digits, . _ - /)"
+[ -z "$FLOOR_PEER" ] || [[ "$FLOOR_PEER" =~ ^[A-Za-z0-9]([A-Za-z0-9.-]{0,252})$ ]] || refuse "--standby/--standby-of $FLOOR_PEER: not a host name"
+[ -n "$FLOOR_PEER" ] || [ "$FLOOR_SYNC_STANDBY" = 0 ] || refuse "--synchronous on needs a standby (--standby HOST)"
+[ -z "$FLOOR_PEER" ] || [ -n "$(peer_address)" ] || refuse "--standby/--standby-of $FLOOR_PEER: the name does not resolve here (DNS or /etc/hosts)"
 [[ "$FLOOR_BACKUP_KEEP" =~ ^[1-9][0-9]?$ ]] || refuse "--backup-keep $FLOOR_BACKUP_KEEP: 1 to 99 base backups"
 for l in "${add_links[@]}"; do
     [[ "$l" =~ ^[a-z0-9-]{1,32}$ ]] || refuse "--add-link $l: a linked progressive is named [a-z0-9-]{1,32}"
@@ -180,6 +192,8 @@ FLOOR_PUBLIC_URL=$FLOOR_PUBLIC_URL
 FLOOR_BROKER_HOST=$FLOOR_BROKER_HOST
 FLOOR_BACKUP_DIR=$FLOOR_BACKUP_DIR
 FLOOR_BACKUP_KEEP=$FLOOR_BACKUP_KEEP
+FLOOR_PEER=$FLOOR_PEER
+FLOOR_SYNC_STANDBY=$FLOOR_SYNC_STANDBY
 SETTINGS
 chmod 0644 "$settings_new"
 if cmp -s "$settings_new" "$FLOOR_ETC/floor.env"; then
@@ -204,7 +218,7 @@ if [ "$present" -eq 0 ]; then
     ca_tmp="$(mktemp -d)"
     openssl req -x509 -newkey rsa:3072 -nodes -days 3650 -subj "/CN=tablectl floor CA $FLOOR_HOSTNAME" \
         -keyout "$ca_tmp/ca.key" -out "$ca_tmp/ca.crt" 2>/dev/null
-    printf 'subjectAltName=DNS:localhost,DNS:%s,IP:127.0.0.1,IP:::1\n' "$FLOOR_HOSTNAME" >"$ca_tmp/san.ext"
+    printf 'subjectAltName=DNS:localhost,DNS:%s%s,IP:127.0.0.1,IP:::1\n' "$FLOOR_HOSTNAME" "${FLOOR_PEER:+,DNS:$FLOOR_PEER}" >"$ca_tmp/san.ext"
     for server in broker postgres web; do
         openssl req -newkey rsa:3072 -nodes -subj "/CN=$FLOOR_HOSTNAME" \
             -keyout "$ca_tmp/$server.key" -out "$ca_tmp/$server.csr" 2>/dev/null
@@ -250,6 +264,7 @@ ssl_key_file = '$FLOOR_CERTS/postgres.key'
 ssl_min_protocol_version = 'TLSv1.2'
 password_encryption = 'scram-sha-256'
 $(backup_pg_settings)
+$(standby_pg_settings)
 CONF
 if ! cmp -s "$conf_new" "$pg_conf/conf.d/tablectl-floor.conf"; then
     install -m 0644 -o postgres -g postgres "$conf_new" "$pg_conf/conf.d/tablectl-floor.conf"
@@ -271,6 +286,7 @@ local    replication postgres                                         peer
 hostssl  $FLOOR_DB     floor_owner,floor_archive,floor_web,floor_progressive  127.0.0.1/32  scram-sha-256
 hostssl  $FLOOR_DB     floor_owner,floor_archive,floor_web,floor_progressive  ::1/128       scram-sha-256
 # Archive workers or dashboards on other hosts: add hostssl lines for their addresses above this one.
+$(standby_hba)
 host     all       all                                  0.0.0.0/0     reject
 host     all       all                                  ::/0          reject
 local    all       all                                                reject
@@ -313,7 +329,9 @@ owner_pw="${owner_pw:-$(openssl rand -hex 24)}"
 archive_pw="${archive_pw:-$(openssl rand -hex 24)}"
 web_pw="${web_pw:-$(openssl rand -hex 24)}"
 progressive_pw="${progressive_pw:-$(openssl rand -hex 24)}"
-dsn_of() { printf 'postgresql://%s@localhost:%s/%s?sslmode=verify-full&sslrootcert=%s/ca.crt' "$1" "$pg_port" "$FLOOR_DB" "$FLOOR_CERTS"; }
+replication_pw="$(secret_of "$FLOOR_ETC/replication.env" PGPASSWORD || true)"
+replication_pw="${replication_pw:-$(openssl rand -hex 24)}"
+dsn_of() { pair_dsn "$1" "$pg_port"; }
 write_env() { # FILE GROUP LINES...: written only when it changes, mode 0640 root:GROUP
     local file="$1" group="$2" tmp
     shift 2
@@ -329,6 +347,7 @@ write_env "$FLOOR_ETC/web.env" floor-web "FLOOR_DSN=\"$(dsn_of floor_web)\"" "PG
     "FLOOR_WEB_PASSWORD=$(broker_password supervisor-floor)"
 write_env "$FLOOR_ETC/progressive.env" floor-progressive "FLOOR_DSN=\"$(dsn_of floor_progressive)\"" \
     "PGPASSWORD=$progressive_pw"
+[ -z "$FLOOR_PEER" ] || write_env "$FLOOR_ETC/replication.env" root "PGPASSWORD=$replication_pw"
 install -d -m 0750 -o root -g floor-progressive "$FLOOR_ETC/progressive"
 # the links' meter keys (made by `progressive record` or the first start; the unit's StateDirectory)
 install -d -m 0700 -o floor-progressive -g floor-progressive /var/lib/tablectl-floor-progressive
@@ -338,6 +357,15 @@ for l in "${add_links[@]}"; do # each link's broker password (the unit reads pro
 done
 umask 022
 # Roles without any power beyond their grants (grants.sql), the database owned by floor_owner, nothing for PUBLIC.
+if [ "$standby_of" -eq 1 ] && ! pg_is_standby; then
+    [ "$(pg_super -At -c 'SELECT count(*) FROM pg_stat_replication')" = 0 ] \
+        || die "--standby-of $FLOOR_PEER: this server is the primary of a standby now; nothing changed"
+    standby_clone "$pg_version" "$pg_cluster" "$pg_data" "$pg_unit"
+    wait_pg
+fi
+if pg_is_standby; then # roles, database, schema and grants come from the primary, replicated
+    log "PostgreSQL is a standby of $FLOOR_PEER: its roles and schema come from there (promote: tablectl-floor promote)"
+else
 pg_super -v owner_pw="$owner_pw" -v archive_pw="$archive_pw" -v web_pw="$web_pw" \
     -v progressive_pw="$progressive_pw" <<'SQL'
 SELECT format('CREATE ROLE %I', r) FROM unnest(ARRAY['floor_owner', 'floor_archive', 'floor_web', 'floor_progressive']) AS r
@@ -357,6 +385,8 @@ REVOKE ALL ON SCHEMA public FROM PUBLIC;
 GRANT USAGE ON SCHEMA public TO floor_archive, floor_web, floor_progressive;
 SQL
 migrate_and_grant "$release_dir" || die "the database could not be migrated (reason above): nothing started"
+standby_primary_sql "$replication_pw"
+fi
 
 # ---- 7. the floor broker: TLS, accounts, floor ACL ----------------------------------------------------------
 log "7/9 floor broker (mosquitto: TLS on 8883, accounts, floor ACL)"

@@ -100,6 +100,10 @@ check_release() {
 # Bring the database to the release's schema as its owner, then give the services' roles their rights.
 migrate_and_grant() {
     local dir="$1" out
+    if pg_is_standby; then # read-only: update the primary first; its migrations and grants replicate here
+        log "database: a standby of ${FLOOR_PEER:-the primary}: migrated there, not here"
+        return 0
+    fi
     out="$(owner_floor "$dir" migrate 2>&1)" || {
         log "$out"
         return 1
@@ -188,4 +192,85 @@ backup_units() {
         systemctl start --no-block tablectl-floor-backup.service
         log "backups: the first base backup is being taken into $FLOOR_BACKUP_DIR (tablectl-floor backup status)"
     fi
+}
+
+# ---- the standby floor server (docs/floor.md "The standby floor server") -----------------------------------------
+# FLOOR_PEER (floor.env): the other floor server's host name (empty: a single floor server). Which of the two is
+# the primary is PostgreSQL's own state, not a setting: a server in recovery is the standby and is left as it is.
+# FLOOR_SYNC_STANDBY=1: synchronous replication (a commit waits for the standby: nothing acknowledged is lost with
+# the primary; every archive write waits a round trip more, and the archive stops while the standby is away).
+STANDBY_SLOT=floor_standby # floor/backup/replication.py STANDBY_SLOT
+STANDBY_NAME=floor_standby # the standby's cluster_name: pg_stat_replication and synchronous_standby_names say it
+
+peer_address() { # the peer's IPv4 address for pg_hba (resolved now: pg_hba wants addresses)
+    getent ahostsv4 "$FLOOR_PEER" | awk 'NR == 1 {print $1}'
+}
+
+# PostgreSQL's settings of the pair (part of conf.d/tablectl-floor.conf); nothing without a peer.
+standby_pg_settings() {
+    [ -n "${FLOOR_PEER:-}" ] || return 0
+    printf '%s\n' "# the standby floor server: streaming replication to and from $FLOOR_PEER" \
+        "listen_addresses = '*'" "max_wal_senders = 10" "max_replication_slots = 10" "hot_standby = on" \
+        "hot_standby_feedback = on" "cluster_name = '$STANDBY_NAME'" \
+        "max_slot_wal_keep_size = '${FLOOR_SLOT_KEEP:-50GB}'" \
+        "synchronous_standby_names = '$([ "${FLOOR_SYNC_STANDBY:-0}" = 1 ] && echo "$STANDBY_NAME")'"
+}
+
+# pg_hba lines for the peer: its floor clients (workers and dashboard run on both) and its replication.
+standby_hba() {
+    local addr
+    [ -n "${FLOOR_PEER:-}" ] || return 0
+    addr="$(peer_address)" || true
+    [ -n "$addr" ] || die "--standby/--standby-of $FLOOR_PEER: the name does not resolve (/etc/hosts or DNS)"
+    printf 'hostssl  %-12s %-55s %s/32  scram-sha-256\n' "$FLOOR_DB" \
+        floor_owner,floor_archive,floor_web,floor_progressive "$addr" replication floor_replication "$addr"
+}
+
+# The DSN every floor service is given: both servers, the one that takes writes wins (libpq tries them in turn),
+# a dead one given up on after 3 s, a connection to a host gone silent dropped within ~15 s (TCP keepalives).
+pair_dsn() { # ROLE PORT
+    if [ -z "${FLOOR_PEER:-}" ]; then # a single floor server
+        printf 'postgresql://%s@localhost:%s/%s?sslmode=verify-full&sslrootcert=%s/ca.crt' "$1" "$2" "$FLOOR_DB" "$FLOOR_CERTS"
+        return 0
+    fi
+    printf 'postgresql://%s@%s:%s,%s:%s/%s?sslmode=verify-full&sslrootcert=%s/ca.crt' "$1" "$FLOOR_HOSTNAME" "$2" \
+        "$FLOOR_PEER" "$2" "$FLOOR_DB" "$FLOOR_CERTS"
+    printf '&target_session_attrs=read-write&connect_timeout=3&keepalives_idle=5&keepalives_interval=2&keepalives_count=3&tcp_user_timeout=15000'
+}
+
+# On the primary: the replication account, the standby's slot (WAL kept for it while it is away, up to
+# max_slot_wal_keep_size), and tablectl-floor promote's right to promote (replicated to the standby with the rest).
+standby_primary_sql() { # REPLICATION_PASSWORD
+    [ -n "${FLOOR_PEER:-}" ] || return 0
+    pg_super -d "$FLOOR_DB" -v pw="$1" -v slot="$STANDBY_SLOT" <<'SQL'
+SELECT 'CREATE ROLE floor_replication' WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'floor_replication') \gexec
+ALTER ROLE floor_replication LOGIN REPLICATION NOSUPERUSER NOCREATEDB NOCREATEROLE NOBYPASSRLS PASSWORD :'pw';
+SELECT pg_create_physical_replication_slot(:'slot') WHERE NOT EXISTS (SELECT FROM pg_replication_slots WHERE slot_name = :'slot');
+GRANT EXECUTE ON FUNCTION pg_promote(boolean, integer) TO floor_owner;
+SQL
+}
+
+# Is the local server a standby (in recovery)? Then no roles, migrations or grants here: they come from the primary.
+pg_is_standby() { [ "$(pg_super -At -c 'SELECT pg_is_in_recovery()')" = t ]; }
+
+# On a new standby (--standby-of PRIMARY): its data directory replaced by a copy of the primary's (the old one
+# moved aside), streaming from it through the slot. The secrets and certificates are the primary's, copied to
+# /etc/tablectl-floor beforehand (docs/floor.md); the replication password is in replication.env.
+standby_clone() { # PG_VERSION PG_CLUSTER PG_DATA PG_UNIT
+    local version="$1" cluster="$2" data="$3" unit="$4" pw aside
+    pw="$(secret_of "$FLOOR_ETC/replication.env" PGPASSWORD || true)"
+    [ -n "$pw" ] || die "$FLOOR_ETC/replication.env: no PGPASSWORD; copy /etc/tablectl-floor from the primary first (docs/floor.md \"The standby floor server\")"
+    systemctl stop "$unit"
+    aside="$data.before-standby.$(date -u +%Y%m%dT%H%M%SZ)"
+    [ ! -d "$data" ] || mv "$data" "$aside"
+    install -d -m 0700 -o postgres -g postgres "$data"
+    if ! PGPASSWORD="$pw" runuser -u postgres -- "/usr/lib/postgresql/$version/bin/pg_basebackup" -D "$data" -R \
+        -S "$STANDBY_SLOT" -X stream --checkpoint=fast \
+        -d "host=$FLOOR_PEER port=${pg_port:-5432} user=floor_replication sslmode=verify-full sslrootcert=$FLOOR_CERTS/ca.crt"; then
+        rm -rf "$data"
+        [ -z "${aside:-}" ] || [ ! -d "$aside" ] || mv "$aside" "$data"
+        die "pg_basebackup from $FLOOR_PEER failed (reason above): the old data directory is back, nothing started"
+    fi
+    systemctl start "$unit"
+    log "PostgreSQL $version/$cluster is a standby of $FLOOR_PEER now (the old data directory: $aside)"
 }
