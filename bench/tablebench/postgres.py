@@ -232,11 +232,6 @@ class Postgres:
         except OSError:
             return ""
 
-    def kill(self) -> None:
-        """A power cut: the postmaster SIGKILLed (its backends follow it down); the data directory stays."""
-        proc, self._proc = self._proc, None
-        stop_process(proc, signal.SIGKILL, 10)
-
     def restart(self, timeout: float = 60.0) -> None:
         """Start again on the same port and data directory (crash recovery replays the WAL); retried while the
         killed server's last backends still hold its shared memory."""
