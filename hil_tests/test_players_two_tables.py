@@ -105,10 +105,14 @@ async def play(floor: FloorStack) -> None:
         # A: the card reader's bytes through the pit terminal's real input path, at table 1
         app = PitApp(terminal_connection(t1, PROFILE))
         async with app.run_test(size=SIZE) as pilot:
-            await settle(app, pilot, lambda v: v.status == "online" and v.states["table"]["state"] == "betting")
+            await settle(
+                app, pilot, lambda v: v.status == "online" and v.states["table"]["state"] == "betting"
+            )
             await pilot.press(str(SEAT_A))
             reader_types(app, SWIPE_A)
-            await settle(app, pilot, lambda _v: seats(app).get(str(SEAT_A), {}).get("player") == f"card:{CARD_A}")
+            await settle(
+                app, pilot, lambda _v: seats(app).get(str(SEAT_A), {}).get("player") == f"card:{CARD_A}"
+            )
             await until(pilot, lambda: app.message == f"ok: Player in at seat {SEAT_A}")
         # B: the dealer's command
         await one.client.dealer("player_in", seat=SEAT_B, card=CARD_B)
@@ -128,6 +132,16 @@ def journal_events(db: Path) -> list[tuple[int, str, bytes]]:
             (i, t, p.encode() if isinstance(p, str) else p)
             for i, t, p in conn.execute("SELECT event_id, topic, payload FROM events ORDER BY event_id")
         ]
+
+
+def journal_records(db: Path, kinds: tuple[str, ...]) -> list[tuple[str, dict[str, Any]]]:
+    with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as conn:
+        rows = conn.execute("SELECT kind, data FROM records ORDER BY seq").fetchall()
+    return [(k, json.loads(d)) for k, d in rows if k in kinds]
+
+
+def stamp(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
 @pytest.fixture(scope="module")
@@ -210,11 +224,15 @@ FIGURE_COLUMNS = ("rounds", "handle_minor", "initial_bets_minor", "largest_bet_m
                   "theoretical_win_minor")  # fmt: skip
 
 
-def test_each_rating_equals_the_recomputation_from_the_tables_journals(played: Played, tmp_path: Path) -> None:
+def test_each_rating_equals_the_recomputation_from_the_tables_journals(
+    played: Played, tmp_path: Path
+) -> None:
     players, visits = from_journals(played.journals)
     a, b = f"card:{CARD_A}", f"card:{CARD_B}"
     assert set(players) == {a, b}
-    assert players[a].rounds == 3 + 2 and players[b].rounds == 3  # B sat out a round at T1 (no bet at his seat)
+    assert (
+        players[a].rounds == 3 + 2 and players[b].rounds == 3
+    )  # B sat out a round at T1 (no bet at his seat)
     window = ["--since", played.since.isoformat(), "--until", played.until.isoformat()]
     out = tmp_path / "players.csv"
     assert tablectl(["floor", "players", "--dsn", played.floor.dsn, *window, "--csv", str(out)]) == 0
@@ -230,17 +248,42 @@ def test_each_rating_equals_the_recomputation_from_the_tables_journals(played: P
         assert {c: int(row[c]) for c in FIGURE_COLUMNS} == want.row(), p
         rating = next(r for r in rep.players if r.player == p)
         got = rating.play
-        assert (len(got.rounds), got.handle, got.initial_bets, got.largest, got.win, got.theoretical_win) == tuple(
-            want.row().values()
-        ), p
+        assert (
+            len(got.rounds),
+            got.handle,
+            got.initial_bets,
+            got.largest,
+            got.win,
+            got.theoretical_win,
+        ) == tuple(want.row().values()), p
+        # hours played: only his rounds with a bet, never past his visits' ends
+        sat = sum(((v.end or played.until) - v.start).total_seconds() for v in rating.visits)
+        assert 0 < rating.seconds <= sat, p
     # per visit: A has one at each table (the first ended by his player_out, not by close_table), B one at T1
     seen = {(r.player, r.visits[0].table): r for r in rep.visits}
     assert set(seen) == set(visits) == {(a, "T1"), (a, "T2"), (b, "T1")}
     for key, want in visits.items():
         got = seen[key].play
-        assert (len(got.rounds), got.handle, got.initial_bets, got.largest, got.win, got.theoretical_win) == tuple(
-            want.row().values()
-        ), key
+        assert (
+            len(got.rounds),
+            got.handle,
+            got.initial_bets,
+            got.largest,
+            got.win,
+            got.theoretical_win,
+        ) == tuple(want.row().values()), key
+    # one time for each move: the table's record (``at``, and state/players ``since``: to the second, the table's
+    # fx.ts()), its envelope (``ts``, to the millisecond) and the floor's visit (the envelope's) agree
+    moves = {(t, d["data"]["seat"], d["data"]["player"], d["data"]["action"]): d["ts"]
+             for t, db in played.journals.items() for _i, topic, raw in journal_events(db)
+             if topic == "events/player" for d in [json.loads(raw)]}  # fmt: skip
+    for t, db in played.journals.items():
+        for kind, data in journal_records(db, ("player_in", "player_out")):
+            move = "in" if kind == "player_in" else "out"
+            ts = stamp(moves[(t, data["seat"], data["player"], move)])
+            assert stamp(data["at"]) == ts.replace(microsecond=0), (t, kind)
+    for v in (v for r in rep.visits for v in r.visits):
+        assert v.start == stamp(moves[(v.table, v.seat, v.player, "in")]), v
     assert [v.end_reason.value for v in next(r for r in rep.players if r.player == a).visits] == [
         "player_out",
         "close_table",
@@ -259,7 +302,8 @@ def test_an_erasure_removes_the_personal_data_and_every_chain_still_verifies(pla
                      "--reason", "the player asked"]) == 0  # fmt: skip
     with psycopg.connect(dsn) as conn:
         row = conn.execute(
-            "SELECT card, name, details, erased_at IS NOT NULL FROM players WHERE player_id = %s", (played.a_id,)
+            "SELECT card, name, details, erased_at IS NOT NULL FROM players WHERE player_id = %s",
+            (played.a_id,),
         ).fetchone()
         assert row == (None, None, None, True)
         personal = conn.execute(
@@ -267,10 +311,12 @@ def test_an_erasure_removes_the_personal_data_and_every_chain_still_verifies(pla
             (CARD_A, "%Jane%", "%1204%"),
         ).fetchone()
         assert personal == (0,)
-        assert load_players(conn, played.since, played.until).label(f"card:{CARD_A}") == f"erased:{played.a_id}"
+        assert (
+            load_players(conn, played.since, played.until).label(f"card:{CARD_A}") == f"erased:{played.a_id}"
+        )
     for table, db in played.journals.items():
         config = played.floor.tables[int(table[1:]) - 1].config_path  # its journal and its audit key
-        assert tablectl(["journal", "verify", "--config", str(config)]) == 0, table
+        assert tablectl(["journal", "verify", "--config", str(config), "--db", str(db)]) == 0, table
         after = archived(dsn, table)
         assert after == before[table]  # the archived envelopes are the table's, untouched
         prev = EVENT_GENESIS
