@@ -156,7 +156,9 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Played]:
         journals = {s.opts.table_id: s.workdir / "state" / "journal.db" for s in floor.tables}
         for table, db in journals.items():  # every journaled event archived, byte for byte
             kept = {i: raw for i, _t, raw in journal_events(db)}
-            wait_until(lambda t=table, k=kept: archived(floor.dsn, t) == k, 60, f"{table} archived")
+            wait_until(
+                lambda t=table, k=kept: k.items() <= archived(floor.dsn, t).items(), 60, f"{table} archived"
+            )
         yield Played(floor, since, datetime.now(UTC) + timedelta(minutes=1), journals, a_id)
     finally:
         floor.stop()
@@ -318,7 +320,7 @@ def test_an_erasure_removes_the_personal_data_and_every_chain_still_verifies(pla
         config = played.floor.tables[int(table[1:]) - 1].config_path  # its journal and its audit key
         assert tablectl(["journal", "verify", "--config", str(config), "--db", str(db)]) == 0, table
         after = archived(dsn, table)
-        assert after == before[table]  # the archived envelopes are the table's, untouched
+        assert before[table].items() <= after.items()  # the archived envelopes are the table's, untouched
         prev = EVENT_GENESIS
         for i in sorted(after):  # the archive's chain, from the table's genesis on
             link = read_chain(after[i], prev)
