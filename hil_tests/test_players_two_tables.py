@@ -8,9 +8,9 @@ Player A is seated at table 1 through the pit terminal's real input path: the Te
 against table 1's broker and a keyboard-wedge card reader's bytes go through the terminal's parser (as
 tests/test_terminal_players.py does). Player B is sent as the dealer's ``player_in``. Rounds are dealt with bets
 at their seats (and one with B's seat left without a bet: not rated); A leaves table 1 and plays at table 2;
-both tables close. Then each rating of ``tablectl floor players --csv`` and of ``load_players`` equals, to the
-minor unit, a recomputation from each table's SQLite journal (the settlements of the player's seat between his
-``in`` and his ``out``). Finally the erasure of A removes his personal data, both tables' journals still verify
+B leaves while his last round is in play (still his: he sat there when it was dealt); both tables close. Then each rating of ``tablectl floor players --csv`` and of ``load_players`` equals, to the
+minor unit, a recomputation from each table's SQLite journal (the settlements of the player's seat of the rounds
+dealt between his ``in`` and his ``out``); the moves' times agree (record, envelope, the floor's visit). Finally the erasure of A removes his personal data, both tables' journals still verify
 (``tablectl journal verify``) and the archive's chains still verify."""
 
 from __future__ import annotations
@@ -120,7 +120,11 @@ async def play(floor: FloorStack) -> None:
         # A leaves table 1 (seat 3 is dealt on without him: not his) and sits down at table 2
         await one.client.dealer("player_out", seat=SEAT_A)
         await two.client.dealer("player_in", seat=SEAT_A2, card=CARD_A)
-        await one.deal(((SEAT_B, 4 * m), (SEAT_A, m)))
+        # B leaves while his last round is being dealt: the round is still his (seated when it was dealt)
+        last = asyncio.create_task(one.deal(((SEAT_B, 4 * m), (SEAT_A, m))))
+        await one.client.wait_for(lambda v: v.states["table"].get("state") in ("dealing", "players"), WAIT)
+        await one.client.dealer("player_out", seat=SEAT_B)
+        await last
         await two.deal(((SEAT_A2, 5 * m), (2, m)), ((SEAT_A2, m),), ((2, m),))
         await one.close()
         await two.close()
@@ -201,12 +205,14 @@ class Figures:
 
 
 def from_journals(journals: dict[str, Path]) -> tuple[dict[str, Figures], dict[tuple[str, str], Figures]]:
-    """Per player and per (player, table) visit: his seat's settlements between his ``in`` and his ``out``."""
+    """Per player and per (player, table) visit: his seat's settlements of the rounds dealt (no more bets)
+    between his ``in`` and his ``out``."""
     edge = profile_edge(PROFILE)  # the edge the floor states (docs/floor.md "theoretical win")
     players: dict[str, Figures] = {}
     visits: dict[tuple[str, str], Figures] = {}
     for table, db in journals.items():
         at: dict[int, str] = {}  # seat -> the player seated there now
+        dealt: dict[str, dict[int, str]] = {}  # round id -> who sat where when it was dealt (docs/floor.md)
         for _i, topic, raw in journal_events(db):
             data = json.loads(raw)["data"]
             if topic == "events/player":
@@ -214,8 +220,10 @@ def from_journals(journals: dict[str, Path]) -> tuple[dict[str, Figures], dict[t
                     at[data["seat"]] = data["player"]
                 else:
                     assert at.pop(data["seat"]) == data["player"]
+            elif topic == "events/round" and data.get("phase") == "dealing":
+                dealt[str(data["round_id"])] = dict(at)
             elif topic == "events/settlement":
-                for seat, player in at.items():
+                for seat, player in dealt[str(data["round_id"])].items():
                     players.setdefault(player, Figures()).add(data, seat, edge)
                     visits.setdefault((player, table), Figures()).add(data, seat, edge)
         assert at == {}, f"{table}: players still seated after close_table: {at}"
@@ -286,10 +294,15 @@ def test_each_rating_equals_the_recomputation_from_the_tables_journals(
             assert stamp(data["at"]) == ts.replace(microsecond=0), (t, kind)
     for v in (v for r in rep.visits for v in r.visits):
         assert v.start == stamp(moves[(v.table, v.seat, v.player, "in")]), v
-    assert [v.end_reason.value for v in next(r for r in rep.players if r.player == a).visits] == [
-        "player_out",
-        "close_table",
-    ]
+    # B's out came while his last round was in play (between its dealing and its settlement), and it is his
+    ev = [(i, t, json.loads(raw)["data"]) for i, t, raw in journal_events(played.journals["T1"])]
+    out_b = next(i for i, t, d in ev if t == "events/player" and d["action"] == "out" and d["player"] == b)
+    dealt = max((i, d["round_id"]) for i, t, d in ev if t == "events/round" and d.get("phase") == "dealing"
+                and i < out_b)  # fmt: skip
+    settled = min((i, d["round_id"]) for i, t, d in ev if t == "events/settlement" and i > dealt[0])
+    assert dealt[1] == settled[1] and settled[0] > out_b
+    ended = {r.player: [v.end_reason.value for v in r.visits] for r in rep.players}
+    assert ended == {a: ["player_out", "close_table"], b: ["player_out"]}
     # the pit terminal's swipe: by the dealer, the card's track 2 only (never the holder's name)
     t1 = [json.loads(raw) for _i, t, raw in journal_events(played.journals["T1"]) if t == "events/player"]
     assert t1[0]["data"] == {"action": "in", "seat": SEAT_A, "player": a, "by": "dealer",
