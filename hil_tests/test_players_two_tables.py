@@ -1,17 +1,19 @@
-"""Issue 41, "Done when": two players across two real tables, rated on the floor, checked against the tables'
-own journals.
+"""Issue 41, "Done when": two players across two real tables, rated on the floor, checked against the tables' own
+journals.
 
-The floor of ``tablectl demo --floor`` (tablebench/floor_stack.py): two real table services (``tablectl run``,
-the emulated shoe on a pty), each behind its own mosquitto with the shipped table ACL and the rendered floor
-bridge, the floor broker with the floor ACL, a real archive worker (``tablectl floor archive``) and PostgreSQL.
-Player A is seated at table 1 through the pit terminal's real input path: the Textual pit app runs headless
-against table 1's broker and a keyboard-wedge card reader's bytes go through the terminal's parser (as
+The floor of ``tablectl demo --floor`` (tablebench/floor_stack.py): two real table services (``tablectl run``, the
+emulated shoe on a pty), each behind its own mosquitto with the shipped table ACL and the rendered floor bridge,
+the floor broker with the floor ACL, a real archive worker (``tablectl floor archive``) and PostgreSQL. Player A
+is seated at table 1 through the pit terminal's real input path: the Textual pit app runs headless against table
+1's broker and a keyboard-wedge card reader's bytes go through the terminal's parser (as
 tests/test_terminal_players.py does). Player B is sent as the dealer's ``player_in``. Rounds are dealt with bets
-at their seats (and one with B's seat left without a bet: not rated); A leaves table 1 and plays at table 2;
-B leaves while his last round is in play (still his: he sat there when it was dealt); both tables close. Then each rating of ``tablectl floor players --csv`` and of ``load_players`` equals, to the
-minor unit, a recomputation from each table's SQLite journal (the settlements of the player's seat of the rounds
-dealt between his ``in`` and his ``out``); the moves' times agree (record, envelope, the floor's visit). Finally the erasure of A removes his personal data, both tables' journals still verify
-(``tablectl journal verify``) and the archive's chains still verify."""
+at their seats (and one with B's seat left without a bet: not rated); A leaves table 1 and plays at table 2; B
+leaves while his last round is in play (still his: he sat there when it was dealt); both tables close. Then each
+rating of ``tablectl floor players --csv`` and of ``load_players`` equals, to the minor unit, a recomputation from
+each table's SQLite journal (the settlements of the player's seat of the rounds dealt between his ``in`` and his
+``out``); the moves' times agree (record, envelope, the floor's visit). Finally the erasure of A removes his
+personal data, both tables' journals still verify (``tablectl journal verify``) and the archive's chains still
+verify."""
 
 from __future__ import annotations
 
