@@ -8,7 +8,12 @@ One run, two paths, cards alternated so they never queue behind each other:
 arrival is mosquitto_sub's ``%U`` stamp. Also: the cost of each stage per card (parse, state machine, journal
 commit, publish hand-off), fsync on this disk, and the controller's CPU per card.
 
-    python benchmarks/latency.py [--quick] [--cards N]
+The journal runs as the service runs it: WAL checkpoints on their own thread (controller/journal/wal_checkpoints.py).
+The card's COMMIT statement alone (the log's pages written and synced) is timed beside one 4 KiB fsync, with the
+card commits during which the database file was written (a checkpoint inside the commit, or the thread's beside it).
+``--checkpoint-in-commit`` leaves SQLite's automatic checkpoint inside the COMMIT, as before issue 44 (to compare).
+
+    python benchmarks/latency.py [--quick] [--cards N] [--checkpoint-in-commit]
 """
 
 from __future__ import annotations
@@ -16,6 +21,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -62,13 +69,42 @@ def parse_cost(n: int = 20_000) -> list[float]:
     return out
 
 
+class TimedConnection:
+    """The journal's connection with its COMMIT statements timed, and whether the database file changed during each
+    (in WAL mode only a checkpoint writes it). Everything else is passed through."""
+
+    def __init__(self, conn: sqlite3.Connection, db: Path) -> None:
+        self._conn, self._db = conn, db
+        self.last_commit = 0.0
+        self.last_wrote_db = False
+
+    def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:
+        if sql != "COMMIT":
+            return self._conn.execute(sql, *args)
+        before = os.stat(self._db)
+        t0 = time.perf_counter()
+        try:
+            return self._conn.execute(sql)
+        finally:
+            self.last_commit = time.perf_counter() - t0
+            after = os.stat(self._db)
+            self.last_wrote_db = (before.st_mtime_ns, before.st_size) != (after.st_mtime_ns, after.st_size)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._conn, name)
+
+
 class Stages:
     """Wraps the table's own methods to time each stage for card inputs only."""
 
     def __init__(self, t: InProcTable) -> None:
         self.apply: list[float] = []
         self.commit: list[float] = []
+        self.commit_statement: list[float] = []  # the COMMIT alone: the log written and synced
+        self.db_written: list[bool] = []  # per card commit: the database file changed during its COMMIT
         self.publish: list[float] = []
+        conn = TimedConnection(t.journal._conn, t.journal.path)
+        t.journal._conn = conn  # type: ignore[assignment]
         core, tc, link = t.tc.core, t.tc, t.link
         apply, states, commit, publish = core.apply, core.publish_states, tc._commit_many, link.publish
         last_was_card = False
@@ -97,6 +133,8 @@ class Stages:
             commit(batch)  # one transaction for a burst of queued events (usually one card here)
             if any(is_card(inp) for inp, _, _ in batch):
                 self.commit.append(time.perf_counter() - t0)
+                self.commit_statement.append(conn.last_commit)
+                self.db_written.append(conn.last_wrote_db)
 
         def timed_publish(topic: str, payload: Any, **kw: Any) -> Any:
             t0 = time.perf_counter()
@@ -186,7 +224,7 @@ class Bench:
         await t.tc.dealer_input("next_round")
 
 
-async def run(cards: int) -> dict[str, Any]:
+async def run(cards: int, *, checkpoint_in_commit: bool = False) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="bench-latency-") as tmp:
         work = Path(tmp)
         broker = start_broker(work)
@@ -224,6 +262,8 @@ async def run(cards: int) -> dict[str, Any]:
             sub = Subscriber(broker, [f"casino/{SITE}/table/+/events/card"])
             await sub.start()
             t = InProcTable(work, link_a, broker)
+            if not checkpoint_in_commit:
+                t.journal.start_wal_checkpoints()  # as controller/service/resources.py opens the journal
             await t.start()
             await t.until(lambda: t.shoe.connected, "shoe link up")
             ctl_a, ctl_b = await control(ctl_path_a), await control(ctl_path_b)
@@ -235,6 +275,9 @@ async def run(cards: int) -> dict[str, Any]:
                 await bench.round()
             cpu = cpu_seconds() - cpu0
             rounds_inputs = t.journal.last_seq
+            wal = t.journal.wal_checkpoints
+            wal_file = t.journal.path.with_name(t.journal.path.name + "-wal")
+            wal_pages = (wal_file.stat().st_size - 32) // (24 + 4096) if wal_file.exists() else 0
             await sub.stop()
             return {
                 "controller": bench.controller,
@@ -243,6 +286,9 @@ async def run(cards: int) -> dict[str, Any]:
                 "cpu_per_card_us": cpu / len(bench.controller) * 1e6,
                 "fsync": measure_fsync(work),
                 "journal_records": rounds_inputs,
+                "wal_checkpoints": wal.checkpoints if wal is not None else None,
+                "wal_last": wal.last_result.log_frames if wal is not None and wal.last_result else None,
+                "wal_pages": wal_pages,
             }
         finally:
             if sub is not None:
@@ -258,9 +304,14 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="a short run (~30 cards)")
     ap.add_argument("--cards", type=int, default=None, help="controller cards to measure (default 2000)")
+    ap.add_argument(
+        "--checkpoint-in-commit",
+        action="store_true",
+        help="SQLite's automatic WAL checkpoint inside the COMMIT (the journal before issue 44), to compare",
+    )
     a = ap.parse_args()
     cards = a.cards or (30 if a.quick else 2000)
-    r = asyncio.run(run(cards))
+    r = asyncio.run(run(cards, checkpoint_in_commit=a.checkpoint_in_commit))
     st: Stages = r["stages"]
     print_table(
         f"card latency, shoe -> subscriber ({len(r['controller'])} cards each, same run, alternated)",
@@ -275,9 +326,32 @@ def main() -> int:
             "parse (frame -> CardOut)": summary_ms(parse_cost(2000 if a.quick else 20_000)),
             "state machine (core.apply)": summary_ms(st.apply),
             "journal commit (incl. fsync)": summary_ms(st.commit),
+            "COMMIT statement (log + fsync)": summary_ms(st.commit_statement),
             "publish hand-off (paho)": summary_ms(st.publish),
             "fsync 4 KiB on this disk": r["fsync"],
         },
+    )
+    ctl_p99, base_p99 = summary_ms(r["controller"])["p99"], summary_ms(r["baseline"])["p99"]
+    fsync_p99, commit_p99 = r["fsync"]["p99"], summary_ms(st.commit)["p99"]
+    bound = 2 * (base_p99 + fsync_p99)
+    with_db = summary_ms(t for t, wrote in zip(st.commit_statement, st.db_written, strict=True) if wrote)
+    without_db = summary_ms(
+        t for t, wrote in zip(st.commit_statement, st.db_written, strict=True) if not wrote
+    )
+    where = (
+        "SQLite's, inside the COMMIT (--checkpoint-in-commit)"
+        if r["wal_checkpoints"] is None
+        else f"{r['wal_checkpoints']} on their own thread (the log at the last one: {r['wal_last']} frames)"
+    )
+    print(
+        f"\n  journal commit p99 {commit_p99:.3f} ms = {commit_p99 / max(fsync_p99, 0.001):.1f} x one fsync's p99"
+        f" ({fsync_p99:.3f} ms);"
+        f" COMMIT statement p99 {summary_ms(st.commit_statement)['p99']:.3f} ms"
+        f"\n  WAL checkpoints: {where}; the log file's size: {r['wal_pages']} pages"
+        f"\n  card commits during which the database file was written: {sum(st.db_written)} of {len(st.commit)},"
+        f" their COMMIT p50 {with_db['p50'] if with_db['n'] else '-'} ms (the others' {without_db['p50']} ms)"
+        f"\n  bound 2 x (pass-through p99 + fsync p99) = {bound:.3f} ms; controller p99 {ctl_p99:.3f} ms:"
+        f" {'met' if ctl_p99 <= bound else 'missed'}"
     )
     print(
         f"\n  controller process CPU per card: {r['cpu_per_card_us']:.0f} us "

@@ -154,7 +154,10 @@ def snapshot_with_documents(conn: psycopg.Connection) -> tuple[dict[str, Any], d
                 "state": _text(st.get("state"), 40),
                 "unverified": unverified_words(table_unverified, key),
                 "faults": [_text(f, 40) for f in faults[:10]],
-                "meter": whole(jp.get("meter")),
+                "meter": whole(
+                    jp.get("meter")
+                ),  # null on a linked table: the link's meter is not the table's
+                "link": _text(link.get("name"), 32) if isinstance(link := jp.get("link"), dict) else "",
                 "last_round": None
                 if last is None
                 else {

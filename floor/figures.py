@@ -78,6 +78,48 @@ INITIAL_BETS = Figure(
     "Σ each seat's original main bet (before doubles and splits): the basis of theoretical win and bet sizes",
 )
 
+# The progressive jackpots (PT-2001 r.38-50; issue 40): staked on and paid from a pool, not against the house, so
+# apart from handle, paid and win. A table runs its own meter or joins a link (docs/jackpot.md): its own figures
+# count only the ``events/jackpot`` without a ``link``, the linked ones only those with one.
+JACKPOT_HANDLE = Figure(
+    "jackpot_handle",
+    "jackpot chips",
+    True,
+    "the table's own progressive: chips collected (`events/jackpot` `contribution` without `link`) × the chip "
+    "value of the table's `state/jackpot` (PT-2001 r.47): staked into the table's own pool, positive; not in handle",
+)
+JACKPOT_CONTRIBUTIONS = Figure(
+    "jackpot_contributions",
+    "jackpot contributions",
+    True,
+    "what those chips added to the table's own meter: the meter after each contribution minus the one before it "
+    "(`events/jackpot` without `link`), positive; not in win",
+)
+JACKPOT_PAYOUTS = Figure(
+    "jackpot_payouts",
+    "jackpot payouts",
+    True,
+    "Σ `events/jackpot` `paid` amounts of the table's own meter (without `link`): paid to the players from its "
+    "pool, positive; not in paid or win",
+)
+LINKED_CONTRIBUTIONS = Figure(
+    "linked_jackpot_contributions",
+    "linked jackpot contributions",
+    True,
+    "Σ `amount_minor` of the table's `events/jackpot` `contribution` with a `link` (chips × chip value, as the "
+    "table sent them to the linked progressive's meter, which its controller keeps: `tablectl floor progressive "
+    "report`): staked by the players into the link's pool at this table, positive; not in handle, win or the "
+    "table's own jackpot figures",
+)
+LINKED_PAID = Figure(
+    "linked_jackpot_paid",
+    "linked jackpot paid",
+    True,
+    "Σ `amount_minor` of the table's `events/jackpot` `paid` with a `link`: the link's prizes paid to the players "
+    "at this table from the link's pool, positive (out of the pool); not in paid, win or the table's own jackpot "
+    "figures",
+)
+
 # A player's rating (issue 41, floor/players/ratings.py)
 HOURS_PLAYED = Figure(
     "hours_played",
@@ -116,6 +158,7 @@ COMP = Figure(
 )
 
 GLOSSARY = (ROUNDS, HOURS_OPEN, ROUNDS_PER_HOUR, HANDLE, PAID, WIN, HOLD, THEORETICAL_WIN, INITIAL_BETS,
+            JACKPOT_HANDLE, JACKPOT_CONTRIBUTIONS, JACKPOT_PAYOUTS, LINKED_CONTRIBUTIONS, LINKED_PAID,
             HOURS_PLAYED, AVERAGE_BET, LARGEST_BET, PLAY_PRECISION, BUY_IN, COMP)  # fmt: skip
 
 

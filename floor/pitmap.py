@@ -68,7 +68,7 @@ class Tile:
     max_bet: int | None
     currency: str
     seats_in_play: list[int]
-    meter: int | None
+    meter: int | None  # the table's own meter; None on a linked table (``link``) or without a jackpot
     last_contact: str  # ISO time, "" never heard
     seconds_since_contact: int | None
     alerts_open: int
@@ -77,6 +77,7 @@ class Tile:
     status: str = "unknown"  # the controller's own retained status: online / offline
     archive_complete: bool | None = None  # None: not known yet
     unverified: str = ""  # a newer state/table not yet proven the table's, in words (shown apart, marked)
+    link: str = ""  # the linked progressive the table joins (its state/jackpot ``link.name``, issue 40)
 
     @property
     def key(self) -> str:
@@ -158,7 +159,7 @@ def tiles(
                 alerts_open=open_count.get(key, 0), faults=[alert_words(f) for f in t["faults"]],
                 dealer=_text(doc.get("dealer"), 40), status=_text(t.get("status"), 20),
                 archive_complete=archive["complete"] if isinstance(archive, dict) else None,
-                unverified=_text(t.get("unverified"), 120),
+                unverified=_text(t.get("unverified"), 120), link=_text(t.get("link"), 32),
             )
         )  # fmt: skip
     out.sort(key=lambda x: (x.pit_order, x.pit, x.table))

@@ -34,12 +34,12 @@ from controller.rules.shoe_math import (
     basic_strategy,
     chart_key,
     chart_move,
-    finite_house_edge,
     full_shoe,
     take,
 )
 from controller.rules.strategy import Game, Move
 from controller.rules.types import INSURANCE_ACTIONS, Action, Recipient, RoundError, RuleViolation, SeatBet
+from floor.edges import house_edge
 from floor.play_stats import hi_lo, true_count
 
 _MOVES = {
@@ -55,8 +55,9 @@ _MOVES = {
 @cache
 def profile_edge(name: str) -> float:
     """The profile's house edge per unit of the original bet for the shoe it deals, with basic strategy
-    (controller/rules/shoe_math.py: the profile's decks); cached per profile name."""
-    return finite_house_edge(known_profile(name)).basic_strategy
+    (controller/rules/shoe_math.py: the profile's decks): shipped with the floor when current (floor/edges.py),
+    else computed; cached per profile name."""
+    return house_edge(known_profile(name))
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ Per table, for one UTC day, from the archived events:
 | ``dealer_errors`` | ``events/dealer_error`` count |
 | ``faults`` | ``events/fault`` with ``state: raised`` |
 | ``voids`` | ``events/round`` with ``phase: void`` |
-| ``jackpot_meter_minor`` | the meter after the day's last ``events/jackpot`` |
+| ``jackpot_meter_minor`` | the table's own meter after the day's last ``events/jackpot`` of it (none with a ``link``) |
 | ``currency`` | the table's configured currency (queries.table_currencies; empty: the table published none) |
 | ``archived_to`` ``known_to`` ``missing_ids`` ``pending_ids`` | what the figures are built on (coverage.py) |
 
@@ -124,13 +124,52 @@ def day_bounds(day: date) -> tuple[datetime, datetime]:
 def meter_history(
     conn: psycopg.Connection, since: datetime, until: datetime, table: str | None = None
 ) -> list[tuple[str, str, int, datetime, str, int]]:
-    """(site, table, event_id, ts, action, meter) of every ``events/jackpot`` carrying a numeric meter."""
+    """(site, table, event_id, ts, action, meter) of every ``events/jackpot`` of the table's own meter carrying a
+    numeric meter: one with a ``link`` is a linked progressive's (issue 40), whose meter the table does not keep."""
     return conn.execute(
         "SELECT site, table_id, event_id, ts, coalesce(data->>'action', ''), (data->>'meter')::text::numeric"
-        " FROM events WHERE topic = 'events/jackpot' AND jsonb_typeof(data->'meter') = 'number'"
+        " FROM events WHERE topic = 'events/jackpot' AND NOT (data ? 'link')"
+        " AND jsonb_typeof(data->'meter') = 'number' AND ts >= %s AND ts < %s"
+        " AND (%s::text IS NULL OR table_id = %s) ORDER BY site, table_id, event_id",
+        (since, until, table, table),
+    ).fetchall()
+
+
+@dataclass(frozen=True)
+class JackpotRow:
+    """One row of ``tablectl floor jackpot``: an event of the table's own meter (``meter`` after it, ``link``
+    None) or of a linked progressive (``link`` its name, ``meter`` None: the link's controller keeps it)."""
+
+    site: str
+    table_id: str
+    event_id: int
+    ts: datetime
+    action: str
+    meter: int | None
+    link: str | None
+    amount: int | None  # the event's amount, minor units: ``amount`` (own), ``amount_minor`` (linked)
+
+
+def jackpot_history(
+    conn: psycopg.Connection, since: datetime, until: datetime, table: str | None = None
+) -> list[JackpotRow]:
+    """The own meter's events (``meter_history``) and every event for a linked progressive, in each table's
+    event order."""
+    amount = "CASE WHEN data ? 'link' THEN data->'amount_minor' ELSE data->'amount' END"
+    rows = conn.execute(
+        "SELECT site, table_id, event_id, ts, coalesce(data->>'action', ''),"
+        " CASE WHEN NOT (data ? 'link') THEN (data->>'meter')::text::numeric END, data->>'link',"
+        f" CASE WHEN jsonb_typeof({amount}) = 'number' THEN ({amount})::text::numeric END"
+        " FROM events WHERE topic = 'events/jackpot'"
+        " AND (data ? 'link' OR jsonb_typeof(data->'meter') = 'number')"
         " AND ts >= %s AND ts < %s AND (%s::text IS NULL OR table_id = %s) ORDER BY site, table_id, event_id",
         (since, until, table, table),
     ).fetchall()
+    out = []
+    for site, t, eid, ts, action, meter, link, amt in rows:
+        out.append(JackpotRow(site, t, int(eid), ts, action, None if meter is None else int(meter),
+                              None if link is None else str(link), None if amt is None else int(amt)))  # fmt: skip
+    return out
 
 
 def day_report(conn: psycopg.Connection, day: date) -> list[TableDay]:

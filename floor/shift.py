@@ -19,15 +19,20 @@ are floor/figures.py's (the glossary in docs/floor.md), the same in every report
 | ``theoretical_win`` | initial bets × the profile's house edge |
 | ``dealer_errors`` / ``errors_per_100`` | ``events/dealer_error``; per 100 rounds |
 | ``faults`` / ``voids`` | ``events/fault`` raised; ``events/round`` with phase ``void`` (bets returned) |
-| ``jackpot_handle`` | chips collected (``events/jackpot`` ``contribution``) × the chip value (PT-2001 r.47) |
-| ``jackpot_contributions`` | what those chips added to the meter (meter after each contribution − before it) |
-| ``jackpot_payouts`` | Σ ``events/jackpot`` ``paid`` amounts |
+| ``jackpot_handle`` | the table's own meter: chips collected (``events/jackpot`` ``contribution`` without ``link``)
+  × the chip value (PT-2001 r.47) |
+| ``jackpot_contributions`` | what those chips added to the own meter (meter after each contribution − before it) |
+| ``jackpot_payouts`` | Σ ``events/jackpot`` ``paid`` amounts without ``link`` |
+| ``linked_jackpot_contributions`` | Σ ``amount_minor`` of the ``contribution`` with a ``link`` (the link's meter) |
+| ``linked_jackpot_paid`` | Σ ``amount_minor`` of the ``paid`` with a ``link`` (the link's prizes paid here) |
 
 The house edge is the settlement's profile's (controller/rules/strategy.py: basic strategy, infinite deck); a
 profile the floor does not know adds nothing to ``theoretical_win``. Against ``win`` it tells luck from leak.
 
 The jackpot's figures are staked on and paid from the progressive pool, not against the house: they are not in
-``handle`` or ``win``. The chip value is the table's newest ``state/jackpot`` ``bet_value``.
+``handle`` or ``win``. The chip value is the table's newest ``state/jackpot`` ``bet_value``. A table's own jackpot
+figures read only the events of its own meter (no ``link``); what it sent to a linked progressive (issue 40) and
+the link's prizes paid at it are the linked figures, each positive (into the pool / out of it).
 
 A pit sums its tables, the floor its pits (pits from the floor's layout, layout.py). Each row says whether the
 archive is complete for its window (coverage.py): a table's row is INCOMPLETE when a hole of its archive may fall
@@ -55,6 +60,11 @@ from floor.figures import (
     HOLD,
     HOURS_OPEN,
     INITIAL_BETS,
+    JACKPOT_CONTRIBUTIONS,
+    JACKPOT_HANDLE,
+    JACKPOT_PAYOUTS,
+    LINKED_CONTRIBUTIONS,
+    LINKED_PAID,
     PAID,
     ROUNDS,
     ROUNDS_PER_HOUR,
@@ -76,6 +86,7 @@ SERIES_LIMIT = 20_000  # settlements drawn in the page's plots (the figures coun
 
 
 _BET_VALUE = num_sql("data->'bet_value'")
+_AMOUNT_MINOR = num_sql("data->'amount_minor'")
 
 
 @dataclass
@@ -92,6 +103,8 @@ class Figures:
     jackpot_handle: int = 0
     jackpot_contributions: int = 0
     jackpot_payouts: int = 0
+    linked_contributions: int = 0  # figures.LINKED_CONTRIBUTIONS
+    linked_paid: int = 0  # figures.LINKED_PAID
     theoretical_win: int = 0
 
     @property
@@ -164,6 +177,7 @@ def _table_figures(
     for site, table_id, attr, n in event_counts(conn, since, until):
         setattr(get(site, table_id), attr, n)
     _jackpot(conn, since, until, get)
+    _linked(conn, since, until, get)
     _theoretical(conn, since, until, get)
     return out
 
@@ -188,7 +202,8 @@ def _theoretical(conn: psycopg.Connection, since: datetime, until: datetime, get
 
 def _jackpot(conn: psycopg.Connection, since: datetime, until: datetime, get: FiguresOf) -> None:
     """Chips × chip value, what the contributions added to the meter (after minus the meter before, from the
-    table's previous jackpot event, which may lie before the window), and the payouts."""
+    table's previous jackpot event, which may lie before the window), and the payouts: the table's own meter
+    only (an event with a ``link`` is the linked progressive's, ``_linked``)."""
     values = dict(
         ((s, t), int(v))
         for s, t, v in conn.execute(
@@ -209,7 +224,8 @@ def _jackpot(conn: psycopg.Connection, since: datetime, until: datetime, get: Fi
         + num_sql("data->'meter'")
         + ") OVER"
         " (PARTITION BY site, table_id ORDER BY event_id) FROM events WHERE topic = 'events/jackpot'"
-        " AND jsonb_typeof(data->'meter') = 'number' AND ts < %s ORDER BY site, table_id, event_id",
+        " AND NOT (data ? 'link') AND jsonb_typeof(data->'meter') = 'number' AND ts < %s"
+        " ORDER BY site, table_id, event_id",
         (until,),
     ).fetchall()
     for site, table_id, ts, action, meter, chips, amount, before in rows:
@@ -221,6 +237,23 @@ def _jackpot(conn: psycopg.Connection, since: datetime, until: datetime, get: Fi
             f.jackpot_contributions += int(meter - before) if before is not None else 0
         elif action == "paid":
             f.jackpot_payouts += int(amount)
+
+
+_LINKED_ADDS = {"contribution": "linked_contributions", "paid": "linked_paid"}  # action -> Figures attribute
+
+
+def _linked(conn: psycopg.Connection, since: datetime, until: datetime, get: FiguresOf) -> None:
+    """What each table sent to a linked progressive and the link's prizes paid at it (figures.LINKED_*): Σ the
+    ``amount_minor`` of its ``events/jackpot`` with a ``link``, as the table published them."""
+    for site, table_id, action, amount in conn.execute(
+        f"SELECT site, table_id, data->>'action', coalesce(sum({_AMOUNT_MINOR}), 0) FROM events"
+        " WHERE topic = 'events/jackpot' AND data ? 'link' AND data->>'action' = ANY(%s)"
+        " AND ts >= %s AND ts < %s GROUP BY 1, 2, 3",
+        (list(_LINKED_ADDS), since, until),
+    ).fetchall():
+        f = get(site, table_id)
+        attr = _LINKED_ADDS[action]
+        setattr(f, attr, getattr(f, attr) + int(amount))
 
 
 # Each table's session events in the window, and its last one before it (whether it was open at the start).
@@ -306,20 +339,22 @@ COLUMNS = ("level", "area", "pit", "table", "archive", ROUNDS.column, HOURS_OPEN
            HANDLE.column, "handle_main_minor", "handle_side_minor", "handle_insurance_minor", PAID.column,
            WIN.column, HOLD.column, INITIAL_BETS.column, THEORETICAL_WIN.column, "dealer_errors",
            "errors_per_100_rounds", "faults", "voids",
-           "jackpot_handle_minor", "jackpot_contributions_minor", "jackpot_payouts_minor", "currency",
+           JACKPOT_HANDLE.column, JACKPOT_CONTRIBUTIONS.column, JACKPOT_PAYOUTS.column,
+           LINKED_CONTRIBUTIONS.column, LINKED_PAID.column, "currency",
            "incomplete", "dealer")  # fmt: skip
 
 
 def row_values(r: ShiftRow) -> list[object]:
     f = r.figures
     money = (f.handle, f.handle_main, f.handle_side, f.handle_insurance, f.paid, f.win, f.jackpot_handle,
-             f.jackpot_contributions, f.jackpot_payouts, f.theoretical_win, f.initial_bets)  # fmt: skip
+             f.jackpot_contributions, f.jackpot_payouts, f.theoretical_win, f.initial_bets,
+             f.linked_contributions, f.linked_paid)  # fmt: skip
     m = [None if r.mixed_currency else v for v in money]
     table = r.name if r.level == "table" else ""
     return [r.level, r.area, r.pit, table, "complete" if r.complete else "INCOMPLETE", f.rounds,
             r.hours.quantize(Decimal("0.01")), None, r.rounds_per_hour(), m[0], m[1], m[2], m[3], m[4], m[5],
             f.hold_pct(), m[10], m[9], f.dealer_errors, f.errors_per_100(), f.faults, f.voids, m[6], m[7], m[8],
-            "mixed" if r.mixed_currency else (r.currency or ""), "; ".join(r.incomplete), ""]  # fmt: skip
+            m[11], m[12], "mixed" if r.mixed_currency else (r.currency or ""), "; ".join(r.incomplete), ""]  # fmt: skip
 
 
 def dealer_incomplete(d: DealerRow, rows: list[ShiftRow]) -> list[str]:

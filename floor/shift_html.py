@@ -17,6 +17,11 @@ from floor.figures import (
     HOLD,
     HOURS_OPEN,
     INITIAL_BETS,
+    JACKPOT_CONTRIBUTIONS,
+    JACKPOT_HANDLE,
+    JACKPOT_PAYOUTS,
+    LINKED_CONTRIBUTIONS,
+    LINKED_PAID,
     PAID,
     ROUNDS,
     ROUNDS_PER_HOUR,
@@ -130,7 +135,7 @@ def cells_text(r: ShiftRow) -> list[str]:
             m(f.theoretical_win, sign=True), m(f.initial_bets), str(r.hours.quantize(Decimal("0.01"))),
             m(f.handle_main), m(f.handle_side), m(f.handle_insurance), str(f.dealer_errors),
             opt(f.errors_per_100()), str(f.faults), str(f.voids), m(f.jackpot_handle), m(f.jackpot_contributions),
-            m(f.jackpot_payouts), r.area]  # fmt: skip
+            m(f.jackpot_payouts), m(f.linked_contributions), m(f.linked_paid), r.area]  # fmt: skip
 
 
 ARCHIVE_CELL = 1  # the index of the archive verdict in ``cells_text``
@@ -146,8 +151,9 @@ def _cells(r: ShiftRow) -> list[str]:
 
 HEAD = ("table / pit", "archive", ROUNDS.label, ROUNDS_PER_HOUR.label, HANDLE.label, WIN.label, HOLD.label,
         PAID.label, THEORETICAL_WIN.label, INITIAL_BETS.label, HOURS_OPEN.label, "main bets", "side bets",
-        "insurance", "dealer errors", "errors per 100 rounds", "faults", "voided rounds", "jackpot chips",
-        "jackpot contributions", "jackpot payouts", "area")  # fmt: skip
+        "insurance", "dealer errors", "errors per 100 rounds", "faults", "voided rounds", JACKPOT_HANDLE.label,
+        JACKPOT_CONTRIBUTIONS.label, JACKPOT_PAYOUTS.label, LINKED_CONTRIBUTIONS.label, LINKED_PAID.label,
+        "area")  # fmt: skip
 
 
 def to_html(

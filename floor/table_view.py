@@ -8,7 +8,11 @@
   won), money in the table's configured currency; ``labels`` names the columns (figures.py).
 - ``alerts``: the floor's alerts of the table (open and acknowledged, with who and when) and the history of the
   table's own open alerts (each archived ``alerts/open``: when an alert was first and last seen open).
-- ``meter``: the jackpot meter over ``METER_HOURS`` (each ``events/jackpot`` with a meter), drawn by the page.
+- ``meter``: the table's own jackpot meter over ``METER_HOURS`` (each ``events/jackpot`` with a meter and no
+  ``link``), drawn by the page.
+- ``linked``: a table on a linked progressive (issue 40): the link's name and, over ``METER_HOURS``, what the table
+  sent to it and the link's prizes paid at it (figures.LINKED_CONTRIBUTIONS, LINKED_PAID, with their labels);
+  None when the table published nothing for a link then. The link's meter is the link controller's page's.
 - ``archive``: whether the archive is complete for what is shown (coverage.py), to which event, ``verified_to``.
 """
 
@@ -36,9 +40,9 @@ from controller.words import (
 )
 from floor.coverage import coverage
 from floor.dashboard import latest_state, unverified_words
-from floor.figures import WIN, house_win
+from floor.figures import LINKED_CONTRIBUTIONS, LINKED_PAID, WIN, house_win
 from floor.queries import floor_alerts, table_currencies
-from floor.report import meter_history
+from floor.report import meter_history, num_sql
 from floor.rows import one_row
 from floor.text import whole
 
@@ -64,6 +68,36 @@ def _newest(conn: psycopg.Connection, site: str, table: str, topic: str) -> dict
         (site, table, topic),
     ).fetchone()
     return row[0] if row and isinstance(row[0], dict) else {}
+
+
+_LINKED = (("contribution", LINKED_CONTRIBUTIONS), ("paid", LINKED_PAID))
+
+
+def linked_figures(
+    conn: psycopg.Connection, site: str, table: str, since: datetime, until: datetime, currency: str
+) -> dict[str, Any] | None:
+    """The table's linked progressive figures over ``[since, until)`` (as in floor/shift.py), in words."""
+    amount = num_sql("data->'amount_minor'")
+    rows = conn.execute(
+        f"SELECT data->>'action', coalesce(sum({amount}), 0), max(event_id) FROM events"
+        " WHERE site = %s AND table_id = %s AND topic = 'events/jackpot' AND data ? 'link'"
+        " AND ts >= %s AND ts < %s GROUP BY 1",
+        (site, table, since, until),
+    ).fetchall()
+    if not rows:
+        return None
+    newest = max(int(r[2]) for r in rows)
+    link = conn.execute(
+        "SELECT data->>'link' FROM events WHERE site = %s AND table_id = %s AND event_id = %s",
+        (site, table, newest),
+    ).fetchone()
+    sums = {action: int(total) for action, total, _ in rows}
+    return {
+        "link": _text(link[0] if link else "", 32),
+        "figures": [
+            {"label": f.label, "value": money(sums.get(action, 0), currency)} for action, f in _LINKED
+        ],
+    }
 
 
 def public_round(doc: dict[str, Any], currency: str) -> dict[str, Any] | None:
@@ -201,6 +235,7 @@ def table_view(
             "points": meter,
             "now": money(meter[-1][1], currency) if meter else "—",
         },
+        "linked": linked_figures(conn, site, table, since, now, currency),
         "archive": {
             "complete": bool(cov and cov.complete),
             "verdict": cov.summary() if cov else "INCOMPLETE: nothing archived",

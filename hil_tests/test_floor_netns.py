@@ -62,8 +62,9 @@ class TableHost:
     """One table host: a namespace, a veth to the floor, a mosquitto with the floor bridge, a publisher."""
 
     def __init__(
-        self, tag: str, i: int, net: int, workdir: Path, floor_port: int, prefix: str = "rp"
-    ) -> None:
+        self, tag: str, i: int, net: int, workdir: Path, floor_port: int, prefix: str = "rp",
+        link: str | None = None, pit: bool = False, users: dict[str, str] | None = None,
+    ) -> None:  # fmt: skip
         self.ns, self.host_if, self.peer_if = f"{prefix}{tag}t{i}", f"{prefix}{tag}h{i}", f"{prefix}{tag}p{i}"
         self.table = f"T{i}"
         self.floor_ip, self.ip = f"10.{net}.{i}.1", f"10.{net}.{i}.2"
@@ -75,20 +76,37 @@ class TableHost:
         for cmd in (["ip", "addr", "add", f"{self.ip}/30", "dev", self.peer_if],
                     ["ip", "link", "set", self.peer_if, "up"], ["ip", "link", "set", "lo", "up"]):  # fmt: skip
             sh("ip", "netns", "exec", self.ns, *cmd)
+        self.pit_ip: str | None = None
+        # pit: a second veth, the pit's own wire (the test reaches the table broker on it while the uplink is cut)
+        if pit:
+            self.pit_if, self.pit_ip = f"{prefix}{tag}m{i}", f"10.{net}.{100 + i}.2"
+            sh("ip", "link", "add", self.pit_if, "type", "veth", "peer", "name", f"{prefix}{tag}n{i}")
+            sh("ip", "link", "set", f"{prefix}{tag}n{i}", "netns", self.ns)
+            sh("ip", "addr", "add", f"10.{net}.{100 + i}.1/30", "dev", self.pit_if)
+            sh("ip", "link", "set", self.pit_if, "up")
+            for cmd in (["ip", "addr", "add", f"{self.pit_ip}/30", "dev", f"{prefix}{tag}n{i}"],
+                        ["ip", "link", "set", f"{prefix}{tag}n{i}", "up"]):  # fmt: skip
+                sh("ip", "netns", "exec", self.ns, *cmd)
         self.dir = workdir / self.ns
         self.dir.mkdir(parents=True)
         bridge = BridgeConfig(
             site="S1", table_id=self.table, prefix=f"casino/S1/table/{self.table}",
             hosts=(f"{self.floor_ip}:{floor_port}",), username=f"table-{self.table}",
-            password=FLOOR_USERS[f"table-{self.table}"], ca=None, keepalive=KEEPALIVE,
+            password=FLOOR_USERS[f"table-{self.table}"], ca=None, keepalive=KEEPALIVE, link=link,
         )  # fmt: skip
-        conf = self.dir / "mosquitto.conf"
-        conf.write_text(
-            "per_listener_settings false\nallow_anonymous true\npersistence true\n"
-            f"persistence_location {self.dir}/\nautosave_interval 1\nuser root\n"
-            f"log_dest file {self.dir}/mosquitto.log\nlog_type all\nlistener 1883 127.0.0.1\n"
-            + render(bridge)
-        )
+        # users: the shipped table broker (its ACL, these accounts), listening on the pit's wire
+        if users is not None and self.pit_ip:
+            conf = Broker(self.dir, host=self.pit_ip, port=1883, users=users, acl=BrokerKind.TABLE, tls=None,
+                          persistence=True, extra_config=tuple(render(bridge).splitlines()), site="S1",
+                          )._write_config()  # fmt: skip
+        else:
+            conf = self.dir / "mosquitto.conf"
+            conf.write_text(
+                "per_listener_settings false\nallow_anonymous true\npersistence true\n"
+                f"persistence_location {self.dir}/\nautosave_interval 1\nuser root\n"
+                f"log_dest file {self.dir}/mosquitto.log\nlog_type all\nlistener 1883 127.0.0.1\n"
+                + render(bridge)
+            )
         self.broker = subprocess.Popen(["ip", "netns", "exec", self.ns, "mosquitto", "-c", str(conf)],
                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
         self.publisher: subprocess.Popen[str] | None = None
@@ -127,6 +145,8 @@ class TableHost:
                 except subprocess.TimeoutExpired:
                     proc.kill()
         subprocess.run(["ip", "link", "del", self.host_if], capture_output=True)
+        if self.pit_ip:
+            subprocess.run(["ip", "link", "del", self.pit_if], capture_output=True)
         subprocess.run(["ip", "netns", "del", self.ns], capture_output=True)
 
 

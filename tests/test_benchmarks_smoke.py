@@ -43,10 +43,17 @@ def figure(out: str, line_start: str, key: str) -> float:
 
 def test_latency_prints_controller_baseline_and_stage_figures() -> None:
     out = run_quick("latency")
-    for row in ("controller", "baseline", "parse", "state machine", "journal commit", "publish", "fsync"):
+    rows = ("controller", "baseline", "parse", "state machine", "journal commit", "COMMIT statement")
+    for row in (*rows, "publish", "fsync"):
         for key in ("p50", "p99", "max"):
             figure(out, row, key)
     assert figure(out, "controller", "n") == figure(out, "baseline", "n") >= 30  # same run, same count
+    # the commit's p99 beside one fsync's, and the bound, from the figures of the same run (issue 44)
+    assert re.search(rf"journal commit p99 {NUM} ms = {NUM} x one fsync's p99 \({NUM} ms\)", out)
+    assert re.search(rf"WAL checkpoints: \d+ on their own thread .*; the log file.s size: {NUM} pages", out)
+    assert re.search(r"card commits during which the database file was written: \d+ of \d+", out)
+    bound = rf"bound 2 x \(pass-through p99 \+ fsync p99\) = {NUM} ms; controller p99 {NUM} ms: (met|missed)"
+    assert re.search(bound, out)
     assert re.search(rf"CPU per card: {NUM} us", out)
 
 
@@ -134,3 +141,11 @@ def test_progressive_prints_rates_latency_and_baselines_and_the_meter_is_exact()
         figure(out, "20 tables hit", key)
     assert figure(out, "20 tables baseline", "bare_insert_rows_per_s") > 0
     figure(out, "20 tables baseline", "broker_publish_to_subscriber_p50_ms")
+
+
+def test_floor_first_page_prints_shipped_and_computed_and_the_same_figures() -> None:
+    out = run_quick("floor_first_page")
+    for mode in ("shipped", "computed"):
+        for key in ("shift_s", "sessions_s", "imports_s"):
+            assert figure(out, mode, key) >= 0
+    assert "same figures: yes" in out  # the shipped edge changes no figure

@@ -186,6 +186,28 @@ def test_a_table_page_shows_only_public_cards_its_rounds_and_the_archive(floor, 
     page.goto(floor.web.url + "/table?site=S1&table=bj002")  # the meter over time, an SVG drawn from numbers
     expect(page.locator("#meter svg polyline")).to_have_count(1, timeout=30_000)
     assert "1,005.20 EUR" in page.inner_text("#meter")
+
+    # a table of a linked progressive (issue 40): the link's events are not its meter; the link and its figures
+    linked = {"link": "bank-a", "round_id": "r9", "seat": 1, "currency": "EUR"}
+    publish(floor.dsn, 3, "events/jackpot", 6, {"action": "contribution", **linked, "seats": [1, 2], "chips": 2,
+                                                "bet_value": 100, "amount_minor": 200})  # fmt: skip
+    publish(floor.dsn, 3, "events/jackpot", 7, {"action": "paid", **linked, "hit_id": 4, "amount_minor": 2500,
+                                                "by": "inspector-rui"})  # fmt: skip
+    page.goto(floor.web.url + "/table?site=S1&table=bj003")
+    expect(page.locator("#facts")).to_contain_text("bank-a", timeout=30_000)
+    facts = page.inner_text("#facts")
+    assert "Linked progressive\nbank-a" in facts
+    assert "Linked jackpot contributions, last 24 hours\n2.00 EUR" in facts
+    assert "Linked jackpot paid, last 24 hours\n25.00 EUR" in facts
+    # its own meter's last contribution, not the link's
+    assert "Now: 1,005.30 EUR" in page.inner_text("#meter")
+    # its state/jackpot names the link and has no meter of the table's: the pit map says which link, not a meter
+    link = {"name": "bank-a", "up": True, "reason": "ok", "awaiting": []}
+    publish(
+        floor.dsn, 3, "state/jackpot", 8, {"meter": None, "link": link, "currency": "EUR", "playable": True}
+    )
+    page.goto(floor.web.url + "/")
+    expect(page.locator(".tile[data-table='bj003'] .meter")).to_have_text("linked: bank-a", timeout=30_000)
     page.close()
 
 

@@ -162,10 +162,12 @@ def test_jackpot_meter_history_per_table(dsn, capsys):
     assert tablectl(["floor", "jackpot", "--dsn", dsn, "--table", "T1", "--since", "2026-11-23", "--until",
                      "2026-11-24"]) == 0  # fmt: skip
     rows = capsys.readouterr().out.splitlines()
-    assert rows[0] == "site,table,event_id,ts,action,meter_minor,currency,archive,gap_before"
+    assert (
+        rows[0] == "site,table,event_id,ts,action,meter_minor,currency,archive,gap_before,link,amount_minor"
+    )
     assert [r.split(",")[4:] for r in rows[1:]] == [
-        ["contribution", "100000", "", "complete", ""],
-        ["paid", "20000", "", "complete", ""],
+        ["contribution", "100000", "", "complete", "", "", ""],
+        ["paid", "20000", "", "complete", "", "", ""],
     ]
 
 

@@ -181,6 +181,24 @@ class Postgres:
         except OSError:
             return ""
 
+    def kill(self) -> None:
+        """A power cut: the postmaster SIGKILLed (its backends follow it down); the data directory stays."""
+        proc, self._proc = self._proc, None
+        stop_process(proc, signal.SIGKILL, 10)
+
+    def restart(self, timeout: float = 60.0) -> None:
+        """Start again on the same port and data directory (crash recovery replays the WAL); retried while the
+        killed server's last backends still hold its shared memory."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self._launch(max(5.0, deadline - time.monotonic()))
+                return
+            except PostgresError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+
     def stop(self, timeout: float = 30.0) -> None:
         """Fast shutdown (SIGINT), SIGKILL if it hangs; then the directory is removed."""
         proc, self._proc = self._proc, None

@@ -100,13 +100,7 @@ class JackpotConfig:
         missing = [k for k in KEYS if k not in d]
         if missing:
             raise JackpotError(f"jackpot.{missing[0]}: missing")
-        enabled = d["enabled"]
-        if not isinstance(enabled, bool):
-            raise JackpotError(f"jackpot.enabled: expected true or false, got {enabled!r}")
-        try:
-            mode = Mode(d["mode"])
-        except ValueError:
-            raise JackpotError(f"jackpot.mode: expected 'automatic' or 'manual', got {d['mode']!r}") from None
+        enabled, mode = _enabled_and_mode(d)
         bet_value = _int(d, "bet_value", minimum=1)
         increment_bp = _int(d, "increment_bp", minimum=0, maximum=BP_DENOMINATOR)
         reserve_bp = _int(d, "reserve_bp", minimum=0, maximum=BP_DENOMINATOR)
@@ -154,13 +148,7 @@ class JackpotConfig:
         missing = [k for k in (*KEYS, *LINK_KEYS[:2]) if k not in d and k not in METER_KEYS]
         if missing:
             raise JackpotError(f"jackpot.{missing[0]}: missing")
-        enabled = d["enabled"]
-        if not isinstance(enabled, bool):
-            raise JackpotError(f"jackpot.enabled: expected true or false, got {enabled!r}")
-        try:
-            mode = Mode(d["mode"])
-        except ValueError:
-            raise JackpotError(f"jackpot.mode: expected 'automatic' or 'manual', got {d['mode']!r}") from None
+        enabled, mode = _enabled_and_mode(d)
         bet_value = _int(d, "bet_value", minimum=1, maximum=METER_MAX)
         currency = d["currency"]
         if not isinstance(currency, str) or not CURRENCY_CODE.fullmatch(currency):
@@ -196,6 +184,17 @@ class JackpotConfig:
             for key in METER_KEYS:
                 del d[key]
         return d
+
+
+def _enabled_and_mode(d: dict[str, Any]) -> tuple[bool, Mode]:
+    """``enabled`` and ``mode``, the same for a table's own meter and a linked one."""
+    enabled = d["enabled"]
+    if not isinstance(enabled, bool):
+        raise JackpotError(f"jackpot.enabled: expected true or false, got {enabled!r}")
+    try:
+        return enabled, Mode(d["mode"])
+    except ValueError:
+        raise JackpotError(f"jackpot.mode: expected 'automatic' or 'manual', got {d['mode']!r}") from None
 
 
 def _int(d: dict[str, Any], key: str, *, minimum: int, maximum: int | None = None) -> int:

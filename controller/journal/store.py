@@ -14,9 +14,10 @@ an outbox row cannot make the table publish it. Signed ``checkpoint`` records (c
 chain off the table; ``verify_since_checkpoint`` checks only the records after the last one at start-up.
 
 The connection belongs to one thread (the asyncio loop's); WAL + synchronous=FULL makes each COMMIT
-durable. ``Journal`` is the API (its names are importable from here); below it: records.py (the chain's record
-kinds, row types and hashes), schema.py, transaction.py (one atomic unit), snapshots.py (restored only when
-chained), verify.py (the chain walks and the checkpoint checks)."""
+durable. ``start_wal_checkpoints`` moves the copying of the log into the database file to a thread of its own
+(wal_checkpoints.py), out of the cards' commits. ``Journal`` is the API (its names are importable from here); below
+it: records.py (the chain's record kinds, row types and hashes), schema.py, transaction.py (one atomic unit),
+snapshots.py (restored only when chained), verify.py (the chain walks and the checkpoint checks)."""
 
 from __future__ import annotations
 
@@ -60,6 +61,7 @@ from controller.journal.verify import (
     verify_chain_since_checkpoint,
     walk,
 )
+from controller.journal.wal_checkpoints import COMMITS, IDLE_S, LIMIT_PAGES, POLL_S, WalCheckpoints
 
 # Imported from here across the project: the journal's API, whichever module below defines each name.
 __all__ = [
@@ -102,6 +104,8 @@ class Journal:
         self.table_id = table_id
         self._clock = clock
         self._conn = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)
+        self._exclusive = exclusive
+        self._wal_checkpoints: WalCheckpoints | None = None
         if exclusive:
             self._lock_exclusively()
         self._conn.execute("PRAGMA journal_mode=WAL")
@@ -162,11 +166,35 @@ class Journal:
             raise
         finally:
             self._in_tx = False
+        if self._wal_checkpoints is not None:
+            self._wal_checkpoints.committed()
         self._acked.difference_update(acked)
         for row, digest in zip(tx.events, tx._digests, strict=True):
             self._chained[row.event_id] = digest
         for listener in list(self._listeners):
             listener(tx)
+
+    def start_wal_checkpoints(
+        self, *, every_commits: int = COMMITS, idle_s: float = IDLE_S, poll_s: float = POLL_S
+    ) -> WalCheckpoints:
+        """Checkpoint the WAL on a thread of its own from now on, never inside this connection's COMMIT (unless
+        that thread falls ``LIMIT_PAGES`` behind): controller/journal/wal_checkpoints.py. ``close`` stops it."""
+        if self._exclusive:
+            raise JournalError(
+                "no WAL checkpoint thread on a journal opened exclusively (it checkpoints itself)"
+            )
+        checkpoints = self._wal_checkpoints or WalCheckpoints(
+            self.path, every_commits=every_commits, idle_s=idle_s, poll_s=poll_s
+        )
+        checkpoints.start()  # nothing if it runs already
+        self._conn.execute(f"PRAGMA wal_autocheckpoint={LIMIT_PAGES}")
+        self._wal_checkpoints = checkpoints
+        return checkpoints
+
+    @property
+    def wal_checkpoints(self) -> WalCheckpoints | None:
+        """The WAL checkpoint thread, if started."""
+        return self._wal_checkpoints
 
     def add_failure_listener(self, callback: Callable[[BaseException], None]) -> None:
         """``callback(exc)`` when a write fails in the database or the OS (disk full, read-only, I/O error),
@@ -339,6 +367,8 @@ class Journal:
                 raise
         finally:
             self._conn.execute("PRAGMA synchronous=FULL")
+        if self._wal_checkpoints is not None:
+            self._wal_checkpoints.committed()
         self._acked.difference_update(ids)
 
     def outbox_size(self) -> int:
@@ -387,6 +417,7 @@ class Journal:
         reader.integrity_problems = []
         reader._listeners, reader._failure_listeners = [], []
         reader._in_tx = False
+        reader._exclusive, reader._wal_checkpoints = False, None
         row = reader._conn.execute("SELECT seq, hash FROM records ORDER BY seq DESC LIMIT 1").fetchone()
         reader._last_seq, reader._last_hash = (row[0], row[1]) if row else (0, GENESIS_HASH)
         reader._last_event_id = 0
@@ -434,6 +465,9 @@ class Journal:
         return json.loads(row[0]) if row else None
 
     def close(self) -> None:
+        if self._wal_checkpoints is not None:  # before the last commit: the close checkpoints what is left
+            self._wal_checkpoints.stop()
+            self._wal_checkpoints = None
         with contextlib.suppress(sqlite3.Error, JournalError):
             self.flush_acks()
         self._conn.close()

@@ -34,11 +34,14 @@ def open_audit_key(config: TableConfig, state_dir: Path) -> Any:
 
 
 def open_journal(config: TableConfig, state_dir: Path, audit_public_key: str) -> Journal:
-    """The journal, or ``StartupError`` with one line naming the cause (disk full, read-only)."""
+    """The journal with its WAL checkpoint thread, or ``StartupError`` with one line naming the cause (disk full,
+    read-only)."""
     path = journal_file(state_dir)
     try:
         state_dir.mkdir(parents=True, exist_ok=True)
-        return Journal(path, table_id=config.table.id, audit_public_key=audit_public_key)
+        journal = Journal(path, table_id=config.table.id, audit_public_key=audit_public_key)
+        journal.start_wal_checkpoints()  # the WAL copied into the database off the cards' commits (issue 44)
+        return journal
     except Exception as exc:
         if not is_write_failure(exc):
             raise

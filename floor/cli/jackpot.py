@@ -1,8 +1,11 @@
 """``tablectl floor jackpot [--table T] [--since ...] [--until ...]``: meter history as CSV, from the archived
-``events/jackpot``: ``site, table, event_id, ts, action, meter_minor`` (the meter after the event, integer minor
-units), ``currency`` (the table's configured one, queries.table_currencies), ``archive`` (``complete`` /
-``INCOMPLETE``: the table's archive over the whole window, floor/coverage.py) and ``gap_before`` (ids not archived
-between the row before of that table, or the window's start, and this one: jackpot events may be missing there).
+``events/jackpot``: ``site, table, event_id, ts, action, meter_minor`` (the table's own meter after the event,
+integer minor units; empty on a linked progressive's row), ``currency`` (the table's configured one,
+queries.table_currencies), ``archive`` (``complete`` / ``INCOMPLETE``: the table's archive over the whole window,
+floor/coverage.py), ``gap_before`` (ids not archived between the row before of that table, or the window's start,
+and this one: jackpot events may be missing there), ``link`` (the linked progressive's name on its rows, issue 40;
+empty on the table's own meter's) and ``amount_minor`` (a contribution's or a prize's amount where the event
+carries one: ``amount`` of the own meter's, ``amount_minor`` of a link's).
 What each table's rows are built on (holes after its last row included) goes to stderr, one line a table."""
 
 from __future__ import annotations
@@ -19,10 +22,11 @@ from floor.cli.rounds import parse_time
 from floor.cli.tablectl import add_dsn
 from floor.coverage import UNKNOWN_TABLE, Coverage, coverage, verdict
 from floor.queries import table_currencies
-from floor.report import csv_cell, meter_history
+from floor.report import csv_cell, jackpot_history
 from floor.text import safe
 
-HEADER = ("site", "table", "event_id", "ts", "action", "meter_minor", "currency", "archive", "gap_before")
+HEADER = ("site", "table", "event_id", "ts", "action", "meter_minor", "currency", "archive", "gap_before", "link",
+          "amount_minor")  # fmt: skip
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -45,7 +49,7 @@ def main(args: argparse.Namespace) -> int:
     since = args.since or until - timedelta(days=1)
     try:
         with store.connect(args.dsn) as conn:
-            rows = meter_history(conn, since, until, args.table)
+            rows = jackpot_history(conn, since, until, args.table)
             covers = coverage(conn, since, until, args.table)
             currencies = table_currencies(conn)
     except psycopg.Error as exc:
@@ -54,14 +58,15 @@ def main(args: argparse.Namespace) -> int:
     w = csv.writer(sys.stdout, lineterminator="\n")
     w.writerow(HEADER)
     previous: dict[tuple[str, str], int] = {}
-    for site, table_id, event_id, ts, action, meter in rows:
-        key = (site, table_id)
+    for r in rows:
+        key = (r.site, r.table_id)
         cov = covers.get(key)
         archive = verdict(cov)
-        gap = _gap_before(cov, previous.get(key, 0), event_id)
-        previous[key] = event_id
-        w.writerow([csv_cell(site), csv_cell(table_id), event_id, ts.isoformat(), csv_cell(action[:40]),
-                    int(meter), currencies.get(key, ""), archive, gap])  # fmt: skip
+        gap = _gap_before(cov, previous.get(key, 0), r.event_id)
+        previous[key] = r.event_id
+        w.writerow([csv_cell(r.site), csv_cell(r.table_id), r.event_id, r.ts.isoformat(), csv_cell(r.action[:40]),
+                    csv_cell(r.meter), currencies.get(key, ""), archive, gap, csv_cell((r.link or "")[:40]),
+                    csv_cell(r.amount)])  # fmt: skip
     shown = set(previous) | {k for k, c in covers.items() if not c.complete}
     for key in sorted(shown):
         cov = covers.get(key)

@@ -109,7 +109,8 @@ function fillTile(a, t) {
   left.append(seats(t.seats_in_play));
   play.append(left, el("span", "dealer", t.dealer));
   const meter = el("span", "line");
-  meter.append(el("span", "meter", t.meter === null ? "no jackpot" : money(t.meter, t.currency)),
+  const jackpot = t.meter !== null ? money(t.meter, t.currency) : t.link ? "linked: " + t.link : "no jackpot";
+  meter.append(el("span", "meter", jackpot),
                el("span", "ago", ago(t.last_contact)));
   a.replaceChildren(top, game, play, meter);
   if (t.unverified) a.append(el("span", "line unverified", t.unverified));

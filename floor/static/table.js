@@ -73,6 +73,10 @@ function render(v) {
   const a = v.archive;
   fact(dl, "Archive, for what is shown", a.verdict, a.complete ? null : "incomplete");
   fact(dl, "Signed chain verified to", "event " + a.verified_to);
+  if (v.linked) {  // a linked progressive's table (floor/figures.py's labels): not its own meter
+    fact(dl, "Linked progressive", v.linked.link);
+    for (const f of v.linked.figures) fact(dl, f.label.charAt(0).toUpperCase() + f.label.slice(1) + ", last 24 hours", f.value);
+  }
   renderRound(v.round);
   document.getElementById("win-head").textContent = v.labels.win;  // floor/figures.py: the house's, + when it won
   document.getElementById("seat-nets-head").textContent = v.labels.seat_nets;
