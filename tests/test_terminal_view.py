@@ -233,6 +233,21 @@ def test_the_next_useful_key_is_hinted() -> None:
     assert "F4" in _hint("jammed", jam={"jammed": True, "location": "output"}, lid={"state": "locked"})
     assert "F12" in _hint("link_down", shoe={"linked": True}) and "F2" in _hint("closed")
     assert "not online" in _hint("betting", status="offline")
+
+
+def test_the_next_line_says_a_seat_with_a_bet_and_no_player_is_not_rated() -> None:
+    """Issue 41: a round counts for a player only with his bet and himself at the seat; a bet at a seat nobody
+    is seated at is named with the swipe (or the player-in key), never as a key the walker of the line takes."""
+    keys = {"place_bet": "b", "player_in": "a"}
+    bet = {"enabled": {"place_bet", "no_more_bets"}, "keys": keys, "seat": 3, "bet": 500}
+    unrated = _hint("betting", seated=False, **bet)
+    assert unrated.startswith("n: no more bets") and unrated.endswith(
+        "a player at Seat 3 is rated once seated: swipe his card (or a)"
+    )
+    assert "rated" not in _hint("betting", seated=True, **bet)  # he sits there
+    assert "rated" not in _hint("betting", seated=False, **(bet | {"bet": 0}))  # no bet yet
+    assert "rated" not in _hint("betting", **bet)  # not known
+    assert "rated" not in _hint("players", seated=False, enabled={"hit"}, keys=keys | {"hit": "h"}, bet=500)
     assert _hint("betting", table={}) == "waiting for the table's first report"
 
 

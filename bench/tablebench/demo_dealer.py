@@ -58,6 +58,7 @@ class AutoDealer:
     ) -> None:
         self.c, self.ctl, self.min_bet, self.out, self.shoe = client, ctl, min_bet, out, shoe
         self.finished: str | None = None  # the last round whose lid cycle this dealer completed
+        self.bets: tuple[tuple[int, int], ...] = ((1, 2 * min_bet), (3, min_bet))  # (seat, amount) each round
 
     def st(self, name: str) -> dict[str, Any]:
         return self.c.view.states.get(name, {})
@@ -142,7 +143,7 @@ class AutoDealer:
             await self.wait(lambda v: v.states["table"].get("state") == "betting")
         if self.state() == "betting":
             placed = self.st("table").get("bets") or {}
-            for seat, amount in ((1, 2 * self.min_bet), (3, self.min_bet)):
+            for seat, amount in self.bets:
                 if str(seat) not in placed:  # a bet placed before a fault stands
                     await self.act(lambda s=seat, a=amount: self.c.dealer("place_bet", seat=s, amount=a))
             rid = (await self.act(lambda: self.c.dealer("no_more_bets")))["result"]["round_id"]

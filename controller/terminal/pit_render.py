@@ -133,6 +133,7 @@ def hint(s: PitSnapshot) -> Text:
         table=s.doc("table"), rnd=s.doc("round"), shoe=s.doc("shoe"), jam=s.doc("jam"), lid=s.doc("lid"),
         enabled=s.enabled, keys=hint_keys(), demo=s.demo, seat=s.seat, chip=money(s.chip), seats=s.seats,
         bet=s.bet_so_far, chip_amount=s.chip, supervisor=s.supervisor,
+        seated=isinstance(at := s.doc("players").get("seats"), dict) and str(s.seat) in at,
     )  # fmt: skip
     return Text(f"next: {clean(text, 200)}")
 

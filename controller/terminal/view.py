@@ -279,6 +279,7 @@ def next_hint(
     bet: int = 0,
     chip_amount: int | None = None,
     supervisor: bool = True,
+    seated: bool | None = None,
 ) -> str:
     """The next useful key for the person at the terminal, in words ("c: next card"), from the documents;
     the seat keys as the table has them (``seats``: "1-7" at a seven-seat table); every key named as ``keys``
@@ -286,7 +287,10 @@ def next_hint(
     A dealer key is named only when the table accepts it now (``enabled``: its ``dealer_inputs``; a bet within
     its ``limits``: ``bet`` the seat's bet so far, ``chip_amount`` the chip, minor units); a card only when one
     is due (``card_refusal``); a supervisor key only where this terminal has a supervisor channel
-    (``supervisor``), else who does it."""
+    (``supervisor``), else who does it. ``seated``: whether a player is seated at the selected seat
+    (``state/players``; None: not known): while the seat has a bet and no player, the line adds that a swipe of
+    his card (or the player-in key) rates his play (issue 41: a round counts for a player only with his bet
+    and himself at the seat)."""
     pick = f"1-{seats}" if seats > 1 else "1"
 
     def k(action: str, usual: str) -> str:
@@ -299,6 +303,10 @@ def next_hint(
                       chip_amount, k, sv)  # fmt: skip
     if not supervisor and "a supervisor" in hint:
         hint += " (from a terminal with a supervisor account: this one has none)"
+    if seated is False and status == "online" and table.get("state") == "betting" and bet > 0:
+        hint += (
+            f"  ·  a player at Seat {seat} is rated once seated: swipe his card (or {k('player_in', 'a')})"
+        )
     return hint
 
 
