@@ -14,6 +14,7 @@ from enum import StrEnum
 from typing import Any
 
 from controller.actions import CHIP_SLOT_PREFIX as CHIP_SLOT_PREFIX  # re-exported for the config's readers
+from controller.hex64 import HEX64
 from controller.jackpot import JackpotError
 from drivers.display.protocol import MAX_AMOUNT_DIGITS
 
@@ -28,7 +29,7 @@ METER_KEYS = ("increment_bp", "reserve_bp", "seed")
 # public key (Ed25519, hex), how long the table waits for a valid meter document before refusing linked chips.
 LINK_KEYS = ("link", "link_public_key", "link_timeout_s")
 LINK_NAME = re.compile(r"^[a-z0-9-]{1,32}\Z")
-PUBLIC_KEY_HEX = re.compile(r"^[0-9a-f]{64}\Z")
+PUBLIC_KEY_HEX = HEX64  # an Ed25519 public key, as every key is written (controller/hex64.py)
 DEFAULT_LINK_TIMEOUT_S = 15  # three heartbeats of the link's controller (it republishes at least every 5 s)
 MIN_LINK_TIMEOUT_S, MAX_LINK_TIMEOUT_S = 6, 300
 # Bounds of a supervisor's meter correction (docs/jackpot.md "Corrections"); optional, defaults below.
