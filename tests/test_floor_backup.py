@@ -395,6 +395,17 @@ def test_after_a_restore_the_archive_refetches_what_the_tables_keep_and_names_wh
                 table.publish("events/card", "card", {"round_id": "r", "n": 40})  # the table deals on
                 table.flush()
                 wait_until(lambda: count(restored) == 41 - 3, 60, "the restored archive repaired")
+
+                def given_up(dsn: str) -> tuple[int, int]:
+                    with psycopg.connect(dsn) as conn:
+                        row = conn.execute(
+                            "SELECT (SELECT count(*) FROM missing_events),"
+                            " (SELECT count(*) FROM floor_alerts WHERE kind = 'event_missing')"
+                        ).fetchone()
+                    return (int(row[0]), int(row[1])) if row else (0, 0)
+
+                # the re-fetch's closing answer (what the table no longer keeps) is stored after the events
+                wait_until(lambda: given_up(restored) == (3, 1), 60, "the ids gone for good recorded")
                 with psycopg.connect(restored) as conn:
                     gone = conn.execute("SELECT event_id FROM missing_events ORDER BY 1").fetchall()
                     alert = conn.execute(
