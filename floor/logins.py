@@ -45,6 +45,9 @@ class LogEvent(enum.StrEnum):
     LOGOUT = "logout"
     REFUSED = "refused"  # a request refused: no session, wrong role, wrong origin, over a cap
     ACK = "ack"  # an acknowledgement (relayed to a table, or of a floor alert) and its outcome
+    RELAYED = (
+        "relayed"  # another signed supervisor command relayed to a table (a player seated) and its outcome
+    )
 
 
 class Subject(enum.StrEnum):

@@ -13,6 +13,10 @@
 - ``linked``: a table on a linked progressive (issue 40): the link's name and, over ``METER_HOURS``, what the table
   sent to it and the link's prizes paid at it (figures.LINKED_CONTRIBUTIONS, LINKED_PAID, with their labels);
   None when the table published nothing for a link then. The link's meter is the link controller's page's.
+- ``players``: who is seated (issue 41), from the table's newest archived ``state/players``: seat, the player as
+  the table names him (``card:<number>`` or the pseudonym ``anon:...``; never a name), since when; ``verified``
+  false while the table's signed chain has not proven that document yet (shown marked). None when the table
+  never published one.
 - ``archive``: whether the archive is complete for what is shown (coverage.py), to which event, ``verified_to``.
 """
 
@@ -41,6 +45,7 @@ from controller.words import (
 from floor.coverage import coverage
 from floor.dashboard import latest_state, unverified_words
 from floor.figures import LINKED_CONTRIBUTIONS, LINKED_PAID, WIN, house_win
+from floor.players.events import MAX_DESCRIPTION, STATE_TOPIC, TOPIC
 from floor.queries import floor_alerts, table_currencies
 from floor.report import meter_history, num_sql
 from floor.rows import one_row
@@ -98,6 +103,50 @@ def linked_figures(
             {"label": f.label, "value": money(sums.get(action, 0), currency)} for action, f in _LINKED
         ],
     }
+
+
+def seated_players(conn: psycopg.Connection, site: str, table: str) -> dict[str, Any] | None:
+    """The players seated now, from the newest archived ``state/players`` (its strings bounded; shown as text)."""
+    row = conn.execute(
+        "SELECT data, verified FROM events WHERE site = %s AND table_id = %s AND topic = %s"
+        " ORDER BY event_id DESC LIMIT 1",
+        (site, table, STATE_TOPIC),
+    ).fetchone()
+    if row is None or not isinstance(row[0], dict):
+        return None
+    seats = v if isinstance(v := row[0].get("seats"), dict) else {}
+    out = []
+    for seat, entry in list(seats.items())[:MAX_SEATS]:
+        number = int(seat) if isinstance(seat, str) and seat.isdigit() and len(seat) <= 2 else None
+        if number is None or not isinstance(entry, dict):
+            continue
+        since = entry.get("since")
+        player = _text(entry.get("player"), 80)
+        out.append({"seat": number, "player": player, "description": _description(conn, site, table, player),
+                    "since": local_time(datetime.fromisoformat(since)) if _iso(since) else "—"})  # fmt: skip
+    return {"seats": sorted(out, key=lambda p: p["seat"]), "verified": bool(row[1])}
+
+
+def _description(conn: psycopg.Connection, site: str, table: str, player: str) -> str:
+    """An anonymous player's description, as the pit gave it when seating him (events/player ``in``); "" else."""
+    if not player.startswith("anon:"):
+        return ""
+    row = conn.execute(
+        "SELECT data->>'description' FROM events WHERE site = %s AND table_id = %s AND topic = %s"
+        " AND data->>'action' = 'in' AND data->>'player' = %s ORDER BY event_id DESC LIMIT 1",
+        (site, table, TOPIC, player),
+    ).fetchone()
+    return _text(row[0], MAX_DESCRIPTION) if row else ""
+
+
+def _iso(value: Any) -> bool:
+    if not isinstance(value, str) or len(value) > 40:
+        return False
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
 
 
 def public_round(doc: dict[str, Any], currency: str) -> dict[str, Any] | None:
@@ -236,6 +285,7 @@ def table_view(
             "now": money(meter[-1][1], currency) if meter else "—",
         },
         "linked": linked_figures(conn, site, table, since, now, currency),
+        "players": seated_players(conn, site, table),
         "archive": {
             "complete": bool(cov and cov.complete),
             "verdict": cov.summary() if cov else "INCOMPLETE: nothing archived",

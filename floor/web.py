@@ -16,6 +16,7 @@
   when its session does (logout, expiry, the user disabled: looked up again with every keep-alive).
 - ``POST /api/ack``, ``/api/floor-ack``: acknowledgements, supervisors only (``web_relay.py``): a table's alert
   with a command the supervisor's browser signed, relayed to the table; a floor alert in the database.
+  ``POST /api/seat``: a player seated or unseated at a table (issue 41), signed and relayed the same way.
 """
 
 from __future__ import annotations

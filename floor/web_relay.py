@@ -1,4 +1,5 @@
-"""Acknowledgements from the dashboard: a supervisor's only; viewers are refused and the refusal logged.
+"""Signed supervisor commands and acknowledgements from the dashboard: a supervisor's only; viewers (and
+surveillance) are refused and the refusal logged.
 
 - ``POST /api/ack`` ``{"site", "table", "command"}``: a table's alert. ``command`` is an ``ack_alert``
   supervisor command the supervisor's BROWSER signed with its own non-extractable Ed25519 key (``static/keys.js``;
@@ -6,9 +7,15 @@
   sees a PIN: it checks the shape (``cmd_signed.schema.json``), relays the command unchanged over the floor broker
   (and the bridge) to the table, and returns the table's answer. The table checks the signature; every wrong one
   counts toward the table's lockout of that user and of the dashboard's account (docs/security.md).
+- ``POST /api/seat`` ``{"site", "table", "command"}``: a player seated (``player_in`` ``{seat, card}`` or
+  ``{seat, anonymous}``) or unseated (``player_out`` ``{seat}``) at a table from its page (issue 41), signed in
+  the browser and relayed exactly as an acknowledgement; the table's answer (its refusal reason, shown as text).
+  The log names the table, the seat and the action, never the card or the description.
+  The actions relayed at all are ``RELAYED`` (one definition): each route takes its own part of it.
 - ``POST /api/floor-ack`` ``{"alert_id"}``: a floor alert (``floor_alerts``), recorded with the logged-in user
   and the time.
-Both are logged in ``dashboard_log`` with who, from where and the outcome.
+All are logged in ``dashboard_log`` with who, from where and the outcome. Relays share one bound
+(``relay_parallel`` at once; beyond it 503 "busy", logged).
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ import logging
 import re
 import secrets
 from collections.abc import Awaitable, Callable
+from enum import StrEnum
 from typing import Any
 
 import psycopg
@@ -35,16 +43,49 @@ from floor.web_config import WebConfig
 
 log = logging.getLogger("floor.web")
 _LEVEL = re.compile(r"^[A-Za-z0-9_.-]{1,64}\Z")  # a site or table id: one safe topic level
-RELAYED_ACTION = "ack_alert"
 Handler = Callable[[Session, str, Any], Awaitable[web.Response]]
+MAX_SEAT = 9  # cmd_signed.schema.json's bound; the table refuses a seat its profile does not have
+
+
+class RelayedAction(StrEnum):
+    """The only signed supervisor commands the dashboard relays to a table."""
+
+    ACK_ALERT = "ack_alert"
+    PLAYER_IN = "player_in"  # issue 41
+    PLAYER_OUT = "player_out"
 
 
 def _positive_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and 1 <= value < 2**53
 
 
-def command_refusal(body: Any, user: str) -> str | None:
-    """Why ``body`` is not an acknowledgement ``user`` signed, or None."""
+def _seat(args: dict[str, Any]) -> bool:
+    seat = args.get("seat")
+    return isinstance(seat, int) and not isinstance(seat, bool) and 1 <= seat <= MAX_SEAT
+
+
+# action -> (why its args are refused, or None); the patterns of card and description are the schema's
+RELAYED: dict[RelayedAction, Callable[[dict[str, Any]], str | None]] = {
+    RelayedAction.ACK_ALERT: lambda a: (
+        None
+        if set(a) == {"alert_id"} and _positive_int(a["alert_id"])
+        else "args: {alert_id: a positive integer}"
+    ),
+    RelayedAction.PLAYER_IN: lambda a: (
+        None
+        if set(a) in ({"seat", "card"}, {"seat", "anonymous"}) and _seat(a)
+        else f"args: {{seat: 1-{MAX_SEAT}, and card or anonymous}}"
+    ),
+    RelayedAction.PLAYER_OUT: lambda a: (
+        None if set(a) == {"seat"} and _seat(a) else f"args: {{seat: 1-{MAX_SEAT}}}"
+    ),
+}
+ACK_ACTIONS = frozenset({RelayedAction.ACK_ALERT})  # POST /api/ack
+SEAT_ACTIONS = frozenset({RelayedAction.PLAYER_IN, RelayedAction.PLAYER_OUT})  # POST /api/seat
+
+
+def command_refusal(body: Any, user: str, actions: frozenset[RelayedAction] = ACK_ACTIONS) -> str | None:
+    """Why ``body`` is not one of ``actions`` that ``user`` signed, or None."""
     if not isinstance(body, dict) or set(body) != {"site", "table", "command"}:
         return "expected site, table, command"
     for key in ("site", "table"):
@@ -55,15 +96,21 @@ def command_refusal(body: Any, user: str) -> str | None:
         schemas.check("cmd_signed.schema.json", cmd, "command")
     except schemas.MessageInvalid as exc:
         return str(exc)[:200]
-    if cmd["role"] != Role.SUPERVISOR.value or cmd["action"] != RELAYED_ACTION:
-        return f"only a supervisor's {RELAYED_ACTION} is relayed"
+    if cmd["role"] != Role.SUPERVISOR.value or cmd["action"] not in actions:
+        return f"only a supervisor's {' or '.join(sorted(actions))} is relayed here"
     if cmd["user"] != user:
         return "a command is relayed only in the logged-in user's own name"
     if (cmd["site"], cmd["table"]) != (body["site"], body["table"]):
         return f"the command is signed for table {cmd['site']}/{cmd['table']}, not {body['site']}/{body['table']}"
-    if set(cmd["args"]) != {"alert_id"} or not _positive_int(cmd["args"]["alert_id"]):
-        return "args: {alert_id: a positive integer}"
-    return None
+    return RELAYED[RelayedAction(cmd["action"])](cmd["args"])
+
+
+def _what(prefix: str, cmd: dict[str, Any]) -> str:
+    """The relayed command in the log: the table and the alert or seat, never a card or a description."""
+    args = cmd["args"]
+    if cmd["action"] == RelayedAction.ACK_ALERT:
+        return f"{prefix} alert {args['alert_id']}"
+    return f"{prefix} seat {args['seat']} {cmd['action']}"
 
 
 def _known_table(conn: psycopg.Connection, site: str, table: str) -> bool:
@@ -81,13 +128,23 @@ class Relay:
         self._relaying = asyncio.Semaphore(cfg.relay_parallel)
 
     def routes(self, app: web.Application) -> None:
-        app.router.add_post("/api/ack", self._supervisors_only("table alert acknowledgement", self._ack))
         app.router.add_post(
-            "/api/floor-ack", self._supervisors_only("floor alert acknowledgement", self._floor_ack)
+            "/api/ack",
+            self._supervisors_only(
+                "table alert acknowledgement", "acknowledge alerts", self._relayed(ACK_ACTIONS)
+            ),
+        )
+        app.router.add_post(
+            "/api/seat",
+            self._supervisors_only("seating a player", "seat or unseat players", self._relayed(SEAT_ACTIONS)),
+        )
+        app.router.add_post(
+            "/api/floor-ack",
+            self._supervisors_only("floor alert acknowledgement", "acknowledge alerts", self._floor_ack),
         )
 
     def _supervisors_only(
-        self, what: str, handler: Handler
+        self, what: str, may_not: str, handler: Handler
     ) -> Callable[[web.Request], Awaitable[web.Response]]:
         """``handler(session, client, body)`` for a supervisor's request with a JSON body; anyone else is
         refused and the refusal logged."""
@@ -99,7 +156,7 @@ class Relay:
                 detail = f"{what}: a {session.role.value} may not"
                 await self.db.log(LogEvent.REFUSED, session.user, client, detail)
                 log.warning("%s by %s from %s refused", detail, session.user, client)
-                return deny(403, f"a {session.role.value} cannot acknowledge alerts")
+                return deny(403, f"a {session.role.value} cannot {may_not}")
             try:
                 body = json.loads(await request.text())
             except (ValueError, UnicodeDecodeError):
@@ -108,28 +165,37 @@ class Relay:
 
         return checked
 
-    async def _ack(self, session: Session, client: str, body: Any) -> web.Response:
-        reason = command_refusal(body, session.user)
+    def _relayed(self, actions: frozenset[RelayedAction]) -> Handler:
+        """A handler relaying one of ``actions``, signed in the browser, to its table; the table's answer."""
+
+        async def relayed(session: Session, client: str, body: Any) -> web.Response:
+            return await self._relay_checked(session, client, body, actions)
+
+        return relayed
+
+    async def _relay_checked(
+        self, session: Session, client: str, body: Any, actions: frozenset[RelayedAction]
+    ) -> web.Response:
+        reason = command_refusal(body, session.user, actions)
         if reason:
-            await self.db.log(LogEvent.REFUSED, session.user, client, f"ack refused: {reason}")
+            await self.db.log(LogEvent.REFUSED, session.user, client, f"relay refused: {reason}")
             return deny(400, reason)
         if self._relaying.locked():
-            await self.db.log(LogEvent.REFUSED, session.user, client, "ack refused: relay busy")
+            await self.db.log(LogEvent.REFUSED, session.user, client, "relay refused: relay busy")
             return deny(503, "busy: try again in a moment")
         if not await self.db.call(_known_table, body["site"], body["table"]):
-            await self.db.log(LogEvent.REFUSED, session.user, client, "ack refused: unknown table")
+            await self.db.log(LogEvent.REFUSED, session.user, client, "relay refused: unknown table")
             return deny(404, "no such table on this floor")
         cmd = body["command"]
         prefix = f"casino/{body['site']}/table/{body['table']}"
-        what = f"{prefix} alert {cmd['args']['alert_id']}"
+        what = _what(prefix, cmd)
         async with self._relaying:
             answer = await self._relay(prefix, cmd)
         ok = answer.get("ok") is True
         reason = "" if ok else str(answer.get("reason", "refused"))[:300]
-        await self.db.log(
-            LogEvent.ACK, session.user, client, f"{what}: " + ("ok" if ok else f"refused: {reason}")
-        )
-        log.info("ack of %s by %s from %s: %r", what, session.user, client, "ok" if ok else reason)
+        event = LogEvent.ACK if cmd["action"] == RelayedAction.ACK_ALERT else LogEvent.RELAYED
+        await self.db.log(event, session.user, client, f"{what}: " + ("ok" if ok else f"refused: {reason}"))
+        log.info("%s by %s from %s: %r", what, session.user, client, "ok" if ok else reason)
         return web.json_response({"ok": True} if ok else {"ok": False, "reason": reason})
 
     async def _relay(self, prefix: str, cmd: dict[str, Any]) -> dict[str, Any]:

@@ -1,7 +1,11 @@
 // A table's page: the round in progress (public cards only, as the table published it), the last rounds with a
 // link to each one's dispute report, the meter over time (an SVG drawn from numbers), the alerts with their
 // history, and whether the archive is complete. Every value from a table is set with textContent.
+// Who is seated (the table's state/players); a supervisor seats and unseats players with commands signed by this
+// device's key (keys.js), relayed by the dashboard to the table (POST /api/seat), the table's answer shown as text.
 "use strict";
+
+const me = {user: "", role: "viewer", key: undefined, site: "", table: ""};
 
 const SVG = "http://www.w3.org/2000/svg";
 
@@ -59,6 +63,55 @@ function plot(meter) {
   box.replaceChildren(svg, el("p", null, "Now: " + meter.now));
 }
 
+function seatResult(text) {
+  document.getElementById("seat-result").textContent = text;
+}
+
+async function relaySeat(action, args, button) {
+  if (!me.key) { seatResult("make and enrol a signing key on this device first (on the pit map)"); return; }
+  button.disabled = true;
+  try {
+    seatResult("signing…");
+    const command = await signCommand(me.key, "supervisor", action, args, me.site, me.table);
+    const answer = await post("/api/seat", {site: me.site, table: me.table, command: command});
+    seatResult(answer.ok ? (action === "player_in" ? "seated at seat " : "left seat ") + args.seat
+                         : "refused: " + String(answer.reason));
+    if (answer.ok) await load();
+  } catch (err) {
+    seatResult("failed: " + String(err));
+  } finally {
+    button.disabled = false;
+  }
+}
+
+function seatIn(button) {
+  const seat = Number(document.getElementById("seat-number").value);
+  const kind = document.getElementById("seat-kind").value === "anonymous" ? "anonymous" : "card";
+  const value = document.getElementById("seat-id").value;
+  if (!Number.isSafeInteger(seat) || seat < 1 || seat > 9) { seatResult("a seat from 1 to 9"); return; }
+  if (!value.trim()) { seatResult(kind === "card" ? "the player card's number" : "a description"); return; }
+  relaySeat("player_in", {seat: seat, [kind]: value}, button);
+}
+
+function renderPlayers(p) {
+  const tb = document.querySelector("#players tbody");
+  tb.replaceChildren();
+  document.getElementById("players-note").textContent = !p ? "No player seated at this table yet."
+    : (p.verified ? "" : "Not yet verified by the table's signed chain.");
+  if (!p) return;
+  for (const s of p.seats) {
+    let out = "";
+    if (me.role === "supervisor") {
+      out = el("button", "unseat", "Player out");
+      out.type = "button";
+      out.dataset.seat = String(s.seat);
+      out.addEventListener("click", () => relaySeat("player_out", {seat: s.seat}, out));
+    }
+    row(tb, [s.seat, s.player, s.description || "", s.since, out]);
+  }
+  if (!p.seats.length) row(tb, ["nobody seated", "", "", "", ""]);
+}
+
 function render(v) {
   document.title = "Table " + v.site + "/" + v.table;
   document.getElementById("title").textContent = "Table " + v.site + "/" + v.table;
@@ -77,6 +130,7 @@ function render(v) {
     fact(dl, "Linked progressive", v.linked.link);
     for (const f of v.linked.figures) fact(dl, f.label.charAt(0).toUpperCase() + f.label.slice(1) + ", last 24 hours", f.value);
   }
+  renderPlayers(v.players);
   renderRound(v.round);
   document.getElementById("win-head").textContent = v.labels.win;  // floor/figures.py: the house's, + when it won
   document.getElementById("seat-nets-head").textContent = v.labels.seat_nets;
@@ -111,7 +165,17 @@ async function load() {
 }
 
 async function start() {
-  if (!(await whoAmI())) return;
+  const who = await whoAmI();
+  if (!who) return;
+  const q = new URLSearchParams(window.location.search);
+  me.user = String(who.user); me.role = String(who.role);
+  me.site = q.get("site") || ""; me.table = q.get("table") || "";
+  if (me.role === "supervisor") {  // the form only for a supervisor; the server refuses anyone else anyway
+    me.key = await loadSigningKey(me.user);
+    document.getElementById("seat-form").hidden = false;
+    document.getElementById("seat-in").addEventListener("click", (ev) => seatIn(ev.target));
+    if (!me.key) seatResult("make and enrol a signing key on this device first (on the pit map)");
+  }
   await load();
   setInterval(load, 5000);
 }
