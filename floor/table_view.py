@@ -120,10 +120,9 @@ def seated_players(conn: psycopg.Connection, site: str, table: str) -> dict[str,
         number = int(seat) if isinstance(seat, str) and seat.isdigit() and len(seat) <= 2 else None
         if number is None or not isinstance(entry, dict):
             continue
-        since = entry.get("since")
         player = _text(entry.get("player"), 80)
         out.append({"seat": number, "player": player, "description": _description(conn, site, table, player),
-                    "since": local_time(datetime.fromisoformat(since)) if _iso(since) else "—"})  # fmt: skip
+                    "since": _moment(entry.get("since"))})  # fmt: skip
     return {"seats": sorted(out, key=lambda p: p["seat"]), "verified": bool(row[1])}
 
 
@@ -139,14 +138,14 @@ def _description(conn: psycopg.Connection, site: str, table: str, player: str) -
     return _text(row[0], MAX_DESCRIPTION) if row else ""
 
 
-def _iso(value: Any) -> bool:
+def _moment(value: Any) -> str:
+    """An ISO date-time from a table in local time, or "—" when it is none."""
     if not isinstance(value, str) or len(value) > 40:
-        return False
+        return "—"
     try:
-        datetime.fromisoformat(value)
+        return local_time(datetime.fromisoformat(value))
     except ValueError:
-        return False
-    return True
+        return "—"
 
 
 def public_round(doc: dict[str, Any], currency: str) -> dict[str, Any] | None:
