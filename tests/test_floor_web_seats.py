@@ -25,6 +25,7 @@ from controller.mqtt.signed_command import build_command
 from floor.archive import ArchiveConfig, ArchiveWorker
 from floor.messages import TableRef
 from floor.store import ensure_tables
+from floor.web_relay import ACK_ACTIONS, RELAYED, SEAT_ACTIONS, RelayedAction
 from tablebench.broker import Broker
 from tablebench.stack import DEMO_PINS, TABLECTL, Stack, StackOptions
 from tests.support.floor import FLOOR_USERS, temp_database
@@ -171,6 +172,7 @@ def test_a_supervisor_seats_and_unseats_players_from_the_table_page_at_a_real_ta
 def test_a_viewer_gets_no_form_and_a_forged_seat_request_is_refused_and_logged():
     """Also: each route relays only its own actions of the one set (an ``ack_alert`` is no seat command, a
     ``player_in`` no acknowledgement), and a seat outside 1-9 is refused before any relay."""
+    assert set(RELAYED) == set(RelayedAction) == ACK_ACTIONS | SEAT_ACTIONS and not ACK_ACTIONS & SEAT_ACTIONS
     key = Ed25519PrivateKey.generate()
     with temp_database() as dsn, dashboard(dsn) as web, chromium() as browser:
         with psycopg.connect(dsn) as conn, conn.transaction():

@@ -88,7 +88,7 @@ function seatIn(button) {
   const seat = Number(document.getElementById("seat-number").value);
   const kind = document.getElementById("seat-kind").value === "anonymous" ? "anonymous" : "card";
   const value = document.getElementById("seat-id").value;
-  if (!Number.isSafeInteger(seat) || seat < 1 || seat > 9) { seatResult("a seat from 1 to 9"); return; }
+  if (!Number.isSafeInteger(seat) || seat < 1) { seatResult("a seat number"); return; }  // its range: the table's
   if (!value.trim()) { seatResult(kind === "card" ? "the player card's number" : "a description"); return; }
   relaySeat("player_in", {seat: seat, [kind]: value}, button);
 }
