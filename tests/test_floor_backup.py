@@ -69,7 +69,13 @@ def archiving() -> Iterator[Archiving]:
     (folder / "backups" / "wal").mkdir(parents=True)
     own(folder / "backups")
     own(folder / "backups" / "wal")
-    command = f"{ARCHIVE_SCRIPT} %p {folder}/backups/wal/%f"
+    # the server's account must run the script: a checkout under a private directory (CI's fresh clone in a
+    # mktemp -d) is closed to it, so the shipped script runs from a copy in the folder it owns
+    script = folder / ARCHIVE_SCRIPT.name
+    shutil.copy2(ARCHIVE_SCRIPT, script)
+    script.chmod(0o755)
+    own(script)
+    command = f"{script} %p {folder}/backups/wal/%f"
     server = Postgres.start(settings=("wal_level=replica", "archive_mode=on", f"archive_command={command}",
                                       "max_wal_senders=4"))  # fmt: skip
     try:
