@@ -87,7 +87,9 @@ async def test_jackpot_correction_asked_by_one_supervisor_confirmed_by_another(t
     app = PitApp(terminal_connection(table, "pt-2001"))
     async with app.run_test(size=SIZE) as pilot:
         await settle(
-            app, pilot, lambda v: v.status == "online" and v.states["jackpot"].get("meter") is not None
+            app,
+            pilot,
+            lambda v: v.status == "online" and v.states.get("jackpot", {}).get("meter") is not None,
         )
         jp = app.client.view.states["jackpot"]
         old = jp["meter"]
