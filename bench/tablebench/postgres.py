@@ -120,15 +120,8 @@ class Postgres:
         server = cls(workdir, 0, settings=settings)
         try:
             server._initdb()
-            for attempt in range(5):
-                server.port = free_port(server.host)
-                try:
-                    server._launch(timeout)
-                    return server
-                except PostgresError:
-                    if attempt == 4 or "could not bind" not in server.log_tail():
-                        raise
-            raise AssertionError("unreachable")
+            server._launch_on_a_free_port(timeout)
+            return server
         except BaseException:
             server.stop()
             raise
@@ -155,18 +148,22 @@ class Postgres:
                 raise PostgresError(
                     f"pg_basebackup failed ({done.returncode}): {done.stderr.strip()[-2000:]}"
                 )
-            for attempt in range(5):
-                server.port = free_port(server.host)
-                try:
-                    server._launch(timeout)
-                    return server
-                except PostgresError:
-                    if attempt == 4 or "could not bind" not in server.log_tail():
-                        raise
-            raise AssertionError("unreachable")
+            server._launch_on_a_free_port(timeout)
+            return server
         except BaseException:
             server.stop()
             raise
+
+    def _launch_on_a_free_port(self, timeout: float) -> None:
+        """Start on a free port; another process may take the port between the choice and the bind: try again."""
+        for attempt in range(5):
+            self.port = free_port(self.host)
+            try:
+                self._launch(timeout)
+                return
+            except PostgresError:
+                if attempt == 4 or "could not bind" not in self.log_tail():
+                    raise
 
     def kill(self) -> None:
         """SIGKILL the server and every process of it, as when its host dies (the directory stays until
