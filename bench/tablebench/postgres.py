@@ -37,13 +37,14 @@ from pathlib import Path
 import psycopg
 from psycopg.conninfo import make_conninfo
 
+from floor.backup.server import ToolError
+from floor.backup.server import bin_dir as floor_bin_dir
 from tablebench.broker import free_port
 from tablebench.procs import stop_process
 
 TEST_DSN_ENV = "FLOOR_TEST_DSN"
 SUPERUSER = "postgres"
 SERVICE_USER = "postgres"  # the system account the server runs as when started by root
-_DEBIAN_BIN = Path("/usr/lib/postgresql")
 _SETTINGS = (
     "listen_addresses=127.0.0.1",
     "shared_buffers=32MB",
@@ -57,20 +58,14 @@ class PostgresError(RuntimeError):
 
 
 def bin_dir() -> Path:
-    """The newest Debian server binaries (``/usr/lib/postgresql/<major>/bin``), else ``postgres`` on PATH."""
-    found = sorted(
-        (int(p.parent.parent.name), p.parent)
-        for p in _DEBIAN_BIN.glob("*/bin/postgres")
-        if p.parent.parent.name.isdigit()
-    )
-    if found:
-        return found[-1][1]
-    on_path = shutil.which("postgres")
-    if on_path:
-        return Path(on_path).parent
-    raise PostgresError(
-        "no PostgreSQL server binaries: install Debian's `postgresql` (scripts/setup-env does)"
-    )
+    """The newest Debian server binaries (``/usr/lib/postgresql/<major>/bin``), else ``postgres`` on PATH (the
+    floor's own lookup, floor/backup/server.py)."""
+    try:
+        return floor_bin_dir("postgres")
+    except ToolError:
+        raise PostgresError(
+            "no PostgreSQL server binaries: install Debian's `postgresql` (scripts/setup-env does)"
+        ) from None
 
 
 def _as_server_user() -> list[str]:

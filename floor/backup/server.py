@@ -25,16 +25,17 @@ class ToolError(RuntimeError):
     """A PostgreSQL program failed; the message says which and why."""
 
 
-def bin_dir() -> Path:
-    """Debian's newest server binaries (``/usr/lib/postgresql/<major>/bin``), else the programs on PATH."""
+def bin_dir(program: str = "pg_basebackup") -> Path:
+    """Debian's newest server binaries (``/usr/lib/postgresql/<major>/bin``) holding ``program``, else where
+    ``program`` is on PATH."""
     found = sorted(
         (int(p.parent.parent.name), p.parent)
-        for p in _DEBIAN_BIN.glob("*/bin/pg_basebackup")
+        for p in _DEBIAN_BIN.glob(f"*/bin/{program}")
         if p.parent.parent.name.isdigit()
     )
     if found:
         return found[-1][1]
-    on_path = shutil.which("pg_basebackup")
+    on_path = shutil.which(program)
     if on_path:
         return Path(on_path).parent
     raise ToolError("no PostgreSQL programs: install Debian's postgresql package")
