@@ -10,13 +10,18 @@ store them. Printed:
 - ``archive`` (and ``sweep``, one line per ``--sweep TABLESxPACE`` load): events/s sustained (stored / wall time
   from the first publish to the last row stored) and the lag of each row, PostgreSQL ``received_at`` minus the
   envelope ``ts`` (stamped at publish): p50 / p99 / max;
-- ``capacity``: a backlog of ``--flood`` events (the same mix) queued for the workers' sessions while they are
-  stopped, drained when they start: events/s;
-- ``baseline`` and ``copy``: the flood's rows inserted again by one client into fresh tables of the same shape,
-  in plain batches (``executemany``, 500 rows a transaction, ``ON CONFLICT DO NOTHING``) and by one ``COPY``:
-  rows/s; and the archive's capacity as a share of each.
+- ``capacity`` (one line per count of ``--workers``): a backlog of ``--flood`` events (the same mix) queued for
+  that many workers' sessions (a shared group of their own) while they are stopped, drained when they start:
+  events/s;
+- ``baseline``, ``copy`` and ``copy_text``: the first flood's rows inserted again by one client into fresh tables
+  of the same shape, in plain batches (``executemany``, 500 rows a transaction, ``ON CONFLICT DO NOTHING``), by
+  one ``COPY`` of rows encoded in Python as it goes (``write_row``), and by one ``COPY`` of the same rows
+  pre-encoded (the server's own COPY text, written in 1 MiB pieces): rows/s; and the archive's capacity as a
+  share of each.
 
-    python benchmarks/floor.py [--tables 200] [--pace 10] [--seconds 20] [--workers 2] [--sweep 2000x1] [--quick]
+    python benchmarks/floor.py [--tables 200] [--pace 10] [--seconds 20] [--workers 1,2] [--sweep 2000x1] [--quick]
+
+The paced runs use the largest count of ``--workers``.
 """
 
 from __future__ import annotations
@@ -208,7 +213,9 @@ def main() -> int:
     ap.add_argument("--tables", type=int, default=200)
     ap.add_argument("--pace", type=float, default=10.0, help="times a dealer's pace")
     ap.add_argument("--seconds", type=float, default=20.0)
-    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument(
+        "--workers", default="2", help="archive worker processes; a list (1,2): capacity for each"
+    )
     ap.add_argument("--flood", type=int, default=20_000, help="backlog drained afterwards (capacity)")
     ap.add_argument("--sweep", default="", help="further loads TABLESxPACE, e.g. 1000x1,2000x1,200x10")
     ap.add_argument("--quick", action="store_true", help="20 tables, 5 s, flood 2000, no sweep (smoke)")
@@ -263,9 +270,18 @@ def paced(broker: Broker, dsn: str, site: str, count: int, pace: float, seconds:
     return Paced(count, sent, stored, lags, float(wall or 0)), [pubs[0], tables]
 
 
-def baselines(dsn: str, site: str) -> tuple[int, float, float]:
+@dataclass(frozen=True)
+class Baselines:
+    rows: int
+    insert: float  # rows/s: plain batched inserts
+    copy: float  # rows/s: one COPY, rows encoded in Python as it goes
+    copy_text: float  # rows/s: one COPY of pre-encoded rows
+
+
+def baselines(dsn: str, site: str) -> Baselines:
     """The flood's archived rows again, by one client: plain batched inserts (executemany, 500 a transaction, ON
-    CONFLICT DO NOTHING) and one COPY, each into a fresh table of the same shape: (rows, rows/s, rows/s)."""
+    CONFLICT DO NOTHING), one COPY encoding the rows as it goes and one COPY of the same rows pre-encoded, each
+    into a fresh table of the same shape."""
     with psycopg.connect(dsn) as conn:
         raws = conn.execute("SELECT site, table_id, topic, raw FROM events WHERE site = %s"
                             " ORDER BY site, table_id, event_id", (site,))  # fmt: skip
@@ -273,7 +289,7 @@ def baselines(dsn: str, site: str) -> tuple[int, float, float]:
         rows = [(e.table.site, e.table.table_id, e.event_id, e.topic, e.type, e.ts,
                  psycopg.types.json.Jsonb(e.data), e.raw, "live") for e in envs]  # fmt: skip
         cols = "site, table_id, event_id, topic, type, ts, data, raw, source"
-        for name in ("events_insert", "events_copy"):
+        for name in ("events_insert", "events_copy", "events_copy_text"):
             conn.execute(f"CREATE TABLE {name} (LIKE events INCLUDING ALL)")
         conn.commit()
         t0 = time.perf_counter()
@@ -290,7 +306,60 @@ def baselines(dsn: str, site: str) -> tuple[int, float, float]:
             for row in rows:
                 cp.write_row(row)
         t2 = time.perf_counter()
-    return len(rows), len(rows) / (t1 - t0), len(rows) / (t2 - t1)
+        text = bytearray()  # the same rows as COPY text, encoded before the clock starts
+        with conn.cursor() as cur, cur.copy(f"COPY events_copy ({cols}) TO STDOUT") as out:
+            for chunk in out:
+                text += chunk
+        t3 = time.perf_counter()
+        with (
+            conn.transaction(),
+            conn.cursor() as cur,
+            cur.copy(f"COPY events_copy_text ({cols}) FROM STDIN") as cp,
+        ):
+            for i in range(0, len(text), 1 << 20):
+                cp.write(text[i : i + (1 << 20)])
+        t4 = time.perf_counter()
+    n = len(rows)
+    return Baselines(n, n / (t1 - t0), n / (t2 - t1), n / (t4 - t3))
+
+
+def flood_capacity(broker: Broker, dsn: str, pub: Publisher, count: int, flood: int, tables: int) -> float:
+    """``count`` workers of a shared group of their own: their sessions made, then a backlog of ``flood`` events
+    queued for them while they are stopped (as after an archive outage), then drained: events/s. Site ``F<count>``.
+    """
+    cfgs = [ArchiveConfig(dsn, broker.host, broker.port, "archive", "archive", worker=f"c{count}-{i}",
+                          group=f"capacity-{count}") for i in range(count)]  # fmt: skip
+    for w in start_workers(cfgs):
+        w.stop()  # their persistent sessions stay on the broker and queue what follows
+    site = f"F{count}"
+    info = None
+    traffic = [TableTraffic(site, f"T{i:04d}", random.Random(i)) for i in range(min(tables, 200))]
+    for n in range(flood):  # the measured mix, round after round, table after table
+        t = traffic[n % len(traffic)]
+        if not t.pending:
+            t.pending = [item for burst in t.bursts() for item in burst]
+        rel, (etype, data) = t.pending.pop()
+        info = pub.client.publish(f"casino/{site}/table/{t.table_id}/{rel}", t.envelope(etype, data), qos=1)
+    if info is not None:
+        info.wait_for_publish(120)  # QoS 1 in order: the last acked, the broker holds them all
+    workers = start_workers(cfgs)
+    try:
+        with psycopg.connect(dsn) as conn:
+            count_sql = "SELECT count(*) FROM events WHERE site = %s"
+            deadline = time.monotonic() + 300
+            while conn.execute(count_sql, (site,)).fetchone()[0] < flood and time.monotonic() < deadline:
+                time.sleep(0.2)
+            stored, wall = conn.execute(
+                "SELECT count(*), extract(epoch FROM max(received_at) - min(received_at)) FROM events"
+                " WHERE site = %s",
+                (site,),
+            ).fetchone()
+    finally:
+        for w in workers:
+            w.stop()
+    print(f"capacity  workers={count} flood={flood} stored={stored}"
+          f" events_per_s={stored / float(wall) if wall else float('nan'):.0f}")  # fmt: skip
+    return stored / float(wall) if wall and stored == flood else float("nan")
 
 
 def run(args: argparse.Namespace, dsn: str) -> int:
@@ -298,15 +367,15 @@ def run(args: argparse.Namespace, dsn: str) -> int:
     broker = Broker.start(workdir / "broker", users={"archive": "archive", "bench": "bench"}, acl=False,
                           extra_config=("max_inflight_messages 0", "max_queued_messages 1000000"))  # fmt: skip
     workers: list[WorkerProcess] = []
-
+    counts = sorted({int(n) for n in args.workers.split(",") if n})
     cfgs = [ArchiveConfig(dsn, broker.host, broker.port, "archive", "archive", worker=f"b{i}")
-            for i in range(args.workers)]  # fmt: skip
+            for i in range(counts[-1])]  # fmt: skip
 
     try:
         workers = start_workers(cfgs)
         print(f"floor benchmark: {args.tables} tables at {args.pace:g}x a dealer's pace for {args.seconds:g} s,"
               f" {EVENTS_PER_ROUND} events a round every {ROUND_SECONDS:g} s at 1x (the measured mix),"
-              f" {args.workers} archive worker(s), one mosquitto, PostgreSQL on 127.0.0.1")  # fmt: skip
+              f" {counts[-1]} archive worker(s), one mosquitto, PostgreSQL on 127.0.0.1")  # fmt: skip
         main_run, (pub, _) = paced(broker, dsn, "S1", args.tables, args.pace, args.seconds)
         print(main_run.line("archive  ", args.pace))
         ok = main_run.stored == main_run.sent
@@ -314,44 +383,30 @@ def run(args: argparse.Namespace, dsn: str) -> int:
             step, pace = int(item.split("x")[0]), float(item.split("x")[1])
             result, (other, _) = paced(broker, dsn, f"W{n}", step, pace, args.seconds)
             other.close()
+            ok = ok and result.stored == result.sent
             print(result.line("sweep    ", pace)
                   + f" offered_events_per_s={step * EVENTS_PER_ROUND * pace / ROUND_SECONDS:.0f}")  # fmt: skip
-        # capacity: a backlog queued while the workers are away (as after an archive outage), then drained
         for w in workers:
-            w.stop()  # their persistent sessions stay on the broker and queue what follows
-        info = None
-        flood = [TableTraffic("F", f"T{i:04d}", random.Random(i)) for i in range(min(args.tables, 200))]
-        for n in range(args.flood):  # the measured mix, round after round, table after table
-            t = flood[n % len(flood)]
-            if not t.pending:
-                t.pending = [item for burst in t.bursts() for item in burst]
-            rel, (etype, data) = t.pending.pop()
-            info = pub.client.publish(f"casino/F/table/{t.table_id}/{rel}", t.envelope(etype, data), qos=1)
-        if info is not None:
-            info.wait_for_publish(120)  # QoS 1 in order: the last acked, the broker holds them all
-        workers = start_workers(cfgs)
-        with psycopg.connect(dsn) as conn:
-            deadline = time.monotonic() + 300
-            while conn.execute("SELECT count(*) FROM events WHERE site = 'F'").fetchone()[0] < args.flood:
-                if time.monotonic() > deadline:
-                    break
-                time.sleep(0.2)
-            flood_stored, flood_wall = conn.execute(
-                "SELECT count(*), extract(epoch FROM max(received_at) - min(received_at)) FROM events"
-                " WHERE site = 'F'"
-            ).fetchone()
+            w.stop()
+        workers = []
+        # capacity: a backlog drained by 1, 2, ... workers (each count a shared group of its own)
+        caps = {n: flood_capacity(broker, dsn, pub, n, args.flood, args.tables) for n in counts}
         pub.close()
-        rows, insert_rate, copy_rate = baselines(dsn, "F")
+        base = baselines(dsn, f"F{counts[0]}")
         print(
-            f"baseline  rows={rows} rows_per_s={insert_rate:.0f} (plain batched inserts, 500 a transaction)"
+            f"baseline  rows={base.rows} rows_per_s={base.insert:.0f} (plain batched inserts, 500 a transaction)"
         )
-        print(f"copy      rows={rows} rows_per_s={copy_rate:.0f} (one COPY of the same rows)")
-        cap = flood_stored / float(flood_wall) if flood_wall else float("nan")
-        print(f"capacity  flood={args.flood} stored={flood_stored} events_per_s={cap:.0f}"
-              f" archive/baseline={cap / insert_rate:.2f} archive/copy={cap / copy_rate:.2f}"
-              " (a backlog queued for the workers' sessions, drained)")  # fmt: skip
+        print(
+            f"copy      rows={base.rows} rows_per_s={base.copy:.0f} (one COPY of the same rows, encoded as it goes)"
+        )
+        print(
+            f"copy_text rows={base.rows} rows_per_s={base.copy_text:.0f} (one COPY of the same rows, pre-encoded)"
+        )
+        for n, cap in caps.items():
+            print(f"ratio     workers={n} archive/baseline={cap / base.insert:.2f} archive/copy={cap / base.copy:.2f}"
+                  f" archive/copy_text={cap / base.copy_text:.2f}")  # fmt: skip
         print(f"offered   events_per_s={main_run.sent / args.seconds:.0f} (the paced load above)")
-        return 0 if ok and flood_stored == args.flood else 1
+        return 0 if ok and all(cap == cap for cap in caps.values()) else 1  # NaN: a flood not stored whole
     finally:
         for w in workers:
             w.stop()

@@ -104,8 +104,32 @@ class GapFinder:
         for t in self._more - touched.keys():
             touched[t] = (0, 0)
         self._more.clear()
-        for table in sorted(touched, key=lambda t: (t.site, t.table_id)):
-            self._update(conn, table, *touched[table])
+        order = sorted(touched, key=lambda t: (t.site, t.table_id))
+        self._load(conn, [t for t in order if t not in self._scans])
+        walks: list[tuple[TableRef, _Scan]] = []
+        for table in order:
+            scan = self._scans.get(table)
+            if scan is None:  # no floor_tables row
+                continue
+            lo, hi = touched[table]
+            scan.known_to = max(scan.known_to, hi)
+            if hi and scan.holes and lo <= scan.holes[-1].hi:
+                self._reread_holes(conn, table, scan, lo, hi)
+            if scan.known_to > scan.scanned:
+                walks.append((table, scan))
+        self._walk_all(conn, walks)
+        self._move_marks(conn, [(t, self._scans[t]) for t in order if t in self._scans])
+
+    def _load(self, conn: psycopg.Connection, tables: list[TableRef]) -> None:
+        """The state of tables first heard of after the rebuild, from ``floor_tables`` (one query for all)."""
+        if not tables:
+            return
+        for site, table_id, mark, known in conn.execute(
+            "SELECT f.site, f.table_id, f.contiguous_to, f.known_to FROM floor_tables f"
+            " JOIN unnest(%s::text[], %s::text[]) AS b(site, table_id) USING (site, table_id)",
+            ([t.site for t in tables], [t.table_id for t in tables]),
+        ).fetchall():
+            self._scans[TableRef(site, table_id)] = _Scan(mark, mark, max(mark, known))
 
     def _known_to(
         self,
@@ -136,23 +160,6 @@ class GapFinder:
             if scan is not None:
                 scan.known_to = max(scan.known_to, touched[t][1])
 
-    def _update(self, conn: psycopg.Connection, table: TableRef, lo: int, hi: int) -> None:
-        scan = self._scans.get(table)
-        if scan is None:  # a table first heard of after the rebuild
-            row = conn.execute(
-                "SELECT contiguous_to, known_to FROM floor_tables WHERE site = %s AND table_id = %s",
-                (table.site, table.table_id),
-            ).fetchone()
-            if row is None:
-                return
-            scan = self._scans[table] = _Scan(row[0], row[0], max(row[0], row[1]))
-        scan.known_to = max(scan.known_to, hi)
-        if hi and scan.holes and lo <= scan.holes[-1].hi:
-            self._reread_holes(conn, table, scan, lo, hi)
-        if scan.known_to > scan.scanned:
-            self._walk(conn, table, scan)
-        self._move_mark(conn, table, scan)
-
     def _present(self, conn: psycopg.Connection, table: TableRef, lo: int, hi: int, limit: int) -> list[int]:
         """Archived or given-up ids in [lo, hi], ascending (the primary keys' indexes only)."""
         self.stats["tables_read"] += 1
@@ -178,6 +185,47 @@ class GapFinder:
             kept += _split(hole, present)
         scan.holes = kept
 
+    def _walk_all(self, conn: psycopg.Connection, walks: list[tuple[TableRef, _Scan]]) -> None:
+        """Walk every table with new ids at once: one query counts the archived or given-up ids above each
+        table's ``scanned`` (up to ``WALK_LIMIT``). A table whose ids run without a gap from there needs nothing
+        more (the usual case: its cost is one row of that query, whatever the number of tables); only a table
+        with a gap has its ids read (``_walk``)."""
+        if not walks:
+            return
+        self.stats["tables_read"] += len(walks)
+        rows = conn.execute(
+            "SELECT b.site, b.table_id, x.n, x.top FROM unnest(%s::text[], %s::text[], %s::bigint[], %s::bigint[])"
+            " AS b(site, table_id, lo, hi) CROSS JOIN LATERAL (SELECT count(*) AS n, max(i.event_id) AS top FROM"
+            " ((SELECT event_id FROM events e WHERE e.site = b.site AND e.table_id = b.table_id"
+            " AND e.event_id BETWEEN b.lo AND b.hi) UNION (SELECT event_id FROM missing_events m"
+            " WHERE m.site = b.site AND m.table_id = b.table_id AND m.event_id BETWEEN b.lo AND b.hi)"
+            " ORDER BY 1 LIMIT %s) i) x",
+            (
+                [t.site for t, _ in walks],
+                [t.table_id for t, _ in walks],
+                [s.scanned + 1 for _, s in walks],
+                [s.known_to for _, s in walks],
+                WALK_LIMIT,
+            ),
+        ).fetchall()
+        counted = {TableRef(site, table_id): (int(n), top) for site, table_id, n, top in rows}
+        now = self._clock()
+        for table, scan in walks:
+            n, top = counted.get(table, (0, None))
+            self.stats["ids_read"] += n
+            if n and top - scan.scanned != n:  # a gap among the ids: read them
+                self.stats["tables_read"] -= 1  # counted again by _present
+                self._walk(conn, table, scan)
+                continue
+            if n < WALK_LIMIT:
+                end = scan.scanned if top is None else top
+                if end < scan.known_to:  # events the floor knows exist above everything it has
+                    scan.holes.append(Hole(end + 1, scan.known_to, now))
+                scan.scanned = scan.known_to
+            else:
+                scan.scanned = top
+                self._more.add(table)
+
     def _walk(self, conn: psycopg.Connection, table: TableRef, scan: _Scan) -> None:
         ids = self._present(conn, table, scan.scanned + 1, scan.known_to, WALK_LIMIT)
         now = self._clock()
@@ -193,6 +241,21 @@ class GapFinder:
         else:
             scan.scanned = ids[-1]
             self._more.add(table)
+
+    def _move_marks(self, conn: psycopg.Connection, scans: list[tuple[TableRef, _Scan]]) -> None:
+        """Write the watermarks that moved, in one statement."""
+        moved = [(t, s, s.holes[0].lo - 1 if s.holes else s.scanned) for t, s in scans]
+        moved = [(t, s, mark) for t, s, mark in moved if mark > s.mark]
+        if not moved:
+            return
+        conn.execute(
+            "UPDATE floor_tables f SET contiguous_to = v.mark"
+            " FROM unnest(%s::text[], %s::text[], %s::bigint[]) AS v(site, table_id, mark)"
+            " WHERE f.site = v.site AND f.table_id = v.table_id AND f.contiguous_to < v.mark",
+            ([t.site for t, _, _ in moved], [t.table_id for t, _, _ in moved], [m for _, _, m in moved]),
+        )
+        for _, scan, mark in moved:
+            scan.mark = mark
 
     def _move_mark(self, conn: psycopg.Connection, table: TableRef, scan: _Scan) -> None:
         mark = scan.holes[0].lo - 1 if scan.holes else scan.scanned

@@ -9,6 +9,7 @@ PostgreSQL's jsonb refuses them). Anything else becomes a ``Rejected`` with the 
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ from controller.topics import (
 
 MAX_PAYLOAD = 256 * 1024
 MAX_DEPTH = 32
+TOPICS_CACHED = 1 << 16  # a floor's topics: ~10 a table
 CHECKPOINT_TOPIC = "audit/checkpoint"
 CHECKPOINT_TYPE = "checkpoint"
 SOFTWARE_TOPIC = "state/software"
@@ -94,8 +96,10 @@ class Ignored:
 Message = Envelope | Status | ReplayClose | Rejected | Ignored
 
 
+@functools.lru_cache(maxsize=TOPICS_CACHED)
 def split_topic(topic: str) -> tuple[TableRef, str] | None:
-    """``casino/<site>/table/<id>/<rel>`` → (table, rel), or None for anything else."""
+    """``casino/<site>/table/<id>/<rel>`` → (table, rel), or None for anything else (remembered for the
+    ``TOPICS_CACHED`` topics seen last: the archive asks for each message's several times)."""
     parts = topic.split("/")
     if len(parts) < 5 or parts[0] != "casino" or parts[2] != "table":
         return None
@@ -128,6 +132,24 @@ def _no_nul(value: Any, depth: int = 0) -> bool:
     return True
 
 
+def _plainly_no_nul(payload: bytes) -> bool:
+    """True when the JSON text alone shows ``_no_nul`` holds: no NUL byte, no ``\\u0000`` escape (the only way a
+    JSON string carries a NUL) and at most ``MAX_DEPTH`` brackets (so no deeper nesting). False: walk it."""
+    return (
+        b"\\u0000" not in payload
+        and b"\x00" not in payload
+        and payload.count(b"{") + payload.count(b"[") <= MAX_DEPTH
+    )
+
+
+def _timestamp(ts: str) -> datetime:
+    """A ``ts`` already matched by ``_TS`` (YYYY-MM-DDTHH:MM:SS.mmmZ), UTC; ValueError for a date that is not."""
+    return datetime(
+        int(ts[0:4]), int(ts[5:7]), int(ts[8:10]), int(ts[11:13]), int(ts[14:16]), int(ts[17:19]),
+        int(ts[20:23]) * 1000, tzinfo=UTC,
+    )  # fmt: skip
+
+
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
@@ -158,10 +180,10 @@ def parse_envelope(table: TableRef, topic: str | None, payload: bytes, source: s
     if (prev is None) != (chain is None) or not all(v is None or (isinstance(v, str) and HEX64.fullmatch(v))
                                                     for v in (prev, chain)):  # fmt: skip
         return "prev and chain are not both 64 lowercase hex"
-    if not _no_nul(doc):
+    if not (_plainly_no_nul(payload) or _no_nul(doc)):
         return "NUL character or nesting too deep"
     try:
-        when = datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+        when = _timestamp(ts)
     except ValueError:
         return "ts is not a valid date"
     return Envelope(table, topic, event_id, etype, when, data, bytes(payload), source, prev, chain)
