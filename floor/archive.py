@@ -63,6 +63,7 @@ from floor.messages import (
     SOFTWARE_TOPIC,
     Envelope,
     Ignored,
+    Message,
     Rejected,
     ReplayClose,
     Status,
@@ -76,6 +77,20 @@ from floor.repair import CHUNK, Repairer, request_payload
 log = logging.getLogger("floor.archive")
 REPLAY_RESPONSE = "cmd/replay/response/{user}"
 LAG_SAMPLES = 100_000  # lag samples kept between two reads (archive_report.py reads them every interval)
+
+
+@dataclass(frozen=True, slots=True)
+class _Received:
+    """One MQTT message handed from the network thread to the writer."""
+
+    acker: Any  # the persistent session's client (acknowledged by hand after the commit), else None
+    mid: int
+    qos: int
+    topic: str
+    payload: bytes
+    retained: bool  # the RETAIN flag on arrival: a retained message handed over again
+    message: Message | None  # classified on arrival (in the network thread, while the writer waits on the
+    # database); None for a link topic (floor/contact.py), read by the writer
 
 
 @dataclass(frozen=True)
@@ -131,8 +146,7 @@ class ArchiveWorker:
     def __init__(self, cfg: ArchiveConfig) -> None:
         self.cfg = cfg
         self.stats = ArchiveStats()
-        # (acker, mid, qos, topic, payload, retain flag on arrival: a retained message handed over again)
-        self._queue: queue.Queue[tuple[Any, int, int, str, bytes, bool]] = queue.Queue()
+        self._queue: queue.Queue[_Received] = queue.Queue()
         self._stop = threading.Event()
         self._connected = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -210,9 +224,12 @@ class ArchiveWorker:
         self._subscribe(client, f"casino/{self.cfg.site}/table/+/{self._replay_suffix}/#", self._replay_ready)
 
     def _on_message(self, client: mqtt.Client, userdata: Any, msg: mqtt.MQTTMessage) -> None:
-        # paho thread: hand over, never block on the database here. Only the persistent session acks by hand.
+        # paho thread: classify and hand over, never block on the database here (the parsing runs while the
+        # writer waits on the database). Only the persistent session acks by hand.
         acker = client if client is self._main else None
-        self._queue.put((acker, msg.mid, msg.qos, msg.topic, bytes(msg.payload), bool(msg.retain)))
+        topic, payload = msg.topic, bytes(msg.payload)
+        message = None if is_link_topic(topic) else classify(topic, payload, self._replay_suffix)
+        self._queue.put(_Received(acker, msg.mid, msg.qos, topic, payload, bool(msg.retain), message))
 
     def _send_replay(self, table: TableRef, body: dict[str, Any]) -> None:
         """The request names its answer address twice: ``reply_to`` in the body (crosses the 3.1.1 bridge) and
@@ -329,15 +346,15 @@ class ArchiveWorker:
                     time.sleep(0.2)
             else:
                 break  # stopping: unacknowledged messages stay with the broker
-            for acker, mid, qos, *_rest in batch:
-                if acker is not None and qos > 0:
-                    acker.ack(mid, qos)
+            for r in batch:
+                if r.acker is not None and r.qos > 0:
+                    r.acker.ack(r.mid, r.qos)
             for close in closes:
                 self.repairer.answered(conn, close)
         if conn is not None:
             conn.close()
 
-    def _store_batch(self, conn: psycopg.Connection, batch: list[Any]) -> list[ReplayClose]:
+    def _store_batch(self, conn: psycopg.Connection, batch: list[_Received]) -> list[ReplayClose]:
         envelopes: list[Envelope] = []
         statuses: list[tuple[Status, bool]] = []  # (status, contact)
         rejected: list[Rejected] = []
@@ -349,15 +366,15 @@ class ArchiveWorker:
             set()
         )  # tables heard from by news, not only by retained messages handed over again
         seen: set[TableRef] = set()
-        for _acker, _mid, _qos, topic, payload, retained in batch:
+        for received in batch:
+            topic, payload, retained = received.topic, received.payload, received.retained
             table = split[0] if (split := split_topic(topic)) is not None else None
             if table is not None:
                 seen.add(table)
                 if not retained:
                     fresh.add(table)
-            if is_link_topic(
-                topic
-            ):  # the bridge's notice ("1" / "0"), the table broker's heartbeat, the head
+            msg = received.message
+            if msg is None:  # the bridge's notice ("1" / "0"), the table broker's heartbeat, the head
                 notice, beat, top = link_notice(topic, payload), heartbeat(topic), head(topic, payload)
                 if isinstance(top, Head):
                     heads[top.table] = max(heads.get(top.table, 0), top.last_event_id)
@@ -371,7 +388,6 @@ class ArchiveWorker:
                 else:
                     rejected.append(Rejected(topic[:200], "link notice is neither 1 nor 0", len(payload)))
                 continue
-            msg = classify(topic, payload, self._replay_suffix)
             if isinstance(msg, Envelope):
                 envelopes.append(msg)
             elif isinstance(msg, Status):
