@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
+import os
 import random
 import signal
 import sys
@@ -187,18 +188,66 @@ class WorkerProcess:
         self.proc.join(60)
 
 
-def start_workers(cfgs: list[ArchiveConfig]) -> list[WorkerProcess]:
-    """Every worker process up (imports done) before any connects: a backlog is drained by all of them."""
+def start_workers(
+    cfgs: list[ArchiveConfig], meter: list[CpuMeter] | None = None, dsn: str = ""
+) -> list[WorkerProcess]:
+    """Every worker process up (imports done) before any connects: a backlog is drained by all of them.
+    ``meter``: gets a CPU meter of the workers started just before they connect."""
     go = multiprocessing.get_context("spawn").Event()
     workers = [WorkerProcess(cfg, go) for cfg in cfgs]
     for w in workers:
         if not w.spawned.wait(120):
             raise RuntimeError("archive worker process did not start")
+    if meter is not None:
+        meter.append(CpuMeter(dsn, workers).start())
     go.set()
     for w in workers:
         if not w.started.wait(90):
             raise RuntimeError("archive worker did not connect")
     return workers
+
+
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_of(pids: list[int]) -> dict[int, float]:
+    """CPU seconds (user + system) each live process has used so far (/proc/<pid>/stat)."""
+    out: dict[int, float] = {}
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # gone, or a server on another host
+            continue
+        out[pid] = (int(fields[11]) + int(fields[12])) / TICKS
+    return out
+
+
+def backends(dsn: str) -> list[int]:
+    """The PostgreSQL backends of the database's other clients (the archive workers' connections)."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        return [r[0] for r in conn.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+            " AND backend_type = 'client backend' AND pid <> pg_backend_pid()")]  # fmt: skip
+
+
+class CpuMeter:
+    """CPU used by the worker processes and by their PostgreSQL backends since ``start`` (on a shared machine the
+    CPU an event costs is what does not depend on the other tenants' load)."""
+
+    def __init__(self, dsn: str, workers: list[WorkerProcess]) -> None:
+        self.dsn, self.pids = dsn, [w.proc.pid for w in workers if w.proc.pid is not None]
+        self.before: dict[int, float] = {}
+
+    def start(self) -> CpuMeter:
+        self.before = cpu_of([*self.pids, *backends(self.dsn)])
+        return self
+
+    def used(self) -> tuple[float, float]:
+        """(worker processes, their backends) CPU seconds since ``start``."""
+        db = cpu_of(backends(self.dsn))
+        own = cpu_of(self.pids)
+        return (sum(v - self.before.get(p, 0.0) for p, v in own.items()),
+                sum(v - self.before.get(p, 0.0) for p, v in db.items()))  # fmt: skip
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -234,17 +283,23 @@ class Paced:
     stored: int
     lags: list[float]
     wall: float
+    cpu: tuple[float, float]  # CPU seconds: worker processes, their PostgreSQL backends
 
     def line(self, label: str, pace: float) -> str:
         rate = self.stored / self.wall if self.wall else float("nan")
+        per = 1e6 / self.stored if self.stored else float("nan")
         return (f"{label} tables={self.tables} pace={pace:g} sent={self.sent} stored={self.stored}"
                 f" events_per_s={rate:.0f} lag_p50_ms={percentile(self.lags, 0.5) * 1000:.0f}"
                 f" lag_p99_ms={percentile(self.lags, 0.99) * 1000:.0f}"
-                f" lag_max_ms={max(self.lags, default=float('nan')) * 1000:.0f}")  # fmt: skip
+                f" lag_max_ms={max(self.lags, default=float('nan')) * 1000:.0f}"
+                f" cpu_us_per_event={self.cpu[0] * per:.0f}+{self.cpu[1] * per:.0f}")  # fmt: skip
 
 
-def paced(broker: Broker, dsn: str, site: str, count: int, pace: float, seconds: float) -> tuple[Paced, list]:
+def paced(
+    broker: Broker, dsn: str, site: str, count: int, pace: float, seconds: float, workers: list[WorkerProcess]
+) -> tuple[Paced, list]:
     """``count`` tables of ``site`` at ``pace`` for ``seconds``; waits until stored (at most 120 s more)."""
+    meter = CpuMeter(dsn, workers).start()
     rng = random.Random(7)
     tables = [TableTraffic(site, f"T{i:04d}", rng) for i in range(count)]
     start = time.monotonic()
@@ -265,9 +320,10 @@ def paced(broker: Broker, dsn: str, site: str, count: int, pace: float, seconds:
         wall = conn.execute(
             "SELECT extract(epoch FROM max(received_at) - min(ts)) FROM events WHERE site = %s", (site,)
         ).fetchone()[0]
+    cpu = meter.used()
     for p in pubs[1:]:
         p.close()
-    return Paced(count, sent, stored, lags, float(wall or 0)), [pubs[0], tables]
+    return Paced(count, sent, stored, lags, float(wall or 0), cpu), [pubs[0], tables]
 
 
 @dataclass(frozen=True)
@@ -276,6 +332,7 @@ class Baselines:
     insert: float  # rows/s: plain batched inserts
     copy: float  # rows/s: one COPY, rows encoded in Python as it goes
     copy_text: float  # rows/s: one COPY of pre-encoded rows
+    copy_text_cpu: float  # CPU seconds a row of it cost: this client and its PostgreSQL backend
 
 
 def baselines(dsn: str, site: str) -> Baselines:
@@ -310,6 +367,8 @@ def baselines(dsn: str, site: str) -> Baselines:
         with conn.cursor() as cur, cur.copy(f"COPY events_copy ({cols}) TO STDOUT") as out:
             for chunk in out:
                 text += chunk
+        backend = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
+        cpu3 = time.process_time() + cpu_of([backend]).get(backend, 0.0)
         t3 = time.perf_counter()
         with (
             conn.transaction(),
@@ -319,11 +378,18 @@ def baselines(dsn: str, site: str) -> Baselines:
             for i in range(0, len(text), 1 << 20):
                 cp.write(text[i : i + (1 << 20)])
         t4 = time.perf_counter()
+        cpu4 = time.process_time() + cpu_of([backend]).get(backend, 0.0)
     n = len(rows)
-    return Baselines(n, n / (t1 - t0), n / (t2 - t1), n / (t4 - t3))
+    return Baselines(n, n / (t1 - t0), n / (t2 - t1), n / (t4 - t3), (cpu4 - cpu3) / n)
 
 
-def flood_capacity(broker: Broker, dsn: str, pub: Publisher, count: int, flood: int, tables: int) -> float:
+@dataclass(frozen=True)
+class Capacity:
+    rate: float  # events/s (NaN: the flood was not stored whole)
+    cpu: float  # CPU seconds an event cost: the workers and their PostgreSQL backends
+
+
+def flood_capacity(broker: Broker, dsn: str, pub: Publisher, count: int, flood: int, tables: int) -> Capacity:
     """``count`` workers of a shared group of their own: their sessions made, then a backlog of ``flood`` events
     queued for them while they are stopped (as after an archive outage), then drained: events/s. Site ``F<count>``.
     """
@@ -342,7 +408,8 @@ def flood_capacity(broker: Broker, dsn: str, pub: Publisher, count: int, flood: 
         info = pub.client.publish(f"casino/{site}/table/{t.table_id}/{rel}", t.envelope(etype, data), qos=1)
     if info is not None:
         info.wait_for_publish(120)  # QoS 1 in order: the last acked, the broker holds them all
-    workers = start_workers(cfgs)
+    meters: list[CpuMeter] = []
+    workers = start_workers(cfgs, meters, dsn)
     try:
         with psycopg.connect(dsn) as conn:
             count_sql = "SELECT count(*) FROM events WHERE site = %s"
@@ -354,12 +421,16 @@ def flood_capacity(broker: Broker, dsn: str, pub: Publisher, count: int, flood: 
                 " WHERE site = %s",
                 (site,),
             ).fetchone()
+        own, db = meters[0].used()
     finally:
         for w in workers:
             w.stop()
+    per = 1e6 / stored if stored else float("nan")
     print(f"capacity  workers={count} flood={flood} stored={stored}"
-          f" events_per_s={stored / float(wall) if wall else float('nan'):.0f}")  # fmt: skip
-    return stored / float(wall) if wall and stored == flood else float("nan")
+          f" events_per_s={stored / float(wall) if wall else float('nan'):.0f}"
+          f" cpu_us_per_event={own * per:.0f}+{db * per:.0f}")  # fmt: skip
+    rate = stored / float(wall) if wall and stored == flood else float("nan")
+    return Capacity(rate, (own + db) / stored if stored else float("nan"))
 
 
 def run(args: argparse.Namespace, dsn: str) -> int:
@@ -376,12 +447,12 @@ def run(args: argparse.Namespace, dsn: str) -> int:
         print(f"floor benchmark: {args.tables} tables at {args.pace:g}x a dealer's pace for {args.seconds:g} s,"
               f" {EVENTS_PER_ROUND} events a round every {ROUND_SECONDS:g} s at 1x (the measured mix),"
               f" {counts[-1]} archive worker(s), one mosquitto, PostgreSQL on 127.0.0.1")  # fmt: skip
-        main_run, (pub, _) = paced(broker, dsn, "S1", args.tables, args.pace, args.seconds)
+        main_run, (pub, _) = paced(broker, dsn, "S1", args.tables, args.pace, args.seconds, workers)
         print(main_run.line("archive  ", args.pace))
         ok = main_run.stored == main_run.sent
         for n, item in enumerate(x for x in args.sweep.split(",") if x):  # "2000x1": 2,000 tables at 1x
             step, pace = int(item.split("x")[0]), float(item.split("x")[1])
-            result, (other, _) = paced(broker, dsn, f"W{n}", step, pace, args.seconds)
+            result, (other, _) = paced(broker, dsn, f"W{n}", step, pace, args.seconds, workers)
             other.close()
             ok = ok and result.stored == result.sent
             print(result.line("sweep    ", pace)
@@ -400,13 +471,16 @@ def run(args: argparse.Namespace, dsn: str) -> int:
             f"copy      rows={base.rows} rows_per_s={base.copy:.0f} (one COPY of the same rows, encoded as it goes)"
         )
         print(
-            f"copy_text rows={base.rows} rows_per_s={base.copy_text:.0f} (one COPY of the same rows, pre-encoded)"
+            f"copy_text rows={base.rows} rows_per_s={base.copy_text:.0f} cpu_us_per_row={base.copy_text_cpu * 1e6:.0f}"
+            " (one COPY of the same rows, pre-encoded)"
         )
         for n, cap in caps.items():
-            print(f"ratio     workers={n} archive/baseline={cap / base.insert:.2f} archive/copy={cap / base.copy:.2f}"
-                  f" archive/copy_text={cap / base.copy_text:.2f}")  # fmt: skip
+            print(f"ratio     workers={n} archive/baseline={cap.rate / base.insert:.2f}"
+                  f" archive/copy={cap.rate / base.copy:.2f} archive/copy_text={cap.rate / base.copy_text:.2f}"
+                  f" cpu_archive/copy_text={base.copy_text_cpu / cap.cpu:.2f}"
+                  " (events/s, and events per CPU-second, as a share of the baseline's rows)")  # fmt: skip
         print(f"offered   events_per_s={main_run.sent / args.seconds:.0f} (the paced load above)")
-        return 0 if ok and all(cap == cap for cap in caps.values()) else 1  # NaN: a flood not stored whole
+        return 0 if ok and all(cap.rate == cap.rate for cap in caps.values()) else 1  # NaN: not stored whole
     finally:
         for w in workers:
             w.stop()
