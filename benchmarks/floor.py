@@ -222,6 +222,16 @@ def cpu_of(pids: list[int]) -> dict[int, float]:
     return out
 
 
+def commits(dsn: str) -> int:
+    """Transactions committed in the database so far (pg_stat_database: reported within a second or so)."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("SELECT pg_stat_force_next_flush()")
+        row = conn.execute(
+            "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()"
+        ).fetchone()
+        return int(row[0]) if row else 0
+
+
 def backends(dsn: str) -> list[int]:
     """The PostgreSQL backends of the database's other clients (the archive workers' connections)."""
     with psycopg.connect(dsn, autocommit=True) as conn:
@@ -237,10 +247,17 @@ class CpuMeter:
     def __init__(self, dsn: str, workers: list[WorkerProcess]) -> None:
         self.dsn, self.pids = dsn, [w.proc.pid for w in workers if w.proc.pid is not None]
         self.before: dict[int, float] = {}
+        self.commits = 0
 
     def start(self) -> CpuMeter:
         self.before = cpu_of([*self.pids, *backends(self.dsn)])
+        self.commits = commits(self.dsn)
         return self
+
+    def committed(self) -> int:
+        """Transactions committed since ``start`` (by anyone: the workers, and the benchmark's few queries)."""
+        time.sleep(1.0)  # backends report their counts at most every second
+        return commits(self.dsn) - self.commits
 
     def used(self) -> tuple[float, float]:
         """(worker processes, their backends) CPU seconds since ``start``."""
@@ -284,6 +301,7 @@ class Paced:
     lags: list[float]
     wall: float
     cpu: tuple[float, float]  # CPU seconds: worker processes, their PostgreSQL backends
+    commits: int  # transactions committed meanwhile
 
     def line(self, label: str, pace: float) -> str:
         rate = self.stored / self.wall if self.wall else float("nan")
@@ -292,7 +310,8 @@ class Paced:
                 f" events_per_s={rate:.0f} lag_p50_ms={percentile(self.lags, 0.5) * 1000:.0f}"
                 f" lag_p99_ms={percentile(self.lags, 0.99) * 1000:.0f}"
                 f" lag_max_ms={max(self.lags, default=float('nan')) * 1000:.0f}"
-                f" cpu_us_per_event={self.cpu[0] * per:.0f}+{self.cpu[1] * per:.0f}")  # fmt: skip
+                f" cpu_us_per_event={self.cpu[0] * per:.0f}+{self.cpu[1] * per:.0f}"
+                f" commits_per_1000_events={self.commits * per / 1000:.1f}")  # fmt: skip
 
 
 def paced(
@@ -323,7 +342,7 @@ def paced(
     cpu = meter.used()
     for p in pubs[1:]:
         p.close()
-    return Paced(count, sent, stored, lags, float(wall or 0), cpu), [pubs[0], tables]
+    return Paced(count, sent, stored, lags, float(wall or 0), cpu, meter.committed()), [pubs[0], tables]
 
 
 @dataclass(frozen=True)

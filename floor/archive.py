@@ -142,6 +142,12 @@ class ArchiveCounters:
     connected: bool  # subscribed on the floor broker
 
 
+def _notify(cur: psycopg.Cursor, written: set[TableRef]) -> None:
+    """The archive's one NOTIFY of a batch (delivered on its commit). ``written``: the tables of the batch's new
+    events, statuses and link notices (what a listener would redraw)."""
+    notify(cur)
+
+
 class ArchiveWorker:
     def __init__(self, cfg: ArchiveConfig) -> None:
         self.cfg = cfg
@@ -416,8 +422,10 @@ class ArchiveWorker:
                 store.insert_arrivals(cur, {t: (n, n) for t, n in heads.items()}, stale)
             for r in rejected:
                 store.store_rejected(cur, r)
-            if new or statuses or links:
-                notify(cur)
+            written = {e.table for e in envelopes} if new else set()
+            written |= {status.table for status, _ in statuses} | {notice.table for notice, _ in links}
+            if written:
+                _notify(cur, written)
         self.stats.received += len(batch)
         self.stats.stored += new
         self.stats.duplicates += len(envelopes) - new
