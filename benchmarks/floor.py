@@ -9,7 +9,9 @@ store them. Printed:
 
 - ``archive`` (and ``sweep``, one line per ``--sweep TABLESxPACE`` load): events/s sustained (stored / wall time
   from the first publish to the last row stored) and the lag of each row, PostgreSQL ``received_at`` minus the
-  envelope ``ts`` (stamped at publish): p50 / p99 / max;
+  envelope ``ts`` (stamped at publish): p50 / p99 / max; the CPU an event cost (``cpu_us_per_event``: the worker
+  processes + their PostgreSQL backends, from /proc: what does not depend on other tenants of a shared machine)
+  and the transactions committed per 1,000 events;
 - ``capacity`` (one line per count of ``--workers``): a backlog of ``--flood`` events (the same mix) queued for
   that many workers' sessions (a shared group of their own) while they are stopped, drained when they start:
   events/s;
@@ -17,7 +19,8 @@ store them. Printed:
   of the same shape, in plain batches (``executemany``, 500 rows a transaction, ``ON CONFLICT DO NOTHING``), by
   one ``COPY`` of rows encoded in Python as it goes (``write_row``), and by one ``COPY`` of the same rows
   pre-encoded (the server's own COPY text, written in 1 MiB pieces): rows/s; and the archive's capacity as a
-  share of each.
+  share of each, and the archive's events per CPU-second as a share of the pre-encoded COPY's rows per
+  CPU-second (``cpu_archive/copy_text``: the client and its backend).
 
     python benchmarks/floor.py [--tables 200] [--pace 10] [--seconds 20] [--workers 1,2] [--sweep 2000x1] [--quick]
 

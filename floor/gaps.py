@@ -16,6 +16,11 @@ looks only at tables that received something, never at every table or every row:
   hole, or ``scanned``; written when it moves.
 
 The first pass after a start (or after a failed pass) reads every table once to rebuild the state.
+
+A pass costs a fixed number of statements however many tables it touches (the archive's cost per event does not
+grow with the number of tables): one statement counts the new ids of every table touched (a table whose ids run
+without a gap needs nothing more; only a table with a gap has its ids read) and one writes every watermark that
+moved. Only holes an arrival overlaps are read table by table.
 """
 
 from __future__ import annotations
