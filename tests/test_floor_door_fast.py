@@ -1,0 +1,67 @@
+"""The archive's door checks take shortcuts (floor/messages.py): they must refuse and accept exactly what the full
+checks do. A NUL character anywhere or nesting deeper than MAX_DEPTH is refused (jsonb refuses NUL); a ts that
+matches the format but is no date is refused."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from floor.messages import MAX_DEPTH, Envelope, TableRef, _no_nul, _timestamp, parse_envelope
+
+T = TableRef("S1", "T1")
+_text = st.text(alphabet=st.sampled_from(["a", "\x00", "\\", "u", "0", "é", "{", "["]), max_size=8)
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 5) | _text,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_text, inner, max_size=3),
+    max_leaves=40,
+)
+
+
+def _envelope(data: dict) -> bytes:
+    return json.dumps({"data": data, "event_id": 1, "table": "T1", "ts": "2026-11-23T12:00:00.000Z",
+                       "type": "card"}).encode()  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(_json, st.booleans())
+def test_the_nul_and_depth_shortcut_decides_as_the_full_walk(value: object, ascii_only: bool) -> None:
+    payload = json.dumps({"data": {"v": value}, "event_id": 1, "table": "T1", "ts": "2026-11-23T12:00:00.000Z",
+                          "type": "card"}, ensure_ascii=ascii_only).encode()  # fmt: skip
+    full = _no_nul(json.loads(payload))
+    parsed = parse_envelope(T, "events/card", payload, "live")
+    assert isinstance(parsed, Envelope) == full, (payload, parsed)
+
+
+def test_nesting_just_within_and_just_beyond_the_limit() -> None:
+    def nested(levels: int) -> dict:
+        doc: dict = {"x": 1}
+        for _ in range(levels):
+            doc = {"x": doc}
+        return doc
+
+    depths = {n: isinstance(parse_envelope(T, "events/card", _envelope(nested(n)), "live"), Envelope)
+              for n in range(MAX_DEPTH - 4, MAX_DEPTH + 4)}  # fmt: skip
+    expected = {n: _no_nul({"data": nested(n)}) for n in depths}
+    assert depths == expected and True in depths.values() and False in depths.values()
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.integers(0, 9999), st.integers(0, 19), st.integers(0, 39), st.integers(0, 29), st.integers(0, 69),
+       st.integers(0, 69), st.integers(0, 999))  # fmt: skip
+def test_the_timestamp_shortcut_reads_as_strptime(
+    y: int, mo: int, d: int, h: int, mi: int, s: int, ms: int
+) -> None:
+    ts = f"{y:04d}-{mo:02d}-{d:02d}T{h:02d}:{mi:02d}:{s:02d}.{ms:03d}Z"
+    try:
+        want: datetime | None = datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+    except ValueError:
+        want = None
+    try:
+        got: datetime | None = _timestamp(ts)
+    except ValueError:
+        got = None
+    assert got == want
