@@ -204,7 +204,9 @@ def _theoretical(
 
 _E_METER, _E_CHIPS, _E_AMOUNT = (num_sql(f"e.data->'{k}'") for k in ("meter", "chips", "amount"))
 # A table's own meter's jackpot events (``_jackpot``), with the alias of the events read.
-_OWN_METER = "{e}.topic = 'events/jackpot' AND NOT ({e}.data ? 'link') AND jsonb_typeof({e}.data->'meter') = 'number'"
+_OWN_METER = (
+    "{e}.topic = 'events/jackpot' AND NOT ({e}.data ? 'link') AND jsonb_typeof({e}.data->'meter') = 'number'"
+)
 # Per table with own-meter events in the window (ids lo..hi): the events from the last one before lo (the meter
 # before the window's first) to hi, each with the meter of the one before it (none before: NULL); as the lag
 # over all the table's events before ``until``, read from the window on.

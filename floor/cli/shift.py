@@ -1,7 +1,7 @@
 """``tablectl floor shift [--since T] [--until T] [--hours N] [--table T] [--layout floor.toml] [--csv [F]]
-[--html F]``: a shift's figures per table, pit, floor and dealer (of one table id with ``--table``) (floor/shift.py, shift_dealers.py; names and signs:
-floor/figures.py): rounds, rounds per hour open, handle by main bets, side bets and insurance, paid, win, hold,
-theoretical win, dealer errors per 100 rounds, faults, voided rounds, jackpot chips, contributions and payouts;
+[--html F]``: a shift's figures per table, pit, floor and dealer (``--table``: of that table id only;
+floor/shift.py, shift_dealers.py; names and signs: floor/figures.py): rounds, rounds per hour open, handle by main
+bets, side bets and insurance, paid, win, hold, theoretical win, dealer errors per 100 rounds, faults, voided rounds, jackpot chips, contributions and payouts;
 each row complete or INCOMPLETE for the window. Without ``--csv``/``--html`` a readable table in money goes to
 stdout (floor/shift_text.py); ``--csv`` alone writes the CSV (minor units, snake_case headers) to stdout. Every
 query reads one snapshot of the archive. What each table's figures are built on goes to stderr."""
@@ -82,7 +82,9 @@ def main(args: argparse.Namespace) -> int:
             wins = win_series(conn, since, until, args.table) if args.html else []
             meters: dict[str, list[tuple[datetime, int]]] = defaultdict(list)
             if args.html:
-                for _site, table_id, _eid, ts, _action, meter in meter_history(conn, since, until, args.table):
+                for _site, table_id, _eid, ts, _action, meter in meter_history(
+                    conn, since, until, args.table
+                ):
                     meters[table_id].append((ts, int(meter)))
     except psycopg.Error as exc:
         print(f"floor shift: {exc}", file=sys.stderr)
