@@ -117,8 +117,9 @@ def load_rounds(
             continue
         start = int(first[0])
         last = _last_before(conn, site_name, table_id, until) if until is not None else None
-        cur = conn.execute(
-            "SELECT event_id, topic, ts, data FROM events WHERE site = %s AND table_id = %s AND event_id >= %s"
+        cur = conn.execute(  # of a state/round document only its turn is read (the rest is most of its size)
+            "SELECT event_id, topic, ts, CASE WHEN topic = 'state/round' THEN jsonb_build_object('turn', data->'turn')"
+            " ELSE data END FROM events WHERE site = %s AND table_id = %s AND event_id >= %s"
             " AND (%s::bigint IS NULL OR event_id <= %s)"
             " AND topic = ANY(%s) AND (%s::timestamptz IS NULL OR ts < %s) ORDER BY event_id",
             (site_name, table_id, start, last, last, list(_ROUND_TOPICS), until, until),
