@@ -1,10 +1,11 @@
 """``tablectl floor shift [--since T] [--until T] [--hours N] [--table T] [--layout floor.toml] [--csv [F]]
 [--html F]``: a shift's figures per table, pit, floor and dealer (``--table``: of that table id only;
 floor/shift.py, shift_dealers.py; names and signs: floor/figures.py): rounds, rounds per hour open, handle by main
-bets, side bets and insurance, paid, win, hold, theoretical win, dealer errors per 100 rounds, faults, voided rounds, jackpot chips, contributions and payouts;
-each row complete or INCOMPLETE for the window. Without ``--csv``/``--html`` a readable table in money goes to
-stdout (floor/shift_text.py); ``--csv`` alone writes the CSV (minor units, snake_case headers) to stdout. Every
-query reads one snapshot of the archive. What each table's figures are built on goes to stderr."""
+bets, side bets and insurance, paid, win, hold, theoretical win, dealer errors per 100 rounds, faults, voided
+rounds, jackpot chips, contributions and payouts; each row complete or INCOMPLETE for the window. Without
+``--csv``/``--html`` a readable table in money goes to stdout (floor/shift_text.py); ``--csv`` alone writes the CSV
+(minor units, snake_case headers) to stdout. Every query reads one snapshot of the archive. What each table's
+figures are built on goes to stderr."""
 
 from __future__ import annotations
 
