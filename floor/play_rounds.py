@@ -53,11 +53,22 @@ _MOVES = {
 
 
 @cache
+def _shipped_profile(name: str) -> Profile:
+    return known_profile(name)
+
+
+def shipped_profile(name: object) -> Profile:
+    """``known_profile`` (a name the table sent: never a path), each name parsed and validated once per process:
+    a shift's rounds name the same profile hundreds of times (the profiles ship with the installation)."""
+    return _shipped_profile(name) if isinstance(name, str) else known_profile(name)
+
+
+@cache
 def profile_edge(name: str) -> float:
     """The profile's house edge per unit of the original bet for the shoe it deals, with basic strategy
     (controller/rules/shoe_math.py: the profile's decks): shipped with the floor when current (floor/edges.py),
     else computed; cached per profile name."""
-    return house_edge(known_profile(name))
+    return house_edge(shipped_profile(name))
 
 
 @dataclass(frozen=True)
@@ -149,7 +160,7 @@ class _Judge:
 
 @cache
 def _judge(name: str) -> _Judge:
-    p = known_profile(name)  # a name the table sent: never a path
+    p = shipped_profile(name)  # a name the table sent: never a path
     return _Judge(p, Game.of(p), Prizes.of(p), basic_strategy(p), full_shoe(p.decks), {})
 
 
@@ -261,7 +272,7 @@ def _drive(desc: dict[str, Any], checker: _Checker) -> None:
         for b in desc["bets"]
     ]
     engine = RoundEngine(
-        known_profile(desc["profile"]),
+        shipped_profile(desc["profile"]),
         bets,
         burn_before_deal=desc.get("burn_before_deal", 0),
         first_of_game=bool(desc.get("first_of_game", False)),
@@ -297,7 +308,7 @@ def seat_rounds(
 ) -> tuple[list[SeatRound], list[str]]:
     """The round's seats, and what could not be judged (an invalid round: no seat figures from it)."""
     try:
-        result = replay(desc, profiles=known_profile)  # a name the table sent: never a path
+        result = replay(desc, profiles=shipped_profile)  # a name the table sent: never a path
     except InvalidRound as exc:
         return [], [f"round {round_id}: not replayable ({exc})"]
     exact = result.engine.description()

@@ -62,6 +62,7 @@ def sum_of_sql(n: str, arr: str) -> str:
 
 
 TOTAL_NET_SQL = num_sql("data->'total_net'")
+ONE_TABLE = "(%s::text IS NULL OR table_id = %s)"  # SQL: every table, or the one id given (twice)
 
 
 @dataclass
@@ -105,13 +106,15 @@ EVENT_COUNTS = (
 
 
 def event_counts(
-    conn: psycopg.Connection, since: datetime, until: datetime
+    conn: psycopg.Connection, since: datetime, until: datetime, table: str | None = None
 ) -> Iterator[tuple[str, str, str, int]]:
-    """(site, table, attribute, count) of each of ``EVENT_COUNTS`` in ``[since, until)``."""
+    """(site, table, attribute, count) of each of ``EVENT_COUNTS`` in ``[since, until)`` (of ``table`` only if
+    given)."""
     for attr, where in EVENT_COUNTS:
         for site, table_id, n in conn.execute(
-            f"SELECT site, table_id, count(*) FROM events WHERE {where} AND ts >= %s AND ts < %s GROUP BY 1, 2",
-            (since, until),
+            f"SELECT site, table_id, count(*) FROM events WHERE {where} AND ts >= %s AND ts < %s"
+            f" AND {ONE_TABLE} GROUP BY 1, 2",
+            (since, until, table, table),
         ).fetchall():
             yield site, table_id, attr, int(n)
 
@@ -172,7 +175,8 @@ def jackpot_history(
     return out
 
 
-def day_report(conn: psycopg.Connection, day: date) -> list[TableDay]:
+def day_report(conn: psycopg.Connection, day: date, table: str | None = None) -> list[TableDay]:
+    """Every table's day (``table``: that table id's only)."""
     start, end = day_bounds(day)
     out: dict[tuple[str, str], TableDay] = {}
 
@@ -187,22 +191,22 @@ def day_report(conn: psycopg.Connection, day: date) -> list[TableDay]:
     for site, table_id, rounds, stake_sum, net_sum in conn.execute(
         f"SELECT site, table_id, count(*), coalesce(sum({handle}), 0), coalesce(sum({TOTAL_NET_SQL}), 0)"
         " FROM events WHERE topic = 'events/settlement'"
-        " AND ts >= %s AND ts < %s GROUP BY 1, 2",
-        (start, end),
+        f" AND ts >= %s AND ts < %s AND {ONE_TABLE} GROUP BY 1, 2",
+        (start, end, table, table),
     ).fetchall():
         t = get(site, table_id)
         t.rounds, t.handle, t.win = int(rounds), int(stake_sum), house_win(int(net_sum))
         t.paid = paid(t.handle, t.win)
-    for site, table_id, attr, n in event_counts(conn, start, end):
+    for site, table_id, attr, n in event_counts(conn, start, end, table):
         setattr(get(site, table_id), attr, n)
-    for site, table_id, _eid, ts, _action, meter in meter_history(conn, start, end):
+    for site, table_id, _eid, ts, _action, meter in meter_history(conn, start, end, table):
         t = get(site, table_id)
         t.meter.append((ts, int(meter)))
         t.jackpot_meter = int(meter)
-    for key, cov in coverage(conn, start, end).items():
+    for key, cov in coverage(conn, start, end, table).items():
         if key in out or not cov.complete:  # a day lost whole to a hole is listed too
             get(*key).coverage = cov
-    currencies = table_currencies(conn)
+    currencies = table_currencies(conn, table)
     for key, t in out.items():
         t.currency = currencies.get(key)
     return [out[k] for k in sorted(out)]

@@ -11,6 +11,7 @@ wrong replay.
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -98,31 +99,52 @@ def _recipient(text: Any) -> Any:
 def load_rounds(
     conn: psycopg.Connection, site: str | None, table_id: str, since: datetime, until: datetime | None = None
 ) -> list[ArchivedRound]:
-    """Every round of one table that started at or after ``since`` (and before ``until``), in order."""
+    """Every round of one table that started at or after ``since`` (and before ``until``), in order: the events
+    of the window read by index ranges over the table's times and ids (a table commits its event ids in time
+    order), never its history before or after."""
     site_row = conn.execute(
         "SELECT DISTINCT site FROM floor_tables WHERE table_id = %s AND (%s::text IS NULL OR site = %s)",
         (table_id, site, site),
     ).fetchall()
     rounds: list[ArchivedRound] = []
     for (site_name,) in site_row:
-        start = one_row(
-            conn.execute(
-                "SELECT coalesce(min(event_id), 0) FROM events WHERE site = %s AND table_id = %s AND topic ="
-                " 'events/round' AND data->>'phase' = 'dealing' AND ts >= %s",
-                (site_name, table_id, since),
-            ),
-            "first round's event id",
-        )[0]
-        if not start:
+        first = conn.execute(
+            "SELECT event_id FROM events WHERE table_id = %s AND topic = 'events/round' AND ts >= %s"
+            " AND site = %s AND data->>'phase' = 'dealing' ORDER BY ts, event_id LIMIT 1",
+            (table_id, since, site_name),
+        ).fetchone()
+        if first is None:
             continue
-        cur = conn.execute(
-            "SELECT event_id, topic, ts, data FROM events WHERE site = %s AND table_id = %s AND event_id >= %s"
-            " AND (topic IN ('events/round', 'events/card', 'events/settlement', 'events/session',"
-            " 'state/round')) AND (%s::timestamptz IS NULL OR ts < %s) ORDER BY event_id",
-            (site_name, table_id, start, until, until),
+        start = int(first[0])
+        last = _last_before(conn, site_name, table_id, until) if until is not None else None
+        cur = conn.execute(  # of a state/round document only its turn is read (the rest is most of its size)
+            "SELECT event_id, topic, ts, CASE WHEN topic = 'state/round' THEN jsonb_build_object('turn', data->'turn')"
+            " ELSE data END FROM events WHERE site = %s AND table_id = %s AND event_id >= %s"
+            " AND (%s::bigint IS NULL OR event_id <= %s)"
+            " AND topic = ANY(%s) AND (%s::timestamptz IS NULL OR ts < %s) ORDER BY event_id",
+            (site_name, table_id, start, last, last, list(_ROUND_TOPICS), until, until),
         )
         rounds.extend(_fold(site_name, table_id, cur, start, conn))
     return rounds
+
+
+_ROUND_TOPICS = ("events/round", "events/card", "events/settlement", "events/session", "state/round")
+
+
+def _last_before(conn: psycopg.Connection, site: str, table_id: str, until: datetime) -> int:
+    """The id of the table's last event of ``_ROUND_TOPICS`` before ``until`` (0: none): one index lookup per
+    topic."""
+    return int(
+        one_row(
+            conn.execute(
+                "SELECT coalesce(max(e.event_id), 0) FROM unnest(%s::text[]) AS t(topic) CROSS JOIN LATERAL"
+                " (SELECT event_id FROM events WHERE table_id = %s AND topic = t.topic AND ts < %s AND site = %s"
+                " ORDER BY ts DESC, event_id DESC LIMIT 1) e",
+                (list(_ROUND_TOPICS), table_id, until, site),
+            ),
+            "last event's id before the window's end",
+        )[0]
+    )
 
 
 def _fold(site: str, table_id: str, rows: Any, start: int, conn: psycopg.Connection) -> list[ArchivedRound]:
@@ -160,8 +182,7 @@ def _fold(site: str, table_id: str, rows: Any, start: int, conn: psycopg.Connect
             rnd.settlement, rnd.settled = data, ts
             if isinstance(data.get("profile"), str):
                 rnd.profile = data["profile"]
-    for rnd in order:
-        _check_gaps(conn, rnd)
+    _check_gaps(conn, site, table_id, order)
     return order
 
 
@@ -242,15 +263,24 @@ def _card_event(rnd: ArchivedRound, data: dict[str, Any], event_id: int) -> None
     rnd.cards.append(entry)
 
 
-def _check_gaps(conn: psycopg.Connection, rnd: ArchivedRound) -> None:
-    missing = one_row(
-        conn.execute(
-            "SELECT count(*) FROM generate_series(%s::bigint, %s::bigint) AS g(id) WHERE NOT EXISTS"
-            " (SELECT 1 FROM events e WHERE e.site = %s AND e.table_id = %s AND e.event_id = g.id)",
-            (rnd.first_event, rnd.last_event, rnd.site, rnd.table_id),
-        ),
-        "count of a round's missing events",
-    )[0]
-    if missing:
-        rnd.missing.append(f"{missing} event(s) of the table between {rnd.first_event} and {rnd.last_event}"
+def _check_gaps(conn: psycopg.Connection, site: str, table_id: str, rounds: list[ArchivedRound]) -> None:
+    """Each round's event ids not archived between its first and last event: the runs of ids missing over all
+    the rounds' span, read once (an index-only range of the table's ids)."""
+    if not rounds:
+        return
+    runs = conn.execute(
+        "SELECT prev + 1, event_id - 1 FROM (SELECT event_id, lag(event_id) OVER (ORDER BY event_id) AS prev"
+        " FROM events WHERE site = %s AND table_id = %s AND event_id BETWEEN %s AND %s) s"
+        " WHERE event_id > prev + 1 ORDER BY 1",
+        (site, table_id, min(r.first_event for r in rounds), max(r.last_event for r in rounds)),
+    ).fetchall()
+    starts = [int(lo) for lo, _hi in runs]
+    for rnd in rounds:
+        missing = 0
+        for lo, hi in runs[max(bisect.bisect_right(starts, rnd.first_event) - 1, 0) :]:
+            if lo > rnd.last_event:
+                break
+            missing += max(0, min(int(hi), rnd.last_event) - max(int(lo), rnd.first_event) + 1)
+        if missing:
+            rnd.missing.append(f"{missing} event(s) of the table between {rnd.first_event} and {rnd.last_event}"
                            " are not archived")  # fmt: skip

@@ -221,11 +221,22 @@ class ShoeState:
     dealt: int | None
 
 
-def shoe_states(conn: psycopg.Connection, site: str, table: str) -> list[ShoeState]:
+def shoe_states(
+    conn: psycopg.Connection, site: str, table: str, rounds: list[ArchivedRound] | None = None
+) -> list[ShoeState]:
+    """The table's ``state/shoe`` documents in order; with ``rounds``, only those ``table_rounds`` reads for them
+    (the last one before each round's first event): from the last before the first round to the last round."""
+    if rounds is not None and not rounds:
+        return []
+    lo = min(r.first_event for r in rounds) if rounds else None
+    hi = max(r.first_event for r in rounds) if rounds else None
     rows = conn.execute(
         "SELECT event_id, data->'shoe_no', data->>'shuffler', data->'decks', data->'dealt_this_shoe' FROM events"
-        " WHERE site = %s AND table_id = %s AND topic = 'state/shoe' ORDER BY event_id",
-        (site, table),
+        " WHERE site = %(site)s AND table_id = %(table)s AND topic = 'state/shoe'"
+        " AND (%(hi)s::bigint IS NULL OR event_id < %(hi)s) AND (%(lo)s::bigint IS NULL OR event_id >= coalesce("
+        " (SELECT max(event_id) FROM events WHERE site = %(site)s AND table_id = %(table)s AND topic = 'state/shoe'"
+        " AND event_id < %(lo)s), 0)) ORDER BY event_id",
+        {"site": site, "table": table, "lo": lo, "hi": hi},
     ).fetchall()
     return [ShoeState(e, whole(n), s == CONTINUOUS, whole(d), whole(t)) for e, n, s, d, t in rows]
 
@@ -295,7 +306,7 @@ def judge_table(
     conn: psycopg.Connection, site: str, table: str, since: datetime, until: datetime
 ) -> JudgedTable:
     archived = [r for r in load_rounds(conn, site, table, since, until) if r.site == site]
-    trs, bad = table_rounds(archived, shoe_states(conn, site, table))
+    trs, bad = table_rounds(archived, shoe_states(conn, site, table, archived))
     return JudgedTable(archived, trs, bad)
 
 

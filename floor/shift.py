@@ -78,7 +78,7 @@ from floor.figures import (
 from floor.layout import Layout
 from floor.play_rounds import profile_edge
 from floor.queries import table_currencies
-from floor.report import TOTAL_NET_SQL, csv_cell, event_counts, num_sql, sum_of_sql
+from floor.report import ONE_TABLE, TOTAL_NET_SQL, csv_cell, event_counts, num_sql, sum_of_sql
 from floor.shift_dealers import DealerRow
 
 MAX_WINDOW = timedelta(days=31)  # the longest window of a shift or sessions query (command line, dashboard)
@@ -156,7 +156,7 @@ class ShiftRow:
 
 
 def _table_figures(
-    conn: psycopg.Connection, since: datetime, until: datetime
+    conn: psycopg.Connection, since: datetime, until: datetime, table: str | None
 ) -> dict[tuple[str, str], Figures]:
     out: dict[tuple[str, str], Figures] = {}
 
@@ -168,29 +168,31 @@ def _table_figures(
     for site, table_id, n, m, s, i, t in conn.execute(
         f"SELECT site, table_id, count(*), coalesce(sum({main}), 0), coalesce(sum({side}), 0),"
         f" coalesce(sum({ins}), 0), coalesce(sum({net}), 0) FROM events WHERE topic = 'events/settlement'"
-        " AND ts >= %s AND ts < %s GROUP BY 1, 2",
-        (since, until),
+        f" AND ts >= %s AND ts < %s AND {ONE_TABLE} GROUP BY 1, 2",
+        (since, until, table, table),
     ).fetchall():
         f = get(site, table_id)
         f.rounds, f.handle_main, f.handle_side, f.handle_insurance = int(n), int(m), int(s), int(i)
         f.win = house_win(int(t))
-    for site, table_id, attr, n in event_counts(conn, since, until):
+    for site, table_id, attr, n in event_counts(conn, since, until, table):
         setattr(get(site, table_id), attr, n)
-    _jackpot(conn, since, until, get)
-    _linked(conn, since, until, get)
-    _theoretical(conn, since, until, get)
+    _jackpot(conn, since, until, get, table)
+    _linked(conn, since, until, get, table)
+    _theoretical(conn, since, until, get, table)
     return out
 
 
-def _theoretical(conn: psycopg.Connection, since: datetime, until: datetime, get: FiguresOf) -> None:
+def _theoretical(
+    conn: psycopg.Connection, since: datetime, until: datetime, get: FiguresOf, table: str | None
+) -> None:
     """Σ original main bets × the house edge of each settlement's profile (per table and profile)."""
     stake = num_sql("x->'stake'")
     half = "(CASE WHEN x->>'doubled' = 'true' THEN 2 ELSE 1 END)"
     first = f"(CASE WHEN x->>'hand' = '0' THEN {stake} / {half} ELSE 0 END)"
     for site, table_id, profile, bets in conn.execute(
         f"SELECT site, table_id, data->>'profile', coalesce(sum({sum_of_sql(first, 'hands')}), 0) FROM events"
-        " WHERE topic = 'events/settlement' AND ts >= %s AND ts < %s GROUP BY 1, 2, 3",
-        (since, until),
+        f" WHERE topic = 'events/settlement' AND ts >= %s AND ts < %s AND {ONE_TABLE} GROUP BY 1, 2, 3",
+        (since, until, table, table),
     ).fetchall():
         try:
             edge = profile_edge(profile) if isinstance(profile, str) else 0.0
@@ -200,7 +202,31 @@ def _theoretical(conn: psycopg.Connection, since: datetime, until: datetime, get
         get(site, table_id).theoretical_win += round(int(bets) * edge)
 
 
-def _jackpot(conn: psycopg.Connection, since: datetime, until: datetime, get: FiguresOf) -> None:
+_E_METER, _E_CHIPS, _E_AMOUNT = (num_sql(f"e.data->'{k}'") for k in ("meter", "chips", "amount"))
+# A table's own meter's jackpot events (``_jackpot``), with the alias of the events read.
+_OWN_METER = (
+    "{e}.topic = 'events/jackpot' AND NOT ({e}.data ? 'link') AND jsonb_typeof({e}.data->'meter') = 'number'"
+)
+# Per table with own-meter events in the window (ids lo..hi): the events from the last one before lo (the meter
+# before the window's first) to hi, each with the meter of the one before it (none before: NULL); as the lag
+# over all the table's events before ``until``, read from the window on.
+_OWN_METER_EVENTS = (
+    "WITH w AS (SELECT site, table_id, min(event_id) AS lo, max(event_id) AS hi FROM events e WHERE"
+    f" {_OWN_METER.format(e='e')} AND ts >= %(since)s AND ts < %(until)s"
+    " AND (%(table)s::text IS NULL OR table_id = %(table)s) GROUP BY 1, 2)"
+    " SELECT w.site, w.table_id, j.ts, j.action, j.meter, j.chips, j.amount, j.before FROM w CROSS JOIN LATERAL"
+    f" (SELECT e.event_id, e.ts, e.data->>'action' AS action, {_E_METER} AS meter, {_E_CHIPS} AS chips,"
+    f" {_E_AMOUNT} AS amount, lag({_E_METER}) OVER (ORDER BY e.event_id) AS before"
+    f" FROM events e WHERE e.site = w.site AND e.table_id = w.table_id AND {_OWN_METER.format(e='e')}"
+    " AND e.ts < %(until)s AND e.event_id <= w.hi AND e.event_id >= coalesce((SELECT max(p.event_id) FROM events p"
+    f"  WHERE p.site = w.site AND p.table_id = w.table_id AND {_OWN_METER.format(e='p')} AND p.ts < %(until)s"
+    "  AND p.event_id < w.lo), w.lo)) j ORDER BY 1, 2, j.event_id"
+)
+
+
+def _jackpot(
+    conn: psycopg.Connection, since: datetime, until: datetime, get: FiguresOf, table: str | None
+) -> None:
     """Chips × chip value, what the contributions added to the meter (after minus the meter before, from the
     table's previous jackpot event, which may lie before the window), and the payouts: the table's own meter
     only (an event with a ``link`` is the linked progressive's, ``_linked``)."""
@@ -210,24 +236,11 @@ def _jackpot(conn: psycopg.Connection, since: datetime, until: datetime, get: Fi
             "SELECT t.site, t.table_id, e.v FROM floor_tables t CROSS JOIN LATERAL (SELECT"
             f" {_BET_VALUE} AS v FROM events"
             " WHERE site = t.site AND table_id = t.table_id AND topic = 'state/jackpot'"
-            " ORDER BY event_id DESC LIMIT 1) e"
+            " ORDER BY event_id DESC LIMIT 1) e WHERE (%s::text IS NULL OR t.table_id = %s)",
+            (table, table),
         ).fetchall()
     )
-    rows = conn.execute(
-        "SELECT site, table_id, ts, data->>'action', "
-        + num_sql("data->'meter'")
-        + ", "
-        + num_sql("data->'chips'")
-        + ", "
-        + num_sql("data->'amount'")
-        + ", lag("
-        + num_sql("data->'meter'")
-        + ") OVER"
-        " (PARTITION BY site, table_id ORDER BY event_id) FROM events WHERE topic = 'events/jackpot'"
-        " AND NOT (data ? 'link') AND jsonb_typeof(data->'meter') = 'number' AND ts < %s"
-        " ORDER BY site, table_id, event_id",
-        (until,),
-    ).fetchall()
+    rows = conn.execute(_OWN_METER_EVENTS, {"since": since, "until": until, "table": table}).fetchall()
     for site, table_id, ts, action, meter, chips, amount, before in rows:
         if ts < since:
             continue
@@ -242,31 +255,41 @@ def _jackpot(conn: psycopg.Connection, since: datetime, until: datetime, get: Fi
 _LINKED_ADDS = {"contribution": "linked_contributions", "paid": "linked_paid"}  # action -> Figures attribute
 
 
-def _linked(conn: psycopg.Connection, since: datetime, until: datetime, get: FiguresOf) -> None:
+def _linked(
+    conn: psycopg.Connection, since: datetime, until: datetime, get: FiguresOf, table: str | None
+) -> None:
     """What each table sent to a linked progressive and the link's prizes paid at it (figures.LINKED_*): Σ the
     ``amount_minor`` of its ``events/jackpot`` with a ``link``, as the table published them."""
     for site, table_id, action, amount in conn.execute(
         f"SELECT site, table_id, data->>'action', coalesce(sum({_AMOUNT_MINOR}), 0) FROM events"
         " WHERE topic = 'events/jackpot' AND data ? 'link' AND data->>'action' = ANY(%s)"
-        " AND ts >= %s AND ts < %s GROUP BY 1, 2, 3",
-        (list(_LINKED_ADDS), since, until),
+        f" AND ts >= %s AND ts < %s AND {ONE_TABLE} GROUP BY 1, 2, 3",
+        (list(_LINKED_ADDS), since, until, table, table),
     ).fetchall():
         f = get(site, table_id)
         attr = _LINKED_ADDS[action]
         setattr(f, attr, getattr(f, attr) + int(amount))
 
 
-# Each table's session events in the window, and its last one before it (whether it was open at the start).
+# Each table's session events in the window, and its last one before it (whether it was open at the start: one
+# index lookup per table, not a scan of the sessions' history).
 _SESSION_EVENTS = (
     "SELECT site, table_id, event_id, ts, data->>'action' FROM events"
-    " WHERE topic = 'events/session' AND ts >= %s AND ts < %s"
-    " UNION ALL (SELECT DISTINCT ON (site, table_id) site, table_id, event_id, ts, data->>'action' FROM events"
-    " WHERE topic = 'events/session' AND ts < %s ORDER BY site, table_id, event_id DESC) ORDER BY 1, 2, 3"
+    " WHERE topic = 'events/session' AND ts >= %(since)s AND ts < %(until)s"
+    " AND (%(table)s::text IS NULL OR table_id = %(table)s)"
+    " UNION ALL SELECT t.site, t.table_id, e.* FROM floor_tables t CROSS JOIN LATERAL (SELECT event_id, ts,"
+    " data->>'action' FROM events WHERE site = t.site AND table_id = t.table_id AND topic = 'events/session'"
+    " AND ts < %(since)s ORDER BY event_id DESC LIMIT 1) e WHERE (%(table)s::text IS NULL OR t.table_id = %(table)s)"
+    " ORDER BY 1, 2, 3"
 )
 
 
 def open_hours(
-    conn: psycopg.Connection, since: datetime, until: datetime, now: datetime | None = None
+    conn: psycopg.Connection,
+    since: datetime,
+    until: datetime,
+    now: datetime | None = None,
+    table: str | None = None,
 ) -> dict[tuple[str, str], Decimal]:
     """Hours within ``[since, until)`` each table had a session open (figures.HOURS_OPEN): from each
     ``events/session`` ``opened`` to the next session event; one still open counts to ``until`` or ``now``,
@@ -280,7 +303,8 @@ def open_hours(
         if stop > start:
             seconds[key] = seconds.get(key, 0.0) + (stop - start).total_seconds()
 
-    for site, table_id, _eid, ts, action in conn.execute(_SESSION_EVENTS, (since, until, since)).fetchall():
+    window = {"since": since, "until": until, "table": table}
+    for site, table_id, _eid, ts, action in conn.execute(_SESSION_EVENTS, window).fetchall():
         key = (site, table_id)
         at = opened.pop(key, None)
         if at is not None:
@@ -293,15 +317,21 @@ def open_hours(
 
 
 def shift_report(
-    conn: psycopg.Connection, since: datetime, until: datetime, layout: Layout, now: datetime | None = None
+    conn: psycopg.Connection,
+    since: datetime,
+    until: datetime,
+    layout: Layout,
+    now: datetime | None = None,
+    table: str | None = None,
 ) -> list[ShiftRow]:
-    """Rows for every table with anything in the window or a hole touching it, each pit and the floor: tables
-    first (by pit in the layout's order), then pits, then the floor. Call it inside ``consistent_read``."""
-    figures = _table_figures(conn, since, until)
-    covers = coverage(conn, since, until)
-    currencies = table_currencies(conn)
+    """Rows for every table with anything in the window or a hole touching it (``table``: that table id's only),
+    each pit and the floor: tables first (by pit in the layout's order), then pits, then the floor. Call it inside
+    ``consistent_read``."""
+    figures = _table_figures(conn, since, until, table)
+    covers = coverage(conn, since, until, table)
+    currencies = table_currencies(conn, table)
     keys = sorted(set(figures) | {k for k, c in covers.items() if not c.complete})
-    hours = open_hours(conn, since, until, now)
+    hours = open_hours(conn, since, until, now, table)
     tables: list[ShiftRow] = []
     for site, table_id in keys:
         pit = layout.pit_of(table_id)
@@ -391,11 +421,13 @@ def to_csv(rows: list[ShiftRow], dealers: Sequence[DealerRow] = ()) -> str:
     return buf.getvalue()
 
 
-def win_series(conn: psycopg.Connection, since: datetime, until: datetime) -> list[tuple[datetime, int]]:
+def win_series(
+    conn: psycopg.Connection, since: datetime, until: datetime, table: str | None = None
+) -> list[tuple[datetime, int]]:
     """(ts, the house's result of that round) of the window's settlements in time order, for the plots."""
     rows = conn.execute(
         f"SELECT ts, {TOTAL_NET_SQL} FROM events WHERE topic = 'events/settlement'"
-        " AND ts >= %s AND ts < %s ORDER BY ts LIMIT %s",
-        (since, until, SERIES_LIMIT),
+        f" AND ts >= %s AND ts < %s AND {ONE_TABLE} ORDER BY ts LIMIT %s",
+        (since, until, table, table, SERIES_LIMIT),
     ).fetchall()
     return [(ts, house_win(int(v))) for ts, v in rows]

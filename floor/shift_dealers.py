@@ -21,16 +21,19 @@ _ON_DUTY = (
     " count(*) FROM events e LEFT JOIN LATERAL (SELECT x.data FROM events x WHERE x.site = e.site"
     " AND x.table_id = e.table_id AND x.topic = 'events/dealer' AND x.event_id < e.event_id"
     " ORDER BY x.event_id DESC LIMIT 1) d ON true"
-    " WHERE e.topic IN ('events/settlement', 'events/dealer_error') AND e.ts >= %s AND e.ts < %s"
-    " GROUP BY 1, 2, 3, 4"
+    " WHERE e.topic IN ('events/settlement', 'events/dealer_error') AND e.ts >= %(since)s AND e.ts < %(until)s"
+    " AND (%(table)s::text IS NULL OR e.table_id = %(table)s) GROUP BY 1, 2, 3, 4"
 )
-# The sign-ins and -outs in the window, and each table's last one before it (who was on duty at its start).
+# The sign-ins and -outs in the window, and each table's last one before it (who was on duty at its start: one
+# index lookup per table, not a scan of the sign-ins' history).
 _DUTY_EVENTS = (
     "SELECT site, table_id, event_id, ts, data->>'action', data->>'dealer' FROM events"
-    " WHERE topic = 'events/dealer' AND ts >= %s AND ts < %s"
-    " UNION ALL (SELECT DISTINCT ON (site, table_id) site, table_id, event_id, ts, data->>'action',"
-    " data->>'dealer' FROM events WHERE topic = 'events/dealer' AND ts < %s"
-    " ORDER BY site, table_id, event_id DESC) ORDER BY 1, 2, 3"
+    " WHERE topic = 'events/dealer' AND ts >= %(since)s AND ts < %(until)s"
+    " AND (%(table)s::text IS NULL OR table_id = %(table)s)"
+    " UNION ALL SELECT t.site, t.table_id, e.* FROM floor_tables t CROSS JOIN LATERAL (SELECT event_id, ts,"
+    " data->>'action', data->>'dealer' FROM events WHERE site = t.site AND table_id = t.table_id"
+    " AND topic = 'events/dealer' AND ts < %(since)s ORDER BY event_id DESC LIMIT 1) e"
+    " WHERE (%(table)s::text IS NULL OR t.table_id = %(table)s) ORDER BY 1, 2, 3"
 )
 
 
@@ -57,9 +60,12 @@ class DealerRow:
         )
 
 
-def dealer_rows(conn: psycopg.Connection, since: datetime, until: datetime) -> list[DealerRow]:
-    """One row per dealer with rounds, errors or time on duty in the window (by name), then, if any round was
-    dealt with nobody signed in, that row (``dealer`` None)."""
+def dealer_rows(
+    conn: psycopg.Connection, since: datetime, until: datetime, table: str | None = None
+) -> list[DealerRow]:
+    """One row per dealer with rounds, errors or time on duty in the window (by name; at ``table`` only if given),
+    then, if any round was dealt with nobody signed in, that row (``dealer`` None)."""
+    window = {"since": since, "until": until, "table": table}
     rows: dict[str | None, DealerRow] = {}
 
     def get(name: str | None, table_id: str) -> DealerRow:
@@ -68,13 +74,13 @@ def dealer_rows(conn: psycopg.Connection, since: datetime, until: datetime) -> l
             row.tables.append(table_id)
         return row
 
-    for _site, table_id, topic, name, n in conn.execute(_ON_DUTY, (since, until)).fetchall():
+    for _site, table_id, topic, name, n in conn.execute(_ON_DUTY, window).fetchall():
         row = get(name, table_id)
         if topic == "events/settlement":
             row.rounds += int(n)
         else:
             row.dealer_errors += int(n)
-    events = conn.execute(_DUTY_EVENTS, (since, until, since)).fetchall()
+    events = conn.execute(_DUTY_EVENTS, window).fetchall()
     for table_id, name, start, end in _duty_spans(events, since, until):
         get(name, table_id).seconds += Decimal((end - start).total_seconds())
     named = sorted((r for k, r in rows.items() if k is not None), key=lambda r: str(r.dealer))

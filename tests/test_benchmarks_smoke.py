@@ -143,6 +143,15 @@ def test_progressive_prints_rates_latency_and_baselines_and_the_meter_is_exact()
     figure(out, "20 tables baseline", "broker_publish_to_subscriber_p50_ms")
 
 
+def test_floor_queries_prints_each_query_beside_the_baseline_and_the_shifts_figures() -> None:
+    out = run_quick("floor_queries")  # exits 1 if a query's figures are not the generated shift's
+    assert figure(out, "archive", "events") > figure(out, "archive", "shift_events") > 0
+    assert figure(out, "baseline", "indexed_read_s") > 0
+    for name in ("report", "shift", "rounds", "sessions"):
+        assert figure(out, f"floor {name}", "s") > 0 and figure(out, f"floor {name}", "x_baseline") >= 0
+    assert "figures of the shift: yes" in out
+
+
 def test_floor_first_page_prints_shipped_and_computed_and_the_same_figures() -> None:
     out = run_quick("floor_first_page")
     for mode in ("shipped", "computed"):

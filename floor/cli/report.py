@@ -1,4 +1,4 @@
-"""``tablectl floor report --day 2026-11-23 [--html FILE] [--csv FILE]``: a day's summary per table
+"""``tablectl floor report --day 2026-11-23 [--table T] [--html FILE] [--csv FILE]``: a day's summary per table
 (rounds, handle, paid, win: floor/figures.py's names and signs; dealer errors, faults, voids, jackpot meter;
 floor/report.py), each
 table marked ``complete`` or ``INCOMPLETE`` with what its archive lacks for the day. Without ``--html``/``--csv``
@@ -32,13 +32,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="write the CSV here (without a file: to stdout, as without --csv/--html)",
     )  # fmt: skip
     parser.add_argument("--html", type=Path, default=None, help="write the self-contained HTML page here")
+    parser.add_argument("--table", default=None, help="only this table id")
 
 
 def main(args: argparse.Namespace) -> int:
     day = args.day or datetime.now(UTC).date()
     try:
         with store.connect(args.dsn) as conn, consistent_read(conn):  # one snapshot for the whole report
-            rows = day_report(conn, day)
+            rows = day_report(conn, day, args.table)
     except psycopg.Error as exc:
         print(f"floor report: {exc}", file=sys.stderr)
         return 1

@@ -1,10 +1,11 @@
-"""``tablectl floor shift [--since T] [--until T] [--hours N] [--layout floor.toml] [--csv [F]] [--html F]``: a
-shift's figures per table, pit, floor and dealer (floor/shift.py, shift_dealers.py; names and signs:
-floor/figures.py): rounds, rounds per hour open, handle by main bets, side bets and insurance, paid, win, hold,
-theoretical win, dealer errors per 100 rounds, faults, voided rounds, jackpot chips, contributions and payouts;
-each row complete or INCOMPLETE for the window. Without ``--csv``/``--html`` a readable table in money goes to
-stdout (floor/shift_text.py); ``--csv`` alone writes the CSV (minor units, snake_case headers) to stdout. Every
-query reads one snapshot of the archive. What each table's figures are built on goes to stderr."""
+"""``tablectl floor shift [--since T] [--until T] [--hours N] [--table T] [--layout floor.toml] [--csv [F]]
+[--html F]``: a shift's figures per table, pit, floor and dealer (``--table``: of that table id only;
+floor/shift.py, shift_dealers.py; names and signs: floor/figures.py): rounds, rounds per hour open, handle by main
+bets, side bets and insurance, paid, win, hold, theoretical win, dealer errors per 100 rounds, faults, voided
+rounds, jackpot chips, contributions and payouts; each row complete or INCOMPLETE for the window. Without
+``--csv``/``--html`` a readable table in money goes to stdout (floor/shift_text.py); ``--csv`` alone writes the CSV
+(minor units, snake_case headers) to stdout. Every query reads one snapshot of the archive. What each table's
+figures are built on goes to stderr."""
 
 from __future__ import annotations
 
@@ -60,6 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the CSV (minor units) instead of the table: to this file, or to stdout without one",
     )  # fmt: skip
     parser.add_argument("--html", type=Path, default=None, help="write the self-contained HTML page here")
+    parser.add_argument("--table", default=None, help="only this table id")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -76,12 +78,14 @@ def main(args: argparse.Namespace) -> int:
         return 2
     try:
         with store.connect(args.dsn) as conn, consistent_read(conn):
-            rows = shift_report(conn, since, until, layout)
-            dealers = dealer_rows(conn, since, until)
-            wins = win_series(conn, since, until) if args.html else []
+            rows = shift_report(conn, since, until, layout, table=args.table)
+            dealers = dealer_rows(conn, since, until, args.table)
+            wins = win_series(conn, since, until, args.table) if args.html else []
             meters: dict[str, list[tuple[datetime, int]]] = defaultdict(list)
             if args.html:
-                for _site, table_id, _eid, ts, _action, meter in meter_history(conn, since, until):
+                for _site, table_id, _eid, ts, _action, meter in meter_history(
+                    conn, since, until, args.table
+                ):
                     meters[table_id].append((ts, int(meter)))
     except psycopg.Error as exc:
         print(f"floor shift: {exc}", file=sys.stderr)
