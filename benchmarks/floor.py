@@ -293,6 +293,38 @@ def baselines(dsn: str, site: str) -> tuple[int, float, float]:
     return len(rows), len(rows) / (t1 - t0), len(rows) / (t2 - t1)
 
 
+def queue_flood(client: mqtt.Client, site: str, count: int, tables: int) -> None:
+    """``count`` events of ``tables`` tables of ``site`` (the measured mix, round after round, table after table)
+    published to the broker while the workers are away: their persistent sessions queue them."""
+    info = None
+    flood = [TableTraffic(site, f"T{i:04d}", random.Random(i)) for i in range(tables)]
+    for n in range(count):
+        t = flood[n % len(flood)]
+        if not t.pending:
+            t.pending = [item for burst in t.bursts() for item in burst]
+        rel, (etype, data) = t.pending.pop()
+        info = client.publish(f"casino/{site}/table/{t.table_id}/{rel}", t.envelope(etype, data), qos=1)
+    if info is not None:
+        info.wait_for_publish(120)  # QoS 1 in order: the last acked, the broker holds them all
+
+
+def drained(dsn: str, site: str, count: int, timeout: float = 300) -> tuple[int, float]:
+    """Once the workers are back: wait until ``count`` events of ``site`` are stored (at most ``timeout``);
+    (stored, events/s from the first row stored to the last)."""
+    with psycopg.connect(dsn) as conn:
+        deadline = time.monotonic() + timeout
+        while conn.execute("SELECT count(*) FROM events WHERE site = %s", (site,)).fetchone()[0] < count:
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        stored, wall = conn.execute(
+            "SELECT count(*), extract(epoch FROM max(received_at) - min(received_at)) FROM events"
+            " WHERE site = %s",
+            (site,),
+        ).fetchone()
+    return int(stored), (stored / float(wall) if wall else float("nan"))
+
+
 def run(args: argparse.Namespace, dsn: str) -> int:
     workdir = Path(tempfile.mkdtemp(prefix="floor-bench-"))
     broker = Broker.start(workdir / "broker", users={"archive": "archive", "bench": "bench"}, acl=False,
@@ -319,34 +351,15 @@ def run(args: argparse.Namespace, dsn: str) -> int:
         # capacity: a backlog queued while the workers are away (as after an archive outage), then drained
         for w in workers:
             w.stop()  # their persistent sessions stay on the broker and queue what follows
-        info = None
-        flood = [TableTraffic("F", f"T{i:04d}", random.Random(i)) for i in range(min(args.tables, 200))]
-        for n in range(args.flood):  # the measured mix, round after round, table after table
-            t = flood[n % len(flood)]
-            if not t.pending:
-                t.pending = [item for burst in t.bursts() for item in burst]
-            rel, (etype, data) = t.pending.pop()
-            info = pub.client.publish(f"casino/F/table/{t.table_id}/{rel}", t.envelope(etype, data), qos=1)
-        if info is not None:
-            info.wait_for_publish(120)  # QoS 1 in order: the last acked, the broker holds them all
+        queue_flood(pub.client, "F", args.flood, min(args.tables, 200))
         workers = start_workers(cfgs)
-        with psycopg.connect(dsn) as conn:
-            deadline = time.monotonic() + 300
-            while conn.execute("SELECT count(*) FROM events WHERE site = 'F'").fetchone()[0] < args.flood:
-                if time.monotonic() > deadline:
-                    break
-                time.sleep(0.2)
-            flood_stored, flood_wall = conn.execute(
-                "SELECT count(*), extract(epoch FROM max(received_at) - min(received_at)) FROM events"
-                " WHERE site = 'F'"
-            ).fetchone()
+        flood_stored, cap = drained(dsn, "F", args.flood)
         pub.close()
         rows, insert_rate, copy_rate = baselines(dsn, "F")
         print(
             f"baseline  rows={rows} rows_per_s={insert_rate:.0f} (plain batched inserts, 500 a transaction)"
         )
         print(f"copy      rows={rows} rows_per_s={copy_rate:.0f} (one COPY of the same rows)")
-        cap = flood_stored / float(flood_wall) if flood_wall else float("nan")
         print(f"capacity  flood={args.flood} stored={flood_stored} events_per_s={cap:.0f}"
               f" archive/baseline={cap / insert_rate:.2f} archive/copy={cap / copy_rate:.2f}"
               " (a backlog queued for the workers' sessions, drained)")  # fmt: skip
