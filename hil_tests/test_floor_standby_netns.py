@@ -65,7 +65,7 @@ TABLES = (1, 2, 3)
 FAILOVER_BOUND_S = (
     60.0  # docs/floor.md "Promote the standby": bridges, workers and dashboard on the promoted one
 )
-KEEPALIVE = 5  # the bridges' keepalive (hil_tests/test_floor_netns.py's): a dead floor broker shows within ~1.5x
+KEEPALIVE = 5  # the bridges' keepalive: a dead floor broker shows within about 1.5 keepalives
 WEB_USER, WEB_PASSWORD = "carol", "carol-floor-password-1"
 USERS = {**FLOOR_USERS, "supervisor-floor": "demo-supervisor-floor"}
 # the installer's pair DSN settings (docs/floor.md "Set it up"): a dead server given up after 3 s, a connection to
