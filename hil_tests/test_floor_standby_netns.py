@@ -220,7 +220,14 @@ def diagnosis(f: Floor, dsn: str) -> str:
         + " | ".join(ln[-160:] for ln in t.stack.controller_log(400).splitlines() if "replay" in ln)[-1500:]
         for t in f.tables
     )
-    return f"{counted(dsn, f.tables)} heads {heads} marks {marks}\nasked {asked}\n{logs}\n{replays}"
+    bridges = "\n".join(
+        f"--- {p.name}: " + " | ".join([ln[-140:] for ln in p.read_text(errors="replace").splitlines()
+                                         if "ridge" in ln or "onnect" in ln][-12:])
+        for p in sorted(f.workdir.glob("*t[0-9]/mosquitto.log")) + sorted(f.workdir.glob("*t[0-9].log"))
+    )  # fmt: skip
+    return (
+        f"{counted(dsn, f.tables)} heads {heads} marks {marks}\nasked {asked}\n{logs}\n{replays}\n{bridges}"
+    )
 
 
 def all_archived(dsn: str, tables: list[Table]) -> bool:
