@@ -171,7 +171,6 @@ class Floor:
     tables: list[Table]
     noted: datetime  # the point in time the second test restores to
     web: str  # the dashboard's address on the standby host (host:port)
-    promoted_at: float | None = None
     figures: dict[str, float] = field(default_factory=dict)
 
     def pair(self, first: FloorHost) -> str:
