@@ -15,6 +15,7 @@ own site; the primary's ``pg_stat_replication`` confirms the mode before each ru
 from __future__ import annotations
 
 import argparse
+import shutil
 import statistics
 import sys
 import tempfile
@@ -121,6 +122,7 @@ def main() -> int:
         if standby is not None:
             standby.stop()
         primary.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 if __name__ == "__main__":
