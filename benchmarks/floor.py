@@ -420,39 +420,53 @@ def flood_capacity(broker: Broker, dsn: str, pub: Publisher, count: int, flood: 
     for w in start_workers(cfgs):
         w.stop()  # their persistent sessions stay on the broker and queue what follows
     site = f"F{count}"
-    info = None
-    traffic = [TableTraffic(site, f"T{i:04d}", random.Random(i)) for i in range(min(tables, 200))]
-    for n in range(flood):  # the measured mix, round after round, table after table
-        t = traffic[n % len(traffic)]
-        if not t.pending:
-            t.pending = [item for burst in t.bursts() for item in burst]
-        rel, (etype, data) = t.pending.pop()
-        info = pub.client.publish(f"casino/{site}/table/{t.table_id}/{rel}", t.envelope(etype, data), qos=1)
-    if info is not None:
-        info.wait_for_publish(120)  # QoS 1 in order: the last acked, the broker holds them all
+    queue_flood(pub.client, site, flood, min(tables, 200))
     meters: list[CpuMeter] = []
     workers = start_workers(cfgs, meters, dsn)
     try:
-        with psycopg.connect(dsn) as conn:
-            count_sql = "SELECT count(*) FROM events WHERE site = %s"
-            deadline = time.monotonic() + 300
-            while conn.execute(count_sql, (site,)).fetchone()[0] < flood and time.monotonic() < deadline:
-                time.sleep(0.2)
-            stored, wall = conn.execute(
-                "SELECT count(*), extract(epoch FROM max(received_at) - min(received_at)) FROM events"
-                " WHERE site = %s",
-                (site,),
-            ).fetchone()
+        stored, rate = drained(dsn, site, flood)
         own, db = meters[0].used()
     finally:
         for w in workers:
             w.stop()
     per = 1e6 / stored if stored else float("nan")
     print(f"capacity  workers={count} flood={flood} stored={stored}"
-          f" events_per_s={stored / float(wall) if wall else float('nan'):.0f}"
-          f" cpu_us_per_event={own * per:.0f}+{db * per:.0f}")  # fmt: skip
-    rate = stored / float(wall) if wall and stored == flood else float("nan")
-    return Capacity(rate, (own + db) / stored if stored else float("nan"))
+          f" events_per_s={rate:.0f} cpu_us_per_event={own * per:.0f}+{db * per:.0f}")  # fmt: skip
+    return Capacity(
+        rate if stored == flood else float("nan"), (own + db) / stored if stored else float("nan")
+    )
+
+
+def queue_flood(client: mqtt.Client, site: str, count: int, tables: int) -> None:
+    """``count`` events of ``tables`` tables of ``site`` (the measured mix, round after round, table after table)
+    published to the broker while the workers are away: their persistent sessions queue them."""
+    info = None
+    flood = [TableTraffic(site, f"T{i:04d}", random.Random(i)) for i in range(tables)]
+    for n in range(count):
+        t = flood[n % len(flood)]
+        if not t.pending:
+            t.pending = [item for burst in t.bursts() for item in burst]
+        rel, (etype, data) = t.pending.pop()
+        info = client.publish(f"casino/{site}/table/{t.table_id}/{rel}", t.envelope(etype, data), qos=1)
+    if info is not None:
+        info.wait_for_publish(120)  # QoS 1 in order: the last acked, the broker holds them all
+
+
+def drained(dsn: str, site: str, count: int, timeout: float = 300) -> tuple[int, float]:
+    """Once the workers are back: wait until ``count`` events of ``site`` are stored (at most ``timeout``);
+    (stored, events/s from the first row stored to the last)."""
+    with psycopg.connect(dsn) as conn:
+        deadline = time.monotonic() + timeout
+        while conn.execute("SELECT count(*) FROM events WHERE site = %s", (site,)).fetchone()[0] < count:
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        stored, wall = conn.execute(
+            "SELECT count(*), extract(epoch FROM max(received_at) - min(received_at)) FROM events"
+            " WHERE site = %s",
+            (site,),
+        ).fetchone()
+    return int(stored), (stored / float(wall) if wall else float("nan"))
 
 
 def run(args: argparse.Namespace, dsn: str) -> int:

@@ -7,7 +7,7 @@ standby is promoted with ``tablectl floor promote``; with no configuration chang
 standby's broker and its worker stores to the promoted server, repairing from the tables what the primary took
 with it (asynchronous replication). Then every table's events are in the archive exactly once, byte for byte.
 
-(The netns form of this, with the primary's link dropped too, is left: hil_tests/test_floor_netns.py's machinery.)
+The netns form of this, with the primary's link dropped too and real tables: hil_tests/test_floor_standby_netns.py.
 """
 
 from __future__ import annotations

@@ -46,7 +46,6 @@ TEST_DSN_ENV = "FLOOR_TEST_DSN"
 SUPERUSER = "postgres"
 SERVICE_USER = "postgres"  # the system account the server runs as when started by root
 _SETTINGS = (
-    "listen_addresses=127.0.0.1",
     "shared_buffers=32MB",
     "max_connections=200",
     "log_min_messages=warning",
@@ -68,12 +67,13 @@ def bin_dir() -> Path:
         ) from None
 
 
-def _as_server_user() -> list[str]:
-    """setpriv's options: the parent-death signal, and, when root, the ``postgres`` account.
+def _as_server_user(netns: str = "") -> list[str]:
+    """setpriv's options: the parent-death signal, and, when root, the ``postgres`` account; run in the network
+    namespace ``netns`` when given (``ip netns exec`` execs setpriv: the same process).
 
     Linux sends the parent-death signal when the THREAD that started the child ends: only a server started
     from the main thread gets it (one started from another thread lives until ``stop()`` or exit)."""
-    opts = ["setpriv"]
+    opts = ["ip", "netns", "exec", netns, "setpriv"] if netns else ["setpriv"]
     if threading.current_thread() is threading.main_thread():
         opts += ["--pdeathsig", "INT"]  # SIGINT: the server's fast shutdown
     if os.geteuid() == 0:
@@ -89,6 +89,7 @@ class Postgres:
     port: int
     host: str = "127.0.0.1"
     settings: tuple[str, ...] = ()  # more ``name=value`` for the server's command line (WAL archiving, ...)
+    netns: str = ""  # run in this network namespace, listening on ``host`` there (port 5432: its own stack)
     _proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -108,11 +109,12 @@ class Postgres:
 
     @classmethod
     def start(
-        cls, parent: str | Path | None = None, *, timeout: float = 90.0, settings: tuple[str, ...] = ()
-    ) -> Postgres:
+        cls, parent: str | Path | None = None, *, timeout: float = 90.0, settings: tuple[str, ...] = (),
+        host: str = "127.0.0.1", netns: str = "",
+    ) -> Postgres:  # fmt: skip
         """initdb into a new directory under ``parent`` (default: the system's temp directory), start, wait."""
         workdir = Path(tempfile.mkdtemp(prefix="tablebench-pg-", dir=parent))
-        server = cls(workdir, 0, settings=settings)
+        server = cls(workdir, 0, host, settings, netns)
         try:
             server._initdb()
             server._launch_on_a_free_port(timeout)
@@ -123,19 +125,20 @@ class Postgres:
 
     @classmethod
     def standby_of(
-        cls, primary: Postgres, slot: str, name: str, *, timeout: float = 90.0, settings: tuple[str, ...] = ()
-    ) -> Postgres:
+        cls, primary: Postgres, slot: str, name: str, *, timeout: float = 90.0, settings: tuple[str, ...] = (),
+        host: str = "127.0.0.1", netns: str = "",
+    ) -> Postgres:  # fmt: skip
         """A hot standby of ``primary``, as the floor installer makes one (docs/floor.md "The standby floor
         server"): ``pg_basebackup -R`` over the replication protocol into a new directory, streaming through the
         physical slot ``slot`` (which must exist), ``cluster_name`` = ``name`` (what the primary's
         ``pg_stat_replication`` and ``synchronous_standby_names`` call it)."""
         workdir = Path(tempfile.mkdtemp(prefix="tablebench-pg-standby-"))
-        server = cls(workdir, 0, settings=(f"cluster_name={name}", "hot_standby=on", *settings))
+        server = cls(workdir, 0, host, (f"cluster_name={name}", "hot_standby=on", *settings), netns)
         try:
             if os.geteuid() == 0:
                 account = pwd.getpwnam(SERVICE_USER)
                 os.chown(workdir, account.pw_uid, account.pw_gid)
-            cmd = [*_as_server_user(), str(bin_dir() / "pg_basebackup"), "-h", primary.host, "-p",
+            cmd = [*_as_server_user(netns), str(bin_dir() / "pg_basebackup"), "-h", primary.host, "-p",
                    str(primary.port), "-U", SUPERUSER, "-D", str(server.data_dir), "-R", "-S", slot,
                    "-X", "stream", "--checkpoint=fast", "--no-sync"]  # fmt: skip
             done = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, check=False, timeout=120)
@@ -152,7 +155,7 @@ class Postgres:
     def _launch_on_a_free_port(self, timeout: float) -> None:
         """Start on a free port; another process may take the port between the choice and the bind: try again."""
         for attempt in range(5):
-            self.port = free_port(self.host)
+            self.port = 5432 if self.netns else free_port(self.host)
             try:
                 self._launch(timeout)
                 return
@@ -195,12 +198,13 @@ class Postgres:
             f"-c{s}"
             for s in (
                 *_SETTINGS,
+                f"listen_addresses={self.host}",
                 f"port={self.port}",
                 f"unix_socket_directories={self.workdir}",
                 *self.settings,
             )
         ]
-        cmd = [*_as_server_user(), str(bin_dir() / "postgres"), "-D", str(self.data_dir), *opts]
+        cmd = [*_as_server_user(self.netns), str(bin_dir() / "postgres"), "-D", str(self.data_dir), *opts]
         # the server's stderr is its log; opened by us, so the log file needs no rights of the server's account
         with open(self.log_path, "ab") as log:
             self._proc = subprocess.Popen(cmd, cwd=self.workdir, stdin=subprocess.DEVNULL,
