@@ -36,7 +36,7 @@ def write_configs(tmp_path, floor_ports: list[int], **bridge_extra) -> tuple:
 def test_rendered_section_and_refusals(tmp_path):
     table_toml, bridge_toml = write_configs(tmp_path, [8883, 8884], ca="ca.crt")
     text = render(load(table_toml, bridge_toml))
-    assert "address 127.0.0.1:8883 127.0.0.1:8884" in text and "round_robin false" in text
+    assert "address 127.0.0.1:8883 127.0.0.1:8884" in text and "round_robin true" in text
     assert "cleansession false" in text and "bridge_cafile " + str(tmp_path / "ca.crt") in text
     assert "topic events/# out 1 casino/S1/table/T1/ casino/S1/table/T1/" in text
     assert "topic cmd/supervisor in 1 casino/S1/table/T1/ casino/S1/table/T1/" in text
@@ -188,7 +188,7 @@ def test_a_bridge_naming_both_floor_brokers_fails_over_when_the_first_is_killed(
     table_toml, bridge_toml = write_configs(tmp_path, [floor1.port, floor2.port], insecure_no_tls=True)
     section = render(load(table_toml, bridge_toml)).splitlines()
     assert f"address 127.0.0.1:{floor1.port} 127.0.0.1:{floor2.port}" in section  # both, the primary first
-    assert "round_robin false" in section
+    assert "round_robin true" in section
     table_broker = Broker.start(tmp_path / "table", users=FLOOR_USERS, site="S1", extra_config=tuple(section))
     topics = Topics("S1", "T1")
     rec1 = Recorder(floor1, "monitor", topics, filters=("events/#",), validate=False)
@@ -202,7 +202,7 @@ def test_a_bridge_naming_both_floor_brokers_fails_over_when_the_first_is_killed(
             table.publish("events/round", "round", {"round_id": f"r{i}", "phase": "betting"})
         table.flush()
         rec1.wait_for(lambda m: len({json.loads(p)["event_id"] for _, p, _ in m}) == 10, timeout=60)
-        assert rec2.event_ids("events/") == []  # round_robin false: the first broker while it lives
+        assert rec2.event_ids("events/") == []  # the first broker while it lives
         floor1.kill()  # the primary floor server dies
         for i in range(10, 60):
             table.publish("events/round", "round", {"round_id": f"r{i}", "phase": "betting"})

@@ -22,8 +22,11 @@ mqttv50``): a command's response topic and correlation data reach the table, so 
 they were dropped and no answer came back: issue 26, tests/test_tls_end_to_end.py; the archive's re-fetch requests
 also name ``reply_to`` in the payload). ``cleansession false`` with a fixed ``remote_clientid``: both brokers keep
 the bridge's session, and the table broker queues what the table publishes while the uplink is down
-(``max_queued_messages``) and sends it, in order, when it comes back; ``round_robin false``: the first host is the
-primary, the bridge fails over to the next and returns to the primary when it can. ``notifications true`` on
+(``max_queued_messages``) and sends it, in order, when it comes back; ``round_robin true``: the first host while it
+answers; when it fails, the next, kept until it fails in turn (after a promotion the bridge stays with the promoted
+floor server). Not ``round_robin false``: mosquitto's check whether the primary is back reads a connection still
+pending as one made, so while the first host is silent (its server gone, not refusing) the bridge dropped its
+working link to the second every few seconds, and re-fetch requests were lost in the gaps. ``notifications true`` on
 ``<prefix>/link/floor``: "1" when the bridge is connected, "0" (its last will, published by the floor broker) when
 the link died.
 """
@@ -173,7 +176,7 @@ def render(cfg: BridgeConfig) -> str:
         "max_queued_bytes 0",
         f"connection floor-{cfg.site}-{cfg.table_id}",
         f"address {' '.join(cfg.hosts)}",
-        "round_robin false",
+        "round_robin true",  # not false: see the module docstring (a silent primary)
         "bridge_protocol_version mqttv50",
         "try_private false",
         "cleansession false",
