@@ -400,8 +400,13 @@ class ArchiveWorker:
                 store.insert_arrivals(cur, {t: (n, n) for t, n in heads.items()}, stale)
             for r in rejected:
                 store.store_rejected(cur, r)
-            if new or statuses or links:
-                notify(cur)
+            if new or statuses or links or heads:  # the tables written: the dashboard refreshes only theirs
+                written = (
+                    {e.table for e in envelopes}
+                    | {s.table for s, _ in statuses}
+                    | {n.table for n, _ in links}
+                )
+                notify(cur, written | heads.keys())
         self.stats.received += len(batch)
         self.stats.stored += new
         self.stats.duplicates += len(envelopes) - new
