@@ -42,7 +42,7 @@ from floor.notify import named_tables
 from floor.sessions import Session
 from floor.web_auth import SESSION, Auth, Database, deny
 from floor.web_config import WebConfig
-from floor.web_live import PARTIAL_AT_MOST, TICK_S, Build, Floor, Live, database_down
+from floor.web_live import MAX_NAMED, TICK_S, Build, Floor, Live, database_down
 from floor.web_pages import PAGE_FILES, Pages
 from floor.web_players import Players
 from floor.web_progressive import ProgressivePage
@@ -181,7 +181,7 @@ class FloorWeb:
 
     def _note(self, named: frozenset[TableRef] | None) -> None:
         """A notification's tables (None: every table), added to those the next build reads again."""
-        if named is None or self._named is None or len(self._named) + len(named) > PARTIAL_AT_MOST:
+        if named is None or self._named is None or len(self._named) + len(named) > MAX_NAMED:
             self._named = None
         else:
             self._named |= named

@@ -5,8 +5,9 @@ each tile's JSON text) is refreshed in proportion to what changed:
 
 - an archive commit's notification names the tables it wrote (floor/notify.py): only their rows are read again
   (dashboard.snapshot_with_documents bounded to them, tableset.py) and only their tiles made again, with the tiles
-  whose open-alert counts moved; a notification naming every table (or not understood), more than
-  ``PARTIAL_AT_MOST`` tables, a table not seen before, or ``MAX_ALERTS`` open alerts: the whole floor is read;
+  whose open-alert counts moved (reading many tables apart costs no more than reading the floor: a busy floor
+  whose builds fall behind does not turn to whole reads); a notification naming every table (or not understood),
+  a table not seen before, or ``MAX_ALERTS`` open alerts: the whole floor is read;
 - every ``TICK_S``: every table's contact (one read of ``floor_tables``): a tile whose last contact moved is made
   again from what was read, a table that turned out of reach (or back) is read again (its archive's coverage
   says so too), so a table that went quiet turns "out of reach";
@@ -46,9 +47,7 @@ from floor.tableset import Only
 
 TICK_S = 5.0
 FULL_EVERY_S = 60.0
-PARTIAL_AT_MOST = (
-    500  # named tables: more, and one read of the whole floor costs less than reading them apart
-)
+MAX_NAMED = MAX_TILES  # tables named since the last build: more are read as every table (a bound on memory)
 _WORDS = json.dumps({a.value: w for a, w in ATTENTION_WORDS.items()})
 _VOLATILE = ("seconds_since_contact",)  # recomputed by the page: not part of a tile's version
 
@@ -166,7 +165,7 @@ class Floor:
 
     def refresh(self, conn: psycopg.Connection, named: frozenset[TableRef] | None) -> Build:
         """After a notification naming ``named`` (None: every table): only those tables read again."""
-        if named is None or len(named) > PARTIAL_AT_MOST or not self.rows or self._due():
+        if named is None or self._due():
             return self.full(conn)
         read, whole = self._read(conn, named)
         if whole:
