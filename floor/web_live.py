@@ -123,13 +123,13 @@ class Floor:
         self.stats = Stats()
 
     # ---- reads ----
-    def _read(self, conn: psycopg.Connection, only: Only) -> tuple[list[Key], bool]:
-        """Read ``only``'s rows (every table's when None); (the tables read, whether a full read is needed
-        instead: a table not seen before, or as many open alerts as the snapshot lists)."""
+    def _read(self, conn: psycopg.Connection, only: Only) -> tuple[set[Key], bool]:
+        """Read ``only``'s rows (every table's when None); (the tables whose rows or contact changed, whether a
+        full read is needed instead: a table not seen before, or as many open alerts as the snapshot lists)."""
         snap, docs = snapshot_with_documents(conn, only)
         read = [(t["site"], t["table"]) for t in snap["tables"]]
         if only is not None and (len(snap["alerts"]) >= MAX_ALERTS or any(k not in self.rows for k in read)):
-            return read, True
+            return set(read), True
         currencies = table_currencies(conn, only)
         reach = {(c.table.site, c.table.table_id): c for c in contacts(conn, only)}
         mine: dict[Key, list[dict[str, Any]]] = {}
@@ -139,14 +139,18 @@ class Floor:
         table_docs, round_docs = docs["state/table"], docs["state/round"]
         if only is None:
             self.rows, self.contacts = {}, {}
+        changed = set()
         for t, k in zip(snap["tables"], read, strict=True):
-            self.rows[k] = Row(t, _data(table_docs.get(k)), _data(round_docs.get(k)), currencies.get(k, ""),
-                               mine.get(k, []))  # fmt: skip
-            self.contacts[k] = reach.get(k)
+            row = Row(
+                t, _data(table_docs.get(k)), _data(round_docs.get(k)), currencies.get(k, ""), mine.get(k, [])
+            )
+            if row != self.rows.get(k) or reach.get(k) != self.contacts.get(k):  # else its tile is as it was
+                changed.add(k)
+                self.rows[k], self.contacts[k] = row, reach.get(k)
         self.floor_alerts = [a for a in snap["alerts"] if a["source"] == "floor"]
         self.archive = snap["archive"]
         self.stats.rows_read += len(read)
-        return read, False
+        return changed, False
 
     def _alerts(self) -> list[dict[str, Any]]:
         """The open alerts as the snapshot lists them (dashboard.py): most severe first, then newest first."""
