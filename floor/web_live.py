@@ -125,10 +125,14 @@ class Floor:
     # ---- reads ----
     def _read(self, conn: psycopg.Connection, only: Only) -> tuple[set[Key], bool]:
         """Read ``only``'s rows (every table's when None); (the tables whose rows or contact changed, whether a
-        full read is needed instead: a table not seen before, or as many open alerts as the snapshot lists)."""
+        full read is needed instead: a table not seen before, as many open alerts as the snapshot lists, or the
+        archive's receiving changed: every table's coverage says so, coverage.py)."""
         snap, docs = snapshot_with_documents(conn, only)
         read = [(t["site"], t["table"]) for t in snap["tables"]]
-        if only is not None and (len(snap["alerts"]) >= MAX_ALERTS or any(k not in self.rows for k in read)):
+        down_moved = (snap["archive"]["receiving"] is False) != (self.archive.get("receiving") is False)
+        if only is not None and (
+            len(snap["alerts"]) >= MAX_ALERTS or down_moved or any(k not in self.rows for k in read)
+        ):
             return set(read), True
         currencies = table_currencies(conn, only)
         reach = {(c.table.site, c.table.table_id): c for c in contacts(conn, only)}
