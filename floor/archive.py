@@ -144,8 +144,8 @@ class ArchiveCounters:
 
 def _notify(cur: psycopg.Cursor, written: set[TableRef]) -> None:
     """The archive's one NOTIFY of a batch (delivered on its commit). ``written``: the tables of the batch's new
-    events, statuses and link notices (what a listener would redraw)."""
-    notify(cur)
+    events, statuses, link notices and heads (the tables a listener redraws, floor/web_live.py)."""
+    notify(cur, written)
 
 
 class ArchiveWorker:
@@ -422,10 +422,10 @@ class ArchiveWorker:
                 store.insert_arrivals(cur, {t: (n, n) for t, n in heads.items()}, stale)
             for r in rejected:
                 store.store_rejected(cur, r)
-            written = {e.table for e in envelopes} if new else set()
-            written |= {status.table for status, _ in statuses} | {notice.table for notice, _ in links}
-            if written:
-                _notify(cur, written)
+            if new or statuses or links or heads:  # the tables written: the dashboard refreshes only theirs
+                written = {e.table for e in envelopes} if new else set()
+                written |= {s.table for s, _ in statuses} | {n.table for n, _ in links}
+                _notify(cur, written | heads.keys())
         self.stats.received += len(batch)
         self.stats.stored += new
         self.stats.duplicates += len(envelopes) - new

@@ -30,6 +30,7 @@ from controller.audit.checkpoint import GENESIS, CheckpointError, follows, parse
 from floor.alerts import raise_alert
 from floor.claims import announce, release
 from floor.messages import SOFTWARE_TOPIC, Envelope, TableRef
+from floor.notify import notify
 from floor.rows import one_row
 from floor.verify_events import prove_events
 
@@ -208,6 +209,7 @@ def check_chains(conn: psycopg.Connection, software_seen: dict[TableRef, int] | 
         with conn.transaction():
             _check_table(conn.cursor(), table)
             evicted += prove_events(conn.cursor(), table)
+            notify(conn.cursor(), [table])  # its events proven: the pit map shows its verified state
     return evicted
 
 

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 from controller.mqtt.floor_bridge import HEARTBEAT_TOPIC, LINK_TOPIC
 from controller.topics import EVENT_HEAD
 from floor.messages import TableRef, split_topic
+from floor.tableset import Only, floor_tables
 
 if TYPE_CHECKING:  # the bridge is rendered on table hosts, which have no psycopg
     import psycopg
@@ -134,13 +135,15 @@ def store_link(cur: psycopg.Cursor, notice: LinkNotice, *, contact: bool = True)
     )
 
 
-def contacts(conn: psycopg.Connection) -> list[Contact]:
-    """Every table's reachability, ordered by site and table."""
+def contacts(conn: psycopg.Connection, only: Only = None) -> list[Contact]:
+    """Every table's (or those of ``only``: tableset.py) reachability, ordered by site and table."""
+    tables, params = floor_tables(only)
     return [
         Contact(TableRef(site, table_id), status, link, link_at, last)
         for site, table_id, status, link, link_at, last in conn.execute(
-            "SELECT site, table_id, status, link, link_at, last_contact_at FROM floor_tables"
-            " ORDER BY site, table_id"
+            f"SELECT site, table_id, status, link, link_at, last_contact_at FROM {tables} t"
+            " ORDER BY site, table_id",
+            params,
         ).fetchall()
     ]
 

@@ -33,6 +33,7 @@ import psycopg
 
 from floor.contact import CONTACT_STALE_S, Contact, archive_receiving
 from floor.messages import TableRef
+from floor.tableset import Only, floor_tables, keys_filter
 
 HOLE_LIMIT = 10_000  # holes read per query; a table beyond it is marked incomplete for every window
 UNKNOWN_TABLE = "INCOMPLETE: the table is not known to this floor's archive"
@@ -153,16 +154,17 @@ class _Table:
     unreachable_since: datetime | None = None  # out of reach now (floor/contact.py): since its last contact
 
 
-def _tables(conn: psycopg.Connection, table: str | None) -> dict[tuple[str, str], _Table]:
+def _tables(conn: psycopg.Connection, table: str | None, only: Only) -> dict[tuple[str, str], _Table]:
+    tables, params = floor_tables(only)
     rows = conn.execute(
         "SELECT t.site, t.table_id, t.contiguous_to, t.status, t.status_at, coalesce(e.event_id, 0), e.ts,"
-        " coalesce(c.last_event_id, 0), t.link, t.link_at, t.last_contact_at, now() FROM floor_tables t"
+        f" coalesce(c.last_event_id, 0), t.link, t.link_at, t.last_contact_at, now() FROM {tables} t"
         " LEFT JOIN LATERAL (SELECT event_id, ts FROM events WHERE site = t.site AND table_id = t.table_id"
         "  ORDER BY event_id DESC LIMIT 1) e ON true"
         " LEFT JOIN LATERAL (SELECT last_event_id FROM checkpoints WHERE site = t.site AND table_id = t.table_id"
         "  AND chain <> 'rejected' AND signature_ok IS NOT FALSE ORDER BY seq DESC LIMIT 1) c ON true"
         " WHERE (%s::text IS NULL OR t.table_id = %s)",
-        (table, table),
+        (*params, table, table),
     ).fetchall()
     out = {}
     for r in rows:
@@ -177,31 +179,34 @@ def _tables(conn: psycopg.Connection, table: str | None) -> dict[tuple[str, str]
 
 
 def _gaps_above_mark(
-    conn: psycopg.Connection, table: str | None
+    conn: psycopg.Connection, table: str | None, only: Only
 ) -> list[tuple[str, str, int, int, datetime | None, datetime]]:
     """Runs of ids not archived above each table's watermark, with the times of the archived ids around them:
     one index range scan per table over the ids above its watermark (few while the repair keeps up)."""
+    tables, params = floor_tables(only)
     return conn.execute(
-        "SELECT t.site, t.table_id, s.prev + 1, s.event_id - 1, s.prev_ts, s.ts FROM floor_tables t"
+        f"SELECT t.site, t.table_id, s.prev + 1, s.event_id - 1, s.prev_ts, s.ts FROM {tables} t"
         " CROSS JOIN LATERAL (SELECT event_id, ts, lag(event_id, 1, t.contiguous_to) OVER w AS prev,"
         "  lag(ts) OVER w AS prev_ts FROM events WHERE site = t.site AND table_id = t.table_id"
         "  AND event_id > t.contiguous_to WINDOW w AS (ORDER BY event_id)) s"
         " WHERE s.event_id > s.prev + 1 AND (%s::text IS NULL OR t.table_id = %s)"
         " ORDER BY t.site, t.table_id, s.prev LIMIT %s",
-        (table, table, HOLE_LIMIT),
+        (*params, table, table, HOLE_LIMIT),
     ).fetchall()
 
 
-def _missing_runs(conn: psycopg.Connection, table: str | None) -> list[tuple[str, str, int, int]]:
+def _missing_runs(conn: psycopg.Connection, table: str | None, only: Only) -> list[tuple[str, str, int, int]]:
     """Runs of ids given up (and still not archived)."""
+    bounded, params = keys_filter(only, "m")
     return conn.execute(
         "SELECT site, table_id, min(event_id), max(event_id) FROM ("
         " SELECT m.site, m.table_id, m.event_id,"
         "  m.event_id - row_number() OVER (PARTITION BY m.site, m.table_id ORDER BY m.event_id) AS run"
-        " FROM missing_events m WHERE (%s::text IS NULL OR m.table_id = %s) AND NOT EXISTS (SELECT 1 FROM events e"
+        f" FROM missing_events m WHERE (%s::text IS NULL OR m.table_id = %s){bounded} AND NOT EXISTS"
+        " (SELECT 1 FROM events e"
         "  WHERE e.site = m.site AND e.table_id = m.table_id AND e.event_id = m.event_id)) s"
         " GROUP BY site, table_id, run ORDER BY 1, 2, 3 LIMIT %s",
-        (table, table, HOLE_LIMIT),
+        (table, table, *params, HOLE_LIMIT),
     ).fetchall()
 
 
@@ -247,14 +252,17 @@ def _split(lo: int, hi: int, missing: list[tuple[int, int]]) -> list[tuple[int, 
     return out
 
 
-def table_holes(conn: psycopg.Connection, table: str | None = None) -> dict[tuple[str, str], _Table]:
-    """Every known table (or those with this table id) with all its holes, oldest first."""
-    tables = _tables(conn, table)
+def table_holes(
+    conn: psycopg.Connection, table: str | None = None, only: Only = None
+) -> dict[tuple[str, str], _Table]:
+    """Every known table (or those with this table id, or of ``only``: tableset.py) with all its holes, oldest
+    first."""
+    tables = _tables(conn, table, only)
     missing: dict[tuple[str, str], list[tuple[int, int]]] = {}
-    runs = _missing_runs(conn, table)
+    runs = _missing_runs(conn, table, only)
     for site, table_id, lo, hi in runs:
         missing.setdefault((site, table_id), []).append((int(lo), int(hi)))
-    gaps = _gaps_above_mark(conn, table)
+    gaps = _gaps_above_mark(conn, table, only)
     for rows in (gaps, runs):  # read up to the limit: the last table read and those after it may have more
         if len(rows) >= HOLE_LIMIT:
             for key, t in tables.items():
@@ -281,12 +289,17 @@ def table_holes(conn: psycopg.Connection, table: str | None = None) -> dict[tupl
 
 
 def coverage(
-    conn: psycopg.Connection, since: datetime | None, until: datetime | None, table: str | None = None
+    conn: psycopg.Connection,
+    since: datetime | None,
+    until: datetime | None,
+    table: str | None = None,
+    only: Only = None,
 ) -> dict[tuple[str, str], Coverage]:
-    """Per table: what the archive holds for the window ``[since, until)`` (None: unbounded)."""
+    """Per table (of ``only``, tableset.py, when given): what the archive holds for the window ``[since, until)``
+    (None: unbounded)."""
     out = {}
     health = archive_receiving(conn)
-    for key, t in table_holes(conn, table).items():
+    for key, t in table_holes(conn, table, only).items():
         pending = [h.lo for h in t.holes if h.kind is HoleKind.PENDING]
         given_up = max((h.hi for h in t.holes if h.kind is HoleKind.MISSING), default=0)
         archived_to = max(t.mark, (min(pending) - 1) if pending else max(t.top, given_up))

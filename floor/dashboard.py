@@ -23,6 +23,7 @@ from floor.backup.health import read_health
 from floor.contact import archive_receiving
 from floor.coverage import Coverage, HoleKind, coverage
 from floor.queries import floor_alerts
+from floor.tableset import Only, floor_tables
 from floor.text import whole
 
 MAX_ALERTS = 200
@@ -31,29 +32,32 @@ MAX_ALERTS = 200
 Latest = dict[tuple[str, str], tuple[int, Any, Any]]  # (site, table) -> (event id, time, data)
 
 
-def latest(conn: psycopg.Connection, topic: str) -> Latest:
-    """Each table's newest document on ``topic``: one index lookup per table (events_by_topic)."""
+def latest(conn: psycopg.Connection, topic: str, only: Only = None) -> Latest:
+    """Each table's (of ``only``: tableset.py) newest document on ``topic``: one index lookup per table
+    (events_by_topic)."""
+    tables, params = floor_tables(only)
     rows = conn.execute(
-        "SELECT t.site, t.table_id, e.event_id, e.ts, e.data FROM floor_tables t CROSS JOIN LATERAL"
+        f"SELECT t.site, t.table_id, e.event_id, e.ts, e.data FROM {tables} t CROSS JOIN LATERAL"
         " (SELECT event_id, ts, data FROM events WHERE site = t.site AND table_id = t.table_id AND topic = %s"
         " ORDER BY event_id DESC LIMIT 1) e",
-        (topic,),
+        (*params, topic),
     ).fetchall()
     return {(r[0], r[1]): (r[2], r[3], r[4]) for r in rows}
 
 
-def latest_state(conn: psycopg.Connection, topic: str) -> tuple[Latest, Latest]:
+def latest_state(conn: psycopg.Connection, topic: str, only: Only = None) -> tuple[Latest, Latest]:
     """Each table's newest document on ``topic`` its signed chain proves (``verified``: what is shown as the table's
     state), and a newer one not yet verified, if any (shown apart and marked; a forged one is evicted when the
     table's next checkpoint disproves it, floor/verify_events.py, and so drops out). Two index lookups per table."""
+    tables, params = floor_tables(only)
     rows = conn.execute(
-        "SELECT t.site, t.table_id, v.event_id, v.ts, v.data, u.event_id, u.ts, u.data FROM floor_tables t"
+        f"SELECT t.site, t.table_id, v.event_id, v.ts, v.data, u.event_id, u.ts, u.data FROM {tables} t"
         " LEFT JOIN LATERAL (SELECT event_id, ts, data FROM events WHERE site = t.site AND table_id = t.table_id"
         " AND topic = %s AND verified ORDER BY event_id DESC LIMIT 1) v ON true"
         " LEFT JOIN LATERAL (SELECT event_id, ts, data FROM events WHERE site = t.site AND table_id = t.table_id"
         " AND topic = %s AND NOT verified AND event_id > coalesce(v.event_id, 0) ORDER BY event_id DESC LIMIT 1)"
         " u ON true",
-        (topic, topic),
+        (*params, topic, topic),
     ).fetchall()
     proven = {(r[0], r[1]): (r[2], r[3], r[4]) for r in rows if r[2] is not None}
     newer = {(r[0], r[1]): (r[5], r[6], r[7]) for r in rows if r[5] is not None}
@@ -121,24 +125,29 @@ def snapshot(conn: psycopg.Connection) -> dict[str, Any]:
     return snapshot_with_documents(conn)[0]
 
 
-def snapshot_with_documents(conn: psycopg.Connection) -> tuple[dict[str, Any], dict[str, Latest]]:
+def snapshot_with_documents(
+    conn: psycopg.Connection, only: Only = None
+) -> tuple[dict[str, Any], dict[str, Latest]]:
     """The snapshot, and each table's newest ``state/table``, ``state/jackpot`` and ``state/round`` it was read
-    from (the pit map's tiles use them too: read once per build)."""
+    from (the pit map's tiles use them too: read once per build). ``only``: the tables to read (tableset.py; the
+    live map's refresh of the tables an archive commit named), every table when None."""
+    tables_sql, params = floor_tables(only)
     tables_rows = conn.execute(
-        "SELECT site, table_id, status, contiguous_to FROM floor_tables ORDER BY site, table_id"
+        f"SELECT site, table_id, status, contiguous_to FROM {tables_sql} t ORDER BY site, table_id", params
     ).fetchall()
-    table_state, table_unverified = latest_state(conn, "state/table")
-    jackpot = latest(conn, "state/jackpot")
-    settlement = latest(conn, "events/settlement")
-    alerts_open = latest(conn, "alerts/open")
+    table_state, table_unverified = latest_state(conn, "state/table", only)
+    jackpot = latest(conn, "state/jackpot", only)
+    settlement = latest(conn, "events/settlement", only)
+    alerts_open = latest(conn, "alerts/open", only)
     verified_to = dict(
         ((r[0], r[1]), r[2])
         for r in conn.execute(
             "SELECT t.site, t.table_id, (SELECT max(event_id) FROM events e WHERE e.site = t.site"
-            " AND e.table_id = t.table_id AND e.verified) FROM floor_tables t"
+            f" AND e.table_id = t.table_id AND e.verified) FROM {tables_sql} t",
+            params,
         )
     )
-    covers = coverage(conn, None, None)
+    covers = coverage(conn, None, None, only=only)
     tables = []
     alerts: list[dict[str, Any]] = []
     for site, table_id, status, contiguous in tables_rows:
@@ -201,5 +210,5 @@ def snapshot_with_documents(conn: psycopg.Connection) -> tuple[dict[str, Any], d
     return {"tables": tables, "alerts": alerts[:MAX_ALERTS], "archive": archive}, {
         "state/table": table_state,
         "state/jackpot": jackpot,
-        "state/round": latest(conn, "state/round"),
+        "state/round": latest(conn, "state/round", only),
     }

@@ -25,9 +25,9 @@ import psycopg
 
 from controller.rules.profiles import game_name
 from controller.words import STATE_WORDS, alert_words, words
-from floor.contact import archive_receiving, contacts
+from floor.contact import Contact, archive_receiving, contacts
 from floor.dashboard import Latest
-from floor.layout import Layout
+from floor.layout import Layout, Pit
 from floor.queries import table_currencies
 from floor.text import whole
 
@@ -113,6 +113,77 @@ def _docs(found: Latest) -> dict[tuple[str, str], dict[str, Any]]:
     return {k: v[2] for k, v in found.items() if isinstance(v[2], dict)}
 
 
+Key = tuple[str, str]  # (site, table)
+
+
+def alert_counts(alerts: list[dict[str, Any]]) -> tuple[dict[Key, int], dict[Key, int]]:
+    """Each table's open alerts in the snapshot's list: (critical ones, all)."""
+    critical: dict[Key, int] = {}
+    open_count: dict[Key, int] = {}
+    for a in alerts:
+        key = (a["site"], a["table"])
+        open_count[key] = open_count.get(key, 0) + 1
+        if a["severity"] == "critical":
+            critical[key] = critical.get(key, 0) + 1
+    return critical, open_count
+
+
+@dataclass(frozen=True)
+class Frame:
+    """What every tile of one build reads besides its table's own rows: the layout, whether the archive receives
+    (when it does not, silence says nothing of the tables), the alerts' counts, the time."""
+
+    layout: Layout
+    archive_down: bool
+    critical: dict[Key, int]
+    open_count: dict[Key, int]
+    now: datetime
+    pits: dict[str, Pit] = field(default_factory=dict)
+    order: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, layout: Layout, archive_down: bool, alerts: list[dict[str, Any]], now: datetime) -> Frame:
+        critical, open_count = alert_counts(alerts)
+        pits = {table: pit for pit in layout.pits for table in pit.tables}
+        return cls(layout, archive_down, critical, open_count, now, pits, layout.order())
+
+    def tile(
+        self,
+        t: dict[str, Any],
+        doc: dict[str, Any],
+        round_doc: dict[str, Any],
+        currency: str,
+        c: Contact | None,
+    ) -> Tile:
+        """One table's tile: ``t`` its entry in the dashboard's snapshot, ``doc`` and ``round_doc`` its newest
+        verified ``state/table`` and ``state/round``, ``c`` its contact (contact.py)."""
+        key = (t["site"], t["table"])
+        last = c.last_contact_at if c else None
+        reachable = self.archive_down or (c.reachable(self.now) if c else False)
+        limits = v if isinstance(v := doc.get("limits"), dict) else {}
+        archive = t.get("archive")
+        state = _text(doc.get("state"), 40)
+        att = attention(t["faults"], key in self.critical, reachable, state)
+        pit = self.pits.get(t["table"]) or self.layout.pit_of(t["table"])
+        return Tile(
+            site=t["site"], table=t["table"], pit=pit.name, area=pit.area,
+            pit_order=self.order.get(pit.name, len(self.order)), attention=att,
+            attention_words=ATTENTION_WORDS[att], state=words(STATE_WORDS, state) if state else
+            ("not verified yet" if t.get("unverified") else "not heard yet"),
+            game=game_name(_text(doc.get("profile"), 40), short=True),
+            game_title=game_name(_text(doc.get("profile"), 40)), min_bet=whole(limits.get("min_bet")),
+            max_bet=whole(limits.get("max_bet")), currency=currency,
+            seats_in_play=seats_in_play(doc, round_doc),
+            meter=t["meter"],
+            last_contact=last.isoformat() if last else "",
+            seconds_since_contact=int((self.now - last).total_seconds()) if last else None,
+            alerts_open=self.open_count.get(key, 0), faults=[alert_words(f) for f in t["faults"]],
+            dealer=_text(doc.get("dealer"), 40), status=_text(t.get("status"), 20),
+            archive_complete=archive["complete"] if isinstance(archive, dict) else None,
+            unverified=_text(t.get("unverified"), 120), link=_text(t.get("link"), 32),
+        )  # fmt: skip
+
+
 def tiles(
     snap: dict[str, Any], docs: dict[str, Latest], layout: Layout, conn: psycopg.Connection, now: datetime
 ) -> list[Tile]:
@@ -121,47 +192,15 @@ def tiles(
     table_docs, round_docs = _docs(docs["state/table"]), _docs(docs.get("state/round", {}))
     currencies = table_currencies(conn)
     reach = {(c.table.site, c.table.table_id): c for c in contacts(conn)}
-    archive_down = archive_receiving(conn).receiving is False  # then silence says nothing of the tables
-    critical: dict[tuple[str, str], int] = {}
-    open_count: dict[tuple[str, str], int] = {}
-    for a in snap["alerts"]:
-        key = (a["site"], a["table"])
-        open_count[key] = open_count.get(key, 0) + 1
-        if a["severity"] == "critical":
-            critical[key] = critical.get(key, 0) + 1
-    pits = {table: pit for pit in layout.pits for table in pit.tables}
-    order = layout.order()
+    frame = Frame.of(layout, archive_receiving(conn).receiving is False, snap["alerts"], now)
     out = []
     for t in snap["tables"][:MAX_TILES]:
         key = (t["site"], t["table"])
-        doc = table_docs.get(key, {})
-        c = reach.get(key)
-        last = c.last_contact_at if c else None
-        reachable = archive_down or (c.reachable(now) if c else False)
-        limits = v if isinstance(v := doc.get("limits"), dict) else {}
-        archive = t.get("archive")
-        state = _text(doc.get("state"), 40)
-        att = attention(t["faults"], key in critical, reachable, state)
-        pit = pits.get(t["table"]) or layout.pit_of(t["table"])
         out.append(
-            Tile(
-                site=t["site"], table=t["table"], pit=pit.name, area=pit.area,
-                pit_order=order.get(pit.name, len(order)), attention=att,
-                attention_words=ATTENTION_WORDS[att], state=words(STATE_WORDS, state) if state else
-                ("not verified yet" if t.get("unverified") else "not heard yet"),
-                game=game_name(_text(doc.get("profile"), 40), short=True),
-                game_title=game_name(_text(doc.get("profile"), 40)), min_bet=whole(limits.get("min_bet")),
-                max_bet=whole(limits.get("max_bet")), currency=currencies.get(key, ""),
-                seats_in_play=seats_in_play(doc, round_docs.get(key, {})),
-                meter=t["meter"],
-                last_contact=last.isoformat() if last else "",
-                seconds_since_contact=int((now - last).total_seconds()) if last else None,
-                alerts_open=open_count.get(key, 0), faults=[alert_words(f) for f in t["faults"]],
-                dealer=_text(doc.get("dealer"), 40), status=_text(t.get("status"), 20),
-                archive_complete=archive["complete"] if isinstance(archive, dict) else None,
-                unverified=_text(t.get("unverified"), 120), link=_text(t.get("link"), 32),
+            frame.tile(
+                t, table_docs.get(key, {}), round_docs.get(key, {}), currencies.get(key, ""), reach.get(key)
             )
-        )  # fmt: skip
+        )
     out.sort(key=lambda x: (x.pit_order, x.pit, x.table))
     return out
 

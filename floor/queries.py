@@ -12,6 +12,7 @@ import psycopg
 
 from controller.jackpot.config import CURRENCY_CODE
 from floor.alerts import SURVEILLANCE_KINDS
+from floor.tableset import Only, floor_tables
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,18 +87,21 @@ _CURRENCY_SOURCES = (
 )
 
 
-def table_currencies(conn: psycopg.Connection, table: str | None = None) -> dict[tuple[str, str], str]:
+def table_currencies(
+    conn: psycopg.Connection, only: Only = None, table: str | None = None
+) -> dict[tuple[str, str], str]:
     """Each table's currency from its configuration: the newest ``events/session`` that names one (the
     configured ``table.currency``, published when the session opens), else its newest ``state/jackpot``'s (one
-    index lookup per table and source); a value that is not a 3-letter code is ignored. ``table``: that table id
-    only."""
+    index lookup per table and source); a value that is not a 3-letter code is ignored. ``only``: those tables
+    (tableset.py); ``table``: that table id only."""
     out: dict[tuple[str, str], str] = {}
+    tables, params = floor_tables(only)
     for where in reversed(_CURRENCY_SOURCES):  # the more authoritative source overwrites
         rows = conn.execute(
-            "SELECT t.site, t.table_id, e.currency FROM floor_tables t CROSS JOIN LATERAL"
+            f"SELECT t.site, t.table_id, e.currency FROM {tables} t CROSS JOIN LATERAL"
             " (SELECT data->>'currency' AS currency FROM events WHERE site = t.site AND table_id = t.table_id"
             f" AND {where} ORDER BY event_id DESC LIMIT 1) e WHERE (%s::text IS NULL OR t.table_id = %s)",
-            (table, table),
+            (*params, table, table),
         ).fetchall()
         out.update({(s, t): c for s, t, c in rows if isinstance(c, str) and CURRENCY_CODE.fullmatch(c)})
     return out

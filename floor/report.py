@@ -206,7 +206,7 @@ def day_report(conn: psycopg.Connection, day: date, table: str | None = None) ->
     for key, cov in coverage(conn, start, end, table).items():
         if key in out or not cov.complete:  # a day lost whole to a hole is listed too
             get(*key).coverage = cov
-    currencies = table_currencies(conn, table)
+    currencies = table_currencies(conn, table=table)
     for key, t in out.items():
         t.currency = currencies.get(key)
     return [out[k] for k in sorted(out)]

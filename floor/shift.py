@@ -329,7 +329,7 @@ def shift_report(
     ``consistent_read``."""
     figures = _table_figures(conn, since, until, table)
     covers = coverage(conn, since, until, table)
-    currencies = table_currencies(conn, table)
+    currencies = table_currencies(conn, table=table)
     keys = sorted(set(figures) | {k for k, c in covers.items() if not c.complete})
     hours = open_hours(conn, since, until, now, table)
     tables: list[ShiftRow] = []

@@ -10,8 +10,8 @@
   table's page, ``/round`` a round's dispute report, ``/shift`` the shift's figures (web_pages.py).
 - ``GET /events``: ``text/event-stream``; the whole floor (``floor``) at once, then only what changed
   (``tiles``, ``alerts``: web_live.py) each time the archive commits (PostgreSQL ``LISTEN floor_archive``,
-  coalesced to at most one per ``min_interval``) and every ``TICK_S``. A page that falls behind (its queue
-  full) gets the whole floor again instead of a backlog.
+  coalesced to at most one per ``min_interval``; the tiles of the tables the notifications named, floor/notify.py)
+  and every ``TICK_S``. A page that falls behind (its queue full) gets the whole floor again instead of a backlog.
   At most ``sse_per_user`` streams per user and ``sse_total`` in all (then 429 / 503, logged); a stream ends
   when its session does (logout, expiry, the user disabled: looked up again with every keep-alive).
 - ``POST /api/ack``, ``/api/floor-ack``: acknowledgements, supervisors only (``web_relay.py``): a table's alert
@@ -36,11 +36,13 @@ from aiohttp.typedefs import Handler
 
 from floor import store
 from floor.logins import LogEvent
+from floor.messages import TableRef
 from floor.notify import NOTIFY_CHANNEL as CHANNEL
+from floor.notify import named_tables
 from floor.sessions import Session
 from floor.web_auth import SESSION, Auth, Database, deny
 from floor.web_config import WebConfig
-from floor.web_live import TICK_S, Live, build, database_down
+from floor.web_live import MAX_NAMED, TICK_S, Build, Floor, Live, database_down
 from floor.web_pages import PAGE_FILES, Pages
 from floor.web_players import Players
 from floor.web_progressive import ProgressivePage
@@ -85,6 +87,9 @@ class FloorWeb:
         self.live = Live()
         self.pages = Pages(cfg, self._refuse_page)
         self._changed = asyncio.Event()
+        self._named: set[TableRef] | None = set()  # the tables named since the last build (None: every table)
+        self.floor = Floor(cfg.layout)
+        self._conn: psycopg.Connection | None = None  # the builds' (in their thread, one at a time)
         self._tasks: list[asyncio.Task[Any]] = []
         self._db_down_since: datetime | None = None
 
@@ -140,7 +145,7 @@ class FloorWeb:
     # ---- data ----
     async def _start(self, app: web.Application) -> None:
         await asyncio.to_thread(self._migrate)  # as every archive worker does: users and sessions need theirs
-        self.live.update(await asyncio.to_thread(build, self.cfg.dsn, self.cfg.layout))
+        self.live.update(await asyncio.to_thread(self._build, None, False))
         self._tasks = [asyncio.create_task(self._listen()), asyncio.create_task(self._publish())]
 
     async def _stop(self, app: web.Application) -> None:
@@ -151,6 +156,8 @@ class FloorWeb:
         for t in self._tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await t
+        if self._conn is not None:
+            self._conn.close()
 
     def _migrate(self) -> None:
         with store.connect(self.cfg.dsn) as conn:
@@ -163,25 +170,46 @@ class FloorWeb:
                 aconn = await psycopg.AsyncConnection.connect(self.cfg.dsn, autocommit=True)
                 async with aconn:
                     await aconn.execute(f"LISTEN {CHANNEL}")
-                    self._changed.set()  # anything missed while not listening
-                    async for _ in aconn.notifies():
-                        self._changed.set()
+                    self._note(None)  # anything missed while not listening
+                    async for n in aconn.notifies():
+                        self._note(named_tables(n.payload))
             except asyncio.CancelledError:
                 raise
             except psycopg.Error as exc:
                 log.warning("dashboard: database listen failed (%s); retrying", exc)
                 await asyncio.sleep(2)
 
+    def _note(self, named: frozenset[TableRef] | None) -> None:
+        """A notification's tables (None: every table), added to those the next build reads again."""
+        if named is None or self._named is None or len(self._named) + len(named) > MAX_NAMED:
+            self._named = None
+        else:
+            self._named |= named
+        self._changed.set()
+
+    def _build(self, named: frozenset[TableRef] | None, tick: bool) -> Build:
+        """In a thread: the whole floor (``named`` None), the tables named, or the tick (floor/web_live.py)."""
+        if self._conn is None or self._conn.closed:
+            self._conn = psycopg.connect(self.cfg.dsn, autocommit=True)
+        try:
+            return self.floor.tick(self._conn) if tick else self.floor.refresh(self._conn, named)
+        except psycopg.Error:
+            self._conn.close()
+            raise
+
     async def _publish(self) -> None:
         while True:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._changed.wait(), TICK_S)
+            tick = not self._changed.is_set()
             self._changed.clear()
+            named, self._named = self._named, set()
             try:
-                new = await asyncio.to_thread(build, self.cfg.dsn, self.cfg.layout)
+                new = await asyncio.to_thread(self._build, None if named is None else frozenset(named), tick)
                 self._db_down_since = None
             except psycopg.Error as exc:
                 log.warning("dashboard: snapshot failed (%s)", exc)
+                self._named = None  # what failed to be read is read again, whole
                 if self._db_down_since is None:
                     self._db_down_since = datetime.now(UTC)
                 new = database_down(self._db_down_since, self.live.current)  # said as that, not tables down
@@ -207,7 +235,7 @@ class FloorWeb:
         self._put(stream, None)
 
     async def _snapshot(self, request: web.Request) -> web.Response:
-        return web.Response(text=self.live.current.snapshot, content_type="application/json")
+        return web.Response(text=self.live.current.snapshot(), content_type="application/json")
 
     def _refusal(self, session: Session) -> tuple[int, str] | None:
         mine = sum(1 for s in self._streams if s.session.user == session.user)

@@ -1,20 +1,31 @@
 """The dashboard's live stream sends what changed, not the whole floor (issue 29; floor/web_live.py):
 one table's change is one tile's bytes at 2,000 tables, each change gets the floor's next version, and a page that
-fell behind gets the whole floor once instead of a backlog (floor/web.py)."""
+fell behind gets the whole floor once instead of a backlog (floor/web.py); an archive commit's notification names
+the tables it wrote and only their tiles are made again, as a whole build would make them (issue 44,
+floor/notify.py); a payload not understood means every table."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 
+import psycopg
+import pytest
+
+from floor.alerts import raise_alert
+from floor.layout import parse_layout
+from floor.messages import TableRef
+from floor.notify import NOTIFY_CHANNEL, PAYLOAD_LIMIT, named_tables, notify, payload
 from floor.web import RESYNC, FloorWeb, Stream
-from floor.web_live import Build, Live
+from floor.web_live import Build, Floor, Live, Stats, build
+from tablebench.pitmap_floor import SITE, build_floor, hear_from_online_tables, layout_toml, publish, table_id
+from tests.support.floor import temp_database
 
 
 def _build(n: int, changed: dict[str, str] | None = None, alerts: str = "[]") -> Build:
     tiles = {f"S1/bj{i}": json.dumps({"site": "S1", "table": f"bj{i}", "state": "Betting"}) for i in range(n)}
     tiles.update(changed or {})
-    return Build("{}", tiles, alerts)
+    return Build(tiles, alerts)
 
 
 def test_one_tables_change_sends_that_tile_only_with_the_next_version():
@@ -58,3 +69,142 @@ def test_a_page_that_falls_behind_gets_the_whole_floor_once_not_a_backlog():
         queued.index(RESYNC) + 1 :
     ]  # the changes after the resync follow it, in order, up to the last
     assert after == [("tiles", f'{{"version":{v}}}') for v in range(20 - len(after), 20)]
+
+
+# ---- the refresh in proportion to what changed (issue 44): a real PostgreSQL, a floor of N tables ----
+N = 60
+LAYOUT = parse_layout(layout_toml(N))
+
+
+@pytest.fixture(scope="module")
+def floor_db():
+    with temp_database() as dsn:
+        build_floor(dsn, N)
+        yield dsn
+
+
+def _fresh(dsn: str) -> tuple[Floor, psycopg.Connection]:
+    conn = psycopg.connect(dsn, autocommit=True)
+    floor = Floor(LAYOUT)
+    floor.full(conn)
+    return floor, conn
+
+
+def _tile(b: Build, i: int) -> dict[str, object]:
+    return json.loads(b.tiles[f"{SITE}/{table_id(i)}"])
+
+
+def test_a_notification_naming_one_table_remakes_that_tile_only_as_a_whole_build_would(floor_db):
+    floor, conn = _fresh(floor_db)
+    with conn:
+        live = Live()
+        live.update(floor.full(conn))
+        before = Stats(**vars(floor.stats))
+        publish(
+            floor_db, 7, "state/table", 50, {"state": "dealing", "profile": "pt-2001", "dealer": "Ann <b>"}
+        )
+        named = named_tables(payload([TableRef(SITE, table_id(7))]))
+        b = floor.refresh(conn, named)
+        # one table's rows read, one tile made: not the floor (a whole build reads and makes N)
+        assert floor.stats.full == before.full and floor.stats.partial == before.partial + 1
+        assert floor.stats.rows_read - before.rows_read == 1
+        assert floor.stats.tiles_made - before.tiles_made == 1
+        assert b.touched == {f"{SITE}/{table_id(7)}"}
+        events = live.update(b)
+        assert [k for k, _ in events] == ["tiles"]
+        changed = json.loads(events[0][1])["changed"]
+        assert [t["table"] for t in changed] == [table_id(7)] and changed[0]["dealer"] == "Ann <b>"
+        # what the map shows is what a build of the whole floor shows (the same figures, verified state only)
+        whole = build(floor_db, LAYOUT)
+        assert b.tiles == whole.tiles and list(b.tiles) == list(whole.tiles)
+        assert b.alerts == whole.alerts
+
+
+def test_a_newer_unverified_state_named_by_a_notification_is_not_shown_as_the_tables_state(floor_db):
+    """PT-2001 pit map rule (floor/dashboard.py, issue 37): only verified state is the table's."""
+    floor, conn = _fresh(floor_db)
+    with conn:
+        shown = _tile(floor.full(conn), 9)
+        publish(floor_db, 9, "state/table", 60, {"state": "closed", "profile": "pt-2001"}, verified=False)
+        tile = _tile(floor.refresh(conn, frozenset({TableRef(SITE, table_id(9))})), 9)
+        assert tile["state"] == shown["state"] and "not yet verified" in str(tile["unverified"])
+
+
+def test_an_alert_of_another_table_remakes_that_tables_tile_too(floor_db):
+    """A tile's colour and alert count follow the floor's open alerts, whichever table a notification named."""
+    floor, conn = _fresh(floor_db)
+    with conn:
+        floor.full(conn)
+        with conn.transaction():
+            raise_alert(conn.cursor(), TableRef(SITE, table_id(20)), "event_missing", "critical", "events lost",
+                        {}, "web-live-20")  # fmt: skip
+        b = floor.refresh(conn, frozenset({TableRef(SITE, table_id(21))}))
+        assert b.touched == {f"{SITE}/{table_id(20)}"}  # 21 was read: nothing of it changed, its tile neither
+        assert _tile(b, 20)["attention"] == "critical"
+        assert b.tiles == build(floor_db, LAYOUT).tiles
+
+
+def test_a_table_that_went_quiet_turns_out_of_reach_on_the_tick_alone(floor_db):
+    floor, conn = _fresh(floor_db)
+    with conn:
+        hear_from_online_tables(floor_db)
+        floor.full(conn)
+        conn.execute(
+            "UPDATE floor_tables SET last_contact_at = now() - interval '20 minutes' WHERE site = %s AND table_id = %s",
+            (SITE, table_id(31)),
+        )
+        before = Stats(**vars(floor.stats))
+        b = floor.tick(conn)
+        assert b.touched == {f"{SITE}/{table_id(31)}"} and floor.stats.full == before.full
+        tile = _tile(b, 31)
+        assert tile["attention"] == "unreachable" and tile["archive_complete"] is not True  # never "complete"
+        assert floor.stats.rows_read - before.rows_read == 1
+
+
+HOSTILE = [
+    "",  # every table (a writer that does not know which)
+    "garbage",
+    "t2 S1:bj001",  # a format this listener does not know
+    "t1 S1",
+    "t1 S1:bj001,,bj002",
+    "t1 S1:bj'001",
+    "t1 S1:bj001;",
+    "t1 :bj001",
+    "t1 S1:" + "a" * 65,
+    "t1 S1:" + ",".join(f"bj{i}" for i in range(2000)),  # longer than any payload PostgreSQL carries
+    "t1 S1:bj001\nS1:bj002",
+]
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_a_payload_not_understood_means_every_table(text):
+    assert named_tables(text) is None
+
+
+def test_payloads_name_the_tables_and_too_many_say_every_table(floor_db):
+    refs = [TableRef("S1", "bj001"), TableRef("S2", "x-9"), TableRef("S1", "bj002")]
+    assert named_tables(payload(refs)) == frozenset(refs)
+    assert payload(None) == "" and payload([TableRef("S1", "bj 1")]) == ""
+    many = [TableRef("S1", f"bj{i:05d}") for i in range(2000)]
+    assert payload(many) == ""  # 2,000 names do not fit in 8,000 bytes
+    with psycopg.connect(
+        floor_db, autocommit=True
+    ) as conn:  # PostgreSQL carries them (it refuses 8,000 bytes)
+        conn.execute(f"LISTEN {NOTIFY_CHANNEL}")
+        fit = many[: PAYLOAD_LIMIT // 9 - 1]
+        with psycopg.connect(floor_db) as writer, writer.transaction():
+            notify(writer.cursor(), fit)
+        got = next(conn.notifies(timeout=10))
+        assert named_tables(got.payload) == frozenset(fit)
+
+
+def test_a_hostile_payload_reads_the_whole_floor_and_an_unknown_table_reads_nothing(floor_db):
+    floor, conn = _fresh(floor_db)
+    with conn:
+        before = Stats(**vars(floor.stats))
+        floor.refresh(conn, named_tables("t1 S1:bj001;<script>"))
+        assert floor.stats.full == before.full + 1 and floor.stats.rows_read - before.rows_read == N
+        before = Stats(**vars(floor.stats))
+        b = floor.refresh(conn, named_tables("t1 S9:nosuchtable"))
+        assert floor.stats.full == before.full and b.touched == frozenset()
+        assert floor.stats.rows_read == before.rows_read

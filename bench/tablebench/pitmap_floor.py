@@ -56,7 +56,7 @@ def play(h: Harness) -> None:
         h.card(c)
 
 
-def _envelope(
+def envelope(
     ref: TableRef, topic: str, event_id: int, etype: str, ts: datetime, data: dict[str, Any]
 ) -> Envelope:
     doc = {"data": data, "event_id": event_id, "table": ref.table_id, "ts": ts.isoformat(), "type": etype}
@@ -68,12 +68,12 @@ def _played(when: datetime) -> list[Envelope]:
     play(h)
     ref = TableRef(SITE, PLAYED)
     return [
-        _envelope(ref, p.topic, i, p.event_type, when + timedelta(seconds=i), p.data)
+        envelope(ref, p.topic, i, p.event_type, when + timedelta(seconds=i), p.data)
         for i, p in enumerate(messages(h.effects), start=1)
     ]
 
 
-def _state(i: int) -> dict[str, Any]:
+def state(i: int) -> dict[str, Any]:
     faults = ["jam"] if i % 37 == 5 else []
     state = "closed" if i % 23 == 7 else ("jammed" if faults else ("betting" if i % 2 else "players"))
     doc: dict[str, Any] = {
@@ -94,12 +94,12 @@ def build_floor(dsn: str, n: int, now: datetime | None = None) -> None:
         envs = _played(now - timedelta(hours=2))
         for i in range(2, n + 1):
             ref, ts = TableRef(SITE, table_id(i)), now - timedelta(minutes=30)
-            envs.append(_envelope(ref, "state/table", 1, "state", ts, _state(i)))
+            envs.append(envelope(ref, "state/table", 1, "state", ts, state(i)))
             for k in range(3):
                 meter = 100_000 + i * 10 + k * 250
-                envs.append(_envelope(ref, "events/jackpot", 2 + k, "jackpot", ts + timedelta(minutes=5 * k),
+                envs.append(envelope(ref, "events/jackpot", 2 + k, "jackpot", ts + timedelta(minutes=5 * k),
                                       {"action": "contribution", "meter": meter}))  # fmt: skip
-            envs.append(_envelope(ref, "state/jackpot", 5, "state", ts + timedelta(minutes=11),
+            envs.append(envelope(ref, "state/jackpot", 5, "state", ts + timedelta(minutes=11),
                                   {"meter": 100_500 + i * 10, "currency": "EUR"}))  # fmt: skip
         with conn.transaction():
             cur = conn.cursor()
@@ -137,11 +137,11 @@ def publish(
     with psycopg.connect(dsn) as conn, conn.transaction():
         cur = conn.cursor()
         store.store_envelopes(
-            cur, [_envelope(ref, topic, event_id, topic.split("/")[-1], datetime.now(UTC), data)]
+            cur, [envelope(ref, topic, event_id, topic.split("/")[-1], datetime.now(UTC), data)]
         )
         if verified:
             cur.execute(
                 "UPDATE events SET verified = true WHERE site = %s AND table_id = %s AND event_id = %s",
                 (ref.site, ref.table_id, event_id),
             )
-        notify(cur)
+        notify(cur, [ref])  # as the archive names the tables it wrote

@@ -141,10 +141,12 @@ function options(id, values, first) {
   sel.value = chosen;
 }
 
+const COLLATE = new Intl.Collator().compare;  // as localeCompare, made once (2,000 tiles: ~22,000 comparisons)
+
 function renderMap() {  // each pit a group of its own (a heading and its tiles), in the layout's order
   const map = document.getElementById("map");
-  const sorted = [...floor.tiles.values()].sort((x, y) => (x.pit_order - y.pit_order) ||
-    (x.pit + "\u0000" + x.table).localeCompare(y.pit + "\u0000" + y.table));
+  const sorted = [...floor.tiles.values()].map((t) => [t, t.pit + "\u0000" + t.table])
+    .sort((x, y) => (x[0].pit_order - y[0].pit_order) || COLLATE(x[1], y[1])).map(([t]) => t);
   floor.els.clear();
   const groups = [];
   let pit = null;
