@@ -39,6 +39,7 @@ from controller.table.gate import Gate
 from controller.table.lid import Lid
 from controller.table.lid_machine import LidMachine
 from controller.table.link import ShoeLink
+from controller.table.machine_names import TableState
 from controller.table.outputs import SafetyOutputs
 from controller.table.players import SeatedPlayers
 from controller.table.record_kinds import RecordKind
@@ -100,7 +101,7 @@ class TableCore:
         jackpot: JackpotSeam | None = None,
     ) -> None:
         self.undo: bytes = b""  # the state before the last apply(), pickled (restore() takes it)
-        self.resume_to: str | None = None  # the machine's: where a fault resumes (machine.py)
+        self.resume_to: TableState | None = None  # the machine's: where a fault resumes (machine.py)
         self.machine = m.build_machine(self)  # the authority on the state (machine.py)
         self.fx = fx = EffectSink()
         self.gate = gate = Gate(self)
@@ -191,7 +192,7 @@ class TableCore:
     def restore(self, snap: dict[str, Any] | bytes) -> None:
         s = pickle.loads(snap) if isinstance(snap, bytes) else _copy(snap)
         self.undo = b""
-        self.machine.set_state("closed")
+        self.machine.set_state(TableState.CLOSED)
         restore_parts(self, s)
 
     # ================================================================ dispatch (tables: dispatch.py)
@@ -245,7 +246,7 @@ class TableCore:
                 self.jackpot.on_chip_sensor(
                     int(name[len(CHIP_SLOT_PREFIX) :]),
                     value,
-                    betting=self.state == "betting",
+                    betting=self.state == TableState.BETTING,
                     round_id=rnd.round_id if rnd else None,
                     seats=tp.seats if tp else 0,
                     now=self.fx.now,
@@ -256,7 +257,7 @@ class TableCore:
 
     # ================================================================ read by the shell and the tests
     @property
-    def state(self) -> str:
+    def state(self) -> TableState:
         """The leaf state ("betting", "jammed"): the name in snapshots and documents (machine.py)."""
         return m.LEAF[self.machine_state]
 

@@ -10,6 +10,7 @@ from controller.jackpot.seam import JackpotSeam
 from controller.table.base import LID_OPEN_TIMEOUT_S
 from controller.table.gate import Gate
 from controller.table.lid import Lid
+from controller.table.machine_names import TableState, Trigger
 from controller.table.record_kinds import RecordKind
 from controller.table.reporting import hole_card_hidden, settlement_event
 from controller.table.rounds import EngineFactory, RoundTracker, jsonable
@@ -142,12 +143,13 @@ class RoundFlow:
         """Move on where the rules leave no choice (deal done, players done, dealer done)."""
         phase = self._engine_phase()
         self.fx.extend(self.jackpot.on_progress(self.round, phase))  # PT-2001 r.42: first 2-4 cards
-        if self.gate.may("initial_dealt") and phase != "dealing":  # dealing (or interrupted there)
+        # dealing (or interrupted there)
+        if self.gate.may(Trigger.INITIAL_DEALT) and phase != TableState.DEALING:
             self.fx.extend(self.jackpot.after_initial_deal(self.round.round_id, self.round.cards))
-            if phase == "players":
-                self.gate.go("initial_dealt")  # during a fault: where it resumes
-        if phase == "dealer" and self.gate.may("to_dealer"):
-            self.gate.go("to_dealer")
+            if phase == TableState.PLAYERS:
+                self.gate.go(Trigger.INITIAL_DEALT)  # during a fault: where it resumes
+        if phase == TableState.DEALER and self.gate.may(Trigger.TO_DEALER):
+            self.gate.go(Trigger.TO_DEALER)
         if phase == "complete":
             self.settle()
 
@@ -156,9 +158,9 @@ class RoundFlow:
         settlement = jsonable(rnd.engine.settle())
         self.fx.record(RecordKind.ROUND_SETTLED, round_id=rnd.round_id, settlement=settlement)
         self.finish_round(settlement, void=False)
-        self.gate.go("settle")
+        self.gate.go(Trigger.SETTLE)
         self.fx.event("settlement", **settlement_event(rnd.round_id, settlement))
-        if self.gate.state == "settled":
+        if self.gate.state == TableState.SETTLED:
             self.after_round()  # else when the fault clears (ShoeLink.resync)
 
     def void(self, reason: str, **details: Any) -> None:
@@ -183,9 +185,9 @@ class RoundFlow:
             # before it was complete dealt nothing, so the next round burns it again
             self.shoe_cycle.burn_again()
         self.finish_round({"void": True, "bets_returned": returned}, void=True)
-        self.gate.go("void")  # during a fault: it resumes in settled
+        self.gate.go(Trigger.VOID)  # during a fault: it resumes in settled
         self.fx.event("round", round_id=rnd.round_id, phase="void", reason=reason, bets_returned=returned)
-        if self.gate.state == "settled":
+        if self.gate.state == TableState.SETTLED:
             self.after_round()
 
     def finish_round(self, settlement: Any, *, void: bool) -> None:
@@ -224,11 +226,11 @@ class RoundFlow:
 
     def round_in_play(self) -> bool:
         """Cards go to the round: it is dealt or played (or was, when a fault interrupted it): one that can settle."""
-        return self.round is not None and self.gate.may("settle")
+        return self.round is not None and self.gate.may(Trigger.SETTLE)
 
     def round_active(self) -> bool:
         """A round with cards on the table, not settled (or interrupted there by a fault): one that can be void."""
-        return self.round is not None and self.gate.may("void")
+        return self.round is not None and self.gate.may(Trigger.VOID)
 
     def hole_card_event(self) -> None:
         """The dealer's hole card turned over: one events/round message, the first input it is seen after."""
