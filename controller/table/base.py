@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pickle
-from typing import Any
+from typing import Any, cast
 
 from controller.actions import SUPERVISOR
 from controller.effects import Rejected
@@ -33,7 +33,7 @@ def _parse_profile_text(text: str, name: str) -> Any:
 
 
 def _copy(data: dict[str, Any]) -> dict[str, Any]:
-    return pickle.loads(pickle.dumps(data, pickle.HIGHEST_PROTOCOL))  # type: ignore[no-any-return]
+    return cast(dict[str, Any], pickle.loads(pickle.dumps(data, pickle.HIGHEST_PROTOCOL)))
 
 
 def _card_valid(code: str) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from controller.effects import Event, EventKind, Rejected
+from controller.rules.errors import RulesError
 from controller.table import machine as m
 from controller.table.base import _card_valid
 from controller.table.faults import SHOE_LINE_ALERT, Faults
@@ -164,8 +165,13 @@ class CardFlow:
         rnd = self.rounds.round
         try:
             outcome = self.rounds.card(code, face_up, late=late)
-        except Exception as exc:  # the engine refused the card: record it, never crash (CONTRIBUTING)
+        except (
+            RulesError
+        ) as exc:  # the rules refused the card (RoundError, CardError): to the discard, recorded
             self._stray_card(code, shoe_seq, f"card refused by the rules engine: {exc}")
+            return
+        except Exception as exc:  # not the rules' own error (a fault of the engine): the same, never a crash
+            self._stray_card(code, shoe_seq, f"card refused by the rules engine: {exc}")  # (CONTRIBUTING)
             return
         errors = [{"rule": err.rule, "message": err.message} for err in outcome.errors]
         entry = {

@@ -44,6 +44,7 @@ if (
     TYPE_CHECKING
 ):  # the journal is above the table (pyproject.toml [tool.importlinter]): passed in, not imported
     from controller.journal.store import Journal
+    from controller.rules.profiles import Profile
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +115,7 @@ class TableController:
         limit = until_seq + 1 if until_seq is not None else None
         if before_snapshot is not None:
             limit = min(limit, before_snapshot + 1) if limit is not None else before_snapshot + 1
-        fresh = TableCore(lambda _n: None).snapshot()  # the state of a new table (restored into this core)
+        fresh = TableCore(_loads_no_profile).snapshot()  # the state of a new table (restored into this core)
         self.core.restore(fresh)
         try:
             snap = self.journal.latest_snapshot(before_seq=limit)
@@ -488,3 +489,8 @@ class TableController:
                 return False
             self._journal_ok()
         return True
+
+
+def _loads_no_profile(name: str) -> Profile:
+    """The loader of a core built only for the state of a new table: it never loads a profile."""
+    raise LookupError(f"profile {name!r}: this core only gives the state of a new table")

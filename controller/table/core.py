@@ -20,11 +20,13 @@ from __future__ import annotations
 import pickle
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from controller.actions import CHIP_SLOT_PREFIX
 from controller.effects import Effect, Rejected
 from controller.jackpot.seam import JackpotSeam
+from controller.rules.cards import Card
+from controller.rules.profiles import Profile
 from controller.table import inputs as i
 from controller.table import machine as m
 from controller.table.base import LID_OPEN_TIMEOUT_S, _copy
@@ -42,9 +44,10 @@ from controller.table.link import ShoeLink
 from controller.table.machine_names import TableState
 from controller.table.outputs import SafetyOutputs
 from controller.table.players import SeatedPlayers
+from controller.table.profile import TableProfile
 from controller.table.record_kinds import RecordKind
 from controller.table.round_flow import RoundFlow
-from controller.table.rounds import EngineFactory, default_card, default_engine_factory
+from controller.table.rounds import EngineFactory, RoundTracker, default_card, default_engine_factory
 from controller.table.session import TableSetup
 from controller.table.shoe_cycle import ShoeCycle
 from controller.table.sink import EffectSink
@@ -94,10 +97,10 @@ class TableCore:
 
     def __init__(
         self,
-        load_profile: Callable[[str], Any],
+        load_profile: Callable[[str], Profile],
         *,
         engine_factory: EngineFactory = default_engine_factory,
-        make_card: Callable[[str], Any] = default_card,
+        make_card: Callable[[str], Card] = default_card,
         jackpot: JackpotSeam | None = None,
     ) -> None:
         self.undo: bytes = b""  # the state before the last apply(), pickled (restore() takes it)
@@ -182,7 +185,7 @@ class TableCore:
     # ================================================================ the state as plain data
     def snapshot(self) -> dict[str, Any]:
         """The whole state as plain data (journal snapshots, tests)."""
-        return pickle.loads(self._frozen())  # type: ignore[no-any-return]
+        return cast(dict[str, Any], pickle.loads(self._frozen()))
 
     def _frozen(self) -> bytes:
         # Pickled: a deep copy of plain data several times faster than copy.deepcopy. Every input takes one
@@ -311,7 +314,7 @@ class TableCore:
         return self.shoe_cycle.out
 
     @property
-    def round(self) -> Any:  # RoundTracker | None, as round_flow.py gives it
+    def round(self) -> RoundTracker:  # as round_flow.py gives it (None between rounds)
         return self.round_flow.round
 
     @property
@@ -327,11 +330,11 @@ class TableCore:
         return self.setup.session
 
     @property
-    def tp(self) -> Any:  # TableProfile once a profile is set, as session.py gives it
+    def tp(self) -> TableProfile:  # as session.py gives it (None before a profile is set)
         return self.setup.tp
 
     @property
-    def rules_profile(self) -> Any:
+    def rules_profile(self) -> Profile:
         return self.setup.rules_profile
 
     @property
@@ -343,7 +346,7 @@ class TableCore:
         return self.deck_checks.check
 
     @property
-    def _load_profile(self) -> Callable[[str], Any]:  # tests build a second core with the same loader
+    def _load_profile(self) -> Callable[[str], Profile]:  # tests build a second core with the same loader
         return self.setup.load_profile
 
 

@@ -8,6 +8,7 @@ from typing import Any
 from controller.actions import engine_action
 from controller.effects import Rejected
 from controller.jackpot.seam import JackpotSeam
+from controller.rules.errors import RulesError
 from controller.table import machine as m
 from controller.table.base import seat_arg
 from controller.table.faults import Faults
@@ -152,7 +153,12 @@ class DealerInputs:
         try:
             # MO-2004 art.5.1.1: first card after the shoe-start burns
             self.rounds.begin(round_id, bets, burn, first_round)
-        except Exception as exc:  # RuleViolation for the bets
+        except RulesError as exc:  # the rules refuse the bets (RoundError, RuleViolation: they name the rule)
+            self.rounds.number_back()
+            raise Rejected(f"bets refused by the rules: {exc}") from exc
+        except (
+            Exception
+        ) as exc:  # not the rules' own error (a fault of the engine): refused alike, never a crash
             self.rounds.number_back()
             raise Rejected(f"bets refused by the rules: {exc}") from exc
         self.shoe_cycle.round_started(round_id)  # r.11: the last round of the shoe, if the warning came
@@ -177,7 +183,9 @@ class DealerInputs:
             kwargs[key] = value
         try:
             self.rounds.round.act(engine_action(action), kwargs)
-        except Exception as exc:  # RuleViolation names the rule
+        except RulesError as exc:  # RuleViolation / RoundError: the rules' refusal, naming the rule
+            raise Rejected(str(exc)) from exc
+        except Exception as exc:  # an argument the engine does not check (a hand past the seat's: IndexError)
             raise Rejected(str(exc)) from exc
         self.fx.record(RecordKind.DEALER_ACTION, round_id=self.rounds.round.round_id, action=action, **kwargs)
         self.fx.event("round", round_id=self.rounds.round.round_id, phase="decision", action=action, **kwargs)

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from controller.jackpot.seam import JackpotSeam
+from controller.rules.cards import Card
+from controller.rules.settlement import Settlement
+from controller.rules.types import CardOutcome
 from controller.table.base import LID_OPEN_TIMEOUT_S
 from controller.table.gate import Gate
 from controller.table.lid import Lid
@@ -48,7 +51,7 @@ class RoundFlow:
         shoe_cycle: ShoeCycle,
         *,
         engine_factory: EngineFactory,
-        make_card: Callable[[str], Any],
+        make_card: Callable[[str], Card],
     ) -> None:
         self.fx, self.gate, self.setup, self.jackpot = fx, gate, setup, jackpot
         self.lid, self.shoe_cycle = lid, shoe_cycle
@@ -57,8 +60,10 @@ class RoundFlow:
 
     # ---- read by the other concerns
     @property
-    def round(self) -> Any:  # RoundTracker | None (Any: the callers check the state, not None)
-        return self.s.round
+    def round(self) -> RoundTracker:
+        """The round in play, typed as there: the callers check the state (a round phase) or ``round_active``
+        first, or compare it with None where there may be none."""
+        return cast(RoundTracker, self.s.round)
 
     @property
     def uninserted(self) -> list[str]:
@@ -80,7 +85,7 @@ class RoundFlow:
         """A damaged or unreadable card awaits the chief inspector (PT-2001 r.51); None: no longer."""
         self.s.pending_replacement = pending
 
-    def card(self, code: str, face_up: bool, *, late: bool) -> Any:
+    def card(self, code: str, face_up: bool, *, late: bool) -> CardOutcome:
         """The rules engine takes the card (``late``: drawn after the dealer stood, PT-2001 r.19); it may
         refuse it (raises, nothing changed)."""
         return self.round.card(code, face_up, to_dealer=late)
@@ -190,17 +195,17 @@ class RoundFlow:
         if self.gate.state == TableState.SETTLED:
             self.after_round()
 
-    def finish_round(self, settlement: Any, *, void: bool) -> None:
+    def finish_round(self, settlement: Settlement | dict[str, Any], *, void: bool) -> None:
         self.record_final(settlement, void=void)
         self.s.uninserted.append(self.round.round_id)
         self.s.last_seats = sorted(int(b["seat"]) for b in self.round.bets)
 
-    def record_final(self, settlement: Any, *, void: bool) -> None:
+    def record_final(self, settlement: Settlement | dict[str, Any], *, void: bool) -> None:
         """The round's record for export/replay (PT-2001 r.62); a later one for the round supersedes it."""
         rnd = self.round
         try:
             description = jsonable(rnd.engine.description())
-        except Exception as exc:  # a void round may be too incomplete to describe
+        except Exception as exc:  # a void round may be too incomplete to describe: any error, not a refusal
             description = {"error": str(exc)}
         self.fx.record(
             RecordKind.ROUND_FINAL,

@@ -79,7 +79,9 @@ class SupervisorActions:
             raise Rejected(f"shuffler must be 'continuous' or 'batch', got {shuffler!r}")
         try:
             self.setup.set_profile(str(profile), shuffler)
-        except Exception as exc:
+        except (
+            Exception
+        ) as exc:  # ProfileError, or the loader's own (a missing file: OSError): refused with it
             raise Rejected(f"cannot load profile {profile!r}: {exc}") from exc
         if isinstance(pinned, dict):
             self.fx.record(
