@@ -21,7 +21,8 @@ from controller.effects import Rejected
 from controller.gpio import FakeBoard
 from controller.journal.store import Journal
 from controller.mqtt.auth import ROLE_ACTIONS
-from controller.table import TableController, inputs
+from controller.shell import TableController
+from controller.table import inputs
 from controller.table.messages import messages
 from controller.terminal.pit_keys import SUPERVISOR_KEYS
 from controller.terminal.pit_panels import link_line

@@ -21,9 +21,9 @@ from controller.effects import Alert, GpioWrite, Rejected, ShoeCommand
 from controller.gpio import FakeBoard
 from controller.journal.store import Journal
 from controller.mqtt.alerts import KINDS
+from controller.shell.controller import LogAlerts, TableController
 from controller.table import inputs
 from controller.table import machine as m
-from controller.table.controller import LogAlerts, TableController
 from controller.table.core import CARD_CODES
 from controller.table.messages import messages
 from drivers import events as ev

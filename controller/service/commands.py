@@ -18,7 +18,7 @@ from controller.mqtt.alerts import AlertManager
 from controller.mqtt.commands import CommandRejected, CommandRequest
 from controller.service.disk import DiskWatch
 from controller.service.jackpot import JackpotWiring
-from controller.table.controller import TableController
+from controller.shell.controller import TableController
 from controller.table.machine_names import TableState
 
 log = logging.getLogger("tablectl.service")

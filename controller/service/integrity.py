@@ -20,8 +20,8 @@ from controller.jackpot.meter import UNIT
 from controller.journal import Journal, VerifyResult
 from controller.journal.checkpointer import Checkpointer
 from controller.paste import command
+from controller.shell.controller import TableController
 from controller.table import inputs
-from controller.table.controller import TableController
 from controller.table.core import TableCore
 from controller.table.machine_names import TableState
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from controller.mqtt.alerts import AlertManager
 from controller.service.alerts import UNJOURNALED_ACK as SELF_CLEARED
-from controller.table.controller import TableController
+from controller.shell.controller import TableController
 from controller.table.machine_names import Trigger
 
 log = logging.getLogger("tablectl.service")
