@@ -206,7 +206,8 @@ class InProcTable:
         from controller.journal import Journal
         from controller.mqtt.link import LinkConfig, MqttLink
         from controller.mqtt.publisher import OutboxPublisher
-        from controller.table import LogAlerts, TableController
+        from controller.shell import TableController
+        from controller.table import LogAlerts
         from controller.topics import Topics
         from drivers.shoe import ShoeDriver
 

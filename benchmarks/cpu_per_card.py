@@ -29,8 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks._workload import RoundWorkload, opening_inputs
 from controller.journal import Journal
 from controller.rules.profiles import load_profile
+from controller.shell.controller import TableController
 from controller.table import inputs
-from controller.table.controller import TableController
 from controller.table.core import TableCore
 
 

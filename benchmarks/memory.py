@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks._common import rss_kib
 from benchmarks._workload import RoundWorkload, opening_inputs
 from controller.journal import Journal
-from controller.table.controller import TableController
+from controller.shell.controller import TableController
 from controller.table.inputs import Input
 
 

@@ -57,7 +57,7 @@ class StageClock:
     STAGES = (
         ("core", "controller.table.core", "TableCore", "apply"),
         ("core", "controller.table.core", "TableCore", "publish_states"),  # a burst's documents, once
-        ("journal", "controller.table.controller", "TableController", "_commit_many"),
+        ("journal", "controller.shell.controller", "TableController", "_commit_many"),
         ("publish", "controller.mqtt.publisher", "OutboxPublisher", "_pump"),
         ("workload", "benchmarks._workload", "RoundWorkload", "next_input"),
     )

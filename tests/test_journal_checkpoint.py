@@ -25,7 +25,8 @@ from controller.audit.checkpoint import follows, parse_checkpoint, public_key_he
 from controller.audit.keys import load_or_create, public_key_from_manifest, public_key_hex_of
 from controller.journal.checkpointer import TOPIC, Checkpointer
 from controller.journal.store import Journal, chain_hash, iso_ts
-from controller.table import TableController, inputs
+from controller.shell import TableController
+from controller.table import inputs
 from drivers import events as ev
 
 ROOT = Path(__file__).resolve().parent.parent

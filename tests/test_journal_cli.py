@@ -13,7 +13,8 @@ import pytest
 
 from controller.journal.store import Journal
 from controller.rules.rounds import replay
-from controller.table import TableController, inputs
+from controller.shell import TableController
+from controller.table import inputs
 from drivers import events as ev
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from controller.journal import Journal
+from controller.shell.controller import TableController
 from controller.table import inputs
-from controller.table.controller import TableController
 from controller.table.journal_io import DISK_FULL, READ_ONLY, JournalWriteFailed, classify, is_write_failure
 from controller.table.messages import Publish
 from drivers import events as ev

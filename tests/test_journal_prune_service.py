@@ -16,7 +16,7 @@ from controller.journal.archive import archive
 from controller.journal.store import Journal
 from controller.ops.prune import prune
 from controller.ops.status import read
-from controller.table import TableController
+from controller.shell import TableController
 from controller.topics import Topics
 from tablebench.stack import Stack, StackOptions
 

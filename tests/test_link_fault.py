@@ -21,7 +21,8 @@ from controller.effects import Rejected
 from controller.gpio import FakeBoard
 from controller.journal.store import Journal
 from controller.mqtt.auth import ROLE_ACTIONS
-from controller.table import TableController, inputs
+from controller.shell import TableController
+from controller.table import inputs
 from controller.table.messages import messages
 from controller.terminal.pit_keys import SUPERVISOR_KEYS
 from controller.terminal.pit_panels import link_line
@@ -125,7 +126,7 @@ def test_link_up_does_not_lock_a_lid_a_supervisor_unlocked_pt2001_r51() -> None:
     h.clear()
     h.dev(ev.LinkUp())
     assert not h.commands(ev.LockLid)
-    assert h.core.lid.unlock == "supervisor:chief-rui" and h.core.state == "link_down"
+    assert h.core.lid.unlocked_by == "supervisor:chief-rui" and h.core.state == "link_down"
 
 
 def test_a_second_link_down_before_clearing_marks_it_not_restored_without_a_second_alert() -> None:

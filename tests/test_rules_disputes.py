@@ -11,7 +11,8 @@ import sys
 from pathlib import Path
 
 from controller.journal.store import Journal
-from controller.table import TableController, inputs
+from controller.shell import TableController
+from controller.table import inputs
 from drivers import events as ev
 
 ROOT = Path(__file__).resolve().parent.parent

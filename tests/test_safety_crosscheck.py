@@ -21,9 +21,9 @@ from controller.effects import Alert, GpioWrite, Rejected, ShoeCommand
 from controller.gpio import FakeBoard
 from controller.journal.store import Journal
 from controller.mqtt.alerts import KINDS
+from controller.shell.controller import LogAlerts, TableController
 from controller.table import inputs
 from controller.table import machine as m
-from controller.table.controller import LogAlerts, TableController
 from controller.table.core import CARD_CODES
 from controller.table.messages import messages
 from drivers import events as ev
@@ -51,7 +51,7 @@ def fault_active(h: Harness) -> bool:
 def authorised_unlock(h: Harness) -> bool:
     """An opening a supervisor authorised: ``unlock_lid`` (r.51, r.60), or the loading (r.53-54) and the
     closing (r.55) the supervisor started. The machine's automatic lid cycle ("auto") is not one."""
-    unlock = h.core.lid.unlock or ""
+    unlock = h.core.lid.unlocked_by or ""
     return unlock.startswith("supervisor:") or unlock in ("loading", "closing")
 
 

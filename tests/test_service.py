@@ -168,7 +168,7 @@ async def test_a_dead_task_stops_the_watchdog_and_shows_in_status_a_journal_faul
     from controller.config import load_config
     from controller.journal import Journal
     from controller.service.table_service import TableService
-    from controller.table.controller import TableController
+    from controller.shell.controller import TableController
     from controller.table.journal_io import JournalProblem
     from tablebench.stack import DEMO_CONFIG
 

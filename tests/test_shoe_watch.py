@@ -12,7 +12,7 @@ from typing import Any, cast
 from controller.journal.store import Journal
 from controller.mqtt.alerts import AlertManager
 from controller.service.shoe_watch import ShoeWatch
-from controller.table.controller import TableController
+from controller.shell.controller import TableController
 
 ABSENT = "not plugged in: serial port '/dev/tablectl-shoe' not found"
 

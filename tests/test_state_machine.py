@@ -198,7 +198,7 @@ def test_closing_a_granted_lid_locks_it_again_pt2001_r60() -> None:
     h = Harness()
     h.open_continuous()
     h.sup("unlock_lid")
-    assert h.core.lid.unlock == "supervisor:inspector-ana" and not h.core.outputs["lid_lock"]
+    assert h.core.lid.unlocked_by == "supervisor:inspector-ana" and not h.core.outputs["lid_lock"]
     h.clear()
     h.dev(ev.LidChanged(ev.LidState.OPEN))
     h.dev(ev.LidChanged(ev.LidState.CLOSED))

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from controller.effects import StateDocument
 from controller.journal import Journal
+from controller.shell.controller import TableController
 from controller.table import inputs
-from controller.table.controller import TableController
 from drivers import events as ev
 from tablebench.fake_shoe import FakeShoe
 

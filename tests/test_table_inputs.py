@@ -13,8 +13,8 @@ import pytest
 from controller.canonical import canonical
 from controller.effects import Rejected
 from controller.journal import Journal
+from controller.shell.controller import TableController
 from controller.table import inputs
-from controller.table.controller import TableController
 from drivers import events as ev
 
 EVERY_INPUT: list[tuple[inputs.Input, dict[str, Any]]] = [

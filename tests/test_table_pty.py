@@ -18,7 +18,8 @@ from controller.gpio import FakeBoard, PinSpec
 from controller.journal.export import export_session
 from controller.journal.store import Journal
 from controller.rules.rounds import replay
-from controller.table import LogAlerts, Rejected, TableController
+from controller.shell import TableController
+from controller.table import LogAlerts, Rejected
 from drivers.shoe import ShoeDriver
 from tablebench.emulator.control_client import ControlClient
 

@@ -17,7 +17,8 @@ import pytest
 
 from controller.effects import Rejected
 from controller.journal.store import Journal
-from controller.table import TableController, inputs
+from controller.shell import TableController
+from controller.table import inputs
 from drivers import events as ev
 from tablebench.emulator.control import ControlServer
 from tablebench.emulator.control_client import ControlClient

@@ -21,7 +21,7 @@ from typing import Any
 
 from controller.effects import Rejected
 from controller.journal.store import Journal
-from controller.table.controller import TableController
+from controller.shell.controller import TableController
 from drivers.shoe import ShoeDriver
 
 FAST_DRIVER = {

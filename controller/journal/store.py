@@ -445,7 +445,7 @@ class Journal:
         if head is None and anchor is None:
             return VerifyResult(False, 0, seq, f"record {seq} is missing", seq)
         # after a prune the anchor (record seq + 1) holds the signed head as its prev_hash
-        prev = head[5] if head is not None else anchor[4]  # type: ignore[index]
+        prev = head[5] if head is not None else anchor[4]  # type: ignore[index]  # both None returned above
         return walk(self._conn, seq, prev, key=self.audit_public_key)
 
     def verify_against_checkpoint(self, checkpoint: dict[str, Any], public_key: str | None) -> VerifyResult:

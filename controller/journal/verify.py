@@ -230,7 +230,7 @@ def verify_chain_against_checkpoint(
             " pruned; verify it against the journal archive",
         )
     if a_seq and cp.seq == a_seq - 1:  # the anchor itself signs this head: its prev_hash
-        anchor_prev = record_at(conn, a_seq)[4]  # type: ignore[index]
+        anchor_prev = record_at(conn, a_seq)[4]  # type: ignore[index]  # the anchor a_seq is a kept record
         if anchor_prev != cp.hash:
             return VerifyResult(
                 False, 1, a_seq, f"record {a_seq} (the anchor) does not chain to checkpoint {cp.seq}"
@@ -277,7 +277,7 @@ def first_rewritten(conn: sqlite3.Connection, up_to: int, key: str) -> int:
         head = record_at(conn, cp.seq)
         head_hash = head[5] if head is not None else None
         if head is None and c_seq == first_seq(conn):  # the anchor of a pruned journal
-            head_hash = record_at(conn, c_seq)[4]  # type: ignore[index]
+            head_hash = record_at(conn, c_seq)[4]  # type: ignore[index]  # c_seq is first_seq: kept
         if head_hash != cp.hash:
             break
         good = c_seq

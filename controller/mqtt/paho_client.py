@@ -73,7 +73,7 @@ def quick_reconnect(client: mqtt.Client) -> None:
     after a restart is found within a fraction of a second, not the whole second paho's ints allow)."""
     # paho declares int, but only adds the delay to its float clock, doubles and caps it: a float is kept as is
     # (tests/test_paho_client.py holds paho to that)
-    client.reconnect_delay_set(RECONNECT_FIRST_S, RECONNECT_LONGEST_S)  # type: ignore[arg-type]
+    client.reconnect_delay_set(RECONNECT_FIRST_S, RECONNECT_LONGEST_S)  # type: ignore[arg-type]  # floats, above
 
 
 def publish_properties(*, response_topic: str | None = None, correlation: bytes | None = None) -> Properties:

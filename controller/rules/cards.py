@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 # re-exported: the rules name the card alphabet from here (drivers/cards.py defines it once)
+from controller.rules.errors import RulesError
 from drivers.cards import RANKS as RANKS
 from drivers.cards import RED_SUITS as RED_SUITS
 from drivers.cards import SUITS as SUITS
@@ -12,7 +13,7 @@ from drivers.cards import SUITS as SUITS
 TEN_VALUE = frozenset("TJQK")
 
 
-class CardError(ValueError):
+class CardError(RulesError, ValueError):
     """A card code that is not rank + suit (e.g. "AS", "TD", "10H")."""
 
 

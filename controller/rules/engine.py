@@ -11,9 +11,9 @@ from typing import Any
 
 from controller.rules.cards import Card
 from controller.rules.engine_bets import BetRules
-from controller.rules.engine_cards import CardFlow
+from controller.rules.engine_cards import CardRouter
 from controller.rules.engine_decisions import Decisions
-from controller.rules.engine_parts import HeldEntry
+from controller.rules.engine_parts import CardEntry, DecisionEntry, HeldEntry
 from controller.rules.engine_rules import DecisionRules
 from controller.rules.hands import dealer_must_draw, is_blackjack
 from controller.rules.profiles import Profile
@@ -29,19 +29,23 @@ from controller.rules.settlement import Settlement, settle
 from controller.rules.types import (
     INSURANCE_ACTIONS,
     Action,
+    CardOutcome,
     DealerError,
     Recipient,
     RoundError,
     RoundPhase,
+    RuleViolation,
     SeatBet,
     Turn,
 )
 
 
-class RoundEngine(BetRules, DecisionRules, Decisions, CardFlow):
-    """One round of blackjack, incremental: its state, queries, automatic progress and results here; the bets,
-    the rules for decisions, the decisions and the cards in the mixins (engine_bets.py, engine_rules.py,
-    engine_decisions.py, engine_cards.py)."""
+class RoundEngine:
+    """One round of blackjack, incremental: its state, queries, automatic progress and results here. It holds
+    four parts, each with one job, and hands them the inputs: the bets' checks (``bet_rules``, engine_bets.py),
+    the rules for decisions (``decision_rules``, engine_rules.py), the decisions (``decisions``,
+    engine_decisions.py) and the cards (``card_router``, engine_cards.py). Each part is made for this round
+    and reads its state through it."""
 
     def __init__(
         self,
@@ -51,12 +55,16 @@ class RoundEngine(BetRules, DecisionRules, Decisions, CardFlow):
         burn_before_deal: int = 0,
         first_of_game: bool = False,
     ) -> None:
+        self.bet_rules = BetRules(self)
+        self.decision_rules = DecisionRules(self)
+        self.decisions = Decisions(self)
+        self.card_router = CardRouter(self)
         self.profile = profile
         self.burn_before_deal = burn_before_deal
         self.first_of_game = first_of_game  # MO-2004 art.5.1.1: the game's first card may be valid face up
         if burn_before_deal < 0:
             raise RoundError(f"burn_before_deal must be >= 0, got {burn_before_deal}")
-        self._validate_bets(bets)
+        self.bet_rules.validate_bets(bets)
         order = profile.seat_order({b.seat for b in bets})
         by_seat: dict[int, SeatBet] = {}
         co: dict[int, list[CoBet]] = {}
@@ -82,17 +90,47 @@ class RoundEngine(BetRules, DecisionRules, Decisions, CardFlow):
         self._dealer_needs_second = False
         self._dealer_plays = False
         self._ended_by = ""  # "dealer" (stood / bust / blackjack) or "nobody" (PT-2001 r.22)
-        self._seen = Counter()
-        self._cards_in = []
-        self._decisions = []
-        self._errors = []
-        self._held_log = []  # where held cards (PT-2001 r.18) finally went
-        self._why = []  # per card: where it went and why (the dispute report)
+        self._seen: Counter[Card] = Counter()
+        self._cards_in: list[CardEntry] = []
+        self._decisions: list[DecisionEntry] = []
+        self._errors: list[DealerError] = []
+        self._held_log: list[HeldEntry] = []  # where held cards (PT-2001 r.18) finally went
+        self._why: list[str] = []  # per card: where it went and why (the dispute report)
         self._card_count = 0
         self._dealt_count = 0  # cards dealt to a hand or the dealer (burns excluded): MO-2004 art.5.1.1
         self._late_second = False  # the dealer's second card came after nobody was left in play (art.7.1)
         self._burnt_late = False  # ... and the burn before it (MO-2004 art.4.2)
         self._in_card = False
+
+    # ------------------------------------------------------------------ inputs, handed to the parts
+
+    def on_card(self, card: Card | str, *, face_up: bool = False, to: Recipient | None = None) -> CardOutcome:
+        """The next card out of the shoe (``CardRouter.on_card``)."""
+        return self.card_router.on_card(card, face_up=face_up, to=to)
+
+    def late_card_awaited(self) -> Recipient | None:
+        """``CardRouter.late_card_awaited``."""
+        return self.card_router.late_card_awaited()
+
+    def act(
+        self,
+        action: Action | str,
+        *,
+        amount: int | None = None,
+        seat: int | None = None,
+        hand: int | None = None,
+        player: str | None = None,
+    ) -> None:
+        """A decision (``Decisions.act``)."""
+        self.decisions.act(action, amount=amount, seat=seat, hand=hand, player=player)
+
+    def close_insurance(self) -> None:
+        """``Decisions.close_insurance``."""
+        self.decisions.close_insurance()
+
+    def explain(self, action: Action | str, seat: int, hand: int = 0) -> RuleViolation | None:
+        """Why ``action`` is forbidden whatever the moment (``DecisionRules.explain``)."""
+        return self.decision_rules.explain(action, seat, hand)
 
     # ------------------------------------------------------------------ queries
 
@@ -159,7 +197,7 @@ class RoundEngine(BetRules, DecisionRules, Decisions, CardFlow):
             h = self._current()
             if h is None:
                 return None
-            if h.needs_card or self._why_not(h, Action.HIT) is None:
+            if h.needs_card or self.decision_rules.why_not(h, Action.HIT) is None:
                 return self._hand_ref(h)
             return None
         if self.phase is RoundPhase.DEALER and self._dealer_needs_card():
@@ -171,11 +209,15 @@ class RoundEngine(BetRules, DecisionRules, Decisions, CardFlow):
             q = self._insurance_queue()
             if not q:
                 return frozenset()
-            return frozenset(a for a in INSURANCE_ACTIONS if self._why_not_insurance(q[0], a, None) is None)
+            return frozenset(
+                a for a in INSURANCE_ACTIONS if self.decision_rules.why_not_insurance(q[0], a, None) is None
+            )
         h = self._current() if self.phase is RoundPhase.PLAYERS else None
         if h is None or h.needs_card:
             return frozenset()
-        return frozenset(a for a in Action if a not in INSURANCE_ACTIONS and self._why_not(h, a) is None)
+        return frozenset(
+            a for a in Action if a not in INSURANCE_ACTIONS and self.decision_rules.why_not(h, a) is None
+        )
 
     # ------------------------------------------------------------------ automatic progress
 
@@ -197,7 +239,9 @@ class RoundEngine(BetRules, DecisionRules, Decisions, CardFlow):
             elif self.phase is RoundPhase.PLAYERS:
                 cur = self._current()
                 if cur is not None and cur.needs_card and self._held:
-                    self._deliver_held(self._hand_ref(cur))  # PT-2001 r.18: to the next player who asks
+                    self.card_router.deliver_held(
+                        self._hand_ref(cur)
+                    )  # PT-2001 r.18: to the next player who asks
                     continue
                 if cur is not None:
                     return
@@ -207,14 +251,14 @@ class RoundEngine(BetRules, DecisionRules, Decisions, CardFlow):
                     if self._held and self._dealer_plays and self.profile.play.unclaimed_card == "dealer":
                         # PT-2001 r.18 read literally: "se nenhum vier a pedir cartas, a dita carta será para o
                         # jogo da banca", even on 17 or more (house choice against r.19).
-                        self._deliver_held(Recipient.dealer())
+                        self.card_router.deliver_held(Recipient.dealer())
                         continue
                     self._complete("dealer" if self._dealer_plays else "nobody")
                     continue
                 if self._burns:
                     return
                 if self._held:
-                    self._deliver_held(
+                    self.card_router.deliver_held(
                         Recipient.dealer()
                     )  # PT-2001 r.18: nobody asked, it goes to the dealer
                     continue
@@ -229,7 +273,7 @@ class RoundEngine(BetRules, DecisionRules, Decisions, CardFlow):
                 h.status = BLACKJACK
         up = self.up_card
         offer_ins = self.profile.insurance.offered and up is not None and up.is_ace
-        offer_em = self._even_money_offered()
+        offer_em = self.decision_rules.even_money_offered()
         for st in self.seats.values():
             bj = st.hands[0].status == BLACKJACK
             wanted = (offer_ins and (not bj or self.profile.insurance.on_blackjack)) or (offer_em and bj)

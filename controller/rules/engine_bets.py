@@ -3,21 +3,29 @@ profile: limits, co-bettors on a seat (PT-2001 r.13-16, r.28, r.30; MO-2004 art.
 
 from __future__ import annotations
 
-from controller.rules.engine_parts import EngineParts
+from typing import TYPE_CHECKING
+
 from controller.rules.types import (
     RoundError,
     RuleViolation,
     SeatBet,
 )
 
+if TYPE_CHECKING:
+    from controller.rules.engine import RoundEngine
 
-class BetRules(EngineParts):
-    """Mixin of ``RoundEngine``; its state is set in ``RoundEngine.__init__`` (typed in engine_parts.py)."""
+
+class BetRules:
+    """A part of the round (``RoundEngine`` holds it): checks the round's bets against the profile (limits,
+    co-bettors); it changes nothing. It reads the round's state through ``self.r``, the round it was made for."""
+
+    def __init__(self, rnd: RoundEngine) -> None:
+        self.r = rnd
 
     # ------------------------------------------------------------------ set-up
 
-    def _validate_bets(self, bets: list[SeatBet]) -> None:
-        p = self.profile
+    def validate_bets(self, bets: list[SeatBet]) -> None:
+        p = self.r.profile
         if not bets:
             raise RoundError("no bets: a round needs at least one seat with a bet", p.cite("bet_limits"))
         seen: set[int] = set()
@@ -98,7 +106,7 @@ class BetRules(EngineParts):
     def _validate_pair_bet_on(self, b: SeatBet, seats: set[int]) -> None:
         """A pair bet on another player's hands: MO-2004 art.13.1 "Em «qualquer par» de uma ou mais mãos de
         qualquer jogador", where the profile's `side_bets.any_pair.hands` is "any_player"."""
-        p, where = self.profile, f"seat {b.seat}"
+        p, where = self.r.profile, f"seat {b.seat}"
         offer = p.side_bets.get("any_pair")
         if "any_pair" not in b.side_bets or offer is None:
             raise RoundError(f"{where}: pair_bet_on needs an any_pair side bet", p.cite("side_bets"))
@@ -117,7 +125,7 @@ class BetRules(EngineParts):
 
     def _validate_co_bet(self, b: SeatBet, on_seat: list[SeatBet]) -> None:
         """Several players on one seat: PT-2001 r.15-16, MO-2004 art.20 (at most `table.max_players_per_seat`)."""
-        p, where = self.profile, f"seat {b.seat}"
+        p, where = self.r.profile, f"seat {b.seat}"
         rule = p.cite("multiple_players")
         if p.max_players_per_seat == 1:
             raise RoundError(
@@ -155,12 +163,12 @@ class BetRules(EngineParts):
     def _player_key(self, b: SeatBet) -> str:
         if b.player is not None:
             return f"player {b.player!r}"
-        return "the player" if self.profile.single_player else f"seat {b.seat}"
+        return "the player" if self.r.profile.single_player else f"seat {b.seat}"
 
     def _committed(self, who: str) -> int:
         """Everything one player has staked in this round so far (IT round limit)."""
         total = 0
-        for st in self.seats.values():
+        for st in self.r.seats.values():
             if self._player_key(st.bet) == who:
                 total += sum(h.stake for h in st.hands) + st.insurance + sum(st.bet.side_bets.values())
             for cb in st.co_bets:
@@ -169,10 +177,10 @@ class BetRules(EngineParts):
                     total += sum(cb.bet.side_bets.values())
         return total
 
-    def _over_seat_total(self, seat: int, extra: int) -> RuleViolation | None:
+    def over_seat_total(self, seat: int, extra: int) -> RuleViolation | None:
         """House choice bets.seat_total_counts_doubles: PT-2001 r.15 "o somatório da deste e das de outros" kept
         within the maximum as a shared seat's stakes grow by doubles and splits (r.28, r.30)."""
-        p, st = self.profile, self.seats[seat]
+        p, st = self.r.profile, self.r.seats[seat]
         if not p.seat_total_counts_doubles or not st.co_bets:
             return None
         staked = sum(h.stake for h in st.hands)
@@ -185,11 +193,11 @@ class BetRules(EngineParts):
             )
         return None
 
-    def _over_round_limit(self, seat: int, extra: int) -> RuleViolation | None:
-        p = self.profile
+    def over_round_limit(self, seat: int, extra: int) -> RuleViolation | None:
+        p = self.r.profile
         if not p.round_limit:
             return None
-        who = self._player_key(self.seats[seat].bet)
+        who = self._player_key(self.r.seats[seat].bet)
         total = self._committed(who) + extra
         if total > p.round_limit:
             return RuleViolation(

@@ -3,10 +3,10 @@ hand, the dealer or a burn (held cards, PT-2001 r.18; misdeals; late cards). Pur
 
 from __future__ import annotations
 
-from typing import NotRequired, TypedDict
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 from controller.rules.cards import Card
-from controller.rules.engine_parts import CardEntry, EngineParts
+from controller.rules.engine_parts import CardEntry
 from controller.rules.hands import dealer_must_draw, hand_value
 from controller.rules.round_state import (  # the round's state, shared with settlement (the lower module)
     BUST,
@@ -24,6 +24,9 @@ from controller.rules.types import (
     RoundPhase,
 )
 
+if TYPE_CHECKING:
+    from controller.rules.engine import RoundEngine
+
 
 class Situation(TypedDict):
     """What the table was waiting for when a card came (for the dispute report, PT-2001 r.62)."""
@@ -38,8 +41,13 @@ class Situation(TypedDict):
     dealer_total: NotRequired[int]
 
 
-class CardFlow(EngineParts):
-    """Mixin of ``RoundEngine``; its state is set in ``RoundEngine.__init__`` (typed in engine_parts.py)."""
+class CardRouter:
+    """A part of the round (``RoundEngine`` holds it): routes each card out of the shoe to where the rules send
+    it (hand, dealer, burn, held, void). It reads and changes the round's state through ``self.r``, the round it
+    was made for."""
+
+    def __init__(self, rnd: RoundEngine) -> None:
+        self.r = rnd
 
     # ------------------------------------------------------------------ cards
 
@@ -51,59 +59,59 @@ class CardFlow(EngineParts):
         """
         if isinstance(card, str):
             card = Card.parse(card)
-        p = self.profile
-        self._seen[card] += 1
-        if self._seen[card] > p.decks:
-            self._seen[card] -= 1
+        p = self.r.profile
+        self.r._seen[card] += 1
+        if self.r._seen[card] > p.decks:
+            self.r._seen[card] -= 1
             raise RoundError(f"more than {p.decks} {card} in {p.decks} deck(s)", p.cite("decks"))
-        self._card_count += 1
+        self.r._card_count += 1
         entry: CardEntry = {"card": str(card)}
         if face_up:
             entry["face_up"] = True
         if to is not None:
             entry["to"] = to.to_json()
-        self._in_card = True
-        if self.phase is RoundPhase.INSURANCE:
-            self._close_insurance()  # the next card means play has moved on
-        expected = self.expected_recipient()
-        if expected is None and self.phase is RoundPhase.PLAYERS:
-            h = self._current()
-            if h is not None and self._why_not(h, Action.STAND) is None:
-                self._note_decline(h)
+        self.r._in_card = True
+        if self.r.phase is RoundPhase.INSURANCE:
+            self.r.decisions.decline_undecided()  # the next card means play has moved on
+        expected = self.r.expected_recipient()
+        if expected is None and self.r.phase is RoundPhase.PLAYERS:
+            h = self.r._current()
+            if h is not None and self.r.decision_rules.why_not(h, Action.STAND) is None:
+                self.r.decision_rules.note_decline(h)
                 h.status = (
                     STOOD  # e.g. split aces with a resplit option: a card means the player did not resplit
                 )
-                seat, hand = self._hand_ref(h).place
-                self._record({"action": "stand", "seat": seat, "hand": hand})
-                self._advance()
-                expected = self.expected_recipient()
+                seat, hand = self.r._hand_ref(h).place
+                self.r.decisions.record({"action": "stand", "seat": seat, "hand": hand})
+                self.r._advance()
+                expected = self.r.expected_recipient()
         # MO-2004 art.5.1.1 "a primeira do início do jogo": the first card *dealt*, after the burns of art.4.1.
-        first = self._dealt_count == 0 and expected is not None and expected.kind != "burn"
+        first = self.r._dealt_count == 0 and expected is not None and expected.kind != "burn"
         before = self._situation(expected)
         try:
-            self._in_card = True
+            self.r._in_card = True
             outcome = self._attribute(card, face_up, to, expected, first)
         except RoundError:
-            self._seen[card] -= 1
-            self._card_count -= 1
+            self.r._seen[card] -= 1
+            self.r._card_count -= 1
             raise
         finally:
-            self._in_card = False
+            self.r._in_card = False
         entry["recipient"] = outcome.recipient.to_json() if outcome.recipient else "void"
         if outcome.recipient is not None and outcome.recipient.kind != "burn":
-            self._dealt_count += 1
-        self._cards_in.append(entry)
-        self._why.append(self._card_reason(outcome, before))
-        self._errors.extend(outcome.errors)
-        self._advance()
+            self.r._dealt_count += 1
+        self.r._cards_in.append(entry)
+        self.r._why.append(self._card_reason(outcome, before))
+        self.r._errors.extend(outcome.errors)
+        self.r._advance()
         return outcome
 
     def _situation(self, expected: Recipient | None) -> Situation:
         """What the table was waiting for when a card came (for the dispute report, PT-2001 r.62)."""
-        out: Situation = {"phase": self.phase, "expected": expected, "dealer": len(self.dealer)}
+        out: Situation = {"phase": self.r.phase, "expected": expected, "dealer": len(self.r.dealer)}
         if expected is not None and expected.kind == "seat":
             seat, hand = expected.place
-            h = self.seats[seat].hands[hand]
+            h = self.r.seats[seat].hands[hand]
             out.update(
                 {
                     "cards": len(h.cards),
@@ -112,12 +120,12 @@ class CardFlow(EngineParts):
                     "owed": h.needs_card,
                 }
             )
-        if self.dealer:
-            out["dealer_total"] = hand_value(self.dealer).total
+        if self.r.dealer:
+            out["dealer_total"] = hand_value(self.r.dealer).total
         return out
 
     def _card_reason(self, outcome: CardOutcome, b: Situation) -> str:
-        p = self.profile
+        p = self.r.profile
         to = outcome.recipient
         if to is None:
             why = outcome.errors[0].message if outcome.errors else "void"
@@ -145,12 +153,12 @@ class CardFlow(EngineParts):
     def _attribute(
         self, card: Card, face_up: bool, to: Recipient | None, expected: Recipient | None, first: bool
     ) -> CardOutcome:
-        p, play = self.profile, self.profile.play
+        p, play = self.r.profile, self.r.profile.play
         if (
             face_up
             and play.face_up_card_invalid
             and expected != Recipient.burn()
-            and not (play.first_card_face_up_valid and self.first_of_game and first)
+            and not (play.first_card_face_up_valid and self.r.first_of_game and first)
         ):
             err = DealerError(
                 p.cite("face_up_card"), f"{card} came out of the shoe face up: invalid, to the discard", card
@@ -165,37 +173,37 @@ class CardFlow(EngineParts):
             return self._deliver(card, expected)
         # The dealer put the card somewhere the rules do not expect.
         if expected is None:
-            if to.kind == "dealer" and self.phase in (RoundPhase.COMPLETE, RoundPhase.DEALER):
-                draws_anyway = p.dealer_draws_with_nobody_in_play and len(self.dealer) >= 2
-                if self._ended_by == "nobody" and draws_anyway and dealer_must_draw(self.dealer):
+            if to.kind == "dealer" and self.r.phase in (RoundPhase.COMPLETE, RoundPhase.DEALER):
+                draws_anyway = p.dealer_draws_with_nobody_in_play and len(self.r.dealer) >= 2
+                if self.r._ended_by == "nobody" and draws_anyway and dealer_must_draw(self.r.dealer):
                     # MO-2004 art.6.1: the bank must draw on 16 or less; with nobody in play it decides nothing.
-                    self.dealer.append(card)
+                    self.r.dealer.append(card)
                     return CardOutcome(Recipient.dealer(), True, [])
-                if self._ended_by == "nobody" and not draws_anyway:
+                if self.r._ended_by == "nobody" and not draws_anyway:
                     msg = f"{card}: dealer drew although nobody was left in play; not counted, to the discard"
                     return CardOutcome(None, False, [DealerError(p.cite("nobody_in_play"), msg, card)])
-                total = hand_value(self.dealer).total
+                total = hand_value(self.r.dealer).total
                 if play.unshown_dealer_card == "valid" and not face_up:
                     # MO-2004 art.6.1: "podendo, no entanto, considerar-se válida se não tiver sido mostrada".
-                    self.dealer.append(card)
+                    self.r.dealer.append(card)
                     msg = f"{card}: dealer drew on {total}; not shown, kept as valid (house option)"
                     return CardOutcome(
                         Recipient.dealer(), True, [DealerError(p.cite("dealer_draw"), msg, card)]
                     )
                 msg = f"{card}: dealer drew on {total}; the card does not count, to the discard"
                 return CardOutcome(None, False, [DealerError(p.cite("dealer_draw"), msg, card)])
-            if to.kind == "seat" and to.seat in self.seats and self.phase is RoundPhase.COMPLETE:
+            if to.kind == "seat" and to.seat in self.r.seats and self.r.phase is RoundPhase.COMPLETE:
                 rule, why = self._misdeal_reason(to)
                 msg = f"{card} given to {to} ({why}) after play ended: void, to the discard"
                 return CardOutcome(None, False, [DealerError(rule, msg, card)])
             nothing = self._nothing_expected(card)
             raise RoundError(nothing.message + f" (it was given to {to})", nothing.rule)
-        if to.kind == "seat" and to.seat not in self.seats:
+        if to.kind == "seat" and to.seat not in self.r.seats:
             raise RoundError(f"card {card} given to seat {to.seat}, which has no bet", p.cite("deal_order"))
         if to.kind == "burn":
             msg = f"{card} burnt although {expected} was due: not counted, to the discard"
             return CardOutcome(None, False, [DealerError(p.cite("deal_order"), msg, card)])
-        if self.phase is RoundPhase.INITIAL_DEAL or expected.kind == "burn":
+        if self.r.phase is RoundPhase.INITIAL_DEAL or expected.kind == "burn":
             err = DealerError(
                 p.cite("deal_order"), f"{card} dealt to {to} but belongs to {expected}: corrected", card
             )
@@ -211,7 +219,9 @@ class CardFlow(EngineParts):
                 rule, f"{card} given to {to} ({why}) and already seen: void, to the discard", card
             )
             return CardOutcome(None, False, [err])
-        self._held.append(card)  # PT-2001 r.18: unseen, it goes to the next player who asks, else the dealer
+        self.r._held.append(
+            card
+        )  # PT-2001 r.18: unseen, it goes to the next player who asks, else the dealer
         err = DealerError(
             rule, f"{card} given to {to} ({why}), unseen: held for the next player who asks", card
         )
@@ -222,16 +232,16 @@ class CardFlow(EngineParts):
         profile burns before the dealer's second card) and then the dealer's second card (art.7.1) are still due;
         None once they came (or where nothing is due). A table marking cards after settlement as drawn by the
         dealer for himself asks this first: these two are not such cards."""
-        p = self.profile
+        p = self.r.profile
         if (
-            self.phase is not RoundPhase.COMPLETE
-            or self._ended_by != "nobody"
+            self.r.phase is not RoundPhase.COMPLETE
+            or self.r._ended_by != "nobody"
             or p.hole_card
-            or len(self.dealer) != 1
-            or self._late_second
+            or len(self.r.dealer) != 1
+            or self.r._late_second
         ):
             return None
-        if p.burn.before_dealer_second and not self._burnt_late:
+        if p.burn.before_dealer_second and not self.r._burnt_late:
             return Recipient.burn()
         return Recipient.dealer()
 
@@ -247,19 +257,19 @@ class CardFlow(EngineParts):
         if awaited is None:
             return None
         if awaited == Recipient.burn() and to in (None, Recipient.burn()):
-            self._burnt_late = True
+            self.r._burnt_late = True
             return CardOutcome(Recipient.burn(), False, [])
         if to in (None, Recipient.dealer()):
-            self._late_second = True
-            self.dealer.append(card)
+            self.r._late_second = True
+            self.r.dealer.append(card)
             return CardOutcome(Recipient.dealer(), True, [])
         return None
 
     def _misdeal_reason(self, to: Recipient) -> tuple[str, str]:
-        p = self.profile
+        p = self.r.profile
         if to.kind == "seat":
             seat, hand = to.place
-            hands = self.seats[seat].hands
+            hands = self.r.seats[seat].hands
             if hand < len(hands):
                 h = hands[hand]
                 if h.doubled and len(h.cards) >= 3:
@@ -274,22 +284,22 @@ class CardFlow(EngineParts):
 
     def _nothing_expected(self, card: Card) -> RoundError:
         """The impossible-round error for a card nobody may receive, citing the rule that ended play."""
-        p = self.profile
-        if self.phase is RoundPhase.COMPLETE:
+        p = self.r.profile
+        if self.r.phase is RoundPhase.COMPLETE:
             # The round ended because the dealer's hand was final (PT-2001 r.19) or nobody was left in play
             # (PT-2001 r.22); any further card is impossible unless it is marked as a dealer breach.
-            rule = p.cite("nobody_in_play") if self._ended_by == "nobody" else p.cite("dealer_draw")
+            rule = p.cite("nobody_in_play") if self.r._ended_by == "nobody" else p.cite("dealer_draw")
             return RoundError(
                 f"card {card} after the round ended; a card the dealer drew in breach of the drawing rule "
                 "must be marked as going to the dealer (to='dealer')",
                 rule,
             )
-        if self.phase is RoundPhase.INSURANCE:
+        if self.r.phase is RoundPhase.INSURANCE:
             return RoundError(f"card {card} while insurance decisions are awaited", p.cite("insurance"))
-        h = self._current() if self.phase is RoundPhase.PLAYERS else None
+        h = self.r._current() if self.r.phase is RoundPhase.PLAYERS else None
         if h is not None and not h.needs_card:
-            ref = self._hand_ref(h)
-            why = self._why_not(h, Action.HIT)
+            ref = self.r._hand_ref(h)
+            why = self.r.decision_rules.why_not(h, Action.HIT)
             reason = f": {why.message}" if why else ""
             return RoundError(
                 f"card {card} while seat {ref.seat} hand {ref.hand} cannot take a card and must decide "
@@ -300,22 +310,22 @@ class CardFlow(EngineParts):
 
     def _deliver(self, card: Card, to: Recipient) -> CardOutcome:
         if to.kind == "burn":
-            self._burns -= 1
+            self.r._burns -= 1
             return CardOutcome(to, False, [])
-        if self.phase is RoundPhase.INITIAL_DEAL:
-            self._plan_pos += 1
+        if self.r.phase is RoundPhase.INITIAL_DEAL:
+            self.r._plan_pos += 1
         if to.kind == "dealer":
-            if self.phase is not RoundPhase.INITIAL_DEAL:
-                self._additional_dealt = True
-            self.dealer.append(card)
+            if self.r.phase is not RoundPhase.INITIAL_DEAL:
+                self.r._additional_dealt = True
+            self.r.dealer.append(card)
             return CardOutcome(to, True, [])
         seat, hand = to.place
-        st = self.seats[seat]
+        st = self.r.seats[seat]
         h = st.hands[hand]
-        if self.phase is RoundPhase.PLAYERS and not h.needs_card:
+        if self.r.phase is RoundPhase.PLAYERS and not h.needs_card:
             # A card while the hand may hit is an implicit hit; recorded so the description replays exactly.
-            self._note_decline(h)
-            self._record({"action": "hit", "seat": seat, "hand": hand, "implicit": True})
+            self.r.decision_rules.note_decline(h)
+            self.r.decisions.record({"action": "hit", "seat": seat, "hand": hand, "implicit": True})
         self._give(st, h, card)
         return CardOutcome(to, True, [])
 
@@ -324,9 +334,9 @@ class CardFlow(EngineParts):
         st.dealt.append(card)
         if len(h.cards) == 2 and h.cards[0].rank == card.rank:
             st.pairs_formed += 1  # MO-2004 art.13.1: the first pair, and each pair formed after a split
-        if self.phase is RoundPhase.INITIAL_DEAL:
+        if self.r.phase is RoundPhase.INITIAL_DEAL:
             return
-        self._additional_dealt = True
+        self.r._additional_dealt = True
         h.needs_card = False
         v = h.value
         if h.doubled:
@@ -336,7 +346,7 @@ class CardFlow(EngineParts):
         elif h.split_aces and len(h.cards) == 2:
             # One card per split ace (PT-2001 r.26); MO-2004 art.16.3 lets a new ace be split again.
             can_resplit = (
-                card.is_ace and self._why_not_split_count(h) is None and self.profile.play.resplit_aces
+                card.is_ace and self._why_not_split_count(h) is None and self.r.profile.play.resplit_aces
             )
             if not can_resplit:
                 h.status = STOOD
@@ -346,21 +356,21 @@ class CardFlow(EngineParts):
     def _five_card_open(self, h: HandState) -> bool:
         """MO-2004 art.19: "cinco cartas sem exceder 21 pontos": a five-card 21 may still ask to be paid half,
         so the hand waits for that decision (or a stand) instead of standing by itself (art.6.4: no more cards)."""
-        up = self.up_card
-        play = self.profile.play
+        up = self.r.up_card
+        play = self.r.profile.play
         return play.five_card_rule and play.five_cards(len(h.cards)) and not (up is not None and up.is_ace)
 
     def _why_not_split_count(self, h: HandState) -> str | None:
-        mx = self.profile.play.max_hands
-        return "limit" if mx and len(self.seats[h.seat].hands) >= mx else None
+        mx = self.r.profile.play.max_hands
+        return "limit" if mx and len(self.r.seats[h.seat].hands) >= mx else None
 
-    def _deliver_held(self, to: Recipient) -> None:
-        card = self._held.pop(0)
-        self._held_log.append({"card": str(card), "recipient": to.to_json()})
+    def deliver_held(self, to: Recipient) -> None:
+        card = self.r._held.pop(0)
+        self.r._held_log.append({"card": str(card), "recipient": to.to_json()})
         if to.kind == "dealer":
-            self._additional_dealt = True
-            self.dealer.append(card)
+            self.r._additional_dealt = True
+            self.r.dealer.append(card)
         else:
             seat, hand = to.place
-            st = self.seats[seat]
+            st = self.r.seats[seat]
             self._give(st, st.hands[hand], card)

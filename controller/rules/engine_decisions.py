@@ -3,7 +3,9 @@ bettors' decisions, insurance closed. Pure logic, no I/O."""
 
 from __future__ import annotations
 
-from controller.rules.engine_parts import DecisionEntry, EngineParts
+from typing import TYPE_CHECKING
+
+from controller.rules.engine_parts import DecisionEntry
 from controller.rules.round_state import (  # the round's state, shared with settlement (the lower module)
     EVEN_MONEY,
     FIVE_CARD,
@@ -18,9 +20,16 @@ from controller.rules.types import (
     RuleViolation,
 )
 
+if TYPE_CHECKING:
+    from controller.rules.engine import RoundEngine
 
-class Decisions(EngineParts):
-    """Mixin of ``RoundEngine``; its state is set in ``RoundEngine.__init__`` (typed in engine_parts.py)."""
+
+class Decisions:
+    """A part of the round (``RoundEngine`` holds it): applies the dealer's decisions to the round's hands and
+    records them. It reads and changes the round's state through ``self.r``, the round it was made for."""
+
+    def __init__(self, rnd: RoundEngine) -> None:
+        self.r = rnd
 
     # ------------------------------------------------------------------ decisions
 
@@ -39,73 +48,75 @@ class Decisions(EngineParts):
         try:
             action = Action(action)
         except ValueError:
-            raise RuleViolation(f"unknown decision {action!r}", self.profile.cite("deal_order")) from None
-        p = self.profile
-        if self.phase in (RoundPhase.COMPLETE, RoundPhase.DEALER, RoundPhase.INITIAL_DEAL):
+            raise RuleViolation(f"unknown decision {action!r}", self.r.profile.cite("deal_order")) from None
+        p = self.r.profile
+        if self.r.phase in (RoundPhase.COMPLETE, RoundPhase.DEALER, RoundPhase.INITIAL_DEAL):
             raise RuleViolation(
-                f"no player decision possible during phase {self.phase}", p.cite("deal_order")
+                f"no player decision possible during phase {self.r.phase}", p.cite("deal_order")
             )
         record: DecisionEntry = {"action": str(action)}
         if player is not None and seat is not None:
             self._co_act(action, seat, player, amount, hand)
             return
         if action in INSURANCE_ACTIONS:
-            if self.phase is not RoundPhase.INSURANCE:
-                never = self._never_offered(action)  # say why rather than "too late"
+            if self.r.phase is not RoundPhase.INSURANCE:
+                never = self.r.decision_rules.never_offered(action)  # say why rather than "too late"
                 if never is not None:
                     raise never
                 rule = p.cite("even_money") if action is Action.EVEN_MONEY else p.cite("insurance")
                 raise RuleViolation("insurance and even money only right after the initial deal", rule)
-            q = self._insurance_queue()
+            q = self.r._insurance_queue()
             target = seat if seat is not None else q[0]
-            why = self._why_not_insurance(target, action, amount)
+            why = self.r.decision_rules.why_not_insurance(target, action, amount)
             if why:
                 raise why
-            st = self.seats[target]
+            st = self.r.seats[target]
             if action is Action.INSURANCE:
-                st.insurance = amount if amount is not None else self._default_insurance(target)
+                st.insurance = (
+                    amount if amount is not None else self.r.decision_rules.default_insurance(target)
+                )
                 record["amount"] = st.insurance
             elif action is Action.EVEN_MONEY:
                 st.hands[0].status = EVEN_MONEY  # PT-2001 r.34: paid 1:1 before the hole card is known
             st.insurance_decided = True
             record["seat"], record["hand"] = target, 0
-            self._record(record)
-            self._advance()
+            self.record(record)
+            self.r._advance()
             return
         if (
             action is Action.SURRENDER
             and seat is not None
-            and self.phase in (RoundPhase.INSURANCE, RoundPhase.PLAYERS)
+            and self.r.phase in (RoundPhase.INSURANCE, RoundPhase.PLAYERS)
         ):
             # Surrender is decided right after the first two cards, before any additional card (PT-2001 r.36).
-            surrendering = self.seats.get(seat)
+            surrendering = self.r.seats.get(seat)
             if surrendering is None:
                 raise RuleViolation(f"no bet on seat {seat}", p.cite("surrender"))
             idx = hand or 0
             if idx >= len(surrendering.hands):
                 raise RuleViolation(f"seat {seat} has no hand {idx}", p.cite("surrender"))
-            why = self._why_not_surrender(surrendering.hands[idx])
+            why = self.r.decision_rules.why_not_surrender(surrendering.hands[idx])
             if why:
                 raise why
             surrendering.hands[idx].status = SURRENDERED
-            self._record({"seat": seat, "hand": idx, "action": "surrender"})
-            self._advance()
+            self.record({"seat": seat, "hand": idx, "action": "surrender"})
+            self.r._advance()
             return
-        if self.phase is RoundPhase.INSURANCE:
-            self._close_insurance()  # a hand decision means the insurance window has closed
-        if self.phase is not RoundPhase.PLAYERS:  # closing insurance may end the round (a peeked blackjack)
+        if self.r.phase is RoundPhase.INSURANCE:
+            self.decline_undecided()  # a hand decision means the insurance window has closed
+        if self.r.phase is not RoundPhase.PLAYERS:  # closing insurance may end the round (a peeked blackjack)
             raise RuleViolation(
-                f"no player decision possible during phase {self.phase}", p.cite("deal_order")
+                f"no player decision possible during phase {self.r.phase}", p.cite("deal_order")
             )
-        h = self._current()
+        h = self.r._current()
         if h is None:
             raise RuleViolation("no hand is waiting for a decision", p.cite("deal_order"))
-        ref = self._hand_ref(h)
+        ref = self.r._hand_ref(h)
         if (seat is not None and seat != ref.seat) or (hand is not None and hand != ref.hand):
-            named = self.seats.get(seat if seat is not None else ref.place[0])
+            named = self.r.seats.get(seat if seat is not None else ref.place[0])
             idx = hand if hand is not None else 0
             if named is not None and idx < len(named.hands):
-                why = self._why_not(named.hands[idx], action)
+                why = self.r.decision_rules.why_not(named.hands[idx], action)
                 if why:
                     raise why
             raise RuleViolation(
@@ -113,32 +124,32 @@ class Decisions(EngineParts):
                 f"{ref} decides now",
                 p.cite("deal_order"),
             )
-        why = self._why_not(h, action)
+        why = self.r.decision_rules.why_not(h, action)
         if why:
             raise why
         record["seat"], record["hand"] = ref.place
         if action is not Action.SPLIT:
-            self._note_decline(h)
+            self.r.decision_rules.note_decline(h)
         self._apply(h, action)
-        self._record(record)
-        self._advance()
+        self.record(record)
+        self.r._advance()
 
     def _apply(self, h: HandState, action: Action) -> None:
-        st = self.seats[h.seat]
+        st = self.r.seats[h.seat]
         if action is Action.HIT:
             h.needs_card = True
-            if self._held:  # PT-2001 r.18: the unseen card goes to the next player who asks
-                self._deliver_held(self._hand_ref(h))
+            if self.r._held:  # PT-2001 r.18: the unseen card goes to the next player who asks
+                self.r.card_router.deliver_held(self.r._hand_ref(h))
         elif action is Action.STAND:
             h.status = STOOD
         elif action is Action.DOUBLE:
             h.doubled = True
             h.stake += h.base_bet
-            if self.profile.play.soft_double_ace_fixed and h.value.soft:
+            if self.r.profile.play.soft_double_ace_fixed and h.value.soft:
                 h.fixed_aces = 1  # PT-2001 r.32: the ace keeps the value 1 to the end
             h.needs_card = True
-            if self._held:
-                self._deliver_held(self._hand_ref(h))
+            if self.r._held:
+                self.r.card_router.deliver_held(self.r._hand_ref(h))
         elif action is Action.SPLIT:
             second = h.cards.pop()
             aces = second.is_ace
@@ -156,9 +167,9 @@ class Decisions(EngineParts):
 
     def _co_act(self, action: Action, seat: int, player: str, amount: int | None, hand: int | None) -> None:
         """A co-bettor's decision (PT-2001 r.15, r.28, r.30); every other decision is the titular's."""
-        p = self.profile
+        p = self.r.profile
         rule = p.cite("multiple_players")
-        st = self.seats.get(seat)
+        st = self.r.seats.get(seat)
         cb = next((c for c in st.co_bets if c.bet.player == player), None) if st else None
         if st is None or cb is None:
             raise RuleViolation(f"seat {seat}: no bet of player {player!r} besides the titular's", rule)
@@ -166,8 +177,10 @@ class Decisions(EngineParts):
         if action in (Action.INSURANCE, Action.NO_INSURANCE):
             # r.15: "Se o titular do lugar fizer «seguro» da sua aposta, os donos das apostas complementares são
             # livres de o fazer, ou não" — bounded like the titular's (r.33).
-            early = self.phase in (RoundPhase.INSURANCE, RoundPhase.PLAYERS) and not self._additional_dealt
-            if not early or not (p.insurance.offered and self.up_card and self.up_card.is_ace):
+            early = (
+                self.r.phase in (RoundPhase.INSURANCE, RoundPhase.PLAYERS) and not self.r._additional_dealt
+            )
+            if not early or not (p.insurance.offered and self.r.up_card and self.r.up_card.is_ace):
                 raise RuleViolation(
                     "insurance only right after the initial deal, against an ace", p.cite("insurance")
                 )
@@ -187,7 +200,7 @@ class Decisions(EngineParts):
                     raise RuleViolation(
                         f"player {player!r}: insurance {stake} above {hi}", p.cite("insurance")
                     )
-                why = self._over_round_limit(seat, stake)
+                why = self.r.bet_rules.over_round_limit(seat, stake)
                 if why:
                     raise why
                 cb.insurance = stake
@@ -204,7 +217,7 @@ class Decisions(EngineParts):
                 )
             if len(st.hands) < 2 or cb.follows_split:
                 raise RuleViolation(f"player {player!r}: nothing to follow: the titular has not split", rule)
-            over = self._over_seat_total(seat, cb.bet.amount)
+            over = self.r.bet_rules.over_seat_total(seat, cb.bet.amount)
             if over:
                 raise over
             cb.follows_split = True
@@ -215,7 +228,7 @@ class Decisions(EngineParts):
                 raise RuleViolation(f"player {player!r}: the titular did not double hand {idx}", rule)
             if idx > 0 and not (idx == 1 and cb.follows_split):
                 raise RuleViolation(f"player {player!r} has no bet on hand {idx}", rule)
-            over = self._over_seat_total(seat, cb.bet.amount)
+            over = self.r.bet_rules.over_seat_total(seat, cb.bet.amount)
             if over:
                 raise over
             cb.doubled.add(idx)
@@ -225,20 +238,20 @@ class Decisions(EngineParts):
                 f"player {player!r}: the titular decides the play ({action} is not a co-bettor's decision)",
                 rule,
             )
-        self._record(record)
+        self.record(record)
 
     def close_insurance(self) -> None:
         """The dealer closes the insurance window: seats that have not decided decline."""
-        if self.phase is RoundPhase.INSURANCE:
-            self._close_insurance()
+        if self.r.phase is RoundPhase.INSURANCE:
+            self.decline_undecided()
 
-    def _record(self, decision: DecisionEntry) -> None:
+    def record(self, decision: DecisionEntry) -> None:
         # after_cards: shoe cards out before this decision, so a replay interleaves cards and decisions.
-        decision["after_cards"] = self._card_count - 1 if self._in_card else self._card_count
-        self._decisions.append(decision)
+        decision["after_cards"] = self.r._card_count - 1 if self.r._in_card else self.r._card_count
+        self.r._decisions.append(decision)
 
-    def _close_insurance(self) -> None:
-        for st in self.seats.values():
+    def decline_undecided(self) -> None:
+        for st in self.r.seats.values():
             if not st.insurance_decided:
                 st.insurance_decided = True
-        self._advance()
+        self.r._advance()

@@ -3,8 +3,9 @@ and the rule that forbids the others (double, split, surrender, insurance, even 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from controller.rules.cards import Card
-from controller.rules.engine_parts import EngineParts
 from controller.rules.round_state import (  # the round's state, shared with settlement (the lower module)
     BLACKJACK,
     OPEN,
@@ -17,15 +18,22 @@ from controller.rules.types import (
     RuleViolation,
 )
 
+if TYPE_CHECKING:
+    from controller.rules.engine import RoundEngine
 
-class DecisionRules(EngineParts):
-    """Mixin of ``RoundEngine``; its state is set in ``RoundEngine.__init__`` (typed in engine_parts.py)."""
+
+class DecisionRules:
+    """A part of the round (``RoundEngine`` holds it): whether a decision is allowed now, and why not (the rules
+    for decisions). It reads the round's state through ``self.r``, the round it was made for."""
+
+    def __init__(self, rnd: RoundEngine) -> None:
+        self.r = rnd
 
     # ------------------------------------------------------------------ rules for decisions
 
-    def _why_not(self, h: HandState, action: Action) -> RuleViolation | None:
+    def why_not(self, h: HandState, action: Action) -> RuleViolation | None:
         """The rule that forbids `action` on hand `h` now, or None when it is allowed."""
-        p, play = self.profile, self.profile.play
+        p, play = self.r.profile, self.r.profile.play
         v = h.value
         if action is Action.HIT and len(h.cards) >= 2:  # the specific rule first, then the generic state
             if h.split_aces:
@@ -82,7 +90,9 @@ class DecisionRules(EngineParts):
                     f"doubling would stake {h.stake + h.base_bet}, above the maximum {p.max_bet}",
                     p.cite("above_max"),
                 )
-            return self._over_seat_total(h.seat, h.base_bet) or self._over_round_limit(h.seat, h.base_bet)
+            return self.r.bet_rules.over_seat_total(h.seat, h.base_bet) or self.r.bet_rules.over_round_limit(
+                h.seat, h.base_bet
+            )
         if action is Action.SPLIT:
             if len(h.cards) != 2:
                 return RuleViolation("split only a two-card pair", p.cite("split"))
@@ -92,7 +102,7 @@ class DecisionRules(EngineParts):
                 return RuleViolation(f"{a} and {b} are not a pair", p.cite("split"))
             if h.split_aces and not play.resplit_aces:
                 return RuleViolation("split aces may not be split again", p.cite("split_aces"))
-            n = len(self.seats[h.seat].hands)
+            n = len(self.r.seats[h.seat].hands)
             if play.max_hands and n >= play.max_hands:
                 # MO-2004 art.16.1 "pode separá-las até quatro ou mais apostas distintas": the limit's own rule
                 # (`max_hands`), not art.16.5's resplit after declining.
@@ -100,39 +110,41 @@ class DecisionRules(EngineParts):
                     f"split limit reached: at most {play.max_hands} hands", p.cite("max_hands")
                 )
             key = self._pair_key(a)
-            if not play.resplit_after_declining and not a.is_ace and key in self.seats[h.seat].declined:
+            if not play.resplit_after_declining and not a.is_ace and key in self.r.seats[h.seat].declined:
                 # MO-2004 art.16.5: "pode ser permitido separar mais uma vez, a não ser que, anteriormente,
                 # tenha já decidido não separar" (aces: art.16.3).
                 return RuleViolation(
                     f"{a} and {b}: the player already declined to split this pair value in this round",
                     p.cite("resplit"),
                 )
-            return self._over_seat_total(h.seat, h.base_bet) or self._over_round_limit(h.seat, h.base_bet)
+            return self.r.bet_rules.over_seat_total(h.seat, h.base_bet) or self.r.bet_rules.over_round_limit(
+                h.seat, h.base_bet
+            )
         if action is Action.SURRENDER:
-            return self._why_not_surrender(h)
+            return self.why_not_surrender(h)
         if action is Action.FIVE_CARD:
             if not play.five_card_rule:
                 return RuleViolation("no five-card rule in this profile", p.cite("five_card"))
             if not play.five_cards(len(h.cards)) or v.bust:
                 many = "exactly" if play.five_card_count == "exactly" else "at least"
                 return RuleViolation(f"needs {many} five cards not above 21", p.cite("five_card"))
-            if self.up_card is not None and self.up_card.is_ace:
+            if self.r.up_card is not None and self.r.up_card.is_ace:
                 return RuleViolation("not when the dealer's first open card is an ace", p.cite("five_card"))
             return None
         return RuleViolation(f"{action} is not a hand decision", p.cite("deal_order"))
 
     def _pair_key(self, card: Card) -> int | str:
-        return card.value if self.profile.play.split_match == "value" else card.rank
+        return card.value if self.r.profile.play.split_match == "value" else card.rank
 
-    def _note_decline(self, h: HandState) -> None:
+    def note_decline(self, h: HandState) -> None:
         """MO-2004 art.16.5: a pair the player could split and did not is remembered for the round."""
         if (
             len(h.cards) == 2
             and h.status == OPEN
             and not h.needs_card
-            and self._why_not(h, Action.SPLIT) is None
+            and self.why_not(h, Action.SPLIT) is None
         ):
-            self.seats[h.seat].declined.add(self._pair_key(h.cards[0]))
+            self.r.seats[h.seat].declined.add(self._pair_key(h.cards[0]))
 
     def explain(self, action: Action | str, seat: int, hand: int = 0) -> RuleViolation | None:
         """Why `action` is forbidden for seat/hand whatever the moment (the profile or the cards).
@@ -140,15 +152,15 @@ class DecisionRules(EngineParts):
         None when only the timing is wrong. Used to name the book's rule for a decision that came too late
         to apply (e.g. a second card on split aces, PT-2001 r.26; even money against a ten, PT-2001 r.34).
         """
-        p = self.profile
+        p = self.r.profile
         try:
             action = Action(action)
         except ValueError:
             return RuleViolation(f"unknown decision {action!r}", p.cite("deal_order"))
-        st = self.seats.get(seat)
+        st = self.r.seats.get(seat)
         if st is None:
             return RuleViolation(f"no bet on seat {seat}", p.cite("deal_order"))
-        never = self._never_offered(action)
+        never = self.never_offered(action)
         if never is not None:
             return never
         if action is Action.EVEN_MONEY and (not st.hands[0].blackjack or len(st.hands) > 1):
@@ -163,32 +175,32 @@ class DecisionRules(EngineParts):
             h.seat, h.base_bet, h.stake, list(h.cards), h.from_split, h.split_aces, h.doubled, h.fixed_aces
         )
         if action is Action.SURRENDER:
-            return self._why_not_surrender(probe)
-        return self._why_not(probe, action)
+            return self.why_not_surrender(probe)
+        return self.why_not(probe, action)
 
-    def _why_not_surrender(self, h: HandState) -> RuleViolation | None:
-        p = self.profile
+    def why_not_surrender(self, h: HandState) -> RuleViolation | None:
+        p = self.r.profile
         if not p.play.surrender:
             return RuleViolation("surrender is not offered", p.cite("surrender"))
         if h.status != OPEN or h.needs_card:
             return RuleViolation(f"hand is {h.status}, cannot surrender", p.cite("surrender"))
-        if self.up_card is not None and self.up_card.is_ace and not p.play.surrender_vs_ace:
+        if self.r.up_card is not None and self.r.up_card.is_ace and not p.play.surrender_vs_ace:
             return RuleViolation("no surrender when the dealer's open card is an ace", p.cite("surrender"))
         if h.from_split or len(h.cards) != 2:
             return RuleViolation("surrender only on the first two cards", p.cite("surrender"))
-        if self._additional_dealt:
+        if self.r._additional_dealt:
             if p.play.surrender_moment == "before_any_draw":  # PT-2001 r.36, MO-2004 art.18.2
                 return RuleViolation(
                     "surrender only before the dealer deals any additional card", p.cite("surrender")
                 )
-            if h is not self._current():  # PT-ONLINE-2015 r.15e: at the hand's own turn
+            if h is not self.r._current():  # PT-ONLINE-2015 r.15e: at the hand's own turn
                 return RuleViolation(
                     "surrender at the hand's own turn, once a card has been drawn", p.cite("surrender")
                 )
         return None
 
     def _insurance_bounds(self, seat: int) -> tuple[int, int]:
-        ins, bet = self.profile.insurance, self.seats[seat].bet.amount
+        ins, bet = self.r.profile.insurance, self.r.seats[seat].bet.amount
         hi = (ins.max * bet).numerator // (ins.max * bet).denominator  # rounded down to the minor unit
         if ins.min == ins.max and ins.odd_bet == "round_up":
             hi = -(
@@ -197,26 +209,26 @@ class DecisionRules(EngineParts):
         lo = hi if ins.min == ins.max else -((-ins.min * bet).numerator // (ins.min * bet).denominator)
         return max(lo, 1), hi
 
-    def _default_insurance(self, seat: int) -> int:
+    def default_insurance(self, seat: int) -> int:
         """Insurance without an amount: the most the profile allows (a multiple of the minimum if required)."""
         hi = self._insurance_bounds(seat)[1]
-        if self.profile.insurance.multiple_of_min:
-            hi -= hi % self.profile.min_bet
+        if self.r.profile.insurance.multiple_of_min:
+            hi -= hi % self.r.profile.min_bet
         return hi
 
-    def _why_not_insurance(self, seat: int, action: Action, amount: int | None) -> RuleViolation | None:
-        p = self.profile
-        st = self.seats.get(seat)
+    def why_not_insurance(self, seat: int, action: Action, amount: int | None) -> RuleViolation | None:
+        p = self.r.profile
+        st = self.r.seats.get(seat)
         if st is None:
             return RuleViolation(f"no bet on seat {seat}", p.cite("insurance"))
-        if self.phase is not RoundPhase.INSURANCE or st.insurance_decided:
+        if self.r.phase is not RoundPhase.INSURANCE or st.insurance_decided:
             return RuleViolation(
                 f"seat {seat}: insurance and even money only right after the initial deal",
                 p.cite("insurance"),
             )
         if action is Action.NO_INSURANCE:
             return None
-        never = self._never_offered(action)
+        never = self.never_offered(action)
         if never is not None:
             return never
         if action is Action.INSURANCE:
@@ -245,14 +257,14 @@ class DecisionRules(EngineParts):
                     f"seat {seat}: insurance {amount} outside {lo}-{hi} (bet {st.bet.amount})",
                     p.cite("insurance"),
                 )
-            stake = amount if amount is not None else self._default_insurance(seat)
+            stake = amount if amount is not None else self.default_insurance(seat)
             if p.insurance.multiple_of_min and stake % p.min_bet:
                 # PT-2001 r.14 ("igual ao mínimo ... ou múltiplo dele") applied to the insurance stake.
                 return RuleViolation(
                     f"seat {seat}: insurance {stake} is not a multiple of the minimum {p.min_bet}",
                     p.cite("bet_limits"),
                 )
-            return self._over_round_limit(seat, stake)
+            return self.r.bet_rules.over_round_limit(seat, stake)
         if action is Action.EVEN_MONEY:
             if st.hands[0].status != BLACKJACK:
                 return RuleViolation(
@@ -263,26 +275,27 @@ class DecisionRules(EngineParts):
 
     def _em_vs_text(self) -> str:
         return " or ".join(
-            "an ace" if k == "A" else "a ten-value card" for k in sorted(self.profile.insurance.even_money_vs)
+            "an ace" if k == "A" else "a ten-value card"
+            for k in sorted(self.r.profile.insurance.even_money_vs)
         )
 
-    def _never_offered(self, action: Action) -> RuleViolation | None:
+    def never_offered(self, action: Action) -> RuleViolation | None:
         """Why insurance or even money is not offered in this round at all: the profile or the dealer's open
         card (PT-2001 r.33-34, MO-2004 art.10.3, art.12)."""
-        p = self.profile
-        if action is Action.EVEN_MONEY and not self._even_money_offered():
+        p = self.r.profile
+        if action is Action.EVEN_MONEY and not self.even_money_offered():
             if not p.insurance.even_money:
                 return RuleViolation("even money is not offered", p.cite("even_money"))
             return RuleViolation(
                 "even money only for a blackjack against " + self._em_vs_text(), p.cite("even_money")
             )
-        up = self.up_card
+        up = self.r.up_card
         if action is Action.INSURANCE and not (p.insurance.offered and up is not None and up.is_ace):
             return RuleViolation("insurance only when the dealer's open card is an ace", p.cite("insurance"))
         return None
 
-    def _even_money_offered(self) -> bool:
-        ins, up = self.profile.insurance, self.up_card
+    def even_money_offered(self) -> bool:
+        ins, up = self.r.profile.insurance, self.r.up_card
         if not ins.even_money or up is None:
             return False
         return ("A" in ins.even_money_vs and up.is_ace) or ("T" in ins.even_money_vs and up.is_ten_value)

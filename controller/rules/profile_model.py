@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from types import MappingProxyType
 
+from controller.rules.errors import RulesError
+
 # Every profile must cite its book for each of these (dealer errors and rule violations carry the citation).
 CITATION_KEYS = (
     "decks", "deal_order", "face_up_card", "draw_on_21", "misdeal", "after_double", "split_aces",
@@ -35,7 +37,7 @@ CITATION_OPTIONAL = tuple(_CITATION_FALLBACK)
 PRIZE_NAMES = ("six_seven_eight_suited", "three_sevens")
 
 
-class ProfileError(ValueError):
+class ProfileError(RulesError, ValueError):
     """A profile that cannot be loaded; the message names the file and the bad key."""
 
 

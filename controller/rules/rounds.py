@@ -15,6 +15,7 @@ import jsonschema
 from controller.data import data_path
 from controller.rules.cards import RANKS, SUITS, Card, CardError
 from controller.rules.engine import RoundEngine
+from controller.rules.errors import RulesError
 from controller.rules.profile_model import Profile
 from controller.rules.profiles import ProfileError, load_profile
 from controller.rules.round_state import BLACKJACK, OPEN, STOOD
@@ -32,7 +33,7 @@ from controller.rules.types import (
 SCHEMA_PATH = data_path("schemas", "round.schema.json")
 
 
-class InvalidRound(ValueError):
+class InvalidRound(RulesError, ValueError):
     """A round file that cannot be replayed: the message names the card or decision, `rule` the rule."""
 
     def __init__(self, message: str, rule: str | None = None) -> None:

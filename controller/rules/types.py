@@ -9,6 +9,7 @@ from typing import TypeAlias
 
 from controller.actions import NO_INSURANCE as NO_INSURANCE_NAME
 from controller.rules.cards import Card
+from controller.rules.errors import RulesError
 
 # A recipient in a round file (docs/rounds.md): "burn", "dealer", "held" or {"seat": N, "hand": N}.
 RecipientJson: TypeAlias = str | dict[str, int | None]
@@ -122,7 +123,7 @@ class SeatBet:
     pair_bet_on: int | None = None
 
 
-class RuleViolation(Exception):
+class RuleViolation(RulesError):
     """A player decision the profile forbids."""
 
     def __init__(self, message: str, rule: str) -> None:
@@ -131,7 +132,7 @@ class RuleViolation(Exception):
         self.rule = rule
 
 
-class RoundError(ValueError):
+class RoundError(RulesError, ValueError):
     """An impossible round: bad bets, impossible cards, a card after the round ended."""
 
     def __init__(self, message: str, rule: str | None = None) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 from controller.alert_kinds import ALERT_KINDS
 from controller.mqtt.alerts import AlertManager
 from controller.mqtt.unjournaled import UnjournaledPublisher
-from controller.table.controller import TableController
+from controller.shell.controller import TableController
 from controller.table.journal_io import is_write_failure
 from controller.topics import ALERT_TYPE, ALERTS_EVENTS, ALERTS_OPEN, ALERTS_OPEN_TYPE
 

@@ -18,7 +18,8 @@ from controller.mqtt.alerts import AlertManager
 from controller.mqtt.commands import CommandRejected, CommandRequest
 from controller.service.disk import DiskWatch
 from controller.service.jackpot import JackpotWiring
-from controller.table.controller import TableController
+from controller.shell.controller import TableController
+from controller.table.machine_names import TableState
 
 log = logging.getLogger("tablectl.service")
 
@@ -52,7 +53,7 @@ class ServiceCommands:
 
     async def handle(self, req: CommandRequest) -> dict[str, Any]:
         core = self.table.core
-        betting = core.state == "betting" and not core.faults
+        betting = core.state == TableState.BETTING and not core.faults
         refused = self.disk.refusal(req.role, req.action, betting=betting) if self.disk is not None else None
         if refused is not None:
             raise CommandRejected(refused)

@@ -11,7 +11,7 @@ from typing import Protocol
 
 from controller import sdnotify
 from controller.ops.status import StatusWriter
-from controller.table.controller import TableController
+from controller.shell.controller import TableController
 
 log = logging.getLogger("tablectl.service")
 

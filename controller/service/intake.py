@@ -16,7 +16,7 @@ from controller.service.disk import DiskWatch
 from controller.service.errors import StartupError
 from controller.service.jackpot import JackpotWiring
 from controller.service.resources import open_nonce_store
-from controller.table.controller import TableController
+from controller.shell.controller import TableController
 from controller.table.journal_io import JournalProblem
 
 

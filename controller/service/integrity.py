@@ -20,9 +20,10 @@ from controller.jackpot.meter import UNIT
 from controller.journal import Journal, VerifyResult
 from controller.journal.checkpointer import Checkpointer
 from controller.paste import command
+from controller.shell.controller import TableController
 from controller.table import inputs
-from controller.table.controller import TableController
 from controller.table.core import TableCore
+from controller.table.machine_names import TableState
 
 log = logging.getLogger("tablectl.service")
 
@@ -50,7 +51,7 @@ def verify_journal(journal: Journal) -> VerifyResult:
 def pinned_problems(core: TableCore, config: TableConfig) -> list[str]:
     """The open session's pinned digests against the files now (issue 13 §2: every load checks them)."""
     pinned = core.session.pinned
-    if not core.session.id or core.state in ("closed", "deck_check_failed"):
+    if not core.session.id or core.state in (TableState.CLOSED, TableState.DECK_CHECK_FAILED):
         return []
     if not isinstance(pinned, dict):
         return []  # a session opened before pinning existed: nothing recorded to compare

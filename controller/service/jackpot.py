@@ -15,8 +15,8 @@ from controller.effects import Rejected
 from controller.jackpot.config import CHIP_SLOT_PREFIX
 from controller.mqtt.link import MqttLink
 from controller.service.jackpot_link import LinkWatch
+from controller.shell.controller import TableController
 from controller.table import inputs
-from controller.table.controller import TableController
 from drivers.aio import cancel_tasks
 from drivers.serial_port import resolve_port
 

@@ -25,8 +25,8 @@ from controller.effects import Rejected
 from controller.jackpot.config import JackpotConfig
 from controller.jackpot.link_doc import LinkDocRefused, LinkDocument, verify
 from controller.mqtt.link import InboundMessage, MqttLink
+from controller.shell.controller import TableController
 from controller.table import inputs
-from controller.table.controller import TableController
 from controller.topics import PROGRESSIVE_METER
 from drivers.aio import cancel_tasks
 

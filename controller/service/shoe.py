@@ -36,4 +36,5 @@ def build_card_line(config: TableConfig, usb_backend: Any = None) -> tuple[ShoeD
     reader = UsbCardReader(
         PyUsbBackend(r.vendor_id, r.product_id, r.serial, backend=usb_backend), poll_ms=r.read_timeout_ms
     )
-    return ShoeWithReader(shoe, reader), reader  # type: ignore[return-value]
+    # ShoeWithReader serves the ShoeDriver's face (drivers/card_line.py) without being one
+    return ShoeWithReader(shoe, reader), reader  # type: ignore[return-value]  # duck-typed ShoeDriver

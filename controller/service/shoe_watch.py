@@ -16,7 +16,8 @@ from typing import Any
 
 from controller.mqtt.alerts import AlertManager
 from controller.service.alerts import UNJOURNALED_ACK as SELF_CLEARED
-from controller.table.controller import TableController
+from controller.shell.controller import TableController
+from controller.table.machine_names import Trigger
 
 log = logging.getLogger("tablectl.service")
 
@@ -57,7 +58,7 @@ class ShoeWatch:
 
     def _in_use(self) -> bool:
         """A session uses the shoe: a lost link would be the table's fault (controller/table/link.py)."""
-        return bool(self.table.core.gate.may("link_lost"))
+        return bool(self.table.core.gate.may(Trigger.LINK_LOST))
 
     def _raise(self) -> None:
         problem = self.shoe.problem

@@ -12,7 +12,7 @@ from typing import Any
 from controller.journal import Journal
 from controller.mqtt.commands import CommandIntake
 from controller.mqtt.link import MqttLink
-from controller.table.controller import TableController
+from controller.shell.controller import TableController
 from controller.table.state import IntegrityFault
 from drivers.usb_reader import UsbCardReader
 

@@ -60,7 +60,7 @@ from controller.service.shoe import build_card_line
 from controller.service.shoe_watch import ShoeWatch
 from controller.service.shutdown import stop_service
 from controller.service.software import publish_software
-from controller.table.controller import TableController
+from controller.shell.controller import TableController
 from controller.table.core import TableCore
 from controller.table.journal_io import JournalProblem, is_write_failure
 from controller.table.messages import Publish

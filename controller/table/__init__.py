@@ -1,10 +1,5 @@
-"""The table: a pure ``transitions`` state machine (core.py) behind an async shell (controller.py).
-
-table = TableController(journal, shoe, board=board, alerts=alerts)
-await table.start()                                   # recover, safe outputs, resync with the shoe
-await table.dealer_input("place_bet", {"seat": 1, "amount": 500})
-await table.supervisor_action("ana", "clear_jam", {})  # raises Rejected(reason) when not allowed
-"""
+"""The table: a pure ``transitions`` state machine (core.py); its async shell is ``controller.shell``
+(``TableController``), a layer above this one."""
 
 from controller.effects import (
     Alert,
@@ -18,7 +13,6 @@ from controller.effects import (
     StateDocument,
 )
 from controller.table.alert_sink import AlertSink, LogAlerts
-from controller.table.controller import TableController
 from controller.table.core import JackpotSeam, Step, TableCore
 
 __all__ = [
@@ -35,6 +29,5 @@ __all__ = [
     "ShoeCommand",
     "StateDocument",
     "Step",
-    "TableController",
     "TableCore",
 ]

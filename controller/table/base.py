@@ -3,25 +3,26 @@
 from __future__ import annotations
 
 import pickle
-from typing import Any
+from typing import Any, cast
 
 from controller.actions import SUPERVISOR
 from controller.effects import Rejected
 from controller.rules.profiles import parse_profile
+from controller.table.machine_names import Trigger
 from drivers.cards import CARD_CODES
 
 LID_OPEN_TIMEOUT_S = (
     10.0  # after OpenLid, how long the lid has to open before the round's cards are carried (r.61)
 )
 SUPERVISOR_ROLES = (SUPERVISOR,)
-FAULT_TRIGGER = {
-    "jam": "jam",
-    "link_down": "link_lost",
-    "tamper": "forced",
-    "journal_io": "journal_failed",
-    "integrity": "integrity_failed",
-    "shoe_sequence": "sequence_fault",
-    "card_count": "count_fault",
+FAULT_TRIGGER: dict[str, Trigger] = {  # a fault's name -> the machine's trigger that enters its state
+    "jam": Trigger.JAM,
+    "link_down": Trigger.LINK_LOST,
+    "tamper": Trigger.FORCED,
+    "journal_io": Trigger.JOURNAL_FAILED,
+    "integrity": Trigger.INTEGRITY_FAILED,
+    "shoe_sequence": Trigger.SEQUENCE_FAULT,
+    "card_count": Trigger.COUNT_FAULT,
 }
 PROFILE_NAME_CHARS = set("abcdefghijklmnopqrstuvwxyz0123456789-_")
 
@@ -32,7 +33,7 @@ def _parse_profile_text(text: str, name: str) -> Any:
 
 
 def _copy(data: dict[str, Any]) -> dict[str, Any]:
-    return pickle.loads(pickle.dumps(data, pickle.HIGHEST_PROTOCOL))  # type: ignore[no-any-return]
+    return cast(dict[str, Any], pickle.loads(pickle.dumps(data, pickle.HIGHEST_PROTOCOL)))
 
 
 def _card_valid(code: str) -> bool:

@@ -6,11 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 from controller.effects import Event, EventKind, Rejected
+from controller.rules.errors import RulesError
 from controller.table import machine as m
 from controller.table.base import _card_valid
 from controller.table.faults import SHOE_LINE_ALERT, Faults
 from controller.table.gate import Gate
 from controller.table.lid import Lid
+from controller.table.machine_names import TableState
 from controller.table.record_kinds import RecordKind
 from controller.table.reporting import card_event, is_hole_card
 from controller.table.round_flow import RoundFlow
@@ -43,10 +45,14 @@ class CardFlow:
         if not self._card_came_out(e.shoe_seq, e.code):
             return
         code = e.code
-        if self.gate.state == "closed":
+        if self.gate.state == TableState.CLOSED:
             self.fx.record(RecordKind.CARD_OUT_WHILE_CLOSED, card=code, shoe_seq=e.shoe_seq)
             return
-        if self.gate.state == "settled" and self.rounds.round is not None and not self.rounds.round_void:
+        if (
+            self.gate.state == TableState.SETTLED
+            and self.rounds.round is not None
+            and not self.rounds.round_void
+        ):
             self._deal(code, e.shoe_seq, e.face_up, late=True)  # PT-2001 r.19: drawn after the dealer stood
             return
         if self.rounds.round_in_play():
@@ -103,7 +109,7 @@ class CardFlow:
         ):
             rnd = self.rounds.round
             # phase_state: "settled" also when a fault came after the settlement
-            if self.rounds.round_active() or self.gate.phase_state() == "settled":
+            if self.rounds.round_active() or self.gate.phase_state() == TableState.SETTLED:
                 seen = sum(1 for c in rnd.cards if c.get("card") == code)
                 if seen >= self.setup.tp.decks:  # this one would be one more than the decks hold
                     decks = self.setup.tp.decks
@@ -159,8 +165,13 @@ class CardFlow:
         rnd = self.rounds.round
         try:
             outcome = self.rounds.card(code, face_up, late=late)
-        except Exception as exc:  # the engine refused the card: record it, never crash (CONTRIBUTING)
+        except (
+            RulesError
+        ) as exc:  # the rules refused the card (RoundError, CardError): to the discard, recorded
             self._stray_card(code, shoe_seq, f"card refused by the rules engine: {exc}")
+            return
+        except Exception as exc:  # not the rules' own error (a fault of the engine): the same, never a crash
+            self._stray_card(code, shoe_seq, f"card refused by the rules engine: {exc}")  # (CONTRIBUTING)
             return
         errors = [{"rule": err.rule, "message": err.message} for err in outcome.errors]
         entry = {
@@ -204,7 +215,11 @@ class CardFlow:
             self._deal(code, pending.shoe_seq, False)
             last = rnd.cards[-1] if rnd.cards else None
             hidden = bool(last and last["shoe_seq"] == pending.shoe_seq and is_hole_card(rnd.engine, last))
-        elif self.gate.state == "settled" and self.rounds.uninserted and self.lid.status.unlock is None:
+        elif (
+            self.gate.state == TableState.SETTLED
+            and self.rounds.uninserted
+            and self.lid.status.unlock is None
+        ):
             self.rounds.after_round()  # the lid cycle deferred while the card awaited replacement (r.51, r.59)
         # Reported to the inspection service (r.51); a replacement that became the dealer's face-down hole
         # card is withheld like its events/card until the dealer turns it over (PT-2001 r.17).

@@ -20,11 +20,13 @@ from __future__ import annotations
 import pickle
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from controller.actions import CHIP_SLOT_PREFIX
 from controller.effects import Effect, Rejected
 from controller.jackpot.seam import JackpotSeam
+from controller.rules.cards import Card
+from controller.rules.profiles import Profile
 from controller.table import inputs as i
 from controller.table import machine as m
 from controller.table.base import LID_OPEN_TIMEOUT_S, _copy
@@ -39,11 +41,13 @@ from controller.table.gate import Gate
 from controller.table.lid import Lid
 from controller.table.lid_machine import LidMachine
 from controller.table.link import ShoeLink
+from controller.table.machine_names import TableState
 from controller.table.outputs import SafetyOutputs
 from controller.table.players import SeatedPlayers
+from controller.table.profile import TableProfile
 from controller.table.record_kinds import RecordKind
 from controller.table.round_flow import RoundFlow
-from controller.table.rounds import EngineFactory, default_card, default_engine_factory
+from controller.table.rounds import EngineFactory, RoundTracker, default_card, default_engine_factory
 from controller.table.session import TableSetup
 from controller.table.shoe_cycle import ShoeCycle
 from controller.table.sink import EffectSink
@@ -93,14 +97,14 @@ class TableCore:
 
     def __init__(
         self,
-        load_profile: Callable[[str], Any],
+        load_profile: Callable[[str], Profile],
         *,
         engine_factory: EngineFactory = default_engine_factory,
-        make_card: Callable[[str], Any] = default_card,
+        make_card: Callable[[str], Card] = default_card,
         jackpot: JackpotSeam | None = None,
     ) -> None:
         self.undo: bytes = b""  # the state before the last apply(), pickled (restore() takes it)
-        self.resume_to: str | None = None  # the machine's: where a fault resumes (machine.py)
+        self.resume_to: TableState | None = None  # the machine's: where a fault resumes (machine.py)
         self.machine = m.build_machine(self)  # the authority on the state (machine.py)
         self.fx = fx = EffectSink()
         self.gate = gate = Gate(self)
@@ -181,7 +185,7 @@ class TableCore:
     # ================================================================ the state as plain data
     def snapshot(self) -> dict[str, Any]:
         """The whole state as plain data (journal snapshots, tests)."""
-        return pickle.loads(self._frozen())  # type: ignore[no-any-return]
+        return cast(dict[str, Any], pickle.loads(self._frozen()))
 
     def _frozen(self) -> bytes:
         # Pickled: a deep copy of plain data several times faster than copy.deepcopy. Every input takes one
@@ -191,7 +195,7 @@ class TableCore:
     def restore(self, snap: dict[str, Any] | bytes) -> None:
         s = pickle.loads(snap) if isinstance(snap, bytes) else _copy(snap)
         self.undo = b""
-        self.machine.set_state("closed")
+        self.machine.set_state(TableState.CLOSED)
         restore_parts(self, s)
 
     # ================================================================ dispatch (tables: dispatch.py)
@@ -245,7 +249,7 @@ class TableCore:
                 self.jackpot.on_chip_sensor(
                     int(name[len(CHIP_SLOT_PREFIX) :]),
                     value,
-                    betting=self.state == "betting",
+                    betting=self.state == TableState.BETTING,
                     round_id=rnd.round_id if rnd else None,
                     seats=tp.seats if tp else 0,
                     now=self.fx.now,
@@ -256,7 +260,7 @@ class TableCore:
 
     # ================================================================ read by the shell and the tests
     @property
-    def state(self) -> str:
+    def state(self) -> TableState:
         """The leaf state ("betting", "jammed"): the name in snapshots and documents (machine.py)."""
         return m.LEAF[self.machine_state]
 
@@ -310,7 +314,7 @@ class TableCore:
         return self.shoe_cycle.out
 
     @property
-    def round(self) -> Any:  # RoundTracker | None, as round_flow.py gives it
+    def round(self) -> RoundTracker:  # as round_flow.py gives it (None between rounds)
         return self.round_flow.round
 
     @property
@@ -326,11 +330,11 @@ class TableCore:
         return self.setup.session
 
     @property
-    def tp(self) -> Any:  # TableProfile once a profile is set, as session.py gives it
+    def tp(self) -> TableProfile:  # as session.py gives it (None before a profile is set)
         return self.setup.tp
 
     @property
-    def rules_profile(self) -> Any:
+    def rules_profile(self) -> Profile:
         return self.setup.rules_profile
 
     @property
@@ -342,7 +346,7 @@ class TableCore:
         return self.deck_checks.check
 
     @property
-    def _load_profile(self) -> Callable[[str], Any]:  # tests build a second core with the same loader
+    def _load_profile(self) -> Callable[[str], Profile]:  # tests build a second core with the same loader
         return self.setup.load_profile
 
 

@@ -8,17 +8,19 @@ from typing import Any
 from controller.actions import engine_action
 from controller.effects import Rejected
 from controller.jackpot.seam import JackpotSeam
+from controller.rules.errors import RulesError
 from controller.table import machine as m
 from controller.table.base import seat_arg
 from controller.table.faults import Faults
 from controller.table.gate import Gate
-from controller.table.lid import Lid, Unlock
+from controller.table.lid import Lid
+from controller.table.machine_names import TableState, Trigger
 from controller.table.record_kinds import RecordKind
 from controller.table.round_flow import RoundFlow
 from controller.table.session import TableSetup
 from controller.table.shoe_cycle import ShoeCycle
 from controller.table.sink import EffectSink
-from controller.table.state import Bet
+from controller.table.state import Bet, Unlock
 from drivers import events as ev
 from drivers.events import LidState
 
@@ -83,7 +85,7 @@ class DealerInputs:
             raise Rejected(why)
 
     def clear_bet(self, args: dict[str, Any]) -> None:
-        self.gate.allow("clear_bet", "clear_bet")
+        self.gate.allow(Trigger.CLEAR_BET, "clear_bet")
         seat = seat_arg(args, self.setup.tp.seats)
         if self.s.bets.pop(str(seat), None) is None:
             raise Rejected(f"no bet on seat {seat}")
@@ -92,7 +94,7 @@ class DealerInputs:
         self.fx.record(RecordKind.BET_CLEARED, seat=seat)
 
     def jackpot_chip(self, args: dict[str, Any]) -> None:
-        self.gate.allow("jackpot_chip", "jackpot_chip")
+        self.gate.allow(Trigger.JACKPOT_CHIP, "jackpot_chip")
         seat = seat_arg(args, self.setup.tp.seats)
         if str(seat) not in self.s.bets:
             raise Rejected(f"seat {seat} has no main bet: no jackpot chip (PT-2001 r.45)")
@@ -103,7 +105,7 @@ class DealerInputs:
         self.fx.record(RecordKind.JACKPOT_CHIP, seat=seat)
 
     def place_bet(self, args: dict[str, Any]) -> None:
-        self.gate.allow("place_bet", "place_bet")
+        self.gate.allow(Trigger.PLACE_BET, "place_bet")
         seat, amount = seat_arg(args, self.setup.tp.seats), args.get("amount")
         tp = self.setup.tp
         if not isinstance(amount, int) or isinstance(amount, bool):
@@ -127,7 +129,7 @@ class DealerInputs:
         self.fx.result = {"seat": seat, "amount": amount}
 
     def no_more_bets(self) -> None:
-        self.gate.allow("close_bets", "no_more_bets")
+        self.gate.allow(Trigger.CLOSE_BETS, "no_more_bets")
         if not self.s.bets:
             raise Rejected("no bets on the table: bets come before the first card (PT-2001 r.13)")
         round_id = f"{self.setup.session.id}-{self.rounds.number_next():04d}"
@@ -151,21 +153,26 @@ class DealerInputs:
         try:
             # MO-2004 art.5.1.1: first card after the shoe-start burns
             self.rounds.begin(round_id, bets, burn, first_round)
-        except Exception as exc:  # RuleViolation for the bets
+        except RulesError as exc:  # the rules refuse the bets (RoundError, RuleViolation: they name the rule)
+            self.rounds.number_back()
+            raise Rejected(f"bets refused by the rules: {exc}") from exc
+        except (
+            Exception
+        ) as exc:  # not the rules' own error (a fault of the engine): refused alike, never a crash
             self.rounds.number_back()
             raise Rejected(f"bets refused by the rules: {exc}") from exc
         self.shoe_cycle.round_started(round_id)  # r.11: the last round of the shoe, if the warning came
         chips, self.s.bets, self.s.chips = list(self.s.chips), {}, []
         self.setup.count_round()
-        self.gate.go("close_bets")
+        self.gate.go(Trigger.CLOSE_BETS)
         self.fx.record(RecordKind.ROUND_STARTED, round_id=round_id, bets=bets, burn=burn, jackpot_chips=chips)
         self.fx.event("round", round_id=round_id, phase="dealing", bets=bets, burn=burn)
         self.fx.extend(self.jackpot.on_no_more_bets(round_id, chips))  # r.48: chips collected, then the deal
-        self.gate.go("start_deal")
+        self.gate.go(Trigger.START_DEAL)
         self.fx.result = {"round_id": round_id}
 
     def play(self, action: str, args: dict[str, Any]) -> None:
-        self.gate.allow("play", action)
+        self.gate.allow(Trigger.PLAY, action)
         kwargs: dict[str, Any] = {}
         for key in ("amount", "seat", "hand"):
             value = args.get(key)
@@ -176,7 +183,9 @@ class DealerInputs:
             kwargs[key] = value
         try:
             self.rounds.round.act(engine_action(action), kwargs)
-        except Exception as exc:  # RuleViolation names the rule
+        except RulesError as exc:  # RuleViolation / RoundError: the rules' refusal, naming the rule
+            raise Rejected(str(exc)) from exc
+        except Exception as exc:  # an argument the engine does not check (a hand past the seat's: IndexError)
             raise Rejected(str(exc)) from exc
         self.fx.record(RecordKind.DEALER_ACTION, round_id=self.rounds.round.round_id, action=action, **kwargs)
         self.fx.event("round", round_id=self.rounds.round.round_id, phase="decision", action=action, **kwargs)
@@ -184,7 +193,7 @@ class DealerInputs:
 
     def next_round(self, early: bool = False) -> None:
         """``early``: the bank reshuffles after this round (MO-2004 art.2.2.2), before the warning card."""
-        self.gate.allow("next_round", "next_round")
+        self.gate.allow(Trigger.NEXT_ROUND, "next_round")
         if early and (
             self.setup.tp.continuous or not self.setup.rules_profile.shoe.reshuffle_after_any_round
         ):
@@ -198,7 +207,7 @@ class DealerInputs:
             )
         if (
             self.setup.tp.continuous
-            and self.gate.state == "settled"
+            and self.gate.state == TableState.SETTLED
             and self.lid.status.unlock == Unlock.AUTO
         ):
             self.lid.not_opened("next round called before the lid opened", self.rounds.uninserted)
@@ -212,9 +221,11 @@ class DealerInputs:
             and finished is not None
             and self.shoe_cycle.shoe.last_round == finished
         ):
-            self.gate.go("reshuffle")  # r.11 (or MO-2004 art.2.2.2): that was the last round of the shoe
+            self.gate.go(
+                Trigger.RESHUFFLE
+            )  # r.11 (or MO-2004 art.2.2.2): that was the last round of the shoe
             self.fx.cmd(ev.StartShuffle())
             self.fx.record(RecordKind.RESHUFFLE, after_round=finished)
             return
-        self.gate.go("next_round")
+        self.gate.go(Trigger.NEXT_ROUND)
         self.fx.record(RecordKind.BETTING_OPEN)

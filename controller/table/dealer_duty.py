@@ -11,6 +11,7 @@ from typing import Any
 from controller.actions import DEALER
 from controller.effects import Rejected
 from controller.table.gate import Gate
+from controller.table.machine_names import Trigger
 from controller.table.record_kinds import RecordKind
 from controller.table.session import TableSetup
 from controller.table.sink import EffectSink
@@ -41,7 +42,7 @@ class DealerDuty:
 
     def sign_in(self, args: dict[str, Any]) -> None:
         """Between rounds only (not while a round is dealt, played or awaiting settlement)."""
-        self.gate.allow("dealer_sign_in", "dealer_sign_in")
+        self.gate.allow(Trigger.DEALER_SIGN_IN, "dealer_sign_in")
         name = dealer_name(args.get("name"))
         previous = self.on_duty
         if name == previous:

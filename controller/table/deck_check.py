@@ -7,12 +7,13 @@ from typing import Any
 
 from controller.table.base import _card_valid
 from controller.table.gate import Gate
-from controller.table.lid import Lid, Unlock
+from controller.table.lid import Lid
+from controller.table.machine_names import TableState, Trigger
 from controller.table.record_kinds import RecordKind
 from controller.table.session import TableSetup
 from controller.table.shoe_cycle import ShoeCycle
 from controller.table.sink import EffectSink
-from controller.table.state import DeckCheck
+from controller.table.state import DeckCheck, Unlock
 from drivers import events as ev
 from drivers.cards import CARD_CODES
 from drivers.events import LidState
@@ -58,7 +59,7 @@ class DeckChecks:
     def maybe_deck_check(self) -> None:
         """The inventory needs every card inside, the lid shut and the shuffle done (PT-2001 r.55)."""
         if (
-            self.gate.state == "closing"
+            self.gate.state == TableState.CLOSING
             and self.shoe_cycle.out == 0
             and not self.shoe_cycle.shoe.shuffling
             and not self.lid.is_open()
@@ -87,14 +88,14 @@ class DeckChecks:
         self.check = check
         self.fx.record(RecordKind.DECK_CHECK, state=self.gate.state, **check.to_dict())
         self.fx.event("deck_check", decks=decks, **check.to_dict())
-        if self.gate.state != "closing":
+        if self.gate.state != TableState.CLOSING:
             return
         if ok:
             if self.setup.tp.continuous:
                 # cards taken out with the chief inspector present (r.55)
                 self.lid.grant_opening(Unlock.CLOSING, unlock=True)
             self.fx.event("session", action="closed", session_id=self.setup.session.id)
-            self.gate.go("deck_ok")
+            self.gate.go(Trigger.DECK_OK)
         else:
             self.fx.alert(
                 "deck_check",
@@ -102,15 +103,15 @@ class DeckChecks:
                 "deck check failed: missing, extra or duplicated cards; reopening blocked (PT-2001 r.55)",
                 **check.to_dict(),
             )
-            self.gate.go("deck_bad")
+            self.gate.go(Trigger.DECK_BAD)
 
     def sv_ack_deck_check(self, user: str, args: dict[str, Any]) -> None:
-        self.gate.allow("ack_deck_check", "ack_deck_check")
+        self.gate.allow(Trigger.ACK_DECK_CHECK, "ack_deck_check")
         self.fx.record(
             RecordKind.DECK_CHECK_ACKNOWLEDGED, user=user, at=self.fx.ts(), deck_check=self.check
         )  # to_json
-        self.gate.go("ack_deck_check")
+        self.gate.go(Trigger.ACK_DECK_CHECK)
 
     def sv_run_deck_check(self, user: str, args: dict[str, Any]) -> None:
-        self.gate.allow("run_deck_check", "run_deck_check")
+        self.gate.allow(Trigger.RUN_DECK_CHECK, "run_deck_check")
         self.fx.cmd(ev.RunDeckCheck())

@@ -4,6 +4,7 @@ exactly what the core runs."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from types import SimpleNamespace
 from typing import Any, cast
 
@@ -27,10 +28,10 @@ false (`machine.refusal` gives the reason).
 
 
 def built() -> m.TableMachine:
-    return m.build_machine(SimpleNamespace(resume_to=None, faults={}, bets={}, state="closed"))
+    return m.build_machine(SimpleNamespace(resume_to=None, faults={}, bets={}, state=m.S.CLOSED))
 
 
-def _head(machine: m.TableMachine | lm.LidMachine, leaf: dict[str, str]) -> list[str]:
+def _head(machine: m.TableMachine | lm.LidMachine, leaf: Mapping[str, str]) -> list[str]:
     """The diagram's first lines: its initial state and the nested states."""
     assert machine.initial is not None  # both machines are built with one
     return ["stateDiagram-v2", f"    [*] --> {leaf[machine.initial]}", *_states(machine.states, "    ")]
@@ -54,7 +55,7 @@ def _states(states: dict[str, Any], indent: str) -> list[str]:
 
 
 def transitions(
-    machine: m.TableMachine | lm.LidMachine, leaf: dict[str, str] = m.LEAF
+    machine: m.TableMachine | lm.LidMachine, leaf: Mapping[str, str] = m.NAME
 ) -> list[tuple[str, str, str | None, str, str]]:
     """(trigger, source, dest, label, guard) of every transition held by the machine, in the order added (several
     for one trigger and source: the first whose guard holds is taken); ``leaf``: nested name -> the one shown."""
@@ -91,7 +92,7 @@ def _edges(machine: m.TableMachine) -> list[tuple[str, str, str, str]]:
 
 def render_mermaid() -> str:
     machine = built()
-    lines = _head(machine, m.LEAF)
+    lines = _head(machine, m.NAME)
     lines += [_edge(source, dest, trigger, label) for trigger, source, dest, label in _edges(machine)]
     return "\n".join(lines) + "\n"
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from controller.actions import DEALER_ACTIONS, DEALER_PLAY, SUPERVISOR_ACTIONS
 from controller.table import machine as m
+from controller.table.machine_names import TableState
 from drivers import events as ev
 
 if TYPE_CHECKING:
@@ -91,11 +92,13 @@ SUPERVISOR_HANDLERS: dict[str, SupervisorHandler] = {
 # The states in which a count from the shoe is part of a procedure; in any other, a count that differs from the
 # table's is a warning (PT-2001 r.53-55: loading, the shoe's reshuffle, the resync after a fault, the closing).
 CountReport = Callable[["TableCore", int, bool], None]  # (core, count, after a shuffle)
-COUNT_REPORTS: dict[str, CountReport] = {
-    "loading": lambda core, count, _shuffled: core.shoe_cycle.check_loaded(count),
-    "shuffling": lambda core, count, _shuffled: core.shoe_cycle.shuffled_count(count),
-    "resync": lambda core, count, _shuffled: core.shoe_link.resync(count),
-    "closing": lambda core, count, shuffled: core.deck_checks.closing_count(count, returned=shuffled),
+COUNT_REPORTS: dict[TableState, CountReport] = {
+    TableState.LOADING: lambda core, count, _shuffled: core.shoe_cycle.check_loaded(count),
+    TableState.SHUFFLING: lambda core, count, _shuffled: core.shoe_cycle.shuffled_count(count),
+    TableState.RESYNC: lambda core, count, _shuffled: core.shoe_link.resync(count),
+    TableState.CLOSING: lambda core, count, shuffled: core.deck_checks.closing_count(
+        count, returned=shuffled
+    ),
 }
 
 

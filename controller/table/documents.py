@@ -16,6 +16,7 @@ from controller.table.faults import Faults
 from controller.table.gate import Gate
 from controller.table.lid import Lid
 from controller.table.link import ShoeLink
+from controller.table.machine_names import Trigger
 from controller.table.outputs import SafetyOutputs
 from controller.table.players import SeatedPlayers
 from controller.table.reporting import allowed_commands, round_state
@@ -71,8 +72,8 @@ class StateDocuments:
             "carried_rounds": [r for r in self.rounds.uninserted if not rnd or r != rnd.round_id],  # r.61
             "faults": sorted(self.faults.raised),
             "resume_to": self.gate.resume_to,
-            "lid": self.lid.status.state,
-            "lid_unlocked_by": self.lid.status.unlock,
+            "lid": str(self.lid.status.state),
+            "lid_unlocked_by": self.lid.status.unlocked_by,
             "cards_inside": self.shoe_cycle.inside,
             "cards_out": self.shoe_cycle.out,
             "last_shoe_seq": self.shoe_cycle.shoe.last_seq,
@@ -97,23 +98,25 @@ class StateDocuments:
         if self.dealer.dealing_blocked() is not None:
             return []
         accepted: list[str] = []
-        if self.gate.may("place_bet"):
+        if self.gate.may(Trigger.PLACE_BET):
             accepted.append("place_bet")
-        if self.dealer.bets and self.gate.may("clear_bet"):
+        if self.dealer.bets and self.gate.may(Trigger.CLEAR_BET):
             accepted.append("clear_bet")
-        if self.dealer.bets and self.gate.may("close_bets"):
+        if self.dealer.bets and self.gate.may(Trigger.CLOSE_BETS):
             accepted.append("no_more_bets")
-        if self.gate.may("jackpot_chip") and any(
+        if self.gate.may(Trigger.JACKPOT_CHIP) and any(
             int(seat) not in self.dealer.chips for seat in self.dealer.bets
         ):
             jackpot = self.jackpot.state_doc() or {}  # manual mode only (r.41b; automatic: sensed, r.41a)
             if jackpot.get("mode") == "manual" and jackpot.get("playable"):
                 accepted.append("jackpot_chip")
-        if self.gate.may("next_round") and self.lid.status.state != LidState.OPEN:  # closed first (r.59-60)
+        if (
+            self.gate.may(Trigger.NEXT_ROUND) and self.lid.status.state != LidState.OPEN
+        ):  # closed first (r.59-60)
             accepted.append("next_round")
-        if self.gate.may("cut_done"):
+        if self.gate.may(Trigger.CUT_DONE):
             accepted.append("cut")
-        if self.gate.may("play") and self.rounds.round is not None:
+        if self.gate.may(Trigger.PLAY) and self.rounds.round is not None:
             play = allowed() if allowed is not None else allowed_commands(self.rounds.round.engine)
             accepted += [a for a in play if a in DEALER_PLAY]
         return sorted(accepted)
@@ -151,9 +154,9 @@ class StateDocuments:
                 **self.jackpot.round_doc(rnd.round_id if rnd else None),
             },
             "lid": {
-                "state": self.lid.status.state,
+                "state": str(self.lid.status.state),
                 "locked": bool(self.safety.values.get("lid_lock", True)),
-                "unlocked_by": self.lid.status.unlock,
+                "unlocked_by": self.lid.status.unlocked_by,
             },
             "jam": {
                 "jammed": jam is not None,

@@ -8,7 +8,8 @@ from typing import Any
 from controller.effects import Rejected
 from controller.table.base import FAULT_TRIGGER
 from controller.table.gate import Gate
-from controller.table.lid import Lid, Unlock
+from controller.table.lid import Lid
+from controller.table.machine_names import Trigger
 from controller.table.record_kinds import RecordKind
 from controller.table.round_flow import RoundFlow
 from controller.table.sink import EffectSink
@@ -20,6 +21,7 @@ from controller.table.state import (
     LinkFault,
     ShoeLineFault,
     TamperFault,
+    Unlock,
 )
 from drivers import events as ev
 
@@ -60,8 +62,8 @@ class Faults:
     def tamper(self, reason: str) -> None:
         # Closed, or after a failed deck check (PT-2001 r.55): no session runs, so no fault state to enter;
         # the opening is still a critical alert.
-        if "tamper" not in self.raised and self.gate.may("forced"):
-            self.enter("tamper", "forced", TamperFault(at=self.fx.ts()))
+        if "tamper" not in self.raised and self.gate.may(Trigger.FORCED):
+            self.enter("tamper", Trigger.FORCED, TamperFault(at=self.fx.ts()))
         self.fx.alert("tamper", "critical", reason)
 
     def sv_lock_lid(self, user: str, args: dict[str, Any]) -> None:
@@ -83,10 +85,10 @@ class Faults:
 
     def on_jammed(self, e: ev.Jammed) -> None:
         self.fx.record(RecordKind.JAM, location=str(e.location), at=self.fx.ts(), state=self.gate.state)
-        if not self.gate.may("jam"):  # no session: no fault state to enter
+        if not self.gate.may(Trigger.JAM):  # no session: no fault state to enter
             self.fx.alert("jam", "warning", "jam reported while the table is closed (PT-2001 r.51)")
             return
-        self.enter("jam", "jam", JamFault(location=str(e.location)))
+        self.enter("jam", Trigger.JAM, JamFault(location=str(e.location)))
         self.fx.alert(
             "jam",
             "critical",
@@ -148,7 +150,7 @@ class Faults:
         info = self.raised.get("integrity")
         if info is None:
             raise Rejected("no integrity fault to clear")
-        if self.gate.may("integrity_failed"):  # a session runs
+        if self.gate.may(Trigger.INTEGRITY_FAILED):  # a session runs
             raise Rejected("the integrity fault of an open session ends when a supervisor closes the table")
         self.fx.record(
             RecordKind.INTEGRITY_CLEARED, user=user, at=self.fx.ts(), fault=info, by="clear_integrity"
@@ -163,7 +165,7 @@ class Faults:
             self.raised["journal_io"] = info
             return
         self.lock_for_service_fault()
-        self._enter_service("journal_io", "journal_failed", info)
+        self._enter_service("journal_io", Trigger.JOURNAL_FAILED, info)
         self.fx.alert(
             "journal_io",
             "critical",
@@ -179,7 +181,7 @@ class Faults:
             self.raised["integrity"] = info
             return
         self.lock_for_service_fault()
-        self._enter_service("integrity", "integrity_failed", info)
+        self._enter_service("integrity", Trigger.INTEGRITY_FAILED, info)
         self.fx.alert(
             "integrity",
             "critical",
@@ -191,7 +193,7 @@ class Faults:
         if self.lid.status.unlock not in (None, Unlock.AUTO):  # auto: enter() ends the lid cycle itself
             self.lid.relock()
 
-    def _enter_service(self, name: str, trigger: str, info: FaultInfo) -> None:
+    def _enter_service(self, name: str, trigger: Trigger, info: FaultInfo) -> None:
         if not self.gate.may(
             trigger
         ):  # no session: listed in state/table.faults, light on, open_table refused
@@ -207,7 +209,7 @@ class Faults:
             return
         self.clear(name)
 
-    def enter(self, name: str, trigger: str, info: FaultInfo) -> None:
+    def enter(self, name: str, trigger: Trigger, info: FaultInfo) -> None:
         """Callers asked the machine (``may_<trigger>``); entering it remembers ``resume_to`` (machine.py)."""
         self.raised[name] = info
         self.gate.go(trigger)
@@ -223,7 +225,7 @@ class Faults:
             other = sorted(self.raised)[0]
             self.gate.go(FAULT_TRIGGER[other])
             return
-        self.gate.go("fault_cleared")
+        self.gate.go(Trigger.FAULT_CLEARED)
         self.fx.cmd(ev.ReportCounts())  # resync: are all the round's cards accounted for?
 
     def event(self, name: str, state: str, info: FaultInfo | dict[str, Any]) -> None:

@@ -1,6 +1,6 @@
 """The inputs that arrive on their own, for the table shell: the shoe's event pump (bursts committed in one
 transaction), the ticker (lid deadline), and the GPIO edges (dealer buttons, lid switch; the chip slots are the
-jackpot's: controller/service/jackpot.py). ``TableController`` (controller.py) holds one ``InputFeeds`` and starts
+jackpot's: controller/service/jackpot.py). ``TableController`` (controller/shell/) holds one ``InputFeeds`` and starts
 its tasks; the feeds reach the table only through ``FeedTarget``."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """What the table shell owes while the journal cannot write (issue 14 item 3): the ``journal_io`` fault is entered
 at once and carried out without the journal (outputs safe, its messages published directly, marked as not
 journaled); the fault's input and any sensor input nobody can send again are kept and committed, in order,
-once the journal writes again. ``TableController`` (controller.py) holds one ``JournalOutage``; it owns the
+once the journal writes again. ``TableController`` (controller/shell/) holds one ``JournalOutage``; it owns the
 problem, the inputs whose commit is owed and the held sensor inputs, and nothing else."""
 
 from __future__ import annotations

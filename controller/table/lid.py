@@ -7,25 +7,14 @@ lid tells ``on_tamper`` (the faults, faults.py), given in its constructor."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from enum import StrEnum
 from typing import Any
 
 from controller.table.lid_machine import OPENED, REPORT_TRIGGER, LidMachine, build_lid_machine
 from controller.table.record_kinds import RecordKind
 from controller.table.sink import EffectSink
-from controller.table.state import LidStatus
+from controller.table.state import LidStatus, Unlock
 from drivers import events as ev
 from drivers.events import LidState
-
-
-class Unlock(StrEnum):
-    """Why the lid may open now (``LidStatus.unlock``; state/lid ``unlocked_by``): an authorised supervisor's
-    opening is ``supervisor:<user>``."""
-
-    AUTO = "auto"  # after the round, for its cards (r.59-61)
-    LOADING = "loading"  # the session's cards go in (r.53-54)
-    CLOSING = "closing"  # the discard goes in before the inventory (r.55)
-    SUPERVISOR = "supervisor"  # an authorised person (r.51, r.60)
 
 
 class Lid:
@@ -38,12 +27,12 @@ class Lid:
     def on_changed(self, e: ev.LidChanged) -> None:
         """The shoe's lid report; where it leads and what it means is the lid machine's (lid_machine.py)."""
         lid = self.status
-        state = str(e.state)
-        lid_event: dict[str, Any] = {"state": state, "previous": lid.state}
+        state = str(e.state)  # the plain text (also given a plain str)
+        lid_event: dict[str, Any] = {"state": state, "previous": str(lid.state)}
         if lid.unlock:
-            lid_event["by"] = str(lid.unlock)
+            lid_event["by"] = lid.unlocked_by
         self.fx.event("lid", **lid_event)
-        self.fx.record(RecordKind.LID, state=state, unlocked_by=lid.unlock)
+        self.fx.record(RecordKind.LID, state=state, unlocked_by=lid.unlocked_by)
         auto_before, lid.auto_before_restart = lid.auto_before_restart, False  # read once
         model: Any = self.machine.model  # a LidModel; transitions gave it ``trigger``
         model.trigger(REPORT_TRIGGER[e.state], restart_opening=auto_before)
@@ -77,7 +66,7 @@ class Lid:
     ) -> None:
         """The lid may open now, and why (``by``: the supervisor's name); ``unlock`` / ``open_lid``: tell the
         shoe to release its lock / to open the lid."""
-        self.status.unlock = why.value if by is None else f"{why.value}:{by}"  # plain text in the snapshot
+        self.status.unlock, self.status.by = why, by
         if unlock:
             self.fx.cmd(ev.UnlockLid())
         if open_lid:
@@ -85,7 +74,7 @@ class Lid:
 
     def relock(self, *, command: bool = True) -> None:
         """No opening allowed any more: locked (``command``: tell the shoe; False when it is already told)."""
-        self.status.unlock = None
+        self.status.unlock = self.status.by = None
         if command:
             self.fx.cmd(ev.LockLid())
 

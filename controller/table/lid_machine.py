@@ -20,17 +20,22 @@ from typing import Any, Protocol
 
 from transitions.extensions.nesting import HierarchicalMachine
 
-from controller.table.machine import SEPARATOR, TableState, TableTransition
+from controller.table.machine import SEPARATOR, TableNode, TableTransition
+from controller.table.state import LidStatus
 from drivers.events import LidState
 
-SHUT = ["locked", "unlocked", "closed"]
-OPENED = ["open", "forced_open"]
-LID_TREE: list[Any] = [{"name": "shut", "children": SHUT}, {"name": "opened", "children": OPENED}]
-LID_PATH: dict[str, str] = {
-    **{name: f"shut{SEPARATOR}{name}" for name in SHUT},
-    **{name: f"opened{SEPARATOR}{name}" for name in OPENED},
+SHUT = [LidState.LOCKED, LidState.UNLOCKED, LidState.CLOSED]
+OPENED = [LidState.OPEN, LidState.FORCED_OPEN]
+# the library is given the plain texts
+LID_TREE: list[Any] = [
+    {"name": "shut", "children": [s.value for s in SHUT]},
+    {"name": "opened", "children": [s.value for s in OPENED]},
+]
+LID_PATH: dict[LidState, str] = {
+    **{name: f"shut{SEPARATOR}{name.value}" for name in SHUT},
+    **{name: f"opened{SEPARATOR}{name.value}" for name in OPENED},
 }
-LID_LEAF: dict[str, str] = {path: name for name, path in LID_PATH.items()}
+LID_LEAF: dict[str, LidState] = {path: name for name, path in LID_PATH.items()}
 
 # The shoe's report -> the lid machine's trigger (one per LidState; checked complete below).
 REPORT_TRIGGER: dict[LidState, str] = {
@@ -49,7 +54,7 @@ TAMPER_REASON = "lid opened without an automatic or authorised opening (PT-2001 
 class LidOwner(Protocol):
     """What the lid machine needs of its owner (``Lid``, lid.py)."""
 
-    status: Any  # LidStatus: ``state`` (the leaf name) and ``unlock``
+    status: LidStatus  # ``state`` (the leaf name) and ``unlock``
 
     def opened_before_restart(self) -> None: ...
     def tamper(self, reason: str) -> None: ...
@@ -58,7 +63,7 @@ class LidOwner(Protocol):
 
 
 class LidMachine(HierarchicalMachine):
-    state_cls = TableState  # the table machine's: the same separator, the rule and guard kept for the diagram
+    state_cls = TableNode  # the table machine's: the same separator, the rule and guard kept for the diagram
     transition_cls = TableTransition
 
 
@@ -95,7 +100,7 @@ def build_lid_machine(owner: LidOwner) -> LidMachine:
         {
             "trigger": "reported_open",
             "source": "*",
-            "dest": LID_PATH["open"],
+            "dest": LID_PATH[LidState.OPEN],
             "conditions": [restart_opening],
             "after": [lambda *a, **k: owner.opened_before_restart()],
             "label": "the opening a restart interrupted (r.61): no tamper, the lock stays locked",
@@ -104,7 +109,7 @@ def build_lid_machine(owner: LidOwner) -> LidMachine:
         {
             "trigger": "reported_open",
             "source": "*",
-            "dest": LID_PATH["forced_open"],
+            "dest": LID_PATH[LidState.FORCED_OPEN],
             "unless": [may_open],
             "after": [tampered],
             "label": "opened while it may not: tamper (r.60)",
@@ -113,26 +118,26 @@ def build_lid_machine(owner: LidOwner) -> LidMachine:
         {
             "trigger": "reported_open",
             "source": "*",
-            "dest": LID_PATH["open"],
+            "dest": LID_PATH[LidState.OPEN],
             "after": [lambda *a, **k: owner.opened_as_granted()],
             "label": "opened as granted: the deadline to open ends (r.61)",
         },
         {
             "trigger": "reported_forced_open",
             "source": "*",
-            "dest": LID_PATH["forced_open"],
+            "dest": LID_PATH[LidState.FORCED_OPEN],
             "after": [tampered],
             "label": "forced open: tamper (r.60)",
         },
         {
             "trigger": "reported_closed",
             "source": "*",
-            "dest": LID_PATH["closed"],
+            "dest": LID_PATH[LidState.CLOSED],
             "after": [lambda *a, **k: owner.closed()],
             "label": "closed: locked again (r.60)",
         },
     ]
-    for report, dest in (("reported_locked", "locked"), ("reported_unlocked", "unlocked")):
+    for report, dest in (("reported_locked", LidState.LOCKED), ("reported_unlocked", LidState.UNLOCKED)):
         transitions.append(
             {"trigger": report, "source": "shut", "dest": LID_PATH[dest], "label": "lock report"}
         )
@@ -143,7 +148,7 @@ def build_lid_machine(owner: LidOwner) -> LidMachine:
         model=model,
         states=LID_TREE,
         transitions=transitions,
-        initial=LID_PATH["locked"],
+        initial=LID_PATH[LidState.LOCKED],
         auto_transitions=False,
         model_attribute="position",
     )

@@ -9,14 +9,15 @@ from controller.jackpot.seam import JackpotSeam
 from controller.table.deck_check import DeckChecks
 from controller.table.faults import Faults
 from controller.table.gate import Gate
-from controller.table.lid import Lid, Unlock
+from controller.table.lid import Lid
+from controller.table.machine_names import TableState, Trigger
 from controller.table.outputs import SafetyOutputs
 from controller.table.record_kinds import RecordKind
 from controller.table.round_flow import RoundFlow
 from controller.table.session import TableSetup
 from controller.table.shoe_cycle import ShoeCycle
 from controller.table.sink import EffectSink
-from controller.table.state import LinkFault, ShoeDevice
+from controller.table.state import LinkFault, ShoeDevice, Unlock
 from drivers import events as ev
 from drivers.events import LidState
 
@@ -78,10 +79,10 @@ class ShoeLink:
             self.fx.record(RecordKind.LINK_UP, at=self.fx.ts(), state=self.gate.state)
             self.safety.to_rebooted_shoe(self.lid.status)  # locked again (r.60), its own light shown again
             self.faults.event("link_down", "raised", link)  # "link back, awaiting supervisor"
-        elif self.gate.state == "resync":
+        elif self.gate.state == TableState.RESYNC:
             self.fx.cmd(ev.ReportCounts())  # the count asked for before the link came up was lost
         elif (
-            self.gate.state == "loading"
+            self.gate.state == TableState.LOADING
             and self.lid.status.unlock == Unlock.LOADING
             and self.lid.status.state != LidState.OPEN
         ):
@@ -96,9 +97,9 @@ class ShoeLink:
                 self.fx.record(RecordKind.LINK_DOWN_AGAIN, reason=e.reason, at=self.fx.ts())
                 self.faults.event("link_down", "raised", link)
             return
-        if not self.gate.may("link_lost"):  # no session: no fault state to enter
+        if not self.gate.may(Trigger.LINK_LOST):  # no session: no fault state to enter
             return
-        self.faults.enter("link_down", "link_lost", LinkFault(reason=e.reason))
+        self.faults.enter("link_down", Trigger.LINK_LOST, LinkFault(reason=e.reason))
         self.fx.alert(
             "link_down",
             "critical",
@@ -135,13 +136,12 @@ class ShoeLink:
                     "shoe_count", "warning", f"shoe reports {count} cards inside, expected {expected}"
                 )
             self.shoe_cycle.lost(expected, count)
-        unlock = self.lid.status.unlock or ""
-        if unlock.startswith(Unlock.SUPERVISOR) and not self.lid.is_open():
+        if self.lid.status.unlock == Unlock.SUPERVISOR and not self.lid.is_open():
             self.lid.relock()  # the inspector's opening is over: locked again (PT-2001 r.60)
-        target = self.gate.resume_to or "closed"
-        self.gate.go("resume")  # to resume_to, forgotten on the way out (machine.py)
+        target = self.gate.resume_to or TableState.CLOSED
+        self.gate.go(Trigger.RESUME)  # to resume_to, forgotten on the way out (machine.py)
         if (
-            target == "settled"
+            target == TableState.SETTLED
             and self.setup.tp.continuous
             and self.rounds.uninserted
             and self.lid.status.unlock is None
@@ -149,26 +149,26 @@ class ShoeLink:
             self.rounds.after_round()  # the lid cycle the fault interrupted, or the voided round's (r.59)
         self._resume_procedure(target, count)
 
-    def _resume_procedure(self, target: str, count: int) -> None:
+    def _resume_procedure(self, target: TableState, count: int) -> None:
         """Go on with the shoe procedure the fault interrupted. Its end (``ShuffleFinished``, the deck check)
         may have been reported during the fault, where it could not move the table on, or its lid opening
         may have been cancelled by a restart: without this the table would wait for it for ever."""
         tp = self.setup.tp
         if tp is None or self.shoe_cycle.shoe.shuffling or self.lid.is_open():
             return  # a shuffle still running reports its end; an open lid is closed first
-        if target == "shuffling" or (target == "loading" and not tp.continuous):
+        if target == TableState.SHUFFLING or (target == TableState.LOADING and not tp.continuous):
             self.fx.record(
                 RecordKind.SHUFFLE_REQUESTED_AGAIN, state=target
             )  # batch shoe: shuffled, then cut (r.8)
             self.fx.cmd(ev.StartShuffle())
-        elif target == "loading":
+        elif target == TableState.LOADING:
             if self.setup.session.packets:
                 self.shoe_cycle.check_loaded(
                     count
                 )  # loaded and shuffled before or during the fault (r.53-54)
             elif self.lid.status.unlock is None:  # a restart locked the lid before any packet went in
                 self.lid.grant_opening(Unlock.LOADING, unlock=True, open_lid=True)
-        elif target == "closing":
+        elif target == TableState.CLOSING:
             if self.shoe_cycle.out > 0 and self.lid.status.unlock is None:
                 if tp.continuous:  # the discard goes in before the inventory (PT-2001 r.55)
                     self.lid.grant_opening(Unlock.CLOSING, open_lid=True)
@@ -187,8 +187,9 @@ class ShoeLink:
         self.fx.extend(self.jackpot.on_restart())  # the jackpot sign must answer the new process first
         if self.setup.tp and self.setup.tp.continuous and not self.lid.is_open():
             self.fx.cmd(ev.LockLid())
-        if self.gate.may("restarted"):  # the shoe is in use (or resynchronising): count the cards inside
-            self.gate.go("restarted")
+        # the shoe is in use (or resynchronising): count the cards inside
+        if self.gate.may(Trigger.RESTARTED):
+            self.gate.go(Trigger.RESTARTED)
             self.fx.cmd(ev.ReportCounts())
 
     def command_failed(self, command: str, text: str, link: bool = False) -> None:

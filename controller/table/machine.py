@@ -24,69 +24,81 @@ from typing import Any, cast
 
 from transitions.extensions.nesting import HierarchicalMachine, NestedState, NestedTransition
 
-SESSION_STATES = ["closed", "loading", "closing", "deck_check_failed"]
+from controller.table.machine_names import TableState, Trigger
+
+# The names are enums (machine_names.py); the library is given their texts. Short aliases in this module only.
+S = TableState
+Tr = Trigger
+
+SESSION_STATES = [S.CLOSED, S.LOADING, S.CLOSING, S.DECK_CHECK_FAILED]
 # Inside an open session: the shoe cycle and the round phases (PT-2001 r.8-11, r.13-22, r.58-62).
 OPEN_STATES = [
-    "cut",  # batch shoe: waiting for the cut after a shuffle (PT-2001 r.8)
-    "betting",
-    "no_more_bets",
-    "dealing",
-    "players",
-    "dealer",
-    "settled",  # result final; continuous: waiting for the lid cycle, record contestable (r.59-62)
-    "cards_returned",
-    "shuffling",  # batch shoe: reshuffle after the last round of the shoe (r.11)
+    S.CUT,  # batch shoe: waiting for the cut after a shuffle (PT-2001 r.8)
+    S.BETTING,
+    S.NO_MORE_BETS,
+    S.DEALING,
+    S.PLAYERS,
+    S.DEALER,
+    S.SETTLED,  # result final; continuous: waiting for the lid cycle, record contestable (r.59-62)
+    S.CARDS_RETURNED,
+    S.SHUFFLING,  # batch shoe: reshuffle after the last round of the shoe (r.11)
 ]
 # journal_io: a journal write failed (disk full or read-only); integrity: the journal chain, a snapshot or the
 # configuration pinned by the open session does not check out (issue 13 §1-2, issue 14 item 3).
 # shoe_sequence / card_count: a card frame that cannot be a card the shoe dealt (issue 13 §5).
 FAULT_STATES = [
-    "jammed",
-    "link_down",
-    "tamper",
-    "journal_io",
-    "integrity",
-    "resync",
-    "shoe_sequence",
-    "card_count",
+    S.JAMMED,
+    S.LINK_DOWN,
+    S.TAMPER,
+    S.JOURNAL_IO,
+    S.INTEGRITY,
+    S.RESYNC,
+    S.SHOE_SEQUENCE,
+    S.CARD_COUNT,
 ]
-SERVICE_FAULTS = ("journal_io", "integrity")  # detected by the service itself, not reported by the shoe
-STATES = SESSION_STATES + OPEN_STATES + FAULT_STATES
+SERVICE_FAULTS = (S.JOURNAL_IO, S.INTEGRITY)  # detected by the service itself, not reported by the shoe
+STATES: list[TableState] = SESSION_STATES + OPEN_STATES + FAULT_STATES
 
 ROUND_ACTIVE = [
-    "no_more_bets",
-    "dealing",
-    "players",
-    "dealer",
+    S.NO_MORE_BETS,
+    S.DEALING,
+    S.PLAYERS,
+    S.DEALER,
 ]  # a round with cards on the table, not settled
-GROUPS: dict[str, list[str]] = {
-    "open": OPEN_STATES,
+# The groups of the nesting (not states: a transition from a group applies to every state inside it).
+ACTIVE = "active"
+OPEN = "open"
+FAULTS = "faults"
+GROUPS: dict[str, list[TableState]] = {
+    OPEN: OPEN_STATES,
     # everything a fault can interrupt (the shoe is in use)
-    "active": ["loading", *OPEN_STATES, "closing"],
-    "faults": FAULT_STATES,
+    ACTIVE: [S.LOADING, *OPEN_STATES, S.CLOSING],
+    FAULTS: FAULT_STATES,
 }
-RESUMABLE = GROUPS["active"]
+RESUMABLE = GROUPS[ACTIVE]
 
 SEPARATOR = "."  # state names contain "_", the library's default separator
 
 
-class TableState(NestedState):
+class TableNode(NestedState):
+    """A state of the nested machine (the library's class, with this machine's separator)."""
+
     separator = SEPARATOR
 
 
 # The nesting (the names inside are the leaf states above).
 TREE: list[Any] = [
-    "closed",
-    {"name": "active", "children": ["loading", {"name": "open", "children": OPEN_STATES}, "closing"]},
-    "deck_check_failed",
-    {"name": "faults", "children": FAULT_STATES},
+    S.CLOSED,
+    {"name": ACTIVE, "children": [S.LOADING, {"name": OPEN, "children": OPEN_STATES}, S.CLOSING]},
+    S.DECK_CHECK_FAILED,
+    {"name": FAULTS, "children": FAULT_STATES},
 ]
 
 
 def _paths(tree: list[Any], prefix: str = "") -> dict[str, str]:
     out: dict[str, str] = {}
     for node in tree:
-        name = node if isinstance(node, str) else node["name"]
+        name = str(node if isinstance(node, str) else node["name"])  # the plain text (the library's name)
         out[name] = prefix + name
         if isinstance(node, dict):
             out.update(_paths(node["children"], prefix + name + SEPARATOR))
@@ -96,7 +108,8 @@ def _paths(tree: list[Any], prefix: str = "") -> dict[str, str]:
 PATH: dict[str, str] = _paths(
     TREE
 )  # a state or group name -> its nested name ("betting" -> "active.open.betting")
-LEAF: dict[str, str] = {path: name for name, path in PATH.items()}  # and back
+LEAF: dict[str, TableState] = {PATH[state]: state for state in STATES}  # a leaf's nested name -> its state
+NAME: dict[str, str] = {path: name for name, path in PATH.items()}  # also a group's (the diagram)
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,12 +138,12 @@ NO_BETS = Guard(
     lambda model: not model.bets,
     lambda model: "bets are on the table: clear them before closing",
 )
-CLOSABLE = ("loading", "betting", "cut", "settled", "cards_returned")
-BETWEEN_ROUNDS = (*CLOSABLE, "shuffling")  # no round being dealt or played
+CLOSABLE = (S.LOADING, S.BETTING, S.CUT, S.SETTLED, S.CARDS_RETURNED)
+BETWEEN_ROUNDS = (*CLOSABLE, S.SHUFFLING)  # no round being dealt or played
 SESSION_CLOSED = "the table is closed: players are seated and unseated only while a session is open"
 IN_SESSION = Guard(
     "a session is open",
-    lambda model: model.resume_to != "closing",  # a fault during the closing: the session has ended
+    lambda model: model.resume_to != S.CLOSING,  # a fault during the closing: the session has ended
     lambda model: SESSION_CLOSED,
 )
 NO_ROUND_INTERRUPTED = Guard(
@@ -142,78 +155,83 @@ NO_ROUND_INTERRUPTED = Guard(
 
 @dataclass(frozen=True, slots=True)
 class T:
-    trigger: str
-    source: str | tuple[str, ...]  # a state, a group name, or several
+    trigger: Trigger
+    source: str | tuple[str, ...]  # a state (TableState), a group name (ACTIVE, OPEN, FAULTS), or several
     dest: str | None  # None: an internal transition (an input the state accepts, no state change)
     label: str = ""  # the rule or condition, shown on the diagram
     guards: tuple[Guard, ...] = ()
-    resume: str | None = None  # internal transition of ``faults``: sets ``resume_to`` to this
+    resume: TableState | None = None  # internal transition of ``faults``: sets ``resume_to`` to this
 
 
 TRANSITIONS: list[T] = [
-    T("open_table", "closed", "loading", "supervisor open_table", (NO_SERVICE_FAULT,)),
-    T("loaded", "loading", "cut", "batch shoe shuffled, decks x 52 cards"),
-    T("loaded_continuous", "loading", "betting", "continuous: >= 2 packets, decks x 52 (r.53-54)"),
-    T("cut_done", "cut", "betting", "cut by seat or inspector (r.8)"),
-    T("place_bet", "betting", None, "dealer place_bet (r.13)"),
-    T("clear_bet", "betting", None, "dealer clear_bet"),
-    T("jackpot_chip", "betting", None, "dealer jackpot_chip (r.41b, r.45, r.47)"),
-    T("close_bets", "betting", "no_more_bets", "no more bets (jackpot chips collected, r.48)"),
-    T("start_deal", "no_more_bets", "dealing"),
-    T("play", ("players", "dealing"), None, "dealer decisions (hit, stand, double, split, insurance...)"),
-    T("initial_dealt", "dealing", "players", "initial deal complete"),
-    T("to_dealer", ("dealing", "players"), "dealer", "players done"),
-    T("settle", ("dealing", "players", "dealer"), "settled", "round complete"),
-    T("void", tuple(ROUND_ACTIVE), "settled", "void: bets returned (PT-ONLINE r.27-28)"),
-    T("cards_in", "settled", "cards_returned", "DiscardInserted, lid opened (r.59)"),
-    T("next_round", ("settled", "cards_returned"), "betting", "next_round (r.61 carry if lid stayed shut)"),
-    T("reshuffle", ("settled", "cards_returned"), "shuffling", "warning/cut card seen (r.11)"),
-    T("dealer_sign_in", BETWEEN_ROUNDS, None, "dealer signs in (dealer on duty, between rounds)"),
-    T("seat_player", ("loading", "open", "faults"), None, "player_in / player_out (issue 41)", (IN_SESSION,)),
-    T("shuffled", "shuffling", "cut", "ShuffleFinished"),
-    T("close_table", CLOSABLE, "closing", "supervisor close_table", (NO_BETS,)),
-    T("deck_ok", "closing", "closed", "deck check complete (r.55)"),
-    T("deck_bad", "closing", "deck_check_failed", "missing/extra/duplicate card (r.55)"),
-    T("ack_deck_check", "deck_check_failed", "closed", "supervisor ack_deck_check"),
-    T("run_deck_check", ("closed", "closing", "deck_check_failed"), None, "supervisor run_deck_check (r.55)"),
-    T("jam", ("active", "faults"), "jammed", "Jammed (r.51)"),
-    T("link_lost", ("active", "faults"), "link_down", "LinkDown"),
-    T("forced", ("active", "faults"), "tamper", "lid forced open (r.60)"),
-    T("journal_failed", ("active", "faults"), "journal_io", "a journal write failed (disk full, read-only)"),
-    T("integrity_failed", ("active", "faults"), "integrity", "journal chain, snapshot or pinned config bad"),
+    T(Tr.OPEN_TABLE, S.CLOSED, S.LOADING, "supervisor open_table", (NO_SERVICE_FAULT,)),
+    T(Tr.LOADED, S.LOADING, S.CUT, "batch shoe shuffled, decks x 52 cards"),
+    T(Tr.LOADED_CONTINUOUS, S.LOADING, S.BETTING, "continuous: >= 2 packets, decks x 52 (r.53-54)"),
+    T(Tr.CUT_DONE, S.CUT, S.BETTING, "cut by seat or inspector (r.8)"),
+    T(Tr.PLACE_BET, S.BETTING, None, "dealer place_bet (r.13)"),
+    T(Tr.CLEAR_BET, S.BETTING, None, "dealer clear_bet"),
+    T(Tr.JACKPOT_CHIP, S.BETTING, None, "dealer jackpot_chip (r.41b, r.45, r.47)"),
+    T(Tr.CLOSE_BETS, S.BETTING, S.NO_MORE_BETS, "no more bets (jackpot chips collected, r.48)"),
+    T(Tr.START_DEAL, S.NO_MORE_BETS, S.DEALING),
+    T(Tr.PLAY, (S.PLAYERS, S.DEALING), None, "dealer decisions (hit, stand, double, split, insurance...)"),
+    T(Tr.INITIAL_DEALT, S.DEALING, S.PLAYERS, "initial deal complete"),
+    T(Tr.TO_DEALER, (S.DEALING, S.PLAYERS), S.DEALER, "players done"),
+    T(Tr.SETTLE, (S.DEALING, S.PLAYERS, S.DEALER), S.SETTLED, "round complete"),
+    T(Tr.VOID, tuple(ROUND_ACTIVE), S.SETTLED, "void: bets returned (PT-ONLINE r.27-28)"),
+    T(Tr.CARDS_IN, S.SETTLED, S.CARDS_RETURNED, "DiscardInserted, lid opened (r.59)"),
+    T(Tr.NEXT_ROUND, (S.SETTLED, S.CARDS_RETURNED), S.BETTING, "next_round (r.61 carry if lid stayed shut)"),
+    T(Tr.RESHUFFLE, (S.SETTLED, S.CARDS_RETURNED), S.SHUFFLING, "warning/cut card seen (r.11)"),
+    T(Tr.DEALER_SIGN_IN, BETWEEN_ROUNDS, None, "dealer signs in (dealer on duty, between rounds)"),
+    T(Tr.SEAT_PLAYER, (S.LOADING, OPEN, FAULTS), None, "player_in / player_out (issue 41)", (IN_SESSION,)),
+    T(Tr.SHUFFLED, S.SHUFFLING, S.CUT, "ShuffleFinished"),
+    T(Tr.CLOSE_TABLE, CLOSABLE, S.CLOSING, "supervisor close_table", (NO_BETS,)),
+    T(Tr.DECK_OK, S.CLOSING, S.CLOSED, "deck check complete (r.55)"),
+    T(Tr.DECK_BAD, S.CLOSING, S.DECK_CHECK_FAILED, "missing/extra/duplicate card (r.55)"),
+    T(Tr.ACK_DECK_CHECK, S.DECK_CHECK_FAILED, S.CLOSED, "supervisor ack_deck_check"),
     T(
-        "integrity_close",
-        "integrity",
-        "closing",
+        Tr.RUN_DECK_CHECK,
+        (S.CLOSED, S.CLOSING, S.DECK_CHECK_FAILED),
+        None,
+        "supervisor run_deck_check (r.55)",
+    ),
+    T(Tr.JAM, (ACTIVE, FAULTS), S.JAMMED, "Jammed (r.51)"),
+    T(Tr.LINK_LOST, (ACTIVE, FAULTS), S.LINK_DOWN, "LinkDown"),
+    T(Tr.FORCED, (ACTIVE, FAULTS), S.TAMPER, "lid forced open (r.60)"),
+    T(Tr.JOURNAL_FAILED, (ACTIVE, FAULTS), S.JOURNAL_IO, "a journal write failed (disk full, read-only)"),
+    T(Tr.INTEGRITY_FAILED, (ACTIVE, FAULTS), S.INTEGRITY, "journal chain, snapshot or pinned config bad"),
+    T(
+        Tr.INTEGRITY_CLOSE,
+        S.INTEGRITY,
+        S.CLOSING,
         "supervisor close_table (the session ends)",
         (NO_ROUND_INTERRUPTED,),
     ),
-    T("sequence_fault", ("active", "faults"), "shoe_sequence", "shoe_seq repeated or out of order"),
-    T("count_fault", ("active", "faults"), "card_count", "a card code more often than the decks hold"),
+    T(Tr.SEQUENCE_FAULT, (ACTIVE, FAULTS), S.SHOE_SEQUENCE, "shoe_seq repeated or out of order"),
+    T(Tr.COUNT_FAULT, (ACTIVE, FAULTS), S.CARD_COUNT, "a card code more often than the decks hold"),
     T(
-        "fault_cleared",
-        ("jammed", "link_down", "tamper", "journal_io", "shoe_sequence", "card_count"),
-        "resync",
+        Tr.FAULT_CLEARED,
+        (S.JAMMED, S.LINK_DOWN, S.TAMPER, S.JOURNAL_IO, S.SHOE_SEQUENCE, S.CARD_COUNT),
+        S.RESYNC,
         "authorised clear (clear_jam, clear_link, lock_lid, clear_journal_io, clear_shoe_fault): count cards inside",
     ),
-    T("restarted", "active", "resync", "service restarted: lid locked, count cards inside"),
-    T("restarted", "resync", None, "service restarted during the resync: count again"),
-    T("resume", "resync", "active", "counts agree (else round void)"),
+    T(Tr.RESTARTED, ACTIVE, S.RESYNC, "service restarted: lid locked, count cards inside"),
+    T(Tr.RESTARTED, S.RESYNC, None, "service restarted during the resync: count again"),
+    T(Tr.RESUME, S.RESYNC, ACTIVE, "counts agree (else round void)"),
     # A card delivered late during a fault completes a round phase: the table resumes in the next phase.
-    T("initial_dealt", "faults", None, "during a fault: resume in players", resume="players"),
-    T("to_dealer", "faults", None, "during a fault: resume in dealer", resume="dealer"),
-    T("settle", "faults", None, "during a fault: resume in settled", resume="settled"),
-    T("void", "faults", None, "during a fault: resume in settled", resume="settled"),
+    T(Tr.INITIAL_DEALT, FAULTS, None, "during a fault: resume in players", resume=S.PLAYERS),
+    T(Tr.TO_DEALER, FAULTS, None, "during a fault: resume in dealer", resume=S.DEALER),
+    T(Tr.SETTLE, FAULTS, None, "during a fault: resume in settled", resume=S.SETTLED),
+    T(Tr.VOID, FAULTS, None, "during a fault: resume in settled", resume=S.SETTLED),
     # The round's cards went in while the table was in a fault or counting after a restart (the lid was open):
     # the lid cycle goes on from there (PT-2001 r.59, r.62), the table resumes with the cards returned.
-    T("cards_in", "faults", None, "during a fault: resume in cards_returned", resume="cards_returned"),
+    T(Tr.CARDS_IN, FAULTS, None, "during a fault: resume in cards_returned", resume=S.CARDS_RETURNED),
 ]
 
 
 # Why an input is refused in a state, where the generic "not allowed in state" would not say enough.
-STATE_REFUSALS: dict[tuple[str, str], str] = {
-    ("open_table", "deck_check_failed"): "the last deck check failed: acknowledge it first (PT-2001 r.55)",
-    **{("seat_player", state): SESSION_CLOSED for state in ("closed", "closing", "deck_check_failed")},
+STATE_REFUSALS: dict[tuple[Trigger, TableState], str] = {
+    (Tr.OPEN_TABLE, S.DECK_CHECK_FAILED): "the last deck check failed: acknowledge it first (PT-2001 r.55)",
+    **{(Tr.SEAT_PLAYER, state): SESSION_CLOSED for state in (S.CLOSED, S.CLOSING, S.DECK_CHECK_FAILED)},
 }
 
 
@@ -238,7 +256,7 @@ def _sources(t: T) -> list[str]:
     return [t.source] if isinstance(t.source, str) else list(t.source)
 
 
-def refusal(model: Any, trigger: str, action: str) -> str:
+def refusal(model: Any, trigger: Trigger, action: str) -> str:
     """Why ``trigger`` may not fire now (``may_<trigger>()`` said no): the states it needs, or its guard."""
     state = model.state
     special = STATE_REFUSALS.get((trigger, state))
@@ -264,11 +282,11 @@ class TableTransition(NestedTransition):
 
 
 class TableMachine(HierarchicalMachine):
-    state_cls = TableState
+    state_cls = TableNode
     transition_cls = TableTransition
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        self._may: dict[tuple[str, str], list[NestedTransition]] = {}
+        self._may: dict[tuple[str, str], list[NestedTransition]] = {}  # (trigger, nested state) -> candidates
         super().__init__(*args, **kwargs)
 
     def add_transition(self, *args: Any, **kwargs: Any) -> None:
@@ -324,7 +342,7 @@ def build_machine(model: Any) -> TableMachine:
             resumable = expand(normal.source)
             transitions.append(
                 {
-                    "trigger": t.trigger,
+                    "trigger": str(t.trigger),  # the plain text
                     "source": PATH[_single(t.source)],
                     "dest": None,
                     "conditions": [lambda *a, _s=resumable, **k: model.resume_to in _s],
@@ -334,11 +352,11 @@ def build_machine(model: Any) -> TableMachine:
                 }
             )
             continue
-        if t.trigger == "resume":
+        if t.trigger == Tr.RESUME:
             for target in RESUMABLE:
                 transitions.append(
                     {
-                        "trigger": "resume",
+                        "trigger": Tr.RESUME.value,
                         "source": PATH[_single(t.source)],
                         "dest": PATH[target],
                         "conditions": [lambda *a, _t=target, **k: model.resume_to == _t],
@@ -348,29 +366,34 @@ def build_machine(model: Any) -> TableMachine:
                 )
             # nowhere to resume to (no interrupted state known): stay, forget it
             transitions.append(
-                {"trigger": "resume", "source": PATH[_single(t.source)], "dest": None, "after": [forget]}
+                {
+                    "trigger": Tr.RESUME.value,
+                    "source": PATH[_single(t.source)],
+                    "dest": None,
+                    "after": [forget],
+                }
             )
             continue
         into_fault = t.dest in FAULT_STATES
         for source in _sources(t):
             transitions.append(
                 {
-                    "trigger": t.trigger,
+                    "trigger": str(t.trigger),  # the plain text
                     "source": PATH[source],
                     "dest": PATH[t.dest] if t.dest is not None else None,
                     "conditions": conditions,
                     # entering the fault sub-machine from an active state: remember where to resume
-                    "before": [remember] if into_fault and source not in (*FAULT_STATES, "faults") else [],
+                    "before": [remember] if into_fault and source not in (*FAULT_STATES, FAULTS) else [],
                     "label": t.label,
                     "guard": ", ".join(g.name for g in t.guards),
                 }
             )
-    states = _with_callbacks(TREE, {"faults": {"on_exit": [forget]}})
+    states = _with_callbacks(TREE, {FAULTS: {"on_exit": [forget]}})
     return TableMachine(
         model=model,
         states=states,
         transitions=transitions,
-        initial=PATH["closed"],
+        initial=PATH[S.CLOSED],
         auto_transitions=False,
         model_attribute="machine_state",
     )
@@ -380,7 +403,7 @@ def _with_callbacks(tree: list[Any], callbacks: dict[str, dict[str, Any]]) -> li
     out: list[Any] = []
     for node in tree:
         if isinstance(node, str):
-            out.append({"name": node, **callbacks.get(node, {})})
+            out.append({"name": str(node), **callbacks.get(node, {})})  # the library is given plain texts
         else:
             out.append(
                 {

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from controller.effects import GpioWrite
 from controller.gpio.base import OUTPUT_SAFE_VALUES
 from controller.table import machine as m
+from controller.table.machine_names import TableState
 from controller.table.sink import EffectSink
 from drivers import events as ev
 
@@ -25,7 +26,7 @@ SAFE_OUTPUTS: Mapping[str, bool] = OUTPUT_SAFE_VALUES  # defined once: controlle
 
 
 def derive_outputs(
-    state: str, lid: LidStatus, faults: Mapping[str, Any], awaiting_replacement: bool
+    state: TableState, lid: LidStatus, faults: Mapping[str, Any], awaiting_replacement: bool
 ) -> dict[str, bool]:
     """``lid_lock``: locked unless an opening is allowed now; ``warning_light``: on in a fault state, on a
     service fault (also on a closed table), after a failed deck check (r.55) and while a damaged card awaits
@@ -34,7 +35,7 @@ def derive_outputs(
         "lid_lock": lid.unlock is None,
         "warning_light": state in m.FAULT_STATES
         or any(f in faults for f in m.SERVICE_FAULTS)
-        or state == "deck_check_failed"
+        or state == TableState.DECK_CHECK_FAILED
         or awaiting_replacement,
     }
 
@@ -46,7 +47,9 @@ class SafetyOutputs:
         self.fx = fx
         self.values: dict[str, bool] = dict(SAFE_OUTPUTS)
 
-    def sync(self, state: str, lid: LidStatus, faults: Mapping[str, Any], awaiting_replacement: bool) -> None:
+    def sync(
+        self, state: TableState, lid: LidStatus, faults: Mapping[str, Any], awaiting_replacement: bool
+    ) -> None:
         """The one writer of the outputs: each derived value that changed is written, once."""
         want = derive_outputs(state, lid, faults, awaiting_replacement)
         for name, value in want.items():

@@ -18,12 +18,13 @@ from typing import Any
 from controller.effects import Rejected
 from controller.table.base import seat_arg
 from controller.table.gate import Gate
+from controller.table.machine_names import Trigger
 from controller.table.player_ids import anonymous_player, card_number, card_player, description
 from controller.table.record_kinds import RecordKind
 from controller.table.session import TableSetup
 from controller.table.sink import EffectSink
 
-TRIGGER = "seat_player"  # machine.py: players are seated and unseated while a session is open
+TRIGGER = Trigger.SEAT_PLAYER  # machine.py: players are seated and unseated while a session is open
 
 
 class OutReason(StrEnum):

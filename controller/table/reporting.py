@@ -11,15 +11,20 @@ Hand indices are 0-based everywhere (0 = the original hand, split hands 1, 2, â€
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from controller.actions import command_name
 from controller.rules.hands import hand_value
 
+if TYPE_CHECKING:
+    from controller.rules.engine import RoundEngine
+    from controller.rules.types import Turn
+    from controller.table.rounds import RoundTracker
+
 HIDDEN_CARD = "??"
 
 
-def recipient_text(recipient: Any) -> str:
+def recipient_text(recipient: object) -> str:
     """'seat:3:0', 'dealer', 'burn', 'held' (PT-2001 r.18) or 'void'."""
     if isinstance(recipient, dict) and "seat" in recipient:
         return f"seat:{recipient['seat']}:{recipient.get('hand', 0)}"
@@ -28,14 +33,14 @@ def recipient_text(recipient: Any) -> str:
     return "void"
 
 
-def hole_card_hidden(engine: Any) -> bool:
+def hole_card_hidden(engine: RoundEngine | None) -> bool:
     """True while the dealer's face-down second card must stay unpublished (PT-2001 r.17)."""
     if engine is None or not engine.profile.hole_card or len(engine.dealer) < 2:
         return False
     return str(getattr(engine.phase, "value", engine.phase)) not in ("dealer", "complete")
 
 
-def is_hole_card(engine: Any, entry: dict[str, Any]) -> bool:
+def is_hole_card(engine: RoundEngine, entry: dict[str, Any]) -> bool:
     """The card just dealt is the dealer's face-down second card, still unrevealed (PT-2001 r.17)."""
     return entry.get("recipient") == "dealer" and len(engine.dealer) == 2 and hole_card_hidden(engine)
 
@@ -59,12 +64,16 @@ def card_event(round_id: str, entry: dict[str, Any], *, hidden: bool) -> dict[st
     return data
 
 
-def _phase(engine: Any) -> str:
+def _phase(engine: RoundEngine) -> str:
     return str(getattr(engine.phase, "value", engine.phase))
 
 
 def round_state(
-    tracker: Any, *, void: bool, contestable: bool, allowed: Callable[[], list[str]] | None = None
+    tracker: RoundTracker | None,
+    *,
+    void: bool,
+    contestable: bool,
+    allowed: Callable[[], list[str]] | None = None,
 ) -> dict[str, Any]:
     """Data of the retained ``state/round``: seats, hands, dealer, whose turn and which inputs are allowed.
     ``allowed``: the engine's ``allowed_commands``, when the caller already has them (read, never changed)."""
@@ -124,13 +133,13 @@ def round_state(
     }
 
 
-def allowed_commands(engine: Any) -> list[str]:
+def allowed_commands(engine: RoundEngine) -> list[str]:
     """The dealer inputs the rules allow now, by their command names (the pit terminal enables these)."""
     names = (str(getattr(a, "value", a)) for a in engine.allowed_actions())
     return sorted(command_name(n) for n in names)
 
 
-def _turn(turn: Any) -> dict[str, Any] | None:
+def _turn(turn: Turn | None) -> dict[str, Any] | None:
     """{"kind": "player", "seat": 2, "hand": 0} | {"kind": "insurance", "seat": 1} | {"kind": "dealer"}."""
     if turn is None:
         return None

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from controller.jackpot.seam import JackpotSeam
+from controller.rules.cards import Card
+from controller.rules.settlement import Settlement
+from controller.rules.types import CardOutcome
 from controller.table.base import LID_OPEN_TIMEOUT_S
 from controller.table.gate import Gate
 from controller.table.lid import Lid
+from controller.table.machine_names import TableState, Trigger
 from controller.table.record_kinds import RecordKind
 from controller.table.reporting import hole_card_hidden, settlement_event
 from controller.table.rounds import EngineFactory, RoundTracker, jsonable
@@ -47,7 +51,7 @@ class RoundFlow:
         shoe_cycle: ShoeCycle,
         *,
         engine_factory: EngineFactory,
-        make_card: Callable[[str], Any],
+        make_card: Callable[[str], Card],
     ) -> None:
         self.fx, self.gate, self.setup, self.jackpot = fx, gate, setup, jackpot
         self.lid, self.shoe_cycle = lid, shoe_cycle
@@ -56,8 +60,10 @@ class RoundFlow:
 
     # ---- read by the other concerns
     @property
-    def round(self) -> Any:  # RoundTracker | None (Any: the callers check the state, not None)
-        return self.s.round
+    def round(self) -> RoundTracker:
+        """The round in play, typed as there: the callers check the state (a round phase) or ``round_active``
+        first, or compare it with None where there may be none."""
+        return cast(RoundTracker, self.s.round)
 
     @property
     def uninserted(self) -> list[str]:
@@ -79,7 +85,7 @@ class RoundFlow:
         """A damaged or unreadable card awaits the chief inspector (PT-2001 r.51); None: no longer."""
         self.s.pending_replacement = pending
 
-    def card(self, code: str, face_up: bool, *, late: bool) -> Any:
+    def card(self, code: str, face_up: bool, *, late: bool) -> CardOutcome:
         """The rules engine takes the card (``late``: drawn after the dealer stood, PT-2001 r.19); it may
         refuse it (raises, nothing changed)."""
         return self.round.card(code, face_up, to_dealer=late)
@@ -142,12 +148,13 @@ class RoundFlow:
         """Move on where the rules leave no choice (deal done, players done, dealer done)."""
         phase = self._engine_phase()
         self.fx.extend(self.jackpot.on_progress(self.round, phase))  # PT-2001 r.42: first 2-4 cards
-        if self.gate.may("initial_dealt") and phase != "dealing":  # dealing (or interrupted there)
+        # dealing (or interrupted there)
+        if self.gate.may(Trigger.INITIAL_DEALT) and phase != TableState.DEALING:
             self.fx.extend(self.jackpot.after_initial_deal(self.round.round_id, self.round.cards))
-            if phase == "players":
-                self.gate.go("initial_dealt")  # during a fault: where it resumes
-        if phase == "dealer" and self.gate.may("to_dealer"):
-            self.gate.go("to_dealer")
+            if phase == TableState.PLAYERS:
+                self.gate.go(Trigger.INITIAL_DEALT)  # during a fault: where it resumes
+        if phase == TableState.DEALER and self.gate.may(Trigger.TO_DEALER):
+            self.gate.go(Trigger.TO_DEALER)
         if phase == "complete":
             self.settle()
 
@@ -156,9 +163,9 @@ class RoundFlow:
         settlement = jsonable(rnd.engine.settle())
         self.fx.record(RecordKind.ROUND_SETTLED, round_id=rnd.round_id, settlement=settlement)
         self.finish_round(settlement, void=False)
-        self.gate.go("settle")
+        self.gate.go(Trigger.SETTLE)
         self.fx.event("settlement", **settlement_event(rnd.round_id, settlement))
-        if self.gate.state == "settled":
+        if self.gate.state == TableState.SETTLED:
             self.after_round()  # else when the fault clears (ShoeLink.resync)
 
     def void(self, reason: str, **details: Any) -> None:
@@ -183,22 +190,22 @@ class RoundFlow:
             # before it was complete dealt nothing, so the next round burns it again
             self.shoe_cycle.burn_again()
         self.finish_round({"void": True, "bets_returned": returned}, void=True)
-        self.gate.go("void")  # during a fault: it resumes in settled
+        self.gate.go(Trigger.VOID)  # during a fault: it resumes in settled
         self.fx.event("round", round_id=rnd.round_id, phase="void", reason=reason, bets_returned=returned)
-        if self.gate.state == "settled":
+        if self.gate.state == TableState.SETTLED:
             self.after_round()
 
-    def finish_round(self, settlement: Any, *, void: bool) -> None:
+    def finish_round(self, settlement: Settlement | dict[str, Any], *, void: bool) -> None:
         self.record_final(settlement, void=void)
         self.s.uninserted.append(self.round.round_id)
         self.s.last_seats = sorted(int(b["seat"]) for b in self.round.bets)
 
-    def record_final(self, settlement: Any, *, void: bool) -> None:
+    def record_final(self, settlement: Settlement | dict[str, Any], *, void: bool) -> None:
         """The round's record for export/replay (PT-2001 r.62); a later one for the round supersedes it."""
         rnd = self.round
         try:
             description = jsonable(rnd.engine.description())
-        except Exception as exc:  # a void round may be too incomplete to describe
+        except Exception as exc:  # a void round may be too incomplete to describe: any error, not a refusal
             description = {"error": str(exc)}
         self.fx.record(
             RecordKind.ROUND_FINAL,
@@ -224,11 +231,11 @@ class RoundFlow:
 
     def round_in_play(self) -> bool:
         """Cards go to the round: it is dealt or played (or was, when a fault interrupted it): one that can settle."""
-        return self.round is not None and self.gate.may("settle")
+        return self.round is not None and self.gate.may(Trigger.SETTLE)
 
     def round_active(self) -> bool:
         """A round with cards on the table, not settled (or interrupted there by a fault): one that can be void."""
-        return self.round is not None and self.gate.may("void")
+        return self.round is not None and self.gate.may(Trigger.VOID)
 
     def hole_card_event(self) -> None:
         """The dealer's hole card turned over: one events/round message, the first input it is seen after."""

@@ -9,9 +9,16 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-EngineFactory = Callable[[Any, list[dict[str, Any]], int, bool], Any]
+if TYPE_CHECKING:  # the engine is imported when a round begins (default_engine_factory)
+    from controller.rules.cards import Card
+    from controller.rules.engine import RoundEngine
+    from controller.rules.profiles import Profile
+    from controller.rules.types import CardOutcome
+
+# (profile, bets, burn before the deal, first of the game) -> the round's rules engine
+EngineFactory = Callable[["Profile", list[dict[str, Any]], int, bool], "RoundEngine"]
 
 
 # exact types: a subclass of str or int (an enum) is not plain
@@ -51,8 +58,8 @@ def jsonable(obj: Any) -> Any:
 
 
 def default_engine_factory(
-    profile: Any, bets: list[dict[str, Any]], burn_before_deal: int, first_of_game: bool
-) -> Any:
+    profile: Profile, bets: list[dict[str, Any]], burn_before_deal: int, first_of_game: bool
+) -> RoundEngine:
     from controller.rules.engine import RoundEngine
     from controller.rules.types import SeatBet
 
@@ -60,7 +67,7 @@ def default_engine_factory(
     return RoundEngine(profile, seat_bets, burn_before_deal=burn_before_deal, first_of_game=first_of_game)
 
 
-def default_card(code: str) -> Any:
+def default_card(code: str) -> Card:
     from controller.rules.cards import Card
 
     return Card.parse(code)
@@ -70,13 +77,13 @@ class RoundTracker:
     def __init__(
         self,
         round_id: str,
-        profile: Any,
+        profile: Profile,
         bets: list[dict[str, Any]],
         burn_before_deal: int,
         first_of_game: bool = False,
         *,
         engine_factory: EngineFactory = default_engine_factory,
-        make_card: Callable[[str], Any] = default_card,
+        make_card: Callable[[str], Card] = default_card,
     ) -> None:
         self.round_id = round_id
         self.bets = bets
@@ -90,7 +97,7 @@ class RoundTracker:
         ] = []  # what the journal/export shows: card, recipient, counted, errors
 
     # ---- feeding ----
-    def card(self, code: str, face_up: bool = False, to_dealer: bool = False) -> Any:
+    def card(self, code: str, face_up: bool = False, to_dealer: bool = False) -> CardOutcome:
         """``to_dealer``: a card the dealer drew for himself after the round ended (PT-2001 r.19), unless the
         engine still awaits the burn and the dealer's second card after nobody was left in play (MO-2004 art.4.2,
         art.7.1): those go where the engine puts them."""
@@ -103,11 +110,10 @@ class RoundTracker:
         self.log.append({"card": code, "face_up": face_up, "to_dealer": to_dealer})
         return outcome
 
-    def act(self, action: str, args: dict[str, Any]) -> Any:
+    def act(self, action: str, args: dict[str, Any]) -> None:
         """``args``: amount / seat / hand, as the engine's ``act`` takes them."""
-        result = self.engine.act(action, **args)
+        self.engine.act(action, **args)
         self.log.append({"act": action, "args": args})
-        return result
 
     # ---- state ----
     def to_dict(self) -> dict[str, Any]:
@@ -124,10 +130,10 @@ class RoundTracker:
     def restore(
         cls,
         data: dict[str, Any],
-        profile: Any,
+        profile: Profile,
         *,
         engine_factory: EngineFactory = default_engine_factory,
-        make_card: Callable[[str], Any] = default_card,
+        make_card: Callable[[str], Card] = default_card,
     ) -> RoundTracker:
         tracker = cls(
             data["round_id"],

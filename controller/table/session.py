@@ -6,8 +6,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
+from controller.rules.profiles import Profile
 from controller.table.base import _parse_profile_text
 from controller.table.profile import TableProfile, table_profile
 from controller.table.state import SessionState
@@ -20,12 +21,12 @@ class SetupState:
     profile_name: str | None = None
     shuffler: str = "continuous"  # "continuous" | "batch" (the table's shoe, not the profile)
     session: SessionState = field(default_factory=SessionState)
-    rules_profile: Any = None
+    rules_profile: Profile | None = None
     tp: TableProfile | None = None
 
 
 class TableSetup:
-    def __init__(self, load_profile: Callable[[str], Any]) -> None:
+    def __init__(self, load_profile: Callable[[str], Profile]) -> None:
         self.load_profile = load_profile
         self.s = SetupState()
 
@@ -35,12 +36,15 @@ class TableSetup:
         return self.s.session
 
     @property
-    def tp(self) -> Any:  # TableProfile once a profile is set (every caller runs inside a session)
-        return self.s.tp
+    def tp(self) -> TableProfile:
+        """Typed as set: every caller runs inside a session (None before a profile is set; the few callers
+        that may run then compare it with None)."""
+        return cast(TableProfile, self.s.tp)
 
     @property
-    def rules_profile(self) -> Any:
-        return self.s.rules_profile
+    def rules_profile(self) -> Profile:
+        """Set with the profile, like ``tp``."""
+        return cast(Profile, self.s.rules_profile)
 
     @property
     def shuffler(self) -> str:

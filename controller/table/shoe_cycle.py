@@ -11,6 +11,7 @@ from controller.effects import Rejected
 from controller.table.base import seat_arg
 from controller.table.gate import Gate
 from controller.table.lid import Lid
+from controller.table.machine_names import TableState, Trigger
 from controller.table.profile import WARNING_TOLERANCE_CARDS
 from controller.table.record_kinds import RecordKind
 from controller.table.session import TableSetup
@@ -129,7 +130,7 @@ class ShoeCycle:
                 "discard_lid_closed", "warning", "cards inserted while the lid is not open (PT-2001 r.59)"
             )
         self.s.inside += e.count
-        if self.gate.state == "loading":
+        if self.gate.state == TableState.LOADING:
             self.setup.count_packet()  # PT-2001 r.54: at least two packets
             return
         if e.count > self.out:
@@ -143,7 +144,7 @@ class ShoeCycle:
                 out=self.out,
             )
         self.s.out = max(0, self.out - e.count)
-        after_round = ("settled", "cards_returned")
+        after_round = (TableState.SETTLED, TableState.CARDS_RETURNED)
         if self.gate.phase_state() in after_round:  # also during a fault that interrupted it
             # r.62: once inserted, the rounds' records are no longer contestable (r.61: carried ones too)
             rounds = self._rounds()
@@ -155,8 +156,8 @@ class ShoeCycle:
                 rounds.inserted()
             if self.out:
                 self.fx.alert("discard_count", "warning", f"{self.out} card(s) still out after the insertion")
-            if self.gate.may("cards_in"):
-                self.gate.go("cards_in")
+            if self.gate.may(Trigger.CARDS_IN):
+                self.gate.go(Trigger.CARDS_IN)
 
     def on_shuffle_started(self, e: ev.ShuffleStarted) -> None:
         self.shoe.shuffling = True
@@ -173,7 +174,9 @@ class ShoeCycle:
 
     def unexpected_count(self, count: int) -> None:
         """A count outside the procedures that use one (the core's ``COUNT_REPORTS``)."""
-        if count != self.inside and self.gate.may("jam"):  # a session runs (the machine: active or a fault)
+        if count != self.inside and self.gate.may(
+            Trigger.JAM
+        ):  # a session runs (the machine: active or a fault)
             self.fx.alert(
                 "shoe_count", "warning", f"shoe reports {count} cards inside, expected {self.inside}"
             )
@@ -188,7 +191,7 @@ class ShoeCycle:
             )
         self.s.inside, self.s.out = count, tp.total_cards - count
         self.shoe.update(no=self.shoe.no + 1, dealt=0, last_seq=0, first_round=True, last_round=None)
-        self.gate.go("shuffled")
+        self.gate.go(Trigger.SHUFFLED)
         self._maybe_skip_cut()
 
     def check_loaded(self, count: int) -> None:
@@ -220,7 +223,7 @@ class ShoeCycle:
         currency = pinned.get("currency")  # the configured currency, pinned at open_table (issue 36)
         self.fx.event("session", action="opened", session_id=self.setup.session.id, profile=tp.name,
                       **({"currency": currency} if isinstance(currency, str) else {}))  # fmt: skip
-        self.gate.go("loaded_continuous" if tp.continuous else "loaded")
+        self.gate.go(Trigger.LOADED_CONTINUOUS if tp.continuous else Trigger.LOADED)
         self._maybe_skip_cut()
 
     def on_cut_card_out(self, e: ev.CutCardOut) -> None:
@@ -272,14 +275,14 @@ class ShoeCycle:
         )
 
     def _maybe_skip_cut(self) -> None:
-        if self.setup.tp.cut_card == "none" and self.gate.may("cut_done"):
+        if self.setup.tp.cut_card == "none" and self.gate.may(Trigger.CUT_DONE):
             self.fx.record(RecordKind.CUT, by="none", shoe=self.shoe.no)
-            self.gate.go("cut_done")
+            self.gate.go(Trigger.CUT_DONE)
 
     def cut(self, args: dict[str, Any]) -> None:
         """PT-2001 r.8: the lowest occupied seat cuts; on later shoes the right passes seat by seat; if nobody
         wants to, the inspector. MO-2004 art.2.1.1: any player, or the dealer."""
-        self.gate.allow("cut_done", "cut")
+        self.gate.allow(Trigger.CUT_DONE, "cut")
         if args.get("inspector") or args.get("dealer"):
             by: int | str = "inspector" if args.get("inspector") else "dealer"
             if by == "dealer" and self.setup.tp.cut_card != "any_player_or_dealer":
@@ -301,4 +304,4 @@ class ShoeCycle:
         self.shoe.cutter = by
         self.fx.record(RecordKind.CUT, by=by, shoe=self.shoe.no)
         self.fx.event("shoe", procedure="cut", by=by, shoe=self.shoe.no, rule="PT-2001 r.8")
-        self.gate.go("cut_done")
+        self.gate.go(Trigger.CUT_DONE)

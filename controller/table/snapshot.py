@@ -6,6 +6,7 @@ from __future__ import annotations
 import pickle
 from typing import TYPE_CHECKING, Any
 
+from controller.table.machine_names import TableState
 from controller.table.state import Plain, ShoeDevice, fault_from_dict
 
 if TYPE_CHECKING:
@@ -23,8 +24,8 @@ def frozen(core: TableCore) -> bytes:
     players = core.players
     return pickle.dumps(
         {
-            "state": core.state,
-            "resume_to": core.resume_to,
+            "state": str(core.state),  # plain text in the snapshot
+            "resume_to": str(core.resume_to) if core.resume_to is not None else None,
             "profile": setup.profile_name,
             "shuffler": setup.shuffler,
             "device": core.shoe_link.device.to_dict(),
@@ -61,7 +62,7 @@ def restore_parts(core: TableCore, s: dict[str, Any]) -> None:
     core.shoe_link.device = ShoeDevice.from_dict(s["device"])
     core.setup.restore(s)  # the session first: a pinned session carries its profile's text
     core.machine.set_state(s["state"])
-    core.resume_to = s["resume_to"]
+    core.resume_to = TableState(s["resume_to"]) if s["resume_to"] is not None else None
     core.shoe_cycle.restore(s)
     core.deck_checks.restore(s)
     core.lid_ctl.restore(s["lid"])

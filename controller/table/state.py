@@ -4,7 +4,10 @@ docs/architecture.md, "The table core" (the snapshot format is persisted in jour
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
+from enum import StrEnum
 from typing import Any, ClassVar, Self
+
+from drivers.events import LidState
 
 
 @dataclass
@@ -78,24 +81,48 @@ class ShoeState:
         return cls(**{f.name: d[f.name] for f in fields(cls) if f.name in d})
 
 
+class Unlock(StrEnum):
+    """Why the lid may open now (``LidStatus.unlock``; state/lid ``unlocked_by``): an authorised supervisor's
+    opening is ``supervisor:<user>``."""
+
+    AUTO = "auto"  # after the round, for its cards (r.59-61)
+    LOADING = "loading"  # the session's cards go in (r.53-54)
+    CLOSING = "closing"  # the discard goes in before the inventory (r.55)
+    SUPERVISOR = "supervisor"  # an authorised person (r.51, r.60)
+
+
 @dataclass
 class LidStatus:
     """The lid as the core knows it: the shoe's last report, who may open it now, the deadline to open."""
 
-    state: str = "locked"  # the shoe's LidState ("locked", "unlocked", "open", "forced_open")
-    unlock: str | None = None  # None (locked) | "auto" | "loading" | "supervisor" ...: why it may open
-    deadline: float | None = None  # "auto": the lid must open before this (r.61)
+    state: LidState = LidState.LOCKED  # the shoe's last report (the lid machine's leaf state)
+    unlock: Unlock | None = None  # None: locked; else why it may open now (lid.py's one writer)
+    by: str | None = None  # who opened it (``Unlock.SUPERVISOR``: the supervisor's name)
+    deadline: float | None = None  # ``Unlock.AUTO``: the lid must open before this (r.61)
     auto_before_restart: bool = False  # the service restarted during an automatic opening
 
+    @property
+    def unlocked_by(self) -> str | None:
+        """``unlock`` as the snapshot, the records and the documents write it: "auto", "supervisor:<user>"."""
+        if self.unlock is None:
+            return None
+        return self.unlock.value if self.by is None else f"{self.unlock.value}:{self.by}"
+
     def to_dict(self) -> dict[str, Any]:
-        d = {"state": self.state, "unlock": self.unlock, "deadline": self.deadline}
+        d = {"state": str(self.state), "unlock": self.unlocked_by, "deadline": self.deadline}
         if self.auto_before_restart:  # the snapshot format: the key only while set
             d["auto_before_restart"] = True
         return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> LidStatus:
-        return cls(**{f.name: d[f.name] for f in fields(cls) if f.name in d})
+        lid = cls(**{key: d[key] for key in ("deadline", "auto_before_restart") if key in d})
+        if "state" in d:
+            lid.state = LidState(d["state"])
+        if d.get("unlock") is not None:
+            why, colon, by = str(d["unlock"]).partition(":")
+            lid.unlock, lid.by = Unlock(why), (by if colon else None)
+        return lid
 
 
 @dataclass(kw_only=True)

@@ -13,14 +13,16 @@ from controller.table.dealer_duty import DealerDuty
 from controller.table.deck_check import DeckChecks
 from controller.table.faults import Faults
 from controller.table.gate import Gate
-from controller.table.lid import Lid, Unlock
+from controller.table.lid import Lid
 from controller.table.link import ShoeLink
+from controller.table.machine_names import TableState, Trigger
 from controller.table.players import SeatedPlayers
 from controller.table.record_kinds import RecordKind
 from controller.table.round_flow import RoundFlow
 from controller.table.session import TableSetup
 from controller.table.shoe_cycle import ShoeCycle
 from controller.table.sink import EffectSink
+from controller.table.state import Unlock
 from drivers import events as ev
 from drivers.events import LidState
 
@@ -62,7 +64,7 @@ class SupervisorActions:
             raise Rejected(f"{action} needs a chief inspector (supervisor), not role {role!r} ({rule})")
 
     def sv_open_table(self, user: str, args: dict[str, Any]) -> None:
-        self.gate.allow("open_table", "open_table")  # closed, no service fault (machine.py)
+        self.gate.allow(Trigger.OPEN_TABLE, "open_table")  # closed, no service fault (machine.py)
         profile = args.get("profile") or self.setup.profile_name
         if not profile:
             raise Rejected("open_table needs a rule profile")
@@ -77,7 +79,9 @@ class SupervisorActions:
             raise Rejected(f"shuffler must be 'continuous' or 'batch', got {shuffler!r}")
         try:
             self.setup.set_profile(str(profile), shuffler)
-        except Exception as exc:
+        except (
+            Exception
+        ) as exc:  # ProfileError, or the loader's own (a missing file: OSError): refused with it
             raise Rejected(f"cannot load profile {profile!r}: {exc}") from exc
         if isinstance(pinned, dict):
             self.fx.record(
@@ -95,7 +99,7 @@ class SupervisorActions:
         self.rounds.new_session()
         self.dealer.take_all()
         self.shoe_cycle.new_session()
-        self.gate.go("open_table")
+        self.gate.go(Trigger.OPEN_TABLE)
         if self.setup.tp.continuous:
             # r.53-54: loaded in packets with the chief inspector present
             self.lid.grant_opening(Unlock.LOADING, unlock=True, open_lid=True)
@@ -105,14 +109,16 @@ class SupervisorActions:
 
     def sv_close_table(self, user: str, args: dict[str, Any]) -> None:
         # issue 13 §2: the faulty session ends by closing it (integrity_close: no round interrupted)
-        from_integrity = self.gate.has_trigger("integrity_close")
-        trigger = "integrity_close" if from_integrity else "close_table"  # close_table: no bets on the table
+        from_integrity = self.gate.has_trigger(Trigger.INTEGRITY_CLOSE)
+        trigger = (
+            Trigger.INTEGRITY_CLOSE if from_integrity else Trigger.CLOSE_TABLE
+        )  # close_table: no bets on the table
         self.gate.allow(trigger, "close_table")
         if from_integrity:
             # placed, nothing dealt on them: returned to the players
             returned = {seat: bet.to_dict() for seat, bet in self.dealer.take_all().items()}
         self.jackpot.check_close()  # PT-2001 r.49: a winning hand stays until paid
-        if self.lid.status.state == LidState.OPEN and self.gate.state != "loading":
+        if self.lid.status.state == LidState.OPEN and self.gate.state != TableState.LOADING:
             raise Rejected("the lid is open: insert the cards and close it first (PT-2001 r.59-60)")
         self.lid.no_deadline()
         if from_integrity:
@@ -127,9 +133,9 @@ class SupervisorActions:
                 bets=returned,
             )
             self.faults.event("integrity", "cleared", {"by": user})
-            self.gate.go("integrity_close")  # leaving the faults: resume_to forgotten (machine.py)
+            self.gate.go(Trigger.INTEGRITY_CLOSE)  # leaving the faults: resume_to forgotten (machine.py)
         else:
-            self.gate.go("close_table")
+            self.gate.go(Trigger.CLOSE_TABLE)
         self.rounds.drop()
         self.setup.close_session(user)
         self.duty.off_duty("close_table")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from controller.table.machine_names import TableState
 from controller.terminal.pit_connection import DemoHardware
 from controller.terminal.pit_keys import DEMO_KEYS
 
@@ -51,9 +52,9 @@ def machine_step(ctl: Any, state: Any, lid: Any) -> DemoStep:
         if inside:
             await ctl.draw(inside)
 
-    if state == "loading":
+    if state == TableState.LOADING:
         return "Cards loaded in two packets, lid closed", load_two_packets
-    if state == "closed":
+    if state == TableState.CLOSED:
         return "Every card taken out of the machine", cards_out
     if lid == "open":
         return "Cards in, lid closed", cards_in_and_close

@@ -13,6 +13,7 @@ from typing import Any
 from controller.actions import DEALER_ACTIONS, DEALER_BETTING, DEALER_PLAY
 from controller.rules.cards import Card
 from controller.rules.hands import hand_value
+from controller.table.machine_names import TableState
 from controller.words import (
     ACTION_WORDS,
     HIDDEN_CODE,
@@ -323,7 +324,7 @@ def _next_hint(
         return "waiting for the table's first report"
     state = str(table.get("state"))
     faults = table.get("faults") or []
-    if state == "jammed":
+    if state == TableState.JAMMED:
         if jam.get("jammed") and not jam.get("device_cleared"):
             unlock = f"{sv('unlock_lid', 'F5')} unlocks the lid, " if lid.get("state") == "locked" else ""
             free = (
@@ -332,20 +333,20 @@ def _next_hint(
             then = sv("clear_jam", "F4")
             return f"jam at {jam.get('location', '?')}: {unlock}{free}, then {then} releases the table"
         return f"jam cleared on the device: {sv('clear_jam', 'F4')} releases the table"
-    if state == "link_down" or "link_down" in faults:
+    if state == TableState.LINK_DOWN or "link_down" in faults:
         if shoe.get("linked") is False:
             return "shoe link down: check the shoe's cable and power; the table waits"
         return f"shoe link back: {sv('clear_link', 'F12')} clears the link fault"
-    if state == "tamper":
+    if state == TableState.TAMPER:
         return f"tamper: a supervisor inspects the shoe; {sv('ack_alert', 'F9')} acknowledges the alert"
-    if state == "deck_check_failed":
+    if state == TableState.DECK_CHECK_FAILED:
         return f"the deck check failed: {sv('ack_deck_check', 'F10')} acknowledges it"
     if table.get("awaiting_card_replacement"):  # PT-2001 r.51: the dealer waits, the chief inspector replaces
         return (
             f"damaged card: wait for {sv('replace_card', 'F14')} to replace it (PT-2001 r.51); "
             "no card from the shoe until then"
         )
-    if state == "closed":
+    if state == TableState.CLOSED:
         inside = table.get("cards_inside")
         if demo and isinstance(inside, int) and inside > 0:
             return (
@@ -353,13 +354,13 @@ def _next_hint(
                 "opens a new session"
             )
         return f"the table is closed: {sv('open_table', 'F2')} opens it"
-    if state == "loading":
+    if state == TableState.LOADING:
         return (
             f"{k('machine', 'l')}: load the cards in two packets and close the lid"
             if demo
             else "load the cards, close the lid"
         )
-    if state == "closing":
+    if state == TableState.CLOSING:
         if lid.get("state") == "open":
             return (
                 f"{k('machine', 'l')}: the cards in, close the lid (the deck check follows)"
@@ -367,14 +368,14 @@ def _next_hint(
                 else "cards in, close the lid"
             )
         return "closing: the deck check runs (PT-2001 r.55)"
-    if state == "shuffling":
+    if state == TableState.SHUFFLING:
         return "the shoe is shuffling: wait"
-    if state == "cut":
+    if state == TableState.CUT:
         if "cut" not in enabled:
             return "wait for the cut"
         cut = keys.get("cut", "t")
         return f"{cut}: Seat {seat} cuts the cards ({pick} chooses the seat with the right, PT-2001 r.8)"
-    if state == "betting":
+    if state == TableState.BETTING:
         bet_hint = _bet_hint(table, enabled, keys, seat, pick, bet, chip, chip_amount)
         if "no_more_bets" in enabled:
             parts = [f"{k('no_more_bets', 'n')}: no more bets", bet_hint, f"{pick}: another seat"]
@@ -391,15 +392,15 @@ def _next_hint(
         return (
             "the round is complete: wait for the settlement" if rnd.get("complete") else "wait for the table"
         )
-    if state == "settled" and table.get("shuffler") not in (None, "continuous"):
+    if state == TableState.SETTLED and table.get("shuffler") not in (None, "continuous"):
         return f"{keys['next_round']}: next round" if "next_round" in enabled else "wait for the table"
-    if state == "settled":
+    if state == TableState.SETTLED:
         return (
             f"{k('machine', 'l')}: cards in + close the lid"
             if demo
             else "put the round's cards in and close the lid"
         )
-    if state == "cards_returned":
+    if state == TableState.CARDS_RETURNED:
         if "next_round" in enabled:
             return f"{keys['next_round']}: next round"
         if lid.get("state") == "open":

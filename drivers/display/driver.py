@@ -169,7 +169,8 @@ class DisplayDriver:
                     self.stats.timeouts += 1
                     continue
                 except (asyncio.CancelledError, OSError):
-                    if asyncio.current_task() and asyncio.current_task().cancelling():  # type: ignore[union-attr]
+                    task = asyncio.current_task()  # this coroutine's task (never None inside one)
+                    if task and task.cancelling():
                         raise
                     break  # the port went away under us
                 finally:

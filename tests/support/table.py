@@ -4,7 +4,8 @@ continuous-shuffler session opened as the floor does it (PT-2001 r.53-54: loaded
 from __future__ import annotations
 
 from controller.gpio import PinSpec
-from controller.table import TableController, inputs
+from controller.shell import TableController
+from controller.table import inputs
 from drivers import events as ev
 
 # The outputs with their safe values (lid locked, light on: PT-2001 r.51, r.60) and the lid switch.

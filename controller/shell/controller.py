@@ -5,9 +5,11 @@ only after COMMIT are shoe commands sent, GPIO written and alerts raised. Recove
 and re-applies the journaled inputs after it with effects suppressed, re-asserts the safe outputs (lid locked,
 light on), then feeds a ``restart`` input so the core re-counts the cards before anything goes on.
 
-Its other concerns are objects it holds: ``outage`` (journal_outage.py: the journal cannot write, the journal_io
-fault at once, inputs owed and held), ``feeds`` (input_feeds.py: shoe event pump, ticker, GPIO buttons and
-sensors), ``resend`` (shoe_resend.py: shoe events asked for again, in order) and ``alerts`` (alert_sink.py).
+Its other concerns are objects it holds (in controller/table/): ``outage`` (journal_outage.py: the journal cannot
+write, the journal_io fault at once, inputs owed and held), ``feeds`` (input_feeds.py: shoe event pump, ticker,
+GPIO buttons and sensors), ``resend`` (shoe_resend.py: shoe events asked for again, in order) and ``alerts``
+(alert_sink.py). The shell is a layer of its own above MQTT (pyproject.toml [tool.importlinter]): it answers the
+MQTT intake with its refusal (``CommandRejected``) and is given the journal.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from controller.effects import (
     StateDocument,
 )
 from controller.gpio.base import OUTPUT_SAFE_VALUES
+from controller.mqtt.commands import CommandRejected
 from controller.table import activity, inputs
 from controller.table.alert_sink import AlertSink, LogAlerts
 from controller.table.core import Step, TableCore
@@ -40,12 +43,11 @@ from controller.table.shoe_resend import ShoeResend
 from drivers import events as ev
 from drivers.aio import cancel_tasks
 
-if (
-    TYPE_CHECKING
-):  # the journal is above the table (pyproject.toml [tool.importlinter]): passed in, not imported
+if TYPE_CHECKING:  # the journal and the profiles are passed in: named in annotations only
     from controller.journal.store import Journal
+    from controller.rules.profiles import Profile
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("controller.table.controller")  # the shell's one logger, its name kept (log filters)
 
 
 class TableController:
@@ -114,7 +116,7 @@ class TableController:
         limit = until_seq + 1 if until_seq is not None else None
         if before_snapshot is not None:
             limit = min(limit, before_snapshot + 1) if limit is not None else before_snapshot + 1
-        fresh = TableCore(lambda _n: None).snapshot()  # the state of a new table (restored into this core)
+        fresh = TableCore(_loads_no_profile).snapshot()  # the state of a new table (restored into this core)
         self.core.restore(fresh)
         try:
             snap = self.journal.latest_snapshot(before_seq=limit)
@@ -232,8 +234,6 @@ class TableController:
 
     async def handle_request(self, request: Any) -> dict[str, Any]:
         """MQTT intake handler: a ``CommandRequest`` in, the response out; refusals as ``CommandRejected``."""
-        from controller.mqtt.commands import CommandRejected
-
         try:
             return await self.handle_command(request.role, request.user, request.action, dict(request.args))
         except Rejected as exc:
@@ -488,3 +488,8 @@ class TableController:
                 return False
             self._journal_ok()
         return True
+
+
+def _loads_no_profile(name: str) -> Profile:
+    """The loader of a core built only for the state of a new table: it never loads a profile."""
+    raise LookupError(f"profile {name!r}: this core only gives the state of a new table")
