@@ -55,7 +55,7 @@ from floor.users import Role, add_user
 from hil_tests.test_floor_netns import ROOT, NamespacedStack, table_journal
 from tablebench.broker import Broker
 from tablebench.emulator.control_client import ControlClient
-from tablebench.postgres import Postgres
+from tablebench.postgres import Postgres, wal_archived
 from tablebench.stack import TABLECTL, StackOptions
 from tests.support.floor import FLOOR_USERS, wait_until
 from tests.test_jackpot_service import Table, scenario
@@ -285,20 +285,6 @@ def server_time(dsn: str) -> datetime:
     return row[0]  # type: ignore[no-any-return]
 
 
-def archived_up_to(dsn: str) -> None:
-    """Close the current WAL segment and wait until the server archived it."""
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        row = conn.execute("SELECT pg_walfile_name(pg_switch_wal())").fetchone()
-        assert row is not None
-        wanted = str(row[0])
-
-        def done() -> bool:
-            got = conn.execute("SELECT last_archived_wal FROM pg_stat_archiver").fetchone()
-            return got is not None and got[0] is not None and got[0] >= wanted
-
-        wait_until(done, 60, f"segment {wanted} archived")
-
-
 def snapshot(web: str) -> dict | None:
     """The dashboard's snapshot as a logged-in supervisor reads it (a login writes a session to the database;
     the snapshot is built from it); None while the dashboard cannot answer."""
@@ -458,7 +444,7 @@ def floor() -> Iterator[Floor]:
                 )  # after the noted time: in the WAL only
                 await asyncio.to_thread(poll, lambda: all_archived(primary.dsn(DB), f.tables), 60,
                                         "the second round archived on the primary")  # fmt: skip
-            archived_up_to(primary.dsn(DB))
+            wal_archived(primary.dsn(DB))
             step("two rounds dealt, the WAL archived")
 
         asyncio.run(start_tables())

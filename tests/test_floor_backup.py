@@ -44,7 +44,7 @@ from floor.cli import backup as backup_cli
 from floor.cli import restore as restore_cli
 from floor.messages import Envelope, TableRef, parse_envelope
 from tablebench.broker import Broker
-from tablebench.postgres import Postgres
+from tablebench.postgres import Postgres, wal_archived
 
 ROOT = Path(__file__).resolve().parents[1]
 ARCHIVE_SCRIPT = ROOT / "systemd" / "floor" / "tablectl-floor-wal-archive"
@@ -142,20 +142,6 @@ def chains_verify(rows: dict[tuple[str, int], tuple[bytes, str | None, str | Non
     return True
 
 
-def archived_up_to(dsn: str) -> None:
-    """Close the current WAL segment and wait until the server archived it (the archive has everything)."""
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        row = conn.execute("SELECT pg_walfile_name(pg_switch_wal())").fetchone()
-        assert row is not None
-        wanted = str(row[0])
-
-        def done() -> bool:
-            got = conn.execute("SELECT last_archived_wal FROM pg_stat_archiver").fetchone()
-            return got is not None and got[0] is not None and got[0] >= wanted
-
-        wait_until(done, 60, f"segment {wanted} archived")
-
-
 def server_time(dsn: str) -> datetime:
     with psycopg.connect(dsn) as conn:
         row = conn.execute("SELECT clock_timestamp()").fetchone()
@@ -216,7 +202,7 @@ def test_a_restore_to_a_noted_time_has_exactly_the_events_written_before_it(
     before = events(floor_db)
     noted = server_time(floor_db)
     write(floor_db, t1.envelopes(10) + t2.envelopes(5))
-    archived_up_to(floor_db)
+    wal_archived(floor_db)
     assert len(events(floor_db)) == len(before) + 15
 
     data = a.folder / "restored"
@@ -243,7 +229,7 @@ def test_the_restore_check_passes_on_a_good_archive_and_fails_on_a_missing_or_da
     base_backup(a, floor_db)
     for _ in range(3):  # three more segments, each with events, after the base backup
         write(floor_db, table.envelopes(15))
-        archived_up_to(floor_db)
+        wal_archived(floor_db)
 
     assert verify(a, floor_db) == 0
     ok, summary, details = newest_record(floor_db, "verify")
@@ -292,7 +278,7 @@ def test_retention_keeps_the_newest_backups_and_the_wal_they_need(
     table = ChainedTable("bj04")
     for _ in range(3):
         write(floor_db, table.envelopes(5))
-        archived_up_to(floor_db)
+        wal_archived(floor_db)
         base_backup(a, floor_db, keep=2)
     kept = a.backups.backups()
     assert len(kept) == 2 and not a.backups.partials()
@@ -386,7 +372,7 @@ def test_after_a_restore_the_archive_refetches_what_the_tables_keep_and_names_wh
             table.publish("events/card", "card", {"round_id": "r", "n": i})
         table.flush()
         wait_until(lambda: count(floor_db) == 40, what="40 archived")
-        archived_up_to(floor_db)
+        wal_archived(floor_db)
         live.stop()  # the server is lost here
 
         assert cli(restore_cli, "--to", noted.isoformat(), "--backup-dir", str(a.backups.root),

@@ -307,3 +307,20 @@ def temp_database(prefix: str = "floor_test", admin: str | None = None) -> Itera
     finally:
         with psycopg.connect(admin, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def wal_archived(dsn: str, timeout: float = 60.0) -> str:
+    """Close the server's current WAL segment and wait until its ``archive_command`` took it (the WAL archive
+    then holds everything committed so far); the segment's name."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        row = conn.execute("SELECT pg_walfile_name(pg_switch_wal())").fetchone()
+        assert row is not None
+        wanted = str(row[0])
+        deadline = time.monotonic() + timeout
+        while True:
+            got = conn.execute("SELECT last_archived_wal FROM pg_stat_archiver").fetchone()
+            if got is not None and got[0] is not None and got[0] >= wanted:
+                return wanted
+            if time.monotonic() > deadline:
+                raise PostgresError(f"timed out waiting for WAL segment {wanted} to be archived")
+            time.sleep(0.05)
