@@ -98,8 +98,8 @@ def test_reads_of_a_kind_use_the_kind_index_and_of_a_card_commits_kind_the_seq(t
 
 def test_every_query_of_a_kind_in_the_code_repeats_the_index_condition() -> None:
     """A query that names a kind but not ``KIND_INDEXED`` (or ``kind_in``) scans the journal: at start-up, with a
-    million records, seconds. A query of a card commit's kind reads by seq; the one other exception reads the newest ``published`` record (in nearly every commit, the
-    scan from the end stops at once)."""
+    million records, seconds. A query of a card commit's kind reads by seq; the one other exception reads the
+    newest ``published`` record (in nearly every commit: the scan from the end stops at once)."""
     allowed = {("controller/journal/event_chain.py", "PUBLISHED_KIND")}
     bad = []
     for path in sorted((ROOT / "controller").rglob("*.py")):
@@ -114,3 +114,23 @@ def test_every_query_of_a_kind_in_the_code_repeats_the_index_condition() -> None
             if not any(rel == a and k in stmt for a, k in allowed):
                 bad.append(f"{rel}: {stmt.strip()}")
     assert not bad, bad
+
+
+def test_a_journal_from_before_loses_the_indexes_a_card_commit_paid_for(tmp_path: Path) -> None:
+    db = tmp_path / "j.db"
+    journal = Journal(db, table_id="T1")
+    card_commit(journal, 1)
+    with journal.transaction() as tx:
+        tx.append("alert", {"n": 1})
+    journal._conn.executescript(  # the indexes as they were
+        "DROP INDEX records_kind_indexed; CREATE INDEX records_kind ON records(kind, seq);"
+        " CREATE INDEX events_ts ON events(ts);"
+    )
+    journal.close()
+    journal = Journal(db, table_id="T1")
+    try:
+        indexes = {n for (n,) in journal._conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+        assert indexes & {"records_kind", "events_ts", "records_kind_indexed"} == {"records_kind_indexed"}
+        assert [r.data for r in journal.records(kinds=("alert",))] == [{"n": 1}]
+    finally:
+        journal.close()

@@ -134,7 +134,8 @@ class WalCheckpoints:
         seen, changed_at = self.commits, time.monotonic()
         while not self._stop.is_set():
             woken = self._wake.wait(self.poll_s)
-            self._wake.clear()
+            if woken:  # cleared only when seen: a wake-up set after a timed-out wait is taken at the next pass
+                self._wake.clear()  # (one set before this clear is covered by the checkpoint that follows)
             if self._stop.is_set():
                 return
             self.passes += 1
