@@ -10,7 +10,8 @@ commit, publish hand-off), fsync on this disk, and the controller's CPU per card
 
 The journal runs as the service runs it: WAL checkpoints on their own thread (controller/journal/wal_checkpoints.py).
 The card's COMMIT statement alone (the log's pages written and synced) is timed beside one 4 KiB fsync, with the
-card commits during which the database file was written (a checkpoint inside the commit, or the thread's beside it).
+card commits during which the database file was written (a checkpoint inside the commit, or the thread's beside it),
+and the pages each card commit appends to the log (its WAL frames, from the log's index before and after the COMMIT).
 ``--checkpoint-in-commit`` leaves SQLite's automatic checkpoint inside the COMMIT, as before issue 44 (to compare).
 
     python benchmarks/latency.py [--quick] [--cards N] [--checkpoint-in-commit]
@@ -23,6 +24,7 @@ import asyncio
 import json
 import os
 import sqlite3
+import struct
 import subprocess
 import sys
 import tempfile
@@ -69,16 +71,34 @@ def parse_cost(n: int = 20_000) -> list[float]:
     return out
 
 
+def wal_frames(db: Path) -> int:
+    """The frames in the WAL now (``mxFrame`` of the WAL index header in the ``-shm`` file: u32, native order, at
+    offset 16; sqlite.org/walformat.html). 0 without a log."""
+    try:
+        with open(f"{db}-shm", "rb") as f:
+            head = f.read(20)
+    except FileNotFoundError:
+        return 0
+    return int(struct.unpack_from("=I", head, 16)[0]) if len(head) == 20 else 0
+
+
 class TimedConnection:
-    """The journal's connection with its COMMIT statements timed, and whether the database file changed during each
-    (in WAL mode only a checkpoint writes it). Everything else is passed through."""
+    """The journal's connection with its COMMIT statements timed, whether the database file changed during each
+    (in WAL mode only a checkpoint writes it), and the frames (pages) each appended to the log. Everything else is
+    passed through."""
 
     def __init__(self, conn: sqlite3.Connection, db: Path) -> None:
         self._conn, self._db = conn, db
         self.last_commit = 0.0
         self.last_wrote_db = False
+        self.last_frames = 0
+        self._tx_frames = 0  # the log's frames when the transaction began
 
     def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:
+        if sql.startswith("BEGIN"):
+            cur = self._conn.execute(sql, *args)
+            self._tx_frames = wal_frames(self._db)  # read after the lock: no other writer until COMMIT
+            return cur
         if sql != "COMMIT":
             return self._conn.execute(sql, *args)
         before = os.stat(self._db)
@@ -89,6 +109,9 @@ class TimedConnection:
             self.last_commit = time.perf_counter() - t0
             after = os.stat(self._db)
             self.last_wrote_db = (before.st_mtime_ns, before.st_size) != (after.st_mtime_ns, after.st_size)
+            frames = wal_frames(self._db)
+            # a smaller count: the log was started again (after a whole checkpoint) by this transaction
+            self.last_frames = frames - self._tx_frames if frames >= self._tx_frames else frames
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._conn, name)
@@ -102,6 +125,7 @@ class Stages:
         self.commit: list[float] = []
         self.commit_statement: list[float] = []  # the COMMIT alone: the log written and synced
         self.db_written: list[bool] = []  # per card commit: the database file changed during its COMMIT
+        self.frames: list[int] = []  # per card commit: the pages it appended to the log
         self.publish: list[float] = []
         conn = TimedConnection(t.journal._conn, t.journal.path)
         t.journal._conn = conn  # type: ignore[assignment]
@@ -135,6 +159,7 @@ class Stages:
                 self.commit.append(time.perf_counter() - t0)
                 self.commit_statement.append(conn.last_commit)
                 self.db_written.append(conn.last_wrote_db)
+                self.frames.append(conn.last_frames)
 
         def timed_publish(topic: str, payload: Any, **kw: Any) -> Any:
             t0 = time.perf_counter()
@@ -338,6 +363,8 @@ def main() -> int:
     without_db = summary_ms(
         t for t, wrote in zip(st.commit_statement, st.db_written, strict=True) if not wrote
     )
+    frames_mean = sum(st.frames) / max(len(st.frames), 1)
+    frames_p50 = sorted(st.frames)[len(st.frames) // 2] if st.frames else 0
     where = (
         "SQLite's, inside the COMMIT (--checkpoint-in-commit)"
         if r["wal_checkpoints"] is None
@@ -347,6 +374,8 @@ def main() -> int:
         f"\n  journal commit p99 {commit_p99:.3f} ms = {commit_p99 / max(fsync_p99, 0.001):.1f} x one fsync's p99"
         f" ({fsync_p99:.3f} ms);"
         f" COMMIT statement p99 {summary_ms(st.commit_statement)['p99']:.3f} ms"
+        f"\n  pages appended to the log per card commit (WAL frames of 4 KiB): mean {frames_mean:.1f},"
+        f" p50 {frames_p50}, max {max(st.frames, default=0)}"
         f"\n  WAL checkpoints: {where}; the log file's size: {r['wal_pages']} pages"
         f"\n  card commits during which the database file was written: {sum(st.db_written)} of {len(st.commit)},"
         f" their COMMIT p50 {with_db['p50'] if with_db['n'] else '-'} ms (the others' {without_db['p50']} ms)"

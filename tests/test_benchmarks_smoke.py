@@ -51,6 +51,11 @@ def test_latency_prints_controller_baseline_and_stage_figures() -> None:
     # the commit's p99 beside one fsync's, and the bound, from the figures of the same run (issue 44)
     assert re.search(rf"journal commit p99 {NUM} ms = {NUM} x one fsync's p99 \({NUM} ms\)", out)
     assert re.search(rf"WAL checkpoints: \d+ on their own thread .*; the log file.s size: {NUM} pages", out)
+    pages = re.search(
+        rf"pages appended to the log per card commit \(WAL frames of 4 KiB\): mean ({NUM}), p50 \d+", out
+    )
+    # every card commit appends its pages, read from the log's index: a count that stays 0 reads nothing
+    assert pages and float(pages.group(1)) >= 1
     assert re.search(r"card commits during which the database file was written: \d+ of \d+", out)
     bound = rf"bound 2 x \(pass-through p99 \+ fsync p99\) = {NUM} ms; controller p99 {NUM} ms: (met|missed)"
     assert re.search(bound, out)

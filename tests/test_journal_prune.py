@@ -515,6 +515,47 @@ def test_kept_events_of_the_current_retained_documents_outlive_the_replay_retent
         journal.close()
 
 
+def test_the_prune_of_kept_events_without_a_time_index_keeps_every_event_inside_the_retention(
+    tmp_path: Path,
+) -> None:
+    """The kept events have no index on ``ts`` (it cost every card commit a page, issue 44): the prune bisects
+    ``event_id`` for its bound. Events older than the retention go; none younger does, even after the clock stepped
+    back (an older one after the step may only be kept longer)."""
+    now = [1_000_000.0]
+    journal = Journal(tmp_path / "j.db", table_id="T1", clock=lambda: now[0])
+    try:
+        ids: list[tuple[int, float]] = []
+        for step in (
+            *[DAY] * 10,
+            -3 * DAY,
+            *[DAY] * 5,
+        ):  # one day between commits, then the clock back 3 days
+            now[0] += step
+            with journal.transaction() as tx:
+                ids.append((tx.publish("events/card", "card", {"n": len(ids)}).event_id, now[0]))
+        journal.outbox_ack([e for e, _ in ids])
+        assert journal._conn.execute(
+            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events'"
+        ).fetchone() == (0,)
+        cutoff = ids[7][1]  # before the step: events 0..6 are older
+        gone = journal.prune_events(cutoff)
+        kept = {e for e, _ in ids if journal.kept_events(e, e)}
+        assert gone == 7
+        assert kept == {e for e, _ in ids[7:]}
+        # after the step, events 10..12 carry times before event 9's: with the cutoff at event 9, whatever goes is
+        # older than the cutoff, every event at or after it stays, and everything before event 9 goes
+        cutoff = ids[9][1]
+        before = kept
+        gone = journal.prune_events(cutoff)
+        kept = {e for e, _ in ids if journal.kept_events(e, e)}
+        assert gone == len(before - kept) > 0
+        assert all(ts < cutoff for e, ts in ids if e in before - kept)
+        assert not {e for e, _ in ids[:9]} & kept
+        assert {e for e, ts in ids if ts >= cutoff} <= kept
+    finally:
+        journal.close()
+
+
 async def test_an_archive_of_a_pruned_journal_must_reach_the_prunes_signed_record(tmp_path: Path) -> None:
     """After a prune the journal starts at its anchor, proven by the journal_pruned record and the checkpoint
     signing it. An archive asked to end before them (--before) is refused up front with what to ask instead,

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from controller.audit.checkpoint import CheckpointError, verify_checkpoint
-from controller.journal.store import CHECKPOINT_KIND, PRUNED_KIND, Journal
+from controller.journal.store import CHECKPOINT_KIND, KIND_INDEXED, PRUNED_KIND, Journal
 
 
 class ArchiveError(Exception):
@@ -40,7 +40,7 @@ class Archived:
 
 
 def _checkpoint_at_or_before(src: sqlite3.Connection, before: int | None) -> tuple[int, str]:
-    sql = "SELECT seq, data FROM records WHERE kind = ?"
+    sql = f"SELECT seq, data FROM records WHERE kind = ? AND {KIND_INDEXED}"
     params: list[object] = [CHECKPOINT_KIND]
     if before is not None:
         sql += " AND seq <= ?"
@@ -100,7 +100,9 @@ def archive(db: str | Path, to: str | Path, public_key: str, before: int | None 
             raise ArchiveError(
                 f"{db}: starts at record {first} (pruned before it): no newer checkpoint record to archive up to"
             )
-        pruned = src.execute("SELECT MAX(seq) FROM records WHERE kind = ?", (PRUNED_KIND,)).fetchone()[0]
+        pruned = src.execute(
+            f"SELECT MAX(seq) FROM records WHERE kind = ? AND {KIND_INDEXED}", (PRUNED_KIND,)
+        ).fetchone()[0]
         if first > 1 and pruned is not None and c_seq <= pruned:
             # The archive of a pruned journal proves its anchor with the journal_pruned record and the checkpoint
             # that signs it (verify.find_anchor): one ending before them could never verify.

@@ -19,6 +19,19 @@ SNAPSHOT_KIND = "snapshot"  # the record chaining a snapshot's digest
 CHECKPOINT_KIND = "checkpoint"  # a signed checkpoint (controller/audit/checkpoint.py) of the head before it
 PRUNED_KIND = "journal_pruned"  # records before ``anchor_seq`` were deleted (controller/ops/prune.py)
 
+# The kinds every card's commit writes (its input, the card: controller/table/record_kinds.py, and the published
+# digests) are left out of the kind index: a leaf of it each cost that commit a page of the log (issue 44). They
+# are read by seq (after a snapshot, or the newest). SQLite uses a partial index only for a query that repeats its
+# condition: a query for other kinds adds ``KIND_INDEXED`` (``kind_in`` does).
+UNINDEXED_KINDS = frozenset({"input", "card", PUBLISHED_KIND})
+KIND_INDEXED = "kind NOT IN ('input', 'card', 'published')"
+
+
+def kind_in(kinds: tuple[str, ...]) -> str:
+    """The condition "kind is one of ``kinds``" (a ``?`` for each), with ``KIND_INDEXED`` when the index has them."""
+    marks = ",".join("?" * len(kinds))
+    return f"kind IN ({marks})" + ("" if UNINDEXED_KINDS & set(kinds) else f" AND {KIND_INDEXED}")
+
 
 class JournalError(Exception):
     pass
@@ -94,7 +107,7 @@ def read_records(conn: sqlite3.Connection, after_seq: int, kinds: tuple[str, ...
     sql = "SELECT seq, ts, kind, data, prev_hash, hash FROM records WHERE seq > ?"
     params: list[Any] = [after_seq]
     if kinds:
-        sql += f" AND kind IN ({','.join('?' * len(kinds))})"
+        sql += f" AND {kind_in(kinds)}"
         params.extend(kinds)
     sql += " ORDER BY seq"
     for seq, ts, kind, data, prev, h in conn.execute(sql, params):

@@ -13,7 +13,11 @@
   chained ``snapshot`` record; a snapshot that does not match one is never restored
   (``Journal.latest_snapshot``).
 - ``events``: every published envelope, exactly as first published, kept after the broker's ack for the
-  configured retention (``Journal.prune_events``) so a consumer can fetch a gap again (``cmd/replay``)."""
+  configured retention (``Journal.prune_events``) so a consumer can fetch a gap again (``cmd/replay``). No index
+  on ``ts``: it cost every card's commit a page of the log (issue 44); the prune finds its bound by ``event_id``
+  instead (``first_event_at``, controller/journal/store.py)."""
+
+from controller.journal.records import KIND_INDEXED
 
 # The one place records are deleted, ``tablectl journal prune`` (controller/ops/prune.py), drops this trigger
 # and creates it again inside its transaction.
@@ -28,9 +32,11 @@ CREATE TABLE IF NOT EXISTS records (
     prev_hash TEXT    NOT NULL,
     hash      TEXT    NOT NULL
 );
--- Reading one kind (start-up: the alert book, the inputs after the snapshot) must not scan the whole
--- journal: with this index start-up does not grow with the journal (docs/performance.md).
-CREATE INDEX IF NOT EXISTS records_kind ON records(kind, seq);
+-- Reading one kind (start-up: the alert book, the checkpoints) must not scan the whole journal: with this index
+-- start-up does not grow with the journal (docs/performance.md). Not the kinds every card's commit writes
+-- (records.UNINDEXED_KINDS, read by seq): journals from before issue 44 have the whole index, dropped once.
+DROP INDEX IF EXISTS records_kind;
+CREATE INDEX IF NOT EXISTS records_kind_indexed ON records(kind, seq) WHERE {KIND_INDEXED};
 CREATE TRIGGER IF NOT EXISTS records_no_update BEFORE UPDATE ON records
     BEGIN SELECT RAISE(ABORT, 'journal records are append-only'); END;
 {NO_DELETE_TRIGGER}
@@ -60,5 +66,6 @@ CREATE TABLE IF NOT EXISTS events (
     retain   INTEGER NOT NULL,
     seq      INTEGER NOT NULL
 );
-CREATE INDEX IF NOT EXISTS events_ts ON events(ts);
+-- Journals created before issue 44 have this index: dropped once (it cost every commit a page).
+DROP INDEX IF EXISTS events_ts;
 """

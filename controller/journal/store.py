@@ -35,6 +35,7 @@ from controller.journal.event_chain import last_head
 from controller.journal.records import (
     CHECKPOINT_KIND,
     GENESIS_HASH,
+    KIND_INDEXED,
     PRUNED_KIND,
     SNAPSHOT_KIND,
     JournalError,
@@ -45,6 +46,7 @@ from controller.journal.records import (
     chain_hash,
     event_digest,
     first_seq,
+    kind_in,
     read_records,
     record_at,
     text_digest,
@@ -67,6 +69,7 @@ from controller.journal.wal_checkpoints import COMMITS, IDLE_S, LIMIT_PAGES, POL
 __all__ = [
     "CHECKPOINT_KIND",
     "GENESIS_HASH",
+    "KIND_INDEXED",
     "NO_DELETE_TRIGGER",
     "PRUNED_KIND",
     "Journal",
@@ -81,6 +84,27 @@ __all__ = [
 ]
 
 ACK_FLUSH_ROWS = 512  # acknowledged outbox rows held for deletion at most (see Journal.outbox_ack)
+
+
+def first_event_at(conn: sqlite3.Connection, ts: float) -> int:
+    """The first kept event's id whose ``ts`` (the clock at its commit) is at or after ``ts``, by bisection over
+    ``event_id`` (``ts`` grows with it while the clock does not step back), or one past the last id: the bound for
+    ``prune_events`` without an index on ``ts``. The prune checks ``ts`` too, so a clock that stepped back only
+    keeps rows longer, never prunes one early."""
+    lo, hi = conn.execute("SELECT MIN(event_id), MAX(event_id) FROM events").fetchone()
+    if lo is None:
+        return 0
+    hi += 1  # the answer is in [lo, hi]
+    while lo < hi:
+        mid = (lo + hi) // 2
+        row = conn.execute(
+            "SELECT event_id, ts FROM events WHERE event_id >= ? ORDER BY event_id LIMIT 1", (mid,)
+        ).fetchone()  # a row exists: the last id is >= mid
+        if row[1] >= ts:
+            hi = mid
+        else:
+            lo = row[0] + 1
+    return int(lo)
 
 
 class Journal:
@@ -231,7 +255,8 @@ class Journal:
     def last_prune(self) -> dict[str, Any] | None:
         """The newest ``journal_pruned`` record's data (what was deleted, up to which anchor), unchecked."""
         row = self._conn.execute(
-            "SELECT data FROM records WHERE kind = ? ORDER BY seq DESC LIMIT 1", (PRUNED_KIND,)
+            f"SELECT data FROM records WHERE kind = ? AND {KIND_INDEXED} ORDER BY seq DESC LIMIT 1",
+            (PRUNED_KIND,),
         ).fetchone()
         return json.loads(row[0]) if row else None
 
@@ -272,7 +297,7 @@ class Journal:
     def last_record(self, kind: str, until_seq: int | None = None) -> Record | None:
         """The newest record of ``kind`` (at or before ``until_seq``)."""
         row = self._conn.execute(
-            "SELECT MAX(seq) FROM records WHERE kind = ? AND seq <= ?",
+            f"SELECT MAX(seq) FROM records WHERE {kind_in((kind,))} AND seq <= ?",
             (kind, until_seq if until_seq is not None else 2**62),
         ).fetchone()
         if not row or row[0] is None:
@@ -316,9 +341,9 @@ class Journal:
             raise JournalError("prune_events inside a journal transaction")
         self.flush_acks()  # acknowledged rows have left the outbox
         cur = self._conn.execute(
-            "DELETE FROM events WHERE ts < ? AND event_id NOT IN (SELECT event_id FROM outbox)"
+            "DELETE FROM events WHERE event_id < ? AND ts < ? AND event_id NOT IN (SELECT event_id FROM outbox)"
             " AND event_id NOT IN (SELECT json_extract(payload, '$.event_id') FROM retained)",
-            (older_than_ts,),
+            (first_event_at(self._conn, older_than_ts), older_than_ts),
         )
         return cur.rowcount
 
@@ -460,7 +485,8 @@ class Journal:
     def last_checkpoint_record(self) -> dict[str, Any] | None:
         """The newest checkpoint record's data (to chain the next checkpoint to it), unchecked."""
         row = self._conn.execute(
-            "SELECT data FROM records WHERE kind = ? ORDER BY seq DESC LIMIT 1", (CHECKPOINT_KIND,)
+            f"SELECT data FROM records WHERE kind = ? AND {KIND_INDEXED} ORDER BY seq DESC LIMIT 1",
+            (CHECKPOINT_KIND,),
         ).fetchone()
         return json.loads(row[0]) if row else None
 

@@ -15,6 +15,7 @@ from typing import Any
 from controller.journal.records import (
     CHECKPOINT_KIND,
     GENESIS_HASH,
+    KIND_INDEXED,
     PRUNED_KIND,
     PUBLISHED_KIND,
     chain_hash,
@@ -69,7 +70,8 @@ def find_anchor(conn: sqlite3.Connection, key: str | None) -> tuple[int, str] | 
     if chain_hash(prev, seq, ts, kind, data) != h:
         return broken(f"record {seq} (the anchor) was modified (hash mismatch)", seq)
     found = conn.execute(
-        "SELECT seq, data FROM records WHERE kind = ? ORDER BY seq DESC LIMIT 1", (PRUNED_KIND,)
+        f"SELECT seq, data FROM records WHERE kind = ? AND {KIND_INDEXED} ORDER BY seq DESC LIMIT 1",
+        (PRUNED_KIND,),
     ).fetchone()
     try:
         pruned = json.loads(found[1]) if found else None
@@ -157,7 +159,8 @@ def trusted_until(conn: sqlite3.Connection, key: str | None) -> int:
     if key is None:
         return max(0, bad - 1)
     row = conn.execute(
-        "SELECT MAX(seq) FROM records WHERE kind = ? AND seq < ? AND seq >= ?", (CHECKPOINT_KIND, bad, a_seq)
+        f"SELECT MAX(seq) FROM records WHERE kind = ? AND {KIND_INDEXED} AND seq < ? AND seq >= ?",
+        (CHECKPOINT_KIND, bad, a_seq),
     ).fetchone()
     return int(row[0] or 0) if not result.ok else last
 
@@ -175,7 +178,7 @@ def verify_chain_since_checkpoint(conn: sqlite3.Connection, key: str, last_seq: 
     limit = row[0] + 1 if row and row[0] is not None else last_seq
     found = conn.execute(
         "SELECT seq, ts, kind, data, prev_hash, hash FROM records"
-        " WHERE kind = ? AND seq <= ? ORDER BY seq DESC LIMIT 1",
+        f" WHERE kind = ? AND {KIND_INDEXED} AND seq <= ? ORDER BY seq DESC LIMIT 1",
         (CHECKPOINT_KIND, limit),
     ).fetchone()
     if found is None:
@@ -268,7 +271,8 @@ def first_rewritten(conn: sqlite3.Connection, up_to: int, key: str) -> int:
 
     good = 0
     for c_seq, data in conn.execute(
-        "SELECT seq, data FROM records WHERE kind = ? AND seq <= ? ORDER BY seq", (CHECKPOINT_KIND, up_to)
+        f"SELECT seq, data FROM records WHERE kind = ? AND {KIND_INDEXED} AND seq <= ? ORDER BY seq",
+        (CHECKPOINT_KIND, up_to),
     ):
         try:
             cp = verify_checkpoint(json.loads(data), key)

@@ -134,7 +134,10 @@ class WalCheckpoints:
         seen, changed_at = self.commits, time.monotonic()
         while not self._stop.is_set():
             woken = self._wake.wait(self.poll_s)
-            self._wake.clear()
+            # cleared only when seen: a wake-up set after a timed-out wait is taken at the next pass (one set
+            # before this clear is covered by the checkpoint that follows)
+            if woken:
+                self._wake.clear()
             if self._stop.is_set():
                 return
             self.passes += 1

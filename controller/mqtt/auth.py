@@ -35,7 +35,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 
 from controller.actions import SUPERVISOR_ACTIONS, TECHNICIAN_ACTIONS
 from controller.hex64 import HEX64
-from controller.journal.store import Journal, Transaction
+from controller.journal.store import KIND_INDEXED, Journal, Transaction
 from controller.mqtt import userkeys
 
 log = logging.getLogger(__name__)
@@ -233,7 +233,8 @@ class NonceStore:
         # clock when it was accepted, so the scan stops once records are older than twice the kept span.
         cutoff = now - self.keep_s
         cursor = tx.execute(
-            "SELECT ts, data FROM records WHERE kind = ? ORDER BY seq DESC", (ACCEPTED_RECORD,)
+            f"SELECT ts, data FROM records WHERE kind = ? AND {KIND_INDEXED} ORDER BY seq DESC",
+            (ACCEPTED_RECORD,),
         )
         recent = []
         for rec_ts, data in cursor:
@@ -344,7 +345,7 @@ class Authenticator:
         since = now - LOCKOUT_WINDOW_S - LOCKOUT_S
         with journal.transaction() as tx:
             rows = tx.execute(
-                "SELECT ts, data FROM records WHERE kind = ? AND ts >= ? ORDER BY seq",
+                f"SELECT ts, data FROM records WHERE kind = ? AND {KIND_INDEXED} AND ts >= ? ORDER BY seq",
                 (REFUSED_RECORD, since),
             ).fetchall()
         for rec_ts, data in rows:

@@ -10,7 +10,7 @@ import json
 from collections import OrderedDict
 from typing import Any
 
-from controller.journal.store import Journal
+from controller.journal.store import KIND_INDEXED, Journal
 from controller.mqtt.command_log import intake_log as log
 from controller.mqtt.command_log import journal_failure
 from controller.mqtt.command_payload import journal_text
@@ -33,7 +33,7 @@ class ResultBook:
         self._results_handle: asyncio.Handle | None = None
         with self.journal.transaction() as tx:
             rows = tx.execute(
-                "SELECT data FROM records WHERE kind = ? ORDER BY seq DESC LIMIT ?",
+                f"SELECT data FROM records WHERE kind = ? AND {KIND_INDEXED} ORDER BY seq DESC LIMIT ?",
                 (RESULT_RECORD, RESULT_RETENTION),
             ).fetchall()
         for (data,) in reversed(rows):
@@ -55,7 +55,8 @@ class ResultBook:
             # Results are journaled just after their answers, so an input may precede the result record of an
             # earlier request; looking back from the 100th-last result covers that overlap.
             marks = tx.execute(
-                "SELECT seq FROM records WHERE kind = ? ORDER BY seq DESC LIMIT 100", (RESULT_RECORD,)
+                f"SELECT seq FROM records WHERE kind = ? AND {KIND_INDEXED} ORDER BY seq DESC LIMIT 100",
+                (RESULT_RECORD,),
             ).fetchall()
             since = marks[-1][0] if len(marks) == 100 else 0
             # at most the newest UNANSWERED_WINDOW inputs: an unanswered one is among the last few committed

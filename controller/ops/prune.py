@@ -49,6 +49,7 @@ from controller.journal.checkpointer import EVENT_TYPE as CHECKPOINT_EVENT
 from controller.journal.checkpointer import TOPIC as CHECKPOINT_TOPIC
 from controller.journal.store import (
     CHECKPOINT_KIND,
+    KIND_INDEXED,
     NO_DELETE_TRIGGER,
     PRUNED_KIND,
     Journal,
@@ -131,7 +132,7 @@ def _limits(journal: Journal, now: float, retention_days: int) -> list[tuple[int
         )
     marks = ",".join("?" * len(COMMAND_KINDS))
     row = conn.execute(
-        f"SELECT MIN(seq) FROM records WHERE kind IN ({marks}) AND ts >= ?",
+        f"SELECT MIN(seq) FROM records WHERE kind IN ({marks}) AND {KIND_INDEXED} AND ts >= ?",
         (*COMMAND_KINDS, now - COMMAND_WINDOW_S),
     ).fetchone()
     if row[0] is not None:
@@ -256,7 +257,7 @@ def prune(
         candidates = [
             seq
             for (seq,) in journal._conn.execute(
-                "SELECT seq FROM records WHERE kind = ? AND seq > ? AND seq <= ? ORDER BY seq",
+                f"SELECT seq FROM records WHERE kind = ? AND {KIND_INDEXED} AND seq > ? AND seq <= ? ORDER BY seq",
                 (CHECKPOINT_KIND, first, arch.checkpoint_seq),
             )
         ]
