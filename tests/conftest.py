@@ -14,7 +14,6 @@ from support.floor import FLOOR_USERS, temp_database
 from controller.broker import BrokerKind
 from tablebench.broker import Broker
 
-
 # The longest modules first (each about a minute or more of a worker's time on a 2-core machine, from
 # `--durations`), longest first. scripts/test runs `--dist loadfile`: a module is one unit of work, handed to
 # whichever worker is free, so starting the long ones first lets both workers end together instead of leaving
