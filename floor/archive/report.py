@@ -25,7 +25,7 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
 from controller import __version__
-from controller.ops.status import _esc, _num, write_atomic
+from controller.ops.status import prometheus_label, prometheus_number, write_atomic
 from floor.archive.worker import ArchiveConfig, ArchiveCounters, ArchiveWorker
 from floor.common.messages import CHECKPOINT_TOPIC, SOFTWARE_TOPIC, TableRef
 
@@ -110,14 +110,14 @@ def figures_line(st: ArchiveStatus) -> str:
 
 def prometheus(st: ArchiveStatus) -> str:
     """The figures as Prometheus text exposition format, metric names ``tablectl_floor_archive_``."""
-    base = f'worker="{_esc(st.worker)}"'
+    base = f'worker="{prometheus_label(st.worker)}"'
     out: list[str] = []
     c = st.counters
 
     def metric(name: str, kind: str, help_text: str, value: float) -> None:
         out.append(f"# HELP tablectl_floor_archive_{name} {help_text}")
         out.append(f"# TYPE tablectl_floor_archive_{name} {kind}")
-        out.append(f"tablectl_floor_archive_{name}{{{base}}} {_num(value)}")
+        out.append(f"tablectl_floor_archive_{name}{{{base}}} {prometheus_number(value)}")
 
     metric("connected", "gauge", "Subscribed on the floor broker (1) or not (0).", int(c.connected))
     metric("stored_total", "counter", "Events stored (new rows).", c.stored)
