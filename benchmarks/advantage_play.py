@@ -2,9 +2,9 @@
 
 Each trial plays ``--shoes`` shoes of pt-2001 (6 decks, batch shoe, cut card at 75 %) through the real rules
 engine (bench/tablebench/ap_players.py): a table regular at seat 1 and the player under test at seat 5, named by
-a player identity. The floor's own code judges every round (floor/play_rounds.py: replay, basic
+a player identity. The floor's own code judges every round (floor/reports/play_rounds.py: replay, basic
 strategy, the Hi-Lo count from the cards dealt before each bet), groups seat sessions (broken by a gap or a shoe
-change) and the player's row over the whole window, and the detector (floor/advantage.py) flags them.
+change) and the player's row over the whole window, and the detector (floor/protection/advantage.py) flags them.
 Every player plays basic strategy from a printed chart written out in bench/tablebench/published_chart.py, apart
 from the judge's code. Printed, per simulated player, with the default thresholds and with the play-precision
 rule on (``min_precision`` 0.95):
@@ -45,11 +45,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from datetime import UTC, datetime, timedelta
 
-from floor.advantage import CALIBRATED_PRECISION, DEFAULT_THRESHOLDS, Thresholds, assess
-from floor.play_rounds import seat_rounds
 from floor.players.ratings import TimedRound, rate_player
 from floor.players.visits import EndReason, Visit
-from floor.sessions_play import Level, TableRound, group_sessions, player_totals
+from floor.protection.advantage import CALIBRATED_PRECISION, DEFAULT_THRESHOLDS, Thresholds, assess
+from floor.reports.play_rounds import seat_rounds
+from floor.reports.sessions_play import Level, TableRound, group_sessions, player_totals
 from tablebench.ap_moving import MOVERS, simulate_moving
 from tablebench.ap_players import PLAYERS, SUBJECT_SEAT, simulate
 

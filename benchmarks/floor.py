@@ -4,7 +4,7 @@ Lightweight publishers (one MQTT connection per 20 tables, not the table service
 dealer's pace times ``--pace``: a round every 40 s at 1x of the mix a real table publishes (``ROUND_MIX``,
 measured from a ``tablectl demo`` journal: 72 events a round, 72 % state documents, each topic at its measured
 size), in 12 bursts evenly over the round, in the usual envelope with a gapless ``event_id`` per table.
-``--workers`` archive workers (``floor.archive``, shared subscription, each in its own process)
+``--workers`` archive workers (``floor.archive.worker``, shared subscription, each in its own process)
 store them. Printed:
 
 - ``archive`` (and ``sweep``, one line per ``--sweep TABLESxPACE`` load): events/s sustained (stored / wall time
@@ -51,8 +51,8 @@ import paho.mqtt.client as mqtt
 import psycopg
 
 from controller.mqtt.paho_client import BrokerEndpoint, new_client
-from floor.archive import ArchiveConfig, ArchiveWorker
-from floor.messages import TableRef, parse_envelope
+from floor.archive.worker import ArchiveConfig, ArchiveWorker
+from floor.common.messages import TableRef, parse_envelope
 from tablebench.broker import Broker
 from tablebench.postgres import temp_database
 

@@ -1,5 +1,5 @@
 """The first shift and sessions page of a fresh floor process (issue 44): with each shipped profile's house edge
-shipped with the floor (floor/edges.py, floor/profile_edges.py) against the same process computing it
+shipped with the floor (floor/reports/edges.py, floor/reports/profile_edges.py) against the same process computing it
 (controller/rules/shoe_math.py, as every process did before), in the same run.
 
 A throw-away PostgreSQL database (tablebench/postgres.py, or ``$FLOOR_TEST_DSN``'s server) holds rounds the real
@@ -49,8 +49,8 @@ def archive_rounds(dsn: str) -> None:
     import psycopg
 
     from controller.table.messages import messages
-    from floor import store
-    from floor.messages import Envelope, TableRef
+    from floor.archive import store
+    from floor.common.messages import Envelope, TableRef
     from tablebench.table_testing import Harness, play_two_rounds
 
     with psycopg.connect(dsn) as conn:
@@ -73,7 +73,7 @@ def child(dsn: str, mode: str) -> None:
     t0 = time.perf_counter()
     from controller.cli import main as tablectl
     from controller.cli.tablectl import build_parser
-    from floor import edges
+    from floor.reports import edges
 
     build_parser(
         "floor"

@@ -68,7 +68,7 @@ def build(
     """Fill the archive; returns its figures (rows, the measured day, the measured table's shift id range)."""
     import psycopg
 
-    from floor import store
+    from floor.archive import store
 
     opening, rounds = template()
     with psycopg.connect(dsn, autocommit=True) as conn:

@@ -30,9 +30,9 @@ import psycopg
 
 from benchmarks.floor import drained, queue_flood, start_workers
 from controller.mqtt.paho_client import BrokerEndpoint, new_client
-from floor.archive import ArchiveConfig
+from floor.archive.store import migrate
+from floor.archive.worker import ArchiveConfig
 from floor.backup.replication import STANDBY_SLOT
-from floor.store import migrate
 from tablebench.broker import Broker
 from tablebench.postgres import Postgres
 

@@ -43,7 +43,7 @@ from controller.audit.checkpoint import public_key_hex
 from controller.audit.keys import load_or_create
 from controller.broker import BrokerKind
 from controller.jackpot.meter import UNIT
-from floor import store
+from floor.archive import store
 from floor.progressive import integrity, signing
 from floor.progressive.config import LinkConfig
 from floor.progressive.params import LinkParams

@@ -63,15 +63,15 @@ ALERT_WORDS = {
     "journal_io": "Journal write failed",
     "integrity": "Journal or configuration does not check out",
     "journal_integrity": "Journal contradicts its checkpoints",
-    # the floor's own alerts (floor/chain.py, repair.py)
+    # the floor's own alerts (floor/archive/chain.py, repair.py)
     "event_missing": "Event missing from the archive",
     "replay_unanswered": "Table did not resend missing events",
-    "login_lockout": "Dashboard login locked out",  # floor/logins.py
+    "login_lockout": "Dashboard login locked out",  # floor/accounts/logins.py
     "backup_late": "Backup or restore check late",  # floor/backup/health.py
     "backup_failed": "Backup, restore check or WAL archiving failed",
     "standby_behind": "Standby floor server behind",  # floor/backup/replication.py
     "standby_gone": "Standby floor server not connected",
-    # surveillance only (floor/advantage.py)
+    # surveillance only (floor/protection/advantage.py)
     "advantage_play": "Possible advantage play",
 }
 SEVERITY_WORDS = {"critical": "critical", "warning": "warning", "info": "notice"}

@@ -3,10 +3,10 @@
 table's lower layers (rules, journal keys, audit, MQTT client, words), so it depends on the table's product, and
 nothing in controller/ or drivers/ imports it. Its command line is floor/cli/.
 
-One module per job: ``messages`` (what arrives from the floor broker, checked at the door), ``store`` (the
-PostgreSQL schema, migrations and writes), ``archive`` (the MQTT consumer), ``repair`` (gap detection and the
-event re-fetch), ``chain`` (audit checkpoints), ``verify_events`` (events proven by the table's signed chain),
-``quarantine`` (payloads kept aside), ``enrol`` (the tables' enrolled keys), ``queries``/``report`` (what an
-inspector and a floor manager ask), ``figures`` (each figure's one name, meaning and sign), ``web`` (the
-dashboard). The table broker's bridge section is rendered on the table (controller/mqtt/floor_bridge.py).
+One subpackage per part, importing one way (the import contract ``floor-layers`` in pyproject.toml), from the top:
+``cli`` (``tablectl floor ...``), ``web`` (the dashboard), ``players`` and ``progressive`` (the player registry,
+the linked progressive's controller), ``protection`` (advantage play), ``reports`` (what an inspector and a floor
+manager ask), ``accounts`` (users, logins, sessions), ``archive`` (the MQTT consumer and the PostgreSQL store),
+``backup`` (base backups and their health), ``common`` (messages, alerts, notify and small helpers). The table
+broker's bridge section is rendered on the table (controller/mqtt/floor_bridge.py).
 """

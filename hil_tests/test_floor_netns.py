@@ -31,11 +31,11 @@ from controller.broker import BrokerKind
 from controller.cli import main as tablectl
 from controller.client import TableClient
 from controller.mqtt.floor_bridge import BridgeConfig, render
-from floor.archive import ArchiveConfig, ArchiveWorker
-from floor.contact import CONTACT_STALE_S, contacts
-from floor.coverage import coverage
-from floor.enrol import set_trust_on_first_use
-from floor.messages import TableRef
+from floor.archive.contact import CONTACT_STALE_S, contacts
+from floor.archive.enrol import set_trust_on_first_use
+from floor.archive.worker import ArchiveConfig, ArchiveWorker
+from floor.common.messages import TableRef
+from floor.reports.coverage import coverage
 from tablebench.broker import Broker
 from tablebench.postgres import admin_dsn
 from tablebench.stack import DEMO_PINS, SERVICE, Stack, StackOptions

@@ -48,10 +48,10 @@ from psycopg.conninfo import make_conninfo
 from controller.broker import BrokerKind
 from controller.cli import main as tablectl
 from controller.mqtt.floor_bridge import BridgeConfig, render
-from floor import store
+from floor.accounts.users import Role, add_user
+from floor.archive import store
 from floor.backup.replication import STANDBY_SLOT
 from floor.backup.server import RestoredServer, own
-from floor.users import Role, add_user
 from hil_tests.test_floor_netns import ROOT, NamespacedStack, table_journal
 from tablebench.broker import Broker
 from tablebench.emulator.control_client import ControlClient

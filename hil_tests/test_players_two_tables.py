@@ -36,9 +36,9 @@ from controller.cli import main as tablectl
 from controller.journal.event_chain import EVENT_GENESIS, read_chain
 from controller.rules.profiles import load_profile
 from controller.terminal.pit import PitApp
-from floor.play_rounds import profile_edge
 from floor.players.load import load_players
 from floor.players.registry import register
+from floor.reports.play_rounds import profile_edge
 from tablebench.demo_dealer import AutoDealer
 from tablebench.demo_session import DEMO_SUPERVISOR, prepare_session
 from tablebench.demo_terminal import terminal_connection

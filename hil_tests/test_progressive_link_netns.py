@@ -43,8 +43,8 @@ from paho.mqtt.enums import CallbackAPIVersion
 from controller.broker import BrokerKind
 from controller.cli import main as tablectl
 from controller.jackpot.meter import UNIT
-from floor import users
-from floor.archive import ArchiveConfig, ArchiveWorker
+from floor.accounts import users
+from floor.archive.worker import ArchiveConfig, ArchiveWorker
 from floor.progressive import signing
 from hil_tests.test_floor_netns import ROOT, NamespacedStack, TableHost
 from tablebench import gpio_server

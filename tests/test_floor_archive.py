@@ -12,11 +12,11 @@ import shutil
 import psycopg
 import pytest
 
-from floor import store
-from floor.alerts import raise_alert
-from floor.archive import ArchiveConfig, ArchiveWorker
-from floor.enrol import set_trust_on_first_use
-from floor.messages import TableRef
+from floor.archive import store
+from floor.archive.enrol import set_trust_on_first_use
+from floor.archive.worker import ArchiveConfig, ArchiveWorker
+from floor.common.alerts import raise_alert
+from floor.common.messages import TableRef
 from tablebench.broker import Broker
 from tests.support.floor import FLOOR_USERS, StandInTable, wait_until
 
@@ -294,7 +294,7 @@ def test_a_table_that_does_not_answer_the_refetch_gets_a_warning_and_is_asked_ag
 
 def test_floor_migrate_and_alert_acknowledgement_commands(dsn, capsys):
     from controller.cli import main as tablectl
-    from floor.messages import TableRef
+    from floor.common.messages import TableRef
 
     assert tablectl(["floor", "migrate", "--dsn", dsn]) == 0
     assert f"applied now: {list(range(1, len(store.migrations()) + 1))}" in capsys.readouterr().out

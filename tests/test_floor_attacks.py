@@ -22,11 +22,11 @@ from controller.canonical import canonical
 from controller.cli import main as tablectl
 from controller.journal.event_chain import chained_text
 from controller.topics import Topics
-from floor.archive import ArchiveConfig, ArchiveWorker
-from floor.dashboard import snapshot, snapshot_with_documents
-from floor.layout import load_layout
-from floor.pitmap import tiles
-from floor.table_view import table_view
+from floor.archive.worker import ArchiveConfig, ArchiveWorker
+from floor.common.layout import load_layout
+from floor.web.dashboard import snapshot, snapshot_with_documents
+from floor.web.pitmap import tiles
+from floor.web.table_view import table_view
 from tablebench.broker import Broker
 from tests.support.broker import USERS, Recorder
 from tests.support.floor import FLOOR_USERS, StandInTable, now_ts, temp_database, wait_until
@@ -294,7 +294,7 @@ def test_one_far_future_envelope_neither_floods_the_archive_nor_slows_the_tables
     """Issue 37: with T1's bridge password (a stolen SD card) the attacker publishes ONE envelope on T1's own topic
     with event_id 990,000,001, chained on from the table's public head. The old floor opened every id below it
     as a hole (480,000 missing_events rows in 121 s, one critical alert per 10,000 ids, the real table's re-fetch
-    saturated). Now: the id is beyond what T1 has proved (its last verified checkpoint + floor/claims.py's
+    saturated). Now: the id is beyond what T1 has proved (its last verified checkpoint + floor/archive/claims.py's
     allowance), so the envelope is kept aside as unproven with ONE alert naming the range, no hole is opened, and
     the real table's lost event is repaired and its events proven as fast as before the attack."""
     table = floor.table("T1")
@@ -360,7 +360,7 @@ def _shown(dsn: str, table_id: str) -> dict[str, str]:
 
 def test_a_forged_newer_state_is_never_shown_as_the_tables_and_drops_out_when_disproved(floor, tmp_path):
     """Issue 37: with T2's bridge password the attacker publishes a retained state/table "closed" under an id
-    ahead of the table (within what it may claim, floor/claims.py). The old pit map and table page took the
+    ahead of the table (within what it may claim, floor/archive/claims.py). The old pit map and table page took the
     highest id, verified or not, and kept showing it after the table published newer, verified states. Now the
     state shown is the newest the table's signed chain proves; the forged document is shown apart, marked not yet
     verified, and drops out once the table's checkpoint covering its id disproves it."""

@@ -34,15 +34,15 @@ from support.floor import FLOOR_USERS, StandInTable, now_ts, temp_database, wait
 
 from controller.canonical import canonical
 from controller.journal.event_chain import EVENT_GENESIS, chained_text, read_chain
-from floor import store
-from floor.archive import ArchiveConfig, ArchiveWorker
+from floor.archive import store
+from floor.archive.worker import ArchiveConfig, ArchiveWorker
 from floor.backup.health import Archiver, BackupHealth, JobRecord, Kind
 from floor.backup.layout import BackupDir, segment_start
 from floor.backup.server import RestoredServer, own
 from floor.backup.verify import replay_end
 from floor.cli import backup as backup_cli
 from floor.cli import restore as restore_cli
-from floor.messages import Envelope, TableRef, parse_envelope
+from floor.common.messages import Envelope, TableRef, parse_envelope
 from tablebench.broker import Broker
 from tablebench.postgres import Postgres, wal_archived
 

@@ -1,5 +1,5 @@
-"""The archive's door checks take shortcuts (floor/messages.py): they must refuse and accept exactly what the full
-checks do. A NUL character anywhere or nesting deeper than MAX_DEPTH is refused (jsonb refuses NUL); a ts that
+"""The archive's door checks take shortcuts (floor/common/messages.py): they must refuse and accept exactly what the
+full checks do. A NUL character anywhere or nesting deeper than MAX_DEPTH is refused (jsonb refuses NUL); a ts that
 matches the format but is no date is refused."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from floor.messages import MAX_DEPTH, Envelope, TableRef, _no_nul, _timestamp, parse_envelope
+from floor.common.messages import MAX_DEPTH, Envelope, TableRef, _no_nul, _timestamp, parse_envelope
 
 T = TableRef("S1", "T1")
 _text = st.text(alphabet=st.sampled_from(["a", "\x00", "\\", "u", "0", "é", "{", "["]), max_size=8)

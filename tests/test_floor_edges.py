@@ -1,6 +1,6 @@
-"""Each shipped profile's house edge is shipped with the floor (floor/edges.py, floor/profile_edges.py; issue 44):
-the figure served is the one controller/rules/shoe_math.py computes, to the last bit, and a profile whose rules
-changed (or other mathematics) is never served an edge computed for something else."""
+"""Each shipped profile's house edge is shipped with the floor (floor/reports/edges.py, floor/reports/profile_edges.py;
+issue 44): the figure served is the one controller/rules/shoe_math.py computes, to the last bit, and a profile whose
+rules changed (or other mathematics) is never served an edge computed for something else."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import pytest
 from controller.rules.profile_model import Profile
 from controller.rules.profiles import list_profiles, load_profile, parse_profile
 from controller.rules.shoe_math import FiniteEdge, finite_house_edge
-from floor import edges, profile_edges
-from floor.play_rounds import profile_edge
+from floor.reports import edges, profile_edges
+from floor.reports.play_rounds import profile_edge
 
 PT_2001 = load_profile("pt-2001").path
 

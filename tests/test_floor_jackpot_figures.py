@@ -1,8 +1,8 @@
 """A table's own progressive and a linked one on the floor (issue 40): the real table core plays a table on its
 own meter and a table on a linked progressive (hits verified and paid, PT-2001 r.49), the archive stores what they
 published, and every jackpot figure of the floor is checked against a recomputation from those events: the own
-meter's figures count only events without a ``link`` (floor/figures.py JACKPOT_*), the linked ones (LINKED_*) only
-those with one, per table, pit and floor (`floor shift`), in the day's report, `floor jackpot`'s CSV and the table
+meter's figures count only events without a ``link`` (floor/reports/figures.py JACKPOT_*), the linked ones (LINKED_*)
+only those with one, per table, pit and floor (`floor shift`), in the day's report, `floor jackpot`'s CSV and the table
 page."""
 
 from __future__ import annotations
@@ -19,14 +19,14 @@ from support.link_docs import LINK
 
 from controller.cli import main as tablectl
 from controller.table.messages import messages
-from floor.figures import (
+from floor.reports.figures import (
     JACKPOT_CONTRIBUTIONS,
     JACKPOT_HANDLE,
     JACKPOT_PAYOUTS,
     LINKED_CONTRIBUTIONS,
     LINKED_PAID,
 )
-from floor.table_view import table_view
+from floor.web.table_view import table_view
 from tablebench.table_testing import Harness
 from tests.support.floor import migrated_database
 from tests.test_floor_queries import WHEN, archive_harness, synthetic
@@ -88,7 +88,7 @@ def jackpot_events(h: Harness) -> list[dict[str, Any]]:
 
 
 def recompute(events: list[dict[str, Any]]) -> dict[str, int]:
-    """Each jackpot figure by its definition (floor/figures.py), from the events the table published."""
+    """Each jackpot figure by its definition (floor/reports/figures.py), from the events the table published."""
     own = [e for e in events if "link" not in e]
     linked = [e for e in events if "link" in e]
     handle = contributions = 0

@@ -17,10 +17,10 @@ import psycopg
 import pytest
 from playwright.sync_api import BrowserContext, expect
 
-from floor.alerts import raise_alert
-from floor.figures import GLOSSARY
-from floor.layout import parse_layout
-from floor.messages import TableRef
+from floor.common.alerts import raise_alert
+from floor.common.layout import parse_layout
+from floor.common.messages import TableRef
+from floor.reports.figures import GLOSSARY
 from tablebench.pitmap_floor import (
     HOLE,
     PLAYED,
@@ -313,8 +313,8 @@ def test_a_tablet_sees_the_shift_pages_hold_without_scrolling_sideways(floor, tm
 
 def test_a_tile_shows_the_seats_of_the_round_being_dealt() -> None:
     """Issue 36: the table empties `state/table` `bets` once dealing starts; the round's seats are in play then,
-    and none once the round is over (tile data, floor/pitmap.py)."""
-    from floor.pitmap import seats_in_play
+    and none once the round is over (tile data, floor/web/pitmap.py)."""
+    from floor.web.pitmap import seats_in_play
 
     betting = {"round_id": "R1", "round_active": False, "bets": {"2": {}, "5": {}}}
     dealing = {"round_id": "R1", "round_active": True, "bets": {}}

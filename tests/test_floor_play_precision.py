@@ -1,5 +1,5 @@
-"""Play precision judged against the game actually dealt (issue 39; floor/play_rounds.py): basic strategy for the
-profile's shoe, the hand's own suits where the profile pays on them, costs given what the player could know;
+"""Play precision judged against the game actually dealt (issue 39; floor/reports/play_rounds.py): basic strategy for
+the profile's shoe, the hand's own suits where the profile pays on them, costs given what the player could know;
 judged players written apart from the judge (bench/tablebench/published_chart.py, a printed chart copied out);
 the count kept out of every reason and alert of a view that withholds it; numbers kept numbers in the CSV."""
 
@@ -18,12 +18,12 @@ from controller.rules.profiles import load_profile
 from controller.rules.shoe_math import finite_chart, finite_house_edge
 from controller.rules.strategy import Move
 from controller.rules.types import Action, RoundPhase, SeatBet
-from floor import advantage
-from floor.advantage import DEFAULT_THRESHOLDS, FlagKind, assess, raise_alerts
-from floor.play_rounds import DecisionCheck, SeatRound, seat_rounds
-from floor.sessions_play import Level, PlaySession, TableRound, group_sessions
-from floor.sessions_report import to_csv
-from floor.surveillance import _row
+from floor.protection import advantage
+from floor.protection.advantage import DEFAULT_THRESHOLDS, FlagKind, assess, raise_alerts
+from floor.protection.sessions_report import to_csv
+from floor.reports.play_rounds import DecisionCheck, SeatRound, seat_rounds
+from floor.reports.sessions_play import Level, PlaySession, TableRound, group_sessions
+from floor.web.surveillance_view import _row
 from tablebench.ap_players import simulate
 from tablebench.published_chart import HARD, PAIRS, SOFT, UP_CARDS
 

@@ -20,14 +20,14 @@ from controller.cli import main as tablectl
 from controller.journal.event_chain import EVENT_GENESIS, read_chain
 from controller.rules.profiles import known_profile
 from controller.rules.shoe_math import finite_house_edge
-from floor.messages import Envelope, classify
-from floor.play_rounds import seat_rounds
+from floor.common.messages import Envelope, classify
 from floor.players.events import parse_player_event
 from floor.players.load import load_players
 from floor.players.ratings import comp
 from floor.players.registry import PlayerError, change_settings, erase_expired, find, register
 from floor.players.visits import EndReason, build_visits
-from floor.surveillance import surveillance_view
+from floor.reports.play_rounds import seat_rounds
+from floor.web.surveillance_view import surveillance_view
 from tablebench.ap_players import REGULAR_SEAT, SUBJECT_SEAT, SimRound, simulate
 from tests.support.floor import migrated_database
 from tests.support.players import FloorClock

@@ -8,9 +8,9 @@ from datetime import UTC, datetime, timedelta
 
 import psycopg
 
-from floor.play_rounds import seat_rounds
 from floor.players.load import load_players
 from floor.players.visits import EndReason
+from floor.reports.play_rounds import seat_rounds
 from tablebench.ap_players import REGULAR_SEAT, SUBJECT_SEAT, simulate
 from tests.support.floor import migrated_database
 from tests.support.players import FloorClock

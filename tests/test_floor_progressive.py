@@ -30,10 +30,10 @@ from controller.broker import BrokerKind
 from controller.jackpot import link_doc
 from controller.jackpot.meter import UNIT
 from controller.words import money
-from floor import users
-from floor.archive import ArchiveConfig, ArchiveWorker
-from floor.enrol import set_trust_on_first_use
-from floor.messages import TableRef
+from floor.accounts import users
+from floor.archive.enrol import set_trust_on_first_use
+from floor.archive.worker import ArchiveConfig, ArchiveWorker
+from floor.common.messages import TableRef
 from floor.progressive import config as link_config
 from floor.progressive import control, engine, intake, integrity, journal, report, signing
 from floor.progressive.service import Controller, StartRefused
@@ -213,7 +213,7 @@ def floor(dsn: str, floor_broker: Broker, tmp_path: Path):
 
 def checkpoint(*tables: StandInTable) -> None:
     for t in tables:
-        t.checkpoint(t.next_id)  # proves every envelope so far (floor/verify_events.py)
+        t.checkpoint(t.next_id)  # proves every envelope so far (floor/archive/verify_events.py)
         t.flush()
 
 
@@ -463,7 +463,7 @@ def test_the_commands_refuse_with_a_reason_and_report(dsn, floor_broker, tmp_pat
     """``tablectl floor progressive``: a change while running is refused (exit 2, the reason, journaled); the
     report prints the link; a hostile round id reaches the CSV as text a spreadsheet does not run."""
     from controller.cli import main as tablectl
-    from floor import store
+    from floor.archive import store
     from floor.progressive import ledger
 
     config = link_toml(tmp_path, floor_broker)

@@ -15,9 +15,9 @@ import pytest
 
 from controller.cli import main as tablectl
 from controller.table.messages import messages
-from floor import store
-from floor.dashboard import snapshot
-from floor.messages import Envelope, TableRef
+from floor.archive import store
+from floor.common.messages import Envelope, TableRef
+from floor.web.dashboard import snapshot
 from tablebench.table_testing import Harness, play_two_rounds
 from tests.support.floor import migrated_database
 
@@ -409,7 +409,7 @@ def test_more_holes_than_are_read_never_leave_a_table_complete(dsn, capsys, monk
     for table in ("T1", "T2"):
         synthetic(dsn, table, [("events/lid", "lid", {"state": "open"})] * 2)
         synthetic(dsn, table, [("events/lid", "lid", {"state": "open"})] * 2, first=5)
-    monkeypatch.setattr("floor.coverage.HOLE_LIMIT", 1)
+    monkeypatch.setattr("floor.reports.coverage.HOLE_LIMIT", 1)
     assert tablectl(["floor", "report", "--dsn", dsn, "--day", "2026-11-23"]) == 0
     out = capsys.readouterr()
     rows = {r["table"]: r for r in csv.DictReader(io.StringIO(out.out))}

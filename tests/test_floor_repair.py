@@ -34,11 +34,11 @@ from controller.mqtt.publisher import OutboxPublisher
 from controller.mqtt.replay import HEAD_EVERY_S, RATE_PER_KEY, RATE_WINDOW_S, ReplayServer
 from controller.table.messages import Publish, messages
 from controller.topics import Topics
-from floor import store
-from floor.archive import ArchiveConfig, ArchiveWorker
-from floor.contact import CONTACT_STALE_S, contacts
-from floor.gaps import GapFinder
-from floor.messages import TableRef
+from floor.archive import store
+from floor.archive.contact import CONTACT_STALE_S, contacts
+from floor.archive.gaps import GapFinder
+from floor.archive.worker import ArchiveConfig, ArchiveWorker
+from floor.common.messages import TableRef
 from tablebench.broker import Broker
 from tablebench.table_testing import Harness
 from tests.support.floor import FLOOR_USERS, StandInTable, temp_database, wait_until

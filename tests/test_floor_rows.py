@@ -1,5 +1,5 @@
 """A query that always returns a row (an aggregate, a table's ``floor_tables`` row once made) and returns none
-(floor/rows.py, issue 31): a ``MissingRow`` naming what was asked for, not a TypeError on ``None[0]`` from deep
+(floor/common/rows.py, issue 31): a ``MissingRow`` naming what was asked for, not a TypeError on ``None[0]`` from deep
 inside the chain check, the enrolment or a report."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from floor.rows import MissingRow, one_row
+from floor.common.rows import MissingRow, one_row
 
 
 class _Cursor:

@@ -12,14 +12,14 @@ import pytest
 
 from controller.cli import main as tablectl
 from controller.rules.strategy import Move
-from floor.advantage import DEFAULT_THRESHOLDS
-from floor.alerts import acknowledge_alert
-from floor.dashboard import snapshot
-from floor.play_rounds import ShoeCount, profile_edge, seat_rounds
-from floor.play_stats import entry_count, spearman, true_count
-from floor.queries import floor_alerts
-from floor.rounds import ArchivedRound
-from floor.sessions_play import (
+from floor.common.alerts import acknowledge_alert
+from floor.protection.advantage import DEFAULT_THRESHOLDS
+from floor.protection.sessions_report import to_csv, to_html
+from floor.reports.play_rounds import ShoeCount, profile_edge, seat_rounds
+from floor.reports.play_stats import entry_count, spearman, true_count
+from floor.reports.queries import floor_alerts
+from floor.reports.rounds import ArchivedRound
+from floor.reports.sessions_play import (
     Level,
     ShoeState,
     TableRound,
@@ -28,7 +28,7 @@ from floor.sessions_play import (
     player_totals,
     table_rounds,
 )
-from floor.sessions_report import to_csv, to_html
+from floor.web.dashboard import snapshot
 from tablebench.ap_players import SUBJECT_SEAT, simulate
 from tablebench.table_testing import Harness
 from tests.support.ap_table import deal_on_table

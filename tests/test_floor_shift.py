@@ -15,7 +15,7 @@ import pytest
 from controller.cli import main as tablectl
 from controller.effects import JournalRecord
 from controller.table.messages import messages
-from floor.layout import LayoutError, parse_layout
+from floor.common.layout import LayoutError, parse_layout
 from tablebench.table_testing import Harness, play_two_rounds
 from tests.support.floor import migrated_database
 from tests.test_floor_queries import WHEN, archive_harness
@@ -249,10 +249,10 @@ def test_a_report_reads_one_snapshot_of_the_archive(dsn) -> None:
     two reads outside one snapshot disagree (how one page counted 417 rounds for the floor, 419 for its dealers)."""
     import psycopg
 
-    from floor.layout import Layout
-    from floor.queries import consistent_read
-    from floor.shift import shift_report
-    from floor.shift_dealers import dealer_rows
+    from floor.common.layout import Layout
+    from floor.reports.queries import consistent_read
+    from floor.reports.shift import shift_report
+    from floor.reports.shift_dealers import dealer_rows
 
     first, second = Harness(), Harness()
     play_two_rounds(first)

@@ -26,8 +26,8 @@ import pytest
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from support.floor import FLOOR_USERS, StandInTable, wait_until
 
-from floor import store
-from floor.archive import ArchiveConfig, ArchiveWorker
+from floor.archive import store
+from floor.archive.worker import ArchiveConfig, ArchiveWorker
 from floor.backup.health import raise_backup_alerts, read_health
 from floor.backup.promote import PromoteError, promote
 from floor.backup.replication import (

@@ -22,8 +22,8 @@ from support.floor import FLOOR_USERS, StandInTable, wait_until
 
 from controller.broker import BrokerKind
 from controller.mqtt.floor_bridge import load, render
-from floor import store
-from floor.archive import ArchiveConfig, ArchiveWorker
+from floor.archive import store
+from floor.archive.worker import ArchiveConfig, ArchiveWorker
 from floor.backup.replication import STANDBY_SLOT
 from floor.cli.tablectl import add_arguments
 from floor.cli.tablectl import main as floor_main

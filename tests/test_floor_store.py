@@ -1,4 +1,4 @@
-"""The archive's store path (floor/store.py, issue 24): a batch COPYed straight into ``events``, and
+"""The archive's store path (floor/archive/store.py, issue 24): a batch COPYed straight into ``events``, and
 when any of its ids is already there, the savepoint undone and the batch inserted row by row in its order with
 ``ON CONFLICT DO NOTHING`` (the first payload of an id wins). Either way each event is stored once, its raw
 bytes exactly as received, the count of new rows right, and another payload under an archived id kept aside,
@@ -12,9 +12,9 @@ from datetime import UTC, datetime, timedelta
 import psycopg
 import pytest
 
-from floor import store
-from floor.claims import HEADROOM, UNPROVEN, UNPROVEN_KEPT, release
-from floor.messages import Envelope, TableRef
+from floor.archive import store
+from floor.archive.claims import HEADROOM, UNPROVEN, UNPROVEN_KEPT, release
+from floor.common.messages import Envelope, TableRef
 
 T1 = TableRef("S1", "T1")
 WHEN = datetime(2026, 11, 26, 12, tzinfo=UTC)
@@ -74,8 +74,8 @@ def test_another_payload_under_an_archived_id_is_kept_aside_in_the_fallback(db: 
 
 
 def test_ids_beyond_what_the_table_proved_are_kept_aside_bounded_and_archived_once_proven(db: str) -> None:
-    """Issue 37 (floor/claims.py): a table that proved nothing may claim HEADROOM ids; beyond, envelopes are kept
-    aside as unproven (at most UNPROVEN_KEPT), one alert names the range, no arrival is recorded (no hole); a
+    """Issue 37 (floor/archive/claims.py): a table that proved nothing may claim HEADROOM ids; beyond, envelopes are
+    kept aside as unproven (at most UNPROVEN_KEPT), one alert names the range, no arrival is recorded (no hole); a
     checkpoint verified with the table's key that reaches them has them archived at the next release."""
     far = HEADROOM + 5_000
     assert put(db, [env(1), *[env(far + i) for i in range(UNPROVEN_KEPT + 20)]]) == 1
@@ -89,7 +89,7 @@ def test_ids_beyond_what_the_table_proved_are_kept_aside_bounded_and_archived_on
             ("event_unproven", far, far + UNPROVEN_KEPT + 19)
         ]
         assert conn.execute("SELECT max(hi) FROM floor_arrivals").fetchone() == (1,)
-        conn.execute(  # a checkpoint verified with the table's key covering them (floor/chain.py sets this)
+        conn.execute(  # a checkpoint verified with the table's key covering them (floor/archive/chain.py sets this)
             "INSERT INTO checkpoints (site, table_id, seq, event_id, hash, prev_seq, prev_hash, last_event_id,"
             " key_id, doc, signature_ok, chain) VALUES ('S1', 'T1', 1, %s, 'h', 0, 'g', %s, 'k', %s, true,"
             " 'anchor')",

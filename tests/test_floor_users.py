@@ -8,8 +8,8 @@ import sys
 
 import psycopg
 
-from floor.sessions import create_session, find_session
-from floor.users import Role, verify_password
+from floor.accounts.sessions import create_session, find_session
+from floor.accounts.users import Role, verify_password
 from tests.support.floor import temp_database
 
 TABLECTL = [sys.executable, "-m", "controller.cli"]

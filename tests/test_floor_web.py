@@ -26,11 +26,11 @@ from playwright.sync_api import expect
 
 from controller.broker import BrokerKind
 from controller.mqtt.signed_command import build_command
-from floor.alerts import raise_alert
-from floor.archive import ArchiveConfig, ArchiveWorker
-from floor.logins import USER_FAILURES
-from floor.messages import TableRef
-from floor.web import WebConfig
+from floor.accounts.logins import USER_FAILURES
+from floor.archive.worker import ArchiveConfig, ArchiveWorker
+from floor.common.alerts import raise_alert
+from floor.common.messages import TableRef
+from floor.web.app import WebConfig
 from tablebench.broker import Broker, free_port
 from tablebench.stack import TABLECTL, Stack, StackOptions
 from tests.support.floor import FLOOR_USERS, temp_database

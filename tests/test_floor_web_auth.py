@@ -18,13 +18,14 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from controller.mqtt.signed_command import build_command
 from controller.rules.profiles import PROFILE_DIR
-from floor import store, users
-from floor.alerts import raise_alert
-from floor.logins import CLIENT_FAILURES, USER_FAILURES
-from floor.messages import TableRef
-from floor.sessions import SESSION_COOKIE
-from floor.store import ensure_tables
-from floor.users import Role, add_user
+from floor.accounts import users
+from floor.accounts.logins import CLIENT_FAILURES, USER_FAILURES
+from floor.accounts.sessions import SESSION_COOKIE
+from floor.accounts.users import Role, add_user
+from floor.archive import store
+from floor.archive.store import ensure_tables
+from floor.common.alerts import raise_alert
+from floor.common.messages import TableRef
 from tablebench.pitmap_floor import PLAYED, SITE, build_floor
 from tablebench.postgres import admin_dsn
 from tests.support.floor import temp_database, wait_until
@@ -146,7 +147,7 @@ def _open_stream(port: int, token: str) -> tuple[int, http.client.HTTPResponse]:
     conn.request("GET", "/events", headers={"Cookie": f"{SESSION_COOKIE}={token}"})
     resp = conn.getresponse()
     if resp.status == 200:
-        assert resp.readline().startswith(b"event: floor")  # the whole floor first (web_live.py)
+        assert resp.readline().startswith(b"event: floor")  # the whole floor first (floor/web/live.py)
     else:
         resp.read()
         conn.close()

@@ -1,4 +1,4 @@
-"""The page's signer (floor/static/keys.js) against the Python one (controller/mqtt/auth.py), in
+"""The page's signer (floor/web/static/keys.js) against the Python one (controller/mqtt/auth.py), in
 Debian's headless chromium: the same canonical bytes for the same command, and a signature made in the browser
 by a non-extractable WebCrypto Ed25519 key that the table's verifier accepts (docs/mqtt.md "Signed commands")."""
 

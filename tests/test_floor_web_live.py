@@ -1,8 +1,8 @@
-"""The dashboard's live stream sends what changed, not the whole floor (issue 29; floor/web_live.py):
+"""The dashboard's live stream sends what changed, not the whole floor (issue 29; floor/web/live.py):
 one table's change is one tile's bytes at 2,000 tables, each change gets the floor's next version, and a page that
-fell behind gets the whole floor once instead of a backlog (floor/web.py); an archive commit's notification names
+fell behind gets the whole floor once instead of a backlog (floor/web/app.py); an archive commit's notification names
 the tables it wrote and only their tiles are made again, as a whole build would make them (issue 44,
-floor/notify.py); a payload not understood means every table."""
+floor/common/notify.py); a payload not understood means every table."""
 
 from __future__ import annotations
 
@@ -12,12 +12,12 @@ import json
 import psycopg
 import pytest
 
-from floor.alerts import raise_alert
-from floor.layout import parse_layout
-from floor.messages import TableRef
-from floor.notify import NOTIFY_CHANNEL, PAYLOAD_LIMIT, named_tables, notify, payload
-from floor.web import RESYNC, FloorWeb, Stream
-from floor.web_live import Build, Floor, Live, Stats, build
+from floor.common.alerts import raise_alert
+from floor.common.layout import parse_layout
+from floor.common.messages import TableRef
+from floor.common.notify import NOTIFY_CHANNEL, PAYLOAD_LIMIT, named_tables, notify, payload
+from floor.web.app import RESYNC, FloorWeb, Stream
+from floor.web.live import Build, Floor, Live, Stats, build
 from tablebench.pitmap_floor import SITE, build_floor, hear_from_online_tables, layout_toml, publish, table_id
 from tests.support.floor import temp_database
 
@@ -121,7 +121,7 @@ def test_a_notification_naming_one_table_remakes_that_tile_only_as_a_whole_build
 
 
 def test_a_newer_unverified_state_named_by_a_notification_is_not_shown_as_the_tables_state(floor_db):
-    """PT-2001 pit map rule (floor/dashboard.py, issue 37): only verified state is the table's."""
+    """PT-2001 pit map rule (floor/web/dashboard.py, issue 37): only verified state is the table's."""
     floor, conn = _fresh(floor_db)
     with conn:
         shown = _tile(floor.full(conn), 9)

@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 
 import psycopg
 
+from floor.accounts.users import Role, add_user
 from floor.players.registry import register
-from floor.users import Role, add_user
 from tablebench.ap_players import REGULAR_SEAT, SUBJECT_SEAT, simulate
 from tests.support.floor import temp_database
 from tests.support.floor_web import api_login, chromium, dashboard, log_in, request

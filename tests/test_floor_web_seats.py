@@ -1,6 +1,6 @@
 """Players seated and unseated from the dashboard's table page (issue 41), in Debian's headless chromium: the
 supervisor's browser signs ``player_in`` / ``player_out`` with its own non-extractable key, the dashboard only
-relays them (``POST /api/seat``, floor/web_relay.py) over a real mosquitto standing for the floor broker to the
+relays them (``POST /api/seat``, floor/web/relay.py) over a real mosquitto standing for the floor broker to the
 real table service (``tablectl run`` with the emulated shoe), whose retained ``state/players`` then holds the
 player; the archive worker stores that document and the page shows it. A viewer gets no form and a forged request
 is refused (403) and logged; a hostile description and the table's refusal reasons are shown as text."""
@@ -22,10 +22,10 @@ from playwright.sync_api import expect
 
 from controller.broker import BrokerKind
 from controller.mqtt.signed_command import build_command
-from floor.archive import ArchiveConfig, ArchiveWorker
-from floor.messages import TableRef
-from floor.store import ensure_tables
-from floor.web_relay import ACK_ACTIONS, RELAYED, SEAT_ACTIONS, RelayedAction
+from floor.archive.store import ensure_tables
+from floor.archive.worker import ArchiveConfig, ArchiveWorker
+from floor.common.messages import TableRef
+from floor.web.relay import ACK_ACTIONS, RELAYED, SEAT_ACTIONS, RelayedAction
 from tablebench.broker import Broker
 from tablebench.stack import DEMO_PINS, TABLECTL, Stack, StackOptions
 from tests.support.floor import FLOOR_USERS, temp_database

@@ -12,8 +12,8 @@ import psycopg
 import pytest
 
 from controller.cli import main as tablectl
-from floor.surveillance import surveillance_view
-from floor.users import Role, add_user
+from floor.accounts.users import Role, add_user
+from floor.web.surveillance_view import surveillance_view
 from tablebench.ap_players import simulate
 from tablebench.table_testing import Harness
 from tests.support.ap_table import deal_on_table
@@ -108,9 +108,9 @@ def test_the_surveillance_api_needs_a_session_and_the_role_for_a_viewer_too():
         assert answer.status == 403 and "this account is viewer" in answer.json()["reason"]
 
 
-SURVEILLANCE_MODULES = ("floor.surveillance", "floor.cli.sessions",
-                        "floor.sessions_report", "floor.advantage")  # fmt: skip
-PUBLISHERS = ("paho", "controller.client", "controller.mqtt.paho_client", "floor.web_relay")
+SURVEILLANCE_MODULES = ("floor.web.surveillance_view", "floor.cli.sessions",
+                        "floor.protection.sessions_report", "floor.protection.advantage")  # fmt: skip
+PUBLISHERS = ("paho", "controller.client", "controller.mqtt.paho_client", "floor.web.relay")
 
 
 def _imports(module: str) -> set[str]:
@@ -131,7 +131,7 @@ def test_nothing_of_surveillance_can_reach_a_tables_broker():
     """The sessions, counts and flags never leave the floor's database and the surveillance page: no module they
     are built by imports, even indirectly, an MQTT client or the dashboard's relay to the tables; the view's web
     module itself imports neither (it shares the dashboard's process, whose relay carries only signed acks)."""
-    assert not [i for i in _imports("floor.web_surveillance") if i.startswith(PUBLISHERS)]
+    assert not [i for i in _imports("floor.web.surveillance") if i.startswith(PUBLISHERS)]
     seen, todo = set(), list(SURVEILLANCE_MODULES)
     while todo:
         name = todo.pop()
@@ -146,4 +146,4 @@ def test_nothing_of_surveillance_can_reach_a_tables_broker():
                 or ROOT.joinpath(*imported.split("."), "__init__.py").is_file()
             ):
                 todo.append(imported)
-    assert "floor.sessions_play" in seen and "controller.rules.engine" in seen
+    assert "floor.reports.sessions_play" in seen and "controller.rules.engine" in seen

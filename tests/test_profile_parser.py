@@ -28,7 +28,7 @@ OTHER_TOML = {
     "controller/config/load.py": "the table configuration",
     "controller/mqtt/floor_bridge.py": "the floor bridge's configuration",
     "floor/cli/bridge.py": "(its error type only)",
-    "floor/layout.py": "the floor's layout (pits and areas)",
+    "floor/common/layout.py": "the floor's layout (pits and areas)",
     "floor/progressive/config.py": "a linked progressive's link.toml",
     "controller/mqtt/client_options.py": "a pit terminal's or console's client configuration",
     "controller/mqtt/auth.py": "the supervisors' credentials file",

@@ -150,9 +150,12 @@ def test_the_floor_wheel_holds_its_modules_migrations_and_static_files(
     kept = [
         *floor.rglob("*.py"),
         *(floor / "migrations").glob("*.sql"),
-        *(path for path in (floor / "static").iterdir() if path.is_file()),
+        *(path for path in (floor / "web" / "static").iterdir() if path.is_file()),
     ]
-    assert len([p for p in kept if p.suffix == ".sql"]) >= 5 and (floor / "static" / "index.html") in kept
+    assert (
+        len([p for p in kept if p.suffix == ".sql"]) >= 5
+        and (floor / "web" / "static" / "index.html") in kept
+    )
     missing = [p for p in kept if f"floor/{p.relative_to(floor).as_posix()}" not in names]
     assert missing == [], missing
     # the floor only: neither the product, nor the project's own files, nor a build's leftovers
@@ -187,7 +190,7 @@ def test_the_installed_floor_runs_its_commands_from_its_own_package(floor_instal
     assert web.returncode == 0 and "--listen" in web.stdout, web  # the dashboard's module imports (aiohttp)
     py = str(floor_installed["venv"] / "bin" / "python")
     code = (
-        "import floor.store as s, floor.web as w; "
+        "import floor.archive.store as s, floor.web.app as w; "
         "print(s.MIGRATIONS_DIR); print(len(s.migrations())); "
         "print(w.STATIC); print((w.STATIC / 'index.html').is_file())"
     )

@@ -279,8 +279,8 @@ def test_floor_day_report_page_in_words() -> None:
     units with the currency; the CSV keeps its code-named columns with their unit (`win_minor`)."""
     from datetime import UTC, date, datetime
 
-    from floor.report import COLUMNS, TableDay, to_csv
-    from floor.report_html import _HEAD, to_html
+    from floor.reports.day import COLUMNS, TableDay, to_csv
+    from floor.reports.day_html import _HEAD, to_html
 
     assert set(_HEAD) == set(COLUMNS)
     day = date(2026, 11, 26)
@@ -339,11 +339,11 @@ def _shown(page: str) -> str:
 def test_floor_figures_one_round_the_house_wins_in_every_report(house_won_ten, tmp_path, capsys) -> None:
     """Issue 36: the house won 10.00 of a 10.00 handle: win +10.00 (never the players' -10.00), handle 10.00,
     hold +100%, in CHF, in `floor report`, `floor shift` (terminal, CSV, page) and `floor sessions` (CSV,
-    page), every one named as floor/figures.py names it."""
+    page), every one named as floor/reports/figures.py names it."""
     import csv
     import io
 
-    from floor.figures import HANDLE, HOLD, WIN
+    from floor.reports.figures import HANDLE, HOLD, WIN
 
     dsn, win = house_won_ten
     assert win == 1000  # the table settled the player's -10.00
@@ -372,8 +372,8 @@ def test_floor_figures_one_round_the_house_wins_in_every_report(house_won_ten, t
 def test_floor_figures_on_the_dashboard_as_in_the_reports(house_won_ten) -> None:
     """The dashboard's shift page (its API, its CSV) and the table's page: the same round, win +10.00 CHF
     under the same label; the table page's win is the house's (the players' result stays labelled theirs)."""
-    from floor.figures import HANDLE, WIN
-    from floor.table_view import SEAT_RESULTS
+    from floor.reports.figures import HANDLE, WIN
+    from floor.web.table_view import SEAT_RESULTS
     from tests.support.floor_web import api_login, dashboard, request, session_token
 
     dsn, _win = house_won_ten
@@ -401,7 +401,7 @@ def test_floor_rounds_per_hour_is_the_games_pace_whatever_the_window(house_won_t
     import io
     from decimal import Decimal
 
-    from floor.figures import HOURS_OPEN, ROUNDS_PER_HOUR
+    from floor.reports.figures import HOURS_OPEN, ROUNDS_PER_HOUR
 
     dsn, _win = house_won_ten
     paces = set()
@@ -415,8 +415,8 @@ def test_floor_rounds_per_hour_is_the_games_pace_whatever_the_window(house_won_t
 
 
 def test_the_figures_glossary_is_the_docs_glossary() -> None:
-    """docs/floor.md's glossary says what floor/figures.py says, figure by figure."""
-    from floor.figures import GLOSSARY
+    """docs/floor.md's glossary says what floor/reports/figures.py says, figure by figure."""
+    from floor.reports.figures import GLOSSARY
 
     docs = (ROOT / "docs" / "floor.md").read_text(encoding="utf-8")
     for f in GLOSSARY:
@@ -495,7 +495,7 @@ def test_dashboard_alert_texts_and_game_names_in_words() -> None:
     hands from 1 (not `KS`, `hand 0`, `no_insurance`), the kind in words, the time in local time (not ISO);
     a game by its name, not its profile id."""
     from controller.rules.profiles import game_name
-    from floor.dashboard import table_alert
+    from floor.web.dashboard import table_alert
 
     kinds = list(ALERT_KINDS)
     for i, kind in enumerate(kinds):

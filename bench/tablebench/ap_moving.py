@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from controller.rules.cards import Card, full_deck
 from controller.rules.profiles import load_profile
 from controller.rules.types import SeatBet
-from floor.play_rounds import ShoeCount
+from floor.reports.play_rounds import ShoeCount
 from tablebench.ap_players import REGULAR_SEAT, SUBJECT_SEAT, SimRound, _play_round, _Player, _ramp
 
 MOVERS = ("flat_mover", "random_mover", "counter_mover", "wonger")

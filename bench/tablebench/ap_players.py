@@ -4,7 +4,7 @@ A batch shoe of the profile's decks (6 for pt-2001), shuffled by a seeded genera
 ``penetration`` into it: after the round in which the cut card came out the shoe is reshuffled (PT-2001 r.11).
 Seat 1 holds a table regular (flat bets, basic strategy) so the game goes on whoever else plays; the player under
 test sits at seat 5. Every round is driven card by card and decision by decision through ``RoundEngine``; its
-``description()`` is what the floor's archive rebuilds, so the floor's own code (floor/play_rounds.py)
+``description()`` is what the floor's archive rebuilds, so the floor's own code (floor/reports/play_rounds.py)
 judges it exactly as it would a real table's round.
 
 Every player's basic strategy is the printed chart of ``tablebench/published_chart.py``, written apart from the
@@ -30,7 +30,7 @@ from controller.rules.cards import Card, full_deck
 from controller.rules.engine import RoundEngine
 from controller.rules.profiles import Profile, load_profile
 from controller.rules.types import Action, RoundPhase, SeatBet
-from floor.play_rounds import ShoeCount
+from floor.reports.play_rounds import ShoeCount
 from tablebench.published_chart import chart_action
 
 PLAYERS = ("flat", "poor", "random", "counter", "backcounter")

@@ -4,7 +4,7 @@ root; needs PostgreSQL as the floor tests do, and Debian's chromium).
 Prints, for ``--tables`` tables stored through the archive's store function (tablebench/pitmap_floor.py):
 
 - ``build``: the server's build of the whole floor (snapshot, tiles); ``refresh``: its refresh of one table an
-  archive commit named (floor/web_live.py), what each such commit costs it now;
+  archive commit named (floor/web/live.py), what each such commit costs it now;
 - ``floor event``: the bytes of the whole floor, sent once when a page connects;
 - ``update event``: the bytes sent for one table's change (the changed tile only);
 - then, while a separate process writes every other table's ``state/table`` at a dealer's pace (``--pace``: a
@@ -32,11 +32,11 @@ from unittest import mock
 import psycopg
 from playwright.sync_api import Page
 
-from floor import store
-from floor.layout import parse_layout
-from floor.messages import TableRef
-from floor.notify import notify
-from floor.web_live import Floor, Live, build
+from floor.archive import store
+from floor.common.layout import parse_layout
+from floor.common.messages import TableRef
+from floor.common.notify import notify
+from floor.web.live import Floor, Live, build
 from tablebench.pitmap_floor import SITE, build_floor, envelope, layout_toml, publish, state, table_id
 from tablebench.postgres import temp_database
 from tests.support.floor_web import chromium, dashboard, log_in
@@ -157,7 +157,7 @@ def main() -> int:
             page = browser.new_page(viewport={"width": 1920, "height": 1080})
             log_in(page, web.url, "carol")
             with mock.patch(
-                "floor.web.named_tables", lambda _payload: None
+                "floor.web.app.named_tables", lambda _payload: None
             ):  # every notification: every table
                 base = _measure(page, web.url, dsn, n, args.updates, 200)
             print(f"whole floor (baseline): {base}", flush=True)

@@ -1,5 +1,5 @@
 """A floor of many tables in the archive, for the pit map's browser tests and its benchmark: every document stored
-through the archive's own store function (floor/store.py ``store_envelopes``), as the archive worker
+through the archive's own store function (floor/archive/store.py ``store_envelopes``), as the archive worker
 would store what the tables publish.
 
 - table ``bj001`` really played: two rounds settled and a third dealt with the dealer's hole card still face
@@ -19,10 +19,10 @@ from typing import Any
 import psycopg
 
 from controller.table.messages import messages
-from floor import store
-from floor.alerts import raise_alert
-from floor.messages import Envelope, TableRef
-from floor.notify import notify
+from floor.archive import store
+from floor.common.alerts import raise_alert
+from floor.common.messages import Envelope, TableRef
+from floor.common.notify import notify
 from tablebench.table_testing import Harness, play_two_rounds
 
 SITE = "S1"
@@ -115,7 +115,7 @@ def build_floor(dsn: str, n: int, now: datetime | None = None) -> None:
             for i in range(13, n + 1, 41):
                 raise_alert(cur, TableRef(SITE, table_id(i)), "event_missing", "critical",
                             f"events 7-9 of {table_id(i)} never arrived", {}, f"pitmap-{i}")  # fmt: skip
-            # the pit map shows a table's state only once its signed chain proves it (floor/dashboard.py): here as
+            # the pit map shows a table's state only once its signed chain proves it (floor/web/dashboard.py): here as
             # if each table's checkpoints had (the proof itself: tests/test_floor_attacks.py)
             cur.execute("UPDATE events SET verified = true")
             notify(cur)

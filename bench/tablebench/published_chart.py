@@ -1,9 +1,9 @@
 """A basic-strategy player written apart from the judge (issue 39): a printed chart, copied out cell by cell.
 
-The floor judges play precision with the strategy it computes (floor/play_rounds.py, controller/rules/shoe_math.py);
-a benchmark or a test that plays with that same code can only agree with it. This player shares nothing with it:
-it reads the chart below, the published total-dependent basic strategy for four to eight decks under the
-European no-hole-card rules (the dealer stands on soft 17 and takes every stake with a blackjack), double on
+The floor judges play precision with the strategy it computes (floor/reports/play_rounds.py,
+controller/rules/shoe_math.py); a benchmark or a test that plays with that same code can only agree with it. This player
+shares nothing with it: it reads the chart below, the published total-dependent basic strategy for four to eight decks
+under the European no-hole-card rules (the dealer stands on soft 17 and takes every stake with a blackjack), double on
 9-11 only, double after a split, no resplit of aces, with the early surrender against a ten (half the bet,
 whatever the dealer holds: 14-16, 7-7 and 8-8) and the late surrender of 16 against a 9. That is PT-2001's game
 (r.17, r.29, r.31, r.26, r.36) except its special prizes (r.35), which no printed chart knows of.

@@ -13,7 +13,7 @@ Every signed audit checkpoint signs the head (``last_event_id`` + ``event_chain`
 
 A consumer proves events by walking BACK from a signed head: the event with the checkpoint's ``last_event_id``
 must carry ``chain`` = the signed head and hash to it; the one before must carry ``chain`` = that event's
-``prev``; and so on (floor/verify_events.py). Walking forward proves nothing: anyone can compute a
+``prev``; and so on (floor/archive/verify_events.py). Walking forward proves nothing: anyone can compute a
 ``chain`` over a forged envelope from a public ``prev``."""
 
 from __future__ import annotations

@@ -43,7 +43,7 @@ from typing import Any
 from controller.jackpot.config import LINK_NAME
 from controller.topics import EVENT_HEAD, PROGRESSIVE_METER
 
-# The bridge's two topics the floor reads (floor/contact.py), relative to the table's prefix
+# The bridge's two topics the floor reads (floor/archive/contact.py), relative to the table's prefix
 LINK_TOPIC = "link/floor"  # the bridge's notification_topic
 HEARTBEAT_TOPIC = "link/uptime"  # the table broker's $SYS/broker/uptime, carried out by the bridge (QoS 0)
 
@@ -188,7 +188,7 @@ def render(cfg: BridgeConfig) -> str:
         "restart_timeout 1 30",
         f"keepalive_interval {cfg.keepalive}",
         # link/floor: "1" when the bridge connects, "0" as its last will (published by the floor broker when
-        # the link dies): the floor sees a table out of reach (floor/contact.py)
+        # the link dies): the floor sees a table out of reach (floor/archive/contact.py)
         "notifications true",
         "notifications_local_only false",
         f"notification_topic {p}{LINK_TOPIC}",

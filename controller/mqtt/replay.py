@@ -62,7 +62,7 @@ RATE_PER_KEY = 5
 RATE_GLOBAL = 30
 QUEUE = 8
 # Reason prefixes of the refusals a requester should retry after RATE_WINDOW_S (the floor archive paces to
-# RATE_PER_KEY / RATE_WINDOW_S and backs off on these: floor/repair.py); every other refusal is final.
+# RATE_PER_KEY / RATE_WINDOW_S and backs off on these: floor/archive/repair.py); every other refusal is final.
 RATE_LIMITED = "rate limited"
 BUSY = "busy"
 CHUNK = 200  # events handed to paho between two yields to the loop

@@ -117,18 +117,20 @@ def with_suppress_unlink(path: str) -> None:
 
 
 # ---- Prometheus text exposition format ----
-def _esc(value: str) -> str:
+def prometheus_label(value: str) -> str:
+    """A label value of the Prometheus text format: backslash, newline and double quote escaped."""
     return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
 
 
-def _num(value: float) -> str:
+def prometheus_number(value: float) -> str:
+    """A sample value of the Prometheus text format: a float as Python writes it, anything else as an integer."""
     return repr(float(value)) if isinstance(value, float) else str(int(value))
 
 
 def prometheus(status: Status, now: float | None = None) -> str:
     """The status as Prometheus text exposition format (version 0.0.4): HELP and TYPE for every metric."""
     now = time.time() if now is None else now
-    base = f'site="{_esc(status.site)}",table="{_esc(status.table)}"'
+    base = f'site="{prometheus_label(status.site)}",table="{prometheus_label(status.table)}"'
     out: list[str] = []
 
     def metric(name: str, kind: str, help_text: str, samples: list[tuple[str, float]]) -> None:
@@ -136,10 +138,10 @@ def prometheus(status: Status, now: float | None = None) -> str:
         out.append(f"# TYPE tablectl_{name} {kind}")
         for extra, value in samples:
             labels = base + (f",{extra}" if extra else "")
-            out.append(f"tablectl_{name}{{{labels}}} {_num(value)}")
+            out.append(f"tablectl_{name}{{{labels}}} {prometheus_number(value)}")
 
     metric("info", "gauge", "Version of the running controller (always 1).",
-           [(f'version="{_esc(status.version)}"', 1)])  # fmt: skip
+           [(f'version="{prometheus_label(status.version)}"', 1)])  # fmt: skip
     metric("up", "gauge", "1 while the service writes its status (0: stale, not running).",
            [("", 1 if now - status.written_at <= STALE_AFTER_S else 0)])  # fmt: skip
     metric("shoe_link_up", "gauge", "Serial link to the shuffler-shoe up (1) or down (0).",

@@ -35,7 +35,7 @@ def start_audit_trail(
     t = config.table
     interval_s = config.audit.checkpoint_interval_s if config.audit else INTERVAL_S
     # a round's end and every alert (raised, acknowledged, closed) checkpoint at once: the floor shows a table's
-    # state only once a checkpoint proves it (floor/claims.py), and a fault should not wait for the interval
+    # state only once a checkpoint proves it (floor/archive/claims.py), and a fault should not wait for the interval
     checkpointer = Checkpointer(
         journal,
         audit_key,

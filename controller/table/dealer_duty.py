@@ -1,7 +1,7 @@
 """The dealer on duty (issue 29): a dealer signs in at the pit terminal between rounds; the name is journaled,
 published on ``events/dealer`` and shown in ``state/table`` as ``dealer`` while someone is signed in (absent
 otherwise); it survives a restart (snapshot) and ends when the table is closed. The floor attributes each round's
-settlement to the dealer on duty at that time (floor/shift.py)."""
+settlement to the dealer on duty at that time (floor/reports/shift.py)."""
 
 from __future__ import annotations
 

@@ -15,9 +15,9 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
-from floor.alerts import raise_alert
 from floor.backup.replication import Replication, Role, read_replication
-from floor.messages import TableRef
+from floor.common.alerts import raise_alert
+from floor.common.messages import TableRef
 
 BACKUP_LATE = timedelta(hours=26)  # tablectl-floor-backup.timer: daily (and a slack of two hours)
 VERIFY_LATE = timedelta(hours=26)  # tablectl-floor-backup-verify.timer: daily

@@ -10,11 +10,11 @@ import sys
 import psycopg
 
 from controller.words import alert_words
-from floor import store
-from floor.alerts import acknowledge_alert
+from floor.archive import store
 from floor.cli.tablectl import add_dsn
-from floor.queries import floor_alerts
-from floor.text import safe
+from floor.common.alerts import acknowledge_alert
+from floor.common.text import safe
+from floor.reports.queries import floor_alerts
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

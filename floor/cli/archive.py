@@ -1,6 +1,6 @@
 """``tablectl floor archive``: one archive worker (run several with distinct ``--worker`` names).
 
-It says what it does (archive_report.py): at start what it consumes and where it stores, then a line of figures
+It says what it does (floor/archive/report.py): at start what it consumes and where it stores, then a line of figures
 every ``--status-interval`` seconds; ``--status-file`` / ``--metrics-file`` get the same figures as JSON /
 a Prometheus textfile. ``--quiet``: warnings and errors only; ``--verbose``: debug lines as well."""
 
@@ -18,10 +18,10 @@ import psycopg
 from controller.config.endpoint import default_port
 from controller.mqtt import client_options as opts
 from controller.mqtt.replay import MAX_RANGE
-from floor.archive import ArchiveConfig, ArchiveWorker
-from floor.archive_report import DEFAULT_INTERVAL_S, Reporter
+from floor.archive.repair import CHUNK
+from floor.archive.report import DEFAULT_INTERVAL_S, Reporter
+from floor.archive.worker import ArchiveConfig, ArchiveWorker
 from floor.cli.tablectl import add_dsn
-from floor.repair import CHUNK
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

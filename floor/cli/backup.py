@@ -14,7 +14,7 @@ from pathlib import Path
 
 import psycopg
 
-from floor import store
+from floor.archive import store
 from floor.backup import base, verify
 from floor.backup.health import Kind, raise_backup_alerts, read_health, record_job
 from floor.backup.layout import BackupDir, LayoutError

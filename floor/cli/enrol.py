@@ -1,4 +1,4 @@
-"""``tablectl floor enrol``: enrol a table's audit public key on the floor (floor/enrol.py), from the
+"""``tablectl floor enrol``: enrol a table's audit public key on the floor (floor/archive/enrol.py), from the
 table's integrity manifest (``--manifest``) or as hex (``--key``); ``--trust-on-first-use on|off`` for a table
 whose key is not at hand. Without a key or a setting: show the table's enrolment."""
 
@@ -11,11 +11,11 @@ import sys
 import psycopg
 
 from controller.journal.trusted_key import given_key
-from floor import store
+from floor.archive import store
+from floor.archive.enrol import enrol, enrolment, set_trust_on_first_use
 from floor.cli.tablectl import add_dsn
-from floor.enrol import enrol, enrolment, set_trust_on_first_use
-from floor.messages import TableRef
-from floor.text import safe
+from floor.common.messages import TableRef
+from floor.common.text import safe
 
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 

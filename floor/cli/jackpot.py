@@ -2,9 +2,9 @@
 ``events/jackpot``: ``site, table, event_id, ts, action, meter_minor`` (the table's own meter after the event,
 integer minor units; empty on a linked progressive's row), ``currency`` (the table's configured one,
 queries.table_currencies), ``archive`` (``complete`` / ``INCOMPLETE``: the table's archive over the whole window,
-floor/coverage.py), ``gap_before`` (ids not archived between the row before of that table, or the window's start,
-and this one: jackpot events may be missing there), ``link`` (the linked progressive's name on its rows, issue 40;
-empty on the table's own meter's) and ``amount_minor`` (a contribution's or a prize's amount where the event
+floor/reports/coverage.py), ``gap_before`` (ids not archived between the row before of that table, or the window's
+start, and this one: jackpot events may be missing there), ``link`` (the linked progressive's name on its rows, issue
+40; empty on the table's own meter's) and ``amount_minor`` (a contribution's or a prize's amount where the event
 carries one: ``amount`` of the own meter's, ``amount_minor`` of a link's).
 What each table's rows are built on (holes after its last row included) goes to stderr, one line a table."""
 
@@ -17,13 +17,13 @@ from datetime import UTC, datetime, timedelta
 
 import psycopg
 
-from floor import store
+from floor.archive import store
 from floor.cli.rounds import parse_time
 from floor.cli.tablectl import add_dsn
-from floor.coverage import UNKNOWN_TABLE, Coverage, coverage, verdict
-from floor.queries import table_currencies
-from floor.report import csv_cell, jackpot_history
-from floor.text import safe
+from floor.common.text import safe
+from floor.reports.coverage import UNKNOWN_TABLE, Coverage, coverage, verdict
+from floor.reports.day import csv_cell, jackpot_history
+from floor.reports.queries import table_currencies
 
 HEADER = ("site", "table", "event_id", "ts", "action", "meter_minor", "currency", "archive", "gap_before", "link",
           "amount_minor")  # fmt: skip

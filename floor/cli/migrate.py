@@ -7,7 +7,7 @@ import sys
 
 import psycopg
 
-from floor import store
+from floor.archive import store
 from floor.cli.tablectl import add_dsn
 
 

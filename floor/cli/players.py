@@ -2,7 +2,7 @@
 
 - ``tablectl floor players [--player CARD] [--since T] [--until T] [--hours N] [--csv [F]] [--html F] [--names]``:
   each visit and each player's rating over the window (floor/players/: names and meanings of the figures in
-  floor/figures.py); names from the registry only with ``--names``;
+  floor/reports/figures.py); names from the registry only with ``--names``;
 - ``tablectl floor players register --card N --name NAME [--details TEXT] --by USER``;
 - ``tablectl floor players erase --player CARD|PSEUDONYM --by USER --reason TEXT``: the player's personal data
   erased (floor/players/registry.py), journaled;
@@ -23,13 +23,13 @@ from pathlib import Path
 import psycopg
 
 from controller.words import count
-from floor import store
+from floor.archive import store
 from floor.cli.shift import STDOUT, add_window
+from floor.common.text import safe
 from floor.players import registry
 from floor.players.load import MAX_WINDOW, load_players
 from floor.players.report import to_csv, to_html, to_text
-from floor.queries import consistent_read
-from floor.text import safe
+from floor.reports.queries import consistent_read
 
 
 def _common(parser: argparse.ArgumentParser) -> None:

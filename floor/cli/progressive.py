@@ -24,12 +24,12 @@ from pathlib import Path
 import psycopg
 
 from controller.jackpot.config import LINK_NAME
-from floor import store
+from floor.accounts.users import UserError
+from floor.archive import store
 from floor.cli.tablectl import add_dsn
 from floor.cli.users import read_password
 from floor.progressive import config as link_config
 from floor.progressive import control, integrity, report
-from floor.users import UserError
 
 
 def _link(text: str) -> str:

@@ -1,6 +1,6 @@
 """``tablectl floor report --day 2026-11-23 [--table T] [--html FILE] [--csv FILE]``: a day's summary per table
-(rounds, handle, paid, win: floor/figures.py's names and signs; dealer errors, faults, voids, jackpot meter;
-floor/report.py), each
+(rounds, handle, paid, win: floor/reports/figures.py's names and signs; dealer errors, faults, voids, jackpot meter;
+floor/reports/day.py), each
 table marked ``complete`` or ``INCOMPLETE`` with what its archive lacks for the day. Without ``--html``/``--csv``
 the CSV goes to stdout; what each table's figures are built on goes to stderr."""
 
@@ -14,12 +14,12 @@ from pathlib import Path
 import psycopg
 
 from controller.words import count
-from floor import store
+from floor.archive import store
 from floor.cli.shift import STDOUT
 from floor.cli.tablectl import add_dsn
-from floor.queries import consistent_read
-from floor.report import built_on, day_report, to_csv
-from floor.report_html import to_html
+from floor.reports.day import built_on, day_report, to_csv
+from floor.reports.day_html import to_html
+from floor.reports.queries import consistent_read
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -3,7 +3,7 @@
 Prints one JSON object per round (``description`` is a round file for ``tablectl replay``, ``settlement`` what
 the table settled, ``complete``/``missing`` what the archive lacks), then one per round the archive does not hold
 (``absent: true``: a round id skipped, or a hole of the window's event ids outside every archived round;
-floor/rounds_absent.py). ``--out DIR`` also writes each complete round's description to
+floor/reports/rounds_absent.py). ``--out DIR`` also writes each complete round's description to
 ``DIR/<table>-<round_id>.json``. On stderr: the counts and what the window is built on (coverage.py)."""
 
 from __future__ import annotations
@@ -18,12 +18,12 @@ from pathlib import Path
 import psycopg
 
 from controller.words import count
-from floor import store
+from floor.archive import store
 from floor.cli.tablectl import add_dsn
-from floor.coverage import coverage
-from floor.rounds import load_rounds
-from floor.rounds_absent import absent_rounds
-from floor.text import safe
+from floor.common.text import safe
+from floor.reports.coverage import coverage
+from floor.reports.rounds import load_rounds
+from floor.reports.rounds_absent import absent_rounds
 
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]")
 

@@ -1,7 +1,7 @@
 """``tablectl floor sessions [--since T] [--until T] [--hours N] [--table T] [--gap N] [--csv F] [--html F]
-[--alert] [thresholds]``: play sessions per seat and per player (floor/sessions_play.py), and each player the
+[--alert] [thresholds]``: play sessions per seat and per player (floor/reports/sessions_play.py), and each player the
 tables seated (issue 41, floor/players/: his visits across tables and shoes, level ``player_visits``), with their
-figures, the bet-versus-count trend and the advantage-play flags (floor/advantage.py); ``--alert``
+figures, the bet-versus-count trend and the advantage-play flags (floor/protection/advantage.py); ``--alert``
 raises the ``advantage_play`` floor alerts of the flagged sessions. Without ``--csv``/``--html`` the CSV goes to
 stdout; rounds that could not be used go to stderr. Surveillance material: run it on the floor host."""
 
@@ -15,15 +15,15 @@ from pathlib import Path
 import psycopg
 
 from controller.words import count
-from floor import store
-from floor.advantage import CALIBRATED_PRECISION, DEFAULT_THRESHOLDS, Thresholds, raise_alerts
+from floor.archive import store
 from floor.cli.shift import STDOUT, add_window
+from floor.common.text import safe
 from floor.players.load import player_sessions
-from floor.queries import consistent_read, table_currencies
-from floor.sessions_play import DEFAULT_GAP, load_sessions
-from floor.sessions_report import to_csv, to_html
-from floor.shift import MAX_WINDOW
-from floor.text import safe
+from floor.protection.advantage import CALIBRATED_PRECISION, DEFAULT_THRESHOLDS, Thresholds, raise_alerts
+from floor.protection.sessions_report import to_csv, to_html
+from floor.reports.queries import consistent_read, table_currencies
+from floor.reports.sessions_play import DEFAULT_GAP, load_sessions
+from floor.reports.shift import MAX_WINDOW
 
 MAX_PROBLEMS_SHOWN = 50
 

@@ -1,10 +1,10 @@
 """``tablectl floor shift [--since T] [--until T] [--hours N] [--table T] [--layout floor.toml] [--csv [F]]
 [--html F]``: a shift's figures per table, pit, floor and dealer (``--table``: of that table id only;
-floor/shift.py, shift_dealers.py; names and signs: floor/figures.py): rounds, rounds per hour open, handle by main
-bets, side bets and insurance, paid, win, hold, theoretical win, dealer errors per 100 rounds, faults, voided
-rounds, jackpot chips, contributions and payouts; each row complete or INCOMPLETE for the window. Without
-``--csv``/``--html`` a readable table in money goes to stdout (floor/shift_text.py); ``--csv`` alone writes the CSV
-(minor units, snake_case headers) to stdout. Every query reads one snapshot of the archive. What each table's
+floor/reports/shift.py, floor/reports/shift_dealers.py; names and signs: floor/reports/figures.py): rounds, rounds per
+hour open, handle by main bets, side bets and insurance, paid, win, hold, theoretical win, dealer errors per 100 rounds,
+faults, voided rounds, jackpot chips, contributions and payouts; each row complete or INCOMPLETE for the window. Without
+``--csv``/``--html`` a readable table in money goes to stdout (floor/reports/shift_text.py); ``--csv`` alone writes the
+CSV (minor units, snake_case headers) to stdout. Every query reads one snapshot of the archive. What each table's
 figures are built on goes to stderr."""
 
 from __future__ import annotations
@@ -18,16 +18,16 @@ from pathlib import Path
 import psycopg
 
 from controller.words import count
-from floor import store
+from floor.archive import store
 from floor.cli.tablectl import add_dsn
-from floor.layout import LayoutError, load_layout
-from floor.queries import consistent_read
-from floor.report import meter_history
-from floor.shift import MAX_WINDOW, shift_report, to_csv, win_series
-from floor.shift_dealers import dealer_rows
-from floor.shift_html import to_html
-from floor.shift_text import to_text
-from floor.text import safe
+from floor.common.layout import LayoutError, load_layout
+from floor.common.text import safe
+from floor.reports.day import meter_history
+from floor.reports.queries import consistent_read
+from floor.reports.shift import MAX_WINDOW, shift_report, to_csv, win_series
+from floor.reports.shift_dealers import dealer_rows
+from floor.reports.shift_html import to_html
+from floor.reports.shift_text import to_text
 
 STDOUT = Path("-")
 

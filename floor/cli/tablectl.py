@@ -8,10 +8,10 @@ import argparse
 import importlib
 import os
 
+from floor.archive.store import DEFAULT_DSN
 from floor.cli.examples import (
     EXAMPLES as EXAMPLES,
 )  # tablectl's --help shows them (controller/cli/examples.py)
-from floor.store import DEFAULT_DSN
 
 # name -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {

@@ -1,4 +1,4 @@
-"""``tablectl floor user``: the dashboard's accounts (floor/users.py).
+"""``tablectl floor user``: the dashboard's accounts (floor/accounts/users.py).
 
     tablectl floor user add NAME --role viewer|supervisor --password-file FILE    (FILE "-": standard input)
     tablectl floor user password NAME --password-file FILE
@@ -17,9 +17,7 @@ from pathlib import Path
 
 import psycopg
 
-from floor import store
-from floor.cli.tablectl import add_dsn
-from floor.users import (
+from floor.accounts.users import (
     Role,
     UserError,
     add_user,
@@ -28,6 +26,8 @@ from floor.users import (
     set_password,
     set_role,
 )
+from floor.archive import store
+from floor.cli.tablectl import add_dsn
 
 ROLE_HELP = (
     "viewer: sees every table and alert; supervisor: also acknowledges alerts; "

@@ -1,5 +1,5 @@
 """``tablectl floor web [--listen 127.0.0.1:8080] --public-url https://floor.casino.lan``: the floor dashboard
-(floor/web.py).
+(floor/web/app.py).
 
 Serve it over TLS itself (``--tls-cert``/``--tls-key``: the installed floor, systemd/floor/) or behind a TLS
 reverse proxy on the floor network; ``--public-url`` is the URL people open (its origin is the only one whose
@@ -23,11 +23,11 @@ import psycopg
 from controller import sdnotify
 from controller.config.endpoint import default_port
 from controller.mqtt import client_options as opts
-from floor import store
+from floor.archive import store
 from floor.cli.tablectl import add_dsn
-from floor.layout import LayoutError, load_layout
-from floor.web import serve
-from floor.web_config import ENROL_COMMAND, ConfigError, WebConfig, proxy_addresses, public_origin
+from floor.common.layout import LayoutError, load_layout
+from floor.web.app import serve
+from floor.web.config import ENROL_COMMAND, ConfigError, WebConfig, proxy_addresses, public_origin
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

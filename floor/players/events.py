@@ -15,7 +15,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from floor.text import whole
+from floor.common.text import whole
 
 TOPIC = "events/player"
 STATE_TOPIC = "state/players"

@@ -12,7 +12,7 @@ from floor.players.events import TOPIC, PlayerEvent, card_of, parse_player_event
 from floor.players.ratings import Rating, TimedRound, rate_players, rate_visit, spans
 from floor.players.registry import TOMBSTONE, Registered, Settings, directory, find, settings
 from floor.players.visits import Visit, build_visits
-from floor.sessions_play import JudgedTable, PlaySession, judge_table
+from floor.reports.sessions_play import JudgedTable, PlaySession, judge_table
 
 LOOKBACK = timedelta(hours=24)  # a visit begun this long before the window is still seen
 MAX_WINDOW = timedelta(days=31)
@@ -111,7 +111,7 @@ def load_players(conn: psycopg.Connection, since: datetime, until: datetime, pla
 def player_sessions(conn: psycopg.Connection, since: datetime, until: datetime,
                     judged: dict[tuple[str, str], JudgedTable] | None = None) -> list[PlaySession]:  # fmt: skip
     """Each player's play over the window across tables and shoes (``Level.PLAYER_VISITS``), for the
-    advantage-play rules (floor/advantage.py) and surveillance's view."""
+    advantage-play rules (floor/protection/advantage.py) and surveillance's view."""
     return [r.play for r in load_players(conn, since, until, judged=judged).players]
 
 

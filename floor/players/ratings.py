@@ -1,16 +1,16 @@
 """Player ratings (issue 41): each visit's figures and each player's over a window, from the archived rounds.
 
 A visit's rounds are the rounds of its table, between its ``in`` and its end, with a bet on its seat; the seat's
-figures per round are the floor's own (floor/play_rounds.py: replayed through the rules engine, the settlement's
+figures per round are the floor's own (floor/reports/play_rounds.py: replayed through the rules engine, the settlement's
 stakes, the count at bet time, each decision against basic strategy). The figures (names, meanings and signs:
-floor/figures.py) are a ``PlaySession``'s, so a rating and a play session never disagree on what a figure is:
+floor/reports/figures.py) are a ``PlaySession``'s, so a rating and a play session never disagree on what a figure is:
 rounds, handle, initial bets, average and largest bet, win (the house's), theoretical win (initial bets × the
 exact house edge of the profile dealt: controller/rules/shoe_math.py via ``profile_edge``), play precision; and
 here hours played and comp (theoretical win × the comp share). The tables do not record a buy-in yet: none.
 
 A player's rating over the window sums his visits, every table: the same ``PlaySession`` is what the advantage-
-play rules judge (floor/advantage.py) over his whole play across tables and shoes, with the counts of the rounds
-of the shoes he played that were dealt without him (a back-counter's or a wonger's entries). Pure: no I/O.
+play rules judge (floor/protection/advantage.py) over his whole play across tables and shoes, with the counts of the
+rounds of the shoes he played that were dealt without him (a back-counter's or a wonger's entries). Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from datetime import datetime
 from decimal import ROUND_FLOOR, Decimal
 
 from floor.players.visits import Visit
-from floor.sessions_play import Level, PlaySession, TableRound
+from floor.reports.sessions_play import Level, PlaySession, TableRound
 
 MAX_ROUND_SPAN_S = 300.0  # a round counts at most this long towards hours played (figures.HOURS_PLAYED)
 

@@ -1,5 +1,5 @@
 """Player ratings as text, CSV and a self-contained HTML page (``tablectl floor players``), one row per visit and
-one per player over the window. Headers from floor/figures.py; every string from a table (an anonymous player's
+one per player over the window. Headers from floor/reports/figures.py; every string from a table (an anonymous player's
 description) shown as text: escaped on the page, control characters shown as codes in the terminal, quoted in
 the CSV where a spreadsheet would run it. Names only when asked for (``names``): the registry's, never a table's."""
 
@@ -10,8 +10,13 @@ import html
 import io
 from typing import Any
 
-from floor.advantage import assess
-from floor.figures import (
+from floor.common.text import safe
+from floor.players.load import PlayersReport
+from floor.players.ratings import Rating
+from floor.protection.advantage import assess
+from floor.reports.day import csv_cell
+from floor.reports.day_html import money
+from floor.reports.figures import (
     AVERAGE_BET,
     BUY_IN,
     COMP,
@@ -24,11 +29,6 @@ from floor.figures import (
     THEORETICAL_WIN,
     WIN,
 )
-from floor.players.load import PlayersReport
-from floor.players.ratings import Rating
-from floor.report import csv_cell
-from floor.report_html import money
-from floor.text import safe
 
 FIGURES = (ROUNDS, HOURS_PLAYED, HANDLE, INITIAL_BETS, AVERAGE_BET, LARGEST_BET, WIN, THEORETICAL_WIN,
            PLAY_PRECISION, BUY_IN, COMP)  # fmt: skip

@@ -1,6 +1,6 @@
 """Dual control of a link (docs/progressive.md "Dual control"): suspend, resume, new parameters, a correction of
-the meter, each by two different supervisors (the dashboard's accounts, floor/users.py, both passwords checked),
-each journaled with who and why; a refusal is journaled too, with its reason, and raised as ``Refused``.
+the meter, each by two different supervisors (the dashboard's accounts, floor/accounts/users.py, both passwords
+checked), each journaled with who and why; a refusal is journaled too, with its reason, and raised as ``Refused``.
 
 Parameters and corrections change only with the link suspended (issue 40: never while the link is in operation);
 a suspension stops the tables taking linked chips (the meter's ``status``), contributions of rounds already in
@@ -14,10 +14,10 @@ from typing import Any
 
 import psycopg
 
-from floor import users
-from floor.alerts import raise_alert
-from floor.messages import TableRef
-from floor.notify import notify
+from floor.accounts import users
+from floor.common.alerts import raise_alert
+from floor.common.messages import TableRef
+from floor.common.notify import notify
 from floor.progressive import journal, ledger
 from floor.progressive import meter as mt
 from floor.progressive.params import LinkParams

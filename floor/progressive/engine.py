@@ -16,9 +16,9 @@ from typing import Any
 import psycopg
 
 from controller.jackpot.hits import Combination
-from floor.alerts import raise_alert
-from floor.messages import TableRef
-from floor.notify import notify
+from floor.common.alerts import raise_alert
+from floor.common.messages import TableRef
+from floor.common.notify import notify
 from floor.progressive import journal, ledger
 from floor.progressive import meter as mt
 from floor.progressive.intake import (

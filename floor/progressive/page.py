@@ -1,4 +1,4 @@
-"""A link's page for the dashboard (``/progressive?link=L``, floor/web_progressive.py): the report of
+"""A link's page for the dashboard (``/progressive?link=L``, floor/web/progressive.py): the report of
 floor/progressive/report.py as a self-contained HTML page, every value from the database escaped (text, never
 markup), no script (the page's Content-Security-Policy allows none)."""
 

@@ -14,7 +14,9 @@ from typing import Any
 from controller.jackpot.config import BP_DENOMINATOR, CURRENCY_CODE, LINK_NAME, METER_MAX
 from controller.jackpot.link_doc import MAX_MEMBERS  # what a table accepts in the meter document
 
-TABLE_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}\Z")  # a table level of the topic tree (floor/messages.py)
+TABLE_NAME = re.compile(
+    r"^[A-Za-z0-9_.-]{1,64}\Z"
+)  # a table level of the topic tree (floor/common/messages.py)
 MAX_BET_VALUE = 1_000_000  # minor units of one jackpot chip
 
 

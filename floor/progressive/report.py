@@ -14,9 +14,9 @@ import psycopg
 
 from controller.jackpot.meter import UNIT
 from controller.words import money
+from floor.common.text import safe
 from floor.progressive import journal, ledger
-from floor.report import csv_cell
-from floor.text import safe
+from floor.reports.day import csv_cell
 
 LAST_WINS = 25
 

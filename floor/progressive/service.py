@@ -25,8 +25,8 @@ from controller import sdnotify
 from controller.audit.checkpoint import public_key_hex
 from controller.audit.keys import load_or_create
 from controller.mqtt.paho_client import BrokerEndpoint, new_client, quick_reconnect
-from floor import store
-from floor.notify import NOTIFY_CHANNEL as ARCHIVE_CHANNEL
+from floor.archive import store
+from floor.common.notify import NOTIFY_CHANNEL as ARCHIVE_CHANNEL
 from floor.progressive import engine, intake, integrity, journal, ledger, signing
 from floor.progressive.config import LinkConfig
 

@@ -26,14 +26,14 @@ GRANT SELECT ON
     progressive_params, progressive_links, progressive_inputs, progressive_contributions, progressive_hits,
     progressive_corrections, progressive_journal
     TO floor_web;
--- players (issue 41): the dashboard reads the registry to name players to supervisors (floor/web_players.py
+-- players (issue 41): the dashboard reads the registry to name players to supervisors (floor/web/players.py
 -- leaves the names out for every other role); registering, erasing and the settings are the technician's
 -- commands (tablectl floor players, as floor_owner). The archive workers get nothing of it.
 -- player_log holds who did what and when, never a name or a detail.
 GRANT SELECT ON players, player_settings, player_log TO floor_web;
 GRANT INSERT, DELETE ON dashboard_sessions TO floor_web;
 GRANT INSERT ON dashboard_log TO floor_web;
--- a login takes its attempt before the password is checked (floor/logins.py reserve): the row is confirmed as a
+-- a login takes its attempt before the password is checked (floor/accounts/logins.py reserve): the row is confirmed as a
 -- failure (its detail written) or given back (deleted) once the check is done
 GRANT UPDATE (detail), DELETE ON dashboard_log TO floor_web;
 GRANT INSERT, UPDATE ON floor_alerts TO floor_web;

@@ -37,7 +37,7 @@ from controller.audit.checkpoint import GENESIS, public_key_hex, sign_checkpoint
 from controller.canonical import canonical
 from controller.journal.event_chain import EVENT_GENESIS, chained_text
 from controller.mqtt.replay import RATE_LIMITED, RATE_PER_KEY, RATE_WINDOW_S
-from floor import store
+from floor.archive import store
 from tablebench.postgres import temp_database as temp_database  # re-exported: the tests' throw-away databases
 
 

@@ -18,10 +18,10 @@ from typing import Any
 import psycopg
 from playwright import sync_api as playwright_sync
 
-from floor import store
-from floor.sessions import SESSION_COOKIE
-from floor.users import Role, add_user
-from floor.web import WebConfig, serve
+from floor.accounts.sessions import SESSION_COOKIE
+from floor.accounts.users import Role, add_user
+from floor.archive import store
+from floor.web.app import WebConfig, serve
 from tablebench.broker import free_port
 
 CHROMIUM = Path("/usr/bin/chromium")

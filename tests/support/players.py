@@ -16,8 +16,8 @@ import psycopg
 from controller.canonical import canonical
 from controller.journal.event_chain import EVENT_GENESIS, chained_text
 from controller.table.messages import messages
-from floor import store
-from floor.messages import Envelope, TableRef
+from floor.archive import store
+from floor.common.messages import Envelope, TableRef
 from tablebench.ap_players import SimRound
 from tablebench.table_testing import Harness
 
