@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -39,11 +40,16 @@ def take(conn: psycopg.Connection, dsn: str, where: BackupDir, *, timeout: float
     """One base backup of the server ``dsn`` names, complete when this returns (ToolError otherwise)."""
     make_private_dir(where.base)
     started = datetime.now(UTC)
+    if (where.base / label_of(started)).exists():
+        # a backup is named to the second (its label orders them): one taken in the same second as the last
+        # starts at the next second instead of being refused
+        time.sleep(1.0 - started.microsecond / 1e6)
+        started = datetime.now(UTC)
     label = label_of(started)
     partial = where.base / f"{label}{PARTIAL}"
     final = where.base / label
     if final.exists():
-        raise ToolError(f"{final} exists already (two backups in the same second)")
+        raise ToolError(f"{final} exists already (a backup named for this second)")
     shutil.rmtree(partial, ignore_errors=True)
     try:
         run_tool(
