@@ -142,12 +142,6 @@ class ArchiveCounters:
     connected: bool  # subscribed on the floor broker
 
 
-def _notify(cur: psycopg.Cursor, written: set[TableRef]) -> None:
-    """The archive's one NOTIFY of a batch (delivered on its commit). ``written``: the tables of the batch's new
-    events, statuses, link notices and heads (the tables a listener redraws, floor/web/live.py)."""
-    notify(cur, written)
-
-
 class ArchiveWorker:
     def __init__(self, cfg: ArchiveConfig) -> None:
         self.cfg = cfg
@@ -427,7 +421,7 @@ class ArchiveWorker:
             if new or statuses or links or heads:  # the tables written: the dashboard refreshes only theirs
                 written = {e.table for e in envelopes} if new else set()
                 written |= {s.table for s, _ in statuses} | {n.table for n, _ in links}
-                _notify(cur, written | heads.keys())
+                notify(cur, written | heads.keys())  # delivered on commit (floor/web/live.py)
         self.stats.received += len(batch)
         self.stats.stored += new
         self.stats.duplicates += len(envelopes) - new
