@@ -194,3 +194,43 @@ async def test_a_dead_task_stops_the_watchdog_and_shows_in_status_a_journal_faul
     finally:
         await svc.table.stop()  # never raises for the dead task: safe outputs first
         svc.journal.close()
+
+
+async def test_a_part_that_never_stops_does_not_keep_the_journal_open(tmp_path, monkeypatch) -> None:
+    """A part stuck on a dead peer (here the shoe's stop never returns) is left after PART_STOP_TIMEOUT_S: the
+    parts after it still stop and the journal is closed, inside systemd's TimeoutStopSec=20, with the outputs
+    safe first (PT-2001 r.51, r.60)."""
+    from controller.config import load_config
+    from controller.journal import Journal
+    from controller.service import shutdown
+    from controller.service.table_service import TableService
+    from controller.shell.controller import TableController
+    from tablebench.stack import DEMO_CONFIG
+
+    monkeypatch.setattr(shutdown, "PART_STOP_TIMEOUT_S", 0.5)
+    svc = TableService(load_config(DEMO_CONFIG, check_files=False))
+    svc.journal = Journal(tmp_path / "journal.db")
+    svc.table = TableController(svc.journal)
+    await svc.table.start()
+    closed: list[str] = []
+    never = asyncio.Event()
+
+    class StuckShoe:
+        connected = False
+
+        async def stop(self) -> None:
+            await never.wait()
+
+    class Intake:
+        async def stop(self) -> None:
+            closed.append("intake")
+
+    svc.shoe = StuckShoe()  # type: ignore[assignment]  # a stand-in: only stop() is called
+    svc.intake = Intake()  # type: ignore[assignment]  # likewise
+    journal_close = svc.journal.close
+    monkeypatch.setattr(svc.journal, "close", lambda: (closed.append("journal"), journal_close()))
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    await asyncio.wait_for(svc.stop(), 10)
+    assert closed == ["intake", "journal"]
+    assert loop.time() - started < 5
