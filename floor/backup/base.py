@@ -33,7 +33,7 @@ class Pruned:
 def replication_dsn(dsn: str) -> str:
     """pg_basebackup's connection: the same server and account (it ignores the database name)."""
     params = {k: v for k, v in conninfo_to_dict(dsn).items() if k != "dbname" and v is not None}
-    return make_conninfo(**params)  # type: ignore[arg-type]
+    return make_conninfo(**params)  # type: ignore[arg-type]  # conninfo_to_dict types its values object: they are a DSN's
 
 
 def take(conn: psycopg.Connection, dsn: str, where: BackupDir, *, timeout: float = 6 * 3600) -> BaseBackup:

@@ -10,7 +10,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from functools import partial
 
-from controller.client import CommandFailed
+from controller.client import CommandFailed, TableView
 from tablebench.bench.driver import Dealer
 
 Fault = Callable[[Dealer], Awaitable[None]]
@@ -148,8 +148,8 @@ async def sustained_noise(d: Dealer) -> None:
     await d.rig.ctl().set_error_rate(bit_error_rate=3e-3)
 
 
-def _in_journal_io(v: object) -> bool:
-    table = v.states.get("table", {})  # type: ignore[attr-defined]
+def _in_journal_io(v: TableView) -> bool:
+    table = v.states.get("table", {})
     return "journal_io" in (table.get("faults") or ())
 
 
