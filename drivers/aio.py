@@ -1,10 +1,14 @@
-"""One way to stop a part's background tasks (every part's ``stop()`` uses it)."""
+"""One way to stop a part's background tasks (every part's ``stop()`` uses it), and one way to take what a
+queue holds now (a driver's events, a burst at once)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 from collections.abc import Iterable
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 async def cancel_tasks(tasks: Iterable[asyncio.Task[object]], *, swallow_errors: bool = False) -> None:
@@ -17,3 +21,12 @@ async def cancel_tasks(tasks: Iterable[asyncio.Task[object]], *, swallow_errors:
         task.cancel()
         with contextlib.suppress(*ignored):
             await task
+
+
+def drain_queue(queue: asyncio.Queue[T], limit: int) -> list[T]:
+    """What the queue holds now, oldest first, up to ``limit`` items, without waiting (a driver's burst of events,
+    taken at once)."""
+    out: list[T] = []
+    while len(out) < limit and not queue.empty():
+        out.append(queue.get_nowait())
+    return out

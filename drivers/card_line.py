@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from drivers import events as ev
-from drivers.aio import cancel_tasks
+from drivers.aio import cancel_tasks, drain_queue
 from drivers.usb_reader import UsbCardReader
 
 log = logging.getLogger(__name__)
@@ -76,10 +76,7 @@ class ShoeWithReader:
             yield await self._queue.get()
 
     def drain_events(self, limit: int) -> list[ev.DeviceEvent]:
-        out: list[ev.DeviceEvent] = []
-        while len(out) < limit and not self._queue.empty():
-            out.append(self._queue.get_nowait())
-        return out
+        return drain_queue(self._queue, limit)
 
     async def _forward(self, part: str, source: AsyncIterator[ev.DeviceEvent]) -> None:
         try:

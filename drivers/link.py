@@ -9,13 +9,13 @@ accepted) but never delivers it twice.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from drivers.aio import cancel_tasks
 from drivers.protocol.framing import Frame, FrameDecoder, encode_frame
 from drivers.protocol.messages import MsgType
 
@@ -128,9 +128,7 @@ class ReliableLink:
 
     async def close(self) -> None:
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await cancel_tasks([self._task])
             self._task = None
         self.fail_pending(LinkError("link closed"))
 

@@ -23,6 +23,7 @@ from collections.abc import AsyncIterator
 from typing import Protocol, runtime_checkable
 
 from drivers import events as ev
+from drivers.aio import cancel_tasks, drain_queue
 from drivers.link import LinkError, LinkStats, ReliableLink
 from drivers.protocol import messages as msg
 from drivers.protocol.framing import Frame
@@ -172,9 +173,7 @@ class ShoeDriver:
 
     async def stop(self) -> None:
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await cancel_tasks([self._task])
             self._task = None
         self._go_down("driver stopped", emit=self._connected)
         await self._link.close()
@@ -186,10 +185,7 @@ class ShoeDriver:
 
     def drain_events(self, limit: int) -> list[ev.DeviceEvent]:
         """Events already received, without waiting (up to ``limit``): lets the table commit a burst at once."""
-        out: list[ev.DeviceEvent] = []
-        while len(out) < limit and not self._events.empty():
-            out.append(self._events.get_nowait())
-        return out
+        return drain_queue(self._events, limit)
 
     async def next_event(self, timeout: float | None = None) -> ev.DeviceEvent:
         """Convenience for tests and scripts: the next event (asyncio.TimeoutError after ``timeout``)."""

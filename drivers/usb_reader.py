@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from drivers import events as ev
+from drivers.aio import cancel_tasks
 from drivers.protocol import messages as msg
 from drivers.protocol.framing import FrameDecoder, FramingStats, encode_frame
 from drivers.protocol.messages import MsgType
@@ -187,9 +188,7 @@ class UsbCardReader:
 
     async def stop(self) -> None:
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await cancel_tasks([self._task])
             self._task = None
         self.backend.close()
 

@@ -267,17 +267,31 @@ def _shoe(s: dict[str, Any], source: Path | None) -> ShoeConfig:
     )
 
 
+def _device_section(
+    data: dict[str, Any] | None,
+    section: str,
+    required: tuple[str, ...],
+    source: Path | None,
+    problems: list[Problem],
+    file: str,
+) -> tuple[dict[str, Any], Any]:
+    """An optional device's section (the card reader, the jackpot sign): absent, the device is off; on, each of
+    the ``required`` keys it cannot work without must be there (a problem names each one missing)."""
+    data = data if data is not None else {"enabled": False}
+    enabled = _get(data, section, "enabled")
+    if enabled:
+        problems.extend(
+            Problem(str(source or file), f"{section}.{key}", "missing (required when enabled)")
+            for key in required
+            if key not in data
+        )
+    return data, enabled
+
+
 def _reader(
     r: dict[str, Any] | None, source: Path | None, problems: list[Problem], file: str
 ) -> ReaderConfig:
-    r = r if r is not None else {"enabled": False}
-    enabled = _get(r, "reader", "enabled")
-    if enabled:
-        for key in ("vendor_id", "product_id"):
-            if key not in r:
-                problems.append(
-                    Problem(str(source or file), f"reader.{key}", "missing (required when enabled)")
-                )
+    r, enabled = _device_section(r, "reader", ("vendor_id", "product_id"), source, problems, file)
     return ReaderConfig(
         enabled=enabled,
         vendor_id=_get(r, "reader", "vendor_id"),
@@ -291,10 +305,7 @@ def _reader(
 def _display(
     d: dict[str, Any] | None, source: Path | None, problems: list[Problem], file: str
 ) -> DisplayConfig:
-    d = d if d is not None else {"enabled": False}
-    enabled = _get(d, "display", "enabled")
-    if enabled and "port" not in d:
-        problems.append(Problem(str(source or file), "display.port", "missing (required when enabled)"))
+    d, enabled = _device_section(d, "display", ("port",), source, problems, file)
     return DisplayConfig(
         enabled=enabled,
         port=_get(d, "display", "port"),

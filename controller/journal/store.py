@@ -254,9 +254,12 @@ class Journal:
 
     def last_prune(self) -> dict[str, Any] | None:
         """The newest ``journal_pruned`` record's data (what was deleted, up to which anchor), unchecked."""
+        return self._newest_data(PRUNED_KIND)
+
+    def _newest_data(self, kind: str) -> dict[str, Any] | None:
+        """The data of the newest record of ``kind`` (an indexed kind), unchecked; None when there is none."""
         row = self._conn.execute(
-            f"SELECT data FROM records WHERE kind = ? AND {KIND_INDEXED} ORDER BY seq DESC LIMIT 1",
-            (PRUNED_KIND,),
+            f"SELECT data FROM records WHERE kind = ? AND {KIND_INDEXED} ORDER BY seq DESC LIMIT 1", (kind,)
         ).fetchone()
         return json.loads(row[0]) if row else None
 
@@ -484,11 +487,7 @@ class Journal:
 
     def last_checkpoint_record(self) -> dict[str, Any] | None:
         """The newest checkpoint record's data (to chain the next checkpoint to it), unchecked."""
-        row = self._conn.execute(
-            f"SELECT data FROM records WHERE kind = ? AND {KIND_INDEXED} ORDER BY seq DESC LIMIT 1",
-            (CHECKPOINT_KIND,),
-        ).fetchone()
-        return json.loads(row[0]) if row else None
+        return self._newest_data(CHECKPOINT_KIND)
 
     def close(self) -> None:
         if self._wal_checkpoints is not None:  # before the last commit: the close checkpoints what is left

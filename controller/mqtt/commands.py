@@ -61,6 +61,7 @@ from controller.mqtt.command_results import ResultBook
 from controller.mqtt.link import InboundMessage, MqttLink
 from controller.mqtt.schemas import MessageInvalid, check, parse_json
 from controller.topics import cmd_topic, response_topic
+from drivers.aio import cancel_tasks
 
 __all__ = ["CommandIntake", "CommandRejected", "CommandRequest", "Handler", "RateLimits"]
 
@@ -103,9 +104,7 @@ class CommandIntake:
 
     async def stop(self) -> None:
         if self._worker is not None:
-            self._worker.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._worker
+            await cancel_tasks([self._worker])
         self.flush_drops()
         self.flush_results()
 

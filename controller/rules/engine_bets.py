@@ -193,6 +193,11 @@ class BetRules:
             )
         return None
 
+    def over_limits(self, seat: int, extra: int) -> RuleViolation | None:
+        """``extra`` more staked on a seat's own hand (a double, a split): within the seat's total (r.15, house
+        choice) first, then the player's round limit."""
+        return self.over_seat_total(seat, extra) or self.over_round_limit(seat, extra)
+
     def over_round_limit(self, seat: int, extra: int) -> RuleViolation | None:
         p = self.r.profile
         if not p.round_limit:

@@ -36,12 +36,9 @@ class DecisionRules:
         p, play = self.r.profile, self.r.profile.play
         v = h.value
         if action is Action.HIT and len(h.cards) >= 2:  # the specific rule first, then the generic state
-            if h.split_aces:
-                return RuleViolation("split aces receive one card each", p.cite("split_aces"))
-            if h.doubled:
-                return RuleViolation("a doubled hand receives one card only", p.cite("after_double"))
-            if v.total >= 21:
-                return RuleViolation(f"no card may be drawn on {v.total}", p.cite("draw_on_21"))
+            why = self._why_no_card(h)
+            if why is not None:
+                return why
         if h.split_aces and action in (Action.DOUBLE, Action.HIT) and len(h.cards) >= 2:
             # Name the book's rule rather than the generic state (PT-2001 r.26, RO "except split aces").
             return RuleViolation("split aces receive one card each", p.cite("split_aces"))
@@ -56,13 +53,7 @@ class DecisionRules:
         if h.needs_card:
             return RuleViolation("the hand is owed a card first", p.cite("deal_order"))
         if action is Action.HIT:
-            if h.split_aces:
-                return RuleViolation("split aces receive one card each", p.cite("split_aces"))
-            if h.doubled:
-                return RuleViolation("a doubled hand receives one card only", p.cite("after_double"))
-            if v.total >= 21:
-                return RuleViolation(f"no card may be drawn on {v.total}", p.cite("draw_on_21"))
-            return None
+            return self._why_no_card(h)
         if action is Action.STAND:
             if v.total < play.min_stand_total and not h.split_aces:
                 return RuleViolation(
@@ -90,9 +81,7 @@ class DecisionRules:
                     f"doubling would stake {h.stake + h.base_bet}, above the maximum {p.max_bet}",
                     p.cite("above_max"),
                 )
-            return self.r.bet_rules.over_seat_total(h.seat, h.base_bet) or self.r.bet_rules.over_round_limit(
-                h.seat, h.base_bet
-            )
+            return self.r.bet_rules.over_limits(h.seat, h.base_bet)
         if action is Action.SPLIT:
             if len(h.cards) != 2:
                 return RuleViolation("split only a two-card pair", p.cite("split"))
@@ -117,9 +106,7 @@ class DecisionRules:
                     f"{a} and {b}: the player already declined to split this pair value in this round",
                     p.cite("resplit"),
                 )
-            return self.r.bet_rules.over_seat_total(h.seat, h.base_bet) or self.r.bet_rules.over_round_limit(
-                h.seat, h.base_bet
-            )
+            return self.r.bet_rules.over_limits(h.seat, h.base_bet)
         if action is Action.SURRENDER:
             return self.why_not_surrender(h)
         if action is Action.FIVE_CARD:
@@ -132,6 +119,19 @@ class DecisionRules:
                 return RuleViolation("not when the dealer's first open card is an ace", p.cite("five_card"))
             return None
         return RuleViolation(f"{action} is not a hand decision", p.cite("deal_order"))
+
+    def _why_no_card(self, h: HandState) -> RuleViolation | None:
+        """The rule that forbids hand ``h`` another card, or None: split aces get one each (PT-2001 r.26), a doubled
+        hand one only, and no card is drawn on 21 or more."""
+        p = self.r.profile
+        if h.split_aces:
+            return RuleViolation("split aces receive one card each", p.cite("split_aces"))
+        if h.doubled:
+            return RuleViolation("a doubled hand receives one card only", p.cite("after_double"))
+        total = h.value.total
+        if total >= 21:
+            return RuleViolation(f"no card may be drawn on {total}", p.cite("draw_on_21"))
+        return None
 
     def _pair_key(self, card: Card) -> int | str:
         return card.value if self.r.profile.play.split_match == "value" else card.rank

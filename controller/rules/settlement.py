@@ -12,6 +12,7 @@ from fractions import Fraction
 from typing import Any, NotRequired, TypedDict
 
 from controller.rules.hands import hand_value
+from controller.rules.profiles import Profile
 from controller.rules.round_state import BLACKJACK, EVEN_MONEY, CoBet, HandState, SeatState, SettlingRound
 from controller.rules.sidebets import side_bet_net, side_bet_result, special_prize
 from controller.rules.types import SeatBet
@@ -170,20 +171,33 @@ def _settle_co_bet(
             extra.append({"seat": seat, "player": player, "kind": "prize", "name": prize, "net": mult * base})
             total += mult * base
     if cb.insurance:
-        won = engine.dealer_blackjack()
-        n = _pay(cb.insurance * p.insurance_pays, p.rounding) if won else -cb.insurance
+        n = _insurance_net(p, cb.insurance, engine.dealer_blackjack())
         extra.append({"seat": seat, "player": player, "kind": "insurance", "amount": cb.insurance, "net": n})
         total += n
     for name, stake in cb.bet.side_bets.items():
-        rule = p.side_bets[name]
-        on = _side_bet_seat(engine, st, cb.bet, name)
-        result = side_bet_result(rule, on.dealt, on.pairs_formed, on.first_pair_split)
-        times = on.pairs_formed if name == "any_pair" and result and rule.each_pair else 1
-        n = side_bet_net(rule, result, stake, times=times)
+        result, n = _side_bet_outcome(engine, st, cb.bet, name, stake)
         extra.append({"seat": seat, "player": player, "kind": "side_bet", "name": name, "stake": stake,
                       "result": result, "net": n})  # fmt: skip
         total += n
     return total
+
+
+def _insurance_net(p: Profile, insurance: int, won: bool) -> int:
+    """An insurance stake's net (a titular's or a co-bettor's): PT-2001 r.33, it wins double when the dealer has
+    a blackjack, else it is lost."""
+    return _pay(insurance * p.insurance_pays, p.rounding) if won else -insurance
+
+
+def _side_bet_outcome(
+    engine: SettlingRound, st: SeatState, bet: SeatBet, name: str, stake: int
+) -> tuple[str | None, int]:
+    """One side bet's winning pay-table entry (None: lost) and net, for the titular's bet or a co-bettor's: an
+    any-pair bet paid once per pair formed when the profile says so (``each_pair``)."""
+    rule = engine.profile.side_bets[name]
+    on = _side_bet_seat(engine, st, bet, name)
+    result = side_bet_result(rule, on.dealt, on.pairs_formed, on.first_pair_split)
+    times = on.pairs_formed if name == "any_pair" and result and rule.each_pair else 1
+    return result, side_bet_net(rule, result, stake, times=times)
 
 
 def _side_bet_seat(engine: SettlingRound, st: SeatState, bet: SeatBet, name: str) -> SeatState:
@@ -239,17 +253,11 @@ def settle(engine: SettlingRound) -> Settlement:
                 net += mult * st.bet.amount
         if st.insurance:
             won = dealer_bj
-            n = (
-                _pay(st.insurance * p.insurance_pays, p.rounding) if won else -st.insurance
-            )  # PT-2001 r.33: wins double
+            n = _insurance_net(p, st.insurance, won)
             insurance.append(InsuranceResult(seat, st.insurance, won, n))
             net += n
         for name, stake in st.bet.side_bets.items():
-            rule = p.side_bets[name]
-            on = _side_bet_seat(engine, st, st.bet, name)
-            result = side_bet_result(rule, on.dealt, on.pairs_formed, on.first_pair_split)
-            times = on.pairs_formed if name == "any_pair" and result and rule.each_pair else 1
-            n = side_bet_net(rule, result, stake, times=times)
+            result, n = _side_bet_outcome(engine, st, st.bet, name, stake)
             side.append(SideBetResult(seat, name, stake, result, n))
             net += n
         for cb in st.co_bets:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import serial_asyncio_fast
 
+from drivers.aio import cancel_tasks
 from drivers.display.protocol import Frame, ProtocolError, decode, encode
 
 log = logging.getLogger(__name__)
@@ -78,11 +79,7 @@ class DisplayDriver:
         self._ping_task = asyncio.create_task(self._ping_loop(), name="display-ping")
 
     async def stop(self) -> None:
-        for task in (self._ping_task, self._read_task):
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+        await cancel_tasks(task for task in (self._ping_task, self._read_task) if task is not None)
         self._ping_task = self._read_task = None
         self._close()
 
