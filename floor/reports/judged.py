@@ -29,7 +29,7 @@ from typing import Any
 import psycopg
 
 import controller.rules
-from controller.data import PROFILES_DIR
+from controller.rules.profiles import PROFILE_DIR
 from controller.rules.rounds import SCHEMA_PATH
 from controller.rules.strategy import Move
 from floor.reports import play_rounds
@@ -46,7 +46,7 @@ def judge_code() -> str:
     Another version of any of them makes every stored judgement stale (judged again, by the pass or the reader)."""
     h = hashlib.sha256(f"judged-round format {FORMAT}\n".encode())
     files = sorted(Path(p) for d in controller.rules.__path__ for p in Path(d).glob("*.py"))
-    files += [Path(str(play_rounds.__file__)), SCHEMA_PATH, *sorted(PROFILES_DIR.glob("*.toml"))]
+    files += [Path(str(play_rounds.__file__)), SCHEMA_PATH, *sorted(PROFILE_DIR.glob("*.toml"))]
     for f in files:
         data = f.read_bytes()
         h.update(f"{f.name} {len(data)}\n".encode())
