@@ -67,6 +67,12 @@ EXAMPLES: dict[tuple[str, ...], tuple[tuple[str, str], ...]] = {
     ("floor", "sessions"): (
         ("tablectl floor sessions --hours 8 --html sessions.html", "the last eight hours' play sessions"),
     ),
+    ("floor", "judge"): (
+        (
+            "tablectl floor judge --hours 1",
+            "judge the last hour's settled rounds (the periodic judging pass)",
+        ),
+    ),
     ("floor", "bridge"): (
         (
             "tablectl floor bridge --config table.toml --bridge bridge.toml --out /etc/mosquitto/conf.d/floor.conf",

@@ -32,6 +32,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "floor.cli.sessions",
         "play sessions: win, expected win, how close to basic strategy, bets against the count, advantage play",
     ),
+    "judge": (
+        "floor.cli.judge",
+        "the judging pass: store the judgement of each settled round, which floor sessions then reads",
+    ),
     "players": (
         "floor.cli.players",
         "player ratings (visits, handle, win, theoretical win, comp) and the players' personal data",

@@ -32,6 +32,7 @@ import psycopg
 
 from floor.common.text import whole
 from floor.reports.figures import house_win
+from floor.reports.judged import Stored, stored, use_stored
 from floor.reports.play_rounds import SeatRound, ShoeCount, seat_rounds
 from floor.reports.play_stats import Entry, Trend, entry_count, spearman
 from floor.reports.rounds import ArchivedRound, load_rounds
@@ -224,25 +225,33 @@ class ShoeState:
 def shoe_states(
     conn: psycopg.Connection, site: str, table: str, rounds: list[ArchivedRound] | None = None
 ) -> list[ShoeState]:
-    """The table's ``state/shoe`` documents in order; with ``rounds``, only those ``table_rounds`` reads for them
-    (the last one before each round's first event): from the last before the first round to the last round."""
+    """The table's ``state/shoe`` documents in order; with ``rounds``, only those ``table_rounds`` reads for them:
+    the last one before each round's first event (one short backward range of the table's ids per round, never the
+    shoe's updates of every card in between)."""
     if rounds is not None and not rounds:
         return []
-    lo = min(r.first_event for r in rounds) if rounds else None
-    hi = max(r.first_event for r in rounds) if rounds else None
-    rows = conn.execute(
-        "SELECT event_id, data->'shoe_no', data->>'shuffler', data->'decks', data->'dealt_this_shoe' FROM events"
-        " WHERE site = %(site)s AND table_id = %(table)s AND topic = 'state/shoe'"
-        " AND (%(hi)s::bigint IS NULL OR event_id < %(hi)s) AND (%(lo)s::bigint IS NULL OR event_id >= coalesce("
-        " (SELECT max(event_id) FROM events WHERE site = %(site)s AND table_id = %(table)s AND topic = 'state/shoe'"
-        " AND event_id < %(lo)s), 0)) ORDER BY event_id",
-        {"site": site, "table": table, "lo": lo, "hi": hi},
-    ).fetchall()
+    cols = "event_id, data->'shoe_no', data->>'shuffler', data->'decks', data->'dealt_this_shoe'"
+    if rounds is None:
+        rows = conn.execute(
+            f"SELECT {cols} FROM events WHERE site = %s AND table_id = %s AND topic = 'state/shoe' ORDER BY event_id",
+            (site, table),
+        ).fetchall()
+    else:
+        rows = conn.execute(
+            f"SELECT DISTINCT s.* FROM unnest(%(firsts)s::bigint[]) AS r(first) CROSS JOIN LATERAL (SELECT {cols}"
+            " FROM events WHERE site = %(site)s AND table_id = %(table)s AND topic = 'state/shoe'"
+            " AND event_id < r.first ORDER BY event_id DESC LIMIT 1) s ORDER BY 1",
+            {"site": site, "table": table, "firsts": sorted({r.first_event for r in rounds})},
+        ).fetchall()
     return [ShoeState(e, whole(n), s == CONTINUOUS, whole(d), whole(t)) for e, n, s, d, t in rows]
 
 
-def table_rounds(archived: list[ArchivedRound], shoes: list[ShoeState]) -> tuple[list[TableRound], list[str]]:
-    """The table's rounds with each seat's figures and the count at bet time (see the module's text)."""
+def table_rounds(
+    archived: list[ArchivedRound], shoes: list[ShoeState], judged: dict[int, Stored] | None = None
+) -> tuple[list[TableRound], list[str]]:
+    """The table's rounds with each seat's figures and the count at bet time (see the module's text). ``judged``:
+    the rounds' stored judgements by first event (floor/reports/judged.py), each used only when it was made of the
+    very round rebuilt here; any other round is judged now."""
     ids = [s.event_id for s in shoes]
     out: list[TableRound] = []
     problems: list[str] = []
@@ -276,10 +285,18 @@ def table_rounds(archived: list[ArchivedRound], shoes: list[ShoeState]) -> tuple
             count = None  # the cards of this round are not all known: no count for the rest of the shoe
             continue
         tc = count.true() if count is not None else None
-        seats, bad = seat_rounds(rnd.description(), round_id=rnd.round_id, shoe=shoe_no, count=tc)
+        desc = rnd.description()
+        kept = use_stored(judged.get(rnd.first_event), rnd, desc) if judged else None
+        if kept is not None:
+            seats, bad = (
+                kept.seat_rounds(shoe=shoe_no, count=tc, profile=desc["profile"]),
+                list(kept.problems),
+            )
+        else:
+            seats, bad = seat_rounds(desc, round_id=rnd.round_id, shoe=shoe_no, count=tc)
         problems += bad
         if count is not None:
-            count.feed(rnd.description()["cards"])
+            count.feed(desc["cards"])
         out.append(TableRound(i, rnd.round_id, shoe_no, continuous, seats, tc))
     return out, problems
 
@@ -306,7 +323,9 @@ def judge_table(
     conn: psycopg.Connection, site: str, table: str, since: datetime, until: datetime
 ) -> JudgedTable:
     archived = [r for r in load_rounds(conn, site, table, since, until) if r.site == site]
-    trs, bad = table_rounds(archived, shoe_states(conn, site, table, archived))
+    trs, bad = table_rounds(
+        archived, shoe_states(conn, site, table, archived), stored(conn, site, table, archived)
+    )
     return JudgedTable(archived, trs, bad)
 
 

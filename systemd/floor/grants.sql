@@ -13,7 +13,7 @@ GRANT SELECT ON schema_migrations TO floor_archive, floor_web, floor_progressive
 
 GRANT SELECT, INSERT, UPDATE, DELETE ON
     events, floor_tables, checkpoints, floor_alerts, replay_requests, missing_events, rejected_messages,
-    floor_arrivals, quarantined_events, floor_workers
+    floor_arrivals, quarantined_events, floor_workers, judged_rounds
     TO floor_archive;
 -- the backups' record: read by the maintenance pass (late or failed: a floor alert), written by the backup jobs,
 -- which run as the superuser postgres (docs/floor.md "Backups and point-in-time recovery")
@@ -21,7 +21,7 @@ GRANT SELECT ON floor_backups TO floor_archive;
 
 GRANT SELECT ON
     events, floor_tables, checkpoints, floor_alerts, replay_requests, missing_events, rejected_messages,
-    floor_arrivals, quarantined_events, floor_workers, dashboard_users, dashboard_sessions, dashboard_log,
+    floor_arrivals, quarantined_events, floor_workers, judged_rounds, dashboard_users, dashboard_sessions, dashboard_log,
     floor_backups,
     progressive_params, progressive_links, progressive_inputs, progressive_contributions, progressive_hits,
     progressive_corrections, progressive_journal
