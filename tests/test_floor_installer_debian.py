@@ -305,6 +305,13 @@ def test_floor_installs_runs_and_comes_back(machine: Machine) -> None:
     assert status.returncode == 0, status.stdout + status.stderr
     assert "restore check: " in status.stdout and "all good" in status.stdout, status.stdout
 
+    # 4c. the judging pass (docs/floor.md "Judged rounds"): its timer enabled and running, one run as the archive's
+    # account through its own DSN succeeds (it reads the events and writes judged_rounds: grants.sql)
+    timer = "tablectl-floor-judge.timer"
+    assert m.show(timer, "UnitFileState") == "enabled" and m.show(timer, "ActiveState") == "active"
+    judged = m.run(["systemctl", "start", "tablectl-floor-judge.service"], timeout=300)
+    assert judged.returncode == 0, journal(m, "tablectl-floor-judge")
+
     # 5. re-runs: nothing changed restarts nothing; a refused account file changes nothing
     pids = main_pids(m)
     again = install(m)

@@ -413,9 +413,9 @@ for l in "${add_links[@]}"; do
 done
 
 # ---- 8. units and the technician's command --------------------------------------------------------------------
-log "8/9 systemd units ($WEB_UNIT, tablectl-floor-archive@1..$FLOOR_WORKERS, $PROGRESSIVE_TEMPLATE) and /usr/local/sbin/tablectl-floor"
+log "8/9 systemd units ($WEB_UNIT, tablectl-floor-archive@1..$FLOOR_WORKERS, $PROGRESSIVE_TEMPLATE, $JUDGE_TIMER) and /usr/local/sbin/tablectl-floor"
 units_changed=0
-for unit in "$WEB_UNIT" "$ARCHIVE_TEMPLATE" "$PROGRESSIVE_TEMPLATE"; do
+for unit in "$WEB_UNIT" "$ARCHIVE_TEMPLATE" "$PROGRESSIVE_TEMPLATE" "${JUDGE_UNITS[@]}"; do
     if ! cmp -s "$release_dir/systemd/floor/$unit" "/etc/systemd/system/$unit"; then
         install -m 0644 "$release_dir/systemd/floor/$unit" "/etc/systemd/system/$unit"
         units_changed=1
@@ -464,7 +464,7 @@ for unit in $(systemctl list-units --all --plain --no-legend 'tablectl-floor-arc
         log "$unit stopped and disabled (--workers $FLOOR_WORKERS)"
     }
 done
-systemctl enable "${wanted[@]}" >/dev/null 2>&1
+systemctl enable "${wanted[@]}" "$JUDGE_TIMER" >/dev/null 2>&1
 if [ "$start" -eq 0 ]; then
     log "installed release $(current_release); not started (--no-start): systemctl start ${wanted[*]}"
     exit 0
@@ -488,4 +488,5 @@ if [ ${#failed[@]} -gt 0 ]; then
     systemctl stop "${failed[@]}" 2>/dev/null || true
     die "${failed[*]} did not come up: stopped; the reason is in journalctl -u ${failed[0]}"
 fi
+systemctl start "$JUDGE_TIMER" # the judging pass every 10 minutes (docs/floor.md "Judged rounds")
 log "installed release $(current_release): dashboard $FLOOR_PUBLIC_URL (update: systemd/floor/update.sh, rollback: systemd/floor/rollback.sh)"

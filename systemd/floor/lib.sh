@@ -23,6 +23,11 @@ WEB_UNIT=tablectl-floor-web.service
 ARCHIVE_TEMPLATE=tablectl-floor-archive@.service
 # shellcheck disable=SC2034 # used by install.sh
 PROGRESSIVE_TEMPLATE=tablectl-floor-progressive@.service
+# The judging pass (docs/floor.md "Judged rounds"): a oneshot and the timer that starts it every 10 minutes.
+# shellcheck disable=SC2034 # used by install.sh
+JUDGE_UNITS=(tablectl-floor-judge.service tablectl-floor-judge.timer)
+# shellcheck disable=SC2034 # used by install.sh
+JUDGE_TIMER=tablectl-floor-judge.timer
 
 log() { printf 'tablectl-floor: %s\n' "$*" >&2; }
 
