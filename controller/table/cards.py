@@ -3,22 +3,19 @@ replaced (PT-2001 r.51)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from controller.effects import Event, EventKind, Rejected
 from controller.rules.errors import RulesError
 from controller.table import machine as m
 from controller.table.base import _card_valid
-from controller.table.faults import SHOE_LINE_ALERT, Faults
+from controller.table.concern import CycleFace, FaultsFace, Handlers, LidFace, RoundsFace, SetupFace
+from controller.table.faults import SHOE_LINE_ALERT
 from controller.table.gate import Gate
-from controller.table.lid import Lid
 from controller.table.machine_names import TableState
 from controller.table.record_kinds import RecordKind
 from controller.table.reporting import card_event, is_hole_card
-from controller.table.round_flow import RoundFlow
 from controller.table.rounds import jsonable
-from controller.table.session import TableSetup
-from controller.table.shoe_cycle import ShoeCycle
 from controller.table.sink import EffectSink
 from controller.table.state import PendingReplacement
 from drivers import events as ev
@@ -28,18 +25,32 @@ class CardFlow:
     """No state of its own: a card is counted by the shoe cycle, dealt into the round (round_flow.py), or
     raises a shoe-line fault (faults.py)."""
 
+    name: ClassVar[str] = "card_flow"
+
     def __init__(
         self,
         fx: EffectSink,
         gate: Gate,
-        setup: TableSetup,
-        shoe_cycle: ShoeCycle,
-        rounds: RoundFlow,
-        faults: Faults,
-        lid: Lid,
+        setup: SetupFace,
+        shoe_cycle: CycleFace,
+        rounds: RoundsFace,
+        faults: FaultsFace,
+        lid: LidFace,
     ) -> None:
         self.fx, self.gate, self.setup, self.lid = fx, gate, setup, lid
         self.shoe_cycle, self.rounds, self.faults = shoe_cycle, rounds, faults
+
+    def handlers(self) -> Handlers:
+        return Handlers(
+            device={ev.CardOut: self.on_card_out, ev.CardUnreadable: self.on_card_unreadable},
+            supervisor={"replace_card": self.sv_replace_card},
+        )
+
+    def snapshot_into(self, snap: dict[str, Any]) -> None:
+        return None  # no state of its own
+
+    def restore_from(self, snap: dict[str, Any]) -> None:
+        return None
 
     def on_card_out(self, e: ev.CardOut) -> None:
         if not self._card_came_out(e.shoe_seq, e.code):
@@ -89,7 +100,7 @@ class CardFlow:
 
     def _card_came_out(self, shoe_seq: int, code: str | None) -> bool:
         """Count a card out; False (and a shoe-line fault) when the frame cannot be a card the shoe dealt."""
-        last = self.shoe_cycle.shoe.last_seq
+        last = self.shoe_cycle.last_seq
         restart = self.shoe_cycle.take_seq_restart()  # the shoe rebooted: its shoe_seq starts again at 1
         if last and shoe_seq <= last and not (restart and shoe_seq == 1):
             # A valid CRC is not proof of a card (issue 13 §5): a number the shoe already used is a replayed,
@@ -215,11 +226,7 @@ class CardFlow:
             self._deal(code, pending.shoe_seq, False)
             last = rnd.cards[-1] if rnd.cards else None
             hidden = bool(last and last["shoe_seq"] == pending.shoe_seq and is_hole_card(rnd.engine, last))
-        elif (
-            self.gate.state == TableState.SETTLED
-            and self.rounds.uninserted
-            and self.lid.status.unlock is None
-        ):
+        elif self.gate.state == TableState.SETTLED and self.rounds.uninserted and self.lid.unlock is None:
             self.rounds.after_round()  # the lid cycle deferred while the card awaited replacement (r.51, r.59)
         # Reported to the inspection service (r.51); a replacement that became the dealer's face-down hole
         # card is withheld like its events/card until the dealer turns it over (PT-2001 r.17).

@@ -5,14 +5,17 @@ records, outbox events, alerts, shoe commands, GPIO writes) for the shell to com
 inputs from the same snapshot always give the same state: recovery relies on it (re-apply journaled inputs).
 A rejected dealer input or supervisor action raises ``Rejected`` and leaves the state exactly as it was.
 
-``TableCore`` keeps the state machine (machine.py; it is the machine's model), the dispatch tables (dispatch.py)
-and ``apply``; it composes one object per concern, each owning its slice of the state (docs/architecture.md,
-"The table core"): the setup (session.py), the shoe link (link.py), the shoe cycle (shoe_cycle.py), the round
-(round_flow.py) and its cards (cards.py), the lid (lid.py), the faults (faults.py), the dealer's inputs
-(dealer.py) and duty (dealer_duty.py), the players at the seats (players.py), supervisor actions
-(supervisor.py), the safety outputs (outputs.py), the state documents (documents.py) and the jackpot seam
-(controller/jackpot/seam.py). Each is given the effect sink of the step (sink.py), the machine's gate (gate.py)
-and the collaborators it needs, in its constructor.
+``TableCore`` keeps the state machine (machine.py; it is the machine's model) and ``apply``; it composes one
+object per concern, each with the same face (concern.py, ``Concern``; docs/architecture.md, "The table core"):
+it declares the inputs it handles, owns its slice of the state and gives its snapshot slice. The concerns: the
+setup (session.py), the shoe link (link.py), the shoe cycle (shoe_cycle.py), the deck check (deck_check.py),
+the lid (lid.py), the dealer's inputs (dealer.py), the faults (faults.py), the safety outputs (outputs.py),
+the state documents (documents.py), the jackpot's desk (jackpot_desk.py, for controller/jackpot/seam.py), the
+dealer on duty (dealer_duty.py), the players at the seats (players.py), the round (round_flow.py) and its cards
+(cards.py), and the supervisor's table-wide actions (supervisor.py). Each is given the effect sink of the step
+(sink.py), the machine's gate (gate.py) and the narrow faces of the collaborators it calls, in its
+constructor; the core walks the list once to build the dispatch tables (dispatch.py) and at every step to
+compose the snapshot (snapshot.py).
 """
 
 from __future__ import annotations
@@ -31,13 +34,15 @@ from controller.table import inputs as i
 from controller.table import machine as m
 from controller.table.base import LID_OPEN_TIMEOUT_S, _copy
 from controller.table.cards import CardFlow
+from controller.table.concern import Concern
 from controller.table.dealer import DealerInputs
 from controller.table.dealer_duty import DealerDuty
 from controller.table.deck_check import DeckChecks
-from controller.table.dispatch import COUNT_REPORTS, DEALER_HANDLERS, DEVICE_HANDLERS, SUPERVISOR_HANDLERS
+from controller.table.dispatch import DispatchTables
 from controller.table.documents import StateDocuments
 from controller.table.faults import Faults
 from controller.table.gate import Gate
+from controller.table.jackpot_desk import JackpotDesk
 from controller.table.lid import Lid
 from controller.table.lid_machine import LidMachine
 from controller.table.link import ShoeLink
@@ -51,7 +56,7 @@ from controller.table.rounds import EngineFactory, RoundTracker, default_card, d
 from controller.table.session import TableSetup
 from controller.table.shoe_cycle import ShoeCycle
 from controller.table.sink import EffectSink
-from controller.table.snapshot import frozen, restore_parts
+from controller.table.snapshot import frozen, slices
 from controller.table.state import (
     Bet,
     DeckCheck,
@@ -63,6 +68,7 @@ from controller.table.state import (
     ShoeState,
 )
 from controller.table.supervisor import SupervisorActions
+from controller.table.view import TableView
 from drivers import events as ev
 from drivers.cards import CARD_CODES
 
@@ -93,7 +99,10 @@ class TableCore:
     dealer_in: DealerInputs
     shoe_link: ShoeLink
     supervisor: SupervisorActions
+    jackpot_desk: JackpotDesk
     documents: StateDocuments
+    # in the order their slices are restored (the setup first: the round needs its rules)
+    concerns: tuple[Concern, ...]
 
     def __init__(
         self,
@@ -108,26 +117,23 @@ class TableCore:
         self.machine = m.build_machine(self)  # the authority on the state (machine.py)
         self.fx = fx = EffectSink()
         self.gate = gate = Gate(self)
+        self.tables = tables = DispatchTables()  # filled from the concerns' declarations, below
         self.setup = setup = TableSetup(load_profile)
-        self.jackpot = jackpot or JackpotSeam()
-        jp, self.safety = self.jackpot, SafetyOutputs(fx)
-        self.dealer_duty = DealerDuty(fx, gate, setup)
-        self.players = players = SeatedPlayers(fx, gate, setup)
-        lid = Lid(fx, on_tamper=lambda reason: self.fault_ctl.tamper(reason))
-        cycle = ShoeCycle(fx, gate, setup, lid, rounds=lambda: self.round_flow, players=self._players)
-        rounds = RoundFlow(
+        self.jackpot = jp = jackpot or JackpotSeam()
+        self.safety = safety = SafetyOutputs(fx)
+        self.dealer_duty = duty = DealerDuty(fx, gate, setup)
+        self.players = players = SeatedPlayers(fx, gate, setup, duty)
+        self.lid_ctl = lid = Lid(fx, on_tamper=lambda reason: self.fault_ctl.tamper(reason))
+        self.shoe_cycle = cycle = ShoeCycle(
+            fx, gate, setup, lid, rounds=lambda: self.round_flow, players=self._players, counts=tables
+        )
+        self.round_flow = rounds = RoundFlow(
             fx, gate, setup, jp, lid, cycle, engine_factory=engine_factory, make_card=make_card
         )
-        faults = Faults(fx, gate, lid, rounds)
-        checks = DeckChecks(fx, gate, setup, lid, cycle)
-        self.lid_ctl = lid
-        self.shoe_cycle = cycle
-        self.round_flow = rounds
-        self.fault_ctl = faults
-        self.deck_checks = checks
+        self.fault_ctl = faults = Faults(fx, gate, lid, rounds)
+        self.deck_checks = checks = DeckChecks(fx, gate, setup, lid, cycle)
         self.card_flow = CardFlow(fx, gate, setup, cycle, rounds, faults, lid)
         self.dealer_in = dealer = DealerInputs(fx, gate, setup, jp, rounds, cycle, lid, faults)
-        safety, duty = self.safety, self.dealer_duty
         self.shoe_link = link = ShoeLink(
             fx, gate, setup, shoe_cycle=cycle, deck_checks=checks, rounds=rounds, lid=lid, faults=faults,
             safety=safety, jackpot=jp,
@@ -136,13 +142,52 @@ class TableCore:
             fx, gate, setup, jp, link=link, shoe_cycle=cycle, deck_checks=checks, rounds=rounds, dealer=dealer,
             duty=duty, players=players, lid=lid, faults=faults,
         )  # fmt: skip
-        self.documents = StateDocuments(
-            fx, gate, setup, jp, link=link, shoe_cycle=cycle, rounds=rounds, dealer=dealer, duty=duty, lid=lid,
-            faults=faults, safety=safety, players=players,
+        self.jackpot_desk = JackpotDesk(fx, jp, rounds)
+        self.documents = StateDocuments(fx, gate, jp, players, self.table_view)
+        self.concerns = (
+            setup, link, cycle, checks, lid, dealer, faults, safety, self.documents, self.jackpot_desk, duty,
+            players, rounds, self.card_flow, self.supervisor,
         )  # fmt: skip
+        tables.build(self.concerns)  # complete, each input claimed once (dispatch.py)
+        slices({"state": None, "resume_to": None}, self.concerns)  # each snapshot key from one concern
 
     def _players(self) -> int:
         return self.round_flow.players(len(self.dealer_in.bets))
+
+    def table_view(self) -> TableView:
+        """The table as it is now, frozen (view.py): what the state documents read."""
+        setup, rounds, cycle, lid = self.setup, self.round_flow, self.shoe_cycle, self.lid_ctl.status
+        shoe, profile = cycle.shoe, setup.s.rules_profile
+        return TableView(
+            state=self.state,
+            resume_to=self.resume_to,
+            session_id=setup.session.id,
+            profile_name=setup.profile_name,
+            shuffler=setup.shuffler,
+            tp=setup.s.tp,
+            decks=profile.decks if profile is not None else None,
+            round=rounds.s.round,
+            round_void=rounds.round_void,
+            interrupted_round=self.state in m.FAULT_STATES and rounds.round_active(),
+            uninserted=tuple(rounds.uninserted),
+            awaiting_replacement=rounds.pending is not None,
+            bets=dict(self.dealer_in.bets),
+            chips=tuple(self.dealer_in.chips),
+            faults=dict(self.fault_ctl.raised),
+            lid=lid.state,
+            lid_unlocked_by=lid.unlocked_by,
+            inside=cycle.inside,
+            out=cycle.out,
+            shoe_no=shoe.no,
+            dealt_this_shoe=shoe.dealt,
+            last_seq=shoe.last_seq,
+            last_round=shoe.last_round,
+            shuffling=shoe.shuffling,
+            device_known=self.shoe_link.device.known,
+            outputs=dict(self.safety.values),
+            dealer_on_duty=self.dealer_duty.on_duty,
+            players_seated=self.players.seated,
+        )
 
     # ================================================================ entry point
     def apply(self, inp: i.Input, now: float, *, states: bool = True) -> Step:
@@ -190,52 +235,43 @@ class TableCore:
     def _frozen(self) -> bytes:
         # Pickled: a deep copy of plain data several times faster than copy.deepcopy. Every input takes one
         # for the rollback of a refused input or a failed commit, and it is unpickled only then.
-        return frozen(self)
+        machine = {
+            "state": str(self.state),  # plain text in the snapshot
+            "resume_to": str(self.resume_to) if self.resume_to is not None else None,
+        }
+        return frozen(machine, self.concerns)
 
     def restore(self, snap: dict[str, Any] | bytes) -> None:
         s = pickle.loads(snap) if isinstance(snap, bytes) else _copy(snap)
         self.undo = b""
         self.machine.set_state(TableState.CLOSED)
-        restore_parts(self, s)
+        for concern in self.concerns:  # each takes its slice back (``s``: a private copy), the setup first
+            concern.restore_from(s)
+        self.machine.set_state(s["state"])
+        self.resume_to = TableState(s["resume_to"]) if s["resume_to"] is not None else None
 
-    # ================================================================ dispatch (tables: dispatch.py)
+    # ================================================================ dispatch (the concerns' tables)
     def _device(self, e: ev.DeviceEvent) -> None:
         if e.event_no:  # the shoe's resume point: committed with this input (docs/protocol.md §5a)
             self.shoe_link.committed(e.event_no)
-        DEVICE_HANDLERS[type(e)](self, e)  # complete: checked when dispatch.py is imported
+        self.tables.device[type(e)](e)  # complete: checked when the tables were built (dispatch.py)
 
     def _dealer(self, action: str, args: dict[str, Any]) -> None:
         self.dealer_in.blocked()
-        handler = DEALER_HANDLERS.get(action)
+        handler = self.tables.dealer.get(action)
         if handler is None:
             raise Rejected(f"unknown dealer action {action!r}")
-        handler(self, action, args)
+        handler(args)
 
     def _supervisor(self, user: str, role: str, action: str, args: dict[str, Any]) -> None:
         self.supervisor.authorise(user, role, action)
-        handler = SUPERVISOR_HANDLERS.get(action)
+        handler = self.tables.supervisor.get(action)
         if handler is None:
             raise Rejected(f"unknown supervisor action {action!r}")
-        handler(self, user, args)
+        handler(user, args)
         self.fx.record(
             RecordKind.SUPERVISOR_ACTION, user=user, role=role, action=action, args=args, at=self.fx.ts()
         )
-
-    def shuffle_finished(self, e: ev.ShuffleFinished) -> None:
-        self.shoe_cycle.on_shuffle_finished(e)
-        self._count_report(e.cards_inside, shuffled=True)
-
-    def cards_inside(self, e: ev.CardsInside) -> None:
-        self.shoe_cycle.on_cards_inside(e)
-        self._count_report(e.count)
-
-    def _count_report(self, count: int, *, shuffled: bool = False) -> None:
-        """The shoe's count of the cards inside: what it means depends on the state (COUNT_REPORTS)."""
-        handler = COUNT_REPORTS.get(self.state)
-        if handler is not None:
-            handler(self, count, shuffled)
-        else:
-            self.shoe_cycle.unexpected_count(count)
 
     def _gpio(self, name: str, value: bool) -> None:
         if name == "lid_switch":  # True: the lid is open

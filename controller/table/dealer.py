@@ -2,27 +2,36 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from functools import partial
+from typing import Any, ClassVar
 
-from controller.actions import engine_action
+from controller.actions import DEALER_PLAY, engine_action
 from controller.effects import Rejected
 from controller.jackpot.seam import JackpotSeam
 from controller.rules.errors import RulesError
 from controller.table import machine as m
 from controller.table.base import seat_arg
-from controller.table.faults import Faults
+from controller.table.concern import CycleFace, FaultsFace, Handlers, LidFace, RoundsFace, SetupFace
 from controller.table.gate import Gate
-from controller.table.lid import Lid
 from controller.table.machine_names import TableState, Trigger
 from controller.table.record_kinds import RecordKind
-from controller.table.round_flow import RoundFlow
-from controller.table.session import TableSetup
-from controller.table.shoe_cycle import ShoeCycle
 from controller.table.sink import EffectSink
 from controller.table.state import Bet, Unlock
 from drivers import events as ev
 from drivers.events import LidState
+
+
+def blocked_reason(state: TableState, faults: Iterable[str], awaiting_replacement: bool) -> str | None:
+    """Why no dealer input is accepted in ``state`` (PT-2001 r.51), or None. ``faults``: the raised ones' names,
+    sorted."""
+    if state in m.FAULT_STATES:
+        names = ", ".join(faults) or "resynchronising with the shoe"
+        return f"dealing blocked: {names} (PT-2001 r.51)"
+    if awaiting_replacement:
+        return "dealing blocked: a damaged card awaits replacement by a chief inspector (PT-2001 r.51)"
+    return None
 
 
 @dataclass
@@ -36,20 +45,47 @@ class BetSlice:
 class DealerInputs:
     """Owns the bets placed (``BetSlice``); ``no_more_bets`` turns them into a round (round_flow.py)."""
 
+    name: ClassVar[str] = "dealer_inputs"
+
     def __init__(
         self,
         fx: EffectSink,
         gate: Gate,
-        setup: TableSetup,
+        setup: SetupFace,
         jackpot: JackpotSeam,
-        rounds: RoundFlow,
-        shoe_cycle: ShoeCycle,
-        lid: Lid,
-        faults: Faults,
+        rounds: RoundsFace,
+        shoe_cycle: CycleFace,
+        lid: LidFace,
+        faults: FaultsFace,
     ) -> None:
         self.fx, self.gate, self.setup, self.jackpot = fx, gate, setup, jackpot
         self.rounds, self.shoe_cycle, self.lid, self.faults = rounds, shoe_cycle, lid, faults
         self.s = BetSlice()
+
+    def handlers(self) -> Handlers:
+        return Handlers(
+            dealer={
+                "place_bet": self.place_bet,
+                "clear_bet": self.clear_bet,
+                "jackpot_chip": self.jackpot_chip,
+                "no_more_bets": self.close_bets,
+                **{action: partial(self.play, action) for action in DEALER_PLAY},
+                "next_round": self.call_next_round,
+            }
+        )
+
+    def snapshot_into(self, snap: dict[str, Any]) -> None:
+        snap["bets"] = {seat: bet.to_dict() for seat, bet in self.s.bets.items()}
+        snap["chips"] = self.s.chips
+
+    def restore_from(self, snap: dict[str, Any]) -> None:
+        self.restore(snap)
+
+    def close_bets(self, args: dict[str, Any]) -> None:
+        self.no_more_bets()
+
+    def call_next_round(self, args: dict[str, Any]) -> None:
+        self.next_round(bool(args.get("reshuffle")))
 
     @property
     def bets(self) -> dict[str, Bet]:
@@ -72,12 +108,7 @@ class DealerInputs:
 
     def dealing_blocked(self) -> str | None:
         """Why no dealer input is accepted now (PT-2001 r.51), or None."""
-        if self.gate.state in m.FAULT_STATES:
-            faults = ", ".join(sorted(self.faults.raised)) or "resynchronising with the shoe"
-            return f"dealing blocked: {faults} (PT-2001 r.51)"
-        if self.rounds.pending is not None:
-            return "dealing blocked: a damaged card awaits replacement by a chief inspector (PT-2001 r.51)"
-        return None
+        return blocked_reason(self.gate.state, self.faults.names(), self.rounds.pending is not None)
 
     def blocked(self) -> None:
         why = self.dealing_blocked()
@@ -148,7 +179,7 @@ class DealerInputs:
             for seat, b in sorted(self.s.bets.items(), key=lambda kv: int(kv[0]))
         ]
         # PT-2001 r.10 / MO-2004 art.4: shoe burn before the first round of a shoe, round burn every round
-        first_round = self.shoe_cycle.shoe.first_round
+        first_round = self.shoe_cycle.first_round
         burn = self.setup.rules_profile.burn_before_round(shoe_start=first_round)
         try:
             # MO-2004 art.5.1.1: first card after the shoe-start burns
@@ -201,14 +232,14 @@ class DealerInputs:
                 "reshuffle after any round is a shoe rule of MO-2004 art.2.2.2: not for this profile or a "
                 "continuous shuffler (the shoe's last round comes with the warning card, PT-2001 r.11)"
             )
-        if self.lid.status.state == LidState.OPEN:
+        if self.lid.position == LidState.OPEN:
             raise Rejected(
                 "the lid is open: insert the round's cards and close the lid first (PT-2001 r.59-60)"
             )
         if (
             self.setup.tp.continuous
             and self.gate.state == TableState.SETTLED
-            and self.lid.status.unlock == Unlock.AUTO
+            and self.lid.unlock == Unlock.AUTO
         ):
             self.lid.not_opened("next round called before the lid opened", self.rounds.uninserted)
         # batch shoe: the cards went to the discard; the next round begins
@@ -216,11 +247,7 @@ class DealerInputs:
         if early and finished is not None:
             self.fx.record(RecordKind.RESHUFFLE_REQUESTED, after_round=finished, rule="MO-2004 art.2.2.2")
             self.shoe_cycle.last_round_is(finished)  # the bank's choice: this round closes the shoe
-        if (
-            not self.setup.tp.continuous
-            and finished is not None
-            and self.shoe_cycle.shoe.last_round == finished
-        ):
+        if not self.setup.tp.continuous and finished is not None and self.shoe_cycle.last_round == finished:
             self.gate.go(
                 Trigger.RESHUFFLE
             )  # r.11 (or MO-2004 art.2.2.2): that was the last round of the shoe

@@ -6,14 +6,14 @@ settlement to the dealer on duty at that time (floor/reports/shift.py)."""
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, ClassVar
 
 from controller.actions import DEALER
 from controller.effects import Rejected
+from controller.table.concern import Handlers, SetupFace
 from controller.table.gate import Gate
 from controller.table.machine_names import Trigger
 from controller.table.record_kinds import RecordKind
-from controller.table.session import TableSetup
 from controller.table.sink import EffectSink
 
 # A person's name as the pit shows it: letters and digits of any script, inner spaces, dots, apostrophes and
@@ -36,9 +36,21 @@ def dealer_name(value: Any) -> str:
 class DealerDuty:
     """Owns who is on duty (snapshot ``dealer_on_duty``, only while someone is)."""
 
-    def __init__(self, fx: EffectSink, gate: Gate, setup: TableSetup) -> None:
+    name: ClassVar[str] = "dealer_duty"
+
+    def __init__(self, fx: EffectSink, gate: Gate, setup: SetupFace) -> None:
         self.fx, self.gate, self.setup = fx, gate, setup
         self.on_duty: str | None = None
+
+    def handlers(self) -> Handlers:
+        return Handlers(dealer={"dealer_sign_in": self.sign_in})
+
+    def snapshot_into(self, snap: dict[str, Any]) -> None:
+        if self.on_duty is not None:  # only while someone is signed in: older snapshots hold no such key
+            snap["dealer_on_duty"] = self.on_duty
+
+    def restore_from(self, snap: dict[str, Any]) -> None:
+        self.on_duty = snap.get("dealer_on_duty")
 
     def sign_in(self, args: dict[str, Any]) -> None:
         """Between rounds only (not while a round is dealt, played or awaiting settlement)."""

@@ -3,15 +3,13 @@ acknowledged by a supervisor."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from controller.table.base import _card_valid
+from controller.table.concern import CycleFace, Handlers, LidFace, SetupFace
 from controller.table.gate import Gate
-from controller.table.lid import Lid
 from controller.table.machine_names import TableState, Trigger
 from controller.table.record_kinds import RecordKind
-from controller.table.session import TableSetup
-from controller.table.shoe_cycle import ShoeCycle
 from controller.table.sink import EffectSink
 from controller.table.state import DeckCheck, Unlock
 from drivers import events as ev
@@ -22,11 +20,29 @@ from drivers.events import LidState
 class DeckChecks:
     """Owns the last deck check's result (snapshot ``deck_check``)."""
 
+    name: ClassVar[str] = "deck_checks"
+
     def __init__(
-        self, fx: EffectSink, gate: Gate, setup: TableSetup, lid: Lid, shoe_cycle: ShoeCycle
+        self, fx: EffectSink, gate: Gate, setup: SetupFace, lid: LidFace, shoe_cycle: CycleFace
     ) -> None:
         self.fx, self.gate, self.setup, self.lid, self.shoe_cycle = fx, gate, setup, lid, shoe_cycle
         self.check: DeckCheck | None = None
+
+    def handlers(self) -> Handlers:
+        return Handlers(
+            device={ev.DeckCheckResult: self.on_deck_check_result},
+            supervisor={"ack_deck_check": self.sv_ack_deck_check, "run_deck_check": self.sv_run_deck_check},
+            counts={TableState.CLOSING: self.closing_report},
+        )
+
+    def snapshot_into(self, snap: dict[str, Any]) -> None:
+        snap["deck_check"] = self.check.to_dict() if self.check is not None else None
+
+    def restore_from(self, snap: dict[str, Any]) -> None:
+        self.restore(snap)
+
+    def closing_report(self, count: int, shuffled: bool) -> None:
+        self.closing_count(count, returned=shuffled)
 
     def restore(self, snap: dict[str, Any]) -> None:
         check = snap["deck_check"]
@@ -40,8 +56,8 @@ class DeckChecks:
         if (
             returned
             and self.shoe_cycle.out > 0
-            and self.lid.status.unlock is None
-            and self.lid.status.state != LidState.OPEN
+            and self.lid.unlock is None
+            and self.lid.position != LidState.OPEN
         ):
             self.fx.alert(
                 "deck_count",
@@ -61,9 +77,9 @@ class DeckChecks:
         if (
             self.gate.state == TableState.CLOSING
             and self.shoe_cycle.out == 0
-            and not self.shoe_cycle.shoe.shuffling
+            and not self.shoe_cycle.shuffling
             and not self.lid.is_open()
-            and self.lid.status.unlock is None
+            and self.lid.unlock is None
         ):
             self.fx.cmd(ev.RunDeckCheck())
 

@@ -1,123 +1,119 @@
-"""The retained state documents and the table view (docs/mqtt.md): published only when their text changed."""
+"""The retained state documents and the table view (docs/mqtt.md): published only when their text changed.
+
+They read the table through one frozen ``TableView`` (view.py), built once per publish after the step changed
+the state; the machine's ``may`` answers (the dealer inputs accepted now) through the gate."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 from controller.actions import DEALER_PLAY
 from controller.canonical import canonical
 from controller.effects import DocumentName, Effect, StateDocument
 from controller.jackpot.seam import JackpotSeam
 from controller.table import machine as m
-from controller.table.dealer import DealerInputs
-from controller.table.dealer_duty import DealerDuty
-from controller.table.faults import Faults
+from controller.table.concern import NO_HANDLERS, Handlers, PlayersFace
+from controller.table.dealer import blocked_reason
 from controller.table.gate import Gate
-from controller.table.lid import Lid
-from controller.table.link import ShoeLink
 from controller.table.machine_names import Trigger
-from controller.table.outputs import SafetyOutputs
-from controller.table.players import SeatedPlayers
 from controller.table.reporting import allowed_commands, round_state
-from controller.table.round_flow import RoundFlow
-from controller.table.session import TableSetup
-from controller.table.shoe_cycle import ShoeCycle
 from controller.table.sink import EffectSink
+from controller.table.view import TableView
 from drivers.events import LidState
 
 _NAMES = {name.value: name for name in DocumentName}  # by text, without an enum lookup per document
 
 
 class StateDocuments:
-    """Owns the text last published per document (snapshot ``published``); reads every other concern."""
+    """Owns the text last published per document (snapshot ``published``); reads the table through the view."""
+
+    name: ClassVar[str] = "documents"
 
     def __init__(
         self,
         fx: EffectSink,
         gate: Gate,
-        setup: TableSetup,
         jackpot: JackpotSeam,
-        *,
-        link: ShoeLink,
-        shoe_cycle: ShoeCycle,
-        rounds: RoundFlow,
-        dealer: DealerInputs,
-        duty: DealerDuty,
-        lid: Lid,
-        faults: Faults,
-        safety: SafetyOutputs,
-        players: SeatedPlayers,
+        players: PlayersFace,
+        table_view: Callable[[], TableView],
     ) -> None:
-        self.fx, self.gate, self.setup, self.jackpot = fx, gate, setup, jackpot
-        self.link, self.shoe_cycle, self.rounds, self.dealer = link, shoe_cycle, rounds, dealer
-        self.duty, self.lid, self.faults, self.safety = duty, lid, faults, safety
-        self.players = players
+        self.fx, self.gate, self.jackpot, self.players = fx, gate, jackpot, players
+        self.table_view = table_view  # the core's: the view of the table as it is now (view.py)
         self.published: dict[str, str] = {}  # JSON text of the last retained state document per topic
 
-    def view(self, allowed: Callable[[], list[str]] | None = None) -> dict[str, Any]:
-        """The table state as published (retained) and shown on the pit terminal. ``allowed``: as for
-        ``dealer_inputs``."""
-        rnd = self.rounds.round
+    def handlers(self) -> Handlers:
+        return NO_HANDLERS
+
+    def snapshot_into(self, snap: dict[str, Any]) -> None:
+        snap["published"] = self.published  # so a restored core publishes exactly what the live one would
+
+    def restore_from(self, snap: dict[str, Any]) -> None:
+        self.published = snap.get("published", {})
+
+    def view(self) -> dict[str, Any]:
+        """The table state as published (retained) and shown on the pit terminal."""
+        return self._table(self.table_view(), None)
+
+    def dealer_inputs(self) -> list[str]:
+        """The dealer commands (controller/actions.py) the core would accept now (``_dealer_inputs``)."""
+        return self._dealer_inputs(self.table_view(), None)
+
+    def _table(self, v: TableView, allowed: Callable[[], list[str]] | None) -> dict[str, Any]:
+        """``state/table``. ``allowed``: as for ``_dealer_inputs``."""
+        rnd = v.round
         return {
-            "state": self.gate.state,
-            "session_id": self.setup.session.id,
-            "profile": self.setup.profile_name,
-            "shuffler": self.setup.shuffler,
+            "state": v.state,
+            "session_id": v.session_id,
+            "profile": v.profile_name,
+            "shuffler": v.shuffler,
             "round_id": rnd.round_id if rnd else None,
-            "round_active": self.gate.state in m.ROUND_ACTIVE
-            or (self.gate.state in m.FAULT_STATES and self.rounds.round_active()),
-            "bets": {seat: bet.to_dict() for seat, bet in self.dealer.bets.items()},
-            "contestable_rounds": list(self.rounds.uninserted),  # r.62: final but contestable until inserted
-            "carried_rounds": [r for r in self.rounds.uninserted if not rnd or r != rnd.round_id],  # r.61
-            "faults": sorted(self.faults.raised),
-            "resume_to": self.gate.resume_to,
-            "lid": str(self.lid.status.state),
-            "lid_unlocked_by": self.lid.status.unlocked_by,
-            "cards_inside": self.shoe_cycle.inside,
-            "cards_out": self.shoe_cycle.out,
-            "last_shoe_seq": self.shoe_cycle.shoe.last_seq,
-            "last_round_of_shoe": self.shoe_cycle.shoe.last_round is not None,
-            "awaiting_card_replacement": self.rounds.pending is not None,
-            "outputs": dict(self.safety.values),
+            "round_active": v.state in m.ROUND_ACTIVE or v.interrupted_round,
+            "bets": {seat: bet.to_dict() for seat, bet in v.bets.items()},
+            "contestable_rounds": list(v.uninserted),  # r.62: final but contestable until inserted
+            "carried_rounds": [r for r in v.uninserted if not rnd or r != rnd.round_id],  # r.61
+            "faults": sorted(v.faults),
+            "resume_to": v.resume_to,
+            "lid": str(v.lid),
+            "lid_unlocked_by": v.lid_unlocked_by,
+            "cards_inside": v.inside,
+            "cards_out": v.out,
+            "last_shoe_seq": v.last_seq,
+            "last_round_of_shoe": v.last_round is not None,
+            "awaiting_card_replacement": v.awaiting_replacement,
+            "outputs": dict(v.outputs),
             # the open session's bet limits in minor units (the pit terminal's chips stay within them)
-            "limits": {"min_bet": self.setup.tp.min_bet, "max_bet": self.setup.tp.max_bet}
-            if self.setup.tp
-            else None,
+            "limits": {"min_bet": v.tp.min_bet, "max_bet": v.tp.max_bet} if v.tp else None,
             # the dealer inputs the core accepts now: the pit terminal enables exactly these
-            "dealer_inputs": self.dealer_inputs(allowed),
+            "dealer_inputs": self._dealer_inputs(v, allowed),
             # the dealer on duty (issue 29), only while someone is signed in
-            **({"dealer": self.duty.on_duty} if self.duty.on_duty is not None else {}),
+            **({"dealer": v.dealer_on_duty} if v.dealer_on_duty is not None else {}),
         }
 
-    def dealer_inputs(self, allowed: Callable[[], list[str]] | None = None) -> list[str]:
+    def _dealer_inputs(self, v: TableView, allowed: Callable[[], list[str]] | None) -> list[str]:
         """The dealer commands (controller/actions.py) the core would accept now, from the machine's
         ``may_<trigger>()`` answers and, during play, the rules engine's allowed actions. Arguments (which seat,
         how much) are still checked when the input comes; everything else is decided here, once. ``allowed``:
         the round engine's ``allowed_commands``, when the caller already has them (``publish``)."""
-        if self.dealer.dealing_blocked() is not None:
+        if blocked_reason(v.state, sorted(v.faults), v.awaiting_replacement) is not None:
             return []
         accepted: list[str] = []
         if self.gate.may(Trigger.PLACE_BET):
             accepted.append("place_bet")
-        if self.dealer.bets and self.gate.may(Trigger.CLEAR_BET):
+        if v.bets and self.gate.may(Trigger.CLEAR_BET):
             accepted.append("clear_bet")
-        if self.dealer.bets and self.gate.may(Trigger.CLOSE_BETS):
+        if v.bets and self.gate.may(Trigger.CLOSE_BETS):
             accepted.append("no_more_bets")
-        if self.gate.may(Trigger.JACKPOT_CHIP) and any(
-            int(seat) not in self.dealer.chips for seat in self.dealer.bets
-        ):
+        if self.gate.may(Trigger.JACKPOT_CHIP) and any(int(seat) not in v.chips for seat in v.bets):
             jackpot = self.jackpot.state_doc() or {}  # manual mode only (r.41b; automatic: sensed, r.41a)
             if jackpot.get("mode") == "manual" and jackpot.get("playable"):
                 accepted.append("jackpot_chip")
-        if (
-            self.gate.may(Trigger.NEXT_ROUND) and self.lid.status.state != LidState.OPEN
-        ):  # closed first (r.59-60)
+        if self.gate.may(Trigger.NEXT_ROUND) and v.lid != LidState.OPEN:  # closed first (r.59-60)
             accepted.append("next_round")
         if self.gate.may(Trigger.CUT_DONE):
             accepted.append("cut")
-        if self.gate.may(Trigger.PLAY) and self.rounds.round is not None:
-            play = allowed() if allowed is not None else allowed_commands(self.rounds.round.engine)
+        if self.gate.may(Trigger.PLAY) and v.round is not None:
+            play = allowed() if allowed is not None else allowed_commands(v.round.engine)
             accepted += [a for a in play if a in DEALER_PLAY]
         return sorted(accepted)
 
@@ -130,7 +126,8 @@ class StateDocuments:
 
     def publish(self) -> None:
         """Retained state documents, each published only when its content changed."""
-        rnd = self.rounds.round
+        v = self.table_view()
+        rnd = v.round
         commands: list[list[str]] = []  # the engine's allowed commands, asked at most once per publish
 
         def allowed() -> list[str]:
@@ -139,24 +136,24 @@ class StateDocuments:
                 commands.append(allowed_commands(rnd.engine))
             return commands[0]
 
-        jam = self.faults.get("jam")
-        link = self.faults.get("link_down")
+        jam: Any = v.faults.get("jam")  # a JamFault, a LinkFault (state.FAULT_TYPES)
+        link: Any = v.faults.get("link_down")
         link_back = link is None or bool(link.restored)
         docs = {
-            "table": self.view(allowed),
+            "table": self._table(v, allowed),
             "round": {
                 **round_state(
                     rnd,
-                    void=self.rounds.round_void,
-                    contestable=bool(rnd and rnd.round_id in self.rounds.uninserted),
+                    void=v.round_void,
+                    contestable=bool(rnd and rnd.round_id in v.uninserted),
                     allowed=allowed,
                 ),
                 **self.jackpot.round_doc(rnd.round_id if rnd else None),
             },
             "lid": {
-                "state": str(self.lid.status.state),
-                "locked": bool(self.safety.values.get("lid_lock", True)),
-                "unlocked_by": self.lid.status.unlocked_by,
+                "state": str(v.lid),
+                "locked": bool(v.outputs.get("lid_lock", True)),
+                "unlocked_by": v.lid_unlocked_by,
             },
             "jam": {
                 "jammed": jam is not None,
@@ -164,22 +161,22 @@ class StateDocuments:
                 "device_cleared": bool(jam and jam.device_cleared),
             },  # r.51: awaits the supervisor
             "shoe": {
-                "shuffler": self.setup.shuffler,
-                "decks": self.setup.rules_profile.decks if self.setup.rules_profile is not None else None,
-                "cards_inside": self.shoe_cycle.inside,  # a count only: nothing reveals the cards inside
-                "cards_out": self.shoe_cycle.out,
-                "dealt_this_shoe": self.shoe_cycle.shoe.dealt,
-                "shoe_no": self.shoe_cycle.shoe.no,
-                "shuffling": bool(self.shoe_cycle.shoe.shuffling),
+                "shuffler": v.shuffler,
+                "decks": v.decks,
+                "cards_inside": v.inside,  # a count only: nothing reveals the cards inside
+                "cards_out": v.out,
+                "dealt_this_shoe": v.dealt_this_shoe,
+                "shoe_no": v.shoe_no,
+                "shuffling": bool(v.shuffling),
                 # The link itself; a link fault stays in state/table "faults" until clear_link, even when back.
-                "linked": self.link.device.known and link_back,
-                "last_round_of_shoe": self.shoe_cycle.shoe.last_round is not None,
+                "linked": v.device_known and link_back,
+                "last_round_of_shoe": v.last_round is not None,
             },
         }
         jackpot = self.jackpot.state_doc()
         if jackpot is not None:
             docs["jackpot"] = jackpot
-        if self.players.seats or "players" in self.published:  # issue 41: once a player was seated
+        if v.players_seated or "players" in self.published:  # issue 41: once a player was seated
             docs["players"] = self.players.document()
         for name, data in docs.items():
             # The JSON text is the cache key: immutable (the documents share live dicts such as the bets),

@@ -3,15 +3,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from controller.effects import Rejected
 from controller.table.base import FAULT_TRIGGER
+from controller.table.concern import Handlers, LidFace, RoundsFace
 from controller.table.gate import Gate
-from controller.table.lid import Lid
 from controller.table.machine_names import Trigger
 from controller.table.record_kinds import RecordKind
-from controller.table.round_flow import RoundFlow
 from controller.table.sink import EffectSink
 from controller.table.state import (
     FaultInfo,
@@ -22,6 +21,7 @@ from controller.table.state import (
     ShoeLineFault,
     TamperFault,
     Unlock,
+    fault_from_dict,
 )
 from drivers import events as ev
 
@@ -32,9 +32,37 @@ class Faults:
     """Owns the raised faults (snapshot ``faults``: name -> ``FaultInfo``); entering one ends the lid's
     automatic opening (the lid, given), its events name the round (the rounds, given)."""
 
-    def __init__(self, fx: EffectSink, gate: Gate, lid: Lid, rounds: RoundFlow) -> None:
+    name: ClassVar[str] = "faults"
+
+    def __init__(self, fx: EffectSink, gate: Gate, lid: LidFace, rounds: RoundsFace) -> None:
         self.fx, self.gate, self.lid, self.rounds = fx, gate, lid, rounds
         self.raised: dict[str, FaultInfo] = {}  # "jam" -> JamFault, "link_down" -> LinkFault, ...
+
+    def handlers(self) -> Handlers:
+        return Handlers(
+            device={
+                ev.Jammed: self.on_jammed,
+                ev.JamCleared: self.on_jam_cleared,
+                ev.DeviceError: self.on_device_error,
+            },
+            supervisor={
+                "clear_jam": self.sv_clear_jam,
+                "lock_lid": self.sv_lock_lid,
+                "clear_shoe_fault": self.sv_clear_shoe_fault,
+                "clear_journal_io": self.sv_clear_journal_io,
+                "clear_integrity": self.sv_clear_integrity,
+            },
+        )
+
+    def snapshot_into(self, snap: dict[str, Any]) -> None:
+        snap["faults"] = {name: f.to_dict() for name, f in self.raised.items()}
+
+    def restore_from(self, snap: dict[str, Any]) -> None:
+        self.raised = {name: fault_from_dict(name, d) for name, d in snap["faults"].items()}
+
+    def names(self) -> list[str]:
+        """The raised faults' names, sorted."""
+        return sorted(self.raised)
 
     def get(self, name: str) -> Any:  # the raised fault's info (its class per name: state.FAULT_TYPES)
         return self.raised.get(name)
@@ -190,7 +218,7 @@ class Faults:
         )
 
     def lock_for_service_fault(self) -> None:
-        if self.lid.status.unlock not in (None, Unlock.AUTO):  # auto: enter() ends the lid cycle itself
+        if self.lid.unlock not in (None, Unlock.AUTO):  # auto: enter() ends the lid cycle itself
             self.lid.relock()
 
     def _enter_service(self, name: str, trigger: Trigger, info: FaultInfo) -> None:
@@ -214,7 +242,7 @@ class Faults:
         self.raised[name] = info
         self.gate.go(trigger)
         self.lid.no_deadline()
-        if self.lid.status.unlock == Unlock.AUTO:
+        if self.lid.unlock == Unlock.AUTO:
             self.lid.not_opened(f"{name} during the lid cycle", self.rounds.uninserted)
         self.event(name, "raised", info)
 

@@ -7,8 +7,9 @@ lid tells ``on_tamper`` (the faults, faults.py), given in its constructor."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
+from controller.table.concern import Handlers
 from controller.table.lid_machine import OPENED, REPORT_TRIGGER, LidMachine, build_lid_machine
 from controller.table.record_kinds import RecordKind
 from controller.table.sink import EffectSink
@@ -18,11 +19,38 @@ from drivers.events import LidState
 
 
 class Lid:
+    """Owns the lid's status (``LidStatus``, snapshot ``lid``)."""
+
+    name: ClassVar[str] = "lid"
+
     def __init__(self, fx: EffectSink, on_tamper: Callable[[str], None]) -> None:
         self.fx = fx
         self.on_tamper = on_tamper
         self.status = LidStatus()
         self.machine: LidMachine = build_lid_machine(self)  # the lid sub-machine, on ``status``
+
+    def handlers(self) -> Handlers:
+        return Handlers(
+            device={ev.LidChanged: self.on_changed},
+            supervisor={"unlock_lid": self.sv_unlock_lid},
+        )
+
+    def snapshot_into(self, snap: dict[str, Any]) -> None:
+        snap["lid"] = self.status.to_dict()
+
+    def restore_from(self, snap: dict[str, Any]) -> None:
+        self.restore(snap["lid"])
+
+    # ---- read by the other concerns (concern.LidFace)
+    @property
+    def position(self) -> LidState:
+        """The shoe's last lid report."""
+        return self.status.state
+
+    @property
+    def unlock(self) -> Unlock | None:
+        """Why the lid may open now; None: locked (the lid_lock output follows it, outputs.py)."""
+        return self.status.unlock
 
     def on_changed(self, e: ev.LidChanged) -> None:
         """The shoe's lid report; where it leads and what it means is the lid machine's (lid_machine.py)."""

@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from controller.effects import Rejected
 from controller.jackpot.seam import JackpotSeam
-from controller.table.deck_check import DeckChecks
-from controller.table.faults import Faults
+from controller.table.concern import (
+    CycleFace,
+    DeckCheckFace,
+    FaultsFace,
+    Handlers,
+    LidFace,
+    RoundsFace,
+    SafetyFace,
+    SetupFace,
+)
 from controller.table.gate import Gate
-from controller.table.lid import Lid
 from controller.table.machine_names import TableState, Trigger
-from controller.table.outputs import SafetyOutputs
 from controller.table.record_kinds import RecordKind
-from controller.table.round_flow import RoundFlow
-from controller.table.session import TableSetup
-from controller.table.shoe_cycle import ShoeCycle
 from controller.table.sink import EffectSink
 from controller.table.state import LinkFault, ShoeDevice, Unlock
 from drivers import events as ev
@@ -25,24 +28,51 @@ from drivers.events import LidState
 class ShoeLink:
     """Owns what the shoe last said of itself (``ShoeDevice``, snapshot ``device``)."""
 
+    name: ClassVar[str] = "shoe_link"
+
     def __init__(
         self,
         fx: EffectSink,
         gate: Gate,
-        setup: TableSetup,
+        setup: SetupFace,
         *,
-        shoe_cycle: ShoeCycle,
-        deck_checks: DeckChecks,
-        rounds: RoundFlow,
-        lid: Lid,
-        faults: Faults,
-        safety: SafetyOutputs,
+        shoe_cycle: CycleFace,
+        deck_checks: DeckCheckFace,
+        rounds: RoundsFace,
+        lid: LidFace,
+        faults: FaultsFace,
+        safety: SafetyFace,
         jackpot: JackpotSeam,
     ) -> None:
         self.fx, self.gate, self.setup, self.jackpot = fx, gate, setup, jackpot
         self.shoe_cycle, self.deck_checks, self.rounds = shoe_cycle, deck_checks, rounds
         self.lid, self.faults, self.safety = lid, faults, safety
         self.device = ShoeDevice.unknown()  # the shoe's last Identified
+
+    def handlers(self) -> Handlers:
+        return Handlers(
+            device={
+                ev.Identified: self.on_identified,
+                ev.LinkUp: self.on_link_up,
+                ev.LinkDown: self.on_link_down,
+            },
+            supervisor={"clear_link": self.sv_clear_link},
+            counts={TableState.RESYNC: self.resync_report},
+        )
+
+    def snapshot_into(self, snap: dict[str, Any]) -> None:
+        snap["device"] = self.device.to_dict()
+
+    def restore_from(self, snap: dict[str, Any]) -> None:
+        self.device = ShoeDevice.from_dict(snap["device"])
+
+    @property
+    def continuous(self) -> bool:
+        """What the shoe last said of its kind (concern.LinkFace)."""
+        return self.device.continuous
+
+    def resync_report(self, count: int, shuffled: bool) -> None:
+        self.resync(count)
 
     def committed(self, event_no: int) -> None:
         """The shoe's resume point: this event is committed with its input (docs/protocol.md §5a)."""
@@ -77,14 +107,15 @@ class ShoeLink:
             # light on and lid locked, until a chief inspector (or a technician) ``clear_link``s it.
             self.faults.set_link(restored=True)
             self.fx.record(RecordKind.LINK_UP, at=self.fx.ts(), state=self.gate.state)
-            self.safety.to_rebooted_shoe(self.lid.status)  # locked again (r.60), its own light shown again
+            # locked again (r.60), its own light shown again
+            self.safety.to_rebooted_shoe(locked=self.lid.unlock is None)
             self.faults.event("link_down", "raised", link)  # "link back, awaiting supervisor"
         elif self.gate.state == TableState.RESYNC:
             self.fx.cmd(ev.ReportCounts())  # the count asked for before the link came up was lost
         elif (
             self.gate.state == TableState.LOADING
-            and self.lid.status.unlock == Unlock.LOADING
-            and self.lid.status.state != LidState.OPEN
+            and self.lid.unlock == Unlock.LOADING
+            and self.lid.position != LidState.OPEN
         ):
             self.fx.cmd(ev.UnlockLid())  # the opening for the loading was lost with the link
             self.fx.cmd(ev.OpenLid())
@@ -136,7 +167,7 @@ class ShoeLink:
                     "shoe_count", "warning", f"shoe reports {count} cards inside, expected {expected}"
                 )
             self.shoe_cycle.lost(expected, count)
-        if self.lid.status.unlock == Unlock.SUPERVISOR and not self.lid.is_open():
+        if self.lid.unlock == Unlock.SUPERVISOR and not self.lid.is_open():
             self.lid.relock()  # the inspector's opening is over: locked again (PT-2001 r.60)
         target = self.gate.resume_to or TableState.CLOSED
         self.gate.go(Trigger.RESUME)  # to resume_to, forgotten on the way out (machine.py)
@@ -144,7 +175,7 @@ class ShoeLink:
             target == TableState.SETTLED
             and self.setup.tp.continuous
             and self.rounds.uninserted
-            and self.lid.status.unlock is None
+            and self.lid.unlock is None
         ):
             self.rounds.after_round()  # the lid cycle the fault interrupted, or the voided round's (r.59)
         self._resume_procedure(target, count)
@@ -154,7 +185,7 @@ class ShoeLink:
         may have been reported during the fault, where it could not move the table on, or its lid opening
         may have been cancelled by a restart: without this the table would wait for it for ever."""
         tp = self.setup.tp
-        if tp is None or self.shoe_cycle.shoe.shuffling or self.lid.is_open():
+        if tp is None or self.shoe_cycle.shuffling or self.lid.is_open():
             return  # a shuffle still running reports its end; an open lid is closed first
         if target == TableState.SHUFFLING or (target == TableState.LOADING and not tp.continuous):
             self.fx.record(
@@ -166,10 +197,10 @@ class ShoeLink:
                 self.shoe_cycle.check_loaded(
                     count
                 )  # loaded and shuffled before or during the fault (r.53-54)
-            elif self.lid.status.unlock is None:  # a restart locked the lid before any packet went in
+            elif self.lid.unlock is None:  # a restart locked the lid before any packet went in
                 self.lid.grant_opening(Unlock.LOADING, unlock=True, open_lid=True)
         elif target == TableState.CLOSING:
-            if self.shoe_cycle.out > 0 and self.lid.status.unlock is None:
+            if self.shoe_cycle.out > 0 and self.lid.unlock is None:
                 if tp.continuous:  # the discard goes in before the inventory (PT-2001 r.55)
                     self.lid.grant_opening(Unlock.CLOSING, open_lid=True)
                 else:
@@ -194,11 +225,7 @@ class ShoeLink:
 
     def command_failed(self, command: str, text: str, link: bool = False) -> None:
         self.fx.record(RecordKind.COMMAND_FAILED, command=command, text=text, link=link)
-        if (
-            command == "OpenLid"
-            and self.lid.status.unlock == Unlock.AUTO
-            and self.lid.status.state != LidState.OPEN
-        ):
+        if command == "OpenLid" and self.lid.unlock == Unlock.AUTO and self.lid.position != LidState.OPEN:
             self.lid.not_opened(f"OpenLid failed: {text}", self.rounds.uninserted)
         elif link:
             return  # link faults have their own alert

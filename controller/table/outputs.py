@@ -9,11 +9,12 @@ light the shoe's own light too. Nothing else writes a ``GpioWrite``. Whether the
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from controller.effects import GpioWrite
 from controller.gpio.base import OUTPUT_SAFE_VALUES
 from controller.table import machine as m
+from controller.table.concern import NO_HANDLERS, Handlers
 from controller.table.machine_names import TableState
 from controller.table.sink import EffectSink
 from drivers import events as ev
@@ -41,11 +42,22 @@ def derive_outputs(
 
 
 class SafetyOutputs:
-    """Owns the outputs' last written values (snapshot ``outputs``)."""
+    """Owns the outputs' last written values (snapshot ``outputs``); the core syncs them after every input."""
+
+    name: ClassVar[str] = "safety"
 
     def __init__(self, fx: EffectSink) -> None:
         self.fx = fx
         self.values: dict[str, bool] = dict(SAFE_OUTPUTS)
+
+    def handlers(self) -> Handlers:
+        return NO_HANDLERS
+
+    def snapshot_into(self, snap: dict[str, Any]) -> None:
+        snap["outputs"] = self.values
+
+    def restore_from(self, snap: dict[str, Any]) -> None:
+        self.values = snap["outputs"]
 
     def sync(
         self, state: TableState, lid: LidStatus, faults: Mapping[str, Any], awaiting_replacement: bool
@@ -63,9 +75,10 @@ class SafetyOutputs:
         """The shell applied the safe outputs (start-up after a restart): what the outputs are now."""
         self.values = dict(SAFE_OUTPUTS)
 
-    def to_rebooted_shoe(self, lid: LidStatus) -> None:
-        """A shoe back on the link may have rebooted: its lock and its light are told again (r.60)."""
-        if lid.unlock is None:
+    def to_rebooted_shoe(self, *, locked: bool) -> None:
+        """A shoe back on the link may have rebooted: its lock (``locked``: no opening allowed now) and its
+        light are told again (r.60)."""
+        if locked:
             self.fx.cmd(ev.LockLid())
         if self.values.get("warning_light"):
             self.fx.cmd(ev.SetWarningLight(True))

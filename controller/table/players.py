@@ -13,15 +13,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, ClassVar
 
 from controller.effects import Rejected
 from controller.table.base import seat_arg
+from controller.table.concern import DutyFace, Handlers, SetupFace
 from controller.table.gate import Gate
 from controller.table.machine_names import Trigger
 from controller.table.player_ids import anonymous_player, card_number, card_player, description
 from controller.table.record_kinds import RecordKind
-from controller.table.session import TableSetup
 from controller.table.sink import EffectSink
 
 TRIGGER = Trigger.SEAT_PLAYER  # machine.py: players are seated and unseated while a session is open
@@ -55,13 +55,47 @@ class SeatedPlayer:
 class SeatedPlayers:
     """Owns who sits where (snapshot ``players``, only once players were used)."""
 
-    def __init__(self, fx: EffectSink, gate: Gate, setup: TableSetup) -> None:
-        self.fx, self.gate, self.setup = fx, gate, setup
+    name: ClassVar[str] = "players"
+
+    def __init__(self, fx: EffectSink, gate: Gate, setup: SetupFace, duty: DutyFace) -> None:
+        self.fx, self.gate, self.setup, self.duty = fx, gate, setup, duty
         self.seats: dict[int, SeatedPlayer] = {}
         # the session whose anonymous players are counted, and how many it had: pseudonyms are never reused
         self.anonymous: tuple[str | None, int] | None = None
 
-    # ---- commands (dispatch.py): ``by`` is the supervisor, or the dealer on duty ----
+    def handlers(self) -> Handlers:
+        """The pit seats players: the dealer on duty (issue 41: the dealer role names nobody else) or a
+        supervisor."""
+        return Handlers(
+            dealer={"player_in": self.dealer_player_in, "player_out": self.dealer_player_out},
+            supervisor={"player_in": self.sv_player_in, "player_out": self.sv_player_out},
+        )
+
+    def snapshot_into(self, snap: dict[str, Any]) -> None:
+        if self.used():  # issue 41: only once players were seated (the pseudonyms' count is kept with them)
+            snap["players"] = self.snapshot()
+
+    def restore_from(self, snap: dict[str, Any]) -> None:
+        self.restore(snap.get("players"))
+
+    @property
+    def seated(self) -> bool:
+        """A player sits at a seat now."""
+        return bool(self.seats)
+
+    def dealer_player_in(self, args: dict[str, Any]) -> None:
+        self.player_in(args, by=self.duty.by())
+
+    def dealer_player_out(self, args: dict[str, Any]) -> None:
+        self.player_out(args, by=self.duty.by())
+
+    def sv_player_in(self, user: str, args: dict[str, Any]) -> None:
+        self.player_in(args, by=user)
+
+    def sv_player_out(self, user: str, args: dict[str, Any]) -> None:
+        self.player_out(args, by=user)
+
+    # ---- commands: ``by`` is the supervisor, or the dealer on duty ----
     def player_in(self, args: dict[str, Any], by: str) -> None:
         self.gate.allow(TRIGGER, "player_in")
         seat = seat_arg(args, self.setup.tp.seats)

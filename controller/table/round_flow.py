@@ -4,21 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
+from controller.effects import Rejected
 from controller.jackpot.seam import JackpotSeam
 from controller.rules.cards import Card
 from controller.rules.settlement import Settlement
 from controller.rules.types import CardOutcome
 from controller.table.base import LID_OPEN_TIMEOUT_S
+from controller.table.concern import CycleFace, Handlers, LidFace, SetupFace
 from controller.table.gate import Gate
-from controller.table.lid import Lid
 from controller.table.machine_names import TableState, Trigger
 from controller.table.record_kinds import RecordKind
 from controller.table.reporting import hole_card_hidden, settlement_event
 from controller.table.rounds import EngineFactory, RoundTracker, jsonable
-from controller.table.session import TableSetup
-from controller.table.shoe_cycle import ShoeCycle
 from controller.table.sink import EffectSink
 from controller.table.state import PendingReplacement
 
@@ -41,14 +40,16 @@ class RoundSlice:
 class RoundFlow:
     """Owns the round (``RoundSlice``); cards.py deals into it, dealer.py starts and ends it."""
 
+    name: ClassVar[str] = "round_flow"
+
     def __init__(
         self,
         fx: EffectSink,
         gate: Gate,
-        setup: TableSetup,
+        setup: SetupFace,
         jackpot: JackpotSeam,
-        lid: Lid,
-        shoe_cycle: ShoeCycle,
+        lid: LidFace,
+        shoe_cycle: CycleFace,
         *,
         engine_factory: EngineFactory,
         make_card: Callable[[str], Card],
@@ -57,6 +58,31 @@ class RoundFlow:
         self.lid, self.shoe_cycle = lid, shoe_cycle
         self.engine_factory, self.make_card = engine_factory, make_card
         self.s = RoundSlice()
+
+    def handlers(self) -> Handlers:
+        return Handlers(supervisor={"void_round": self.sv_void_round})
+
+    def snapshot_into(self, snap: dict[str, Any]) -> None:
+        s = self.s
+        pending = s.pending_replacement
+        snap.update(
+            round=s.round.to_dict() if s.round else None,
+            round_void=s.round_void,
+            round_no=s.round_no,
+            last_seats=s.last_seats,
+            uninserted=s.uninserted,
+            pending_replacement=pending.to_dict() if pending is not None else None,
+            hole_revealed=s.hole_revealed,
+        )
+
+    def restore_from(self, snap: dict[str, Any]) -> None:
+        self.restore(snap)
+
+    def sv_void_round(self, user: str, args: dict[str, Any]) -> None:
+        if not self.round_active():
+            raise Rejected("no round in progress to void")
+        self.await_replacement(None)
+        self.void(str(args.get("reason") or f"voided by supervisor {user}"), user=user)
 
     # ---- read by the other concerns
     @property

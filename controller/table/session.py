@@ -6,10 +6,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 from controller.rules.profiles import Profile
 from controller.table.base import _parse_profile_text
+from controller.table.concern import NO_HANDLERS, Handlers
 from controller.table.profile import TableProfile, table_profile
 from controller.table.state import SessionState
 
@@ -26,9 +27,23 @@ class SetupState:
 
 
 class TableSetup:
+    """Owns the setup (``SetupState``); handles no input of its own (open_table sets it, supervisor.py)."""
+
+    name: ClassVar[str] = "setup"
+
     def __init__(self, load_profile: Callable[[str], Profile]) -> None:
         self.load_profile = load_profile
         self.s = SetupState()
+
+    def handlers(self) -> Handlers:
+        return NO_HANDLERS
+
+    def snapshot_into(self, snap: dict[str, Any]) -> None:
+        s = self.s
+        snap["profile"], snap["shuffler"], snap["session"] = s.profile_name, s.shuffler, s.session.to_dict()
+
+    def restore_from(self, snap: dict[str, Any]) -> None:
+        self.restore(snap)
 
     # ---- read by the other concerns
     @property

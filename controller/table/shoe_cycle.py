@@ -5,32 +5,25 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from controller.effects import Rejected
 from controller.table.base import seat_arg
+from controller.table.concern import CountHandler, Handlers, LidFace, RoundsFace, SetupFace
 from controller.table.gate import Gate
-from controller.table.lid import Lid
 from controller.table.machine_names import TableState, Trigger
 from controller.table.profile import WARNING_TOLERANCE_CARDS
 from controller.table.record_kinds import RecordKind
-from controller.table.session import TableSetup
 from controller.table.sink import EffectSink
 from controller.table.state import ShoeState
 from drivers import events as ev
 from drivers.events import LidState
 
 
-class RoundQueries(Protocol):
-    """What the shoe cycle asks of the rounds (round_flow.py)."""
+class CountRouter(Protocol):
+    """Which concern takes the shoe's count in a state (the core's tables, dispatch.py)."""
 
-    @property
-    def uninserted(self) -> list[str]: ...
-    @property
-    def last_seats(self) -> list[int]: ...
-    def round_active(self) -> bool: ...
-    def current_round_id(self) -> str | None: ...
-    def inserted(self) -> None: ...
+    def count_handler(self, state: TableState) -> CountHandler | None: ...
 
 
 @dataclass
@@ -46,18 +39,72 @@ class ShoeCycle:
     """Owns the shoe and its counts (``CycleState``); ``rounds`` and ``players`` answer for the rounds and the
     bets, built after it (their providers are given here)."""
 
+    name: ClassVar[str] = "shoe_cycle"
+
     def __init__(
         self,
         fx: EffectSink,
         gate: Gate,
-        setup: TableSetup,
-        lid: Lid,
-        rounds: Callable[[], RoundQueries],
+        setup: SetupFace,
+        lid: LidFace,
+        rounds: Callable[[], RoundsFace],
         players: Callable[[], int],
+        counts: CountRouter,
     ) -> None:
         self.fx, self.gate, self.setup, self.lid = fx, gate, setup, lid
-        self._rounds, self._players = rounds, players
+        self._rounds, self._players, self.counts = rounds, players, counts
         self.s = CycleState()
+
+    def handlers(self) -> Handlers:
+        return Handlers(
+            device={
+                ev.CutCardOut: self.on_cut_card_out,
+                ev.WarningCardOut: self.on_warning_card_out,
+                ev.ShuffleStarted: self.on_shuffle_started,
+                ev.ShuffleFinished: self.on_shuffle_finished,
+                ev.CardsInside: self.on_cards_inside,
+                ev.DiscardInserted: self.on_discard_inserted,
+            },
+            dealer={"cut": self.cut},
+            counts={TableState.LOADING: self.loading_count, TableState.SHUFFLING: self.shuffle_count},
+        )
+
+    def snapshot_into(self, snap: dict[str, Any]) -> None:
+        s = self.s
+        snap["shoe"], snap["inside"], snap["out"] = s.shoe.to_dict(), s.inside, s.out
+
+    def restore_from(self, snap: dict[str, Any]) -> None:
+        self.restore(snap)
+
+    def count_reported(self, count: int, *, shuffled: bool = False) -> None:
+        """The shoe's count of the cards inside: what it means depends on the state (the concerns' ``counts``)."""
+        handler = self.counts.count_handler(self.gate.state)
+        if handler is not None:
+            handler(count, shuffled)
+        else:
+            self.unexpected_count(count)
+
+    def loading_count(self, count: int, shuffled: bool) -> None:
+        self.check_loaded(count)
+
+    def shuffle_count(self, count: int, shuffled: bool) -> None:
+        self.shuffled_count(count)
+
+    @property
+    def last_seq(self) -> int:
+        return self.s.shoe.last_seq
+
+    @property
+    def first_round(self) -> bool:
+        return self.s.shoe.first_round
+
+    @property
+    def shuffling(self) -> bool:
+        return self.s.shoe.shuffling
+
+    @property
+    def last_round(self) -> str | None:
+        return self.s.shoe.last_round
 
     @property
     def shoe(self) -> ShoeState:
@@ -125,7 +172,7 @@ class ShoeCycle:
 
     def on_discard_inserted(self, e: ev.DiscardInserted) -> None:
         self.fx.record(RecordKind.DISCARD_INSERTED, count=e.count, state=self.gate.state)
-        if self.lid.status.state != LidState.OPEN:
+        if self.lid.position != LidState.OPEN:
             self.fx.alert(
                 "discard_lid_closed", "warning", "cards inserted while the lid is not open (PT-2001 r.59)"
             )
@@ -168,12 +215,14 @@ class ShoeCycle:
     def on_shuffle_finished(self, e: ev.ShuffleFinished) -> None:
         self.shoe.shuffling = False
         self.fx.record(RecordKind.SHUFFLE_FINISHED, cards_inside=e.cards_inside, state=self.gate.state)
+        self.count_reported(e.cards_inside, shuffled=True)
 
     def on_cards_inside(self, e: ev.CardsInside) -> None:
         self.fx.record(RecordKind.CARDS_INSIDE, count=e.count, expected=self.inside, state=self.gate.state)
+        self.count_reported(e.count)
 
     def unexpected_count(self, count: int) -> None:
-        """A count outside the procedures that use one (the core's ``COUNT_REPORTS``)."""
+        """A count outside the procedures that use one (no concern declares a count handler for the state)."""
         if count != self.inside and self.gate.may(
             Trigger.JAM
         ):  # a session runs (the machine: active or a fault)

@@ -1,76 +1,78 @@
-"""The core's snapshot, composed from the concerns' slices: the format is persisted in journals in the field,
-keep it byte for byte (the keys, their order, which are left out while unset)."""
+"""The core's snapshot, composed from the concerns' slices (``Concern.snapshot_into``): the format is persisted
+in journals in the field, keep it byte for byte (the keys, their order, which are left out while unset)."""
 
 from __future__ import annotations
 
 import pickle
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable
+from typing import Any
 
-from controller.table.machine_names import TableState
-from controller.table.state import Plain, ShoeDevice, fault_from_dict
+from controller.table.concern import Concern
 
-if TYPE_CHECKING:
-    from controller.table.core import TableCore
+# The snapshot's keys in their persisted order. Each is given by exactly one concern (the core gives ``state``
+# and ``resume_to``, the machine's); ``dealer_on_duty`` and ``players`` only while set (older snapshots and
+# journals hold no such key).
+SNAPSHOT_KEYS = (
+    "state",
+    "resume_to",
+    "profile",
+    "shuffler",
+    "device",
+    "session",
+    "shoe",
+    "inside",
+    "out",
+    "lid",
+    "bets",
+    "chips",
+    "round",
+    "round_void",
+    "round_no",
+    "last_seats",
+    "uninserted",
+    "faults",
+    "pending_replacement",
+    "deck_check",
+    "outputs",
+    "hole_revealed",
+    "published",
+    "jackpot",
+    "dealer_on_duty",
+    "players",
+)
+_KNOWN = frozenset(SNAPSHOT_KEYS)
 
 
-def _plain(value: Plain | None) -> dict[str, Any] | None:
-    return value.to_dict() if value is not None else None
+def slices(machine: dict[str, Any], concerns: Iterable[Concern]) -> dict[str, Any]:
+    """The snapshot as plain data, in ``SNAPSHOT_KEYS`` order: ``machine`` (the core's keys) and each concern's
+    slice, each in a dict of its own; raises ``RuntimeError`` if two give one key or a key is not in
+    ``SNAPSHOT_KEYS``. The core checks its concerns with it once, when built (``check_slices``); every step
+    takes the quicker ``ordered``."""
+    parts = dict(machine)
+    for concern in concerns:
+        part: dict[str, Any] = {}
+        concern.snapshot_into(part)
+        for key in part:
+            if key in parts or key not in _KNOWN:
+                raise RuntimeError(
+                    f"snapshot key {key!r} of {concern.name}: given twice or not in SNAPSHOT_KEYS"
+                )
+        parts.update(part)
+    return {key: parts[key] for key in SNAPSHOT_KEYS if key in parts}
 
 
-def frozen(core: TableCore) -> bytes:
+def ordered(machine: dict[str, Any], concerns: Iterable[Concern]) -> dict[str, Any]:
+    """As ``slices``, every concern writing into one dict (once per step: the rollback copy of every input); a
+    key outside ``SNAPSHOT_KEYS`` still raises ``RuntimeError``."""
+    parts = dict(machine)
+    for concern in concerns:
+        concern.snapshot_into(parts)
+    snap = {key: parts[key] for key in SNAPSHOT_KEYS if key in parts}
+    if len(snap) != len(parts):
+        raise RuntimeError(f"snapshot keys not in SNAPSHOT_KEYS: {sorted(set(parts) - _KNOWN)}")
+    return snap
+
+
+def frozen(machine: dict[str, Any], concerns: Iterable[Concern]) -> bytes:
     """The state, pickled (a deep copy of plain data several times faster than copy.deepcopy)."""
-    setup, cycle, rounds, bets = core.setup.s, core.shoe_cycle.s, core.round_flow.s, core.dealer_in.s
-    on_duty = core.dealer_duty.on_duty
-    players = core.players
-    return pickle.dumps(
-        {
-            "state": str(core.state),  # plain text in the snapshot
-            "resume_to": str(core.resume_to) if core.resume_to is not None else None,
-            "profile": setup.profile_name,
-            "shuffler": setup.shuffler,
-            "device": core.shoe_link.device.to_dict(),
-            "session": setup.session.to_dict(),
-            "shoe": cycle.shoe.to_dict(),
-            "inside": cycle.inside,
-            "out": cycle.out,
-            "lid": core.lid_ctl.status.to_dict(),
-            "bets": {seat: bet.to_dict() for seat, bet in bets.bets.items()},
-            "chips": bets.chips,
-            "round": rounds.round.to_dict() if rounds.round else None,
-            "round_void": rounds.round_void,
-            "round_no": rounds.round_no,
-            "last_seats": rounds.last_seats,
-            "uninserted": rounds.uninserted,
-            "faults": {name: f.to_dict() for name, f in core.fault_ctl.raised.items()},
-            "pending_replacement": _plain(rounds.pending_replacement),
-            "deck_check": _plain(core.deck_checks.check),
-            "outputs": core.safety.values,
-            "hole_revealed": rounds.hole_revealed,
-            "published": core.documents.published,  # so a restored core publishes exactly what the live one would
-            "jackpot": core.jackpot.snapshot(),  # the meter is journaled with the round it belongs to
-            # only while someone is signed in: older snapshots (and journals) hold no such key
-            **({"dealer_on_duty": on_duty} if on_duty is not None else {}),
-            # issue 41, likewise: only once players were seated (the pseudonyms' count is kept with them)
-            **({"players": players.snapshot()} if players.used() else {}),
-        },
-        pickle.HIGHEST_PROTOCOL,
-    )
-
-
-def restore_parts(core: TableCore, s: dict[str, Any]) -> None:
-    """Each concern takes its slice back (``s``: a private copy); the setup first (the round needs its rules)."""
-    core.shoe_link.device = ShoeDevice.from_dict(s["device"])
-    core.setup.restore(s)  # the session first: a pinned session carries its profile's text
-    core.machine.set_state(s["state"])
-    core.resume_to = TableState(s["resume_to"]) if s["resume_to"] is not None else None
-    core.shoe_cycle.restore(s)
-    core.deck_checks.restore(s)
-    core.lid_ctl.restore(s["lid"])
-    core.dealer_in.restore(s)
-    core.fault_ctl.raised = {name: fault_from_dict(name, d) for name, d in s["faults"].items()}
-    core.safety.values = s["outputs"]
-    core.documents.published = s.get("published", {})
-    core.jackpot.restore(s.get("jackpot"))
-    core.dealer_duty.on_duty = s.get("dealer_on_duty")
-    core.players.restore(s.get("players"))
-    core.round_flow.restore(s)
+    return pickle.dumps(ordered(machine, concerns), pickle.HIGHEST_PROTOCOL)

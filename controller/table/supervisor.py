@@ -1,62 +1,79 @@
-"""Supervisor actions: open and close the table, void a round, alerts, the jackpot's verify/pay/correct."""
+"""Supervisor actions that belong to no single concern: who may do what, open and close the table, alerts."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from controller.actions import TECHNICIAN_ACTIONS
 from controller.effects import Rejected
 from controller.jackpot.seam import JackpotSeam
 from controller.table.base import PROFILE_NAME_CHARS, SUPERVISOR_ROLES
-from controller.table.dealer import DealerInputs
-from controller.table.dealer_duty import DealerDuty
-from controller.table.deck_check import DeckChecks
-from controller.table.faults import Faults
+from controller.table.concern import (
+    BetsFace,
+    CycleFace,
+    DeckCheckFace,
+    DutyFace,
+    FaultsFace,
+    Handlers,
+    LidFace,
+    LinkFace,
+    PlayersFace,
+    RoundsFace,
+    SessionControl,
+)
 from controller.table.gate import Gate
-from controller.table.lid import Lid
-from controller.table.link import ShoeLink
 from controller.table.machine_names import TableState, Trigger
-from controller.table.players import SeatedPlayers
 from controller.table.record_kinds import RecordKind
-from controller.table.round_flow import RoundFlow
-from controller.table.session import TableSetup
-from controller.table.shoe_cycle import ShoeCycle
 from controller.table.sink import EffectSink
 from controller.table.state import Unlock
 from drivers import events as ev
 from drivers.events import LidState
 
-# dual control: one supervisor asks for a meter correction, another confirms it (PT-2001 r.49)
-JACKPOT_CORRECTIONS = ("jackpot_correct", "jackpot_correct_confirm")
-
 
 class SupervisorActions:
     """No state of its own: opening and closing the table changes the other concerns through their methods."""
+
+    name: ClassVar[str] = "supervisor"
 
     def __init__(
         self,
         fx: EffectSink,
         gate: Gate,
-        setup: TableSetup,
+        setup: SessionControl,
         jackpot: JackpotSeam,
         *,
-        link: ShoeLink,
-        shoe_cycle: ShoeCycle,
-        deck_checks: DeckChecks,
-        rounds: RoundFlow,
-        dealer: DealerInputs,
-        duty: DealerDuty,
-        players: SeatedPlayers,
-        lid: Lid,
-        faults: Faults,
+        link: LinkFace,
+        shoe_cycle: CycleFace,
+        deck_checks: DeckCheckFace,
+        rounds: RoundsFace,
+        dealer: BetsFace,
+        duty: DutyFace,
+        players: PlayersFace,
+        lid: LidFace,
+        faults: FaultsFace,
     ) -> None:
         self.fx, self.gate, self.setup, self.jackpot = fx, gate, setup, jackpot
         self.link, self.shoe_cycle, self.deck_checks, self.rounds = link, shoe_cycle, deck_checks, rounds
         self.dealer, self.duty, self.lid, self.faults = dealer, duty, lid, faults
         self.players = players
 
+    def handlers(self) -> Handlers:
+        return Handlers(
+            supervisor={
+                "open_table": self.sv_open_table,
+                "close_table": self.sv_close_table,
+                "ack_alert": self.sv_ack_alert,
+            }
+        )
+
+    def snapshot_into(self, snap: dict[str, Any]) -> None:
+        return None  # no state of its own
+
+    def restore_from(self, snap: dict[str, Any]) -> None:
+        return None
+
     def authorise(self, user: str, role: str, action: str) -> None:
-        """Who may do what (PT-2001 r.49, r.51); the action itself is looked up in controller/table/dispatch.py."""
+        """Who may do what (PT-2001 r.49, r.51); the action itself is the concern's that declares it (dispatch.py)."""
         if not user:
             raise Rejected("supervisor actions must name the user")
         if role not in SUPERVISOR_ROLES and not (role == "technician" and action in TECHNICIAN_ACTIONS):
@@ -73,7 +90,7 @@ class SupervisorActions:
         pinned = args.get("pinned")
         if isinstance(pinned, dict):  # the service's digests and profile text, journaled with open_table
             self.setup.pin(pinned)
-        default = "continuous" if self.link.device.continuous else "batch"  # unknown: continuous
+        default = "continuous" if self.link.continuous else "batch"  # unknown: continuous
         shuffler = args.get("shuffler", default)
         if shuffler not in ("continuous", "batch"):
             raise Rejected(f"shuffler must be 'continuous' or 'batch', got {shuffler!r}")
@@ -118,7 +135,7 @@ class SupervisorActions:
             # placed, nothing dealt on them: returned to the players
             returned = {seat: bet.to_dict() for seat, bet in self.dealer.take_all().items()}
         self.jackpot.check_close()  # PT-2001 r.49: a winning hand stays until paid
-        if self.lid.status.state == LidState.OPEN and self.gate.state != TableState.LOADING:
+        if self.lid.position == LidState.OPEN and self.gate.state != TableState.LOADING:
             raise Rejected("the lid is open: insert the cards and close it first (PT-2001 r.59-60)")
         self.lid.no_deadline()
         if from_integrity:
@@ -149,22 +166,5 @@ class SupervisorActions:
         else:
             self.deck_checks.maybe_deck_check()
 
-    def sv_void_round(self, user: str, args: dict[str, Any]) -> None:
-        if not self.rounds.round_active():
-            raise Rejected("no round in progress to void")
-        self.rounds.await_replacement(None)
-        self.rounds.void(str(args.get("reason") or f"voided by supervisor {user}"), user=user)
-
     def sv_ack_alert(self, user: str, args: dict[str, Any]) -> None:
         self.fx.record(RecordKind.ALERT_ACKNOWLEDGED, user=user, alert=args)
-
-    def jackpot_action(self, action: str, user: str, args: dict[str, Any]) -> None:
-        """``jackpot_verify`` / ``_pay`` / ``_correct`` / ``_correct_confirm``: the jackpot's own (one dispatch:
-        the seam's); a correction is made between rounds only, when a second supervisor confirms it."""
-        correction = action in JACKPOT_CORRECTIONS
-        between = correction and not self.rounds.round_active()
-        now = self.fx.now if correction else 0.0  # verify and pay are not timed (the seam's default)
-        self.fx.extend(self.jackpot.supervisor(action, user, args, between_rounds=between, now=now))
-        pending = self.jackpot.pending_correction() if action == "jackpot_correct" else None
-        if pending is not None:
-            self.fx.result = {"correction_id": pending["correction_id"], "confirm_by": pending["expires_at"]}
