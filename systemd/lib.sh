@@ -90,7 +90,8 @@ make_release() {
         rm -rf "$dest/build" "$dest"/*.egg-info
         wheel="$(find "$dest/dist" -name 'blackjack_table_controller-*.whl' | head -n 1)"
         [ -n "$wheel" ] || die "no wheel was built in $dest/dist"
-        # Exactly the locked versions, each file checked against its sha256; then the project, no deps.
+        # Exactly the locked versions, each file checked against its sha256 (requirements/pi.txt: the product's with
+        # its extras `table` and `pi`); then the project, no deps.
         "$dest/.venv/bin/python" -m pip install --quiet --require-hashes -r "$lock" >&2
         "$dest/.venv/bin/python" -m pip install --quiet --no-deps "$wheel" >&2
     fi

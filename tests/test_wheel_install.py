@@ -5,7 +5,12 @@ schemas and rule profiles in the installed package, never in the source tree.
 
 The floor as its servers get it (issue 31): its own wheel (floor/pyproject.toml) beside the product's, in a venv of
 their own with requirements/floor.txt; the product's wheel holds none of the floor, and its ``tablectl floor``
-says where the floor's commands are.
+says where the floor's commands are. A floor server gets none of the table's own dependencies (issue 43: the
+product's extra ``table``, pyproject.toml): neither the lock nor the wheels' metadata bring them, and no module of
+the floor imports them.
+
+After the locked dependencies, each venv installs its wheels offline (``--no-index``) with their dependencies
+resolved: the table's as ``[table,pi]``, the floor's plain; a requirement the lock lacks makes that step fail.
 
 Module-scoped builds (about 15-30 s each: pip's cache holds the locked files)."""
 
@@ -65,7 +70,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q"]
     deps = _run([*pip, "--require-hashes", "-r", str(ROOT / "requirements" / "pi.txt")], base)
     assert deps.returncode == 0, deps.stdout + deps.stderr
-    proj = _run([*pip, "--no-deps", str(wheel)], base)
+    # the table's extras resolved from what the lock installed, nothing fetched: the lock covers them
+    proj = _run([*pip, "--no-index", "--find-links", str(dist), f"{wheel}[table,pi]"], base)
     assert proj.returncode == 0, proj.stdout + proj.stderr
     work = base / "work"  # the current directory of every command: nothing of the checkout is near
     work.mkdir()
@@ -88,9 +94,22 @@ def floor_installed(installed: dict[str, Path]) -> dict[str, Path]:
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q"]
     deps = _run([*pip, "--require-hashes", "-r", str(ROOT / "requirements" / "floor.txt")], base)
     assert deps.returncode == 0, deps.stdout + deps.stderr
-    proj = _run([*pip, "--no-deps", str(installed["wheel"]), str(wheel)], base)
+    # the floor's wheel with its requirements resolved offline: the product's wheel (its base, no extra) from the
+    # local build, the rest from what the lock installed; a requirement of the table's would fail here
+    found = ["--no-index", "--find-links", str(dist), "--find-links", str(installed["wheel"].parent)]
+    proj = _run([*pip, *found, str(wheel)], base)
     assert proj.returncode == 0, proj.stdout + proj.stderr
     return {"wheel": wheel, "venv": venv, "work": installed["work"]}
+
+
+# The table's own dependencies (pyproject.toml, extra `table`): distributions and the modules they bring.
+TABLE_EXTRA = {
+    "pyserial": "serial",
+    "pyserial-asyncio-fast": "serial_asyncio_fast",
+    "pyusb": "usb",
+    "transitions": "transitions",
+    "textual": "textual",
+}
 
 
 def _env(installed: dict[str, Path]) -> dict[str, str]:
@@ -202,6 +221,59 @@ def test_the_installed_floor_runs_its_commands_from_its_own_package(floor_instal
     assert Path(static).is_relative_to(floor_installed["venv"]) and index == "True", found.stdout
 
 
+def test_the_floor_server_gets_none_of_the_tables_dependencies(floor_installed: dict[str, Path]) -> None:
+    py = str(floor_installed["venv"] / "bin" / "python")
+    listed = _run([py, "-m", "pip", "list", "--format=json"], floor_installed["work"], _env(floor_installed))
+    assert listed.returncode == 0, listed.stderr
+    names = {d["name"].lower().replace("_", "-") for d in json.loads(listed.stdout)}
+    assert {"blackjack-table-controller", "blackjack-table-floor", "psycopg", "aiohttp"} <= names, names
+    assert names & {*TABLE_EXTRA, "rich"} == set(), names  # rich: textual's
+    checked = _run([py, "-m", "pip", "check"], floor_installed["work"], _env(floor_installed))
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    # every module of the floor imports there, and none of them imports a module of the table's extra
+    code = (
+        "import importlib, pkgutil, sys, floor\n"
+        "failed = []\n"
+        "for m in pkgutil.walk_packages(floor.__path__, 'floor.'):\n"
+        "    try:\n"
+        "        importlib.import_module(m.name)\n"
+        "    except Exception as exc:\n"
+        "        failed.append(f'{m.name}: {exc!r}')\n"
+        "print('\\n'.join(failed) or 'ok')\n"
+        f"print(sorted(n for n in sys.modules if n.split('.')[0] in {sorted(TABLE_EXTRA.values())!r}))\n"
+        "print(len([n for n in sys.modules if n.startswith('floor.')]))\n"
+    )
+    imported = _run([py, "-c", code], floor_installed["work"], _env(floor_installed))
+    assert imported.returncode == 0, imported.stderr
+    failed, table_modules, count = imported.stdout.strip().rsplit("\n", 2)
+    assert (failed, table_modules) == ("ok", "[]") and int(count) > 40, imported.stdout
+    # `tablectl floor` lists its commands; the table's own commands say in one line what is missing
+    tablectl = str(floor_installed["venv"] / "bin" / "tablectl")
+    for args in (["floor", "--help"], ["floor", "archive", "--help"], ["floor", "web", "--help"]):
+        ran = _run([tablectl, *args], floor_installed["work"], _env(floor_installed))
+        assert ran.returncode == 0 and "Traceback" not in ran.stderr, ran
+    for name, missing in (("run", "transitions"), ("terminal", "textual"), ("alerts", "textual")):
+        ran = _run([tablectl, name, "--config", "table.toml"], floor_installed["work"], _env(floor_installed))
+        assert ran.returncode == 2 and ran.stdout == "", ran
+        assert ran.stderr.splitlines() == [
+            f"tablectl {name}: needs the table's own dependencies, not installed here ({missing} is missing): a "
+            "table installs the product with its extra `table`, pip install 'blackjack-table-controller[table]' "
+            "(on a table's computer systemd/install.sh installs them from requirements/pi.txt: docs/deploy.md)"
+        ], ran.stderr
+
+
+def test_the_table_gets_its_own_dependencies(installed: dict[str, Path]) -> None:
+    py = str(installed["venv"] / "bin" / "python")
+    listed = _run([py, "-m", "pip", "list", "--format=json"], installed["work"], _env(installed))
+    assert listed.returncode == 0, listed.stderr
+    names = {d["name"].lower().replace("_", "-") for d in json.loads(listed.stdout)}
+    assert set(TABLE_EXTRA) <= names and not names & {"psycopg", "aiohttp", "blackjack-table-floor"}, names
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"][
+        "table"
+    ]
+    assert {re.split(r"[<>=!~;\[ ]", spec, maxsplit=1)[0].lower() for spec in declared} == set(TABLE_EXTRA)
+
+
 @pytest.mark.parametrize("name", ["bench", "demo", "emulate-shoe", "emulate-display"])
 def test_the_installed_tablectl_says_the_bench_is_not_installed(
     installed: dict[str, Path], name: str
@@ -220,7 +292,9 @@ def test_the_installed_package_is_not_the_checkout(installed: dict[str, Path]) -
     where = _tablectl(installed, "--version")
     assert where.returncode == 0 and where.stdout.strip() == f"tablectl {__version__}", where
     py = installed["venv"] / "bin" / "python"
-    found = _run([str(py), "-c", "import controller; print(controller.__file__)"], installed["work"])
+    found = _run(
+        [str(py), "-c", "import controller; print(controller.__file__)"], installed["work"], _env(installed)
+    )
     assert Path(found.stdout.strip()).is_relative_to(installed["venv"]), found
 
 

@@ -72,6 +72,28 @@ FLOOR_NOT_INSTALLED = (
 )
 
 
+# The modules of the product's extra `table` (pyproject.toml: the devices, the state machine, the screens), which a
+# floor server does not install: a command that needs one says in one line what to install, not a traceback.
+TABLE_EXTRA_MODULES = ("textual", "serial", "serial_asyncio_fast", "usb", "transitions")
+TABLE_EXTRA_MISSING = (
+    "tablectl {name}: needs the table's own dependencies, not installed here ({missing} is missing): a table "
+    "installs the product with its extra `table`, pip install 'blackjack-table-controller[table]' (on a table's "
+    "computer systemd/install.sh installs them from requirements/pi.txt: docs/deploy.md)"
+)
+
+
+def unavailable(name: str, module_name: str) -> str | None:
+    """Why the command ``name`` cannot run here (its module does not import), in one line; None: it can."""
+    try:
+        importlib.import_module(module_name)
+    except ImportError as exc:
+        missing = (exc.name or "").split(".")[0]
+        if missing in TABLE_EXTRA_MODULES:
+            return TABLE_EXTRA_MISSING.format(name=name, missing=missing)
+        return f"{name}: not available in this build ({exc})"
+    return None
+
+
 def tooling_commands() -> dict[str, str]:
     """name -> module of the subcommands installed development tooling registers (none on a Pi); a name
     the product already has stays the product's."""
@@ -158,11 +180,11 @@ def build_parser(
         sp.set_defaults(_module=module_name)
         if name != selected:
             continue
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError as exc:
-            sp.set_defaults(_unavailable=f"{name}: not available in this build ({exc})")
+        why = unavailable(name, module_name)
+        if why is not None:
+            sp.set_defaults(_unavailable=why)
             continue
+        module = importlib.import_module(module_name)
         module.add_arguments(sp)
         _show_defaults(sp)
         attach(sp, (name,), {**EXAMPLES, **getattr(module, "EXAMPLES", {})})
@@ -179,6 +201,12 @@ def main(argv: list[str] | None = None) -> int:
     if selected == "floor" and importlib.util.find_spec("floor") is None:
         print(FLOOR_NOT_INSTALLED, file=sys.stderr)
         return 2
+    if selected in COMMANDS and selected != "floor":
+        # before the arguments are parsed: a command whose module does not import has no options to parse
+        why = unavailable(selected, COMMANDS[selected][0])
+        if why is not None:
+            print(why, file=sys.stderr)
+            return 2
     parser = build_parser(selected, tooling)
     args = parser.parse_args(argv)
     if not getattr(args, "command", None):

@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
@@ -24,6 +23,7 @@ from typing import Any
 from controller import __version__
 from controller.journal.table_files import journal_file
 from controller.ops.disk import DiskSpace, describe
+from controller.ops.textfile import prometheus_label, prometheus_number, write_atomic
 from controller.table.machine import FAULT_STATES
 
 STATUS_FILE = "status.json"
@@ -95,36 +95,6 @@ def journal_bytes(db: Path) -> int:
         with contextlib.suppress(OSError):
             total += (db.parent / (db.name + suffix)).stat().st_size
     return total
-
-
-def write_atomic(path: Path, text: str, mode: int = 0o644) -> None:
-    """Readers see the old file or the new one, never half of one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        with_suppress_unlink(tmp)
-        raise
-
-
-def with_suppress_unlink(path: str) -> None:
-    with contextlib.suppress(OSError):
-        os.unlink(path)
-
-
-# ---- Prometheus text exposition format ----
-def prometheus_label(value: str) -> str:
-    """A label value of the Prometheus text format: backslash, newline and double quote escaped."""
-    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
-
-
-def prometheus_number(value: float) -> str:
-    """A sample value of the Prometheus text format: a float as Python writes it, anything else as an integer."""
-    return repr(float(value)) if isinstance(value, float) else str(int(value))
 
 
 def prometheus(status: Status, now: float | None = None) -> str:

@@ -25,7 +25,7 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
 from controller import __version__
-from controller.ops.status import prometheus_label, prometheus_number, write_atomic
+from controller.ops.textfile import prometheus_label, prometheus_number, write_atomic
 from floor.archive.worker import ArchiveConfig, ArchiveCounters, ArchiveWorker
 from floor.common.messages import CHECKPOINT_TOPIC, SOFTWARE_TOPIC, TableRef
 

@@ -27,7 +27,14 @@ from floor.archive import store
 from floor.cli.tablectl import add_dsn
 from floor.common.layout import LayoutError, load_layout
 from floor.web.app import serve
-from floor.web.config import ENROL_COMMAND, ConfigError, WebConfig, proxy_addresses, public_origin
+from floor.web.config import (
+    DB_POOL,
+    ENROL_COMMAND,
+    ConfigError,
+    WebConfig,
+    proxy_addresses,
+    public_origin,
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -51,6 +58,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--session-hours", type=float, default=8.0, help="a login lasts this long")
     parser.add_argument("--sse-per-user", type=int, default=4, help="live connections per user")
     parser.add_argument("--sse-total", type=int, default=64, help="live connections in all")
+    parser.add_argument(
+        "--db-pool", type=int, default=DB_POOL, metavar="N",
+        help="connections to PostgreSQL the requests hold at once, at most (one pool per process; the live "
+        "updates have two more of their own)",
+    )  # fmt: skip
     parser.add_argument(
         "--broker-host", default="127.0.0.1", help="floor broker (relays signed acknowledgements)"
     )
@@ -111,8 +123,16 @@ def main(args: argparse.Namespace) -> int:
     if not password:
         print(f"floor web: set the broker password in ${args.password_env}", file=sys.stderr)
         return 2
-    if not (0 < args.session_hours <= 24 and args.sse_per_user > 0 and args.sse_total > 0):
-        print("floor web: --session-hours 0-24, --sse-per-user and --sse-total above 0", file=sys.stderr)
+    if not (
+        0 < args.session_hours <= 24
+        and args.sse_per_user > 0
+        and args.sse_total > 0
+        and 0 < args.db_pool <= 100
+    ):
+        print(
+            "floor web: --session-hours 0-24, --sse-per-user and --sse-total above 0, --db-pool 1-100",
+            file=sys.stderr,
+        )
         return 2
     public_url = args.public_url or f"{'https' if args.tls_cert else 'http'}://{host}:{port}"
     try:
@@ -137,6 +157,7 @@ def main(args: argparse.Namespace) -> int:
         session_s=int(args.session_hours * 3600),
         sse_per_user=args.sse_per_user,
         sse_total=args.sse_total,
+        db_pool=args.db_pool,
         broker_tls=tls,
         layout=layout,
         surveillance_live=args.surveillance_live,

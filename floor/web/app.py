@@ -40,7 +40,7 @@ from floor.archive import store
 from floor.common.messages import TableRef
 from floor.common.notify import NOTIFY_CHANNEL as CHANNEL
 from floor.common.notify import named_tables
-from floor.web.auth import SESSION, Auth, Database, deny
+from floor.web.auth import APPLICATION_NAME, SESSION, Auth, Database, deny
 from floor.web.config import WebConfig
 from floor.web.live import MAX_NAMED, TICK_S, Build, Floor, Live, database_down
 from floor.web.pages import PAGE_FILES, Pages
@@ -80,16 +80,18 @@ class Stream:
 class FloorWeb:
     def __init__(self, cfg: WebConfig) -> None:
         self.cfg = cfg
-        self.db = Database(cfg.dsn)
+        self.db = Database(cfg.dsn, cfg.db_pool)
         self.auth = Auth(cfg, self.db)
         self.relay = Relay(cfg, self.db, self.auth)
         self._streams: set[Stream] = set()
         self.live = Live()
-        self.pages = Pages(cfg, self._refuse_page)
+        self.pages = Pages(cfg, self.db, self._refuse_page)
         self._changed = asyncio.Event()
         self._named: set[TableRef] | None = set()  # the tables named since the last build (None: every table)
         self.floor = Floor(cfg.layout)
-        self._conn: psycopg.Connection | None = None  # the builds' (in their thread, one at a time)
+        # Beside the pool (self.db: every request's), two long-lived connections of their own: the builds' (in
+        # their thread, one at a time, autocommit) and the listener's (LISTEN, async).
+        self._conn: psycopg.Connection | None = None
         self._tasks: list[asyncio.Task[Any]] = []
         self._db_down_since: datetime | None = None
 
@@ -148,6 +150,7 @@ class FloorWeb:
 
     # ---- data ----
     async def _start(self, app: web.Application) -> None:
+        await asyncio.to_thread(self.db.open)
         await asyncio.to_thread(self._migrate)  # as every archive worker does: users and sessions need theirs
         self.live.update(await asyncio.to_thread(self._build, None, False))
         self._tasks = [asyncio.create_task(self._listen()), asyncio.create_task(self._publish())]
@@ -162,16 +165,19 @@ class FloorWeb:
                 await t
         if self._conn is not None:
             self._conn.close()
+        await asyncio.to_thread(self.db.close)
 
     def _migrate(self) -> None:
-        with store.connect(self.cfg.dsn) as conn:
+        with self.db.connection() as conn:
             store.migrate(conn)
 
     async def _listen(self) -> None:
         """Wake the publisher on every archive commit; reconnect if the database goes away."""
         while True:
             try:
-                aconn = await psycopg.AsyncConnection.connect(self.cfg.dsn, autocommit=True)
+                aconn = await psycopg.AsyncConnection.connect(
+                    self.cfg.dsn, autocommit=True, application_name=APPLICATION_NAME
+                )
                 async with aconn:
                     await aconn.execute(f"LISTEN {CHANNEL}")
                     self._note(None)  # anything missed while not listening
@@ -194,7 +200,7 @@ class FloorWeb:
     def _build(self, named: frozenset[TableRef] | None, tick: bool) -> Build:
         """In a thread: the whole floor (``named`` None), the tables named, or the tick (floor/web/live.py)."""
         if self._conn is None or self._conn.closed:
-            self._conn = psycopg.connect(self.cfg.dsn, autocommit=True)
+            self._conn = psycopg.connect(self.cfg.dsn, autocommit=True, application_name=APPLICATION_NAME)
         try:
             return self.floor.tick(self._conn) if tick else self.floor.refresh(self._conn, named)
         except psycopg.Error:

@@ -22,15 +22,17 @@ failed logins, lockouts and every refusal of a logged-in user go to ``dashboard_
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 import psycopg
 from aiohttp import web
 from aiohttp.typedefs import Handler
+from psycopg_pool import ConnectionPool
 
 from controller.mqtt.userkeys import USER_NAME
 from floor.accounts import logins, sessions, users
@@ -50,14 +52,53 @@ def deny(status: int, reason: str) -> web.Response:
     return web.json_response({"ok": False, "reason": reason}, status=status)
 
 
-class Database:
-    """One short connection per call, in a worker thread (the event loop never waits on PostgreSQL)."""
+# The dashboard's connections to PostgreSQL, by this name in pg_stat_activity (the pool's, the builds', the
+# listener's: floor/web/app.py).
+APPLICATION_NAME = "tablectl-floor-web"
+# How long a request waits for one of the pool's connections (every one busy, or the database not answering);
+# then it is answered 503 like any refusal of the database (floor/web/app.py, _headers).
+POOL_WAIT_S = 5.0
 
-    def __init__(self, dsn: str) -> None:
+
+class Database:
+    """The process's one pool of connections to the archive (psycopg_pool): at most ``size`` open (the config key
+    ``db_pool``, ``--db-pool``), opened with the dashboard and closed with it; each call takes one for its
+    transaction, in a worker thread (the event loop never waits on PostgreSQL), and gives it back. A connection is
+    checked before it is handed out, so one the server dropped (a restart, a promoted standby) is replaced instead
+    of failing a request."""
+
+    def __init__(self, dsn: str, size: int) -> None:
         self.dsn = dsn
+        self.pool = ConnectionPool(
+            dsn,
+            min_size=1,
+            max_size=size,
+            kwargs={"application_name": APPLICATION_NAME},
+            open=False,
+            name="floor-web",
+            timeout=POOL_WAIT_S,
+            check=ConnectionPool.check_connection,
+        )
+
+    def open(self) -> None:
+        """Blocking (a worker thread): the pool's first connection made, or psycopg_pool.PoolTimeout."""
+        try:
+            self.pool.open(wait=True, timeout=POOL_WAIT_S)
+        except BaseException:
+            self.pool.close()  # its threads stopped: the dashboard does not start
+            raise
+
+    def close(self) -> None:
+        self.pool.close()
+
+    @contextlib.contextmanager
+    def connection(self) -> Iterator[psycopg.Connection]:
+        """One of the pool's connections for one transaction (committed at the end, rolled back on an error)."""
+        with self.pool.connection() as conn:
+            yield conn
 
     def _run(self, fn: Callable[..., T], *args: Any) -> T:
-        with psycopg.connect(self.dsn) as conn:
+        with self.connection() as conn:
             return fn(conn, *args)
 
     async def call(self, fn: Callable[..., T], *args: Any) -> T:

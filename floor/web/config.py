@@ -14,6 +14,9 @@ LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 # followed by ``--user U --role supervisor --public-key HEX``; the table reads its changed credentials file
 # before its next signed command.
 ENROL_COMMAND = "tablectl sign --add-to /etc/tablectl/credentials.toml"
+# The most connections to PostgreSQL the dashboard's requests hold at once (its pool, floor/web/auth.py); the builds
+# and the listener have one each beside it. Default of ``WebConfig.db_pool`` and ``--db-pool``.
+DB_POOL = 4
 
 
 class ConfigError(ValueError):
@@ -63,6 +66,7 @@ class WebConfig:
     kdf_parallel: int = 2  # password hashes computed at once (32 MiB each) ...
     kdf_waiting: int = 16  # ... and logins waiting for one; beyond that a login is answered "busy"
     relay_parallel: int = 4  # signed commands being relayed to tables at once
+    db_pool: int = DB_POOL  # connections to PostgreSQL the requests hold at once, at most (the pool's size)
     min_interval: float = 0.3
     ack_timeout: float = 15.0
     broker_tls: TlsConfig | None = None  # the floor broker's CA (and a client certificate): verified

@@ -30,6 +30,7 @@ from floor.reports.round_page import REPORT_CSP, round_report_html
 from floor.reports.shift import MAX_WINDOW, shift_report, to_csv, win_series
 from floor.reports.shift_dealers import dealer_rows
 from floor.reports.shift_html import HEAD, cells_text, to_html
+from floor.web.auth import Database
 from floor.web.config import WebConfig
 from floor.web.table_view import table_view
 
@@ -79,8 +80,9 @@ Refuse = Callable[[web.Request, str], Awaitable[web.Response]]
 
 
 class Pages:
-    def __init__(self, cfg: WebConfig, refuse: Refuse) -> None:
+    def __init__(self, cfg: WebConfig, db: Database, refuse: Refuse) -> None:
         self.cfg = cfg
+        self.db = db  # the process's pool (floor/web/auth.py)
         self.refuse = refuse  # answers 400 and logs who and why
 
     def routes(self, app: web.Application) -> None:
@@ -104,7 +106,7 @@ class Pages:
 
     def _read(self, fn: Any, *args: Any) -> Any:
         """``fn`` over one snapshot of the archive (every query of a page or report agrees)."""
-        with psycopg.connect(self.cfg.dsn) as conn, consistent_read(conn):
+        with self.db.connection() as conn, consistent_read(conn):
             return fn(conn, *args)
 
     async def _table(self, request: web.Request) -> web.Response:
