@@ -32,7 +32,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 import paho.mqtt.client as mqtt
 import psycopg
@@ -41,7 +41,13 @@ from paho.mqtt.reasoncodes import ReasonCode
 from controller import sdnotify
 from controller.config.endpoint import TlsConfig
 from controller.mqtt.floor_bridge import LINK_TOPIC
-from controller.mqtt.paho_client import BrokerEndpoint, new_client, publish_properties, quick_reconnect
+from controller.mqtt.paho_client import (
+    BrokerEndpoint,
+    ReadAheadClient,
+    new_client,
+    publish_properties,
+    quick_reconnect,
+)
 from controller.topics import EVENT_HEAD
 from floor.archive import store
 from floor.archive.chain import check_chains
@@ -79,9 +85,8 @@ REPLAY_RESPONSE = "cmd/replay/response/{user}"
 LAG_SAMPLES = 100_000  # lag samples kept between two reads (floor/archive/report.py reads them each interval)
 
 
-@dataclass(frozen=True, slots=True)
-class _Received:
-    """One MQTT message handed from the network thread to the writer."""
+class _Received(NamedTuple):
+    """One MQTT message handed from the network thread to the writer (a tuple: made once a message)."""
 
     acker: Any  # the persistent session's client (acknowledged by hand after the commit), else None
     mid: int
@@ -146,7 +151,7 @@ class ArchiveWorker:
     def __init__(self, cfg: ArchiveConfig) -> None:
         self.cfg = cfg
         self.stats = ArchiveStats()
-        self._queue: queue.Queue[_Received] = queue.Queue()
+        self._queue: queue.SimpleQueue[_Received] = queue.SimpleQueue()
         self._stop = threading.Event()
         self._connected = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -168,9 +173,10 @@ class ArchiveWorker:
             self.cfg.host, self.cfg.port, self.cfg.username, self.cfg.password, self.cfg.tls
         )
         if persistent:
-            client = new_client(
-                endpoint, client_id, protocol=mqtt.MQTTv311, clean_session=False, manual_ack=True
-            )
+            client = new_client(  # read ahead: a backlog arrives as a flood of small messages
+                endpoint, client_id, protocol=mqtt.MQTTv311, clean_session=False, manual_ack=True,
+                read_ahead=True,
+            )  # fmt: skip
             client.on_connect = self._on_main_connect
             client.on_disconnect = lambda *a: self._connected.clear()
         else:
@@ -346,13 +352,25 @@ class ArchiveWorker:
                     time.sleep(0.2)
             else:
                 break  # stopping: unacknowledged messages stay with the broker
-            for r in batch:
-                if r.acker is not None and r.qos > 0:
-                    r.acker.ack(r.mid, r.qos)
+            self._ack(batch)
             for close in closes:
                 self.repairer.answered(conn, close)
         if conn is not None:
             conn.close()
+
+    @staticmethod
+    def _ack(batch: list[_Received]) -> None:
+        """Acknowledge a committed batch: the persistent session's messages in one write to the broker."""
+        by_client: dict[int, tuple[Any, list[tuple[int, int]]]] = {}
+        for r in batch:
+            if r.acker is not None and r.qos > 0:
+                by_client.setdefault(id(r.acker), (r.acker, []))[1].append((r.mid, r.qos))
+        for acker, acks in by_client.values():
+            if isinstance(acker, ReadAheadClient):
+                acker.ack_many(acks)
+            else:
+                for mid, qos in acks:
+                    acker.ack(mid, qos)
 
     def _store_batch(self, conn: psycopg.Connection, batch: list[_Received]) -> list[ReplayClose]:
         envelopes: list[Envelope] = []
