@@ -10,7 +10,8 @@ One worker = one MQTT session + one writer thread + one maintenance thread:
   mosquitto sends no retained messages to a shared subscription). Messages are acknowledged by hand
   (``manual_ack``) only after the transaction that stores them committed: a worker that dies loses nothing,
   the broker redelivers to the session.
-- **Writer**: batches messages into one transaction each (inserts idempotent on (site, table, event_id)).
+- **Writer**: batches messages into one transaction each (inserts idempotent on (site, table, event_id)): up to
+  ``batch`` while it keeps up, ``backlog_batch`` while a backlog waits.
 - **Maintenance**: whichever worker holds the PostgreSQL advisory lock ``REPAIR_LOCK`` finds gaps
   (``gaps.GapFinder``, driven by the ``floor_arrivals`` each batch appends) and asks the tables to resend
   (``repair.Repairer``) over a second, MQTT v5 connection (the re-fetch names its answer address
@@ -110,6 +111,8 @@ class ArchiveConfig:
     site: str = "+"
     tls: TlsConfig | None = None  # the floor broker's CA (and a client certificate): verified
     batch: int = 500
+    backlog_batch: int = 2000  # a batch while at least ``batch`` more wait behind it (a backlog, as after an
+    # outage): a transaction's fixed work (the statements, a statement's values a table) over more events
     grace: float = 2.0
     answer_timeout: float = 10.0
     maintenance_every: float = 0.5
@@ -326,7 +329,9 @@ class ArchiveWorker:
             except queue.Empty:
                 continue
             batch = [first]
-            while len(batch) < self.cfg.batch:
+            backlog = self._queue.qsize() >= self.cfg.batch  # keeping up: small batches, the lag stays short
+            limit = max(self.cfg.batch, self.cfg.backlog_batch) if backlog else self.cfg.batch
+            while len(batch) < limit:
                 try:
                     batch.append(self._queue.get_nowait())
                 except queue.Empty:
