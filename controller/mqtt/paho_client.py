@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import paho.mqtt.client as mqtt
-from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
+from paho.mqtt.enums import CallbackAPIVersion, MQTTErrorCode, MQTTProtocolVersion
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
@@ -192,14 +192,14 @@ class ReadAheadClient(mqtt.Client):
                     if not self.suppress_exceptions:
                         raise
 
-    def _handle_publish(self) -> mqtt.MQTTErrorCode:
+    def _handle_publish(self) -> MQTTErrorCode:
         message = self._lean(self._in_packet["command"], self._in_packet["packet"])
         if message is None:
             return super()._handle_publish()
         self._hand_over(message)
         return mqtt.MQTT_ERR_SUCCESS
 
-    def loop_read(self, max_packets: int = 1) -> mqtt.MQTTErrorCode:
+    def loop_read(self, max_packets: int = 1) -> MQTTErrorCode:
         """paho's read of one packet (which fills the buffer), then the packets already in the buffer: a whole
         PUBLISH taken from it here, anything else (or a packet not all read yet) by paho, which reads it from the
         buffer too; at most ``PACKETS_PER_READ``, then the network loop runs its other work (writes, pings)."""
@@ -211,7 +211,7 @@ class ReadAheadClient(mqtt.Client):
         while (
             rc == mqtt.MQTT_ERR_SUCCESS
             and handled < PACKETS_PER_READ
-            and self._sock is sock
+            and id(self._sock) == id(sock)  # still connected on it (``is`` would widen the type of ``sock``)
             and self._in_packet["command"] == 0  # paho is not halfway through a packet
             and sock.buffered()
         ):
