@@ -52,6 +52,36 @@ def test_a_new_batch_is_stored_byte_for_byte(db: str) -> None:
     assert rows(db) == {e.event_id: e.raw for e in batch}
 
 
+def test_the_copy_text_stores_every_column_as_psycopgs_own_encoding_does(db: str) -> None:
+    """The batch's COPY text is encoded by the archive itself (store._copy_line): every column of every row is
+    what psycopg's own encoding of the same values (the row-by-row path) stores."""
+    odd = {"back\\slash": "a\\b\\\\c", "tab": "\t", "lines": "\r\n", "text": 'é"😀\u2028', "n": [1, 2.5, -3e-7, 10**30],
+           "flags": [True, False, None], "nested": {"k": {"\\N": "\\."}}, "empty": {}}  # fmt: skip
+    batch = [env(1, "\\N\t\\."), env(2)]
+    batch.append(
+        Envelope(T1, None, 3, "state", WHEN, odd, b'{"any": "bytes"}\t\\\n', "replay", "a" * 64, "b" * 64)
+    )
+    batch.append(
+        Envelope(T1, "state/table", 4, "state", WHEN + timedelta(microseconds=7), odd, b"\x00\xff", "live")
+    )
+    assert put(db, batch) == len(batch)
+    other = TableRef("S1", "T2")
+    with psycopg.connect(db) as conn, conn.transaction(), conn.cursor() as cur:
+        cur.executemany(
+            f"INSERT INTO events ({store._EVENT_COLUMNS}) VALUES ({', '.join(['%s'] * 11)})",
+            [store._row(Envelope(other, *[getattr(e, f) for f in Envelope.__slots__[1:]])) for e in batch],
+        )
+    with psycopg.connect(db) as conn:
+        cols = "event_id, topic, type, ts, data, raw, source, prev, chain"
+        copied, inserted = (
+            conn.execute(f"SELECT {cols} FROM events WHERE table_id = %s ORDER BY event_id", (t,)).fetchall()
+            for t in ("T1", "T2")
+        )
+    assert copied == inserted
+    assert [r[4] for r in copied] == [e.data for e in batch]
+    assert [bytes(r[5]) for r in copied] == [e.raw for e in batch]
+
+
 def test_known_ids_fall_back_to_the_idempotent_path_and_count_only_new_rows(db: str) -> None:
     first = [env(i) for i in range(1, 11)]
     assert put(db, first) == 10

@@ -10,7 +10,8 @@ One worker = one MQTT session + one writer thread + one maintenance thread:
   mosquitto sends no retained messages to a shared subscription). Messages are acknowledged by hand
   (``manual_ack``) only after the transaction that stores them committed: a worker that dies loses nothing,
   the broker redelivers to the session.
-- **Writer**: batches messages into one transaction each (inserts idempotent on (site, table, event_id)).
+- **Writer**: batches messages into one transaction each (inserts idempotent on (site, table, event_id)): up to
+  ``batch`` while it keeps up, ``backlog_batch`` while a backlog waits.
 - **Maintenance**: whichever worker holds the PostgreSQL advisory lock ``REPAIR_LOCK`` finds gaps
   (``gaps.GapFinder``, driven by the ``floor_arrivals`` each batch appends) and asks the tables to resend
   (``repair.Repairer``) over a second, MQTT v5 connection (the re-fetch names its answer address
@@ -32,7 +33,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 import paho.mqtt.client as mqtt
 import psycopg
@@ -41,7 +42,13 @@ from paho.mqtt.reasoncodes import ReasonCode
 from controller import sdnotify
 from controller.config.endpoint import TlsConfig
 from controller.mqtt.floor_bridge import LINK_TOPIC
-from controller.mqtt.paho_client import BrokerEndpoint, new_client, publish_properties, quick_reconnect
+from controller.mqtt.paho_client import (
+    BrokerEndpoint,
+    ReadAheadClient,
+    new_client,
+    publish_properties,
+    quick_reconnect,
+)
 from controller.topics import EVENT_HEAD
 from floor.archive import store
 from floor.archive.chain import check_chains
@@ -79,9 +86,8 @@ REPLAY_RESPONSE = "cmd/replay/response/{user}"
 LAG_SAMPLES = 100_000  # lag samples kept between two reads (floor/archive/report.py reads them each interval)
 
 
-@dataclass(frozen=True, slots=True)
-class _Received:
-    """One MQTT message handed from the network thread to the writer."""
+class _Received(NamedTuple):
+    """One MQTT message handed from the network thread to the writer (a tuple: made once a message)."""
 
     acker: Any  # the persistent session's client (acknowledged by hand after the commit), else None
     mid: int
@@ -105,6 +111,8 @@ class ArchiveConfig:
     site: str = "+"
     tls: TlsConfig | None = None  # the floor broker's CA (and a client certificate): verified
     batch: int = 500
+    backlog_batch: int = 2000  # a batch while at least ``batch`` more wait behind it (a backlog, as after an
+    # outage): a transaction's fixed work (the statements, a statement's values a table) over more events
     grace: float = 2.0
     answer_timeout: float = 10.0
     maintenance_every: float = 0.5
@@ -146,7 +154,7 @@ class ArchiveWorker:
     def __init__(self, cfg: ArchiveConfig) -> None:
         self.cfg = cfg
         self.stats = ArchiveStats()
-        self._queue: queue.Queue[_Received] = queue.Queue()
+        self._queue: queue.SimpleQueue[_Received] = queue.SimpleQueue()
         self._stop = threading.Event()
         self._connected = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -168,9 +176,10 @@ class ArchiveWorker:
             self.cfg.host, self.cfg.port, self.cfg.username, self.cfg.password, self.cfg.tls
         )
         if persistent:
-            client = new_client(
-                endpoint, client_id, protocol=mqtt.MQTTv311, clean_session=False, manual_ack=True
-            )
+            client = new_client(  # read ahead: a backlog arrives as a flood of small messages
+                endpoint, client_id, protocol=mqtt.MQTTv311, clean_session=False, manual_ack=True,
+                read_ahead=True,
+            )  # fmt: skip
             client.on_connect = self._on_main_connect
             client.on_disconnect = lambda *a: self._connected.clear()
         else:
@@ -320,7 +329,9 @@ class ArchiveWorker:
             except queue.Empty:
                 continue
             batch = [first]
-            while len(batch) < self.cfg.batch:
+            backlog = self._queue.qsize() >= self.cfg.batch  # keeping up: small batches, the lag stays short
+            limit = max(self.cfg.batch, self.cfg.backlog_batch) if backlog else self.cfg.batch
+            while len(batch) < limit:
                 try:
                     batch.append(self._queue.get_nowait())
                 except queue.Empty:
@@ -346,13 +357,25 @@ class ArchiveWorker:
                     time.sleep(0.2)
             else:
                 break  # stopping: unacknowledged messages stay with the broker
-            for r in batch:
-                if r.acker is not None and r.qos > 0:
-                    r.acker.ack(r.mid, r.qos)
+            self._ack(batch)
             for close in closes:
                 self.repairer.answered(conn, close)
         if conn is not None:
             conn.close()
+
+    @staticmethod
+    def _ack(batch: list[_Received]) -> None:
+        """Acknowledge a committed batch: the persistent session's messages in one write to the broker."""
+        by_client: dict[int, tuple[Any, list[tuple[int, int]]]] = {}
+        for r in batch:
+            if r.acker is not None and r.qos > 0:
+                by_client.setdefault(id(r.acker), (r.acker, []))[1].append((r.mid, r.qos))
+        for acker, acks in by_client.values():
+            if isinstance(acker, ReadAheadClient):
+                acker.ack_many(acks)
+            else:
+                for mid, qos in acks:
+                    acker.ack(mid, qos)
 
     def _store_batch(self, conn: psycopg.Connection, batch: list[_Received]) -> list[ReplayClose]:
         envelopes: list[Envelope] = []
