@@ -403,3 +403,39 @@ def test_a_forged_newer_state_is_never_shown_as_the_tables_and_drops_out_when_di
     finally:
         forger.close()
         table.close()
+
+
+@pytest.mark.parametrize(
+    "poison",
+    [b'"\\ud800"', b'"\\udfff x"', b"1e999", b"-1e400", b'{"\\udc00": 1}'],
+    ids=["lone-high-surrogate", "lone-low-surrogate", "number-beyond-a-double", "negative-beyond", "key"],
+)
+def test_a_value_postgresql_cannot_store_is_refused_at_the_door_and_holds_nothing_up(floor, tmp_path, poison):
+    """With T1's bridge password the attacker publishes an envelope whose data PostgreSQL's jsonb refuses (a lone
+    UTF-16 surrogate, a number beyond a double's range: valid JSON text, but no jsonb value). The door let it
+    through before and its batch failed on every retry: the whole archive stopped behind one message. Now it is
+    refused with its reason (rejected_messages) and the table's own events before and after it are archived."""
+    table = floor.table("T1")
+    floor.enrol(table, tmp_path)
+    try:
+        first = table.publish("events/jackpot", "jackpot", {"meter": 1})
+        table.flush()
+        wait_until(lambda: first in floor.events("T1"), 30, "the first event archived")
+        forger = floor.table("T1")  # the same account, its own connection
+        forger.client.unsubscribe(f"{forger.prefix}/cmd/replay")
+        try:
+            text = forged(table, 777, "jackpot", {"meter": "POISON"}).replace(b'"POISON"', poison)
+            forger.publish_raw("events/jackpot", text)
+            forger.flush()
+            wait_until(lambda: floor.rows("SELECT count(*) FROM rejected_messages")[0][0] >= 1, 30,
+                       "the envelope refused")  # fmt: skip
+        finally:
+            forger.close()
+        after = [table.publish("events/jackpot", "jackpot", {"meter": n}) for n in range(2, 6)]
+        table.flush()
+        wait_until(lambda: set(after) <= set(floor.events("T1")), 30, "the table's events after it archived")
+        reasons = [r for (r,) in floor.rows("SELECT reason FROM rejected_messages")]
+        assert len(reasons) == 1 and ("surrogate" in reasons[0] or "out of range" in reasons[0]), reasons
+        assert 777 not in floor.events("T1")
+    finally:
+        table.close()

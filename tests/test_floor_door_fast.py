@@ -1,6 +1,6 @@
 """The archive's door checks take shortcuts (floor/common/messages.py): they must refuse and accept exactly what the
-full checks do. A NUL character anywhere or nesting deeper than MAX_DEPTH is refused (jsonb refuses NUL); a ts that
-matches the format but is no date is refused."""
+full checks do. A NUL character or a lone surrogate anywhere, nesting deeper than MAX_DEPTH (jsonb refuses each)
+or a number beyond a double's range is refused; a ts that matches the format but is no date is refused."""
 
 from __future__ import annotations
 
@@ -10,10 +10,15 @@ from datetime import UTC, datetime
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from floor.common.messages import MAX_DEPTH, Envelope, TableRef, _no_nul, _timestamp, parse_envelope
+from floor.common.messages import MAX_DEPTH, Envelope, TableRef, _storable, _timestamp, parse_envelope
 
 T = TableRef("S1", "T1")
-_text = st.text(alphabet=st.sampled_from(["a", "\x00", "\\", "u", "0", "é", "{", "["]), max_size=8)
+_text = st.text(
+    alphabet=st.sampled_from(
+        ["a", "\x00", "\\", "u", "0", "é", "{", "[", "\ud800", "\udfff", "😀", "\ud7ff", "\ue000"]
+    ),
+    max_size=8,
+)
 _json = st.recursive(
     st.none() | st.booleans() | st.integers(-5, 5) | _text,
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_text, inner, max_size=3),
@@ -30,8 +35,8 @@ def _envelope(data: dict) -> bytes:
 @given(_json, st.booleans())
 def test_the_nul_and_depth_shortcut_decides_as_the_full_walk(value: object, ascii_only: bool) -> None:
     payload = json.dumps({"data": {"v": value}, "event_id": 1, "table": "T1", "ts": "2026-11-23T12:00:00.000Z",
-                          "type": "card"}, ensure_ascii=ascii_only).encode()  # fmt: skip
-    full = _no_nul(json.loads(payload))
+                          "type": "card"}, ensure_ascii=ascii_only).encode("utf-8", "surrogatepass")  # fmt: skip
+    full = _storable(json.loads(payload.decode("utf-8", "surrogatepass")))
     parsed = parse_envelope(T, "events/card", payload, "live")
     assert isinstance(parsed, Envelope) == full, (payload, parsed)
 
@@ -45,7 +50,7 @@ def test_nesting_just_within_and_just_beyond_the_limit() -> None:
 
     depths = {n: isinstance(parse_envelope(T, "events/card", _envelope(nested(n)), "live"), Envelope)
               for n in range(MAX_DEPTH - 4, MAX_DEPTH + 4)}  # fmt: skip
-    expected = {n: _no_nul({"data": nested(n)}) for n in depths}
+    expected = {n: _storable({"data": nested(n)}) for n in depths}
     assert depths == expected and True in depths.values() and False in depths.values()
 
 
@@ -65,3 +70,17 @@ def test_the_timestamp_shortcut_reads_as_strptime(
     except ValueError:
         got = None
     assert got == want
+
+
+def test_a_number_beyond_a_doubles_range_is_refused_and_one_within_taken() -> None:
+    """jsonb has no infinity: 1e999 (which Python reads as inf) is refused at the door; 1e308 and 5e-324 are not."""
+    for text, taken in (
+        (b"1e999", False),
+        (b"-1e400", False),
+        (b"1e308", True),
+        (b"5e-324", True),
+        (b"2.5", True),
+    ):
+        payload = (b'{"data":{"v":' + text + b'},"event_id":1,"table":"T1","ts":"2026-11-23T12:00:00.000Z",'
+                   b'"type":"card"}')  # fmt: skip
+        assert isinstance(parse_envelope(T, "events/card", payload, "live"), Envelope) is taken, text

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -120,24 +121,36 @@ def topic_of_type(event_type: str) -> str | None:
     )
 
 
-def _no_nul(value: Any, depth: int = 0) -> bool:
+# A lone UTF-16 surrogate (a "\ud800" escape, or one encoded in the bytes): PostgreSQL's jsonb refuses it
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _storable(value: Any, depth: int = 0) -> bool:
+    """What PostgreSQL's jsonb takes: no NUL character and no lone surrogate in any string or key, nesting at most
+    ``MAX_DEPTH`` (numbers are finite already: ``_finite_float``). An envelope it would refuse is refused at the
+    door: else its batch would fail on every retry and hold up the whole archive behind it."""
     if depth > MAX_DEPTH:
         return False
     if isinstance(value, str):
-        return "\x00" not in value
+        return "\x00" not in value and _SURROGATE.search(value) is None
     if isinstance(value, dict):
-        return all(_no_nul(k, depth + 1) and _no_nul(v, depth + 1) for k, v in value.items())
+        return all(_storable(k, depth + 1) and _storable(v, depth + 1) for k, v in value.items())
     if isinstance(value, list):
-        return all(_no_nul(v, depth + 1) for v in value)
+        return all(_storable(v, depth + 1) for v in value)
     return True
 
 
-def _plainly_no_nul(payload: bytes) -> bool:
-    """True when the JSON text alone shows ``_no_nul`` holds: no NUL byte, no ``\\u0000`` escape (the only way a
-    JSON string carries a NUL) and at most ``MAX_DEPTH`` brackets (so no deeper nesting). False: walk it."""
+def _plainly_storable(payload: bytes) -> bool:
+    """True when the JSON text alone shows ``_storable`` holds: no NUL byte, no ``\\u0000`` escape (the only way a
+    JSON string carries a NUL), no ``\\ud``/``\\uD`` escape and no byte 0xED (the only ways to a surrogate: a pair
+    of escapes is one character once parsed, and 0xED also leads U+D000-U+D7FF, which the walk then accepts) and at
+    most ``MAX_DEPTH`` brackets (so no deeper nesting). False: walk it."""
     return (
         b"\\u0000" not in payload
         and b"\x00" not in payload
+        and b"\\ud" not in payload
+        and b"\\uD" not in payload
+        and b"\xed" not in payload
         and payload.count(b"{") + payload.count(b"[") <= MAX_DEPTH
     )
 
@@ -156,7 +169,17 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-_DECODER = json.JSONDecoder(parse_constant=_reject_constant)  # made once: json.loads builds one a call
+def _finite_float(text: str) -> float:
+    """A JSON number with a fraction or exponent, as ``float`` reads it; one beyond a double's range (``1e999``)
+    would be infinity, which jsonb refuses: not taken."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"number {text[:20]} is out of range")
+    return value
+
+
+# made once (json.loads builds one a call)
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
 
 
 def _loads(payload: bytes) -> Any:
@@ -199,8 +222,8 @@ def parse_envelope(table: TableRef, topic: str | None, payload: bytes, source: s
         isinstance(prev, str) and isinstance(chain, str) and HEX64.fullmatch(prev) and HEX64.fullmatch(chain)
     ):
         return "prev and chain are not both 64 lowercase hex"
-    if not (_plainly_no_nul(payload) or _no_nul(doc)):
-        return "NUL character or nesting too deep"
+    if not (_plainly_storable(payload) or _storable(doc)):
+        return "NUL character, lone surrogate or nesting too deep"
     try:
         when = _timestamp(ts)
     except ValueError:
