@@ -171,6 +171,24 @@ def test_a_bad_layout_is_refused_naming_the_key(text: str, why: str) -> None:
         parse_layout(text, "floor.toml")
 
 
+@pytest.mark.parametrize("command", ["shift", "judge"])
+@pytest.mark.parametrize(
+    "window",
+    [
+        ["--since", "2026-11-26T06:00", "--until", "2026-11-26T06:00"],  # does not start before it ends
+        ["--since", "2026-10-01T00:00", "--until", "2026-11-26T00:00"],  # longer than MAX_WINDOW (31 days)
+        ["--until", "2026-11-26T06:00", "--hours", "-1"],
+    ],
+)
+def test_a_window_the_floor_commands_refuse_is_refused_before_the_database(command, window, capsys) -> None:
+    """``floor shift`` and ``floor judge`` read their window with one helper (floor/cli/shift.py ``window``): a
+    window refused is exit 2 with the command's name, and no connection is tried (a closed socket would be 1)."""
+    assert tablectl(["floor", command, "--dsn", "host=/nonexistent dbname=none", *window]) == 2
+    assert capsys.readouterr().err == (
+        f"floor {command}: the window must start before it ends and span at most 31 days\n"
+    )
+
+
 def test_a_table_the_layout_does_not_name_is_shown_unassigned() -> None:
     layout = parse_layout(LAYOUT)
     assert layout.pit_of("T9").name == "unassigned" and layout.pit_of("T3").name == "Pit 2"

@@ -103,6 +103,23 @@ def test_another_payload_under_an_archived_id_is_kept_aside_in_the_fallback(db: 
     assert sorted(aside) == [(2,), (4,)] and alerts == 2
 
 
+def test_a_payload_kept_aside_delivered_again_stays_out_and_each_table_has_its_own_span(db: str) -> None:
+    """The kept-aside look-up (quarantine.known) and the arrivals (store.record_arrivals) both go by each table's
+    span of ids in the batch (quarantine.id_spans): a forged payload delivered again is taken out before the
+    batch is stored (it is not in the arrivals again), two tables mixed in one batch each get their own row."""
+    t2 = TableRef("S1", "T2")
+    assert put(db, [env(1), env(2)]) == 2
+    forged = env(2, note="forged")
+    assert put(db, [forged]) == 0  # kept aside (another payload under an archived id)
+    assert put(db, [env(7, table=t2), forged, env(3), env(5, table=t2)]) == 3
+    with psycopg.connect(db) as conn:
+        aside = conn.execute("SELECT table_id, event_id FROM quarantined_events").fetchall()
+        alerts = conn.execute("SELECT count(*) FROM floor_alerts WHERE kind = 'event_conflict'").fetchone()
+        arrivals = conn.execute("SELECT table_id, lo, hi FROM floor_arrivals ORDER BY 1, 2, 3").fetchall()
+    assert aside == [("T1", 2)] and alerts == (1,)
+    assert arrivals == [("T1", 1, 2), ("T1", 2, 2), ("T1", 3, 3), ("T2", 5, 7)]
+
+
 def test_ids_beyond_what_the_table_proved_are_kept_aside_bounded_and_archived_once_proven(db: str) -> None:
     """Issue 37 (floor/archive/claims.py): a table that proved nothing may claim HEADROOM ids; beyond, envelopes are
     kept aside as unproven (at most UNPROVEN_KEPT), one alert names the range, no arrival is recorded (no hole); a

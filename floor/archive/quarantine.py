@@ -48,28 +48,40 @@ def _keys(envelopes: list[Envelope]) -> tuple[list[str], list[str], list[int]]:
     )
 
 
+def id_spans(envelopes: list[Envelope]) -> dict[TableRef, tuple[int, int]]:
+    """Each table's lowest and highest event id in a batch, the tables in the order they first come."""
+    spans: dict[TableRef, tuple[int, int]] = {}
+    for e in envelopes:
+        lo, hi = spans.get(e.table, (e.event_id, e.event_id))
+        spans[e.table] = (min(lo, e.event_id), max(hi, e.event_id))
+    return spans
+
+
+def span_columns(
+    spans: dict[TableRef, tuple[int, int]], order: list[TableRef]
+) -> tuple[list[str], list[str], list[int], list[int]]:
+    """The spans as unnest's columns (site, table_id, lo, hi), the tables in ``order``."""
+    return (
+        [t.site for t in order],
+        [t.table_id for t in order],
+        [spans[t][0] for t in order],
+        [spans[t][1] for t in order],
+    )
+
+
 _BATCH_IDS = "SELECT * FROM unnest(%s::text[], %s::text[], %s::bigint[]) AS b(site, table_id, event_id)"
 
 
 def known(cur: psycopg.Cursor, envelopes: list[Envelope]) -> list[Envelope]:
     """The envelopes that are not already kept aside (a forged one delivered again stays aside). One query per
     batch, by each table's span of ids (a few values a table, not three an envelope: an exact match below)."""
-    spans: dict[TableRef, tuple[int, int]] = {}
-    for e in envelopes:
-        lo, hi = spans.get(e.table, (e.event_id, e.event_id))
-        spans[e.table] = (min(lo, e.event_id), max(hi, e.event_id))
-    tables = list(spans)
+    spans = id_spans(envelopes)
     aside = set(
         cur.execute(
             "SELECT q.site, q.table_id, q.event_id, q.digest FROM quarantined_events q"
             " JOIN unnest(%s::text[], %s::text[], %s::bigint[], %s::bigint[]) AS b(site, table_id, lo, hi)"
             " USING (site, table_id) WHERE q.event_id BETWEEN b.lo AND b.hi",
-            (
-                [t.site for t in tables],
-                [t.table_id for t in tables],
-                [spans[t][0] for t in tables],
-                [spans[t][1] for t in tables],
-            ),
+            span_columns(spans, list(spans)),
         ).fetchall()
     )
     if not aside:

@@ -30,7 +30,7 @@ from psycopg.types.json import Jsonb
 
 from floor.archive.chain import record_checkpoint
 from floor.archive.claims import hold_unproven
-from floor.archive.quarantine import conflicting, known
+from floor.archive.quarantine import conflicting, id_spans, known, span_columns
 from floor.common.messages import CHECKPOINT_TYPE, Envelope, Rejected, Status, TableRef
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
@@ -132,11 +132,7 @@ def record_arrivals(
     (floor/archive/gaps.py), duplicates included (a retained checkpoint delivered again still says how far
     the table got). Appended only: no row is shared with another worker's transaction. ``stale``: tables of
     which only retained messages handed over again arrived (no contact: floor/archive/contact.py)."""
-    spans: dict[TableRef, tuple[int, int]] = {}
-    for e in envelopes:
-        lo, hi = spans.get(e.table, (e.event_id, e.event_id))
-        spans[e.table] = (min(lo, e.event_id), max(hi, e.event_id))
-    insert_arrivals(cur, spans, stale)
+    insert_arrivals(cur, id_spans(envelopes), stale)
 
 
 def insert_arrivals(
@@ -149,13 +145,7 @@ def insert_arrivals(
     cur.execute(
         "INSERT INTO floor_arrivals (site, table_id, lo, hi, contact)"
         " SELECT * FROM unnest(%s::text[], %s::text[], %s::bigint[], %s::bigint[], %s::boolean[])",
-        (
-            [t.site for t in order],
-            [t.table_id for t in order],
-            [spans[t][0] for t in order],
-            [spans[t][1] for t in order],
-            [t not in stale for t in order],
-        ),
+        (*span_columns(spans, order), [t not in stale for t in order]),
     )
 
 

@@ -12,15 +12,14 @@ import argparse
 import json
 import sys
 import time
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 
 import psycopg
 
 from floor.archive import store
-from floor.cli.shift import add_window
+from floor.cli.shift import add_window, window
 from floor.common.text import safe
 from floor.reports.judged import ToStore, encode, pending
-from floor.reports.shift import MAX_WINDOW
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -67,12 +66,10 @@ def judge_window(
 
 
 def main(args: argparse.Namespace) -> int:
-    until = args.until or datetime.now(UTC)
-    since = args.since or until - timedelta(hours=args.hours)
-    if not since < until or until - since > MAX_WINDOW:
-        print(f"floor judge: the window must start before it ends and span at most {MAX_WINDOW.days} days",
-              file=sys.stderr)  # fmt: skip
+    w = window(args, "judge")
+    if w is None:
         return 2
+    since, until = w
     t0 = time.monotonic()
     try:
         with store.connect(args.dsn) as conn:

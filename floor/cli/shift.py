@@ -51,6 +51,19 @@ def add_window(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def window(args: argparse.Namespace, command: str) -> tuple[datetime, datetime] | None:
+    """The window ``add_window`` read: ``--until`` (default now), ``--since`` (default ``--hours`` before it).
+    None, the refusal (``floor <command>: ...``) on stderr, where it does not start before it ends or spans more
+    than ``MAX_WINDOW``."""
+    until = args.until or datetime.now(UTC)
+    since = args.since or until - timedelta(hours=args.hours)
+    if not since < until or until - since > MAX_WINDOW:
+        print(f"floor {command}: the window must start before it ends and span at most {MAX_WINDOW.days} days",
+              file=sys.stderr)  # fmt: skip
+        return None
+    return since, until
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_window(parser)
     parser.add_argument(
@@ -65,12 +78,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    until = args.until or datetime.now(UTC)
-    since = args.since or until - timedelta(hours=args.hours)
-    if not since < until or until - since > MAX_WINDOW:
-        print(f"floor shift: the window must start before it ends and span at most {MAX_WINDOW.days} days",
-              file=sys.stderr)  # fmt: skip
+    w = window(args, "shift")
+    if w is None:
         return 2
+    since, until = w
     try:
         layout = load_layout(args.layout)
     except LayoutError as exc:
