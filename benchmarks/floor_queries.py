@@ -241,7 +241,10 @@ def main() -> int:
     print(f"baseline indexed_read_s={base:.3f} events={figures['baseline'][1]}")
     print(f"floor judge (the shift's window, {args.tables + 1} tables) rounds={judged_rounds} s={judge_s:.1f}"
           f" ms_per_round={judge_s / max(judged_rounds, 1) * 1000:.1f}")  # fmt: skip
-    print(f"floor sessions --table {TARGET} before the judging pass s={unjudged[0]:.3f}")
+    print(
+        f"before the judging pass: floor sessions --table {TARGET} s={unjudged[0]:.3f}"
+        f" x_baseline={unjudged[0] / base:.1f}"
+    )
     for name in ("report", "shift", "rounds", "sessions"):
         print(
             f"floor {name} --table {TARGET} s={figures[name][0]:.3f} x_baseline={figures[name][0] / base:.1f}"

@@ -154,6 +154,7 @@ def test_floor_queries_prints_each_query_beside_the_baseline_and_the_shifts_figu
     assert figure(out, "baseline", "indexed_read_s") > 0
     for name in ("report", "shift", "rounds", "sessions"):
         assert figure(out, f"floor {name}", "s") > 0 and figure(out, f"floor {name}", "x_baseline") >= 0
+    assert figure(out, "before the judging pass", "s") > 0  # sessions with every round judged by the query
     assert "figures of the shift: yes" in out
 
 

@@ -117,6 +117,13 @@ async def test_a_forged_snapshot_never_becomes_live_state(tmp_path: Path) -> Non
         units, _ = await asyncio.to_thread(reconcile, db)
         assert units // UNIT == honest  # what the chained meter records add up to
 
+        # every start logs the end of its whole-chain check: this start's (the second: running()'s, then this one)
+        # first, else on a slow machine its line, written after the count below, is taken for the next start's
+        await t.until(
+            lambda: t.stack.log_path.read_text(errors="replace").count(WHOLE_CHECK_DONE) >= 2,
+            "the whole-chain check of the start after the forgery done",
+            60,
+        )
         checks_done = t.stack.log_path.read_text(errors="replace").count(WHOLE_CHECK_DONE)
         await restart(t)  # the forged snapshot is still in the file: never restored
         assert t.state("jackpot")["meter"] == honest
