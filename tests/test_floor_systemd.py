@@ -128,6 +128,27 @@ def test_scripts_are_shellcheck_clean() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+def verify_with_timer(unit: Path, tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """`systemd-analyze verify` of a oneshot and its timer as installed (tablectl a stub); (the unit's copy, the
+    environment it was verified in)."""
+    assert ANALYZE is not None
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "tablectl").write_text("#!/bin/sh\nexit 0\n")
+    (bindir / "tablectl").chmod(0o755)
+    for path in (unit, unit.with_suffix(".timer")):
+        (tmp_path / path.name).write_text(
+            path.read_text().replace("/opt/tablectl-floor/.venv/bin/", f"{bindir}/")
+        )
+    env = {**os.environ, "SYSTEMD_LOG_LEVEL": "notice"}
+    copy, timer = tmp_path / unit.name, tmp_path / f"{unit.stem}.timer"
+    verified = subprocess.run(
+        [ANALYZE, "verify", str(copy), str(timer)], capture_output=True, text=True, env=env, check=False
+    )
+    assert verified.returncode == 0 and verified.stderr.strip() == "", verified.stderr
+    return copy, env
+
+
 BACKUP_UNITS = {
     "run": FLOOR / "tablectl-floor-backup.service",
     "verify": FLOOR / "tablectl-floor-backup-verify.service",
@@ -155,18 +176,7 @@ def test_backup_units_run_the_backup_commands_as_postgres_on_a_timer(action: str
     timer = dict(parse_unit(unit.with_suffix(".timer").read_text())["Timer"])
     assert timer["Persistent"] == "true" and timer["OnCalendar"]
     if ANALYZE is not None:
-        bindir = tmp_path / "bin"
-        bindir.mkdir()
-        (bindir / "tablectl").write_text("#!/bin/sh\nexit 0\n")
-        (bindir / "tablectl").chmod(0o755)
-        for path in (unit, unit.with_suffix(".timer")):
-            (tmp_path / path.name).write_text(
-                path.read_text().replace("/opt/tablectl-floor/.venv/bin/", f"{bindir}/")
-            )
-        env = {**os.environ, "SYSTEMD_LOG_LEVEL": "notice"}
-        verified = subprocess.run([ANALYZE, "verify", str(tmp_path / unit.name), str(tmp_path / f"{unit.stem}.timer")],
-                                  capture_output=True, text=True, env=env, check=False)  # fmt: skip
-        assert verified.returncode == 0 and verified.stderr.strip() == "", verified.stderr
+        verify_with_timer(unit, tmp_path)
 
 
 JUDGE_UNIT = FLOOR / "tablectl-floor-judge.service"
@@ -195,19 +205,7 @@ def test_judging_pass_runs_as_the_archive_account_on_a_timer(tmp_path: Path) -> 
     installer = (FLOOR / "install.sh").read_text() + (FLOOR / "lib.sh").read_text()
     assert '"${JUDGE_UNITS[@]}"' in installer and 'systemctl start "$JUDGE_TIMER"' in installer
     if ANALYZE is not None:
-        bindir = tmp_path / "bin"
-        bindir.mkdir()
-        (bindir / "tablectl").write_text("#!/bin/sh\nexit 0\n")
-        (bindir / "tablectl").chmod(0o755)
-        for path in (JUDGE_UNIT, JUDGE_UNIT.with_suffix(".timer")):
-            (tmp_path / path.name).write_text(
-                path.read_text().replace("/opt/tablectl-floor/.venv/bin/", f"{bindir}/")
-            )
-        env = {**os.environ, "SYSTEMD_LOG_LEVEL": "notice"}
-        unit, timer_path = tmp_path / JUDGE_UNIT.name, tmp_path / f"{JUDGE_UNIT.stem}.timer"
-        verified = subprocess.run([ANALYZE, "verify", str(unit), str(timer_path)],
-                                  capture_output=True, text=True, env=env, check=False)  # fmt: skip
-        assert verified.returncode == 0 and verified.stderr.strip() == "", verified.stderr
+        unit, env = verify_with_timer(JUDGE_UNIT, tmp_path)
         security = subprocess.run([ANALYZE, "security", "--offline=true", "--no-pager", str(unit)],
                                   capture_output=True, text=True, env=env, check=False)  # fmt: skip
         level = re.search(r"Overall exposure level for \S+: (\d+\.\d+)", security.stdout)
