@@ -152,6 +152,10 @@ class AutoDealer:
         while not self.st("round").get("complete"):
             if (why := held_by(self.c.view)) is not None:
                 raise Paused(why)
+            if self.state() in ("settled", "cards_returned") and self.round_id() == rid:
+                # the table's document of a commit can arrive before the round's: wait for the round's
+                await self.wait(lambda v: bool(v.states.get("round", {}).get("complete")))
+                continue
             if self.state() not in ("dealing", "players", "dealer"):
                 raise DemoError(f"round {rid} stopped in state {self.state()}")
             allowed = list(self.st("round").get("allowed_actions") or [])
