@@ -234,3 +234,21 @@ async def test_a_part_that_never_stops_does_not_keep_the_journal_open(tmp_path, 
     await asyncio.wait_for(svc.stop(), 10)
     assert closed == ["intake", "journal"]
     assert loop.time() - started < 5
+
+
+def test_the_stop_bounds_fit_inside_systemds_stop_timeout() -> None:
+    """Every part's bounded stop plus the lid's lock fits inside TimeoutStopSec of the shipped unit, so systemd
+    never kills the service before the journal is closed (PT-2001 r.51: the lid locked, the record kept). Counts
+    the parts the stop sequence really guards, from its source."""
+    import configparser
+    import inspect
+    from pathlib import Path
+
+    from controller.service import shutdown
+
+    guarded = inspect.getsource(shutdown.stop_service).count("await _guarded(")
+    assert guarded >= 6  # jackpot, table, shoe, intake, replay, link
+    unit = configparser.ConfigParser(strict=False, interpolation=None)
+    unit.read(Path(__file__).resolve().parents[1] / "systemd" / "tablectl.service")
+    stop_timeout = float(unit["Service"]["TimeoutStopSec"])
+    assert guarded * shutdown.PART_STOP_TIMEOUT_S + shutdown.LOCK_LID_TIMEOUT_S < stop_timeout

@@ -23,9 +23,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("tablectl.service")
 
-# Each of the five parts stopped through _guarded, plus the lid command (1 s) and the link (3 s), within
-# systemd's TimeoutStopSec=20 (systemd/tablectl.service).
+# Each of the six parts stopped through _guarded (the link last of them), plus the lid command, within
+# systemd's TimeoutStopSec=20 (systemd/tablectl.service): 6 x 3 s + 1 s.
 PART_STOP_TIMEOUT_S = 3.0
+LOCK_LID_TIMEOUT_S = 1.0
 
 
 async def stop_service(service: TableService) -> None:
@@ -45,15 +46,14 @@ async def stop_service(service: TableService) -> None:
     if s.shoe is not None:
         if getattr(s.shoe, "shoe", s.shoe).connected:  # the shoe's lid, whatever the reader does
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(s.shoe.command(LockLid()), 1.0)
+                await asyncio.wait_for(s.shoe.command(LockLid()), LOCK_LID_TIMEOUT_S)
         await _guarded("shoe", s.shoe.stop())
     if s.intake is not None:
         await _guarded("intake", s.intake.stop())
     if s.replay is not None:
         await _guarded("replay", s.replay.stop())
     if s.link is not None:
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(s.link.stop(), 3.0)
+        await _guarded("link", s.link.stop())
     if s.board is not None:
         with contextlib.suppress(Exception):
             s.board.close()
