@@ -3,7 +3,9 @@
 Lightweight publishers (one MQTT connection per 20 tables, not the table service) send each table's events at a
 dealer's pace times ``--pace``: a round every 40 s at 1x of the mix a real table publishes (``ROUND_MIX``,
 measured from a ``tablectl demo`` journal: 72 events a round, 72 % state documents, each topic at its measured
-size), in 12 bursts evenly over the round, in the usual envelope with a gapless ``event_id`` per table.
+size), in 12 bursts evenly over the round, in the envelope a table publishes (a gapless ``event_id`` per table, the
+published events' hash chain) and with the round's audit checkpoint signed by the table's own key, enrolled on the
+floor before it publishes: the floor verifies each checkpoint and proves the events it covers, as for real tables.
 ``--workers`` archive workers (``floor.archive.worker``, shared subscription, each in its own process)
 store them. Printed:
 
@@ -14,13 +16,16 @@ store them. Printed:
   and the transactions committed per 1,000 events;
 - ``capacity`` (one line per count of ``--workers``): a backlog of ``--flood`` events (the same mix) queued for
   that many workers' sessions (a shared group of their own) while they are stopped, drained when they start:
-  events/s;
+  events/s, and the CPU an event cost up to the point every checkpoint of the flood was verified and its events
+  proven (``checkpoints_unverified``: any left after two minutes);
 - ``baseline``, ``copy`` and ``copy_text``: the first flood's rows inserted again by one client into fresh tables
   of the same shape, in plain batches (``executemany``, 500 rows a transaction, ``ON CONFLICT DO NOTHING``), by
   one ``COPY`` of rows encoded in Python as it goes (``write_row``), and by one ``COPY`` of the same rows
   pre-encoded (the server's own COPY text, written in 1 MiB pieces): rows/s; and the archive's capacity as a
   share of each, and the archive's events per CPU-second as a share of the pre-encoded COPY's rows per
-  CPU-second (``cpu_archive/copy_text``: the client and its backend).
+  CPU-second (``cpu_archive/copy_text``: the client and its backend);
+- ``alerts``: the floor alerts the whole run raised, by kind (none expected: a ``checkpoint_invalid`` would be a
+  checkpoint the floor could not verify).
 
     python benchmarks/floor.py [--tables 200] [--pace 10] [--seconds 20] [--workers 1,2] [--sweep 2000x1] [--quick]
 
@@ -30,7 +35,7 @@ The paced runs use the largest count of ``--workers``.
 from __future__ import annotations
 
 import argparse
-import json
+import hashlib
 import multiprocessing
 import os
 import random
@@ -49,10 +54,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import paho.mqtt.client as mqtt
 import psycopg
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from controller.audit.checkpoint import GENESIS, public_key_hex, sign_checkpoint
+from controller.canonical import canonical
+from controller.journal.event_chain import EVENT_GENESIS, chained_text
 from controller.mqtt.paho_client import BrokerEndpoint, new_client
+from floor.archive.enrol import enrol
 from floor.archive.worker import ArchiveConfig, ArchiveWorker
-from floor.common.messages import TableRef, parse_envelope
+from floor.common.messages import CHECKPOINT_TOPIC, CHECKPOINT_TYPE, TableRef, parse_envelope
 from tablebench.broker import Broker
 from tablebench.postgres import temp_database
 
@@ -66,8 +76,10 @@ def ts_now() -> str:
 
 # A real table's round (measured: `tablectl demo --auto 10 --seed 5`, the journal's 730 published events: 55-85
 # a round, mean 73; 72 % state documents; mean envelope 568 bytes): per round, how many of each topic and their
-# mean envelope size. The checkpoint (1 a round, 860 bytes) is sent as a state document of its size: the bench
-# has no table key to sign one.
+# mean envelope size. The checkpoint (1 a round, 860 bytes) is a real one: each simulated table has its own Ed25519
+# key, enrolled on the floor before it publishes (``tablectl floor enrol``), and signs its checkpoint as the table
+# does (controller/journal/checkpointer.py), over the published events' chain its envelopes carry
+# (controller/journal/event_chain.py): the floor verifies each and proves the events it covers.
 ROUND_MIX: tuple[tuple[str, int, int], ...] = (
     ("state/table", 20, 741),
     ("state/round", 15, 822),
@@ -76,7 +88,7 @@ ROUND_MIX: tuple[tuple[str, int, int], ...] = (
     ("events/round", 5, 317),
     ("state/lid", 5, 288),
     ("events/lid", 3, 279),
-    ("state/checkpoint", 1, 860),
+    (CHECKPOINT_TOPIC, 1, 860),
     ("events/settlement", 1, 745),
     ("events/shoe", 1, 320),
 )
@@ -84,17 +96,41 @@ EVENTS_PER_ROUND = sum(n for _, n, _ in ROUND_MIX)  # 72
 BURSTS_PER_ROUND = 12  # the deal, a decision or two per seat, the settlement: each an event and its documents
 
 
+CHAIN_FIELDS = len(',"chain":"","prev":""') + 2 * 64  # what the published events' chain adds to an envelope
+
+
 class TableTraffic:
     def __init__(self, site: str, table_id: str, rng: random.Random) -> None:
         self.site, self.table_id, self.rng = site, table_id, rng
         self.next_id, self.round_no, self.seq = 1, 0, 0
         self.pending: list[tuple[str, tuple[str, dict]]] = []  # the flood's round under way
+        self.key = Ed25519PrivateKey.from_private_bytes(rng.randbytes(32))  # the table's audit key
+        self.public_key = public_key_hex(self.key.public_key())
+        self.chain = EVENT_GENESIS  # the published events' chain value of the last event sent
+        self.checkpoint_prev = (0, GENESIS)  # (seq, hash) of the last checkpoint signed
 
     def envelope(self, etype: str, data: dict) -> bytes:
-        """Stamped (event_id, ts) when sent, so the lag measures the floor, not the schedule."""
-        doc = {"data": data, "event_id": self.next_id, "table": self.table_id, "ts": ts_now(), "type": etype}
+        """Stamped (event_id, ts) when sent, so the lag measures the floor, not the schedule; chained as the table
+        chains it (``prev``, ``chain``); a checkpoint signed then, over the events sent before it."""
+        event_id, ts = self.next_id, ts_now()
+        if etype == CHECKPOINT_TYPE:
+            data = self.checkpoint(ts)
+        doc = {"data": data, "event_id": event_id, "prev": self.chain, "table": self.table_id, "ts": ts,
+               "type": etype}  # fmt: skip
+        payload, self.chain = chained_text(self.chain, canonical(doc))
         self.next_id += 1
-        return json.dumps(doc, separators=(",", ":")).encode()
+        return payload.encode()
+
+    def checkpoint(self, ts: str) -> dict[str, Any]:
+        """What the table's checkpointer signs: its journal's head (a record number and hash of the bench's own)
+        and the events' chain at the last event it published."""
+        seq = 2 * self.next_id  # the journal has more records than events
+        head = hashlib.sha256(f"{self.site}/{self.table_id}/{seq}".encode()).hexdigest()
+        cp = sign_checkpoint(self.key, site=self.site, table=self.table_id, seq=seq, hash=head,
+                             last_event_id=self.next_id - 1, prev_seq=self.checkpoint_prev[0],
+                             prev_hash=self.checkpoint_prev[1], ts=ts, event_chain=self.chain)  # fmt: skip
+        self.checkpoint_prev = (cp.seq, cp.hash)
+        return cp.to_dict()
 
     def _card(self, rid: str, recipient: str) -> tuple[str, tuple[str, dict]]:
         self.seq += 1
@@ -113,9 +149,12 @@ class TableTraffic:
             for _ in range(count):
                 if topic == "events/card":
                     rel, (etype, data) = self._card(rid, "seat:1:0")
+                elif topic == CHECKPOINT_TOPIC:  # signed when sent (``envelope``): its own size
+                    items.append((topic, (CHECKPOINT_TYPE, {})))
+                    continue
                 else:
                     rel, etype, data = topic, topic.rsplit("/", 1)[1], {"round_id": rid}
-                data["pad"] = "x" * max(0, size - 130 - len(json.dumps(data)))
+                data["pad"] = "x" * max(0, size - 96 - CHAIN_FIELDS - len(canonical(data)))
                 items.append((rel, (etype, data)))
         self.rng.shuffle(items)
         step = -(-len(items) // BURSTS_PER_ROUND)
@@ -270,6 +309,35 @@ class CpuMeter:
                 sum(v - self.before.get(p, 0.0) for p, v in db.items()))  # fmt: skip
 
 
+def enrol_tables(dsn: str, tables: list[TableTraffic]) -> None:
+    """Each table's audit key enrolled on the floor, as an operator does before the table goes live."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        for t in tables:
+            enrol(conn, TableRef(t.site, t.table_id), t.public_key, "bench")
+
+
+def checkpoints_settled(dsn: str, site: str, timeout: float = 120) -> int:
+    """Wait until the maintenance verified every checkpoint of ``site`` and proved the events they cover (at most
+    ``timeout``); how many are still pending or unproven."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        deadline = time.monotonic() + timeout
+        while True:
+            left = conn.execute(
+                "SELECT count(*) FROM checkpoints WHERE site = %s AND (chain = 'pending' OR NOT events_proven)",
+                (site,),
+            ).fetchone()[0]
+            if not left or time.monotonic() > deadline:
+                return int(left)
+            time.sleep(0.2)
+
+
+def alerts_by_kind(dsn: str) -> dict[str, int]:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        return dict(
+            conn.execute("SELECT kind, count(*) FROM floor_alerts GROUP BY kind ORDER BY kind").fetchall()
+        )
+
+
 def percentile(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
@@ -324,6 +392,7 @@ def paced(
     meter = CpuMeter(dsn, workers).start()
     rng = random.Random(7)
     tables = [TableTraffic(site, f"T{i:04d}", rng) for i in range(count)]
+    enrol_tables(dsn, tables)
     start = time.monotonic()
     pubs = [Publisher(broker, tables[i : i + 20], pace, start + seconds) for i in range(0, count, 20)]
     for p in pubs:
@@ -342,6 +411,7 @@ def paced(
         wall = conn.execute(
             "SELECT extract(epoch FROM max(received_at) - min(ts)) FROM events WHERE site = %s", (site,)
         ).fetchone()[0]
+    checkpoints_settled(dsn, site)  # their verification is part of the cost
     cpu = meter.used()
     for p in pubs[1:]:
         p.close()
@@ -366,15 +436,15 @@ def baselines(dsn: str, site: str) -> Baselines:
                             " ORDER BY site, table_id, event_id", (site,))  # fmt: skip
         envs = [parse_envelope(TableRef(s, t), topic, bytes(raw), "live") for s, t, topic, raw in raws]
         rows = [(e.table.site, e.table.table_id, e.event_id, e.topic, e.type, e.ts,
-                 psycopg.types.json.Jsonb(e.data), e.raw, "live") for e in envs]  # fmt: skip
-        cols = "site, table_id, event_id, topic, type, ts, data, raw, source"
+                 psycopg.types.json.Jsonb(e.data), e.raw, "live", e.prev, e.chain) for e in envs]  # fmt: skip
+        cols = "site, table_id, event_id, topic, type, ts, data, raw, source, prev, chain"
         for name in ("events_insert", "events_copy", "events_copy_text"):
             conn.execute(f"CREATE TABLE {name} (LIKE events INCLUDING ALL)")
         conn.commit()
         t0 = time.perf_counter()
         for i in range(0, len(rows), 500):
             with conn.transaction(), conn.cursor() as cur:
-                cur.executemany(f"INSERT INTO events_insert ({cols}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
+                cur.executemany(f"INSERT INTO events_insert ({cols}) VALUES ({', '.join(['%s'] * 11)})"
                                 " ON CONFLICT DO NOTHING", rows[i : i + 500])  # fmt: skip
         t1 = time.perf_counter()
         with (
@@ -420,28 +490,31 @@ def flood_capacity(broker: Broker, dsn: str, pub: Publisher, count: int, flood: 
     for w in start_workers(cfgs):
         w.stop()  # their persistent sessions stay on the broker and queue what follows
     site = f"F{count}"
-    queue_flood(pub.client, site, flood, min(tables, 200))
+    queue_flood(pub.client, dsn, site, flood, min(tables, 200))
     meters: list[CpuMeter] = []
     workers = start_workers(cfgs, meters, dsn)
     try:
         stored, rate = drained(dsn, site, flood)
+        unsettled = checkpoints_settled(dsn, site)  # their verification is part of the cost
         own, db = meters[0].used()
     finally:
         for w in workers:
             w.stop()
     per = 1e6 / stored if stored else float("nan")
     print(f"capacity  workers={count} flood={flood} stored={stored}"
-          f" events_per_s={rate:.0f} cpu_us_per_event={own * per:.0f}+{db * per:.0f}")  # fmt: skip
+          f" events_per_s={rate:.0f} cpu_us_per_event={own * per:.0f}+{db * per:.0f}"
+          f" checkpoints_unverified={unsettled}")  # fmt: skip
     return Capacity(
         rate if stored == flood else float("nan"), (own + db) / stored if stored else float("nan")
     )
 
 
-def queue_flood(client: mqtt.Client, site: str, count: int, tables: int) -> None:
+def queue_flood(client: mqtt.Client, dsn: str, site: str, count: int, tables: int) -> None:
     """``count`` events of ``tables`` tables of ``site`` (the measured mix, round after round, table after table)
     published to the broker while the workers are away: their persistent sessions queue them."""
     info = None
     flood = [TableTraffic(site, f"T{i:04d}", random.Random(i)) for i in range(tables)]
+    enrol_tables(dsn, flood)
     for n in range(count):
         t = flood[n % len(flood)]
         if not t.pending:
@@ -516,6 +589,9 @@ def run(args: argparse.Namespace, dsn: str) -> int:
                   f" cpu_archive/copy_text={base.copy_text_cpu / cap.cpu:.2f}"
                   " (events/s, and events per CPU-second, as a share of the baseline's rows)")  # fmt: skip
         print(f"offered   events_per_s={main_run.sent / args.seconds:.0f} (the paced load above)")
+        alerts = alerts_by_kind(dsn)
+        print(f"alerts    total={sum(alerts.values())}" + "".join(f" {k}={n}" for k, n in alerts.items())
+              + " (floor alerts raised in the whole run, by kind)")  # fmt: skip
         return 0 if ok and all(cap.rate == cap.rate for cap in caps.values()) else 1  # NaN: not stored whole
     finally:
         for w in workers:

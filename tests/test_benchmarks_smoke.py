@@ -117,6 +117,10 @@ def test_floor_prints_lag_capacity_and_baseline_and_loses_no_event() -> None:
     assert figure(out, "archive", "sent") == figure(out, "archive", "stored") > 0
     assert figure(out, "capacity", "flood") == figure(out, "capacity", "stored") > 0
     assert figure(out, "baseline", "rows_per_s") > 0
+    # its tables sign their checkpoints with keys the floor enrolled: every one verified, none alerted invalid
+    assert figure(out, "capacity", "checkpoints_unverified") == 0
+    alerts = next(line for line in out.splitlines() if line.startswith("alerts"))
+    assert figure(out, "alerts", "total") >= 0 and "checkpoint_invalid" not in alerts, alerts
 
 
 def test_advantage_play_prints_every_players_rates() -> None:

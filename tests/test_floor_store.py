@@ -12,9 +12,10 @@ from datetime import UTC, datetime, timedelta
 import psycopg
 import pytest
 
+from controller.journal.event_chain import chained_text
 from floor.archive import store
 from floor.archive.claims import HEADROOM, UNPROVEN, UNPROVEN_KEPT, release
-from floor.common.messages import Envelope, TableRef
+from floor.common.messages import Envelope, TableRef, parse_envelope
 
 T1 = TableRef("S1", "T1")
 WHEN = datetime(2026, 11, 26, 12, tzinfo=UTC)
@@ -54,7 +55,8 @@ def test_a_new_batch_is_stored_byte_for_byte(db: str) -> None:
 
 def test_the_copy_text_stores_every_column_as_psycopgs_own_encoding_does(db: str) -> None:
     """The batch's COPY text is encoded by the archive itself (store._copy_line): every column of every row is
-    what psycopg's own encoding of the same values (the row-by-row path) stores."""
+    what psycopg's own encoding of the same values (the row-by-row path) stores, ``data`` sent as the JSON text
+    it arrived in included."""
     odd = {"back\\slash": "a\\b\\\\c", "tab": "\t", "lines": "\r\n", "text": 'é"😀\u2028', "n": [1, 2.5, -3e-7, 10**30],
            "flags": [True, False, None], "nested": {"k": {"\\N": "\\."}}, "empty": {}}  # fmt: skip
     batch = [env(1, "\\N\t\\."), env(2)]
@@ -64,6 +66,14 @@ def test_the_copy_text_stores_every_column_as_psycopgs_own_encoding_does(db: str
     batch.append(
         Envelope(T1, "state/table", 4, "state", WHEN + timedelta(microseconds=7), odd, b"\x00\xff", "live")
     )
+    # as tables send them: ``data`` stored from the text it arrived in (spaces between its tokens, escapes)
+    spaced = '{"a": "x\\ty\\\\z\\u00e9\\ud83d\\ude00",\n\t"b":[1, -2,{}], "c":"\\\\N"}'
+    for i, text in ((5, spaced), (6, '{"r":"\\""}')):
+        unchained = (f'{{"data":{text},"event_id":{i},"prev":"{"0" * 64}","table":"T1",'
+                     '"ts":"2026-11-26T12:00:00.000Z","type":"state"}')  # fmt: skip
+        parsed = parse_envelope(T1, "state/table", chained_text("0" * 64, unchained)[0].encode(), "live")
+        assert isinstance(parsed, Envelope) and parsed.data_text == text, parsed
+        batch.append(parsed)
     assert put(db, batch) == len(batch)
     other = TableRef("S1", "T2")
     with psycopg.connect(db) as conn, conn.transaction(), conn.cursor() as cur:

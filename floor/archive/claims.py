@@ -128,10 +128,11 @@ def hold_unproven(
     if not envelopes:
         return envelopes
     limits = _cached_ceilings(cur, [e.table for e in envelopes])
+    limit = {t: c.limit for t, c in limits.items()}  # each table's once, not each envelope's
     within: list[Envelope] = []
     above: dict[TableRef, list[Envelope]] = defaultdict(list)
     for e in envelopes:
-        (within if e.event_id <= limits[e.table].limit else above[e.table]).append(e)
+        (within if e.event_id <= limit[e.table] else above[e.table]).append(e)
     for table, held in above.items():
         kept = _kept_count(cur, table)
         for e in held:

@@ -52,8 +52,14 @@ def id_spans(envelopes: list[Envelope]) -> dict[TableRef, tuple[int, int]]:
     """Each table's lowest and highest event id in a batch, the tables in the order they first come."""
     spans: dict[TableRef, tuple[int, int]] = {}
     for e in envelopes:
-        lo, hi = spans.get(e.table, (e.event_id, e.event_id))
-        spans[e.table] = (min(lo, e.event_id), max(hi, e.event_id))
+        table, i = e.table, e.event_id
+        span = spans.get(table)
+        if span is None:
+            spans[table] = (i, i)
+        elif i < span[0]:
+            spans[table] = (i, span[1])
+        elif i > span[1]:
+            spans[table] = (span[0], i)
     return spans
 
 

@@ -179,19 +179,29 @@ def _json_text() -> Callable[[Any], str]:
 _dumps_data = _json_text()
 
 
+def _copy_hex(value: str | None) -> str:
+    """``prev``/``chain``: 64 hex digits as the door checked them (nothing to escape), else escaped."""
+    if value is None:
+        return _COPY_NULL
+    return value if value.isalnum() and value.isascii() else value.translate(_COPY_ESCAPES)
+
+
 def _copy_line(e: Envelope) -> str:
-    """One row of ``_COPY_EVENTS`` in COPY's text format, as ``write_row(_row(e))`` would encode it: ``data`` is
-    the JSON text psycopg's ``Jsonb`` sends (``json.dumps``, whose output escapes every control character itself,
+    """One row of ``_COPY_EVENTS`` in COPY's text format, as ``write_row(_row(e))`` would encode it (the same
+    values stored): ``data`` is the JSON text it arrived in (``data_text``: jsonb reads it to the same value) or
+    else the text psycopg's ``Jsonb`` sends (``json.dumps``, whose output escapes every control character itself,
     so only its backslashes need COPY's escape), ``raw`` the bytea hex form."""
-    data = _dumps_data(e.data)
-    if "\\" in data:
-        data = data.replace("\\", "\\\\")
+    data = e.data_text
+    if data is None:
+        data = _dumps_data(e.data)
+        if "\\" in data:
+            data = data.replace("\\", "\\\\")
+    elif "\\" in data or "\n" in data or "\r" in data or "\t" in data:  # escapes, or spaces between tokens
+        data = data.translate(_COPY_ESCAPES)
     return "\t".join((
         _copy_name(e.table.site), _copy_name(e.table.table_id), str(e.event_id),
         _COPY_NULL if e.topic is None else _copy_name(e.topic), _copy_name(e.type), e.ts.isoformat(), data,
-        "\\\\x" + e.raw.hex(), _copy_name(e.source),
-        _COPY_NULL if e.prev is None else e.prev.translate(_COPY_ESCAPES),
-        _COPY_NULL if e.chain is None else e.chain.translate(_COPY_ESCAPES),
+        "\\\\x" + e.raw.hex(), _copy_name(e.source), _copy_hex(e.prev), _copy_hex(e.chain),
     )) + "\n"  # fmt: skip
 
 

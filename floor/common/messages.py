@@ -13,7 +13,8 @@ import functools
 import json
 import math
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -66,6 +67,9 @@ class Envelope:
         None  # the published events' hash chain (controller/journal/event_chain.py), if carried
     )
     chain: str | None = None
+    # ``data`` as the JSON text it arrived in (the table's own form, no number with a fraction or exponent),
+    # what the archive stores as jsonb instead of encoding ``data`` again; None: encode ``data``
+    data_text: str | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +102,13 @@ Message = Envelope | Status | ReplayClose | Rejected | Ignored
 
 
 @functools.lru_cache(maxsize=TOPICS_CACHED)
+def _table_ref(site: str, table_id: str) -> TableRef:
+    """One ``TableRef`` a table while it is remembered: the archive's sets and maps of a batch's tables then find
+    each by identity, not by comparing its fields."""
+    return TableRef(site, table_id)
+
+
+@functools.lru_cache(maxsize=TOPICS_CACHED)
 def split_topic(topic: str) -> tuple[TableRef, str] | None:
     """``casino/<site>/table/<id>/<rel>`` → (table, rel), or None for anything else (remembered for the
     ``TOPICS_CACHED`` topics seen last: the archive asks for each message's several times)."""
@@ -109,7 +120,7 @@ def split_topic(topic: str) -> tuple[TableRef, str] | None:
     rel = "/".join(parts[4:])
     if not _REL.match(rel):
         return None
-    return TableRef(parts[1], parts[3]), rel
+    return _table_ref(parts[1], parts[3]), rel
 
 
 def topic_of_type(event_type: str) -> str | None:
@@ -146,10 +157,11 @@ def _plainly_storable(payload: bytes) -> bool:
     of escapes is one character once parsed, and 0xED also leads U+D000-U+D7FF, which the walk then accepts) and at
     most ``MAX_DEPTH`` brackets (so no deeper nesting). False: walk it."""
     return (
-        b"\\u0000" not in payload
+        (
+            b"\\u" not in payload
+            or (b"\\u0000" not in payload and b"\\ud" not in payload and b"\\uD" not in payload)
+        )
         and b"\x00" not in payload
-        and b"\\ud" not in payload
-        and b"\\uD" not in payload
         and b"\xed" not in payload
         and payload.count(b"{") + payload.count(b"[") <= MAX_DEPTH
     )
@@ -192,14 +204,64 @@ def _loads(payload: bytes) -> Any:
     )
 
 
+class _Fraction(Exception):
+    """A number with a fraction or exponent in ``data``: not the table's form (``_table_form``)."""
+
+
+def _no_fraction(text: str) -> float:
+    raise _Fraction(text)
+
+
+# the decoder's scanner itself, (value, where it ends) from a position (``decode`` wraps it in two whitespace
+# matches and a frame: a third of a small document's time)
+_TABLE_SCAN: Callable[[str, int], tuple[Any, int]] = vars(
+    json.JSONDecoder(parse_constant=_reject_constant, parse_float=_no_fraction)
+)["scan_once"]
+_DATA_AT = len('{"chain":"') + 64 + len('","data":')  # where ``data`` starts in the table's form
+# what follows ``data`` in the table's form: names and values that hold no escape, the number as JSON writes one
+_TABLE_TAIL = re.compile(
+    r',"event_id":(0|[1-9][0-9]{0,18}),"prev":"([0-9a-f]{64})","table":"([A-Za-z0-9_.-]{1,64})",'
+    r'"ts":"([0-9T:.Z-]{1,32})","type":"([a-z_]{1,32})"\}\Z'
+)
+
+
+def _table_form(payload: bytes) -> tuple[dict[str, Any], str] | None:
+    """An envelope in the form a table publishes it (canonical JSON: ``{"chain":"<64 hex>","data":{...},...}``,
+    keys sorted, no spaces; controller/journal/event_chain.py) decoded once as ``_loads`` would decode it, with
+    the JSON text of its ``data``: (the document, that text). None for any other form (a number with a fraction
+    or exponent in it, spaces, another order, another key, an escape after ``data``, bad JSON): ``_loads`` then
+    decodes it the general way. Whichever way, every check that follows is the same."""
+    if not payload.startswith(b'{"chain":"'):
+        return None
+    try:
+        text = payload.decode("utf-8", "surrogatepass")
+        if text[_DATA_AT - 9 : _DATA_AT] != '","data":' or not HEX64.match(text[10 : _DATA_AT - 9]):
+            return None
+        data, end = _TABLE_SCAN(text, _DATA_AT)
+    except (StopIteration, ValueError, RecursionError, _Fraction):
+        return None
+    tail = _TABLE_TAIL.match(text, end)
+    if tail is None:
+        return None
+    event_id, prev, table, ts, etype = tail.groups()
+    doc = {"chain": text[10 : _DATA_AT - 9], "data": data, "event_id": int(event_id), "prev": prev,
+           "table": table, "ts": ts, "type": etype}  # fmt: skip
+    return doc, text[_DATA_AT:end]
+
+
 def parse_envelope(table: TableRef, topic: str | None, payload: bytes, source: str) -> Envelope | str:
     """An ``Envelope`` or the reason it is refused."""
     if len(payload) > MAX_PAYLOAD:
         return f"payload of {len(payload)} bytes exceeds {MAX_PAYLOAD}"
-    try:
-        doc = _loads(payload)
-    except (ValueError, RecursionError, UnicodeDecodeError) as exc:
-        return f"not JSON: {str(exc)[:80]}"
+    table_form = _table_form(payload)
+    if table_form is not None:
+        doc, data_text = table_form
+    else:
+        data_text = None
+        try:
+            doc = _loads(payload)
+        except (ValueError, RecursionError, UnicodeDecodeError) as exc:
+            return f"not JSON: {str(exc)[:80]}"
     if not isinstance(doc, dict):
         return "not a JSON object"
     event_id = doc.get("event_id")
@@ -228,7 +290,7 @@ def parse_envelope(table: TableRef, topic: str | None, payload: bytes, source: s
         when = _timestamp(ts)
     except ValueError:
         return "ts is not a valid date"
-    return Envelope(table, topic, event_id, etype, when, data, bytes(payload), source, prev, chain)
+    return Envelope(table, topic, event_id, etype, when, data, bytes(payload), source, prev, chain, data_text)
 
 
 def classify(topic: str, payload: bytes, replay_suffix: str) -> Message:
