@@ -50,6 +50,7 @@ def test_a_card_commit_writes_no_page_of_an_index(tmp_path: Path) -> None:
             card_commit(journal, n)
             with journal.transaction() as tx:
                 tx.append("alert", {"n": n})  # a kind the index has, in transactions of its own
+        journal._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the 50 below start the log again
         written: Counter[str] = Counter()
         for n in range(50):
             before = log_frames(db)
@@ -64,6 +65,34 @@ def test_a_card_commit_writes_no_page_of_an_index(tmp_path: Path) -> None:
         assert "records_kind_indexed" in indexes
         assert not {name for name in written if name in indexes and not name.startswith("sqlite_autoindex")}
         assert written["records"] >= 50  # the count is real: the card's records were written
+    finally:
+        journal.close()
+
+
+def test_a_card_commit_writes_its_payloads_once_and_no_id_counter(tmp_path: Path) -> None:
+    """The outbox holds the pending ids only (the envelopes are the kept events'), and the ids are the journal's own:
+    no AUTOINCREMENT counter (``sqlite_sequence``) is written, and the outbox costs a commit at most its one leaf."""
+    db = tmp_path / "j.db"
+    journal = Journal(db, table_id="T1")
+    try:
+        for n in range(200):
+            card_commit(journal, n)
+            journal.outbox_ack([row.event_id for row in journal.outbox_pending()])  # as the broker's PUBACKs
+        journal._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        written: Counter[str] = Counter()
+        for n in range(50):
+            before = log_frames(db)
+            card_commit(journal, 200 + n)
+            journal.outbox_ack([row.event_id for row in journal.outbox_pending()])
+            written.update(
+                dict(sqlite3.connect(db).execute("SELECT pageno, name FROM dbstat")).get(p, "?")
+                for p in frame_pages(db, before, log_frames(db))
+            )
+        assert written["sqlite_sequence"] == 0
+        assert 0 < written["outbox"] <= 50
+        assert written["events"] >= 50
+        columns = [r[1] for r in journal._conn.execute("PRAGMA table_info(outbox)")]
+        assert columns == ["event_id"]
     finally:
         journal.close()
 

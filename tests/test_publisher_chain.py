@@ -72,14 +72,17 @@ async def test_forged_outbox_row_is_never_published(mqtt_broker: Broker, tmp_pat
     for i in range(1, 4):
         emit(journal, i)  # committed while the broker was out of reach: they wait in the outbox
     journal.close()
-    # the attack: a row inserted in the file, in order, looking like the table's next card
+    # the attack: a row inserted in the file, in order, looking like the table's next card (the outbox holds the
+    # pending ids, the envelopes are the kept events': an envelope naming the last published record)
     conn = sqlite3.connect(db)
     conn.execute(
-        "INSERT INTO outbox(event_id, topic, payload, qos, retain) VALUES (4, ?, ?, 1, 0)",
+        "INSERT INTO events(event_id, ts, topic, payload, qos, retain, seq)"
+        " SELECT 4, ts, ?, ?, 1, 0, seq FROM events WHERE event_id = 3",
         (event_topic("card"), forged_envelope(4, 4)),
     )
+    conn.execute("INSERT INTO outbox(event_id) VALUES (4)")
     # and one of the table's own rows edited while it waits
-    conn.execute("UPDATE outbox SET payload = ? WHERE event_id = 2", (forged_envelope(2, 2),))
+    conn.execute("UPDATE events SET payload = ? WHERE event_id = 2", (forged_envelope(2, 2),))
     conn.commit()
     conn.close()
 

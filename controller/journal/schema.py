@@ -5,8 +5,14 @@
   changed or deleted row breaks the chain (``Journal.verify``). Triggers refuse UPDATE/DELETE from this program,
   but for ``tablectl journal prune`` (controller/ops/prune.py): it deletes the records before a signed
   checkpoint record, which stays as the anchor ``verify`` starts from (``find_anchor``, controller/journal/verify.py).
-- ``outbox``: events waiting for the broker's acknowledgement, keyed by a monotonic ``event_id``
-  (AUTOINCREMENT never reuses an id, even after rows are deleted on ack).
+- ``outbox``: the ids of the events waiting for the broker's acknowledgement, nothing else: each event's topic,
+  payload, QoS and retain flag are its row in ``events``, written in the same transaction (``Journal.outbox_pending``
+  joins them). Ids come from the journal (the last one + 1), not from SQLite: no AUTOINCREMENT, whose counter cost
+  every commit a page of the log (issue 44). The last id is found again at open (``last_event_id``), so an id is
+  never reused, even after the outbox is acknowledged and the kept events pruned. Journals from before keep the
+  whole envelope here: ``migrate_outbox`` rebuilds the table once, keeping every pending row.
+- ``meta``: named integers the journal keeps beside its tables, written only off the cards' path: ``event_id_floor``,
+  the last event id of a journal migrated from the AUTOINCREMENT outbox (its counter went with the old table).
 - ``retained``: the latest payload of each retained state topic, republished after every reconnect.
 - ``snapshots``: the controller state as of a record ``seq``; start-up loads the newest one and replays
   only the records after it, so start-up time does not grow with the journal. Each snapshot's SHA-256 is in a
@@ -40,12 +46,14 @@ CREATE INDEX IF NOT EXISTS records_kind_indexed ON records(kind, seq) WHERE {KIN
 CREATE TRIGGER IF NOT EXISTS records_no_update BEFORE UPDATE ON records
     BEGIN SELECT RAISE(ABORT, 'journal records are append-only'); END;
 {NO_DELETE_TRIGGER}
+-- Pending event ids; the envelope is the row of the same id in ``events`` (journals from before issue 44 have
+-- the whole envelope here and an AUTOINCREMENT counter: migrate_outbox rebuilds the table once).
 CREATE TABLE IF NOT EXISTS outbox (
-    event_id INTEGER PRIMARY KEY AUTOINCREMENT,
-    topic    TEXT    NOT NULL,
-    payload  TEXT    NOT NULL,
-    qos      INTEGER NOT NULL,
-    retain   INTEGER NOT NULL
+    event_id INTEGER PRIMARY KEY
+);
+CREATE TABLE IF NOT EXISTS meta (
+    name  TEXT PRIMARY KEY,
+    value INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS retained (
     topic   TEXT PRIMARY KEY,

@@ -4,8 +4,8 @@ Why one database: a state change, the records that explain it and the MQTT event
 commit together (or not at all), so that nothing is published before it is durable and nothing durable
 goes unpublished.
 
-The tables (``records``, ``outbox``, ``retained``, ``snapshots``, ``events``) are described in
-controller/journal/schema.py.
+The tables (``records``, ``outbox``, ``retained``, ``snapshots``, ``events``, ``meta``) are described in
+controller/journal/schema.py; the outbox's ids (never reused) in controller/journal/outbox.py.
 
 Everything restored or published is covered by the chain: each transaction that publishes ends with a
 ``published`` record holding the SHA-256 of every outbox row it created, and the publisher sends a row (or a
@@ -51,6 +51,7 @@ from controller.journal.records import (
     record_at,
     text_digest,
 )
+from controller.journal.outbox import last_event_id, migrate_outbox
 from controller.journal.schema import NO_DELETE_TRIGGER, SCHEMA
 from controller.journal.snapshots import chained_snapshot
 from controller.journal.transaction import Transaction, iso_ts
@@ -108,6 +109,10 @@ def first_event_at(conn: sqlite3.Connection, ts: float) -> int:
 
 
 class Journal:
+    # The open transaction (its records are written before a read); a class default for the readers made without
+    # ``__init__`` (``verify_file``, ``read_only``, controller/journal/archive.py).
+    _tx: Transaction | None = None
+
     def __init__(
         self,
         path: str | Path,
@@ -135,7 +140,9 @@ class Journal:
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=FULL")
         self._conn.executescript(SCHEMA)
+        migrate_outbox(self._conn, clock())  # once, for a journal from before issue 44
         self._in_tx = False
+        self._tx = None
         self._listeners: list[Callable[[Transaction], None]] = []
         self._failure_listeners: list[Callable[[BaseException], None]] = []
         # Outbox rows the broker acknowledged, not yet deleted: the deletes ride in the next transaction
@@ -144,8 +151,7 @@ class Journal:
         row = self._conn.execute("SELECT seq, hash FROM records ORDER BY seq DESC LIMIT 1").fetchone()
         self._last_seq: int = row[0] if row else 0
         self._last_hash: str = row[1] if row else GENESIS_HASH
-        row = self._conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'outbox'").fetchone()
-        self._last_event_id = row[0] if row else 0
+        self._last_event_id = last_event_id(self._conn)  # never reused: controller/journal/outbox.py
         self._last_chain = last_head(self._conn)  # the published events' chain (journal/event_chain.py)
 
     def _lock_exclusively(self) -> None:
@@ -172,12 +178,13 @@ class Journal:
         saved = (self._last_seq, self._last_hash, self._last_event_id, self._last_chain)
         self._conn.execute("BEGIN IMMEDIATE")
         self._in_tx = True
-        tx = Transaction(self)
+        tx = self._tx = Transaction(self)
         acked = list(self._acked)
         try:
             yield tx
             if tx.events:
                 tx._chain_events()
+            tx.write_records()
             if acked:
                 self._conn.executemany("DELETE FROM outbox WHERE event_id = ?", [(e,) for e in acked])
             self._conn.execute("COMMIT")
@@ -189,7 +196,7 @@ class Journal:
             self._write_failed(exc)
             raise
         finally:
-            self._in_tx = False
+            self._in_tx, self._tx = False, None
         if self._wal_checkpoints is not None:
             self._wal_checkpoints.committed()
         self._acked.difference_update(acked)
@@ -248,9 +255,17 @@ class Journal:
             )
 
     # ---- reading ----
+    @property
+    def _reader(self) -> sqlite3.Connection:
+        """The connection for a read of the records: inside a transaction, the records it appended are written
+        first (``Transaction.write_records``), so the read sees them."""
+        if self._tx is not None:
+            self._tx.write_records()
+        return self._conn
+
     def first_seq(self) -> int:
         """The first record kept: 1, or the anchor after a prune (0: no record)."""
-        return first_seq(self._conn)
+        return first_seq(self._reader)
 
     def last_prune(self) -> dict[str, Any] | None:
         """The newest ``journal_pruned`` record's data (what was deleted, up to which anchor), unchecked."""
@@ -258,14 +273,14 @@ class Journal:
 
     def _newest_data(self, kind: str) -> dict[str, Any] | None:
         """The data of the newest record of ``kind`` (an indexed kind), unchecked; None when there is none."""
-        row = self._conn.execute(
+        row = self._reader.execute(
             f"SELECT data FROM records WHERE kind = ? AND {KIND_INDEXED} ORDER BY seq DESC LIMIT 1", (kind,)
         ).fetchone()
         return json.loads(row[0]) if row else None
 
     def last_seq_on_disk(self) -> int:
         """Ask the database itself (a health probe: the file is there and answers)."""
-        row = self._conn.execute("SELECT MAX(seq) FROM records").fetchone()
+        row = self._reader.execute("SELECT MAX(seq) FROM records").fetchone()
         return row[0] or 0
 
     @property
@@ -290,16 +305,16 @@ class Journal:
         intact). One that is not is never restored: it is named in ``integrity_problems`` and an older one (or
         none: replay from the first record) is used instead, so the state comes from chained data only.
         ``before_seq``: only one whose digest record is before that record (the verified part)."""
-        return chained_snapshot(self._conn, self.integrity_problems, before_seq=before_seq)
+        return chained_snapshot(self._reader, self.integrity_problems, before_seq=before_seq)
 
     def trusted_until(self) -> int:
         """The last record covered by a valid signed checkpoint before the chain's first break (the whole
         journal when nothing is broken): what may become live state after an integrity fault."""
-        return trusted_until(self._conn, self.audit_public_key)
+        return trusted_until(self._reader, self.audit_public_key)
 
     def last_record(self, kind: str, until_seq: int | None = None) -> Record | None:
         """The newest record of ``kind`` (at or before ``until_seq``)."""
-        row = self._conn.execute(
+        row = self._reader.execute(
             f"SELECT MAX(seq) FROM records WHERE {kind_in((kind,))} AND seq <= ?",
             (kind, until_seq if until_seq is not None else 2**62),
         ).fetchone()
@@ -308,7 +323,7 @@ class Journal:
         return next(iter(self.records(after_seq=row[0] - 1, kinds=(kind,))), None)
 
     def _record_at(self, seq: int) -> RawRecord | None:
-        return record_at(self._conn, seq)
+        return record_at(self._reader, seq)
 
     # ---- what may be published ----
     def is_chained(self, event_id: int, topic: str, payload: str, qos: int, retain: bool) -> bool:
@@ -319,7 +334,7 @@ class Journal:
         known = self._chained.get(event_id)
         if known is not None:
             return known == digest
-        return kept_event_is_chained(self._conn, event_id, digest)
+        return kept_event_is_chained(self._reader, event_id, digest)
 
     def forget_chained(self, event_ids: list[int]) -> None:
         """Acknowledged rows: their digests need not stay in memory (a later look-up reads the chain)."""
@@ -329,7 +344,7 @@ class Journal:
     # ---- kept events (re-fetch) ----
     def kept_events(self, from_event_id: int, to_event_id: int) -> list[OutboxRow]:
         """Kept envelopes with ids in [from, to], in id order (whether each is chained is the caller's check)."""
-        rows = self._conn.execute(
+        rows = self._reader.execute(
             "SELECT event_id, topic, payload, qos, retain FROM events"
             " WHERE event_id BETWEEN ? AND ? ORDER BY event_id",
             (from_event_id, to_event_id),
@@ -351,13 +366,16 @@ class Journal:
         return cur.rowcount
 
     def records(self, after_seq: int = 0, kinds: tuple[str, ...] | None = None) -> Iterator[Record]:
-        return read_records(self._conn, after_seq, kinds)
+        return read_records(self._reader, after_seq, kinds)
 
     def outbox_pending(self, after_event_id: int = 0, limit: int = 200) -> list[OutboxRow]:
         """Rows not yet acknowledged, oldest first (acknowledged rows awaiting their delete are left out)."""
+        # The envelope is the kept event of the same id (one missing there reads as an empty row: the publisher
+        # refuses it as not chained, and reports it).
         rows = self._conn.execute(
-            "SELECT event_id, topic, payload, qos, retain FROM outbox"
-            " WHERE event_id > ? ORDER BY event_id LIMIT ?",
+            "SELECT o.event_id, COALESCE(e.topic, ''), COALESCE(e.payload, ''), COALESCE(e.qos, 1),"
+            " COALESCE(e.retain, 0) FROM outbox o LEFT JOIN events e ON e.event_id = o.event_id"
+            " WHERE o.event_id > ? ORDER BY o.event_id LIMIT ?",
             (after_event_id, limit + len(self._acked)),
         ).fetchall()
         return [OutboxRow(e, t, p, q, bool(r)) for e, t, p, q, r in rows if e not in self._acked][:limit]
@@ -414,7 +432,7 @@ class Journal:
         that takes a signed checkpoint from outside the file (``verify_against_checkpoint``). With the table's
         key known (``audit_public_key``), every checkpoint record on the way must be signed by it and match the
         head it signs."""
-        return verify_chain(self._conn, self.audit_public_key)
+        return verify_chain(self._reader, self.audit_public_key)
 
     @classmethod
     def verify_file(cls, path: str | Path, public_key: str | None) -> VerifyResult:
@@ -462,19 +480,19 @@ class Journal:
         key = public_key or self.audit_public_key
         if not key:
             return self.verify()
-        result = verify_chain_since_checkpoint(self._conn, key, self._last_seq)
+        result = verify_chain_since_checkpoint(self._reader, key, self._last_seq)
         return self.verify() if result is None else result
 
     def verify_after(self, seq: int) -> VerifyResult:
         """The records after record ``seq`` (the head a checkpoint signed): each chains to the one before, and
         with ``audit_public_key`` every checkpoint record among them is signed and signs its head."""
-        head = record_at(self._conn, seq)
-        anchor = record_at(self._conn, seq + 1) if head is None and seq + 1 == self.first_seq() else None
+        head = record_at(self._reader, seq)
+        anchor = record_at(self._reader, seq + 1) if head is None and seq + 1 == self.first_seq() else None
         if head is None and anchor is None:
             return VerifyResult(False, 0, seq, f"record {seq} is missing", seq)
         # after a prune the anchor (record seq + 1) holds the signed head as its prev_hash
         prev = head[5] if head is not None else anchor[4]  # type: ignore[index]  # both None returned above
-        return walk(self._conn, seq, prev, key=self.audit_public_key)
+        return walk(self._reader, seq, prev, key=self.audit_public_key)
 
     def verify_against_checkpoint(self, checkpoint: dict[str, Any], public_key: str | None) -> VerifyResult:
         """The whole chain, and the record the checkpoint names carries the hash it signed.
@@ -483,7 +501,7 @@ class Journal:
         trusted key (hex). ``None`` checks the signature against the checkpoint's own key only (it proves the
         journal matches the checkpoint, not who signed it). Catches truncation, rewriting with recomputed hashes,
         deleting everything and a checkpoint re-signed with another key."""
-        return verify_chain_against_checkpoint(self._conn, checkpoint, public_key, self.table_id)
+        return verify_chain_against_checkpoint(self._reader, checkpoint, public_key, self.table_id)
 
     def last_checkpoint_record(self) -> dict[str, Any] | None:
         """The newest checkpoint record's data (to chain the next checkpoint to it), unchecked."""

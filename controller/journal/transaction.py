@@ -1,7 +1,12 @@
 """One journal transaction: records appended to the chain, outbox events queued (with their retained state),
 and before COMMIT the ``published`` record chaining the digest of every event queued (and the head of the published
 events' hash chain after them, controller/journal/event_chain.py). Opened by
-``Journal.transaction()`` (controller/journal/store.py), which commits it or rolls it back."""
+``Journal.transaction()`` (controller/journal/store.py), which commits it or rolls it back.
+
+The rows are built in Python as each record or event comes and written in a few statements of many rows each
+(issue 44: a statement per row cost a card's commit more than the rows): the records before any other statement of
+the transaction (``execute``) or read of the journal (``write_records``), and before COMMIT; the events, their
+outbox ids and the retained documents before COMMIT (``_chain_events``)."""
 
 from __future__ import annotations
 
@@ -44,6 +49,8 @@ class Transaction:
         self.records: list[Record] = []
         self.events: list[OutboxRow] = []
         self._digests: list[str] = []  # event_digest of each row in ``events``
+        self._rows: list[tuple[int, float, str, str, str, str]] = []  # records not written yet
+        self._retained: dict[str, str] = {}  # topic -> the latest payload of this transaction
 
     def append(self, kind: str, data: dict[str, Any]) -> Record:
         j = self._j
@@ -51,10 +58,7 @@ class Transaction:
         ts = j._clock()
         text = canonical(data)
         digest = chain_hash(j._last_hash, seq, ts, kind, text)
-        self._conn.execute(
-            "INSERT INTO records(seq, ts, kind, data, prev_hash, hash) VALUES (?,?,?,?,?,?)",
-            (seq, ts, kind, text, j._last_hash, digest),
-        )
+        self._rows.append((seq, ts, kind, text, j._last_hash, digest))
         rec = Record(seq, ts, kind, data, j._last_hash, digest)
         j._last_seq, j._last_hash = seq, digest
         self.records.append(rec)
@@ -91,16 +95,8 @@ class Transaction:
             )
         # the published events' hash chain (controller/journal/event_chain.py): "chain" first, as canonical()
         payload, j._last_chain = chained_text(prev, unchained)
-        self._conn.execute(
-            "INSERT INTO outbox(event_id, topic, payload, qos, retain) VALUES (?,?,?,?,?)",
-            (event_id, topic, payload, qos, int(retain)),
-        )
         if retain:
-            self._conn.execute(
-                "INSERT INTO retained(topic, payload) VALUES (?, ?) "
-                "ON CONFLICT(topic) DO UPDATE SET payload = excluded.payload",
-                (topic, payload),
-            )
+            self._retained[topic] = payload
         j._last_event_id = event_id
         row = OutboxRow(event_id, topic, payload, qos, retain)
         self.events.append(row)
@@ -108,20 +104,41 @@ class Transaction:
         return row
 
     def _chain_events(self) -> None:
-        """Before COMMIT: one ``published`` record with the digest of every outbox row of this transaction (their
-        ids are consecutive), and the rows kept in ``events`` for re-fetch."""
-        first = self.events[0].event_id
+        """Before COMMIT: one ``published`` record with the digest of every event of this transaction (their ids
+        are consecutive), the envelopes kept in ``events`` (for the publisher and for re-fetch), their ids in the
+        outbox (pending until the broker's ack) and the retained documents."""
+        first, last = self.events[0].event_id, self.events[-1].event_id
         rec = self.append(
             PUBLISHED_KIND,
             {"first_event_id": first, "sha256": list(self._digests), "chain": self._j._last_chain},
         )
         ts = self._j._clock()
-        self._conn.executemany(
+        conn = self._conn
+        conn.executemany(
             "INSERT OR REPLACE INTO events(event_id, ts, topic, payload, qos, retain, seq)"
             " VALUES (?,?,?,?,?,?,?)",
             [(r.event_id, ts, r.topic, r.payload, r.qos, int(r.retain), rec.seq) for r in self.events],
         )
+        conn.execute(
+            "INSERT INTO outbox(event_id) SELECT event_id FROM events WHERE event_id BETWEEN ? AND ?", (first, last)
+        )
+        if self._retained:
+            conn.executemany(
+                "INSERT INTO retained(topic, payload) VALUES (?, ?) "
+                "ON CONFLICT(topic) DO UPDATE SET payload = excluded.payload",
+                self._retained.items(),
+            )
+
+    def write_records(self) -> None:
+        """Write the records appended so far (``append`` only builds them): before any other statement and read."""
+        if self._rows:
+            self._conn.executemany(
+                "INSERT INTO records(seq, ts, kind, data, prev_hash, hash) VALUES (?,?,?,?,?,?)", self._rows
+            )
+            self._rows.clear()
 
     def execute(self, sql: str, params: tuple[Any, ...] = ()) -> sqlite3.Cursor:
-        """For modules that keep auxiliary tables in the journal database (e.g. used command nonces)."""
+        """For modules that keep auxiliary tables in the journal database (e.g. used command nonces); the records
+        appended before it are written first."""
+        self.write_records()
         return self._conn.execute(sql, params)

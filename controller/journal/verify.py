@@ -292,7 +292,12 @@ def kept_event_is_chained(conn: sqlite3.Connection, event_id: int, digest: str) 
     """The kept row ``event_id`` (table ``events``) names an intact ``published`` record that holds ``digest``
     (``event_digest`` of the row) for it (``Journal.is_chained``, for a row this process did not commit)."""
     row = conn.execute("SELECT seq FROM events WHERE event_id = ?", (event_id,)).fetchone()
-    rec = record_at(conn, row[0]) if row else None
+    return row is not None and published_holds(conn, row[0], event_id, digest)
+
+
+def published_holds(conn: sqlite3.Connection, seq: int, event_id: int, digest: str) -> bool:
+    """Record ``seq`` is an intact ``published`` record holding ``digest`` for event ``event_id``."""
+    rec = record_at(conn, seq)
     if rec is None or rec[2] != PUBLISHED_KIND:
         return False
     r_seq, ts, kind, data, prev, h = rec

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import sqlite3
 
+from controller.journal.outbox import last_event_id
+
 
 def last_committed_event_id(path: str) -> int:
-    """The id of the last event the journal committed (the outbox's autoincrement), 0 for none."""
+    """The id of the last event the journal committed (as the journal finds it at open), 0 for none."""
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
     try:
-        row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'outbox'").fetchone()
-        return int(row[0]) if row else 0
+        return last_event_id(conn)
     finally:
         conn.close()

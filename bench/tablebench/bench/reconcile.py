@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.journal.export import final_rounds, sessions
+from controller.journal.outbox import last_event_id
 from controller.journal.store import Journal
 from controller.rules.rounds import InvalidRound, replay
 
@@ -143,8 +144,7 @@ def check_events(
 ) -> None:
     conn = sqlite3.connect(f"file:{journal_db}?mode=ro", uri=True)
     try:
-        row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'outbox'").fetchone()
-        rep.events_committed = int(row[0]) if row else 0
+        rep.events_committed = last_event_id(conn)
         rep.outbox_left = int(conn.execute("SELECT count(*) FROM outbox").fetchone()[0])
     finally:
         conn.close()
