@@ -72,7 +72,7 @@ def test_an_id_is_never_reused_with_retained_documents_kept(tmp_path: Path) -> N
     assert next_id(db) == max(ids) + 1
 
 
-async def test_an_id_is_never_reused_after_tablectl_journal_prune_and_the_event_retention(tmp_path: Path) -> None:
+async def test_an_id_is_never_reused_after_tablectl_journal_prune_and_retention(tmp_path: Path) -> None:
     db, key_file, key, _book = await recorded_session(tmp_path)
     raw = sqlite3.connect(db)
     (used,) = raw.execute("SELECT MAX(event_id) FROM events").fetchone()
@@ -84,7 +84,7 @@ async def test_an_id_is_never_reused_after_tablectl_journal_prune_and_the_event_
     j = Journal(db, table_id="T1")
     try:
         after_prune = j.last_event_id
-        assert after_prune > used  # the prune published its checkpoint (and the retained documents) after them
+        assert after_prune > used  # the prune published its checkpoint (and retained documents) after them
         ack_outbox(j)
         j.prune_events(time.time() + 3600)
     finally:

@@ -11,6 +11,7 @@ but publishes its own checkpoint, so the newest ``published`` record (the one of
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 from collections.abc import Iterable
@@ -33,7 +34,8 @@ def last_published_id(conn: sqlite3.Connection) -> int:
     """The last event id the newest ``published`` record chains (its ids are consecutive), 0 for none."""
     # an unindexed kind (records.UNINDEXED_KINDS), read by seq from the end: nearly every commit writes one
     row = conn.execute(
-        f"SELECT data FROM records WHERE {kind_in((PUBLISHED_KIND,))} ORDER BY seq DESC LIMIT 1", (PUBLISHED_KIND,)
+        f"SELECT data FROM records WHERE {kind_in((PUBLISHED_KIND,))} ORDER BY seq DESC LIMIT 1",
+        (PUBLISHED_KIND,),
     ).fetchone()
     if row is None:
         return 0
@@ -47,10 +49,10 @@ def last_published_id(conn: sqlite3.Connection) -> int:
 def last_event_id(conn: sqlite3.Connection) -> int:
     """The last event id this journal assigned (0 for none): the next one is never one already used."""
     found = [0]
-    try:
+    with contextlib.suppress(
+        sqlite3.OperationalError
+    ):  # no records table: not a journal (a bench's stand-in)
         found.append(last_published_id(conn))
-    except sqlite3.OperationalError:  # no records table: not a journal (a bench's stand-in)
-        pass
     for sql in _HIGHEST:
         try:
             row = conn.execute(sql).fetchone()
@@ -64,7 +66,8 @@ def last_event_id(conn: sqlite3.Connection) -> int:
 def _published_seq(conn: sqlite3.Connection, event_id: int) -> int:
     """The ``published`` record that chains ``event_id``, found from the newest back (a pending id is recent), or 0."""
     rows: Iterable[tuple[int, str]] = conn.execute(
-        f"SELECT seq, data FROM records WHERE {kind_in((PUBLISHED_KIND,))} ORDER BY seq DESC", (PUBLISHED_KIND,)
+        f"SELECT seq, data FROM records WHERE {kind_in((PUBLISHED_KIND,))} ORDER BY seq DESC",
+        (PUBLISHED_KIND,),
     )
     for seq, data in rows:
         try:

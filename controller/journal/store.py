@@ -32,6 +32,7 @@ from typing import Any
 
 from controller.canonical import canonical
 from controller.journal.event_chain import last_head
+from controller.journal.outbox import last_event_id, migrate_outbox
 from controller.journal.records import (
     CHECKPOINT_KIND,
     GENESIS_HASH,
@@ -51,7 +52,6 @@ from controller.journal.records import (
     record_at,
     text_digest,
 )
-from controller.journal.outbox import last_event_id, migrate_outbox
 from controller.journal.schema import NO_DELETE_TRIGGER, SCHEMA
 from controller.journal.snapshots import chained_snapshot
 from controller.journal.transaction import Transaction, iso_ts

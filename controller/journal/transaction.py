@@ -120,7 +120,8 @@ class Transaction:
             [(r.event_id, ts, r.topic, r.payload, r.qos, int(r.retain), rec.seq) for r in self.events],
         )
         conn.execute(
-            "INSERT INTO outbox(event_id) SELECT event_id FROM events WHERE event_id BETWEEN ? AND ?", (first, last)
+            "INSERT INTO outbox(event_id) SELECT event_id FROM events WHERE event_id BETWEEN ? AND ?",
+            (first, last),
         )
         if self._retained:
             conn.executemany(
