@@ -220,3 +220,25 @@ def test_a_read_inside_a_transaction_sees_the_records_it_appended(tmp_path: Path
         assert j.verify().ok
     finally:
         j.close()
+
+
+def test_a_pending_id_whose_envelope_is_gone_is_counted_and_refused_not_skipped(tmp_path: Path) -> None:
+    """An id in the outbox with no kept envelope (the file edited): still pending and counted, read as an empty row
+    that the chain does not hold, so the publisher refuses and reports it (docs/security.md) instead of passing it
+    over in silence."""
+    db = tmp_path / "j.db"
+    j = Journal(db, table_id="T1")
+    publish(j, 2)
+    j.close()
+    conn = sqlite3.connect(db)
+    conn.execute("DELETE FROM events WHERE event_id = 1")
+    conn.commit()
+    conn.close()
+    j = Journal(db, table_id="T1")
+    try:
+        first, second = j.outbox_pending()
+        assert (first.event_id, first.payload) == (1, "") and j.outbox_size() == 2
+        assert not j.is_chained(first.event_id, first.topic, first.payload, first.qos, first.retain)
+        assert j.is_chained(second.event_id, second.topic, second.payload, second.qos, second.retain)
+    finally:
+        j.close()
