@@ -152,15 +152,20 @@ def test_the_old_counter_is_kept_when_it_is_ahead_of_everything_else(tmp_path: P
     assert next_id(db) == 11  # and the floor does not hold the count back after that
 
 
+def lose_kept_event(db: Path, event_id: int) -> None:
+    """The kept envelope of ``event_id`` deleted behind the journal's back (an edited file)."""
+    conn = sqlite3.connect(db)
+    conn.execute("DELETE FROM events WHERE event_id = ?", (event_id,))
+    conn.commit()
+    conn.close()
+
+
 def test_a_pending_row_missing_from_the_kept_events_is_copied_there(tmp_path: Path) -> None:
     """A journal whose kept events lack a pending row (written before they were kept): the migration copies the
     outbox's envelope into ``events`` with the ``published`` record that chains it, so it is still sent."""
     db = tmp_path / "j.db"
     rows = old_journal(db, pending=2)
-    conn = sqlite3.connect(db)
-    conn.execute("DELETE FROM events WHERE event_id = 5")
-    conn.commit()
-    conn.close()
+    lose_kept_event(db, 5)
     j = Journal(db, table_id="T1")
     try:
         pending = j.outbox_pending()
@@ -230,10 +235,7 @@ def test_a_pending_id_whose_envelope_is_gone_is_counted_and_refused_not_skipped(
     j = Journal(db, table_id="T1")
     publish(j, 2)
     j.close()
-    conn = sqlite3.connect(db)
-    conn.execute("DELETE FROM events WHERE event_id = 1")
-    conn.commit()
-    conn.close()
+    lose_kept_event(db, 1)
     j = Journal(db, table_id="T1")
     try:
         first, second = j.outbox_pending()
