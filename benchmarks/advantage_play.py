@@ -146,11 +146,11 @@ def main() -> int:
     ap.add_argument("--trials", type=int, default=20)
     ap.add_argument("--shoes", type=int, default=8)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--quick", action="store_true", help="3 trials of 4 shoes, moving 2 of 2 (a smoke run)")
+    ap.add_argument("--quick", action="store_true", help="1 trial of 4 shoes, moving 1 of 2 (a smoke run)")
     ap.add_argument("--moving-only", action="store_true", help="only the players who move between tables")
     args = ap.parse_args()
-    trials, shoes = (3, 4) if args.quick else (args.trials, args.shoes)
-    moving_trials, moving_shoes = (2, 2) if args.quick else (trials, shoes)  # two tables: twice the rounds
+    trials, shoes = (1, 4) if args.quick else (args.trials, args.shoes)
+    moving_trials, moving_shoes = (1, 2) if args.quick else (trials, shoes)  # two tables: twice the rounds
     configs = {
         "default": DEFAULT_THRESHOLDS,
         "precision": replace(DEFAULT_THRESHOLDS, min_precision=PRECISION_ON),

@@ -14,12 +14,16 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from controller.audit.keys import KeyFileError, load_key
-from controller.config.errors import ConfigError
-from controller.config.model import TableConfig
 from controller.journal.table_files import audit_key_file, journal_file
 from controller.journal.trusted_key import TrustedKey, configured_key, given_key
+
+if (
+    TYPE_CHECKING
+):  # the configuration (its package: the rules, the schema) is imported by the commands that read one
+    from controller.config.model import TableConfig
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +179,7 @@ def settings(args: argparse.Namespace, *, prune: bool) -> Settings:
 def table_config(path: str) -> TableConfig:
     """The table's configuration for a journal command; ValueError: one line, its first problem (`tablectl
     config check` lists them all)."""
+    from controller.config.errors import ConfigError
     from controller.config.load import load_config
     from controller.paste import command
 

@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from controller.audit import keys
-from controller.config.model import TableConfig
+
+if TYPE_CHECKING:  # annotations only: the configuration package imports the rules and the schema
+    from controller.config.model import TableConfig
 
 JOURNAL_FILE = "journal.db"  # in the table's state_dir
 

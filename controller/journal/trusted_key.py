@@ -4,11 +4,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from controller.audit import keys
-from controller.config.model import TableConfig
 from controller.hex64 import HEX64
 from controller.journal.table_files import audit_key_file
+
+if TYPE_CHECKING:  # annotations only: the configuration package imports the rules and the schema
+    from controller.config.model import TableConfig
 
 
 @dataclass(frozen=True, slots=True)

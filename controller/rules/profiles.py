@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import tomllib
 from fractions import Fraction
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -133,6 +133,14 @@ def profile_toml(text: str, *, source: str) -> dict[str, Any]:
 
 def parse_profile(text: str, *, source: str, path: str = "") -> Profile:
     """A profile from its TOML text, validated (schema and rules); ``ProfileError`` naming the bad key."""
+    return _parsed(text, source, path)
+
+
+@lru_cache(maxsize=32)
+def _parsed(text: str, source: str, path: str) -> Profile:
+    """The same text parsed once (a profile is frozen: every reader may share it). Parsing and validating cost
+    about 10 ms; a profile is loaded again and again (every round file replayed, every round a test deals). A
+    text that does not parse raises each time (nothing is kept)."""
     return profile_from_dict(profile_toml(text, source=source), source=source, path=path)
 
 

@@ -28,7 +28,10 @@ Two figures: **composition-dependent** (every decision made for the hand's exact
 a player without counting can do) and **basic strategy** (total-dependent: one decision per total, soft or
 hard, pair and up card, taken from the same recursion on a shoe missing only the up card, then played exactly).
 
-Pure: no I/O. The recursion takes seconds per profile; results are cached per game.
+Pure: no I/O. The recursion takes seconds per profile; results are cached per game. Inside the recursion a shoe
+is one int (``_pack``: each value's count in a field of ``_W`` bits): taking a card is a subtraction and a shoe
+hashes as a number, where the tuples of the public functions hash ten counts at every call. The arithmetic on the
+probabilities is the same, in the same order: the figures are the same to the last bit.
 """
 
 from __future__ import annotations
@@ -43,6 +46,22 @@ Shoe = tuple[int, ...]  # cards left of each value, index 0 = ace ... index 9 = 
 VALUES = tuple(range(1, 11))
 BJ = 6  # index of the dealer's blackjack in an outcome vector: 0..4 = 17..21, 5 = bust, 6 = blackjack
 FINALS = (17, 18, 19, 20, 21, 22)
+
+
+_W = 8  # bits of one value's count in a packed shoe: up to 255 cards of a value (16 decks of ten-values)
+_M = (1 << _W) - 1
+_ONE = tuple(1 << (_W * i) for i in range(10))  # one card of value i + 1, packed
+_KEY = 12  # bits of a hand's state (hard total, cards, soft, split) below the shoe in a solver's memo key
+
+
+def _pack(shoe: Shoe) -> int:
+    if len(shoe) != 10 or not all(0 <= c <= _M for c in shoe):
+        raise ValueError(f"not a shoe of ten counts of 0..{_M}: {shoe!r}")
+    return sum(c << (_W * i) for i, c in enumerate(shoe))
+
+
+def _unpack(packed: int) -> Shoe:
+    return tuple((packed >> (_W * i)) & _M for i in range(10))
 
 
 def full_shoe(decks: int) -> Shoe:
@@ -108,17 +127,20 @@ class DealerModel:
             for v in VALUES
             if base[v - 1]
         }
-        self._memo: dict[Shoe, tuple[float, ...]] = {}
+        self._fields = [(self.base[v - 1], _W * (v - 1), eff) for v, eff in self.effect.items()]
+        self._memo: dict[int, tuple[float, ...]] = {}  # by packed shoe
 
     def outcomes(self, shoe: Shoe) -> tuple[float, ...]:
+        return self._outcomes(_pack(shoe))
+
+    def _outcomes(self, shoe: int) -> tuple[float, ...]:
         got = self._memo.get(shoe)
         if got is None:
             acc = list(self.at_base)
-            for v, eff in self.effect.items():
-                n = self.base[v - 1] - shoe[v - 1]
+            for in_base, shift, eff in self._fields:
+                n = in_base - ((shoe >> shift) & _M)
                 if n:
-                    for k in range(7):
-                        acc[k] += n * eff[k]
+                    acc = [a + n * e for a, e in zip(acc, eff, strict=True)]
             got = self._memo[shoe] = tuple(acc)
         return got
 
@@ -154,7 +176,7 @@ Key = tuple[int, int, bool, int, int]
 FIRST, SPLIT_FIRST, LATER, SPLIT_LATER = range(4)
 
 
-_DRAWS: dict[Shoe, list[tuple[int, float, Shoe]]] = {}  # the next card's values from a shoe, shared
+_DRAWS: dict[int, list[tuple[int, float, int, int]]] = {}  # the next card's values from a packed shoe, shared
 _DRAWS_KEPT = 400_000  # bounded: emptied when it grows past this many shoes
 
 
@@ -179,7 +201,10 @@ class ChartDecide(Decide):
 
 
 class FiniteSolver:
-    """Expected returns per unit of the original bet for one up card, drawing every card from the shoe left."""
+    """Expected returns per unit of the original bet for one up card, drawing every card from the shoe left.
+
+    The public methods take the shoe as a tuple; each packs it once and the recursion (``_stand``, ``_play``,
+    ``_hit``, ...) runs on packed shoes."""
 
     def __init__(
         self,
@@ -194,94 +219,149 @@ class FiniteSolver:
         self.g, self.prizes, self.up, self.decide, self.dealer = g, prizes, up, decide, dealer
         self.peeked = g.peeks(up)
         self.frozen = frozen  # a shoe every draw comes from unchanged: the reference for the chart
-        self._memo: dict[tuple[Shoe, int, bool, int, bool], float] = {}
+        self._frozen = None if frozen is None else _pack(frozen)
+        self._frozen_draws: list[tuple[int, float, int, int]] | None = None
+        # (packed shoe << _KEY) | (hard << 7) | (cards << 2) | (soft << 1) | split -> the hand's value
+        self._memo: dict[int, float] = {}
+        self._out: dict[
+            int, tuple[float, ...]
+        ] = {}  # packed shoe -> the dealer's outcomes as the hand sees them
+        # what standing on each total wins against each final of the dealer's (FINALS), and what a dealer's
+        # blackjack takes from a stake of 1 and of 2 (with a double, only the original bet where the rules say so)
+        self._pays = [
+            tuple(g.win_pays if d == 22 or total > d else (0.0 if total == d else -1.0) for d in FINALS)
+            for total in range(22)
+        ]
+        self._lost_to_bj = (0.0, 1.0, 1.0 if g.doubles_lose_original_only else 2.0)
+        self._best_only = type(decide) is Decide  # the best move's value: no decision to record or look up
 
-    def _draws(self, shoe: Shoe) -> list[tuple[int, float, Shoe]]:
-        """Each value the next card may have, its probability and the shoe after it."""
-        got = _DRAWS.get(shoe) if self.frozen is None else None
+    def _draws(self, shoe: int) -> list[tuple[int, float, int, int]]:
+        """Each value the next card may have, its probability, the shoe after it and that shoe << _KEY."""
+        if self._frozen is not None:
+            if self._frozen_draws is None:
+                src = _unpack(self._frozen)
+                left = sum(src)
+                self._frozen_draws = [
+                    (i + 1, c / left, self._frozen, self._frozen << _KEY) for i, c in enumerate(src) if c
+                ]
+            return self._frozen_draws
+        got = _DRAWS.get(shoe)
         if got is None:
-            src = self.frozen or shoe
-            left = sum(src)
-            got = [
-                (i + 1, c / left, src if self.frozen else take(shoe, i + 1)) for i, c in enumerate(src) if c
-            ]
-            if self.frozen is None:
-                if len(_DRAWS) > _DRAWS_KEPT:
-                    _DRAWS.clear()
-                _DRAWS[shoe] = got
+            counts = _unpack(shoe)
+            left = sum(counts)
+            got = []
+            for i, c in enumerate(counts):
+                if c:
+                    rest = shoe - _ONE[i]
+                    got.append((i + 1, c / left, rest, rest << _KEY))
+            if len(_DRAWS) > _DRAWS_KEPT:
+                _DRAWS.clear()
+            _DRAWS[shoe] = got
         return got
+
+    def _seen(self, shoe: int) -> int:
+        """The shoe the dealer's outcomes and the prizes are taken from."""
+        return shoe if self._frozen is None else self._frozen
 
     def stand(self, shoe: Shoe, total: int, stake: int = 1) -> float:
         """A hand (not a blackjack) standing on ``total`` with ``stake`` units (2 once doubled)."""
+        return self._stand(_pack(shoe), total, stake)
+
+    def _stand(self, shoe: int, total: int, stake: int = 1) -> float:
         if total > 21:
             return -float(stake)
-        out = _given(self.dealer.outcomes(self.frozen or shoe), self.peeked)
-        ev = 0.0
-        for k, d in enumerate(FINALS):
-            x = out[k]
-            if x:
-                ev += x * (self.g.win_pays if d == 22 or total > d else (0.0 if total == d else -1.0))
-        lost_to_bj = 1.0 if (stake == 2 and self.g.doubles_lose_original_only) else float(stake)
-        return stake * ev - out[BJ] * lost_to_bj
+        out = self._out.get(shoe)
+        if out is None:
+            out = self._out[shoe] = _given(self.dealer._outcomes(self._seen(shoe)), self.peeked)
+        # the sum over FINALS from 0.0 in their order, as a loop adding only the finals the dealer can make would
+        # (a term of 0.0 leaves a sum that is never -0.0 as it is)
+        w = self._pays[total]
+        ev = (
+            0.0
+            + out[0] * w[0]
+            + out[1] * w[1]
+            + out[2] * w[2]
+            + out[3] * w[3]
+            + out[4] * w[4]
+            + out[5] * w[5]
+        )
+        return stake * ev - out[BJ] * self._lost_to_bj[stake]
 
     def play(self, shoe: Shoe, hard: int, aces: bool, ncards: int, split: bool) -> float:
         """Stand, hit or (MO-2004 art.19) take half on five cards: no double, no split any more."""
-        key = (shoe, hard, aces, ncards, split)
+        return self._play(_pack(shoe), hard, aces, ncards, split)
+
+    def _play(self, shoe: int, hard: int, aces: bool, ncards: int, split: bool) -> float:
+        key = (shoe << _KEY) | (hard << 7) | (ncards << 2) | (aces << 1) | split
         got = self._memo.get(key)
         if got is not None:
             return got
         total = _best(hard, aces)
-        options = {Move.STAND: self.stand(shoe, total)}
+        options = {Move.STAND: self._stand(shoe, total)}
         if total < 21:
-            options[Move.HIT] = self.hit(shoe, hard, aces, ncards, split)
+            options[Move.HIT] = self._hit(shoe, hard, aces, ncards, split)
         if self.g.five_card and ncards == 5 and total <= 21 and self.up != 1:
             options[Move.FIVE_CARD] = 0.5  # paid during play, whatever the dealer then makes
-        stage = SPLIT_LATER if split else LATER
-        value = options[self.decide((self.up, total, total != hard, stage, min(ncards, 6)), options)]
+        if self._best_only:
+            value = max(options.values())  # Decide's choice (the first of the best) is worth this
+        else:
+            stage = SPLIT_LATER if split else LATER
+            value = options[self.decide((self.up, total, total != hard, stage, min(ncards, 6)), options)]
         self._memo[key] = value
         return value
 
     def hit(self, shoe: Shoe, hard: int, aces: bool, ncards: int, split: bool) -> float:
-        ev, memo = 0.0, self._memo
-        for v, p, rest in self._draws(shoe):
+        return self._hit(_pack(shoe), hard, aces, ncards, split)
+
+    def _hit(self, shoe: int, hard: int, aces: bool, ncards: int, split: bool) -> float:
+        ev, memo, n = 0.0, self._memo, ncards + 1
+        state = (n << 2) | split
+        draws = _DRAWS.get(shoe) if self._frozen is None else None
+        for v, p, rest, rest_key in draws or self._draws(shoe):
             h = hard + v
             if h > 21:
                 ev -= p
                 continue
             a = aces or v == 1
-            got = memo.get((rest, h, a, ncards + 1, split))
-            ev += p * (got if got is not None else self.play(rest, h, a, ncards + 1, split))
+            got = memo.get(rest_key | (h << 7) | (a << 1) | state)
+            ev += p * (got if got is not None else self._play(rest, h, a, n, split))
         return ev
 
     def double(self, shoe: Shoe, hard: int, aces: bool) -> float:
+        return self._double(_pack(shoe), hard, aces)
+
+    def _double(self, shoe: int, hard: int, aces: bool) -> float:
         fixed = aces and self.g.soft_double_ace_fixed  # PT-2001 r.32: the ace stays at 1
         ev = 0.0
-        for v, p, rest in self._draws(shoe):
+        for v, p, rest, _ in self._draws(shoe):
             h = hard + v
-            ev += p * (-2.0 if h > 21 else self.stand(rest, _best(h, (aces and not fixed) or v == 1), 2))
+            ev += p * (-2.0 if h > 21 else self._stand(rest, _best(h, (aces and not fixed) or v == 1), 2))
         return ev
 
     def first_moves(self, shoe: Shoe, c1: int, c2: int, *, split: bool, hands_left: int) -> dict[Move, float]:
         """Every decision on a two-card hand c1 c2 (not a blackjack) with the rest of the cards in ``shoe``."""
+        return self._first_moves(_pack(shoe), c1, c2, split=split, hands_left=hands_left)
+
+    def _first_moves(self, shoe: int, c1: int, c2: int, *, split: bool, hands_left: int) -> dict[Move, float]:
         hard, aces = c1 + c2, c1 == 1 or c2 == 1
         total = _best(hard, aces)
         prize = (
-            self.prizes.on_third(c1, c2, self.frozen or shoe)
+            self.prizes.on_third(c1, c2, _unpack(self._seen(shoe)))
             if (self.prizes.split_hands or not split)
             else 0.0
         )
         if split and c1 == 1:  # split aces: one card each (PT-2001 r.26, MO-2004 art.16.3)
-            out = {Move.STAND: self.stand(shoe, total)}
+            out = {Move.STAND: self._stand(shoe, total)}
             if c2 == 1 and self.g.resplit_aces and hands_left > 0:
-                out[Move.SPLIT] = 2 * self.split_hand(shoe, 1, hands_left - 1)
+                out[Move.SPLIT] = 2 * self._split_hand(shoe, 1, hands_left - 1)
             return out
-        out = {Move.STAND: self.stand(shoe, total)}
+        out = {Move.STAND: self._stand(shoe, total)}
         if total < 21:
-            out[Move.HIT] = self.hit(shoe, hard, aces, 2, split) + prize
+            out[Move.HIT] = self._hit(shoe, hard, aces, 2, split) + prize
         if self.g.may_double(hard, aces, split):
-            out[Move.DOUBLE] = self.double(shoe, hard, aces) + prize
+            out[Move.DOUBLE] = self._double(shoe, hard, aces) + prize
         if c1 == c2 and hands_left > 0:
-            out[Move.SPLIT] = 2 * self.split_hand(shoe, c1, hands_left - 1)
+            out[Move.SPLIT] = 2 * self._split_hand(shoe, c1, hands_left - 1)
         if not split and self.g.surrender and (self.up != 1 or self.g.surrender_vs_ace):
             out[Move.SURRENDER] = -0.5
         return out
@@ -289,9 +369,12 @@ class FiniteSolver:
     def split_hand(self, shoe: Shoe, card: int, hands_left: int) -> float:
         """One hand of a split pair: its second card from ``shoe``, then the best play (approximated: the other
         hand's cards are not removed)."""
+        return self._split_hand(_pack(shoe), card, hands_left)
+
+    def _split_hand(self, shoe: int, card: int, hands_left: int) -> float:
         ev = 0.0
-        for v, p, rest in self._draws(shoe):
-            options = self.first_moves(rest, card, v, split=True, hands_left=hands_left)
+        for v, p, rest, _ in self._draws(shoe):
+            options = self._first_moves(rest, card, v, split=True, hands_left=hands_left)
             hard = card + v
             total = _best(hard, card == 1 or v == 1)
             key = (self.up, total, total != hard, SPLIT_FIRST, int(card == v))
@@ -300,10 +383,11 @@ class FiniteSolver:
 
     def initial(self, shoe: Shoe, c1: int, c2: int) -> float:
         """The round's expected return for c1 c2 against the up card, ``shoe`` the cards left after the three."""
-        bj_dealer = self.dealer.outcomes(self.frozen or shoe)[BJ]
+        packed = _pack(shoe)
+        bj_dealer = self.dealer._outcomes(self._seen(packed))[BJ]
         if sorted((c1, c2)) == [1, 10]:  # the player's blackjack: a push against the dealer's
             return (1 - bj_dealer) * self.g.blackjack_pays
-        options = self.first_moves(shoe, c1, c2, split=False, hands_left=self.g.max_hands - 1)
+        options = self._first_moves(packed, c1, c2, split=False, hands_left=self.g.max_hands - 1)
         hard = c1 + c2
         total = _best(hard, c1 == 1 or c2 == 1)
         ev = options[self.decide((self.up, total, total != hard, FIRST, int(c1 == c2)), options)]

@@ -3,7 +3,7 @@ finite-shoe house edge. Do not edit: a stale entry is not served (its digests no
 """
 
 # the code's digest (floor.reports.edges.code_version)
-CODE_VERSION = "30ca7983b8efbd40d2dd310db8e1df5ba2c9831b0baba115c9e9cc0e2693dd4c"
+CODE_VERSION = "26e8434c27b4e8cf357577bed887c9edfc1302b113b07f0b2c18b73edf2d13c2"
 
 # profile -> (its digest (floor.reports.edges.profile_digest), basic strategy's edge,
 # composition-dependent edge)
