@@ -40,7 +40,7 @@ def digest(raw: bytes) -> str:
     return hashlib.sha256(raw).hexdigest()
 
 
-def _keys(envelopes: list[Envelope]) -> tuple[list[str], list[str], list[int]]:
+def batch_keys(envelopes: list[Envelope]) -> tuple[list[str], list[str], list[int]]:
     return (
         [e.table.site for e in envelopes],
         [e.table.table_id for e in envelopes],
@@ -75,7 +75,7 @@ def span_columns(
     )
 
 
-_BATCH_IDS = "SELECT * FROM unnest(%s::text[], %s::text[], %s::bigint[]) AS b(site, table_id, event_id)"
+BATCH_IDS = "SELECT * FROM unnest(%s::text[], %s::text[], %s::bigint[]) AS b(site, table_id, event_id)"
 
 
 def known(cur: psycopg.Cursor, envelopes: list[Envelope]) -> list[Envelope]:
@@ -100,9 +100,9 @@ def conflicting(cur: psycopg.Cursor, envelopes: list[Envelope]) -> None:
     stored = {
         (site, table_id, event_id): d
         for site, table_id, event_id, d in cur.execute(
-            f"SELECT e.site, e.table_id, e.event_id, encode(sha256(e.raw), 'hex') FROM events e JOIN ({_BATCH_IDS})"
+            f"SELECT e.site, e.table_id, e.event_id, encode(sha256(e.raw), 'hex') FROM events e JOIN ({BATCH_IDS})"
             " b USING (site, table_id, event_id)",
-            _keys(envelopes),
+            batch_keys(envelopes),
         )
     }
     for e in envelopes:

@@ -30,8 +30,16 @@ from psycopg.types.json import Jsonb
 
 from floor.archive.chain import record_checkpoint
 from floor.archive.claims import hold_unproven
-from floor.archive.quarantine import conflicting, id_spans, known, span_columns
-from floor.common.messages import CHECKPOINT_TYPE, Envelope, Rejected, Status, TableRef
+from floor.archive.quarantine import BATCH_IDS, batch_keys, conflicting, id_spans, known, span_columns
+from floor.common.messages import (
+    CHECKPOINT_TOPIC,
+    CHECKPOINT_TYPE,
+    SOFTWARE_TOPIC,
+    Envelope,
+    Rejected,
+    Status,
+    TableRef,
+)
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
 DEFAULT_DSN = "postgresql://postgres@127.0.0.1:5432/floor"
@@ -212,6 +220,37 @@ def _copy(cur: psycopg.Cursor, envelopes: list[Envelope]) -> None:
         copy.write("".join(map(_copy_line, envelopes)))
 
 
+EVERY_WORKER = frozenset({CHECKPOINT_TOPIC, SOFTWARE_TOPIC})  # envelopes' topics each worker subscribes to
+# on its own as well as through the shared subscription (floor/archive/worker.py): delivered to every worker
+
+
+def _archived(cur: psycopg.Cursor, envelopes: list[Envelope]) -> set[tuple[str, str, int]]:
+    """The keys (site, table, event id) of these envelopes already in ``events``."""
+    if not envelopes:
+        return set()
+    sql = f"SELECT e.site, e.table_id, e.event_id FROM events e JOIN ({BATCH_IDS}) b USING (site, table_id, event_id)"
+    return {(s, t, n) for s, t, n in cur.execute(sql, batch_keys(envelopes))}
+
+
+def _fresh(envelopes: list[Envelope], archived: set[tuple[str, str, int]]) -> list[Envelope]:
+    """The envelopes whose id is not ``archived``, each id once (its first envelope in the batch)."""
+    seen, fresh = set(archived), []
+    for e in envelopes:
+        key = (e.table.site, e.table.table_id, e.event_id)
+        if key not in seen:
+            seen.add(key)
+            fresh.append(e)
+    return fresh
+
+
+def _copy_all(cur: psycopg.Cursor, envelopes: list[Envelope]) -> int:
+    """COPY ``envelopes`` in a savepoint (a duplicate id undoes it alone, raising UniqueViolation)."""
+    if envelopes:
+        with cur.connection.transaction():
+            _copy(cur, envelopes)
+    return len(envelopes)
+
+
 def store_envelopes(
     cur: psycopg.Cursor, envelopes: list[Envelope], stale: frozenset[TableRef] = frozenset()
 ) -> int:
@@ -223,18 +262,26 @@ def store_envelopes(
     envelopes = hold_unproven(cur, known(cur, envelopes), record_checkpoint)
     if not envelopes:
         return 0
+    # what every worker receives (its own subscription to these topics, for their retained messages) is often
+    # archived already by another worker: looked up first (a few keys), else its COPY undoes the whole batch's
+    fresh = _fresh(envelopes, _archived(cur, [e for e in envelopes if e.topic in EVERY_WORKER]))
     try:  # the usual batch is all new: COPY it straight in, in a savepoint a duplicate id undoes alone
-        with cur.connection.transaction():
-            _copy(cur, envelopes)
-        new = len(envelopes)
-    except psycopg.errors.UniqueViolation:  # a redelivery, a re-fetch or another worker had some: row by row,
-        # in the batch's order (the first payload of an id wins, as it always did), duplicates ignored
-        cur.executemany(  # psycopg pipelines the batch: one round trip, not one per row
-            f"INSERT INTO events ({_EVENT_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
-            " ON CONFLICT DO NOTHING",
-            [_row(e) for e in envelopes],
-        )
-        new = max(cur.rowcount, 0)
+        new = _copy_all(cur, fresh)
+    except (
+        psycopg.errors.UniqueViolation
+    ):  # a redelivery, a re-fetch or another worker had some: the archived
+        # ids looked up and the rest copied (the first payload of an id in the batch wins, as it always did)
+        fresh = _fresh(envelopes, _archived(cur, envelopes))
+        try:
+            new = _copy_all(cur, fresh)
+        except psycopg.errors.UniqueViolation:  # another worker committed some of them meanwhile: row by row,
+            # in the batch's order, duplicates ignored
+            cur.executemany(  # psycopg pipelines the batch: one round trip, not one per row
+                f"INSERT INTO events ({_EVENT_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+                " ON CONFLICT DO NOTHING",
+                [_row(e) for e in envelopes],
+            )
+            new = max(cur.rowcount, 0)
     if new < len(envelopes):
         conflicting(cur, envelopes)
     record_arrivals(cur, envelopes, stale)
