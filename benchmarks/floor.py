@@ -27,9 +27,13 @@ store them. Printed:
 - ``alerts``: the floor alerts the whole run raised, by kind (none expected: a ``checkpoint_invalid`` would be a
   checkpoint the floor could not verify).
 
-    python benchmarks/floor.py [--tables 200] [--pace 10] [--seconds 20] [--workers 1,2] [--sweep 2000x1] [--quick]
+    python benchmarks/floor.py [--tables 200] [--pace 10] [--seconds 20] [--workers 1,2,3,4] [--sweep 2000x1] [--quick]
 
-The paced runs use the largest count of ``--workers``.
+The paced runs use the largest count of ``--workers`` not above the machine's cores. ``scaling`` (one line per count of
+``--workers``, after the cores the machine has): the capacity's events/s, the CPU an event cost (all, and the
+worker processes' alone) and their shares of the pre-encoded COPY's, in the same run; ``capacity`` also prints
+each worker process's CPU seconds and the start-up's CPU (measured on the workers' first start, nothing queued,
+and not counted in the CPU an event cost).
 """
 
 from __future__ import annotations
@@ -301,6 +305,11 @@ class CpuMeter:
         time.sleep(1.0)  # backends report their counts at most every second
         return commits(self.dsn) - self.commits
 
+    def per_process(self) -> list[float]:
+        """CPU seconds each worker process used since ``start`` (in the order of the workers)."""
+        own = cpu_of(self.pids)
+        return [own.get(p, self.before.get(p, 0.0)) - self.before.get(p, 0.0) for p in self.pids]
+
     def used(self) -> tuple[float, float]:
         """(worker processes, their backends) CPU seconds since ``start``."""
         db = cpu_of(backends(self.dsn))
@@ -351,14 +360,17 @@ def main() -> int:
     ap.add_argument("--pace", type=float, default=10.0, help="times a dealer's pace")
     ap.add_argument("--seconds", type=float, default=20.0)
     ap.add_argument(
-        "--workers", default="2", help="archive worker processes; a list (1,2): capacity for each"
-    )
+        "--workers", default=None,
+        help="archive worker processes; a list (1,2,3,4, the default; 2 with --quick): capacity for each",
+    )  # fmt: skip
     ap.add_argument("--flood", type=int, default=20_000, help="backlog drained afterwards (capacity)")
     ap.add_argument("--sweep", default="", help="further loads TABLESxPACE, e.g. 1000x1,2000x1,200x10")
     ap.add_argument("--quick", action="store_true", help="20 tables, 5 s, flood 2000, no sweep (smoke)")
     args = ap.parse_args()
     if args.quick:
         args.tables, args.seconds, args.flood, args.sweep = 20, 5.0, 2000, ""
+        args.workers = args.workers or "2"
+    args.workers = args.workers or "1,2,3,4"
     # $FLOOR_TEST_DSN's server if given, else a private one of this process (tablebench/postgres.py)
     with temp_database("floor_bench") as dsn:
         return run(args, dsn)
@@ -477,8 +489,10 @@ def baselines(dsn: str, site: str) -> Baselines:
 
 @dataclass(frozen=True)
 class Capacity:
+    workers: int
     rate: float  # events/s (NaN: the flood was not stored whole)
-    cpu: float  # CPU seconds an event cost: the workers and their PostgreSQL backends
+    cpu: float  # CPU seconds an event cost: the workers and their PostgreSQL backends, start-up excluded
+    own: float  # of which the worker processes'
 
 
 def flood_capacity(broker: Broker, dsn: str, pub: Publisher, count: int, flood: int, tables: int) -> Capacity:
@@ -487,7 +501,10 @@ def flood_capacity(broker: Broker, dsn: str, pub: Publisher, count: int, flood: 
     """
     cfgs = [ArchiveConfig(dsn, broker.host, broker.port, "archive", "archive", worker=f"c{count}-{i}",
                           group=f"capacity-{count}") for i in range(count)]  # fmt: skip
-    for w in start_workers(cfgs):
+    empty: list[CpuMeter] = []
+    idle = start_workers(cfgs, empty, dsn)  # nothing queued yet: what starting up alone costs them
+    startup = sum(empty[0].used())
+    for w in idle:
         w.stop()  # their persistent sessions stay on the broker and queue what follows
     site = f"F{count}"
     queue_flood(pub.client, dsn, site, flood, min(tables, 200))
@@ -497,15 +514,25 @@ def flood_capacity(broker: Broker, dsn: str, pub: Publisher, count: int, flood: 
         stored, rate = drained(dsn, site, flood)
         unsettled = checkpoints_settled(dsn, site)  # their verification is part of the cost
         own, db = meters[0].used()
+        each = meters[0].per_process()
     finally:
         for w in workers:
             w.stop()
     per = 1e6 / stored if stored else float("nan")
+    # the start-up (connect, subscribe, the schema check) is not an event's cost: the empty start's CPU, shared
+    # between the workers and their backends as in the drain, taken off
+    share = own / (own + db) if own + db else 0.0
+    own_net, db_net = max(0.0, own - startup * share), max(0.0, db - startup * (1 - share))
     print(f"capacity  workers={count} flood={flood} stored={stored}"
-          f" events_per_s={rate:.0f} cpu_us_per_event={own * per:.0f}+{db * per:.0f}"
+          f" events_per_s={rate:.0f} cpu_us_per_event={own_net * per:.0f}+{db_net * per:.0f}"
+          f" startup_cpu_ms={startup * 1000:.0f}"
+          f" cpu_s_per_worker={'/'.join(f'{c:.2f}' for c in each)}"
           f" checkpoints_unverified={unsettled}")  # fmt: skip
     return Capacity(
-        rate if stored == flood else float("nan"), (own + db) / stored if stored else float("nan")
+        count,
+        rate if stored == flood else float("nan"),
+        (own_net + db_net) / stored if stored else float("nan"),
+        own_net / stored if stored else float("nan"),
     )
 
 
@@ -548,14 +575,16 @@ def run(args: argparse.Namespace, dsn: str) -> int:
                           extra_config=("max_inflight_messages 0", "max_queued_messages 1000000"))  # fmt: skip
     workers: list[WorkerProcess] = []
     counts = sorted({int(n) for n in args.workers.split(",") if n})
+    paced_count = max([n for n in counts if n <= (os.cpu_count() or 1)] or counts[:1])
     cfgs = [ArchiveConfig(dsn, broker.host, broker.port, "archive", "archive", worker=f"b{i}")
-            for i in range(counts[-1])]  # fmt: skip
+            for i in range(paced_count)]  # fmt: skip
 
     try:
         workers = start_workers(cfgs)
         print(f"floor benchmark: {args.tables} tables at {args.pace:g}x a dealer's pace for {args.seconds:g} s,"
               f" {EVENTS_PER_ROUND} events a round every {ROUND_SECONDS:g} s at 1x (the measured mix),"
-              f" {counts[-1]} archive worker(s), one mosquitto, PostgreSQL on 127.0.0.1")  # fmt: skip
+              f" {paced_count} archive worker(s) ({os.cpu_count()} cores), one mosquitto,"
+              " PostgreSQL on 127.0.0.1")  # fmt: skip
         main_run, (pub, _) = paced(broker, dsn, "S1", args.tables, args.pace, args.seconds, workers)
         print(main_run.line("archive  ", args.pace))
         ok = main_run.stored == main_run.sent
@@ -583,6 +612,15 @@ def run(args: argparse.Namespace, dsn: str) -> int:
             f"copy_text rows={base.rows} rows_per_s={base.copy_text:.0f} cpu_us_per_row={base.copy_text_cpu * 1e6:.0f}"
             " (one COPY of the same rows, pre-encoded)"
         )
+        print(f"scaling   cores={os.cpu_count()} (events/s and CPU an event cost by count of workers, beside the"
+              f" pre-encoded COPY's {base.copy_text:.0f} rows/s and {base.copy_text_cpu * 1e6:.0f} us a row,"
+              " same run)")  # fmt: skip
+        one = caps[counts[0]]
+        for n, cap in caps.items():
+            print(f"scaling   workers={n} events_per_s={cap.rate:.0f} x_{counts[0]}_worker={cap.rate / one.rate:.2f}"
+                  f" cpu_us_per_event={cap.cpu * 1e6:.0f} worker_cpu_us_per_event={cap.own * 1e6:.0f}"
+                  f" archive/copy_text={cap.rate / base.copy_text:.2f}"
+                  f" cpu_archive/copy_text={base.copy_text_cpu / cap.cpu:.2f}")  # fmt: skip
         for n, cap in caps.items():
             print(f"ratio     workers={n} archive/baseline={cap.rate / base.insert:.2f}"
                   f" archive/copy={cap.rate / base.copy:.2f} archive/copy_text={cap.rate / base.copy_text:.2f}"
