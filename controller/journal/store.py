@@ -200,8 +200,8 @@ class Journal:
         if self._wal_checkpoints is not None:
             self._wal_checkpoints.committed()
         self._acked.difference_update(acked)
-        for row, digest in zip(tx.events, tx._digests, strict=True):
-            self._chained[row.event_id] = digest
+        if tx.events:
+            self._chained.update(zip([row.event_id for row in tx.events], tx._digests, strict=True))
         for listener in list(self._listeners):
             listener(tx)
 

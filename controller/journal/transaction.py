@@ -85,8 +85,14 @@ class Transaction:
             if data is None:
                 raise ValueError("publish needs data or data_text")
             unchained = canonical(
-                {"event_id": event_id, "ts": ts, "type": event_type, "table": j.table_id, "data": data}
-                | {"prev": prev}
+                {
+                    "event_id": event_id,
+                    "ts": ts,
+                    "type": event_type,
+                    "table": j.table_id,
+                    "data": data,
+                    "prev": prev,
+                }
             )
         else:  # the same text canonical() gives: keys in sorted order, "data" first
             unchained = (

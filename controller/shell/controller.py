@@ -48,6 +48,9 @@ if TYPE_CHECKING:  # the journal and the profiles are passed in: named in annota
     from controller.rules.profiles import Profile
 
 log = logging.getLogger("controller.table.controller")  # the shell's one logger, its name kept (log filters)
+# what the journal publishes through the outbox: a tuple (``Event | StateDocument`` in the loop built a union
+# each time)
+_PUBLISHED = (Event, StateDocument)
 
 
 class TableController:
@@ -382,7 +385,7 @@ class TableController:
                 for fx in step.effects:
                     if isinstance(fx, JournalRecord):
                         tx.append(fx.kind, fx.data)
-                    elif isinstance(fx, Event | StateDocument):
+                    elif isinstance(fx, _PUBLISHED):
                         msg = message_of(fx)
                         data = msg.data if msg.text is None else None  # the text is spliced as it is
                         tx.publish(msg.topic, msg.event_type, data, retain=msg.retain, data_text=msg.text)
