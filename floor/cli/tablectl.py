@@ -7,9 +7,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
-from collections.abc import Sequence
 
-from controller.cli.examples import attach
 from floor.archive.store import DEFAULT_DSN
 from floor.cli.examples import (
     EXAMPLES as EXAMPLES,
@@ -70,48 +68,17 @@ def add_dsn(parser: argparse.ArgumentParser) -> None:
     )
 
 
-class _Command(argparse.ArgumentParser):
-    """A floor command's parser: its module is imported and its arguments added when it is the command parsed, so
-    `tablectl floor shift` imports floor.cli.shift, not every command's module (the dashboard's, the archive's).
-    The nested parsers its module adds get this parser's help formatter and their examples, as tablectl gives
-    every parser it builds (controller/cli/tablectl.py)."""
-
-    command: tuple[str, str] | None = None  # (name, module) until loaded
-
-    def parse_known_args(  # type: ignore[override]
-        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
-    ) -> tuple[argparse.Namespace, list[str]]:
-        self.load()
-        return super().parse_known_args(args, namespace)
-
-    def load(self) -> None:
-        if self.command is None:
-            return
-        (name, module_name), self.command = self.command, None
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError as exc:
-            self.set_defaults(_floor_unavailable=f"floor {name}: not available ({exc})")
-            return
-        module.add_arguments(self)
-        _nested_formatter(self)
-        attach(self, ("floor", name), EXAMPLES)
-
-
-def _nested_formatter(parser: argparse.ArgumentParser) -> None:
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for child in action.choices.values():
-                child.formatter_class = parser.formatter_class
-                _nested_formatter(child)
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    sub = parser.add_subparsers(dest="floor_command", metavar="COMMAND", required=True, parser_class=_Command)
+    sub = parser.add_subparsers(dest="floor_command", metavar="COMMAND", required=True)
     for name, (module_name, help_text) in COMMANDS.items():
         sp = sub.add_parser(name, help=help_text, description=help_text)
         sp.set_defaults(_floor_module=module_name)
-        sp.command = (name, module_name)
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            sp.set_defaults(_floor_unavailable=f"floor {name}: not available ({exc})")
+            continue
+        module.add_arguments(sp)
 
 
 def main(args: argparse.Namespace) -> int:
