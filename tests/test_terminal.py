@@ -164,7 +164,7 @@ async def test_refused_input_shows_the_controllers_reason(table: Stack) -> None:
         await pilot.press("h")
         await until(pilot, lambda: app.message.startswith("refused"))
         assert app.message.startswith("refused: Hit: hit is not allowed in state betting")
-        assert "hit is not allowed in state betting" in screen_text(app)
+        await until(pilot, lambda: "hit is not allowed in state betting" in screen_text(app))
         await pilot.press("g")
         await until(pilot, lambda: "Next round" in app.message)
         assert app.message.startswith("refused: Next round: next round is not allowed")  # in words (issue 30)
@@ -265,7 +265,8 @@ async def test_bets_chips_refusal_money_and_layout_at_three_sizes(table: Stack, 
         await pilot.press("b")  # 100.00 + 100.00 is above the maximum 150.00: refused, in money
         await until(pilot, lambda: app.message.startswith("refused"))
         assert "bet 200.00 EUR outside the table limits 5.00 to 150.00 EUR" in app.message
-        assert "bet 200.00 EUR outside the table limits" in screen_text(app)
+        # the screen shows it once the next refresh has rendered (a loaded machine renders late): waited for
+        await until(pilot, lambda: "bet 200.00 EUR outside the table limits" in screen_text(app))
         for _ in range(3):
             await pilot.press("left_square_bracket")
         assert app.chip == 1000
