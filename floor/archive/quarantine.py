@@ -34,6 +34,7 @@ class Candidate:
     prev: str | None
     chain: str | None
     archived: bool
+    verified: bool = False  # the archived row is proven already (floor/archive/verify_events.py)
 
 
 def digest(raw: bytes) -> str:
@@ -135,12 +136,12 @@ def keep_aside(cur: psycopg.Cursor, e: Envelope, d: str, reason: str) -> None:
 def candidates(cur: psycopg.Cursor, table: TableRef, low: int, high: int) -> dict[int, list[Candidate]]:
     """Every payload for the ids in [low, high]: the archived one first, then those kept aside."""
     out: dict[int, list[Candidate]] = defaultdict(list)
-    for event_id, raw, prev, chain in cur.execute(
-        "SELECT event_id, raw, prev, chain FROM events WHERE site = %s AND table_id = %s"
+    for event_id, raw, prev, chain, verified in cur.execute(
+        "SELECT event_id, raw, prev, chain, verified FROM events WHERE site = %s AND table_id = %s"
         " AND event_id BETWEEN %s AND %s",
         (table.site, table.table_id, low, high),
     ):
-        out[event_id].append(Candidate(event_id, digest(bytes(raw)), bytes(raw), prev, chain, True))
+        out[event_id].append(Candidate(event_id, digest(bytes(raw)), bytes(raw), prev, chain, True, verified))
     for event_id, d, raw, prev, chain in cur.execute(
         "SELECT event_id, digest, raw, prev, chain FROM quarantined_events WHERE site = %s AND table_id = %s"
         " AND event_id BETWEEN %s AND %s ORDER BY quarantined_at",

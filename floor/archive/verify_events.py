@@ -65,20 +65,12 @@ def _walk(
     }
     while n >= 1:
         low = max(1, n - BATCH + 1)
-        found = candidates(cur, table, low, n)
-        verified = {
-            r[0]
-            for r in cur.execute(
-                "SELECT event_id FROM events WHERE site = %s AND table_id = %s AND verified"
-                " AND event_id BETWEEN %s AND %s",
-                (table.site, table.table_id, low, n),
-            )
-        }
+        found = candidates(cur, table, low, n)  # the archived row's ``verified`` read with it
         proven: list[int] = []
         for event_id in range(n, low - 1, -1):
             here = found.get(event_id, [])
             archived = next((c for c in here if c.archived), None)
-            if archived is not None and event_id in verified and archived.chain == expected:
+            if archived is not None and archived.verified and archived.chain == expected:
                 _mark(cur, table, proven)
                 return event_id, expected, True, 0  # proven already: an earlier walk goes on from here
             winner = next((c for c in here if _proves(c, expected)), None)
