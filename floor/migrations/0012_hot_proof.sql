@@ -5,4 +5,4 @@
 -- Without it the update is HOT (the new version on the same page, no index touched) where the page has room:
 -- the archive leaves some free in each page it fills.
 DROP INDEX events_unverified;
-ALTER TABLE events SET (fillfactor = 50);
+ALTER TABLE events SET (fillfactor = 70);
