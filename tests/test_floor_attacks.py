@@ -290,6 +290,33 @@ def test_two_payloads_for_one_event_id_the_tables_chain_decides(floor, tmp_path)
         table.close()
 
 
+def test_a_long_walk_back_proves_every_event_and_the_tables_payload_wins_deep_in_it(floor, tmp_path):
+    """One checkpoint covers 300 events (the walk back reads them in growing windows, floor/archive/verify_events.py):
+    every one is proven, and a forged event 10 archived before the table's, three windows back from the head, is
+    replaced by the table's own (kept aside with its critical alerts)."""
+    table = floor.table("T3")
+    floor.enrol(table, tmp_path)
+    try:
+        for i in range(9):
+            table.publish("events/card", "card", {"code": f"{i}H"})
+        table.publish_raw("events/card", forged(table, 10, "card", {"code": "AS"}))
+        table.flush()
+        wait_until(lambda: 10 in floor.events("T3"), 30, "the forged event 10 archived (for now)")
+        for i in range(10, 301):
+            table.publish("events/card", "card", {"code": f"{i}C"})
+        table.checkpoint(10)  # event 301: covers 1-300
+        table.flush()
+        wait_until(lambda: "event_conflict" in floor.alerts("T3"), 30, "event_conflict")
+        wait_until(lambda: len(floor.events("T3")) == 301 and floor.proven("T3", 300), 60,
+                   "events 1-300 proven")  # fmt: skip
+        assert {e: raw for e, (raw, _) in floor.events("T3").items()} == table.kept
+        aside = floor.rows("SELECT event_id, reason FROM quarantined_events WHERE table_id = 'T3'")
+        assert [e for e, _ in aside] == [10] and "checkpoint 10 proves another payload" in aside[0][1]
+        assert "event_rejected" in floor.alerts("T3")
+    finally:
+        table.close()
+
+
 def test_one_far_future_envelope_neither_floods_the_archive_nor_slows_the_tables_repair(floor, tmp_path):
     """Issue 37: with T1's bridge password (a stolen SD card) the attacker publishes ONE envelope on T1's own topic
     with event_id 990,000,001, chained on from the table's public head. The old floor opened every id below it

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 from collections import defaultdict
 from dataclasses import dataclass
+from datetime import datetime
 
 import psycopg
 from psycopg.types.json import Jsonb
@@ -34,6 +35,7 @@ class Candidate:
     prev: str | None
     chain: str | None
     archived: bool
+    verified: bool = False  # the archived row is proven already (floor/archive/verify_events.py)
 
 
 def digest(raw: bytes) -> str:
@@ -133,20 +135,24 @@ def keep_aside(cur: psycopg.Cursor, e: Envelope, d: str, reason: str) -> None:
 
 
 def candidates(cur: psycopg.Cursor, table: TableRef, low: int, high: int) -> dict[int, list[Candidate]]:
-    """Every payload for the ids in [low, high]: the archived one first, then those kept aside."""
+    """Every payload for the ids in [low, high]: the archived one first, then those kept aside (in the order they
+    were kept aside). One statement, its rows in binary (the payloads' bytes as they are, not in hex)."""
     out: dict[int, list[Candidate]] = defaultdict(list)
-    for event_id, raw, prev, chain in cur.execute(
-        "SELECT event_id, raw, prev, chain FROM events WHERE site = %s AND table_id = %s"
-        " AND event_id BETWEEN %s AND %s",
-        (table.site, table.table_id, low, high),
+    aside: list[tuple[datetime, Candidate]] = []
+    for event_id, archived, verified, d, raw, prev, chain, at in cur.execute(
+        "SELECT event_id, true, verified, NULL::text, raw, prev, chain, NULL::timestamptz FROM events"
+        " WHERE site = %s AND table_id = %s AND event_id BETWEEN %s AND %s"
+        " UNION ALL SELECT event_id, false, false, digest, raw, prev, chain, quarantined_at FROM quarantined_events"
+        " WHERE site = %s AND table_id = %s AND event_id BETWEEN %s AND %s",
+        (table.site, table.table_id, low, high, table.site, table.table_id, low, high),
+        binary=True,
     ):
-        out[event_id].append(Candidate(event_id, digest(bytes(raw)), bytes(raw), prev, chain, True))
-    for event_id, d, raw, prev, chain in cur.execute(
-        "SELECT event_id, digest, raw, prev, chain FROM quarantined_events WHERE site = %s AND table_id = %s"
-        " AND event_id BETWEEN %s AND %s ORDER BY quarantined_at",
-        (table.site, table.table_id, low, high),
-    ):
-        out[event_id].append(Candidate(event_id, d, bytes(raw), prev, chain, False))
+        if archived:
+            out[event_id].append(Candidate(event_id, digest(raw), raw, prev, chain, True, verified))
+        else:
+            aside.append((at, Candidate(event_id, d, raw, prev, chain, False)))
+    for _, c in sorted(aside, key=lambda a: a[0]):
+        out[c.event_id].append(c)
     return out
 
 

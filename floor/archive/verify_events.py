@@ -22,7 +22,9 @@ from controller.journal.event_chain import EVENT_GENESIS, read_chain
 from floor.archive.quarantine import Candidate, candidates, evict, promote
 from floor.common.messages import TableRef
 
-BATCH = 1000  # ids read per query while walking back
+BATCH = 1000  # ids read per query while walking back, at most
+FIRST = 128  # ids read by a walk's first query (a checkpoint's walk usually ends a round back, ~75 ids): the
+# window doubles up to BATCH while the walk goes on, so a short walk does not read a thousand payloads
 
 
 def _proves(c: Candidate, expected: str) -> bool:
@@ -56,29 +58,16 @@ def _walk(
     cur: psycopg.Cursor, table: TableRef, seq: int, n: int, expected: str
 ) -> tuple[int, str, bool, int]:
     """(where to resume, the chain value expected there, complete, events kept aside to be asked again)."""
-    given_up = {
-        r[0]
-        for r in cur.execute(
-            "SELECT event_id FROM missing_events WHERE site = %s AND table_id = %s AND event_id <= %s",
-            (table.site, table.table_id, n),
-        )
-    }
+    window = FIRST
     while n >= 1:
-        low = max(1, n - BATCH + 1)
-        found = candidates(cur, table, low, n)
-        verified = {
-            r[0]
-            for r in cur.execute(
-                "SELECT event_id FROM events WHERE site = %s AND table_id = %s AND verified"
-                " AND event_id BETWEEN %s AND %s",
-                (table.site, table.table_id, low, n),
-            )
-        }
+        low = max(1, n - window + 1)
+        window = min(BATCH, window * 2)
+        found = candidates(cur, table, low, n)  # the archived row's ``verified`` read with it
         proven: list[int] = []
         for event_id in range(n, low - 1, -1):
             here = found.get(event_id, [])
             archived = next((c for c in here if c.archived), None)
-            if archived is not None and event_id in verified and archived.chain == expected:
+            if archived is not None and archived.verified and archived.chain == expected:
                 _mark(cur, table, proven)
                 return event_id, expected, True, 0  # proven already: an earlier walk goes on from here
             winner = next((c for c in here if _proves(c, expected)), None)
@@ -87,7 +76,7 @@ def _walk(
                 if archived is not None:
                     evict(cur, table, event_id, f"its chain value is not the one checkpoint {seq} proves")
                     return event_id, expected, False, 1
-                return event_id, expected, event_id in given_up, 0  # asked again, or never to come
+                return event_id, expected, _given_up(cur, table, event_id), 0  # asked again, or never to come
             if not winner.archived:
                 if archived is not None:
                     reason = f"checkpoint {seq} proves another payload ({winner.digest[:12]}...)"
@@ -101,6 +90,17 @@ def _walk(
         _mark(cur, table, proven)
         n = low - 1
     return 0, expected, True, 0
+
+
+def _given_up(cur: psycopg.Cursor, table: TableRef, event_id: int) -> bool:
+    """Whether ``event_id`` is recorded missing for good (the table no longer has it: never to come)."""
+    return (
+        cur.execute(
+            "SELECT 1 FROM missing_events WHERE site = %s AND table_id = %s AND event_id = %s",
+            (table.site, table.table_id, event_id),
+        ).fetchone()
+        is not None
+    )
 
 
 def _mark(cur: psycopg.Cursor, table: TableRef, event_ids: list[int]) -> None:
