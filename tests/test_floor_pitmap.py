@@ -349,3 +349,43 @@ def test_a_newer_state_not_yet_verified_is_shown_apart_never_as_the_tables_state
     assert "Players" in table.inner_text("#facts") and "Mallory" not in table.inner_text("#facts")
     table.close()
     page.close()
+
+
+def test_a_changed_tile_is_written_in_place_as_text_and_what_no_longer_holds_leaves_it(floor):
+    """Issue 44: a tile's change writes the values that changed into the tile's own elements (the element stays,
+    the map is not drawn again) with textContent only: hostile text stays text; its open-alert count and a newer
+    unverified state leave the tile when they no longer hold."""
+    page = _map(floor, 1920, 1080)
+    tile = page.locator(".tile[data-table='bj070']")
+    tile.evaluate("t => { t.dataset.mark = 'the same element' }")
+    tile.locator(".dealer").evaluate("d => { d.dataset.mark = 'the same element' }")
+    hostile = '</span><b id="injected">bold</b><span>'
+    publish(floor.dsn, 70, "state/table", 6, {"state": "betting", "profile": "pt-2001", "dealer": hostile,
+                                              "faults": [], "bets": {"4": {"amount": 1000}}})  # fmt: skip
+    expect(tile.locator(".dealer")).to_have_text(hostile, timeout=30_000)
+    assert page.locator("#injected").count() == 0 and tile.locator(".dealer *").count() == 0
+    assert tile.locator(".seats").get_attribute("aria-label") == "seats 4 in play"
+    alert = {"alert_id": 1, "kind": "shoe_jam", "severity": "warning", "reason": hostile, "raised_at": 1.0e9}
+    publish(floor.dsn, 70, "alerts/open", 7, {"alerts": [alert]})
+    expect(tile.locator(".count")).to_have_text("1", timeout=30_000)
+    publish(
+        floor.dsn,
+        70,
+        "state/table",
+        8,
+        {"state": "closed", "faults": [], "dealer": "Mallory"},
+        verified=False,
+    )
+    expect(tile.locator(".unverified")).to_have_text(
+        "newer, not yet verified (event 8): Closed", timeout=30_000
+    )
+    publish(floor.dsn, 70, "alerts/open", 9, {"alerts": []})
+    publish(floor.dsn, 70, "state/table", 10, {"state": "dealing", "profile": "pt-2001", "faults": []})
+    expect(tile.locator(".count")).to_have_count(0, timeout=30_000)
+    expect(tile.locator(".unverified")).to_have_count(0, timeout=30_000)
+    expect(tile.locator(".dealer")).to_have_text("")
+    assert tile.get_attribute("data-mark") == "the same element"  # written in place, not made again
+    assert tile.locator(".dealer").get_attribute("data-mark") == "the same element"
+    assert tile.locator(".seats").get_attribute("aria-label") == "no bets"
+    assert "Mallory" not in tile.inner_text() and page.locator(".tile[data-table='bj070']").count() == 1
+    page.close()

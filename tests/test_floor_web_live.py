@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 
 import psycopg
 import pytest
@@ -16,10 +17,12 @@ from floor.common.alerts import raise_alert
 from floor.common.layout import parse_layout
 from floor.common.messages import TableRef
 from floor.common.notify import NOTIFY_CHANNEL, PAYLOAD_LIMIT, named_tables, notify, payload
+from floor.common.tableset import floor_tables
 from floor.web.app import RESYNC, FloorWeb, Stream
 from floor.web.live import Build, Floor, Live, Stats, build
 from tablebench.pitmap_floor import SITE, build_floor, hear_from_online_tables, layout_toml, publish, table_id
 from tests.support.floor import temp_database
+from tests.support.floor_web import web_config
 
 
 def _build(n: int, changed: dict[str, str] | None = None, alerts: str = "[]") -> Build:
@@ -208,3 +211,55 @@ def test_a_hostile_payload_reads_the_whole_floor_and_an_unknown_table_reads_noth
         b = floor.refresh(conn, named_tables("t1 S9:nosuchtable"))
         assert floor.stats.full == before.full and b.touched == frozenset()
         assert floor.stats.rows_read == before.rows_read
+
+
+def test_a_refresh_names_its_tables_to_postgresql_as_they_are_whatever_they_hold(floor_db):
+    """The named tables go to PostgreSQL as array literals (floor/common/tableset.py): quotes, backslashes, commas
+    and braces in an id stay in it, and each set gets its own tables."""
+    odd = [
+        TableRef('S"1', "a\\b"),
+        TableRef("S,1", "{x}"),
+        TableRef("S1", 'q"u,o}te\\'),
+        TableRef("NULL", ""),
+    ]
+    plain = frozenset({TableRef(SITE, table_id(3)), TableRef(SITE, table_id(4))})
+    with psycopg.connect(floor_db, autocommit=True) as conn:
+        for only in (frozenset(odd), odd, plain, frozenset(odd)):
+            sql, params = floor_tables(only)
+            assert sql.startswith("(SELECT * FROM floor_tables") and len(params) == 2
+            rows = conn.execute("SELECT * FROM unnest(%s::text[], %s::text[])", params).fetchall()
+            assert {TableRef(*r) for r in rows} == set(only) and len(rows) == len(only)
+        read = conn.execute(f"SELECT site, table_id FROM {floor_tables(plain)[0]} t", floor_tables(plain)[1])
+        assert {TableRef(*r) for r in read} == plain  # the real tables of the set, read through it
+
+
+def test_builds_start_at_most_once_per_min_interval_and_a_slow_build_is_followed_at_once(floor_db):
+    """The coalescing interval is counted from a build's start (floor/web/app.py ``_publish``): two quick builds
+    start ``min_interval`` apart, and the build after a slow one starts when it ends, not ``min_interval`` later
+    (that wait added to every update's time)."""
+    web = FloorWeb(web_config(floor_db, min_interval=1.0))
+    starts: list[float] = []
+    ends: list[float] = []
+    took = [0.0, 0.0, 1.5, 0.0]  # the third build is slower than the interval
+
+    def slow_build(named: frozenset[TableRef] | None, tick: bool) -> Build:
+        starts.append(time.monotonic())
+        web._note(frozenset({TableRef(SITE, table_id(2))}))  # the archive commits again meanwhile
+        time.sleep(took[min(len(starts), len(took)) - 1])  # the build's own duration, as simulated
+        ends.append(time.monotonic())
+        return Build({}, "[]")
+
+    async def run() -> None:
+        web._build = slow_build  # type: ignore[method-assign]
+        web._note(frozenset({TableRef(SITE, table_id(2))}))
+        task = asyncio.create_task(web._publish())
+        try:
+            async with asyncio.timeout(30):
+                while len(ends) < len(took):
+                    await asyncio.sleep(0.01)
+        finally:
+            task.cancel()
+
+    asyncio.run(run())
+    assert starts[1] - starts[0] >= 0.99  # quick builds: one per min_interval
+    assert starts[3] - ends[2] < 0.5  # after a slow build at once (the wait was min_interval after it: 1.0 s)

@@ -10,7 +10,7 @@
   table's page, ``/round`` a round's dispute report, ``/shift`` the shift's figures (floor/web/pages.py).
 - ``GET /events``: ``text/event-stream``; the whole floor (``floor``) at once, then only what changed
   (``tiles``, ``alerts``: floor/web/live.py) each time the archive commits (PostgreSQL ``LISTEN floor_archive``,
-  coalesced to at most one per ``min_interval``; the tiles of the tables the notifications named,
+  coalesced to at most one build started per ``min_interval``; the tiles of the tables the notifications named,
   floor/common/notify.py) and every ``TICK_S``. A page that falls behind (its queue full) gets the whole floor again
   instead of a backlog. At most ``sse_per_user`` streams per user and ``sse_total`` in all (then 429 / 503, logged); a
   stream ends when its session does (logout, expiry, the user disabled: looked up again with every keep-alive).
@@ -25,6 +25,7 @@ import asyncio
 import contextlib
 import logging
 import ssl
+import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -208,9 +209,14 @@ class FloorWeb:
             raise
 
     async def _publish(self) -> None:
+        started = 0.0
         while True:
+            # builds start at most once per min_interval, counted from the previous build's start: a build that
+            # took longer is followed by the next at once (a wait after it would add to every update's time)
+            await asyncio.sleep(max(0.0, started + self.cfg.min_interval - time.monotonic()))
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._changed.wait(), TICK_S)
+            started = time.monotonic()
             tick = not self._changed.is_set()
             self._changed.clear()
             named, self._named = self._named, set()
@@ -231,7 +237,6 @@ class FloorWeb:
             for item in self.live.update(new):
                 for stream in list(self._streams):
                     self._put(stream, item)
-            await asyncio.sleep(self.cfg.min_interval)
 
     @staticmethod
     def _put(stream: Stream, item: tuple[str, str] | None) -> None:

@@ -77,54 +77,109 @@ function limits(t) {
   return money(t.min_bet) + "–" + money(t.max_bet);
 }
 
-function seats(inPlay) {  // seat 1..7 (or more): ■ where a bet stands, □ where none (one text node per tile)
+function seats(box, inPlay) {  // seat 1..7 (or more): ■ where a bet stands, □ where none (one text node per tile)
   const n = Math.max(7, ...inPlay);
   let marks = "";
   for (let s = 1; s <= n; s++) marks += inPlay.includes(s) ? "■" : "□";
-  const box = el("span", "seats", marks);
   const words = inPlay.length ? "seats " + inPlay.join(" ") + " in play" : "no bets";
-  box.title = words;
-  box.setAttribute("aria-label", words);
-  box.setAttribute("role", "img");
-  return box;
+  setText(box, marks);
+  setAttr(box, "title", words);
+  setAttr(box, "aria-label", words);
 }
 
-function fillTile(a, t) {
-  a.className = "tile table " + (ATTENTION.includes(t.attention) ? t.attention : "open");
-  a.dataset.attention = String(t.attention);
+// A tile's elements are made once (a copy of SKELETON) and then only the values that changed are written, each with
+// textContent or as an attribute: at a dealer's pace hundreds of tiles change a second, and the map's first
+// drawing makes 2,000 of them.
+function str(v) {
+  return v === undefined || v === null ? "" : String(v);
+}
+
+function setText(node, value) {
+  const text = str(value);
+  if (node.textContent !== text) node.textContent = text;
+}
+
+function setAttr(node, name, value) {
+  if (node.getAttribute(name) !== value) node.setAttribute(name, value);
+}
+
+function skeleton() {  // a > line(b.id, .status) line(.game, limits) line(state .seats, .dealer) line(.meter, .ago)
+  const a = el("a");
   const top = el("span", "line");
-  const id = el("b", "id", t.table);
-  if (t.alerts_open) {
-    const c = el("span", "count", t.alerts_open);
-    c.title = t.alerts_open + (t.alerts_open === 1 ? " open alert" : " open alerts");
-    id.append(" ", c);
-  }
-  top.append(id, el("span", "status " + (t.status === "online" ? "online" : "offline"), t.attention_words));
+  const id = el("b", "id");
+  id.append(document.createTextNode(""));
+  top.append(id, el("span", "status"));
   const game = el("span", "line");
-  const name = el("span", "game", t.game || "no game");
-  name.title = t.game_title || t.game || "no game";  // the game's whole name
-  game.append(name, el("span", null, limits(t)));
+  game.append(el("span", "game"), el("span"));
   const play = el("span", "line");
-  const left = el("span", null, t.state + " ");
-  left.append(seats(t.seats_in_play));
-  play.append(left, el("span", "dealer", t.dealer));
+  const left = el("span");
+  const box = el("span", "seats");
+  box.setAttribute("role", "img");
+  left.append(document.createTextNode(""), box);
+  play.append(left, el("span", "dealer"));
   const meter = el("span", "line");
-  const jackpot = t.meter !== null ? money(t.meter, t.currency) : t.link ? "linked: " + t.link : "no jackpot";
-  meter.append(el("span", "meter", jackpot),
-               el("span", "ago", ago(t.last_contact)));
-  a.replaceChildren(top, game, play, meter);
-  if (t.unverified) a.append(el("span", "line unverified", t.unverified));
-  a.title = [t.table, t.attention_words, t.state, ...t.faults, t.dealer ? "dealer " + t.dealer : "",
-             t.seats_in_play.length ? "seats " + t.seats_in_play.join(" ") : "no bets"].filter(Boolean).join(" · ");
+  meter.append(el("span", "meter"), el("span", "ago"));
+  a.append(top, game, play, meter);
+  return a;
+}
+
+const SKELETON = skeleton();
+
+function fillTile(p, t) {
+  const a = p.a;
+  const cls = "tile table " + (ATTENTION.includes(t.attention) ? t.attention : "open");
+  if (a.className !== cls) a.className = cls;
+  if (a.dataset.attention !== String(t.attention)) a.dataset.attention = String(t.attention);
+  setText(p.idText, t.table);
+  if (t.alerts_open) {
+    if (!p.count) {
+      p.count = [document.createTextNode(" "), el("span", "count")];
+      p.id.append(...p.count);
+    }
+    setText(p.count[1], t.alerts_open);
+    setAttr(p.count[1], "title", t.alerts_open + (t.alerts_open === 1 ? " open alert" : " open alerts"));
+  } else if (p.count) {
+    for (const n of p.count) n.remove();
+    p.count = null;
+  }
+  const status = "status " + (t.status === "online" ? "online" : "offline");
+  if (p.status.className !== status) p.status.className = status;
+  setText(p.status, t.attention_words);
+  setText(p.game, t.game || "no game");
+  setAttr(p.game, "title", str(t.game_title || t.game || "no game"));  // the game's whole name
+  setText(p.limits, limits(t));
+  setText(p.state, t.state + " ");
+  seats(p.seats, t.seats_in_play);
+  setText(p.dealer, t.dealer);
+  setText(p.meter, t.meter !== null ? money(t.meter, t.currency) : t.link ? "linked: " + t.link : "no jackpot");
+  setText(p.ago, ago(t.last_contact));
+  if (t.unverified) {
+    if (!p.unverified) {
+      p.unverified = el("span", "line unverified");
+      a.append(p.unverified);
+    }
+    setText(p.unverified, t.unverified);
+  } else if (p.unverified) {
+    p.unverified.remove();
+    p.unverified = null;
+  }
+  setAttr(a, "title", [t.table, t.attention_words, t.state, ...t.faults, t.dealer ? "dealer " + t.dealer : "",
+    t.seats_in_play.length ? "seats " + t.seats_in_play.join(" ") : "no bets"].filter(Boolean).join(" · "));
 }
 
 function makeTile(t) {
-  const a = el("a");
+  const a = SKELETON.cloneNode(true);
   a.href = tableUrl(t.site, t.table);
   a.dataset.table = String(t.table);
   a.dataset.pit = String(t.pit);
-  fillTile(a, t);
-  floor.els.set(t.site + "/" + t.table, a);
+  const [top, game, play, meter] = a.children;
+  const p = {
+    a, id: top.firstChild, idText: top.firstChild.firstChild, status: top.lastChild, game: game.firstChild,
+    limits: game.lastChild, state: play.firstChild.firstChild, seats: play.firstChild.lastChild,
+    dealer: play.lastChild, meter: meter.firstChild, ago: meter.lastChild, count: null, unverified: null,
+  };
+  fillTile(p, t);
+  floor.els.set(t.site + "/" + t.table, p);
   return a;
 }
 
@@ -188,13 +243,16 @@ function applyFilters() {
   };
   let shown = 0;
   const pitsShown = new Set();
-  for (const [key, a] of floor.els) {
+  for (const [key, p] of floor.els) {  // hidden written only where it changes (each write restyles the tile)
     const t = floor.tiles.get(key);
     const on = matches(t, f);
-    a.hidden = !on;
+    if (p.a.hidden === on) p.a.hidden = !on;
     if (on) { shown++; pitsShown.add(t.pit); }
   }
-  for (const group of document.querySelectorAll("section.pit")) group.hidden = !pitsShown.has(group.dataset.pit);
+  for (const group of document.querySelectorAll("section.pit")) {
+    const on = pitsShown.has(group.dataset.pit);
+    if (group.hidden === on) group.hidden = !on;
+  }
   const counts = {};
   for (const t of floor.tiles.values()) counts[t.attention] = (counts[t.attention] || 0) + 1;
   document.getElementById("shown").textContent = shown + " of " + floor.tiles.size + " tables: " +
@@ -262,11 +320,7 @@ function connect() {
 }
 
 function tick() {  // the time since last contact, from the tiles' last_contact (no server traffic)
-  for (const [key, a] of floor.els) {
-    const span = a.querySelector(".ago");
-    const text = ago(floor.tiles.get(key).last_contact);
-    if (span && span.textContent !== text) span.textContent = text;
-  }
+  for (const [key, p] of floor.els) setText(p.ago, ago(floor.tiles.get(key).last_contact));
 }
 
 async function start() {

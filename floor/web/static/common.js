@@ -9,11 +9,15 @@ function el(tag, cls, text) {
   return e;
 }
 
+// as Number.prototype.toLocaleString("en"), made once: toLocaleString makes a formatter per call (at 2,000 tiles
+// with three amounts each, a third of the pit map's first drawing)
+const GROUPED = new Intl.NumberFormat("en");
+
 function money(minor, currency) {
   if (typeof minor !== "number") return "—";
   const sign = minor < 0 ? "-" : "";
   const a = Math.abs(minor);
-  const text = sign + Math.floor(a / 100).toLocaleString("en") + "." + String(a % 100).padStart(2, "0");
+  const text = sign + GROUPED.format(Math.floor(a / 100)) + "." + String(a % 100).padStart(2, "0");
   return currency ? text + " " + currency : text;
 }
 
