@@ -61,7 +61,7 @@ def test_a_changed_effect_is_caught() -> None:
     assert _applied_with_effects(call)
     assert replay(session) == len(session.calls)
     call["out"]["effects"][0][1] = "tampered"
-    with pytest.raises(Mismatch, match="first difference at .effects"):
+    with pytest.raises(Mismatch, match=r"first difference at \.effects\[0\]\[1\]"):
         replay(session)
 
 
