@@ -13,9 +13,10 @@ state after every call. How to record again: docs/CONTRIBUTING.md ("Changing the
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
-from support.core_replay import Mismatch, read_lines, replay, sessions
+from support.core_replay import Mismatch, first_session_with, read_lines, replay, sessions
 
 DATA = Path(__file__).parent / "data" / "core_equivalence"
 RECORDINGS = sorted(DATA.glob("*.jsonl.gz"))
@@ -45,15 +46,29 @@ def test_current_core_replays_every_recorded_call_byte_for_byte(recording: Path)
     assert compared > 0
 
 
-def test_a_changed_effect_is_caught(tmp_path: Path) -> None:
-    """The comparison can fail: a recorded call whose effect is altered is reported with its context."""
+def _applied_with_effects(call: dict[str, Any]) -> bool:
+    return bool(call["k"] == "apply" and call["out"].get("effects"))
+
+
+def test_a_changed_effect_is_caught() -> None:
+    """The comparison can fail: a recorded call whose effect is altered is reported with its context. The
+    session is read only up to its first apply with effects (``first_session_with``), replayed first as
+    recorded (the prefix passes: the shortcut compares what the whole session would), then with the effect
+    altered."""
     source = RECORDINGS[0]
-    session = next(
-        s
-        for s in sessions(read_lines(source), source.name)
-        if any(c["k"] == "apply" and c["out"].get("effects") for c in s.calls)
-    )
-    call = next(c for c in session.calls if c["k"] == "apply" and c["out"].get("effects"))
+    session = first_session_with(read_lines(source), source.name, _applied_with_effects)
+    call = session.calls[-1]
+    assert _applied_with_effects(call)
+    assert replay(session) == len(session.calls)
     call["out"]["effects"][0][1] = "tampered"
-    with pytest.raises(Mismatch, match="first difference"):
+    with pytest.raises(Mismatch, match=r"first difference at \.effects\[0\]\[1\]"):
+        replay(session)
+
+
+def test_a_changed_state_hash_is_caught() -> None:
+    """The state after a call is compared too: a recorded hash altered (its result left as it was) fails."""
+    source = RECORDINGS[0]
+    session = first_session_with(read_lines(source), source.name, _applied_with_effects)
+    session.calls[-1]["h"] = "0" * 20
+    with pytest.raises(Mismatch, match="state after the call differs"):
         replay(session)

@@ -25,6 +25,32 @@ def run(*args: str, timeout: float = 100) -> subprocess.CompletedProcess[str]:
     )
 
 
+def run_together(*runs: tuple[str, ...], timeout: float = 100) -> list[subprocess.CompletedProcess[str]]:
+    """As ``run``, the demos started at once and waited for together."""
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "controller.cli", "demo", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+            stdin=subprocess.DEVNULL,
+        )
+        for args in runs
+    ]
+    done: list[subprocess.CompletedProcess[str]] = []
+    try:
+        for proc in procs:
+            out, err = proc.communicate(timeout=timeout)
+            done.append(subprocess.CompletedProcess(proc.args, proc.returncode, out, err))
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+    return done
+
+
 def test_demo_auto_plays_two_rounds_over_mqtt(tmp_path: Path) -> None:
     """Session prepared (PT-2001 r.53-54), two rounds dealt by the scripted dealer; every card event and both
     settlements printed as they arrived over MQTT; exit 0 and every process stopped."""
@@ -92,8 +118,11 @@ def cards_of(out: str) -> list[str]:
 
 def test_demo_card_order_is_random_unless_seeded(tmp_path: Path) -> None:
     """Issue 19 / 13 §5: the emulated shoe's order differs between runs; --seed repeats it."""
-    one = run("--auto", "1", "--seed", "42", "--workdir", str(tmp_path / "a"))
-    two = run("--auto", "1", "--seed", "42", "--workdir", str(tmp_path / "b"))
+    # the two runs side by side (each its own broker on a free port and its own workdir): one run's wall time
+    one, two = run_together(
+        ("--auto", "1", "--seed", "42", "--workdir", str(tmp_path / "a")),
+        ("--auto", "1", "--seed", "42", "--workdir", str(tmp_path / "b")),
+    )
     assert one.returncode == 0 and two.returncode == 0, one.stderr + two.stderr
     assert "card order seed 42" in one.stdout
     assert cards_of(one.stdout) == cards_of(two.stdout) and len(cards_of(one.stdout)) >= 4

@@ -114,3 +114,19 @@ def test_shipped_table_configs_jackpot_sections_are_valid(name: str) -> None:
     data = tomllib.loads((Path(__file__).parents[1] / "firmware_configs" / name).read_text())
     cfg = JackpotConfig.from_dict(data["jackpot"])
     assert cfg.seed >= 10_000 * cfg.bet_value
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [{}, {"correction_ceiling": 2_000_000, "correction_max_change": 5_000, "correction_confirm_s": 60}],
+)
+def test_to_dict_is_what_asdict_made(extra: dict[str, object]) -> None:
+    """to_dict (in every input's rollback copy) gives exactly the dict ``dataclasses.asdict`` gave, ``mode`` as
+    its text and unset optional keys left out."""
+    from dataclasses import asdict
+
+    cfg = JackpotConfig.from_dict({**GOOD, **extra})
+    expected = {**asdict(cfg), "mode": "automatic"}
+    expected = {k: v for k, v in expected.items() if v is not None}
+    d = cfg.to_dict()
+    assert d == expected and list(d) == list(expected) and type(d["mode"]) is str

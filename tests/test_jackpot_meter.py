@@ -198,3 +198,21 @@ def test_meter_invariant_holds_after_any_history(history: list, bet: int, inc: i
         if kind not in ("pay", "correct"):
             assert state.meter_units >= before.meter_units
     assert MeterState.from_dict(state.to_dict()) == state
+
+
+def test_to_dict_is_what_asdict_made_and_a_copy() -> None:
+    """to_dict (in every input's rollback copy) gives exactly the dict ``dataclasses.asdict`` gave, pending hits
+    and ``extra`` included, and shares no mutable part with the state."""
+    from dataclasses import asdict, replace
+
+    state = MeterState.initial(cfg(increment_bp=5000, reserve_bp=1000))
+    state, _ = contribute(state, 7, "r1")
+    awards = allocate(state, [(3, Combination.TWO_ACES_MIXED), (5, Combination.FOUR_ACES_ONE_COLOUR)])
+    state, _ = freeze(state, awards, "r2")
+    state = replace(state, extra={"note": {"kept": [1, 2]}})
+    d = state.to_dict()
+    assert d == {**asdict(state), "pending": [asdict(p) for p in state.pending]}
+    assert list(d) == list(asdict(state)) and len(d["pending"]) == 2
+    d["extra"]["note"]["kept"].append(3)
+    assert state.extra == {"note": {"kept": [1, 2]}}
+    assert MeterState.from_dict(state.to_dict()) == state

@@ -12,7 +12,7 @@ the floor imports them.
 After the locked dependencies, each venv installs its wheels offline (``--no-index``) with their dependencies
 resolved: the table's as ``[table,pi]``, the floor's plain; a requirement the lock lacks makes that step fail.
 
-Module-scoped builds (about 15-30 s each: pip's cache holds the locked files)."""
+Module-scoped builds (about 15 s each: pip's cache holds the locked files)."""
 
 from __future__ import annotations
 
@@ -56,6 +56,20 @@ def _copy_sources(dest: Path) -> None:
             shutil.copy2(src, dest / name)
 
 
+def _pip(venv: Path) -> list[str]:
+    """pip acting on ``venv``: the host's (``pip --python``, pip >= 22.3), the venv has none of its own."""
+    return [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python")]
+
+
+def _venv(venv: Path, base: Path) -> list[str]:
+    """A fresh venv, and the command that installs into it: the host's pip (``pip --python``), which installs
+    into it what the venv's own would, hash-checked and byte-compiled. Made without ensurepip's copy of pip (no
+    part of what a table or a floor server runs; about 8 s a venv on a loaded machine)."""
+    made = _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], base)
+    assert made.returncode == 0, made.stderr
+    return [*_pip(venv), "install", "-q"]
+
+
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     base = tmp_path_factory.mktemp("wheel")
@@ -65,9 +79,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     built = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(src)], base)
     assert built.returncode == 0, built.stdout + built.stderr
     (wheel,) = dist.glob("*.whl")
-    made = _run([sys.executable, "-m", "venv", str(venv)], base)
-    assert made.returncode == 0, made.stderr
-    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q"]
+    pip = _venv(venv, base)
     deps = _run([*pip, "--require-hashes", "-r", str(ROOT / "requirements" / "pi.txt")], base)
     assert deps.returncode == 0, deps.stdout + deps.stderr
     # the table's extras resolved from what the lock installed, nothing fetched: the lock covers them
@@ -89,9 +101,7 @@ def floor_installed(installed: dict[str, Path]) -> dict[str, Path]:
     )
     assert built.returncode == 0, built.stdout + built.stderr
     (wheel,) = dist.glob("*.whl")
-    made = _run([sys.executable, "-m", "venv", str(venv)], base)
-    assert made.returncode == 0, made.stderr
-    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q"]
+    pip = _venv(venv, base)
     deps = _run([*pip, "--require-hashes", "-r", str(ROOT / "requirements" / "floor.txt")], base)
     assert deps.returncode == 0, deps.stdout + deps.stderr
     # the floor's wheel with its requirements resolved offline: the product's wheel (its base, no extra) from the
@@ -223,12 +233,16 @@ def test_the_installed_floor_runs_its_commands_from_its_own_package(floor_instal
 
 def test_the_floor_server_gets_none_of_the_tables_dependencies(floor_installed: dict[str, Path]) -> None:
     py = str(floor_installed["venv"] / "bin" / "python")
-    listed = _run([py, "-m", "pip", "list", "--format=json"], floor_installed["work"], _env(floor_installed))
+    listed = _run(
+        [*_pip(floor_installed["venv"]), "list", "--format=json"],
+        floor_installed["work"],
+        _env(floor_installed),
+    )
     assert listed.returncode == 0, listed.stderr
     names = {d["name"].lower().replace("_", "-") for d in json.loads(listed.stdout)}
     assert {"blackjack-table-controller", "blackjack-table-floor", "psycopg", "aiohttp"} <= names, names
     assert names & {*TABLE_EXTRA, "rich"} == set(), names  # rich: textual's
-    checked = _run([py, "-m", "pip", "check"], floor_installed["work"], _env(floor_installed))
+    checked = _run([*_pip(floor_installed["venv"]), "check"], floor_installed["work"], _env(floor_installed))
     assert checked.returncode == 0, checked.stdout + checked.stderr
     # every module of the floor imports there, and none of them imports a module of the table's extra
     code = (
@@ -263,8 +277,7 @@ def test_the_floor_server_gets_none_of_the_tables_dependencies(floor_installed: 
 
 
 def test_the_table_gets_its_own_dependencies(installed: dict[str, Path]) -> None:
-    py = str(installed["venv"] / "bin" / "python")
-    listed = _run([py, "-m", "pip", "list", "--format=json"], installed["work"], _env(installed))
+    listed = _run([*_pip(installed["venv"]), "list", "--format=json"], installed["work"], _env(installed))
     assert listed.returncode == 0, listed.stderr
     names = {d["name"].lower().replace("_", "-") for d in json.loads(listed.stdout)}
     assert set(TABLE_EXTRA) <= names and not names & {"psycopg", "aiohttp", "blackjack-table-floor"}, names

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
@@ -173,7 +173,9 @@ class JackpotConfig:
         )  # fmt: skip
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
+        # the dict ``dataclasses.asdict`` makes (every field int, str, bool or None), without its generic
+        # recursion: part of every input's rollback copy
+        d = {f.name: getattr(self, f.name) for f in _CONFIG_FIELDS}
         d["mode"] = str(self.mode)
         for key in (
             *CORRECTION_KEYS,
@@ -185,6 +187,9 @@ class JackpotConfig:
             for key in METER_KEYS:
                 del d[key]
         return d
+
+
+_CONFIG_FIELDS = fields(JackpotConfig)
 
 
 def _enabled_and_mode(d: dict[str, Any]) -> tuple[bool, Mode]:

@@ -11,7 +11,7 @@ import json
 import pickle
 import sys
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -59,6 +59,24 @@ def sessions(lines: Iterable[dict[str, Any]], source: str) -> list[Session]:
             by_id[sid] = Session(f"{source}/{sid}")
         by_id[sid].lines.append(line)
     return [s for s in by_id.values() if s.lines and s.lines[0]["k"] == "new"]
+
+
+def first_session_with(
+    lines: Iterable[dict[str, Any]], source: str, wanted: Callable[[dict[str, Any]], bool]
+) -> Session:
+    """The first session (in file order) to reach a call ``wanted`` accepts, up to and including that call;
+    reading stops there. A prefix replays as its whole session does up to its last call (each call's result and
+    state depend only on the calls before it), so one call can be altered without reading a whole recording."""
+    by_id: dict[Any, Session] = {}
+    for line in lines:
+        sid = line["s"]
+        if sid not in by_id:
+            by_id[sid] = Session(f"{source}/{sid}")
+        session = by_id[sid]
+        session.lines.append(line)
+        if session.header["k"] == "new" and line["k"] not in ("new", "profile", "sync") and wanted(line):
+            return session
+    raise LookupError(f"{source}: no session has a call as wanted")
 
 
 class Mismatch(AssertionError):
@@ -149,15 +167,17 @@ def replay(session: Session, *, rewrite: bool = False) -> int:
         except Exception as exc:
             out = error_json(exc)
         state_hash = snap_hash(snap_text(core))
+        text = canonical(out)  # each side encoded once, compared as text (byte for byte)
+        same_out = text == canonical(call["out"])
         if rewrite:
-            if canonical(out) != canonical(call["out"]) or state_hash != call["h"]:
-                call["out"], call["h"] = json.loads(canonical(out)), state_hash
+            if not same_out or state_hash != call["h"]:
+                call["out"], call["h"] = json.loads(text), state_hash
                 compared += 1
             continue
-        if canonical(out) != canonical(call["out"]) or state_hash != call["h"]:
+        if not same_out or state_hash != call["h"]:
             where = (
                 _first_difference(call["out"], out)
-                if canonical(out) != canonical(call["out"])
+                if not same_out
                 else f"state after the call differs (hash {call['h']} recorded, {state_hash} now)"
             )
             before = [
