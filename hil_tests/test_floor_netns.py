@@ -325,11 +325,9 @@ SILENT_BEFORE_CRASH_S = 8.0  # how long the floor has heard nothing from a cut t
 def silent_for(dsn: str, table: str) -> float:
     """Seconds since the floor last heard from ``table`` (its recorded last contact; 0 if it never did)."""
     with psycopg.connect(dsn) as conn:
-        row = conn.execute(
-            "SELECT extract(epoch FROM now() - last_contact_at) FROM floor_tables WHERE table_id = %s",
-            (table,),
-        ).fetchone()
-    return float(row[0]) if row is not None and row[0] is not None else 0.0
+        now = conn.execute("SELECT now()").fetchone()[0]
+        last = next(c.last_contact_at for c in contacts(conn) if c.table.table_id == table)
+    return (now - last).total_seconds() if last is not None else 0.0
 
 
 def reachable(dsn: str, table: str) -> bool:

@@ -15,18 +15,13 @@ pytestmark = pytest.mark.timeout(120)
 
 
 def run(*args: str, timeout: float = 100) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "controller.cli", "demo", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        cwd=ROOT,
-        stdin=subprocess.DEVNULL,
-    )
+    (done,) = run_together(args, timeout=timeout)
+    return done
 
 
 def run_together(*runs: tuple[str, ...], timeout: float = 100) -> list[subprocess.CompletedProcess[str]]:
-    """As ``run``, the demos started at once and waited for together."""
+    """``tablectl demo`` with each of ``runs``' arguments, all started at once and waited for together (each
+    killed if it outlasts ``timeout``)."""
     procs = [
         subprocess.Popen(
             [sys.executable, "-m", "controller.cli", "demo", *args],

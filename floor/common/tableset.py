@@ -7,6 +7,7 @@ than some of those queries."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Collection
 from typing import Any
 
@@ -20,21 +21,22 @@ def _literal(values: list[str]) -> str:
     return "{" + ",".join('"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"' for v in values) + "}"
 
 
-_last: tuple[Collection[TableRef], tuple[str, str]] | None = None
-
-
 def _arrays(only: Collection[TableRef]) -> tuple[str, str]:
-    """The sites and the table ids of ``only`` (in the same order) as array literals; the last frozenset's are kept
-    (the queries of one refresh pass the same set; a set that cannot change is never read stale)."""
-    global _last
-    last = _last
-    if last is not None and last[0] is only:
-        return last[1]
-    keys = sorted((t.site, t.table_id) for t in only)
-    arrays = (_literal([k[0] for k in keys]), _literal([k[1] for k in keys]))
+    """The sites and the table ids of ``only`` (in the same order) as array literals; a frozenset's are kept (the
+    queries of one refresh pass the same set; a set that cannot change is never read stale)."""
     if isinstance(only, frozenset):
-        _last = (only, arrays)
-    return arrays
+        return _set_arrays(only)
+    return _arrays_of(only)
+
+
+@functools.lru_cache(maxsize=1)
+def _set_arrays(only: frozenset[TableRef]) -> tuple[str, str]:
+    return _arrays_of(only)
+
+
+def _arrays_of(only: Collection[TableRef]) -> tuple[str, str]:
+    keys = sorted((t.site, t.table_id) for t in only)
+    return _literal([k[0] for k in keys]), _literal([k[1] for k in keys])
 
 
 def floor_tables(only: Only) -> tuple[str, tuple[Any, ...]]:

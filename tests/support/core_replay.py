@@ -51,13 +51,23 @@ def read_lines(path: Path) -> Iterator[dict[str, Any]]:
                 yield json.loads(text)
 
 
-def sessions(lines: Iterable[dict[str, Any]], source: str) -> list[Session]:
-    by_id: dict[Any, Session] = {}
+def _grouped(
+    lines: Iterable[dict[str, Any]], source: str, by_id: dict[Any, Session]
+) -> Iterator[tuple[Session, dict[str, Any]]]:
+    """Each line added to its session in ``by_id`` (by its ``s``), yielded with that session as it stands then."""
     for line in lines:
         sid = line["s"]
         if sid not in by_id:
             by_id[sid] = Session(f"{source}/{sid}")
-        by_id[sid].lines.append(line)
+        session = by_id[sid]
+        session.lines.append(line)
+        yield session, line
+
+
+def sessions(lines: Iterable[dict[str, Any]], source: str) -> list[Session]:
+    by_id: dict[Any, Session] = {}
+    for _ in _grouped(lines, source, by_id):
+        pass
     return [s for s in by_id.values() if s.lines and s.lines[0]["k"] == "new"]
 
 
@@ -67,13 +77,7 @@ def first_session_with(
     """The first session (in file order) to reach a call ``wanted`` accepts, up to and including that call;
     reading stops there. A prefix replays as its whole session does up to its last call (each call's result and
     state depend only on the calls before it), so one call can be altered without reading a whole recording."""
-    by_id: dict[Any, Session] = {}
-    for line in lines:
-        sid = line["s"]
-        if sid not in by_id:
-            by_id[sid] = Session(f"{source}/{sid}")
-        session = by_id[sid]
-        session.lines.append(line)
+    for session, line in _grouped(lines, source, {}):
         if session.header["k"] == "new" and line["k"] not in ("new", "profile", "sync") and wanted(line):
             return session
     raise LookupError(f"{source}: no session has a call as wanted")
